@@ -1,0 +1,214 @@
+"""A complete, plain-data picture of the engine at one moment.
+
+Every step of a timeline carries one, so a viewer can render any step without
+looking at its neighbours (step back, scrub and deep links come for free).
+Everything here is immutable and JSON-serialisable via ``to_dict``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from engine.kv_cache_utils import KVCacheBlock, get_block_hash
+from engine.kv_events import KVCacheEvent
+from engine.metrics import PrefixCacheStats
+from engine.request import Request
+from engine.scheduler import Scheduler
+
+BlockState = Literal["null", "held", "free-cached", "free-empty"]
+HASH_LABEL_LENGTH = 6
+
+
+def hash_label(block_hash: bytes) -> str:
+    """A short name for a block hash: the first hex digits of the digest."""
+    return block_hash.hex()[:HASH_LABEL_LENGTH]
+
+
+def block_state(block: KVCacheBlock) -> BlockState:
+    if block.is_null:
+        return "null"
+    if block.ref_cnt > 0:
+        return "held"
+    return "free-cached" if block.block_hash is not None else "free-empty"
+
+
+@dataclass(frozen=True)
+class BlockView:
+    block_id: int
+    ref_cnt: int
+    block_hash: str | None  # full hex digest (without the group id)
+    hash_label: str | None
+    state: BlockState
+
+
+@dataclass(frozen=True)
+class HashMapEntry:
+    block_hash: str
+    hash_label: str
+    block_ids: tuple[int, ...]  # lookups return the first
+
+
+@dataclass(frozen=True)
+class RequestView:
+    request_id: str
+    status: str
+    num_prompt_tokens: int
+    num_tokens: int
+    num_computed_tokens: int
+    num_cached_tokens: int  # prefix-cache hit at first admission, -1 before it
+    num_preemptions: int
+    block_ids: tuple[int, ...]
+    block_hash_labels: tuple[str, ...]  # the request's own chain of full-block hashes
+    cache_salt: str | None
+    skip_reading_prefix_cache: bool
+
+
+@dataclass(frozen=True)
+class LogLine:
+    level: str
+    logger: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.level} {self.logger}: {self.message}"
+
+
+@dataclass(frozen=True)
+class EventView:
+    type: str
+    fields: tuple[tuple[str, Any], ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, **dict(self.fields)}
+
+
+@dataclass(frozen=True)
+class Stats:
+    """Cumulative prefix-cache counters since the scenario started, in tokens."""
+
+    requests: int = 0
+    queries: int = 0
+    hits: int = 0
+    preempted_requests: int = 0
+    preempted_queries: int = 0
+    preempted_hits: int = 0
+    resets: int = 0
+
+    def plus(self, delta: PrefixCacheStats | None) -> Stats:
+        if delta is None:
+            return self
+        return Stats(
+            requests=self.requests + delta.requests,
+            queries=self.queries + delta.queries,
+            hits=self.hits + delta.hits,
+            preempted_requests=self.preempted_requests + delta.preempted_requests,
+            preempted_queries=self.preempted_queries + delta.preempted_queries,
+            preempted_hits=self.preempted_hits + delta.preempted_hits,
+            resets=self.resets + int(delta.reset),
+        )
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    blocks: tuple[BlockView, ...]
+    free_queue: tuple[int, ...]  # head (reused first) to tail
+    hash_map: tuple[HashMapEntry, ...]  # in the map's own order
+    requests: tuple[RequestView, ...]  # in arrival order, finished ones included
+    running: tuple[str, ...]
+    waiting: tuple[str, ...]
+    logs: tuple[LogLine, ...]  # emitted during this step
+    events: tuple[EventView, ...]  # emitted during this step
+    stats: Stats
+    usage: float
+
+    def block(self, block_id: int) -> BlockView:
+        return self.blocks[block_id]
+
+    def request(self, request_id: str) -> RequestView:
+        return next(r for r in self.requests if r.request_id == request_id)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["events"] = [event.to_dict() for event in self.events]
+        return data
+
+
+def _event_value(value: Any) -> Any:
+    """Event fields as JSON-safe values: 64-bit int hashes as 16 hex digits,
+    since JSON numbers lose precision above 2**53."""
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int) and value >= 2**53:
+        return f"{value:016x}"
+    if isinstance(value, bytes):
+        return value.hex()
+    if isinstance(value, tuple | list):
+        return [_event_value(v) for v in value]
+    return value
+
+
+def event_view(event: KVCacheEvent) -> EventView:
+    fields = tuple(
+        (f.name, _event_value(getattr(event, f.name))) for f in dataclasses.fields(event)
+    )
+    return EventView(type(event).__name__, fields)
+
+
+def _request_view(request: Request, scheduler: Scheduler) -> RequestView:
+    return RequestView(
+        request_id=request.request_id,
+        status=request.status.name,
+        num_prompt_tokens=request.num_prompt_tokens,
+        num_tokens=request.num_tokens,
+        num_computed_tokens=request.num_computed_tokens,
+        num_cached_tokens=request.num_cached_tokens,
+        num_preemptions=request.num_preemptions,
+        block_ids=tuple(scheduler.kv_cache_manager.get_block_ids(request.request_id)[0]),
+        block_hash_labels=tuple(hash_label(h) for h in request.block_hashes),
+        cache_salt=request.cache_salt,
+        skip_reading_prefix_cache=request.skip_reading_prefix_cache,
+    )
+
+
+def take_snapshot(
+    scheduler: Scheduler,
+    all_requests: Sequence[Request],
+    logs: Iterable[logging.LogRecord],
+    events: Iterable[KVCacheEvent],
+    stats: Stats,
+) -> Snapshot:
+    pool = scheduler.kv_cache_manager.block_pool
+    blocks = tuple(
+        BlockView(
+            block_id=block.block_id,
+            ref_cnt=block.ref_cnt,
+            block_hash=get_block_hash(block.block_hash).hex() if block.block_hash else None,
+            hash_label=hash_label(get_block_hash(block.block_hash)) if block.block_hash else None,
+            state=block_state(block),
+        )
+        for block in pool.blocks
+    )
+    hash_map = tuple(
+        HashMapEntry(
+            block_hash=get_block_hash(key).hex(),
+            hash_label=hash_label(get_block_hash(key)),
+            block_ids=tuple(b.block_id for b in cached),
+        )
+        for key, cached in pool.cached_block_hash_to_block.items()
+    )
+    return Snapshot(
+        blocks=blocks,
+        free_queue=tuple(b.block_id for b in pool.free_block_queue.get_all_free_blocks()),
+        hash_map=hash_map,
+        requests=tuple(_request_view(r, scheduler) for r in all_requests),
+        running=tuple(r.request_id for r in scheduler.running),
+        waiting=tuple(r.request_id for r in scheduler.waiting),
+        logs=tuple(LogLine(r.levelname, r.name, r.getMessage()) for r in logs),
+        events=tuple(event_view(e) for e in events),
+        stats=stats,
+        usage=round(pool.get_usage(), 4),
+    )

@@ -1,0 +1,228 @@
+"""Play a scenario in a mode and record every step: state, log, events, and the code that ran.
+
+``build_timeline(scenario, mode)`` is a pure function of its inputs: the same
+scenario and mode give byte-identical JSON on every machine, in CPython and in
+Pyodide alike, so the browser can be checked against the test suite.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from engine import block_pool, core, kv_cache_manager, kv_cache_utils, metrics, request, scheduler
+from engine.core import EngineCore
+from engine.request import Request, RequestStatus
+from engine.scenario import Action, Mode, Scenario, check_mode, reset_flags
+from engine.scheduler import Scheduler
+from engine.snapshot import LogLine, Snapshot, Stats, take_snapshot
+from engine.trace import FunctionTrace, SourceIndex, Tracer
+
+# The modules whose lines the code panel may show: the model of vLLM itself,
+# not the machinery that records it.
+TRACED_MODULES = (kv_cache_utils, block_pool, kv_cache_manager, scheduler, core, request, metrics)
+
+# The function a step is "about", whose last line is marked as the current one.
+FOCUS: dict[str, str] = {
+    "add_request": "Request.__init__",
+    "step": "Scheduler.schedule",
+    "reset_prefix_cache": "BlockPool.reset_prefix_cache",
+    "abort": "Scheduler.finish_requests",
+}
+
+START_NARRATION_KEY = "start"
+
+
+@dataclass(frozen=True)
+class Step:
+    index: int
+    label: str  # the action, as a call
+    narration_key: str
+    result: str | None  # what the action returned or raised
+    snapshot: Snapshot
+    code: tuple[FunctionTrace, ...]  # in the order first entered
+    focus: FunctionTrace | None
+
+
+@dataclass(frozen=True)
+class Timeline:
+    scenario: str
+    title: str
+    summary: str
+    mode: Mode
+    modes: tuple[Mode, ...]
+    num_gpu_blocks: int
+    block_size: int
+    traced: bool
+    steps: tuple[Step, ...]
+    narration: tuple[tuple[str, str], ...]  # key -> text, for this mode
+    sources: tuple[tuple[str, str], ...]  # file -> text, for every traced file
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def narration_text(self, step: Step) -> str:
+        return dict(self.narration).get(step.narration_key, "")
+
+    def source(self, file: str) -> str:
+        return dict(self.sources)[file]
+
+    def logs_until(self, index: int) -> list[LogLine]:
+        """Every log line from the start up to and including step ``index``."""
+        return [line for step in self.steps[: index + 1] for line in step.snapshot.logs]
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        for step_data, step in zip(data["steps"], self.steps, strict=True):
+            step_data["snapshot"] = step.snapshot.to_dict()
+        data["narration"] = dict(self.narration)
+        data["sources"] = dict(self.sources)
+        return data
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), separators=(",", ":"), ensure_ascii=True)
+
+    def digest(self) -> str:
+        """SHA-256 of the JSON: equal digests mean byte-identical timelines."""
+        return hashlib.sha256(self.to_json().encode()).hexdigest()
+
+
+@cache
+def source_indexes() -> tuple[SourceIndex, ...]:
+    return tuple(SourceIndex(module) for module in TRACED_MODULES)
+
+
+class _LogCollector(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+    def take(self) -> list[logging.LogRecord]:
+        records, self.records = self.records, []
+        return records
+
+
+@contextmanager
+def _collect_logs() -> Iterator[_LogCollector]:
+    collector = _LogCollector()
+    vllm_logger = logging.getLogger("vllm")
+    vllm_logger.addHandler(collector)
+    try:
+        yield collector
+    finally:
+        vllm_logger.removeHandler(collector)
+
+
+class _Run:
+    """The live engine while a timeline is recorded."""
+
+    def __init__(self, scenario: Scenario, mode: Mode) -> None:
+        self.mode = mode
+        self.scheduler = Scheduler(
+            scenario.num_gpu_blocks,
+            scenario.block_size,
+            max_num_batched_tokens=scenario.max_num_batched_tokens,
+        )
+        self.engine = EngineCore(self.scheduler)
+        self.requests: list[Request] = []  # arrival order; finished ones stay visible
+        self.stats = Stats()
+
+    def perform(self, action: Action) -> str | None:
+        """Run one action; the model's own errors become the step's result."""
+        handler: Callable[[Action], str | None] = getattr(self, f"_do_{action.kind}")
+        try:
+            return handler(action)
+        except (ValueError, RuntimeError) as error:
+            return f"{type(error).__name__}: {error}"
+        finally:
+            self.stats = self.stats.plus(self.scheduler.make_stats())
+
+    def _do_add_request(self, action: Action) -> str | None:
+        spec = action.request
+        assert spec is not None
+        new_request = Request(
+            spec.request_id,
+            spec.prompt_token_ids,
+            max_tokens=spec.max_tokens,
+            block_hasher=self.scheduler.request_block_hasher,
+            cache_salt=spec.cache_salt,
+            lora_name=spec.lora_name,
+            prompt_logprobs=spec.prompt_logprobs,
+        )
+        self.engine.add_request(new_request)
+        self.requests.append(new_request)
+        return None
+
+    def _do_step(self, action: Action) -> str | None:
+        result = self.engine.step()
+        parts = [f"{rid}: {n} tokens" for rid, n in result.scheduler_output.num_scheduled_tokens.items()]
+        text = "scheduled " + (", ".join(parts) if parts else "nothing")
+        if result.scheduler_output.preempted_req_ids:
+            text += "; preempted " + ", ".join(result.scheduler_output.preempted_req_ids)
+        if result.finished_req_ids:
+            text += "; finished " + ", ".join(result.finished_req_ids)
+        return text
+
+    def _do_reset_prefix_cache(self, action: Action) -> str | None:
+        return str(self.engine.reset_prefix_cache(**reset_flags(action, self.mode)))
+
+    def _do_abort(self, action: Action) -> str | None:
+        assert action.request_id is not None
+        self.scheduler.finish_requests([action.request_id], RequestStatus.FINISHED_ABORTED)
+        return None
+
+    def snapshot(self, logs: list[logging.LogRecord]) -> Snapshot:
+        events = self.scheduler.kv_cache_manager.take_events()
+        return take_snapshot(self.scheduler, self.requests, logs, events, self.stats)
+
+
+def build_timeline(scenario: Scenario, mode: str, trace: bool = True) -> Timeline:
+    """Play ``scenario`` in ``mode``; step 0 is the state after the setup."""
+    checked_mode = check_mode(scenario, mode)
+    run = _Run(scenario, checked_mode)
+    steps: list[Step] = []
+    with _collect_logs() as logs:
+        for action in scenario.setup:
+            run.perform(action)
+        steps.append(Step(0, "start", START_NARRATION_KEY, None, run.snapshot(logs.take()), (), None))
+        for index, action in enumerate(scenario.script, start=1):
+            tracer = Tracer(source_indexes()) if trace else None
+            with tracer or nullcontext():
+                result = run.perform(action)
+            code = tracer.result() if tracer else ()
+            focus_name = FOCUS[action.kind]
+            focus = next((t for t in code if t.qualname == focus_name), code[0] if code else None)
+            steps.append(
+                Step(
+                    index=index,
+                    label=action.label(checked_mode),
+                    narration_key=action.say,
+                    result=result,
+                    snapshot=run.snapshot(logs.take()),
+                    code=code,
+                    focus=focus,
+                )
+            )
+    return Timeline(
+        scenario=scenario.name,
+        title=scenario.title,
+        summary=scenario.summary,
+        mode=checked_mode,
+        modes=scenario.modes,
+        num_gpu_blocks=scenario.num_gpu_blocks,
+        block_size=scenario.block_size,
+        traced=trace,
+        steps=tuple(steps),
+        narration=tuple(scenario.narration_for(checked_mode).items()),
+        sources=tuple((index.file, index.text) for index in source_indexes()) if trace else (),
+    )
