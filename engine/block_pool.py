@@ -167,7 +167,9 @@ class BlockPool:
                     medium="GPU",
                     lora_name=request.lora_name,
                     extra_keys=tuple(
-                        generate_block_hash_extra_keys(request, i * block_size, (i + 1) * block_size)
+                        generate_block_hash_extra_keys(
+                            request, i * block_size, (i + 1) * block_size
+                        )
                         for i in range(num_cached_blocks, num_full_blocks)
                     ),
                     group_idx=kv_cache_group_id,

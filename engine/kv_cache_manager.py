@@ -54,9 +54,7 @@ class KVCacheManager:
         # How many of a request's leading blocks are already in the hash map.
         self.num_cached_block: dict[str, int] = {}
         self.log_stats = log_stats
-        self.prefix_cache_stats: PrefixCacheStats | None = (
-            PrefixCacheStats() if log_stats else None
-        )
+        self.prefix_cache_stats: PrefixCacheStats | None = PrefixCacheStats() if log_stats else None
 
     @property
     def usage(self) -> float:

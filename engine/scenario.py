@@ -53,7 +53,8 @@ class Action:
         """How the action reads in a log or a step list."""
         if self.kind == "add_request":
             assert self.request is not None
-            return f"add_request({self.request.request_id!r}, {len(self.request.prompt_token_ids)} tokens)"
+            num_tokens = len(self.request.prompt_token_ids)
+            return f"add_request({self.request.request_id!r}, {num_tokens} tokens)"
         if self.kind == "abort":
             return f"abort({self.request_id!r})"
         if self.kind == "reset_prefix_cache":
@@ -132,7 +133,9 @@ def parse_tokens(spec: Any, where: str) -> tuple[int, ...]:
 
 def _optional(raw: Mapping[str, Any], key: str, kind: type, where: str) -> Any:
     value = raw.get(key)
-    if value is not None and (not isinstance(value, kind) or isinstance(value, bool) != (kind is bool)):
+    if value is not None and (
+        not isinstance(value, kind) or isinstance(value, bool) != (kind is bool)
+    ):
         raise ScenarioError(f"{where}: {key} must be a {kind.__name__}")
     return value
 
@@ -199,7 +202,7 @@ def parse_scenario(name: str, data: Mapping[str, Any]) -> Scenario:
         name=name,
         title=str(data.get("title", name)),
         summary=str(data.get("summary", "")).strip(),
-        modes=modes,  # type: ignore[arg-type]  # checked above
+        modes=modes,  # checked above
         num_gpu_blocks=_positive_int(pool, "num_gpu_blocks", 10),
         block_size=_positive_int(pool, "block_size", 4),
         max_num_batched_tokens=_positive_int(pool, "max_num_batched_tokens", 8192),
@@ -275,4 +278,4 @@ def check_mode(scenario: Scenario, mode: str) -> Mode:
             f"unknown mode {mode!r} for scenario {scenario.name!r} "
             f"(one of {', '.join(scenario.modes)})"
         )
-    return mode  # type: ignore[return-value]  # checked above
+    return mode  # checked above

@@ -112,9 +112,7 @@ class Scheduler:
         # A step that had to preempt admits nobody: the pool is already tight.
         if not preempted_reqs:
             while (
-                self.waiting
-                and token_budget > 0
-                and len(self.running) < self.max_num_running_reqs
+                self.waiting and token_budget > 0 and len(self.running) < self.max_num_running_reqs
             ):
                 request = self.waiting[0]
                 new_computed_blocks, num_new_local_computed_tokens = (
@@ -233,9 +231,7 @@ class Scheduler:
           blocks only lose their hashes.
         """
         if reset_running_requests and keep_running_requests:
-            raise ValueError(
-                "reset_running_requests and keep_running_requests cannot both be True"
-            )
+            raise ValueError("reset_running_requests and keep_running_requests cannot both be True")
         if reset_running_requests:
             while self.running:
                 self._preempt_request(self.running.pop(), drop_stale_output=True)

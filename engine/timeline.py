@@ -144,8 +144,6 @@ class _Run:
             return handler(action)
         except (ValueError, RuntimeError) as error:
             return f"{type(error).__name__}: {error}"
-        finally:
-            self.stats = self.stats.plus(self.scheduler.make_stats())
 
     def _do_add_request(self, action: Action) -> str | None:
         spec = action.request
@@ -165,7 +163,9 @@ class _Run:
 
     def _do_step(self, action: Action) -> str | None:
         result = self.engine.step()
-        parts = [f"{rid}: {n} tokens" for rid, n in result.scheduler_output.num_scheduled_tokens.items()]
+        parts = [
+            f"{rid}: {n} tokens" for rid, n in result.scheduler_output.num_scheduled_tokens.items()
+        ]
         text = "scheduled " + (", ".join(parts) if parts else "nothing")
         if result.scheduler_output.preempted_req_ids:
             text += "; preempted " + ", ".join(result.scheduler_output.preempted_req_ids)
@@ -182,6 +182,8 @@ class _Run:
         return None
 
     def snapshot(self, logs: list[logging.LogRecord]) -> Snapshot:
+        """The state after an action; collecting stats and events is not part of the action."""
+        self.stats = self.stats.plus(self.scheduler.make_stats())
         events = self.scheduler.kv_cache_manager.take_events()
         return take_snapshot(self.scheduler, self.requests, logs, events, self.stats)
 
@@ -194,7 +196,9 @@ def build_timeline(scenario: Scenario, mode: str, trace: bool = True) -> Timelin
     with _collect_logs() as logs:
         for action in scenario.setup:
             run.perform(action)
-        steps.append(Step(0, "start", START_NARRATION_KEY, None, run.snapshot(logs.take()), (), None))
+        steps.append(
+            Step(0, "start", START_NARRATION_KEY, None, run.snapshot(logs.take()), (), None)
+        )
         for index, action in enumerate(scenario.script, start=1):
             tracer = Tracer(source_indexes()) if trace else None
             with tracer or nullcontext():

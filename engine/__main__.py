@@ -1,0 +1,8 @@
+import sys
+
+from engine.cli import main
+
+try:
+    sys.exit(main())
+except BrokenPipeError:  # the reader stopped early (e.g. `| head`): not an error
+    sys.exit(0)

@@ -1,0 +1,99 @@
+"""``python -m engine``: list the scenarios, or play one in the terminal step by step."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import textwrap
+from collections.abc import Sequence
+from typing import TextIO
+
+from engine.scenario import ScenarioError, load_scenario, scenario_names
+from engine.snapshot import BlockView, Snapshot
+from engine.timeline import Step, Timeline, build_timeline
+
+STATE_MARK = {"null": "null", "held": "held", "free-cached": "cached", "free-empty": "free"}
+
+
+def _block_text(block: BlockView) -> str:
+    label = block.hash_label or "-"
+    return f"[{block.block_id} r{block.ref_cnt} {label} {STATE_MARK[block.state]}]"
+
+
+def render_snapshot(snapshot: Snapshot) -> list[str]:
+    lines = ["pool:  " + " ".join(_block_text(b) for b in snapshot.blocks)]
+    lines.append(
+        "free_block_queue (head is reused first): " + " ".join(map(str, snapshot.free_queue))
+    )
+    entries = [f"{e.hash_label}->{','.join(map(str, e.block_ids))}" for e in snapshot.hash_map]
+    lines.append("cached_block_hash_to_block: {" + ", ".join(entries) + "}")
+    for r in snapshot.requests:
+        lines.append(
+            f"request {r.request_id}: {r.status} computed {r.num_computed_tokens}/{r.num_tokens} "
+            f"blocks {list(r.block_ids)} preemptions {r.num_preemptions}"
+        )
+    s = snapshot.stats
+    lines.append(
+        f"stats: queries {s.queries} hits {s.hits} (preempted: {s.preempted_queries} / "
+        f"{s.preempted_hits}) resets {s.resets}"
+    )
+    lines.extend(f"log: {line}" for line in snapshot.logs)
+    lines.extend(f"event: {event.to_dict()}" for event in snapshot.events)
+    return lines
+
+
+def render_step(timeline: Timeline, step: Step) -> list[str]:
+    head = f"== step {step.index} / {len(timeline) - 1}: {step.label}"
+    if step.result is not None:
+        head += f" -> {step.result}"
+    lines = [head]
+    narration = timeline.narration_text(step)
+    if narration:
+        lines.extend(textwrap.wrap(" ".join(narration.split()), 88))
+    lines.extend(render_snapshot(step.snapshot))
+    if step.focus is not None:
+        ran = ", ".join(f"{t.qualname} ({len(t.lines)} lines)" for t in step.code)
+        lines.append(f"code: {step.focus.file} line {step.focus.last_line}; ran {ran}")
+    return lines
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m engine",
+        description="Play a scenario of vLLM's prefix cache step by step.",
+    )
+    parser.add_argument("--list", action="store_true", help="list the scenarios and exit")
+    parser.add_argument("--scenario", default="reset", help="scenario name (default: reset)")
+    parser.add_argument("--mode", default=None, help="default, preempt or keep")
+    parser.add_argument("--num-blocks", type=int, default=None, help="override the pool size")
+    parser.add_argument("--block-size", type=int, default=None, help="override the block size")
+    parser.add_argument("--json", action="store_true", help="print the whole timeline as JSON")
+    parser.add_argument("--no-trace", action="store_true", help="do not record the code that ran")
+    parser.add_argument(
+        "--pause", action="store_true", help="wait for Enter between steps (interactive)"
+    )
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.list:
+        for name in scenario_names():
+            scenario = load_scenario(name)
+            print(f"{name:12} {scenario.title} (modes: {', '.join(scenario.modes)})", file=out)
+        return 0
+    try:
+        scenario = load_scenario(args.scenario).with_pool(args.num_blocks, args.block_size)
+        timeline = build_timeline(scenario, args.mode or scenario.modes[0], trace=not args.no_trace)
+    except ScenarioError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(timeline.to_json(), file=out)
+        return 0
+    print(f"{timeline.title} [{timeline.mode}]", file=out)
+    for step in timeline.steps:
+        print("\n".join(render_step(timeline, step)), file=out)
+        if args.pause and step.index < len(timeline) - 1:
+            input("-- Enter for the next step --")
+    return 0
