@@ -10,6 +10,7 @@ import dataclasses
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cache
 from importlib import resources
 from typing import Any, Literal, get_args
 
@@ -81,6 +82,7 @@ class Scenario:
     name: str
     title: str
     summary: str
+    order: int  # place in the scenario list
     modes: tuple[Mode, ...]
     num_gpu_blocks: int
     block_size: int
@@ -202,6 +204,7 @@ def parse_scenario(name: str, data: Mapping[str, Any]) -> Scenario:
         name=name,
         title=str(data.get("title", name)),
         summary=str(data.get("summary", "")).strip(),
+        order=_positive_int(data, "order", 100),
         modes=modes,  # checked above
         num_gpu_blocks=_positive_int(pool, "num_gpu_blocks", 10),
         block_size=_positive_int(pool, "block_size", 4),
@@ -251,22 +254,25 @@ def validate(scenario: Scenario) -> None:
             raise ScenarioError(f"abort names request {action.request_id!r}, which never arrives")
 
 
-def scenario_names() -> list[str]:
+def _scenario_text(name: str) -> str:
+    return resources.files("content").joinpath("scenarios", f"{name}.toml").read_text("utf-8")
+
+
+@cache
+def scenario_names() -> tuple[str, ...]:
+    """Every scenario under content/scenarios, in the order the list shows them."""
     folder = resources.files("content").joinpath("scenarios")
-    return sorted(
-        entry.name.removesuffix(".toml")
-        for entry in folder.iterdir()
-        if entry.name.endswith(".toml")
-    )
+    names = [e.name.removesuffix(".toml") for e in folder.iterdir() if e.name.endswith(".toml")]
+    order = {name: tomllib.loads(_scenario_text(name)).get("order", 100) for name in names}
+    return tuple(sorted(names, key=lambda name: (order[name], name)))
 
 
 def load_scenario(name: str) -> Scenario:
     names = scenario_names()
     if name not in names:
         raise ScenarioError(f"unknown scenario {name!r} (one of {', '.join(names)})")
-    text = resources.files("content").joinpath("scenarios", f"{name}.toml").read_text("utf-8")
     try:
-        data = tomllib.loads(text)
+        data = tomllib.loads(_scenario_text(name))
     except tomllib.TOMLDecodeError as error:
         raise ScenarioError(f"scenario {name!r} is not valid TOML: {error}") from None
     return parse_scenario(name, data)

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from engine.kv_cache_utils import KVCacheBlock, get_block_hash
+from engine.kv_cache_utils import KVCacheBlock, generate_block_hash_extra_keys, get_block_hash
 from engine.kv_events import KVCacheEvent
 from engine.metrics import PrefixCacheStats
 from engine.request import Request
@@ -53,6 +53,17 @@ class HashMapEntry:
 
 
 @dataclass(frozen=True)
+class ChainLink:
+    """One full block of a request: hash = H(parent hash, its tokens, extra keys)."""
+
+    hash_label: str
+    parent_label: str | None  # None: the chain starts at NONE_HASH
+    first_token: int  # position of the block's first token in the request
+    token_ids: tuple[int, ...]
+    extra_keys: str | None  # as written into the hash input, e.g. "('cache_salt', 'alice')"
+
+
+@dataclass(frozen=True)
 class RequestView:
     request_id: str
     status: str
@@ -62,9 +73,13 @@ class RequestView:
     num_cached_tokens: int  # prefix-cache hit at first admission, -1 before it
     num_preemptions: int
     block_ids: tuple[int, ...]
-    block_hash_labels: tuple[str, ...]  # the request's own chain of full-block hashes
+    chain: tuple[ChainLink, ...]  # the request's own full-block hashes, parent to child
     cache_salt: str | None
     skip_reading_prefix_cache: bool
+
+    @property
+    def block_hash_labels(self) -> tuple[str, ...]:
+        return tuple(link.hash_label for link in self.chain)
 
 
 @dataclass(frozen=True)
@@ -158,6 +173,26 @@ def event_view(event: KVCacheEvent) -> EventView:
     return EventView(type(event).__name__, fields)
 
 
+def _chain(request: Request, block_size: int) -> tuple[ChainLink, ...]:
+    links = []
+    parent: str | None = None
+    for position, block_hash in enumerate(request.block_hashes):
+        start = position * block_size
+        extra_keys = generate_block_hash_extra_keys(request, start, start + block_size)
+        label = hash_label(block_hash)
+        links.append(
+            ChainLink(
+                hash_label=label,
+                parent_label=parent,
+                first_token=start,
+                token_ids=tuple(request.all_token_ids[start : start + block_size]),
+                extra_keys=None if extra_keys is None else ", ".join(map(repr, extra_keys)),
+            )
+        )
+        parent = label
+    return tuple(links)
+
+
 def _request_view(request: Request, scheduler: Scheduler) -> RequestView:
     return RequestView(
         request_id=request.request_id,
@@ -168,7 +203,7 @@ def _request_view(request: Request, scheduler: Scheduler) -> RequestView:
         num_cached_tokens=request.num_cached_tokens,
         num_preemptions=request.num_preemptions,
         block_ids=tuple(scheduler.kv_cache_manager.get_block_ids(request.request_id)[0]),
-        block_hash_labels=tuple(hash_label(h) for h in request.block_hashes),
+        chain=_chain(request, scheduler.block_size),
         cache_salt=request.cache_salt,
         skip_reading_prefix_cache=request.skip_reading_prefix_cache,
     )
