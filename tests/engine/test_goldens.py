@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -61,3 +63,58 @@ def test_timeline_json_is_deterministic(name: str, mode: str) -> None:
 
 def test_every_golden_belongs_to_a_case() -> None:
     assert sorted(p.stem for p in GOLDENS.glob("*.json")) == sorted(f"{n}-{m}" for n, m in CASES)
+
+
+DIGEST_SCRIPT = """
+import sys
+from engine.scenario import load_scenario, scenario_names
+from engine.timeline import build_timeline
+for name in scenario_names():
+    scenario = load_scenario(name)
+    for mode in scenario.modes:
+        print(name, mode, build_timeline(scenario, mode).digest())
+"""
+
+
+def find_python(version: str) -> str | None:
+    """An interpreter of that version that really runs (pyenv shims may not)."""
+    candidates = [shutil.which(f"python{version}")]
+    candidates += sorted(
+        str(p) for p in Path.home().glob(f".pyenv/versions/{version}.*/bin/python3")
+    )
+    for candidate in candidates:
+        if (
+            candidate
+            and not subprocess.run(
+                [candidate, "-c", "import sys"], capture_output=True, check=False
+            ).returncode
+        ):
+            return candidate
+    return None
+
+
+@pytest.mark.parametrize("version", ["3.12", "3.13"])
+def test_timeline_json_is_byte_identical_on_other_pythons(version: str) -> None:
+    """Pyodide runs Python 3.12; CPython 3.12 and 3.13 must agree with this one too.
+
+    Line events differ between versions (3.12 inlines comprehensions); the tracer
+    normalises them to statements, and this is the check that it does.
+    """
+    interpreter = find_python(version)
+    if interpreter is None:
+        pytest.skip(f"no Python {version} here")
+    root = Path(__file__).resolve().parents[2]
+    other = subprocess.run(
+        [interpreter, "-c", DIGEST_SCRIPT],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=root,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(root)},
+    ).stdout.split("\n")
+    ours = [
+        f"{name} {mode} {build_timeline(load_scenario(name), mode).digest()}"
+        for name, mode in CASES
+    ]
+    assert [line for line in other if line] == ours
