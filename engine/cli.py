@@ -32,6 +32,24 @@ def render_snapshot(snapshot: Snapshot) -> list[str]:
             f"request {r.request_id}: {r.status} computed {r.num_computed_tokens}/{r.num_tokens} "
             f"blocks {list(r.block_ids)} preemptions {r.num_preemptions}"
         )
+    if snapshot.offload is not None:
+        cpu = snapshot.offload
+        lines.append("cpu pool: " + " ".join(_block_text(b) for b in cpu.cpu_blocks))
+        entries = [f"{e.hash_label}->{','.join(map(str, e.block_ids))}" for e in cpu.cpu_hash_map]
+        lines.append("cpu cached_block_hash_to_block: {" + ", ".join(entries) + "}")
+        for store in cpu.stores_in_flight:
+            lines.append(
+                f"store {store.store_event} in flight: gpu {list(store.gpu_block_ids)} -> "
+                f"cpu {list(store.cpu_block_ids)}"
+            )
+    if snapshot.aux_output is not None:
+        aux = snapshot.aux_output
+        lines.append(
+            f"aux output: generation scheduler {aux.scheduler_generation} / worker "
+            f"{aux.worker_generation}, outputs in flight {aux.outputs_in_flight}"
+        )
+    if snapshot.engine_dead:
+        lines.append("engine core: DEAD")
     s = snapshot.stats
     lines.append(
         f"stats: queries {s.queries} hits {s.hits} (preempted: {s.preempted_queries} / "
@@ -80,7 +98,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
     if args.list:
         for name in scenario_names():
             scenario = load_scenario(name)
-            print(f"{name:12} {scenario.title} (modes: {', '.join(scenario.modes)})", file=out)
+            print(f"{name:18} {scenario.title} (modes: {', '.join(scenario.modes)})", file=out)
         return 0
     try:
         scenario = load_scenario(args.scenario).with_pool(args.num_blocks, args.block_size)

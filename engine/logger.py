@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import logging
 
-_ROOT = logging.getLogger("vllm")
-_ROOT.setLevel(logging.DEBUG)
-# No output unless someone (the timeline recorder, a test) attaches a handler:
-# without this, Python's last-resort handler would print warnings to stderr.
-_ROOT.addHandler(logging.NullHandler())
+# vLLM's loggers, and uvicorn's for the HTTP server in front of it.
+LOGGER_ROOTS = {"vllm": logging.DEBUG, "uvicorn": logging.INFO}
+for _name, _level in LOGGER_ROOTS.items():
+    _root = logging.getLogger(_name)
+    _root.setLevel(_level)
+    # No output unless someone (the timeline recorder, a test) attaches a handler:
+    # without this, Python's last-resort handler would print warnings to stderr.
+    _root.addHandler(logging.NullHandler())
 
 
 def init_logger(name: str) -> logging.Logger:

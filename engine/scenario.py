@@ -18,7 +18,7 @@ from engine.kv_cache_manager import cdiv
 
 Mode = Literal["default", "preempt", "keep"]
 MODES: tuple[Mode, ...] = get_args(Mode)
-ActionKind = Literal["add_request", "step", "reset_prefix_cache", "abort"]
+ActionKind = Literal["add_request", "step", "reset_prefix_cache", "abort", "http_reset"]
 ACTION_KINDS: tuple[ActionKind, ...] = get_args(ActionKind)
 
 # A prompt longer than this is refused: the page would have to draw it.
@@ -49,6 +49,11 @@ class Action:
     # reset_prefix_cache: None means "as the chosen mode says"
     reset_running_requests: bool | None = None
     keep_running_requests: bool | None = None
+    # http_reset: the query string, and whether the handler checks the flags
+    query: str | None = None
+    check_flags: bool = True
+    # the function the code panel should open on, if it runs (e.g. "Scheduler.schedule")
+    focus: str | None = None
 
     def label(self, mode: Mode) -> str:
         """How the action reads in a log or a step list."""
@@ -62,6 +67,9 @@ class Action:
             flags = reset_flags(self, mode)
             args = ", ".join(f"{name}=True" for name, on in flags.items() if on)
             return f"reset_prefix_cache({args})"
+        if self.kind == "http_reset":
+            target = "/reset_prefix_cache" + (f"?{self.query}" if self.query else "")
+            return f"POST {target}" + ("" if self.check_flags else " (no flag check)")
         return "step()"
 
 
@@ -78,6 +86,22 @@ def reset_flags(action: Action, mode: Mode) -> dict[str, bool]:
 
 
 @dataclass(frozen=True)
+class EngineOptions:
+    """The ``[engine]`` table: which connectors run, and with or without keep mode's fixes."""
+
+    offload: bool = False  # CPU offload of computed blocks (simple_kv_offload)
+    num_cpu_blocks: int = 8
+    aux_output: bool = False  # auxiliary outputs with async scheduling
+    keep_mode_fixes: bool = True  # False: the code before keep mode's two fixes
+
+
+# option -> "bool" or "int" (the annotations are strings here)
+ENGINE_OPTION_TYPES: dict[str, str] = {
+    f.name: str(f.type) for f in dataclasses.fields(EngineOptions)
+}
+
+
+@dataclass(frozen=True)
 class Scenario:
     name: str
     title: str
@@ -91,6 +115,7 @@ class Scenario:
     script: tuple[Action, ...]
     # narration[mode or ""][key] -> text; "" holds the texts shared by all modes
     narration: Mapping[str, Mapping[str, str]]
+    engine: EngineOptions = EngineOptions()
 
     def narration_for(self, mode: Mode) -> dict[str, str]:
         return {**self.narration.get("", {}), **self.narration.get(mode, {})}
@@ -143,6 +168,12 @@ def _optional(raw: Mapping[str, Any], key: str, kind: type, where: str) -> Any:
 
 
 def parse_action(raw: Mapping[str, Any], where: str) -> Action:
+    action = _parse_action(raw, where)
+    focus = _optional(raw, "focus", str, where)
+    return dataclasses.replace(action, focus=focus) if focus else action
+
+
+def _parse_action(raw: Mapping[str, Any], where: str) -> Action:
     kind = raw.get("do")
     if kind not in ACTION_KINDS:
         raise ScenarioError(f"{where}: unknown action {kind!r} (one of {', '.join(ACTION_KINDS)})")
@@ -168,6 +199,16 @@ def parse_action(raw: Mapping[str, Any], where: str) -> Action:
         if not isinstance(request_id, str):
             raise ScenarioError(f"{where}: abort needs an id")
         return Action(kind, say, request_id=request_id)
+    if kind == "http_reset":
+        query = raw.get("query", "")
+        if not isinstance(query, str):
+            raise ScenarioError(
+                f"{where}: query must be a string like 'keep_running_requests=true'"
+            )
+        check_flags = raw.get("check_flags", True)
+        if not isinstance(check_flags, bool):
+            raise ScenarioError(f"{where}: check_flags must be true or false")
+        return Action(kind, say, query=query, check_flags=check_flags)
     if kind == "reset_prefix_cache":
         return Action(
             kind,
@@ -183,6 +224,21 @@ def _positive_int(raw: Mapping[str, Any], key: str, default: int) -> int:
     if not isinstance(value, int) or isinstance(value, bool):
         raise ScenarioError(f"{key} must be a whole number, not {value!r}")
     return value
+
+
+def parse_engine_options(raw: Any) -> EngineOptions:
+    if not isinstance(raw, Mapping):
+        raise ScenarioError("[engine] must be a table")
+    for key, value in raw.items():
+        kind = ENGINE_OPTION_TYPES.get(key)
+        if kind is None:
+            known = ", ".join(ENGINE_OPTION_TYPES)
+            raise ScenarioError(f"[engine]: unknown option {key!r} (one of {known})")
+        if kind == "bool" and not isinstance(value, bool):
+            raise ScenarioError(f"[engine]: {key} must be true or false, not {value!r}")
+        if kind == "int" and (not isinstance(value, int) or isinstance(value, bool)):
+            raise ScenarioError(f"[engine]: {key} must be a whole number, not {value!r}")
+    return EngineOptions(**raw)
 
 
 def parse_scenario(name: str, data: Mapping[str, Any]) -> Scenario:
@@ -212,6 +268,7 @@ def parse_scenario(name: str, data: Mapping[str, Any]) -> Scenario:
         setup=actions["setup"],
         script=actions["steps"],
         narration={"": shared, **per_mode},
+        engine=parse_engine_options(data.get("engine", {})),
     )
     validate(scenario)
     return scenario
@@ -230,6 +287,12 @@ def validate(scenario: Scenario) -> None:
         raise ScenarioError(f"block_size must be at least 1, not {scenario.block_size}")
     if scenario.max_num_batched_tokens < 1:
         raise ScenarioError("max_num_batched_tokens must be at least 1")
+    num_cpu_blocks = scenario.engine.num_cpu_blocks
+    if not 2 <= num_cpu_blocks <= MAX_POOL_BLOCKS:
+        raise ScenarioError(
+            f"[engine]: num_cpu_blocks must be between 2 (block 0 is the null block) and "
+            f"{MAX_POOL_BLOCKS}, not {num_cpu_blocks}"
+        )
     usable = scenario.num_gpu_blocks - 1
     seen: set[str] = set()
     for action in scenario.setup + scenario.script:

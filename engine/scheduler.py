@@ -3,7 +3,9 @@
 What is modelled: first-come-first-served admission with chunked prefill under a
 token budget, one decoded token per running request per step, preemption when
 the pool runs short, finishing, and ``reset_prefix_cache`` in its three modes.
-Not modelled: speculative decoding, encoder inputs, KV connectors, priorities.
+Optional connectors: CPU offload of computed blocks (``engine.kv_offload``) and
+auxiliary outputs (``engine.aux_output``), the two places a keep reset had to fix.
+Not modelled: speculative decoding, encoder inputs, other KV connectors, priorities.
 """
 
 from __future__ import annotations
@@ -12,21 +14,25 @@ from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from engine.aux_output import AuxOutputConnectorMetadata, AuxOutputSchedulerConnector
 from engine.kv_cache_manager import KVCacheManager
 from engine.kv_cache_utils import HashFunction, get_request_block_hasher, sha256
+from engine.kv_offload import KVConnectorOutput, SimpleCPUOffloadMetadata, SimpleCPUOffloadScheduler
 from engine.metrics import PrefixCacheStats
 from engine.request import Request, RequestStatus
 
 
-@dataclass(frozen=True)
+@dataclass
 class SchedulerOutput:
-    """What one ``schedule()`` call decided."""
+    """What one ``schedule()`` call decided, and what it tells the connectors."""
 
     num_scheduled_tokens: dict[str, int]
     scheduled_new_req_ids: tuple[str, ...]
     scheduled_resumed_req_ids: tuple[str, ...]
     preempted_req_ids: tuple[str, ...]
     finished_req_ids: frozenset[str] = field(default_factory=frozenset)
+    kv_connector_metadata: SimpleCPUOffloadMetadata | None = None
+    aux_output_metadata: AuxOutputConnectorMetadata | None = None
 
     @property
     def total_num_scheduled_tokens(self) -> int:
@@ -47,6 +53,8 @@ class Scheduler:
         log_stats: bool = True,
         hash_function: HashFunction = sha256,
         use_int_block_hashes: bool = True,
+        connector: SimpleCPUOffloadScheduler | None = None,
+        aux_output_connector: AuxOutputSchedulerConnector | None = None,
     ) -> None:
         self.block_size = block_size
         self.max_num_scheduled_tokens = max_num_batched_tokens
@@ -68,6 +76,10 @@ class Scheduler:
         self.finished_req_ids: set[str] = set()
         self.prev_step_scheduled_req_ids: set[str] = set()
         self.reset_preempted_req_ids: set[str] = set()
+        self.connector = connector
+        if connector is not None:
+            connector.bind_gpu_block_pool(self.kv_cache_manager.block_pool)
+        self.aux_output_connector = aux_output_connector
 
     def add_request(self, request: Request) -> None:
         self.waiting.append(request)
@@ -149,6 +161,13 @@ class Scheduler:
             preempted_req_ids=tuple(r.request_id for r in preempted_reqs),
             finished_req_ids=frozenset(self.finished_req_ids),
         )
+        # The connectors plan their work before the tokens count as computed.
+        if self.connector is not None:
+            output.kv_connector_metadata = self.connector.build_connector_meta(
+                output, self.requests, self.kv_cache_manager.req_to_blocks
+            )
+        if self.aux_output_connector is not None:
+            output.aux_output_metadata = self.aux_output_connector.build_connector_meta(output)
         self._update_after_schedule(output)
         return output
 
@@ -161,9 +180,13 @@ class Scheduler:
         self.prev_step_scheduled_req_ids = set(scheduler_output.num_scheduled_tokens)
 
     def update_from_output(
-        self, scheduler_output: SchedulerOutput, sampled_token_ids: Mapping[str, Sequence[int]]
+        self,
+        scheduler_output: SchedulerOutput,
+        sampled_token_ids: Mapping[str, Sequence[int]],
+        kv_connector_output: KVConnectorOutput | None = None,
     ) -> list[str]:
-        """Append what the model sampled and finish requests that hit max_tokens.
+        """Append what the model sampled and finish requests that hit max_tokens;
+        then let the offload connector finish the stores the worker completed.
 
         Returns the ids of the requests that finished.
         """
@@ -181,6 +204,8 @@ class Scheduler:
                 self.running.remove(request)
                 self._free_request(request)
                 finished.append(req_id)
+        if kv_connector_output is not None and self.connector is not None:
+            self.connector.update_connector_output(kv_connector_output)
         return finished
 
     def finish_requests(self, request_ids: Iterable[str], finished_status: RequestStatus) -> None:
@@ -199,6 +224,8 @@ class Scheduler:
 
     def _free_request(self, request: Request) -> None:
         assert request.is_finished()
+        if self.connector is not None:
+            self.connector.request_finished(request)
         self.kv_cache_manager.free(request)
         self.finished_req_ids.add(request.request_id)
         del self.requests[request.request_id]
@@ -247,7 +274,22 @@ class Scheduler:
                 "presence of running requests waiting for remote KV transfer, which "
                 "is not supported yet."
             )
+        if (
+            reset_successful
+            and self.aux_output_connector is not None
+            and self._should_reset_aux_output(keep_running_requests)
+        ):
+            self.aux_output_connector.reset()
         return reset_successful
+
+    def _should_reset_aux_output(self, keep_running_requests: bool) -> bool:
+        """Whether a successful reset starts a new auxiliary output generation.
+
+        Not in keep mode: running requests may have output in flight, and the
+        worker refuses a generation change then. Their earlier outputs stay
+        valid anyway, since the weights did not change.
+        """
+        return not keep_running_requests
 
     def make_stats(self) -> PrefixCacheStats | None:
         return self.kv_cache_manager.make_prefix_cache_stats()
@@ -257,3 +299,11 @@ class Scheduler:
 
     def has_unfinished_requests(self) -> bool:
         return self.get_num_unfinished_requests() > 0
+
+
+class SchedulerWithoutKeepFix(Scheduler):
+    """The reset as it was before keep mode's fix: every successful reset bumps
+    the auxiliary output generation, keep mode included."""
+
+    def _should_reset_aux_output(self, keep_running_requests: bool) -> bool:
+        return True

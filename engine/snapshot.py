@@ -13,8 +13,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from engine.aux_output import AuxOutputWorkerConnector
+from engine.block_pool import BlockPool
 from engine.kv_cache_utils import KVCacheBlock, generate_block_hash_extra_keys, get_block_hash
 from engine.kv_events import KVCacheEvent
+from engine.kv_offload import SimpleCPUOffloadScheduler
 from engine.metrics import PrefixCacheStats
 from engine.request import Request
 from engine.scheduler import Scheduler
@@ -128,6 +131,34 @@ class Stats:
 
 
 @dataclass(frozen=True)
+class StoreView:
+    """A CPU offload store in flight: GPU block i is being copied into CPU block i."""
+
+    store_event: int
+    gpu_block_ids: tuple[int, ...]
+    cpu_block_ids: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class OffloadView:
+    """The CPU side of CPU offload: its own pool, free queue and hash map."""
+
+    cpu_blocks: tuple[BlockView, ...]
+    cpu_free_queue: tuple[int, ...]
+    cpu_hash_map: tuple[HashMapEntry, ...]
+    stores_in_flight: tuple[StoreView, ...]
+
+
+@dataclass(frozen=True)
+class AuxOutputView:
+    """The auxiliary output generation on both sides, and the outputs in flight."""
+
+    scheduler_generation: int
+    worker_generation: int
+    outputs_in_flight: int
+
+
+@dataclass(frozen=True)
 class Snapshot:
     blocks: tuple[BlockView, ...]
     free_queue: tuple[int, ...]  # head (reused first) to tail
@@ -139,6 +170,9 @@ class Snapshot:
     events: tuple[EventView, ...]  # emitted during this step
     stats: Stats
     usage: float
+    offload: OffloadView | None = None  # None: no CPU offload in this scenario
+    aux_output: AuxOutputView | None = None  # None: no auxiliary outputs
+    engine_dead: bool = False  # the engine core died (an assertion failed in it)
 
     def block(self, block_id: int) -> BlockView:
         return self.blocks[block_id]
@@ -209,15 +243,8 @@ def _request_view(request: Request, scheduler: Scheduler) -> RequestView:
     )
 
 
-def take_snapshot(
-    scheduler: Scheduler,
-    all_requests: Sequence[Request],
-    logs: Iterable[logging.LogRecord],
-    events: Iterable[KVCacheEvent],
-    stats: Stats,
-) -> Snapshot:
-    pool = scheduler.kv_cache_manager.block_pool
-    blocks = tuple(
+def _block_views(pool: BlockPool) -> tuple[BlockView, ...]:
+    return tuple(
         BlockView(
             block_id=block.block_id,
             ref_cnt=block.ref_cnt,
@@ -227,7 +254,10 @@ def take_snapshot(
         )
         for block in pool.blocks
     )
-    hash_map = tuple(
+
+
+def _hash_map_entries(pool: BlockPool) -> tuple[HashMapEntry, ...]:
+    return tuple(
         HashMapEntry(
             block_hash=get_block_hash(key).hex(),
             hash_label=hash_label(get_block_hash(key)),
@@ -235,10 +265,46 @@ def take_snapshot(
         )
         for key, cached in pool.cached_block_hash_to_block.items()
     )
+
+
+def _free_queue(pool: BlockPool) -> tuple[int, ...]:
+    return tuple(b.block_id for b in pool.free_block_queue.get_all_free_blocks())
+
+
+def _offload_view(connector: SimpleCPUOffloadScheduler) -> OffloadView:
+    cpu_pool = connector.cpu_block_pool
+    return OffloadView(
+        cpu_blocks=_block_views(cpu_pool),
+        cpu_free_queue=_free_queue(cpu_pool),
+        cpu_hash_map=_hash_map_entries(cpu_pool),
+        stores_in_flight=tuple(
+            StoreView(event, transfer.gpu_block_ids, transfer.cpu_block_ids)
+            for event, transfer in connector.stores_in_flight().items()
+        ),
+    )
+
+
+def take_snapshot(
+    scheduler: Scheduler,
+    all_requests: Sequence[Request],
+    logs: Iterable[logging.LogRecord],
+    events: Iterable[KVCacheEvent],
+    stats: Stats,
+    aux_output_worker: AuxOutputWorkerConnector | None = None,
+    engine_dead: bool = False,
+) -> Snapshot:
+    pool = scheduler.kv_cache_manager.block_pool
+    aux_output = None
+    if scheduler.aux_output_connector is not None and aux_output_worker is not None:
+        aux_output = AuxOutputView(
+            scheduler_generation=scheduler.aux_output_connector.generation,
+            worker_generation=aux_output_worker.generation,
+            outputs_in_flight=len(aux_output_worker.pending_outputs),
+        )
     return Snapshot(
-        blocks=blocks,
-        free_queue=tuple(b.block_id for b in pool.free_block_queue.get_all_free_blocks()),
-        hash_map=hash_map,
+        blocks=_block_views(pool),
+        free_queue=_free_queue(pool),
+        hash_map=_hash_map_entries(pool),
         requests=tuple(_request_view(r, scheduler) for r in all_requests),
         running=tuple(r.request_id for r in scheduler.running),
         waiting=tuple(r.request_id for r in scheduler.waiting),
@@ -246,4 +312,7 @@ def take_snapshot(
         events=tuple(event_view(e) for e in events),
         stats=stats,
         usage=round(pool.get_usage(), 4),
+        offload=_offload_view(scheduler.connector) if scheduler.connector else None,
+        aux_output=aux_output,
+        engine_dead=engine_dead,
     )

@@ -11,31 +11,63 @@ import dataclasses
 import hashlib
 import json
 import logging
+import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from engine import block_pool, core, kv_cache_manager, kv_cache_utils, metrics, request, scheduler
+from engine import (
+    api_server,
+    aux_output,
+    block_pool,
+    core,
+    kv_cache_manager,
+    kv_cache_utils,
+    kv_offload,
+    metrics,
+    request,
+    scheduler,
+)
+from engine.api_server import APIServer, EngineCoreClient, HTTPRequest
+from engine.aux_output import AuxOutputSchedulerConnector
 from engine.core import EngineCore
+from engine.kv_offload import SimpleCPUOffloadScheduler, SimpleCPUOffloadSchedulerWithoutFix
+from engine.logger import LOGGER_ROOTS
 from engine.request import Request, RequestStatus
 from engine.scenario import Action, Mode, Scenario, check_mode, reset_flags
-from engine.scheduler import Scheduler
+from engine.scheduler import Scheduler, SchedulerWithoutKeepFix
 from engine.snapshot import LogLine, Snapshot, Stats, take_snapshot
 from engine.trace import FunctionTrace, SourceIndex, Tracer
 
 # The modules whose lines the code panel may show: the model of vLLM itself,
 # not the machinery that records it.
-TRACED_MODULES = (kv_cache_utils, block_pool, kv_cache_manager, scheduler, core, request, metrics)
+TRACED_MODULES = (
+    kv_cache_utils,
+    block_pool,
+    kv_cache_manager,
+    scheduler,
+    core,
+    request,
+    metrics,
+    kv_offload,
+    aux_output,
+    api_server,
+)
 
-# The function a step is "about", whose last line is marked as the current one.
-FOCUS: dict[str, str] = {
-    "add_request": "Request.__init__",
-    "step": "Scheduler.schedule",
-    "reset_prefix_cache": "BlockPool.reset_prefix_cache",
-    "abort": "Scheduler.finish_requests",
+# The function a step is "about", whose last line is marked as the current one:
+# the first of these that ran. Before them come the function an error was raised
+# in, then the scenario's own choice (an action's ``focus``).
+FOCUS: dict[str, tuple[str, ...]] = {
+    "add_request": ("Request.__init__",),
+    "step": ("Scheduler.schedule",),
+    "reset_prefix_cache": ("BlockPool.reset_prefix_cache",),
+    "abort": ("Scheduler.finish_requests",),
+    "http_reset": ("reset_prefix_cache", "reset_prefix_cache_without_flag_check"),
 }
+
+ENGINE_DEAD_RESULT = "not run: the engine core is dead (EngineDeadError)"
 
 START_NARRATION_KEY = "start"
 
@@ -115,12 +147,28 @@ class _LogCollector(logging.Handler):
 @contextmanager
 def _collect_logs() -> Iterator[_LogCollector]:
     collector = _LogCollector()
-    vllm_logger = logging.getLogger("vllm")
-    vllm_logger.addHandler(collector)
+    loggers = [logging.getLogger(name) for name in LOGGER_ROOTS]
+    for logger in loggers:
+        logger.addHandler(collector)
     try:
         yield collector
     finally:
-        vllm_logger.removeHandler(collector)
+        for logger in loggers:
+            logger.removeHandler(collector)
+
+
+def _raised_in(error: BaseException) -> str | None:
+    """The qualified name of the function an exception was raised in."""
+    tb = error.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb.tb_frame.f_code.co_qualname if tb is not None else None
+
+
+def _assertion_text(error: AssertionError) -> str:
+    """The assertion's message or, when it has none, its source line."""
+    frames = traceback.extract_tb(error.__traceback__)
+    return str(error) or (frames[-1].line if frames and frames[-1].line else "")
 
 
 class _Run:
@@ -128,22 +176,55 @@ class _Run:
 
     def __init__(self, scenario: Scenario, mode: Mode) -> None:
         self.mode = mode
-        self.scheduler = Scheduler(
+        options = scenario.engine
+        connector = None
+        if options.offload:
+            offload_cls = (
+                SimpleCPUOffloadScheduler
+                if options.keep_mode_fixes
+                else SimpleCPUOffloadSchedulerWithoutFix
+            )
+            connector = offload_cls(options.num_cpu_blocks, scenario.block_size)
+        scheduler_cls = Scheduler if options.keep_mode_fixes else SchedulerWithoutKeepFix
+        self.scheduler = scheduler_cls(
             scenario.num_gpu_blocks,
             scenario.block_size,
             max_num_batched_tokens=scenario.max_num_batched_tokens,
+            connector=connector,
+            aux_output_connector=AuxOutputSchedulerConnector() if options.aux_output else None,
         )
         self.engine = EngineCore(self.scheduler)
+        self.engine_client = EngineCoreClient(self.engine)
         self.requests: list[Request] = []  # arrival order; finished ones stay visible
         self.stats = Stats()
+        self.engine_dead = False
+        self.error_site: str | None = None  # the function the action's error came from
 
     def perform(self, action: Action) -> str | None:
-        """Run one action; the model's own errors become the step's result."""
+        """Run one action; the model's own errors become the step's result.
+
+        A failed assertion takes the engine core down, as it does in vLLM: the
+        step records it, and every later action is not run.
+        """
+        self.error_site = None
+        if self.engine_dead:
+            return ENGINE_DEAD_RESULT
         handler: Callable[[Action], str | None] = getattr(self, f"_do_{action.kind}")
         try:
             return handler(action)
         except (ValueError, RuntimeError) as error:
+            self.error_site = _raised_in(error)
             return f"{type(error).__name__}: {error}"
+        except AssertionError as error:
+            message = _assertion_text(error)
+            self.error_site = _raised_in(error)
+            self.engine_dead = True
+            core.logger.error(
+                "EngineCore encountered a fatal error (AssertionError: %s). "
+                "The engine core process died; every request now fails with EngineDeadError.",
+                message,
+            )
+            return f"AssertionError: {message}"
 
     def _do_add_request(self, action: Action) -> str | None:
         spec = action.request
@@ -181,11 +262,28 @@ class _Run:
         self.scheduler.finish_requests([action.request_id], RequestStatus.FINISHED_ABORTED)
         return None
 
+    def _do_http_reset(self, action: Action) -> str | None:
+        server = APIServer(self.engine_client, check_reset_flags=action.check_flags)
+        response = server.handle(HTTPRequest("POST", "/reset_prefix_cache", action.query or ""))
+        text = f"HTTP {response.status_code} {response.reason}"
+        if response.body.startswith("{"):  # a JSON error body: show its message
+            body = json.loads(response.body)
+            text += ": " + str(body["error"]["message"] if "error" in body else body["detail"])
+        return text
+
     def snapshot(self, logs: list[logging.LogRecord]) -> Snapshot:
         """The state after an action; collecting stats and events is not part of the action."""
         self.stats = self.stats.plus(self.scheduler.make_stats())
         events = self.scheduler.kv_cache_manager.take_events()
-        return take_snapshot(self.scheduler, self.requests, logs, events, self.stats)
+        return take_snapshot(
+            self.scheduler,
+            self.requests,
+            logs,
+            events,
+            self.stats,
+            aux_output_worker=self.engine.aux_output_worker,
+            engine_dead=self.engine_dead,
+        )
 
 
 def build_timeline(scenario: Scenario, mode: str, trace: bool = True) -> Timeline:
@@ -204,8 +302,11 @@ def build_timeline(scenario: Scenario, mode: str, trace: bool = True) -> Timelin
             with tracer or nullcontext():
                 result = run.perform(action)
             code = tracer.result() if tracer else ()
-            focus_name = FOCUS[action.kind]
-            focus = next((t for t in code if t.qualname == focus_name), code[0] if code else None)
+            focus_names = (run.error_site, action.focus, *FOCUS[action.kind])
+            focus = next(
+                (t for name in focus_names for t in code if t.qualname == name),
+                code[0] if code else None,
+            )
             steps.append(
                 Step(
                     index=index,
