@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from engine.scenario import ScenarioError, load_scenario, scenario_names
-from engine.snapshot import BlockView, Snapshot
+from engine.snapshot import BlockView, HashMapEntry, Snapshot
 from engine.timeline import Step, Timeline, build_timeline
 
 STATE_MARK = {"null": "null", "held": "held", "free-cached": "cached", "free-empty": "free"}
@@ -20,13 +20,17 @@ def _block_text(block: BlockView) -> str:
     return f"[{block.block_id} r{block.ref_cnt} {label} {STATE_MARK[block.state]}]"
 
 
+def _map_text(entries: Sequence[HashMapEntry]) -> str:
+    shown = [f"{e.hash_label}->{','.join(map(str, e.block_ids))}" for e in entries]
+    return "cached_block_hash_to_block: {" + ", ".join(shown) + "}"
+
+
 def render_snapshot(snapshot: Snapshot) -> list[str]:
     lines = ["pool:  " + " ".join(_block_text(b) for b in snapshot.blocks)]
     lines.append(
         "free_block_queue (head is reused first): " + " ".join(map(str, snapshot.free_queue))
     )
-    entries = [f"{e.hash_label}->{','.join(map(str, e.block_ids))}" for e in snapshot.hash_map]
-    lines.append("cached_block_hash_to_block: {" + ", ".join(entries) + "}")
+    lines.append(_map_text(snapshot.hash_map))
     for r in snapshot.requests:
         lines.append(
             f"request {r.request_id}: {r.status} computed {r.num_computed_tokens}/{r.num_tokens} "
@@ -35,8 +39,7 @@ def render_snapshot(snapshot: Snapshot) -> list[str]:
     if snapshot.offload is not None:
         cpu = snapshot.offload
         lines.append("cpu pool: " + " ".join(_block_text(b) for b in cpu.cpu_blocks))
-        entries = [f"{e.hash_label}->{','.join(map(str, e.block_ids))}" for e in cpu.cpu_hash_map]
-        lines.append("cpu cached_block_hash_to_block: {" + ", ".join(entries) + "}")
+        lines.append("cpu " + _map_text(cpu.cpu_hash_map))
         for store in cpu.stores_in_flight:
             lines.append(
                 f"store {store.store_event} in flight: gpu {list(store.gpu_block_ids)} -> "
