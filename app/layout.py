@@ -1,0 +1,119 @@
+"""Puts the views together: the full page, the `?embed=1` compact figure, and phone widths.
+
+Columns sit in a wrapping FlexBox, so a narrow screen (or an 800 px iframe)
+stacks them without a second layout.
+"""
+
+from __future__ import annotations
+
+import panel as pn
+import param
+
+from app.keyboard import Keyboard
+from app.player import Player
+from app.state import SimulatorState
+from app.url import LinkState, link_query
+from app.views.code import CodeView
+from app.views.controls import Controls
+from app.views.hashmap import HashMapView
+from app.views.header import EmbedHeaderView, HeaderView
+from app.views.log import LogView
+from app.views.narration import NarrationView
+from app.views.notice import notice_pane
+from app.views.pool import PoolView
+from app.views.queue import QueueView
+from app.views.requests import RequestsView
+
+PAGE_WIDTH = 1280
+EMBED_WIDTH = 800
+
+
+class App(pn.viewable.Viewer):
+    state = param.ClassSelector(class_=SimulatorState)
+    embed = param.Boolean(default=False)
+
+    def __init__(self, link: LinkState | None = None, **params: object) -> None:
+        link = link or LinkState("", "", 0)
+        if "state" not in params:
+            params["state"] = SimulatorState()
+        super().__init__(embed=link.embed, **params)
+        if link.scenario:
+            self.state.open(link.scenario, link.mode, link.step)
+        state = self.state
+        self.controls = Controls(state=state)
+        self.pool = PoolView(state=state)
+        self.queue = QueueView(state=state)
+        self.hash_map = HashMapView(state=state)
+        self.requests = RequestsView(state=state)
+        self.log = LogView(state=state)
+        self.code = CodeView(state=state)
+        self.narration = NarrationView(state=state)
+        self.keyboard = Keyboard(state=state)
+        self.player = Player(state=state)
+        self.header = EmbedHeaderView(state=state) if self.embed else HeaderView(state=state)
+        self.notice = notice_pane(link.notices)
+        self._layout = self._build()
+
+    def _build(self) -> pn.viewable.Viewable:
+        gap = {"margin": (4, 0)}
+        side = pn.Row(
+            pn.Column(self.hash_map, sizing_mode="stretch_width", **gap),
+            sizing_mode="stretch_width",
+            margin=0,
+        )
+        left = pn.Column(
+            self.pool,
+            self.queue,
+            side,
+            self.requests,
+            sizing_mode="stretch_width",
+            min_width=300,
+            margin=(0, 6, 0, 0),
+            styles={"flex": "1 1 520px", "gap": "8px"},
+        )
+        right = pn.Column(
+            self.code,
+            self.log,
+            sizing_mode="stretch_width",
+            min_width=300,
+            margin=(0, 0, 0, 6),
+            styles={"flex": "1 1 440px", "gap": "8px"},
+        )
+        width = EMBED_WIDTH if self.embed else PAGE_WIDTH
+        return pn.Column(
+            self.header,
+            self.notice,
+            self.controls,
+            self.narration,
+            pn.FlexBox(
+                left,
+                right,
+                flex_wrap="wrap",
+                sizing_mode="stretch_width",
+                align_items="flex-start",
+                margin=(8, 0, 0, 0),
+            ),
+            self.keyboard,
+            sizing_mode="stretch_width",
+            max_width=width,
+            styles={"margin": "0 auto", "gap": "8px"},
+            margin=(4, 10) if self.embed else (10, 16),
+            css_classes=["prefix-cache-lab", "embed" if self.embed else "page"],
+        )
+
+    def follow_url(self) -> None:
+        """Keep the address bar on the learner's state, so the link can be shared."""
+        location = pn.state.location
+        if location is None:
+            return
+
+        def update(*_: object) -> None:
+            location.update_query(
+                **link_query(self.state.scenario, self.state.mode, self.state.step)
+            )
+
+        self.state.param.watch(update, ["scenario", "mode", "step"])
+        update()
+
+    def __panel__(self) -> pn.viewable.Viewable:
+        return self._layout

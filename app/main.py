@@ -1,0 +1,41 @@
+"""Entry point: `panel serve app/main.py`, and what `panel convert` turns into the static site."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+import panel as pn
+
+try:
+    import app  # noqa: F401  (installed, or in Pyodide)
+except ImportError:  # `panel serve app/main.py` from a checkout without `pip install -e .`
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from app.layout import App
+from app.url import parse_link
+
+logging.basicConfig(level=logging.INFO)
+pn.extension(notifications=False)
+
+
+def current_query() -> str:
+    """The page's query string, in `panel serve` and in Pyodide alike."""
+    location = pn.state.location
+    if location is not None and location.search:
+        return str(location.search)
+    args = pn.state.session_args or {}
+    pairs = [
+        f"{k}={v[0].decode() if isinstance(v[0], bytes) else v[0]}" for k, v in args.items() if v
+    ]
+    return "?" + "&".join(pairs)
+
+
+def create_app() -> App:
+    app_view = App(link=parse_link(current_query()))
+    app_view.follow_url()
+    return app_view
+
+
+create_app().servable(title="Prefix Cache Lab · BlockPool")

@@ -1,0 +1,32 @@
+"""Where the app gets its timelines: the engine, memoised per (scenario, mode).
+
+A Timeline is immutable, so one copy can serve every session of `panel serve`.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+from engine.scenario import Scenario, load_scenario, scenario_names
+from engine.timeline import Timeline, build_timeline
+
+DEFAULT_SCENARIO = "reset"
+
+
+@cache
+def scenario(name: str) -> Scenario:
+    return load_scenario(name)
+
+
+@cache
+def timeline(name: str, mode: str) -> Timeline:
+    return build_timeline(scenario(name), mode)
+
+
+def names() -> list[str]:
+    return list(scenario_names())
+
+
+def default_scenario() -> str:
+    available = names()
+    return DEFAULT_SCENARIO if DEFAULT_SCENARIO in available else available[0]

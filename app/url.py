@@ -1,0 +1,77 @@
+"""Deep links: `?scenario=reset&mode=keep&step=5&embed=1`.
+
+Parsing is a pure function of the query string. A value that cannot be used
+falls back to the default and yields a notice naming the parameter, so a typo
+in a link never breaks the page.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from urllib.parse import parse_qsl
+
+from app import timelines
+
+TRUE_VALUES = ("1", "true", "yes", "on")
+
+
+@dataclass(frozen=True)
+class LinkState:
+    scenario: str
+    mode: str
+    step: int
+    embed: bool = False
+    notices: tuple[str, ...] = field(default=())
+
+
+def _first(query: str) -> dict[str, str]:
+    """The first value of each key; later repeats are ignored, as browsers do."""
+    values: dict[str, str] = {}
+    for key, value in parse_qsl(query.lstrip("?"), keep_blank_values=True):
+        values.setdefault(key, value)
+    return values
+
+
+def parse_link(query: str) -> LinkState:
+    """Check every parameter against the scenarios and the timeline they name."""
+    raw = _first(query)
+    notices: list[str] = []
+
+    scenario = timelines.default_scenario()
+    names = timelines.names()
+    if "scenario" in raw:
+        if raw["scenario"] in names:
+            scenario = raw["scenario"]
+        else:
+            notices.append(
+                f"Ignored scenario={raw['scenario']!r}: not one of {', '.join(names)}. "
+                f"Showing {scenario!r}."
+            )
+
+    modes = timelines.scenario(scenario).modes
+    mode = modes[0]
+    if "mode" in raw:
+        if raw["mode"] in modes:
+            mode = raw["mode"]
+        else:
+            notices.append(
+                f"Ignored mode={raw['mode']!r}: scenario {scenario!r} has "
+                f"{', '.join(modes)}. Showing {mode!r}."
+            )
+
+    step = 0
+    if "step" in raw:
+        last = len(timelines.timeline(scenario, mode).steps) - 1
+        text = raw["step"].strip()
+        if text.isdigit() and int(text) <= last:
+            step = int(text)
+        else:
+            notices.append(f"Ignored step={raw['step']!r}: steps go from 0 to {last}. Showing 0.")
+
+    embed = raw.get("embed", "").lower() in TRUE_VALUES
+    return LinkState(scenario, mode, step, embed, tuple(notices))
+
+
+def link_query(scenario: str, mode: str, step: int) -> dict[str, str]:
+    """The query parameters that reopen the app at this state."""
+    return {"scenario": scenario, "mode": mode, "step": str(step)}

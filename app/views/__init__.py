@@ -1,0 +1,1 @@
+"""One view per part of the figure; each renders a timeline step to HTML in place."""

@@ -1,0 +1,55 @@
+"""A view = one HTML pane, built once, whose `.object` is replaced when the step changes."""
+
+from __future__ import annotations
+
+import html
+
+import panel as pn
+import param
+
+from app.errors import logged
+from app.state import SimulatorState
+from app.theme import CSS
+from engine.timeline import Timeline
+
+
+def esc(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+class StepView(pn.viewable.Viewer):
+    """Renders `render(timeline, step)`; subclasses only write that pure function."""
+
+    state = param.ClassSelector(class_=SimulatorState)
+
+    stylesheet: str = CSS
+    css_class: str = ""
+
+    def __init__(self, **params: object) -> None:
+        super().__init__(**params)
+        self._pane = pn.pane.HTML(
+            "",
+            sizing_mode="stretch_width",
+            stylesheets=[self.stylesheet],
+            css_classes=[self.css_class] if self.css_class else [],
+            margin=0,
+        )
+        self.state.param.watch(self._refresh, ["timeline", "step"])
+        self._refresh()
+
+    @staticmethod
+    def render(timeline: Timeline, step: int) -> str:
+        raise NotImplementedError
+
+    @logged
+    def _refresh(self, *_: object) -> None:
+        assert self.state.timeline is not None
+        self._pane.object = self.render(self.state.timeline, self.state.step)
+
+    @property
+    def html(self) -> str:
+        """What the browser is showing (for tests)."""
+        return str(self._pane.object)
+
+    def __panel__(self) -> pn.viewable.Viewable:
+        return self._pane

@@ -1,0 +1,51 @@
+"""`cached_block_hash_to_block`: hash label -> block id(s), in the map's own order."""
+
+from __future__ import annotations
+
+from app.views.base import StepView, esc
+from engine.timeline import Timeline
+
+
+def render_hash_map(timeline: Timeline, step: int) -> str:
+    snapshot = timeline.steps[step].snapshot
+    before = (
+        {e.block_hash: e.block_ids for e in timeline.steps[step - 1].snapshot.hash_map}
+        if step
+        else {}
+    )
+    rows = []
+    for entry in snapshot.hash_map:
+        changed = step > 0 and before.get(entry.block_hash) != entry.block_ids
+        chips = "".join(
+            f'<span class="chip state-{snapshot.block(b).state}{" first" if i == 0 else ""}">'
+            f"#{b}</span>"
+            for i, b in enumerate(entry.block_ids)
+        )
+        rows.append(
+            f'<tr data-hash="{esc(entry.hash_label)}" '
+            f'data-block-id="{" ".join(str(b) for b in entry.block_ids)}"'
+            f"{' class=changed' if changed else ''}>"
+            f'<td class="mono" title="{esc(entry.block_hash)}">{esc(entry.hash_label)}</td>'
+            f"<td>{chips}</td></tr>"
+        )
+    body = (
+        "".join(rows) or '<tr><td colspan="2" class="empty-note">empty: nothing can hit</td></tr>'
+    )
+    several = any(len(e.block_ids) > 1 for e in snapshot.hash_map)
+    note = (
+        '<div class="note">Several blocks under one hash: a lookup returns the first '
+        "(underlined).</div>"
+        if several
+        else ""
+    )
+    return (
+        f'<section class="box" data-step="{step}" aria-label="cached_block_hash_to_block">'
+        '<h3 class="panel-title"><code>cached_block_hash_to_block</code></h3>'
+        '<table class="compact" data-testid="hash-map"><thead><tr><th>hash</th><th>block(s)</th>'
+        f"</tr></thead><tbody>{body}</tbody></table>{note}"
+        "</section>"
+    )
+
+
+class HashMapView(StepView):
+    render = staticmethod(render_hash_map)

@@ -1,0 +1,46 @@
+"""The header: which scenario this is, and a short "how to read this"."""
+
+from __future__ import annotations
+
+from app.views.base import StepView, esc
+from engine.timeline import Timeline
+
+HOW_TO_READ = (
+    "Each cell is one KV-cache block: its id, <b>ref_cnt</b> (how many requests hold it) "
+    "and a short label of its hash. Colour and the word in the corner give its state.",
+    "<code>free_block_queue</code> runs from head to tail: new blocks come from the head, "
+    "so a free block that still has a hash can be hit until it reaches the head.",
+    "<code>cached_block_hash_to_block</code> is what a new request looks its prefix up in.",
+    "The code panel shows the engine's own source: lines that ran at this step are "
+    "highlighted, ▶ marks the last one.",
+    "Keys: ← → step, space plays or pauses, Home restarts.",
+)
+
+
+def render_header(timeline: Timeline, step: int) -> str:
+    items = "".join(f"<li>{item}</li>" for item in HOW_TO_READ)
+    return (
+        '<header class="header" data-testid="app-header">'
+        '<div class="kicker">Prefix Cache Lab · vLLM v1 BlockPool</div>'
+        f"<h1>{esc(timeline.title)}</h1>"
+        f"<p>{esc(' '.join(timeline.summary.split()))}</p>"
+        f'<details open><summary style="cursor:pointer;font-size:13px;font-weight:600">'
+        f'How to read this</summary><ul class="howto">{items}</ul></details>'
+        "</header>"
+    )
+
+
+def render_embed_header(timeline: Timeline, step: int) -> str:
+    return (
+        '<div class="header" data-testid="embed-title">'
+        f'<span class="kicker">Interactive · BlockPool with {timeline.num_gpu_blocks} blocks</span>'
+        f" · <b>{esc(timeline.title)}</b></div>"
+    )
+
+
+class HeaderView(StepView):
+    render = staticmethod(render_header)
+
+
+class EmbedHeaderView(StepView):
+    render = staticmethod(render_embed_header)

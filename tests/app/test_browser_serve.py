@@ -1,0 +1,333 @@
+"""The app in a real browser: `panel serve` started here, Debian's Chromium, headless.
+
+Every check compares the page with the engine's own timeline (build_timeline), so
+a wrong cell, queue order or highlighted line fails the test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from app import timelines
+from engine.timeline import Timeline
+from tests.app.browser import REPO, chromium, panel_serve
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+expect = playwright_api.expect
+
+pytestmark = pytest.mark.browser
+
+ARTIFACTS = REPO / "test-artifacts"
+MODES = timelines.scenario("reset").modes
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    with panel_serve() as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def playwright() -> Iterator[Any]:
+    with playwright_api.sync_playwright() as p:
+        yield p
+
+
+@pytest.fixture(scope="module")
+def browser(playwright: Any) -> Iterator[Any]:
+    with chromium(playwright, viewport={"width": 1280, "height": 800}) as context:
+        yield context
+
+
+class Watched:
+    """A page plus what it logged and fetched, checked when the test ends."""
+
+    def __init__(self, page: Any, origin: str) -> None:
+        self.page = page
+        self.origin = origin
+        self.errors: list[str] = []
+        self.foreign: list[str] = []
+        page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: self.errors.append(str(e)))
+        page.on("request", self._on_request)
+
+    def _on_request(self, request: Any) -> None:
+        url = request.url
+        if not (url.startswith(self.origin) or url.startswith(("blob:", "data:"))):
+            self.foreign.append(url)
+
+
+@pytest.fixture
+def watched(browser: Any, server: str) -> Iterator[Watched]:
+    page = browser.new_page()
+    origin = server.rsplit("/", 1)[0]
+    seen = Watched(page, origin)
+    yield seen
+    page.close()
+    assert not seen.errors, f"console errors: {seen.errors}"
+    assert not seen.foreign, f"requests outside the origin: {seen.foreign}"
+
+
+def open_app(watched: Watched, server: str, query: str = "") -> Any:
+    page = watched.page
+    page.goto(f"{server}{query}")
+    expect(page.get_by_test_id("step-counter")).to_be_visible(timeout=30_000)
+    return page
+
+
+def wait_for_step(page: Any, timeline: Timeline, step: int) -> None:
+    last = len(timeline.steps) - 1
+    expect(page.get_by_test_id("step-counter")).to_have_text(f"Step {step} / {last}")
+    # Every view has rendered this step (they carry data-step).
+    expect(page.locator(f'section[data-step]:not([data-step="{step}"])')).to_have_count(0)
+
+
+def read_page(page: Any) -> dict[str, Any]:
+    blocks = page.locator('[data-testid^="block-"]').evaluate_all(
+        "els => els.map(e => [e.dataset.testid, e.dataset.refCnt, e.dataset.state, e.dataset.hash])"
+    )
+    return {
+        "blocks": blocks,
+        "queue": page.locator('[data-testid="free-queue"] > [data-block-id]').evaluate_all(
+            "els => els.map(e => Number(e.dataset.blockId))"
+        ),
+        "map": page.locator('[data-testid="hash-map"] tr[data-block-id]').evaluate_all(
+            "els => els.map(e => [e.dataset.hash, e.dataset.blockId])"
+        ),
+        "requests": page.locator('[data-testid="requests"] tr[data-request-id]').evaluate_all(
+            "els => els.map(e => [e.dataset.requestId, e.dataset.status, e.dataset.computed,"
+            " e.dataset.blockIds, e.dataset.preemptions])"
+        ),
+        "log": page.locator('[data-testid="log"] .line').all_inner_texts(),
+        "ran": page.locator('[data-testid="code-panel"] [data-ran]').evaluate_all(
+            "els => els.map(e => Number(e.dataset.line))"
+        ),
+        "current": page.locator('[data-testid="code-panel"] [data-current]').evaluate_all(
+            "els => els.map(e => Number(e.dataset.line))"
+        ),
+        "narration": page.get_by_test_id("narration").inner_text(),
+    }
+
+
+def expected(timeline: Timeline, step: int) -> dict[str, Any]:
+    current = timeline.steps[step]
+    snapshot = current.snapshot
+    return {
+        "blocks": [
+            [f"block-{b.block_id}", str(b.ref_cnt), b.state, b.hash_label or ""]
+            for b in snapshot.blocks
+        ],
+        "queue": list(snapshot.free_queue),
+        "map": [[e.hash_label, " ".join(map(str, e.block_ids))] for e in snapshot.hash_map],
+        "requests": [
+            [
+                r.request_id,
+                r.status,
+                str(r.num_computed_tokens),
+                " ".join(map(str, r.block_ids)),
+                str(r.num_preemptions),
+            ]
+            for r in snapshot.requests
+        ],
+        "log": [str(line) for line in timeline.logs_until(step)],
+        "ran": sorted(current.focus.lines) if current.focus else [],
+        "current": [current.focus.last_line] if current.focus else [],
+    }
+
+
+def check_step(page: Any, timeline: Timeline, step: int) -> None:
+    wait_for_step(page, timeline, step)
+    shown = read_page(page)
+    narration = " ".join(timeline.narration_text(timeline.steps[step]).split())
+    assert narration and narration in " ".join(shown.pop("narration").split())
+    assert shown == expected(timeline, step)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_every_step_of_every_mode_matches_the_engine(
+    watched: Watched, server: str, mode: str
+) -> None:
+    timeline = timelines.timeline("reset", mode)
+    page = open_app(watched, server, f"?scenario=reset&mode={mode}")
+    expect(page.get_by_role("radio", name=mode)).to_be_checked()
+    check_step(page, timeline, 0)
+    forward = page.get_by_role("button", name="Step forward")
+    for step in range(1, len(timeline.steps)):
+        forward.click()
+        check_step(page, timeline, step)
+    expect(forward).to_be_disabled()
+    if mode == "keep":  # the reset guard is shown as a change against released code
+        page.get_by_role("button", name="Restart").click()
+        forward.click()
+        check_step(page, timeline, 1)
+        panel = page.get_by_test_id("code-panel")
+        expect(panel).to_have_attribute("data-diff", "true")
+        expect(panel.locator(".ln.del", has_text="if num_used_blocks != 1:")).to_have_count(1)
+        expect(panel.locator(".ln.add", has_text="and not allow_used_blocks")).to_have_count(1)
+        for _step in range(2, len(timeline.steps)):
+            forward.click()
+        wait_for_step(page, timeline, len(timeline.steps) - 1)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"reset-{mode}-last-step.png"), full_page=True)
+
+
+def test_step_back_restart_and_scrub(watched: Watched, server: str) -> None:
+    timeline = timelines.timeline("reset", "preempt")
+    page = open_app(watched, server, "?mode=preempt&step=4")
+    check_step(page, timeline, 4)
+    page.get_by_role("button", name="Step back").click()
+    check_step(page, timeline, 3)
+    page.get_by_role("button", name="Restart").click()
+    check_step(page, timeline, 0)
+    expect(page.get_by_role("button", name="Step back")).to_be_disabled()
+    # Scrub: click along the slider's track; whatever step it lands on must match.
+    track = page.locator(".noUi-target").first
+    box = track.bounding_box()
+    page.mouse.click(box["x"] + box["width"] * 0.75, box["y"] + box["height"] / 2)
+    counter = page.get_by_test_id("step-counter")
+    expect(counter).not_to_have_text(f"Step 0 / {len(timeline.steps) - 1}")
+    step = int(counter.get_attribute("data-step"))
+    assert 0 < step < len(timeline.steps)
+    check_step(page, timeline, step)
+
+
+def test_play_runs_to_the_end_and_pause_stops(watched: Watched, server: str) -> None:
+    timeline = timelines.timeline("reset", "default")
+    last = len(timeline.steps) - 1
+    page = open_app(watched, server, "?mode=default&step=5")
+    page.get_by_label("Speed").select_option(label="4 steps/s")
+    page.get_by_role("button", name="Play").click()
+    expect(page.get_by_role("button", name="Pause")).to_be_visible()
+    expect(page.get_by_test_id("step-counter")).to_have_text(
+        f"Step {last} / {last}", timeout=10_000
+    )
+    expect(page.get_by_role("button", name="Play")).to_be_visible()
+    check_step(page, timeline, last)
+
+
+def test_keyboard(watched: Watched, server: str) -> None:
+    timeline = timelines.timeline("reset", "keep")
+    page = open_app(watched, server, "?mode=keep")
+    page.get_by_test_id("narration").click()  # focus the page, not a control
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    check_step(page, timeline, 2)
+    page.keyboard.press("ArrowLeft")
+    check_step(page, timeline, 1)
+    page.keyboard.press("Home")
+    check_step(page, timeline, 0)
+    page.keyboard.press(" ")
+    expect(page.get_by_role("button", name="Pause")).to_be_visible()
+    page.keyboard.press(" ")
+    expect(page.get_by_role("button", name="Play")).to_be_visible()
+    step = int(page.get_by_test_id("step-counter").get_attribute("data-step"))
+    # Keys typed into a text field are the field's, not the simulator's.
+    page.evaluate(
+        "() => { const i = document.createElement('input'); i.type = 'text';"
+        " i.id = 'probe'; document.body.prepend(i); }"
+    )
+    page.locator("#probe").focus()
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("Home")
+    page.keyboard.press(" ")
+    page.wait_for_timeout(400)
+    expect(page.get_by_test_id("step-counter")).to_have_attribute("data-step", str(step))
+    expect(page.get_by_role("button", name="Play")).to_be_visible()
+
+
+def query_of(page: Any) -> dict[str, list[str]]:
+    return parse_qs(urlparse(page.url).query)
+
+
+def test_deep_link_opens_the_state_and_follows_the_learner(watched: Watched, server: str) -> None:
+    timeline = timelines.timeline("reset", "keep")
+    page = open_app(watched, server, "?scenario=reset&mode=keep&step=5")
+    check_step(page, timeline, 5)
+    expect(page.get_by_role("radio", name="keep")).to_be_checked()
+    expect(page.get_by_test_id("notice")).to_have_count(0)
+    page.get_by_role("button", name="Step forward").click()
+    check_step(page, timeline, 6)
+    page.wait_for_function("() => location.search.includes('step=6')")
+    assert query_of(page)["mode"] == ["keep"] and query_of(page)["step"] == ["6"]
+    page.get_by_role("radio", name="preempt").check()
+    check_step(page, timelines.timeline("reset", "preempt"), 0)
+    page.wait_for_function("() => location.search.includes('mode=preempt')")
+    # The link in the address bar reopens the same state.
+    page.get_by_role("button", name="Step forward").click()
+    page.wait_for_function("() => location.search.includes('step=1')")
+    page.goto(page.url)
+    check_step(page, timelines.timeline("reset", "preempt"), 1)
+
+
+@pytest.mark.parametrize(
+    ("query", "ignored"),
+    [
+        ("?scenario=nope", ["scenario"]),
+        ("?mode=turbo&step=abc", ["mode", "step"]),
+        ("?mode=keep&step=99", ["step"]),
+        ("?mode=keep&step=-2", ["step"]),
+    ],
+)
+def test_invalid_deep_links_fall_back_with_a_notice(
+    watched: Watched, server: str, query: str, ignored: list[str]
+) -> None:
+    page = open_app(watched, server, query)
+    notice = page.get_by_test_id("notice")
+    expect(notice).to_be_visible()
+    for name in ignored:
+        expect(notice).to_contain_text(f"Ignored {name}=")
+    mode = "keep" if "mode=keep" in query else timelines.scenario("reset").modes[0]
+    check_step(page, timelines.timeline("reset", mode), 0)
+
+
+def test_embed_fits_an_800px_iframe(playwright: Any, server: str) -> None:
+    with chromium(playwright, viewport={"width": 800, "height": 700}) as context:
+        watched = Watched(context.new_page(), server.rsplit("/", 1)[0])
+        page = open_app(watched, server, "?embed=1&mode=keep&step=1")
+        check_step(page, timelines.timeline("reset", "keep"), 1)
+        expect(page.get_by_test_id("app-header")).to_have_count(0)
+        expect(page.get_by_test_id("embed-title")).to_be_visible()
+        assert page.evaluate("() => document.documentElement.scrollWidth") <= 800
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "embed-800.png"), full_page=True)
+        assert not watched.errors and not watched.foreign
+
+
+def test_phone_width_stacks_without_horizontal_scroll(playwright: Any, server: str) -> None:
+    with chromium(playwright, viewport={"width": 390, "height": 844}) as context:
+        watched = Watched(context.new_page(), server.rsplit("/", 1)[0])
+        page = open_app(watched, server, "?mode=default&step=7")
+        timeline = timelines.timeline("reset", "default")
+        check_step(page, timeline, 7)
+        assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
+        pool = page.get_by_test_id("pool").bounding_box()
+        code = page.get_by_test_id("code-panel").bounding_box()
+        assert code["y"] > pool["y"] + pool["height"]  # stacked, not side by side
+        page.get_by_role("button", name="Step forward").click()
+        check_step(page, timeline, 8)
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "phone-390.png"), full_page=True)
+        assert not watched.errors and not watched.foreign
+
+
+def test_other_scenarios_render_and_hide_the_mode_control(watched: Watched, server: str) -> None:
+    big = max(timelines.names(), key=lambda n: timelines.scenario(n).num_gpu_blocks)
+    scenario = timelines.scenario(big)
+    timeline = timelines.timeline(big, scenario.modes[0])
+    page = open_app(watched, server, f"?scenario={big}")
+    check_step(page, timeline, 0)
+    if len(scenario.modes) == 1:
+        expect(page.get_by_role("radio", name=scenario.modes[0])).to_be_hidden()
+    page.get_by_role("button", name="Step forward").click()
+    check_step(page, timeline, 1)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{big}-step-1.png"), full_page=True)
+
+
+def test_artifacts_dir_is_ignored_by_git() -> None:
+    assert "test-artifacts/" in Path(REPO / ".gitignore").read_text().split()

@@ -1,0 +1,259 @@
+"""Fixtures: build the static site, serve it on 127.0.0.1, drive it in Debian's Chromium.
+
+Environment overrides (all optional):
+    PCL_SITE_REUSE=1      reuse an existing site/ instead of running build.py
+    PCL_SITE_APP, PCL_SITE_PROJECT, PCL_SITE_DIR   build another app (e.g. a stand-in)
+    PCL_SITE_NO_PROJECT=1 ship no project wheel (stock Panel app)
+    PCL_SITE_LABEL        name of the artifacts written to test-artifacts/
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+import build  # noqa: E402  (build.py lives at the repo root, not in a package)
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    # Any host but the test server fails to resolve: a CDN request cannot succeed silently.
+    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+]
+BUILD_TIMEOUT_S = 900
+INTERACTIVE_TIMEOUT_MS = 90_000
+ARTIFACTS = ROOT / "test-artifacts"
+
+# Installed before any page script: records each loading-status text with a timestamp,
+# and when pre-rendered content first shows.
+RECORDER_JS = """
+(() => {
+  const t0 = performance.timeOrigin;
+  window.__pcl = {status: [], visible: null, interactive: null};
+  const seen = () => {
+    const msg = document.querySelector('.pn-loading-msg');
+    const text = msg ? msg.textContent : null;
+    const log = window.__pcl.status;
+    if (text && (!log.length || log[log.length - 1].text !== text)) {
+      log.push({text, t_ms: performance.now()});
+    }
+    const roots = document.querySelectorAll('[data-root-id]');
+    if (window.__pcl.visible === null && [...roots].some(r => r.childElementCount > 0)) {
+      window.__pcl.visible = performance.now();
+    }
+    if (window.__pcl.interactive === null && document.body &&
+        !document.body.classList.contains('pn-loading') && document.readyState !== 'loading') {
+      window.__pcl.interactive = performance.now();
+    }
+  };
+  new MutationObserver(seen).observe(document, {
+    subtree: true, childList: true, attributes: true, characterData: true,
+  });
+})();
+"""
+
+
+@dataclass
+class SiteTarget:
+    app: Path
+    project: Path | None
+    out: Path
+    label: str
+
+
+@dataclass
+class PageRun:
+    """What one page load did: requests, console errors, status messages, timings."""
+
+    origin: str
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    console: list[str] = field(default_factory=list)
+    status: list[dict[str, Any]] = field(default_factory=list)
+    visible_ms: float | None = None
+    interactive_ms: float | None = None
+
+    @property
+    def foreign(self) -> list[str]:
+        return [r["url"] for r in self.requests if not self._local(r["url"])]
+
+    def _local(self, url: str) -> bool:
+        parts = urlsplit(url)
+        return parts.scheme in ("data", "blob") or f"{parts.scheme}://{parts.netloc}" == self.origin
+
+    @property
+    def bytes(self) -> int:
+        return sum(r["bytes"] for r in self.requests)
+
+    @property
+    def bad_status(self) -> list[str]:
+        return [f"{r['status']} {r['url']}" for r in self.requests if r["status"] >= 400]
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "visible_ms": self.visible_ms, "interactive_ms": self.interactive_ms,
+            "requests": len(self.requests), "bytes": self.bytes,
+            "foreign": self.foreign, "failed": self.failed, "errors": self.errors,
+            "status": self.status,
+        }
+
+
+def site_target() -> SiteTarget:
+    env = os.environ
+    app = Path(env.get("PCL_SITE_APP") or ROOT / build.APP_SCRIPT)
+    project = None if env.get("PCL_SITE_NO_PROJECT") else Path(env.get("PCL_SITE_PROJECT") or ROOT)
+    out = Path(env.get("PCL_SITE_DIR") or ROOT / build.SITE_DIR)
+    return SiteTarget(app, project, out, env.get("PCL_SITE_LABEL", "site"))
+
+
+@pytest.fixture(scope="session")
+def built_site() -> SiteTarget:
+    """Run build.py (a subprocess, as a user would), or reuse the site when asked to."""
+    target = site_target()
+    if os.environ.get("PCL_SITE_REUSE") and (target.out / build.INDEX_HTML).exists():
+        return target
+    if not target.app.exists():
+        pytest.skip(f"{target.app} does not exist yet")
+    cmd = [sys.executable, str(ROOT / "build.py"), "build", "--app", str(target.app),
+           "--out", str(target.out)]
+    cmd += ["--no-project"] if target.project is None else ["--project", str(target.project)]
+    started = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
+    assert proc.returncode == 0, f"build.py failed:\n{proc.stdout}\n{proc.stderr}"
+    write_artifact(target.label, "build", {"seconds": time.perf_counter() - started,
+                                           "stdout": proc.stdout})
+    return target
+
+
+@pytest.fixture(scope="session")
+def site_url(built_site: SiteTarget) -> Iterator[str]:
+    server = build.make_server(built_site.out, 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Iterator[Any]:
+    if not CHROMIUM.exists():
+        pytest.fail("Debian's Chromium is missing: apt-get install -y chromium")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        # Playwright gives the browser a new temporary --user-data-dir of its own.
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS,
+                                     timeout=60_000)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def record(page: Any, run: PageRun) -> Callable[[], None]:
+    """Attach recorders for one load; returns a function that detaches them."""
+
+    def on_finished(request: Any) -> None:
+        response = request.response()
+        sizes = request.sizes()
+        run.requests.append({
+            "url": request.url, "status": response.status if response else 0,
+            "bytes": sizes["responseBodySize"] + sizes["responseHeadersSize"],
+        })
+
+    def on_failed(request: Any) -> None:
+        run.failed.append(f"{request.url} ({request.failure})")
+        run.requests.append({"url": request.url, "status": 0, "bytes": 0})
+
+    def on_console(msg: Any) -> None:
+        run.console.append(f"{msg.type}: {msg.text}")
+        if msg.type == "error":
+            run.errors.append(msg.text)
+
+    def on_error(exc: Any) -> None:
+        run.errors.append(f"pageerror: {exc}")
+
+    hooks = [(page.context, "requestfinished", on_finished),
+             (page.context, "requestfailed", on_failed),
+             (page, "console", on_console), (page, "pageerror", on_error)]
+    for target, event, hook in hooks:
+        target.on(event, hook)
+    return lambda: [target.remove_listener(event, hook) for target, event, hook in hooks] and None
+
+
+def wait_interactive(page: Any, run: PageRun, timeout_ms: int = INTERACTIVE_TIMEOUT_MS) -> None:
+    """Wait until Panel removes the loading class from <body>; never unbounded."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function(
+            "() => document.body && !document.body.classList.contains('pn-loading')",
+            timeout=timeout_ms, polling=50,
+        )
+    except PlaywrightTimeout:
+        status = page.evaluate("() => window.__pcl && window.__pcl.status", None)
+        pytest.fail(f"not interactive after {timeout_ms} ms; status {status}; "
+                    f"errors {run.errors}; failed {run.failed}")
+    page.wait_for_load_state("load", timeout=timeout_ms)
+    probe = page.evaluate("() => window.__pcl")
+    run.status = probe["status"]
+    run.visible_ms = probe["visible"]
+    run.interactive_ms = probe["interactive"]
+
+
+@pytest.fixture
+def open_app(chromium: Any, site_url: str) -> Iterator[Callable[..., tuple[Any, PageRun]]]:
+    """open_app(query="", page=None) -> (page, run): a fresh context (cold cache) unless a
+    page is passed, in which case it is reloaded in its own context (warm cache)."""
+    contexts: list[Any] = []
+    detach: dict[int, Callable[[], None]] = {}
+
+    def _open(query: str = "", page: Any = None) -> tuple[Any, PageRun]:
+        if page is None:
+            context = chromium.new_context()
+            context.set_default_timeout(30_000)
+            contexts.append(context)
+            context.add_init_script(RECORDER_JS)
+            page = context.new_page()
+        else:
+            detach.pop(id(page))()  # the previous load's run stops recording here
+        run = PageRun(origin=site_url)
+        detach[id(page)] = record(page, run)
+        page.goto(f"{site_url}/{query}", wait_until="commit", timeout=30_000)
+        wait_interactive(page, run)
+        return page, run
+
+    yield _open
+    for context in contexts:
+        context.close()
+
+
+@pytest.fixture
+def save_artifact(built_site: SiteTarget) -> Callable[[str, Any], Path]:
+    """save_artifact(name, data) writes test-artifacts/<label>-<name>.json."""
+    return lambda name, data: write_artifact(built_site.label, name, data)
+
+
+def write_artifact(label: str, name: str, data: Any) -> Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / f"{label}-{name}.json"
+    path.write_text(json.dumps(data, indent=2))
+    return path

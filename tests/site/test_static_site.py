@@ -1,0 +1,70 @@
+"""The built site runs offline in Chromium: nothing leaves 127.0.0.1, no console error,
+the loading stages show, the app becomes interactive and a click reaches Python."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+pytestmark = [pytest.mark.site, pytest.mark.browser]
+
+CLICK_TIMEOUT_MS = 20_000
+# The button to click: the simulator's "Step forward", else the page's first button.
+CLICK_NAMES = ("Step forward",)
+# Text of the whole page, shadow roots included (Panel renders into shadow DOM).
+PAGE_TEXT_JS = """() => {
+  const skip = new Set(['STYLE', 'SCRIPT', 'LINK']);
+  const walk = (root) => [...root.childNodes].map((n) => n.nodeType === 3 ? n.textContent
+    : skip.has(n.nodeName) ? '' : walk(n.shadowRoot || n)).join(' ');
+  return walk(document.body).replace(/\\s+/g, ' ');
+}"""
+
+
+def assert_clean(run: Any) -> None:
+    assert run.foreign == [], f"requests left the origin: {run.foreign}"
+    assert run.failed == [], f"failed requests: {run.failed}"
+    assert run.bad_status == [], f"HTTP errors: {run.bad_status}"
+    assert run.errors == [], f"console errors: {run.errors}"
+
+
+def click_reaches_python(page: Any) -> float:
+    """Click the first button; only Python can change the page's text. Returns ms."""
+    before = page.evaluate(PAGE_TEXT_JS)
+    started = page.evaluate("() => performance.now()")
+    button = page.get_by_role("button").first
+    for name in CLICK_NAMES:
+        named = page.get_by_role("button", name=name, exact=True)
+        if named.count():
+            button = named.first
+            break
+    button.click(timeout=CLICK_TIMEOUT_MS)
+    page.wait_for_function(f"(before) => ({PAGE_TEXT_JS})() !== before", arg=before,
+                           timeout=CLICK_TIMEOUT_MS, polling=5)
+    return float(page.evaluate("() => performance.now()")) - started
+
+
+def test_offline_interactive_and_click(open_app: Any, save_artifact: Any) -> None:
+    page, cold = open_app()
+    save_artifact("cold", cold.summary())
+    assert [s for s in cold.status if "(1/3)" in s["text"]], cold.status
+    assert [s for s in cold.status if "(3/3)" in s["text"]], cold.status
+    assert cold.visible_ms is not None, "pre-rendered content never showed"
+    assert cold.visible_ms < cold.interactive_ms
+    click_ms = click_reaches_python(page)
+    assert_clean(cold)
+
+    page, warm = open_app(page=page)
+    assert_clean(warm)
+    save_artifact("load", {"cold": cold.summary(), "warm": warm.summary(),
+                           "click_ms": click_ms, "cold_requests": cold.requests})
+
+
+def test_query_string_reaches_the_app(open_app: Any) -> None:
+    page, run = open_app("?mode=keep&step=5")
+    assert_clean(run)
+    assert page.evaluate("() => window.location.search") == "?mode=keep&step=5"
+    text = page.evaluate(PAGE_TEXT_JS)
+    if re.search(r"\bn=\d+ mode=", text):  # the stand-in echoes its query
+        assert "n=5 mode=keep" in text, text
