@@ -57,7 +57,12 @@ def panel_serve() -> Iterator[str]:
     ]
     url = f"http://127.0.0.1:{port}/main"
     with tempfile.TemporaryFile() as log:
-        process = subprocess.Popen(command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
+        # This checkout's packages, whichever checkout `pip install -e` last pointed at.
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+        }
+        process = subprocess.Popen(command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, env=env)
         try:
             wait_until_ready(process, log, url)
             yield url
