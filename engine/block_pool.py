@@ -91,9 +91,14 @@ class BlockPool:
         num_gpu_blocks: int,
         enable_caching: bool = True,
         enable_kv_cache_events: bool = True,
+        *,
+        hash_block_size: int | None = None,
         use_int_block_hashes: bool = True,
     ) -> None:
         assert isinstance(num_gpu_blocks, int) and num_gpu_blocks > 0
+        # vLLM takes the hashing granularity here; with one KV-cache group it
+        # equals the block size, which cache_full_blocks receives per call.
+        self.hash_block_size = hash_block_size
         self.num_gpu_blocks = num_gpu_blocks
         self.enable_caching = enable_caching
         self.blocks = [KVCacheBlock(block_id) for block_id in range(num_gpu_blocks)]

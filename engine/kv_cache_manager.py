@@ -47,7 +47,11 @@ class KVCacheManager:
         self.block_size = block_size
         self.enable_caching = enable_caching
         self.block_pool = BlockPool(
-            num_gpu_blocks, enable_caching, enable_kv_cache_events, use_int_block_hashes
+            num_gpu_blocks,
+            enable_caching,
+            enable_kv_cache_events,
+            hash_block_size=block_size,
+            use_int_block_hashes=use_int_block_hashes,
         )
         self.kv_cache_group_id = 0
         self.req_to_blocks: dict[str, list[KVCacheBlock]] = {}

@@ -81,7 +81,14 @@ B_BLOCKS_FREED = B_BLOCKS_HELD.replace("(r1,", "(r0,")
 
 
 def test_reset_pool(logs: pytest.LogCaptureFixture) -> None:
-    pool = BlockPool(10, enable_caching=True, use_int_block_hashes=False)
+    # the reference's own constructor call
+    pool = BlockPool(
+        num_gpu_blocks=10,
+        enable_caching=True,
+        hash_block_size=4,
+        enable_kv_cache_events=True,
+        use_int_block_hashes=False,
+    )
     expect(pool, [1, 2, 3, 4, 5, 6, 7, 8, 9], "", {})
 
     a = request("A", 1, 4)
