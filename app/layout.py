@@ -6,21 +6,28 @@ stacks them without a second layout.
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 import panel as pn
 import param
 
+from app.address_bar import AddressBar
 from app.keyboard import Keyboard
 from app.player import Player
 from app.state import SimulatorState
 from app.url import LinkState, link_query
+from app.views.chain import ChainView
 from app.views.code import CodeView
 from app.views.controls import Controls
 from app.views.hashmap import HashMapView
 from app.views.header import EmbedHeaderView, HeaderView
 from app.views.log import LogView
+from app.views.metrics import MetricsView
 from app.views.narration import NarrationView
 from app.views.notice import notice_pane
+from app.views.offload import OffloadView
 from app.views.pool import PoolView
+from app.views.prefill import PrefillView
 from app.views.queue import QueueView
 from app.views.requests import RequestsView
 
@@ -48,7 +55,12 @@ class App(pn.viewable.Viewer):
         self.log = LogView(state=state)
         self.code = CodeView(state=state)
         self.narration = NarrationView(state=state)
-        self.keyboard = Keyboard(state=state)
+        self.offload = OffloadView(state=state)
+        self.metrics = MetricsView(state=state)
+        self.chain = ChainView(state=state)
+        self.prefill = PrefillView(state=state)
+        self.keyboard = Keyboard()
+        self.address_bar = AddressBar(width=0, height=0, margin=0)
         self.player = Player(state=state)
         self.header = EmbedHeaderView(state=state) if self.embed else HeaderView(state=state)
         self.notice = notice_pane(link.notices)
@@ -63,9 +75,11 @@ class App(pn.viewable.Viewer):
         )
         left = pn.Column(
             self.pool,
+            self.offload,
             self.queue,
             side,
             self.requests,
+            self.chain,
             sizing_mode="stretch_width",
             min_width=300,
             margin=(0, 6, 0, 0),
@@ -73,7 +87,9 @@ class App(pn.viewable.Viewer):
         )
         right = pn.Column(
             self.code,
+            self.metrics,
             self.log,
+            self.prefill,
             sizing_mode="stretch_width",
             min_width=300,
             margin=(0, 0, 0, 6),
@@ -94,6 +110,7 @@ class App(pn.viewable.Viewer):
                 margin=(8, 0, 0, 0),
             ),
             self.keyboard,
+            self.address_bar,
             sizing_mode="stretch_width",
             max_width=width,
             styles={"margin": "0 auto", "gap": "8px"},
@@ -103,14 +120,10 @@ class App(pn.viewable.Viewer):
 
     def follow_url(self) -> None:
         """Keep the address bar on the learner's state, so the link can be shared."""
-        location = pn.state.location
-        if location is None:
-            return
 
         def update(*_: object) -> None:
-            location.update_query(
-                **link_query(self.state.scenario, self.state.mode, self.state.step)
-            )
+            query = link_query(self.state.scenario, self.state.mode, self.state.step)
+            self.address_bar.query = urlencode(query)
 
         self.state.param.watch(update, ["scenario", "mode", "step"])
         update()

@@ -121,6 +121,7 @@ table.compact td.num { text-align: right; font-variant-numeric: tabular-nums; }
   font-weight: 600; font-size: 12px; }
 .chip.first { text-decoration: underline; text-underline-offset: 2px; }
 .table-scroll { overflow-x: auto; }
+.table-scroll.tall { max-height: 340px; overflow-y: auto; }  /* 125 hashes stay one panel */
 .status { font-size: 11.5px; font-weight: 600; padding: 1px 6px; border-radius: 10px;
   background: var(--soft);
   border: 1px solid var(--line); display: inline-block; }
@@ -156,6 +157,7 @@ table.compact td.num { text-align: right; font-variant-numeric: tabular-nums; }
   font-size: 12.5px;
   margin-bottom: 6px; }
 .code-head .where { color: var(--muted); }
+.code-head > span { min-width: 0; overflow-wrap: anywhere; }
 .code-scroll { position: relative; max-height: 520px; overflow: auto; background: var(--code-bg);
   border: 1px solid var(--line);
   border-radius: 6px; }
@@ -172,7 +174,10 @@ table.compact td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .code .ln.add .mk { color: #1f8a4c; font-weight: 700; }
 .code .ln.del { background: var(--del-bg); box-shadow: inset 3px 0 0 #c92a2a; }
 .code .ln.del .mk { color: #c92a2a; font-weight: 700; }
-.code .ln.del code { text-decoration: line-through; text-decoration-color: #c92a2a88; }
+.code .ln.del.ran { background: var(--ran-bg); }  /* the traced code is the old side */
+.code .ln.del.current { background: var(--current-bg); }
+.code .ln.del[data-other-line] code { text-decoration: line-through;
+  text-decoration-color: #c92a2a88; }
 .code-legend { display: flex; flex-wrap: wrap; gap: 4px 12px; font-size: 12px;
   color: var(--muted); margin-top: 6px; }
 .code-legend span::before { content: ""; display: inline-block; width: 12px; height: 10px;
@@ -182,6 +187,81 @@ table.compact td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .code-legend .k-current::before { background: var(--current-bg); }
 .code-legend .k-add::before { background: var(--add-bg); border-left: 3px solid #1f8a4c; }
 .code-legend .k-del::before { background: var(--del-bg); border-left: 3px solid #c92a2a; }
+
+/* metrics and KV events */
+.muted { color: var(--muted); }
+.metrics { display: grid; grid-template-columns: repeat(auto-fill, minmax(150px, 1fr));
+  gap: 6px; margin: 0; }
+.metric { background: var(--soft); border: 1px solid var(--line); border-radius: 6px;
+  padding: 4px 8px; min-width: 0; }
+.metric dt { font-size: 11px; color: var(--muted); font-family: ui-monospace, Menlo, Consolas,
+  monospace; overflow-wrap: anywhere; }
+.metric dd { margin: 0; font-size: 16px; font-weight: 700; font-variant-numeric: tabular-nums; }
+.metrics.big .metric dd { font-size: 18px; }
+.events { list-style: none; margin: 0; padding: 0; font-size: 12.5px; max-height: 160px;
+  overflow: auto; }
+.events li { padding: 2px 0; border-bottom: 1px solid #eef1f4; overflow-wrap: anywhere; }
+.ev-BlockStored b { color: var(--cached-ink); }
+.ev-BlockRemoved b { color: #8a3b00; }
+.ev-AllBlocksCleared b { color: #c92a2a; }
+
+/* hash chain: a fixed grid, so folding rows away never moves the columns */
+.chain-sum { font-size: 13px; margin-bottom: 6px; }
+.chain { font-size: 12px; container-type: inline-size; max-height: 420px; overflow: auto; }
+.chain .crow, .chain .chead { display: grid; grid-template-columns: 2.2em minmax(0, 1fr);
+  gap: 2px 6px; align-items: start; padding: 2px 0; border-bottom: 1px solid #eef1f4; }
+.chain.two .crow, .chain.two .chead {
+  grid-template-columns: 2.2em minmax(0, 1fr) 1.4em minmax(0, 1fr); }
+.chain .chead { font-weight: 700; color: var(--muted); font-size: 11.5px; }
+.chain .ix { color: var(--muted); text-align: right; font-variant-numeric: tabular-nums; }
+.chain .f { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace;
+  overflow-wrap: anywhere; border-radius: 4px; padding: 1px 4px; }
+.chain .f.same { background: var(--cached-bg); }
+.chain .f.diff { background: #fff1e6; }
+.chain .f.none { color: var(--muted); font-style: italic; }
+.chain .f .h { color: var(--ink); }
+.chain .f .par { color: var(--muted); }
+.chain .f .xk.on { color: #8a3b00; font-weight: 700; }
+.chain .cmp { text-align: center; font-weight: 700; }
+.chain .cmp.same { color: var(--cached-ink); }
+.chain .cmp.diff { color: #c92a2a; }
+.chain details.cmid > summary { cursor: pointer; color: var(--muted); padding: 3px 0 3px 2.8em;
+  border-bottom: 1px solid #eef1f4; }
+@container (max-width: 480px) {
+  .chain.two .crow { grid-template-columns: 2.2em minmax(0, 1fr) 1.4em; }
+  .chain.two .crow > .f:last-child { grid-column: 2 / 3; }
+  .chain.two .chead { grid-template-columns: 2.2em minmax(0, 1fr); }
+  .chain.two .chead > span:nth-child(n+3) { display: none; }
+}
+
+/* prefill cost */
+.prefill .src { margin: 0 0 6px 0; }
+.prefill .bad { background: #fde8e8; border: 1px solid #c92a2a; color: #7a1010;
+  border-radius: 6px; padding: 6px 10px; font-size: 13px; }
+.prefill .bad ul { margin: 2px 0 0 0; padding-left: 18px; }
+.prefill table { margin-bottom: 6px; }
+
+/* CPU offload */
+.offload-grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(180px, 1fr));
+  gap: 6px 12px; font-size: 12.5px; margin-top: 8px; }
+.offload-grid ul { margin: 2px 0 0 0; padding-left: 16px; }
+
+/* engine health */
+.narration.dead { border: 2px solid #c92a2a; background: #fff5f5; }
+.dead-banner { background: #c92a2a; color: #fff; border-radius: 6px; padding: 8px 10px;
+  margin: 0 0 8px 0; font-size: 14px; }
+.dead-banner code { color: #fff; background: #a51d1d; border-radius: 3px; padding: 0 4px; }
+.narration .result.error { color: #b42318; font-weight: 700; }
+.narration .result.warn { color: #8a3b00; font-weight: 700; }
+.aux { margin-top: 6px; font-size: 13px; color: var(--muted); }
+.aux.apart { color: #8a3b00; }
+
+/* scenario list */
+.scenarios { margin-top: 4px; font-size: 13px; }
+.scenarios > summary { cursor: pointer; font-weight: 600; }
+.scenarios ol { margin: 4px 0 0 0; padding-left: 22px; max-height: 320px; overflow: auto; }
+.scenarios li { margin: 3px 0; }
+.scenarios li.here a { font-weight: 700; }
 
 /* counter and notice */
 .counter { font-weight: 700; font-variant-numeric: tabular-nums; font-size: 14px;

@@ -2,8 +2,10 @@
 
 Starts `panel serve app/main.py` (the same setup as tests/app/test_browser_serve.py),
 opens the app in headless Chromium, and for each sample clicks "Step forward" and
-times, inside the page, from the click to the moment every view shows the new
-step (polled on every animation frame). Prints p50 and p95.
+times, inside the page, from the click to the moment the page shows the new step
+(polled on every animation frame): the counter, and every section that carries
+`data-step` (the narration and the code panel; a step's changes to the other
+views arrive in the same patch). Prints p50 and p95.
 
     python benchmarks/bench_serve_click.py [--clicks 50] [--mode keep]
 """

@@ -1,4 +1,9 @@
-"""A view = one HTML pane, built once, whose `.object` is replaced when the step changes."""
+"""A view = one HTML pane, built once, whose `.object` is replaced when the step changes.
+
+Only the narration and the code panel carry the step number (`data-step`): a
+view whose HTML is the same as at the last step sends nothing, and every view
+that did change arrives in the same patch as the narration (one `hold`).
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ import param
 from app.errors import logged
 from app.state import SimulatorState
 from app.theme import CSS
+from app.views.html_pane import StepHTML
 from engine.timeline import Timeline
 
 
@@ -27,13 +33,14 @@ class StepView(pn.viewable.Viewer):
 
     def __init__(self, **params: object) -> None:
         super().__init__(**params)
-        self._pane = pn.pane.HTML(
+        self._pane = StepHTML(
             "",
             sizing_mode="stretch_width",
             stylesheets=[self.stylesheet],
             css_classes=[self.css_class] if self.css_class else [],
             margin=0,
         )
+        self._last: str | None = None
         self.state.param.watch(self._refresh, ["timeline", "step"])
         self._refresh()
 
@@ -44,7 +51,15 @@ class StepView(pn.viewable.Viewer):
     @logged
     def _refresh(self, *_: object) -> None:
         assert self.state.timeline is not None
-        self._pane.object = self.render(self.state.timeline, self.state.step)
+        html = self.render(self.state.timeline, self.state.step)
+        # An unchanged pane sends nothing to the browser: no re-render, no re-layout.
+        if html == self._last:
+            return
+        self._last = html
+        self._pane.object = html
+        visible = bool(html)  # an empty render hides the view (e.g. no CPU offload)
+        if self._pane.visible != visible:
+            self._pane.visible = visible
 
     @property
     def html(self) -> str:

@@ -6,14 +6,19 @@ recorded by the engine (sys.settrace), never from a hand-kept map.
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
+from functools import cache
+
 import panel as pn
 import param
 
-from app.code_render import RELEASED_LABEL, code_lines, released_variant, style_defs
+from app.code_render import code_lines, released_variant, style_defs
 from app.errors import logged
 from app.state import SimulatorState
 from app.theme import CSS
 from app.views.base import esc
+from app.views.code_panel import SLOT, CodePanel
 from engine.timeline import Timeline
 from engine.trace import FunctionTrace
 
@@ -37,69 +42,82 @@ def function_options(timeline: Timeline, step: int) -> dict[str, int]:
     }
 
 
-def _line_html(
-    kind: str, html: str, line: int | None, released: int | None, trace: FunctionTrace
-) -> str:
-    ran = line is not None and line in trace.lines
-    current = line is not None and line == trace.last_line
-    classes = [
-        "ln",
-        *([kind] if kind != "same" else []),
-        *(["ran"] if ran else []),
-        *(["current"] if current else []),
-    ]
-    marker = {"add": "+", "del": "&minus;"}.get(kind, "")
-    if current:
-        marker = "▶"
-    attrs = f' data-line="{line}"' if line is not None else f' data-released-line="{released}"'
-    if ran:
-        attrs += ' data-ran="true"'
-    if current:
-        attrs += ' data-current="true" aria-current="step"'
+def _line_html(kind: str, html: str, line: int | None, other: int | None) -> str:
+    """One line, unmarked: the browser marks what ran (see code_panel.py)."""
+    classes = " ".join(["ln", *([kind] if kind != "same" else [])])
+    marker = {"add": "+", "del": "\N{MINUS SIGN}"}.get(kind, "")
+    attrs = f' data-line="{line}"' if line is not None else f' data-other-line="{other}"'
+    if marker:
+        attrs += f' data-mk="{marker}"'
     number = line if line is not None else ""
     return (
-        f'<div class="{" ".join(classes)}"{attrs}><span class="no">{number}</span>'
+        f'<div class="{classes}"{attrs}><span class="no">{number}</span>'
         f'<span class="mk">{marker}</span><code>{html}</code></div>'
     )
 
 
-def render_code(timeline: Timeline, step: int, index: int | None = None) -> str:
+@dataclass(frozen=True)
+class CodeParts:
+    """The code panel of one step: frame and lines as HTML, and the marks."""
+
+    frame: str  # contains SLOT where the lines go, unless nothing ran
+    body: str
+    ran: tuple[int, ...]
+    current: int  # -1: none
+
+    @property
+    def html(self) -> str:
+        return self.frame.replace(SLOT, f'<div class="code mono" role="list">{self.body}</div>')
+
+
+@cache
+def _body(source: str, trace: FunctionTrace, mode: str) -> str:
+    """A function's lines (unmarked, so one body serves every step that shows it)."""
+    lines = code_lines(source, trace, mode)
+    return "".join(_line_html(c.kind, c.html, c.line, c.other_line) for c in lines)
+
+
+def code_parts(timeline: Timeline, step: int, index: int | None = None) -> CodeParts:
     current = timeline.steps[step]
     if index is None:
         index = focus_index(timeline, step)
     if index is None or not timeline.traced:
-        return (
+        frame = (
             f'<section class="box" data-testid="code-panel" data-step="{step}" aria-label="code">'
             '<h3 class="panel-title">Code that ran</h3>'
             '<p class="empty-note">No engine code ran: step 0 is the state after the setup. '
             "Step forward to see the functions each action runs.</p></section>"
         )
+        return CodeParts(frame, "", (), -1)
     trace = current.code[index]
-    source = timeline.source(trace.file)
-    lines = code_lines(source, trace, timeline.mode)
-    body = "".join(_line_html(c.kind, c.html, c.line, c.released_line, trace) for c in lines)
-    is_diff = released_variant(trace, timeline.mode) is not None
-    diff_note = (
-        f'<span class="k-add">added by the change</span><span class="k-del">removed: '
-        f"{esc(RELEASED_LABEL)}</span>"
-        if is_diff
-        else ""
-    )
-    ran = sum(1 for c in lines if c.line is not None and c.line in trace.lines)
-    return (
+    variant = released_variant(trace, timeline.mode)
+    diff_note = ""
+    if variant is not None:
+        old, new = (
+            (variant.label, "this code") if variant.other_is_old else ("this code", variant.label)
+        )
+        diff_note = (
+            f'<span class="k-del">only in {esc(old)}</span>'
+            f'<span class="k-add">only in {esc(new)}</span>'
+        )
+    frame = (
         f'<section class="box" data-testid="code-panel" data-step="{step}" '
         f'data-qualname="{esc(trace.qualname)}" data-file="{esc(trace.file)}" '
-        f'data-diff="{str(is_diff).lower()}" aria-label="code">'
+        f'data-diff="{str(variant is not None).lower()}" aria-label="code">'
         '<div class="code-head">'
         f'<span><b class="mono">{esc(trace.qualname)}</b>'
-        f"{' · the change against ' + esc(RELEASED_LABEL) if is_diff else ''}</span>"
+        f"{' · ' + esc(variant.change) if variant else ''}</span>"
         f'<span class="where mono">{esc(trace.file)}:{trace.start_line}&ndash;{trace.end_line} · '
-        f"{ran} lines ran</span></div>"
-        f'<div class="code-scroll"><div class="code mono" role="list">{body}</div></div>'
+        f"{len(trace.lines)} lines ran</span></div>"
+        f'<div class="code-scroll">{SLOT}</div>'
         '<div class="code-legend"><span class="k-ran">ran at this step</span>'
         f'<span class="k-current">last line that ran (▶)</span>{diff_note}</div>'
         "</section>"
     )
+    # The marks are not part of the body: drop them from the cache key.
+    unmarked = dataclasses.replace(trace, lines=(), last_line=0)
+    body = _body(timeline.source(trace.file), unmarked, timeline.mode)
+    return CodeParts(frame, body, tuple(sorted(trace.lines)), trace.last_line)
 
 
 class CodeView(pn.viewable.Viewer):
@@ -114,8 +132,9 @@ class CodeView(pn.viewable.Viewer):
             sizing_mode="stretch_width",
             margin=(0, 0, 6, 0),
         )
-        self._pane = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CODE_CSS], margin=0)
-        self._layout = pn.Column(self._picker, self._pane, sizing_mode="stretch_width", margin=0)
+        self._panel = CodePanel(sizing_mode="stretch_width", stylesheets=[CODE_CSS], margin=0)
+        self._parts: CodeParts | None = None
+        self._layout = pn.Column(self._picker, self._panel, sizing_mode="stretch_width", margin=0)
         self._updating = False
         self.state.param.watch(self._on_step, ["timeline", "step"])
         self._picker.param.watch(self._on_pick, "value")
@@ -129,21 +148,44 @@ class CodeView(pn.viewable.Viewer):
         index = focus_index(timeline, step)
         self._updating = True  # the picker's own event must not render a second time
         try:
-            self._picker.param.update(options=options, value=index, visible=bool(options))
+            if options != self._picker.options:
+                self._picker.options = options
+            self._picker.param.update(value=index, visible=bool(options))
         finally:
             self._updating = False
-        self._pane.object = render_code(timeline, step, index)
+        self._show(code_parts(timeline, step, index))
 
     @logged
     def _on_pick(self, event: param.parameterized.Event) -> None:
         if self._updating or event.new is None:
             return
         assert self.state.timeline is not None
-        self._pane.object = render_code(self.state.timeline, self.state.step, event.new)
+        self._show(code_parts(self.state.timeline, self.state.step, event.new))
+
+    def _show(self, parts: CodeParts) -> None:
+        """Send only what changed: the lines only when another function is shown."""
+        self._parts = parts
+        self._panel.param.update(
+            {
+                name: value
+                for name, value in (
+                    ("frame", parts.frame),
+                    ("body", parts.body),
+                    ("ran", list(parts.ran)),
+                    ("current", parts.current),
+                )
+                if getattr(self._panel, name) != value
+            }
+        )
+
+    @property
+    def parts(self) -> CodeParts:
+        assert self._parts is not None
+        return self._parts
 
     @property
     def html(self) -> str:
-        return str(self._pane.object)
+        return self.parts.html
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self._layout

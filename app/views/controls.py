@@ -15,8 +15,14 @@ from app import timelines
 from app.errors import logged
 from app.state import SPEEDS, SimulatorState
 from app.theme import CSS
+from app.views.html_pane import StepHTML
 
 SPEED_LABELS = {f"{s:g} step{'s' if s != 1 else ''}/s": s for s in SPEEDS}
+
+
+def scenario_options() -> dict[str, str]:
+    """Title -> name, in the list's order: the learner picks by what a scenario shows."""
+    return {timelines.scenario(n).title: n for n in timelines.names()}
 
 
 def counter_html(step: int, last: int) -> str:
@@ -45,9 +51,9 @@ class Controls(pn.viewable.Viewer):
         state = self.state
         self.scenario = pn.widgets.Select(
             label="Scenario",
-            options=timelines.names(),
+            options=scenario_options(),
             value=state.scenario,
-            width=180,
+            width=300,
             visible=len(timelines.names()) > 1,
         )
         self.mode = pn.widgets.RadioBoxGroup(
@@ -84,7 +90,7 @@ class Controls(pn.viewable.Viewer):
             min_width=160,
             margin=(2, 12, 6, 12),
         )
-        self.counter = pn.pane.HTML(
+        self.counter = StepHTML(
             counter_html(state.step, state.last_step),
             stylesheets=[CSS],
             margin=(12, 8, 0, 4),

@@ -39,10 +39,11 @@ def render_hash_map(timeline: Timeline, step: int) -> str:
         else ""
     )
     return (
-        f'<section class="box" data-step="{step}" aria-label="cached_block_hash_to_block">'
+        f'<section class="box" aria-label="cached_block_hash_to_block">'
         '<h3 class="panel-title"><code>cached_block_hash_to_block</code></h3>'
-        '<table class="compact" data-testid="hash-map"><thead><tr><th>hash</th><th>block(s)</th>'
-        f"</tr></thead><tbody>{body}</tbody></table>{note}"
+        '<div class="table-scroll tall"><table class="compact" data-testid="hash-map">'
+        "<thead><tr><th>hash</th><th>block(s)</th>"
+        f"</tr></thead><tbody>{body}</tbody></table></div>{note}"
         "</section>"
     )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from app import timelines
 from app.views.base import StepView, esc
 from engine.timeline import Timeline
 
@@ -17,6 +18,23 @@ HOW_TO_READ = (
 )
 
 
+def scenario_list(current: str) -> str:
+    """Every scenario with its title and summary, each a deep link."""
+    items = []
+    for name in timelines.names():
+        scenario = timelines.scenario(name)
+        here = ' aria-current="page" class="here"' if name == current else ""
+        items.append(
+            f'<li data-scenario="{esc(name)}"{here}><a href="?scenario={esc(name)}">'
+            f"{esc(scenario.title)}</a> <span class=\"mono muted\">{esc(name)}</span>"
+            f"<br><span class=muted>{esc(' '.join(scenario.summary.split()))}</span></li>"
+        )
+    return (
+        '<details class="scenarios"><summary>All scenarios</summary>'
+        f'<ol data-testid="scenario-list">{"".join(items)}</ol></details>'
+    )
+
+
 def render_header(timeline: Timeline, step: int) -> str:
     items = "".join(f"<li>{item}</li>" for item in HOW_TO_READ)
     return (
@@ -26,6 +44,7 @@ def render_header(timeline: Timeline, step: int) -> str:
         f"<p>{esc(' '.join(timeline.summary.split()))}</p>"
         f'<details open><summary style="cursor:pointer;font-size:13px;font-weight:600">'
         f'How to read this</summary><ul class="howto">{items}</ul></details>'
+        f"{scenario_list(timeline.scenario)}"
         "</header>"
     )
 

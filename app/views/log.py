@@ -19,7 +19,7 @@ def render_log(timeline: Timeline, step: int) -> str:
     body = "".join(lines) or '<div class="empty-note">no log lines yet</div>'
     # column-reverse keeps the scroll position at the newest (last) line, without JS.
     return (
-        f'<section class="box" data-step="{step}" aria-label="log">'
+        f'<section class="box" aria-label="log">'
         '<h3 class="panel-title">Log</h3>'
         f'<div class="log mono" data-testid="log" role="log"><div>{body}</div></div>'
         "</section>"

@@ -28,14 +28,14 @@ def changed_blocks(timeline: Timeline, step: int) -> set[int]:
     return {b.block_id for b, a in zip(before, after, strict=True) if a != b}
 
 
-def _cell(block: BlockView, changed: bool) -> str:
+def block_cell(block: BlockView, changed: bool, testid: str = "block") -> str:
     hash_text = block.hash_label or "—"
     title = f"block {block.block_id}: ref_cnt {block.ref_cnt}, " + (
         f"hash {block.block_hash}" if block.block_hash else "no hash"
     )
     return (
         f'<li class="cell state-{block.state}{" changed" if changed else ""}" '
-        f'data-testid="block-{block.block_id}" data-block-id="{block.block_id}" '
+        f'data-testid="{testid}-{block.block_id}" data-block-id="{block.block_id}" '
         f'data-ref-cnt="{block.ref_cnt}" data-state="{block.state}" '
         f'data-hash="{esc(block.hash_label or "")}" data-changed="{str(changed).lower()}" '
         f'title="{esc(title)}">'
@@ -57,14 +57,14 @@ def render_pool(timeline: Timeline, step: int) -> str:
     # Small pools get even rows (10 blocks: 2 rows of 5); big ones wrap to the width.
     columns = f' style="--cols:{-(-count // 2)}"' if count <= SMALL_POOL else ""
     fixed = " fixed" if count <= SMALL_POOL else ""
-    cells = "".join(_cell(b, b.block_id in changed) for b in snapshot.blocks)
+    cells = "".join(block_cell(b, b.block_id in changed) for b in snapshot.blocks)
     legend = "".join(
         f'<li><span class="swatch state-{state}"></span>{esc(text)}</li>' for state, text in LEGEND
     )
     legend += '<li><span class="swatch changed"></span>changed at this step</li>'
     held = sum(1 for b in snapshot.blocks if b.state == "held")
     return (
-        f'<section class="box" data-testid="pool" data-step="{step}" aria-label="GPU block pool">'
+        f'<section class="box" data-testid="pool" aria-label="GPU block pool">'
         f'<h3 class="panel-title">GPU block pool · {len(snapshot.blocks)} blocks of '
         f"{timeline.block_size} tokens</h3>"
         f'<ol class="pool{dense}{fixed}"{columns}>{cells}</ol>'

@@ -18,7 +18,7 @@ def render_queue(timeline: Timeline, step: int) -> str:
     if not items:
         items = '<li class="empty-note" style="border:none">empty: every block is held</li>'
     return (
-        f'<section class="box" data-step="{step}" aria-label="free_block_queue">'
+        f'<section class="box" aria-label="free_block_queue">'
         '<h3 class="panel-title"><code>free_block_queue</code> · head is reused first</h3>'
         '<div class="fq">'
         '<span class="fq-end"><strong>head</strong>reused first →</span>'

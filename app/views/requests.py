@@ -44,7 +44,7 @@ def render_requests(timeline: Timeline, step: int) -> str:
     waiting = ", ".join(snapshot.waiting) or "none"
     stats = snapshot.stats
     return (
-        f'<section class="box" data-step="{step}" aria-label="requests">'
+        f'<section class="box" aria-label="requests">'
         '<h3 class="panel-title">Requests</h3>'
         '<div class="table-scroll"><table class="compact" data-testid="requests"><thead><tr>'
         '<th>id</th><th>status</th><th title="num_computed_tokens / num_tokens">computed</th>'

@@ -7,7 +7,6 @@ a wrong cell, queue order or highlighted line fails the test.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
@@ -111,6 +110,20 @@ def read_page(page: Any) -> dict[str, Any]:
             "els => els.map(e => Number(e.dataset.line))"
         ),
         "narration": page.get_by_test_id("narration").inner_text(),
+        "metrics": page.get_by_test_id("metrics").evaluate(
+            "e => [e.dataset.queries, e.dataset.hits, e.dataset.preemptedRequests,"
+            " e.dataset.preemptedQueries, e.dataset.preemptedHits, e.dataset.resets]"
+        ),
+        "events": page.locator('[data-testid="events"] [data-type]').evaluate_all(
+            "els => els.map(e => e.dataset.type)"
+        ),
+        "chain": page.get_by_test_id("hash-chain").evaluate(
+            "e => [e.dataset.request || null, (e.dataset.hashes || '').split(' ').filter(Boolean)]"
+        ),
+        "dead": page.get_by_test_id("engine-dead").count() > 0,
+        "cpu": page.locator('[data-testid^="cpu-block-"]').evaluate_all(
+            "els => els.map(e => [e.dataset.refCnt, e.dataset.state, e.dataset.hash])"
+        ),
     }
 
 
@@ -137,6 +150,27 @@ def expected(timeline: Timeline, step: int) -> dict[str, Any]:
         "log": [str(line) for line in timeline.logs_until(step)],
         "ran": sorted(current.focus.lines) if current.focus else [],
         "current": [current.focus.last_line] if current.focus else [],
+        "metrics": [
+            str(v)
+            for v in (
+                snapshot.stats.queries,
+                snapshot.stats.hits,
+                snapshot.stats.preempted_requests,
+                snapshot.stats.preempted_queries,
+                snapshot.stats.preempted_hits,
+                snapshot.stats.resets,
+            )
+        ],
+        "events": [e.type for e in snapshot.events],
+        # The chain opens on the newest request.
+        "chain": [
+            snapshot.requests[-1].request_id if snapshot.requests else None,
+            list(snapshot.requests[-1].block_hash_labels) if snapshot.requests else [],
+        ],
+        "dead": snapshot.engine_dead,
+        "cpu": [[str(b.ref_cnt), b.state, b.hash_label or ""] for b in snapshot.offload.cpu_blocks]
+        if snapshot.offload
+        else [],
     }
 
 
@@ -315,19 +349,128 @@ def test_phone_width_stacks_without_horizontal_scroll(playwright: Any, server: s
         assert not watched.errors and not watched.foreign
 
 
-def test_other_scenarios_render_and_hide_the_mode_control(watched: Watched, server: str) -> None:
-    big = max(timelines.names(), key=lambda n: timelines.scenario(n).num_gpu_blocks)
-    scenario = timelines.scenario(big)
-    timeline = timelines.timeline(big, scenario.modes[0])
-    page = open_app(watched, server, f"?scenario={big}")
+def every_scenario() -> list[tuple[str, str]]:
+    """Each scenario in its first mode (reset's modes are all played above)."""
+    return [(n, timelines.scenario(n).modes[0]) for n in timelines.names() if n != "reset"]
+
+
+@pytest.mark.parametrize(("name", "mode"), every_scenario())
+def test_every_scenario_opens_by_deep_link_and_plays_to_the_end(
+    watched: Watched, server: str, name: str, mode: str
+) -> None:
+    timeline = timelines.timeline(name, mode)
+    page = open_app(watched, server, f"?scenario={name}")
+    expect(page.get_by_test_id("app-header")).to_contain_text(timeline.title)
     check_step(page, timeline, 0)
-    if len(scenario.modes) == 1:
-        expect(page.get_by_role("radio", name=scenario.modes[0])).to_be_hidden()
-    page.get_by_role("button", name="Step forward").click()
-    check_step(page, timeline, 1)
+    if len(timeline.modes) == 1:
+        expect(page.get_by_role("radio", name=mode)).to_be_hidden()
+    expect(page.get_by_test_id("offload")).to_have_count(
+        1 if timeline.steps[0].snapshot.offload else 0
+    )
+    forward = page.get_by_role("button", name="Step forward")
+    for step in range(1, len(timeline.steps)):
+        forward.click()
+        check_step(page, timeline, step)
+    expect(forward).to_be_disabled()
+
+
+def test_crash_site_shows_the_dead_engine_and_the_fix_as_a_diff(
+    watched: Watched, server: str
+) -> None:
+    timeline = timelines.timeline("keep-offload-crash", "keep")
+    dead = next(i for i, s in enumerate(timeline.steps) if s.snapshot.engine_dead)
+    page = open_app(watched, server, f"?scenario=keep-offload-crash&step={dead}")
+    check_step(page, timeline, dead)
+    expect(page.get_by_test_id("engine-dead")).to_be_visible()
+    panel = page.get_by_test_id("code-panel")
+    expect(panel).to_have_attribute("data-diff", "true")
+    current = panel.locator("[data-current]")
+    expect(current).to_contain_text("assert primary_hash is not None")
+    expect(panel.locator(".ln.add", has_text="if primary_hash is None:")).to_have_count(1)
+    # The code box scrolled (not the page) so the failed line is in view.
+    inside = current.evaluate(
+        "el => { const box = el.closest('.code-scroll').getBoundingClientRect();"
+        " const r = el.getBoundingClientRect(); return r.top >= box.top && r.bottom <= box.bottom }"
+    )
+    assert inside
+
+
+def test_prefill_cost_seed_example_and_bad_input(watched: Watched, server: str) -> None:
+    timeline = timelines.timeline("exact-duplicate", "default")
+    last = len(timeline.steps) - 1
+    page = open_app(watched, server, f"?scenario=exact-duplicate&step={last}")
+    check_step(page, timeline, last)
+    panel = page.get_by_test_id("prefill-cost")
+    request = timeline.steps[last].snapshot.requests[-1]
+    expect(panel).to_have_attribute("data-valid", "true")
+    expect(page.get_by_label("cached prefix (tokens)")).to_have_value(
+        str(request.num_cached_tokens)
+    )
+    page.get_by_role("button", name="Seed example (2,200 / 2,000)").click()
+    for figure in ("36.60 TFLOP", "3.43 TFLOP", "10.7\N{MULTIPLICATION SIGN}", "90.6 %", "74.5 ms"):
+        expect(panel).to_contain_text(figure)
+    field = page.get_by_label("cached prefix (tokens)")
+    field.fill("2200")
+    field.press("Enter")
+    expect(panel).to_have_attribute("data-valid", "false")
+    expect(panel).to_contain_text("shorter than the prompt")
+    field.fill("twelve")
+    field.press("ArrowLeft")  # a key in a text field is the field's, not the simulator's
+    field.press("Enter")
+    expect(panel).to_contain_text("must be a number")
+    expect(page.get_by_test_id("step-counter")).to_have_attribute("data-step", str(last))
+
+
+def test_hash_chain_compares_two_requests(watched: Watched, server: str) -> None:
+    timeline = timelines.timeline("cache-salt", "default")
+    last = len(timeline.steps) - 1
+    snapshot = timeline.steps[last].snapshot
+    page = open_app(watched, server, f"?scenario=cache-salt&step={last}")
+    check_step(page, timeline, last)
+    first, newest = snapshot.requests[0], snapshot.requests[-1]
+    page.get_by_label("Compare with").select_option(first.request_id)
+    chain = page.get_by_test_id("hash-chain")
+    expect(chain).to_have_attribute("data-other", first.request_id)
+    expect(chain).to_have_attribute("data-other-hashes", " ".join(first.block_hash_labels))
+    same = [
+        str(a == b).lower()
+        for a, b in zip(newest.block_hash_labels, first.block_hash_labels, strict=False)
+    ]
+    assert chain.locator("[data-same]").evaluate_all("els => els.map(e => e.dataset.same)") == same
+
+
+SCREENSHOTS = [
+    ("reset", "keep", "reset"),
+    ("prepend-token", "default", "last"),
+    ("cache-salt", "default", "last"),
+    ("keep-offload-crash", "keep", "dead"),
+    ("api-layer", "keep", "last"),
+    ("exact-duplicate", "default", "last"),
+]
+
+
+def shot_step(timeline: Timeline, which: str) -> int:
+    steps = timeline.steps
+    if which == "reset":
+        return next(i for i, s in enumerate(steps) if s.label.startswith("reset_prefix_cache"))
+    if which == "dead":
+        return next(i for i, s in enumerate(steps) if s.snapshot.engine_dead)
+    return len(steps) - 1
+
+
+@pytest.mark.parametrize("size", [(1280, 800), (390, 844)], ids=["1280", "390"])
+def test_screenshots_fit_the_width(playwright: Any, server: str, size: tuple[int, int]) -> None:
+    """The pages a reader is sent to, at a laptop's and a phone's width: no sideways scroll."""
+    width, height = size
     ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"{big}-step-1.png"), full_page=True)
-
-
-def test_artifacts_dir_is_ignored_by_git() -> None:
-    assert "test-artifacts/" in Path(REPO / ".gitignore").read_text().split()
+    with chromium(playwright, viewport={"width": width, "height": height}) as context:
+        for name, mode, which in SCREENSHOTS:
+            timeline = timelines.timeline(name, mode)
+            step = shot_step(timeline, which)
+            watched = Watched(context.new_page(), server.rsplit("/", 1)[0])
+            page = open_app(watched, server, f"?scenario={name}&mode={mode}&step={step}")
+            wait_for_step(page, timeline, step)
+            assert page.evaluate("() => document.documentElement.scrollWidth") <= width, name
+            page.screenshot(path=str(ARTIFACTS / f"{name}-{which}-{width}.png"), full_page=True)
+            assert not watched.errors and not watched.foreign, (name, watched.errors)
+            page.close()

@@ -10,20 +10,33 @@ import panel as pn
 import pytest
 
 from app import timelines
-from app.code_render import RELEASED_VARIANTS, highlighted_lines
+from app.code_render import (
+    RELEASED_VARIANTS,
+    function_range,
+    highlighted_lines,
+    released_text,
+    released_variant,
+)
 from app.keyboard import KEY_BUTTONS
 from app.layout import App
 from app.player import Player
+from app.prefill_inputs import SEED_FLOPS, parse_inputs, seed_texts
 from app.state import SimulatorState
 from app.url import parse_link
-from app.views.code import CodeView, function_options, render_code
-from app.views.controls import Controls
+from app.views.chain import COLLAPSE_FROM, EDGE, ChainView, default_pair, render_chain
+from app.views.code import CodeView, code_parts, function_options
+from app.views.controls import Controls, scenario_options
 from app.views.hashmap import render_hash_map
+from app.views.header import HeaderView
 from app.views.log import render_log
+from app.views.metrics import render_metrics
 from app.views.narration import render_narration
+from app.views.offload import render_offload
 from app.views.pool import changed_blocks, render_pool
+from app.views.prefill import PrefillView, render_prefill, step_request
 from app.views.queue import render_queue
 from app.views.requests import render_requests
+from engine.prefill_cost import prefill_cost
 from engine.timeline import Timeline
 from tests.app.conftest import parse
 
@@ -126,14 +139,14 @@ def test_default_reset_is_refused_and_logged() -> None:
 def test_code_panel_marks_the_lines_that_ran(mode: str, step: int) -> None:
     timeline = reset(mode)
     current = timeline.steps[step]
-    panel = parse(render_code(timeline, step))
+    parts = code_parts(timeline, step)
+    panel = parse(parts.html)
     if current.focus is None:
-        assert not panel.with_attr("data-line")
+        assert not panel.with_attr("data-line") and parts.current == -1
         return
-    ran = {int(e.attrs["data-line"]) for e in panel.with_attr("data-ran")}
-    assert ran == set(current.focus.lines)
-    (marked,) = panel.with_attr("data-current")
-    assert int(marked.attrs["data-line"]) == current.focus.last_line
+    # The browser marks these lines (code_panel.py); the browser test checks the marks.
+    assert set(parts.ran) == set(current.focus.lines)
+    assert parts.current == current.focus.last_line
     numbered = [int(e.attrs["data-line"]) for e in panel.with_attr("data-line")]
     assert numbered == list(range(current.focus.start_line, current.focus.end_line + 1))
 
@@ -143,7 +156,7 @@ def test_code_lines_are_the_engine_source_highlighted_by_pygments() -> None:
     focus = timeline.steps[1].focus
     assert focus is not None
     source = timeline.source(focus.file).splitlines()
-    panel = render_code(timeline, 1)
+    panel = code_parts(timeline, 1).html
     for element in parse(panel).with_attr("data-line"):
         number = int(element.attrs["data-line"])
         code = next(c for c in element.children if c.tag == "code")
@@ -152,7 +165,7 @@ def test_code_lines_are_the_engine_source_highlighted_by_pygments() -> None:
 
 
 def test_keep_mode_shows_the_guard_as_a_diff_against_released_code() -> None:
-    panel = render_code(reset("keep"), 1)
+    panel = code_parts(reset("keep"), 1).html
     root = parse(panel)
     assert root.find_all(data_testid="code-panel")[0].attrs["data-diff"] == "true"
     removed = [e.text for e in root.iter() if "del" in e.attrs.get("class", "").split()]
@@ -171,18 +184,29 @@ def test_keep_mode_shows_the_guard_as_a_diff_against_released_code() -> None:
 
 @pytest.mark.parametrize("mode", ["default", "preempt"])
 def test_other_modes_show_the_code_without_a_diff(mode: str) -> None:
-    root = parse(render_code(reset(mode), 1))
+    root = parse(code_parts(reset(mode), 1).html)
     assert root.find_all(data_testid="code-panel")[0].attrs["data-diff"] == "false"
     assert not [e for e in root.iter() if "del" in e.attrs.get("class", "").split()]
 
 
-def test_every_released_variant_names_a_real_engine_function() -> None:
-    timeline = reset("keep")
-    for (file, qualname), _ in RELEASED_VARIANTS.items():
-        assert any(
-            t.file == file and t.qualname == qualname for s in timeline.steps for t in s.code
-        )
-        assert file in dict(timeline.sources)
+def test_every_variant_names_real_engine_functions() -> None:
+    """Both sides of every diff exist: the traced function runs in some scenario of one of
+    the variant's modes, and the other version is found in its file."""
+    traced = {
+        (t.file, t.qualname): timeline
+        for name in timelines.names()
+        for mode in timelines.scenario(name).modes
+        for timeline in [timelines.timeline(name, mode)]
+        for s in timeline.steps
+        for t in s.code
+        if released_variant(t, mode) is not None
+    }
+    assert set(traced) == set(RELEASED_VARIANTS)
+    for (file, _), variant in RELEASED_VARIANTS.items():
+        text = traced[(file, _)].source(file)
+        other = text if variant.released is None else released_text(variant.released)
+        start, end = function_range(other, variant.qualname)
+        assert 0 < start < end
 
 
 def test_pygments_lines_line_up_with_the_source() -> None:
@@ -383,7 +407,7 @@ def test_app_builds_and_opens_the_link(embed: bool) -> None:
     assert (app.state.mode, app.state.step) == ("keep", 3)
     assert isinstance(app.__panel__(), pn.Column)
     assert not app.notice.visible
-    assert 'data-step="3"' in app.pool.html
+    assert 'data-step="3"' in app.narration.html
     assert ("embed-title" in app.header.html) is embed
 
 
@@ -392,3 +416,331 @@ def test_app_shows_a_notice_for_an_ignored_parameter() -> None:
     assert app.notice.visible
     text = plain(str(app.notice.object))
     assert "mode='turbo'" in text and "step='x'" in text
+
+
+# -- every scenario ----------------------------------------------------------------------
+
+
+def every_timeline() -> list[tuple[str, str]]:
+    return [(n, m) for n in timelines.names() for m in timelines.scenario(n).modes]
+
+
+@pytest.mark.parametrize(("name", "mode"), every_timeline())
+def test_every_scenario_renders_every_step(name: str, mode: str) -> None:
+    """The whole app steps through each timeline; a logged callback error fails it."""
+    app = App(link=parse_link(f"?scenario={name}&mode={mode}"))
+    timeline = timelines.timeline(name, mode)
+    while app.state.step < app.state.last_step:
+        app.controls.forward.clicks += 1
+        assert f'data-step="{app.state.step}"' in app.narration.html
+    assert app.state.step == len(timeline.steps) - 1
+    # Views only for what the scenario has.
+    assert app.offload._pane.visible == (timeline.steps[0].snapshot.offload is not None)
+    assert app.controls._modes_row.visible == (len(timeline.modes) > 1)
+
+
+def test_unchanged_views_send_nothing() -> None:
+    app = App(link=parse_link("?scenario=reset&mode=keep"))
+    header = app.header._pane.object
+    app.controls.forward.clicks += 1
+    assert app.header._pane.object is header  # same object: no update reached the browser
+
+
+# -- metrics and KV events ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("name", "mode"), every_timeline())
+def test_metrics_and_events_are_the_snapshot(name: str, mode: str) -> None:
+    timeline = timelines.timeline(name, mode)
+    for step, current in enumerate(timeline.steps):
+        root = parse(render_metrics(timeline, step))
+        (metrics,) = root.find_all(data_testid="metrics")
+        stats = current.snapshot.stats
+        for field in ("requests", "queries", "hits", "resets"):
+            assert metrics.attrs[f"data-{field}"] == str(getattr(stats, field))
+        for field in ("requests", "queries", "hits"):
+            assert metrics.attrs[f"data-preempted-{field}"] == str(
+                getattr(stats, f"preempted_{field}")
+            )
+        rate = metrics.attrs["data-hit-rate"]
+        assert (float(rate) if rate else None) == (
+            pytest.approx(stats.hits / stats.queries, abs=1e-6) if stats.queries else None
+        )
+        survival = metrics.attrs["data-survival"]
+        assert (float(survival) if survival else None) == (
+            pytest.approx(stats.preempted_hits / stats.preempted_queries, abs=1e-6)
+            if stats.preempted_queries
+            else None
+        )
+        events = root.find_all(data_testid="events")[0].with_attr("data-type")
+        assert [e.attrs["data-type"] for e in events] == [e.type for e in current.snapshot.events]
+        # Every hash an event names is labelled as the pool labels it, this step or the last.
+        pool_labels = {
+            b.hash_label
+            for s in timeline.steps[max(0, step - 1) : step + 1]
+            for b in s.snapshot.blocks
+            + (s.snapshot.offload.cpu_blocks if s.snapshot.offload else ())
+            if b.hash_label
+        }
+        for element, event in zip(events, current.snapshot.events, strict=True):
+            labels = element.attrs["data-hashes"].split()
+            assert len(labels) == len(dict(event.fields).get("block_hashes") or [])
+            assert set(labels) <= pool_labels
+
+
+def test_stored_events_name_the_blocks_cached_at_that_step() -> None:
+    timeline = timelines.timeline("shared-prefix", "default")
+    for step, current in enumerate(timeline.steps):
+        stored = [
+            label
+            for e in parse(render_metrics(timeline, step)).with_attr("data-type")
+            if e.attrs["data-type"] == "BlockStored"
+            for label in e.attrs["data-hashes"].split()
+        ]
+        before = (
+            {e.hash_label for e in timeline.steps[step - 1].snapshot.hash_map} if step else set()
+        )
+        now = {e.hash_label for e in current.snapshot.hash_map}
+        assert set(stored) == now - before
+
+
+def test_survival_fraction_shows_after_a_preemption() -> None:
+    timeline = timelines.timeline("preemption", "default")
+    stats = timeline.steps[-1].snapshot.stats
+    assert stats.preempted_queries > 0
+    text = plain(render_metrics(timeline, len(timeline.steps) - 1))
+    assert f"{stats.preempted_hits / stats.preempted_queries:.1%}" in text
+
+
+# -- hash chain --------------------------------------------------------------------------
+
+
+def chain_of(timeline: Timeline, step: int, a: str | None = None, b: str | None = None) -> Any:
+    return parse(render_chain(timeline, step, a, b)).find_all(data_testid="hash-chain")[0]
+
+
+def test_chain_shows_the_requests_hashes_and_marks_equal_ones() -> None:
+    timeline = timelines.timeline("prepend-token", "default")
+    last = len(timeline.steps) - 1
+    snapshot = timeline.steps[last].snapshot
+    ids = [r.request_id for r in snapshot.requests]
+    for a in ids:
+        for b in ids:
+            if a == b:
+                continue
+            chain = chain_of(timeline, last, a, b)
+            ra, rb = snapshot.request(a), snapshot.request(b)
+            assert chain.attrs["data-hashes"].split() == list(ra.block_hash_labels)
+            assert chain.attrs["data-other-hashes"].split() == list(rb.block_hash_labels)
+            rows = chain.with_attr("data-same")
+            assert [r.attrs["data-same"] == "true" for r in rows] == [
+                x == y for x, y in zip(ra.block_hash_labels, rb.block_hash_labels, strict=True)
+            ]
+    # One token in front: no block hash in common with the original prompt.
+    first, prepended = ids[0], ids[1]
+    rows = chain_of(timeline, last, prepended, first).with_attr("data-same")
+    assert rows and all(r.attrs["data-same"] == "false" for r in rows)
+
+
+def test_chain_shows_the_cache_salt_as_an_extra_key() -> None:
+    timeline = timelines.timeline("cache-salt", "default")
+    last = len(timeline.steps) - 1
+    snapshot = timeline.steps[last].snapshot
+    salted = next(r for r in snapshot.requests if r.cache_salt)
+    chain = chain_of(timeline, last, salted.request_id)
+    first = chain.with_attr("data-index")[0]
+    assert salted.chain[0].extra_keys and salted.chain[0].extra_keys in html.unescape(first.text)
+    same_salt = [
+        r for r in snapshot.requests if r.cache_salt == salted.cache_salt and r is not salted
+    ]
+    other_salt = [r for r in snapshot.requests if r.cache_salt != salted.cache_salt]
+    for other, equal in [(r, True) for r in same_salt] + [(r, False) for r in other_salt]:
+        rows = chain_of(timeline, last, salted.request_id, other.request_id).with_attr("data-same")
+        assert (rows[0].attrs["data-same"] == "true") is equal
+
+
+def test_long_chains_fold_their_middle() -> None:
+    timeline = timelines.timeline("exact-duplicate", "default")
+    last = len(timeline.steps) - 1
+    request = timeline.steps[last].snapshot.requests[-1]
+    chain = chain_of(timeline, last)
+    assert len(request.chain) > COLLAPSE_FROM
+    assert chain.attrs["data-blocks"] == str(len(request.chain))
+    assert len(chain.with_attr("data-index")) == len(request.chain)  # all there, the middle folded
+    (folded,) = [e for e in chain.iter() if e.tag == "details"]
+    assert len(folded.with_attr("data-index")) == len(request.chain) - 2 * EDGE
+
+
+def test_chain_view_follows_the_newest_request_until_the_learner_picks() -> None:
+    state = SimulatorState(scenario="prepend-token")
+    view = ChainView(state=state)
+    for _ in range(state.last_step):
+        state.step_forward()
+        newest, _ = default_pair(state.current.snapshot)
+        if newest is not None:
+            assert (
+                parse(view.html).find_all(data_testid="hash-chain")[0].attrs["data-request"]
+                == newest
+            )
+    ids = [r.request_id for r in state.current.snapshot.requests]
+    view._primary.value = ids[0]
+    view._other.value = ids[-1]
+    state.step_back()
+    chain = parse(view.html).find_all(data_testid="hash-chain")[0]
+    assert chain.attrs["data-request"] == ids[0]
+    view._other.value = ""  # "(none)"
+    assert parse(view.html).find_all(data_testid="hash-chain")[0].attrs["data-other"] == ""
+
+
+# -- prefill cost ------------------------------------------------------------------------
+
+
+def test_prefill_seed_example_gives_the_seed_figures() -> None:
+    """The seed's worked example is the spec: 36.60 vs 3.43 TFLOP, 10.7x, 90.6 %, 74.5 ms."""
+    inputs = parse_inputs(seed_texts())
+    assert not isinstance(inputs, list)
+    text = plain(render_prefill(inputs, ""))
+    for figure in ("36.60 TFLOP", "3.43 TFLOP", "10.7\N{MULTIPLICATION SIGN}", "90.6 %", "74.5 ms"):
+        assert figure in text, figure
+
+
+@pytest.mark.parametrize(
+    ("field", "text", "message"),
+    [
+        ("cached_tokens", "2200", "shorter than the prompt"),
+        ("cached_tokens", "3000", "shorter than the prompt"),
+        ("cached_tokens", "-1", "at least 0"),
+        ("prompt_tokens", "-5", "must be positive"),
+        ("num_layers", "abc", "must be a number"),
+        ("flops_per_second", "", "is empty"),
+        ("flops_per_second", "0", "must be positive"),
+        ("head_dim", "12.5", "whole number"),
+        ("num_parameters", "nan", "finite"),
+    ],
+)
+def test_prefill_bad_inputs_give_a_message(field: str, text: str, message: str) -> None:
+    result = parse_inputs({**seed_texts(), field: text})
+    assert isinstance(result, list) and any(message in m for m in result), result
+    root = parse(render_prefill(result, ""))
+    (panel,) = root.find_all(data_testid="prefill-cost")
+    assert panel.attrs["data-valid"] == "false" and message in html.unescape(panel.text)
+
+
+def test_prefill_view_follows_the_step_then_the_learner() -> None:
+    state = SimulatorState(scenario="exact-duplicate")
+    view = PrefillView(state=state)
+    state.step = state.last_step
+    request = step_request(state.current.snapshot)
+    assert request is not None and request.num_cached_tokens > 0
+    cost = prefill_cost(request.num_prompt_tokens, request.num_cached_tokens, SEED_FLOPS)
+    panel = parse(view.html).find_all(data_testid="prefill-cost")[0]
+    assert float(panel.attrs["data-speedup"]) == pytest.approx(cost.speedup, rel=1e-4)
+    view.inputs["cached_tokens"].value = "abc"  # typing stops following, shows the message
+    assert parse(view.html).find_all(data_testid="prefill-cost")[0].attrs["data-valid"] == "false"
+    state.step = 0
+    assert view.inputs["cached_tokens"].value == "abc"
+    view.seed.clicks += 1
+    panel = parse(view.html).find_all(data_testid="prefill-cost")[0]
+    assert float(panel.attrs["data-seconds-saved"]) == pytest.approx(0.0745, abs=5e-5)
+    state.step = state.last_step
+    view.from_step.clicks += 1
+    assert view.inputs["cached_tokens"].value == str(request.num_cached_tokens)
+
+
+# -- crash sites and the API layer --------------------------------------------------------
+
+
+def crash_step(name: str) -> int:
+    steps = timelines.timeline(name, "keep").steps
+    return next(i for i, s in enumerate(steps) if s.snapshot.engine_dead)
+
+
+@pytest.mark.parametrize("name", ["keep-offload-crash", "keep-aux-crash"])
+def test_a_dead_engine_core_is_unmistakable(name: str) -> None:
+    timeline = timelines.timeline(name, "keep")
+    dead = crash_step(name)
+    for step, current in enumerate(timeline.steps):
+        root = parse(render_narration(timeline, step))
+        banner = root.find_all(data_testid="engine-dead")
+        assert bool(banner) == current.snapshot.engine_dead == (step >= dead)
+    crash = parse(render_narration(timeline, dead))
+    assert timeline.steps[dead].result in html.unescape(crash.text)
+    assert any("error" in e.attrs.get("class", "").split() for e in crash.iter())
+
+
+def test_aux_output_generations_are_shown() -> None:
+    timeline = timelines.timeline("keep-aux-crash", "keep")
+    for step, current in enumerate(timeline.steps):
+        aux = current.snapshot.aux_output
+        assert aux is not None
+        (line,) = parse(render_narration(timeline, step)).find_all(data_testid="aux-output")
+        assert line.attrs["data-scheduler-generation"] == str(aux.scheduler_generation)
+        assert line.attrs["data-worker-generation"] == str(aux.worker_generation)
+        assert line.attrs["data-in-flight"] == str(aux.outputs_in_flight)
+    assert not parse(render_narration(reset("keep"), 1)).find_all(data_testid="aux-output")
+
+
+def test_offload_view_is_the_cpu_side_of_the_snapshot() -> None:
+    timeline = timelines.timeline("keep-offload-fixed", "keep")
+    assert render_offload(reset("keep"), 0) == ""
+    for step, current in enumerate(timeline.steps):
+        offload = current.snapshot.offload
+        assert offload is not None
+        root = parse(render_offload(timeline, step))
+        cells = root.with_attr("data-ref-cnt")
+        assert [
+            (c.attrs["data-testid"], c.attrs["data-ref-cnt"], c.attrs["data-state"]) for c in cells
+        ] == [(f"cpu-block-{b.block_id}", str(b.ref_cnt), b.state) for b in offload.cpu_blocks]
+        stores = root.find_all(data_testid="stores")[0].with_attr("data-store-event")
+        assert [int(s.attrs["data-store-event"]) for s in stores] == [
+            s.store_event for s in offload.stores_in_flight
+        ]
+        hashes = root.find_all(data_testid="cpu-hash-map")[0].with_attr("data-hash")
+        assert [h.attrs["data-hash"] for h in hashes] == [
+            e.hash_label for e in offload.cpu_hash_map
+        ]
+
+
+def test_crash_site_code_is_a_diff_against_the_fix() -> None:
+    timeline = timelines.timeline("keep-offload-crash", "keep")
+    dead = crash_step("keep-offload-crash")
+    parts = code_parts(timeline, dead)
+    root = parse(parts.html)
+    (panel,) = root.find_all(data_testid="code-panel")
+    assert panel.attrs["data-qualname"] == timeline.steps[dead].focus.qualname  # type: ignore[union-attr]
+    assert panel.attrs["data-diff"] == "true"
+    lines = [e for e in root.iter() if e.attrs.get("class", "").startswith("ln")]
+    # The assertion that failed is the traced code's, and the fix does not have it.
+    failed = next(e for e in lines if e.attrs.get("data-line") == str(parts.current))
+    assert "assert primary_hash is not None" in html.unescape(failed.text)
+    assert "del" in failed.attrs["class"].split()
+    added = [html.unescape(e.text) for e in lines if "add" in e.attrs["class"].split()]
+    assert any("if primary_hash is None:" in t for t in added)
+
+
+@pytest.mark.parametrize("name", ["api-layer", "keep-offload-crash", "keep-aux-crash"])
+def test_error_results_are_marked(name: str) -> None:
+    timeline = timelines.timeline(name, "keep")
+    for step, current in enumerate(timeline.steps):
+        if not current.result:
+            continue
+        failed = current.result.startswith(("HTTP 4", "HTTP 5")) or "Error" in current.result
+        root = parse(render_narration(timeline, step))
+        classes = {c for e in root.iter() for c in e.attrs.get("class", "").split()}
+        assert bool(classes & {"error", "warn"}) == failed, current.result
+
+
+# -- scenario picker ---------------------------------------------------------------------
+
+
+def test_scenario_picker_and_list_show_titles_and_summaries() -> None:
+    options = scenario_options()
+    assert list(options.values()) == timelines.names()
+    assert list(options) == [timelines.scenario(n).title for n in timelines.names()]
+    header = parse(HeaderView(state=SimulatorState(scenario="cache-salt")).html)
+    items = header.find_all(data_testid="scenario-list")[0].with_attr("data-scenario")
+    assert [i.attrs["data-scenario"] for i in items] == timelines.names()
+    for item in items:
+        scenario = timelines.scenario(item.attrs["data-scenario"])
+        text = " ".join(html.unescape(item.text).split())
+        assert scenario.title in text and " ".join(scenario.summary.split()) in text

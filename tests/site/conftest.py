@@ -234,6 +234,9 @@ def open_app(chromium: Any, site_url: str) -> Iterator[Callable[..., tuple[Any, 
             context.add_init_script(RECORDER_JS)
             page = context.new_page()
         else:
+            # Stylesheets fetched after the app turned interactive would be aborted by the
+            # reload and counted as this load's failures: let them finish first.
+            page.wait_for_load_state("networkidle", timeout=30_000)
             detach.pop(id(page))()  # the previous load's run stops recording here
         run = PageRun(origin=site_url)
         detach[id(page)] = record(page, run)
@@ -257,3 +260,49 @@ def write_artifact(label: str, name: str, data: Any) -> Path:
     path = ARTIFACTS / f"{label}-{name}.json"
     path.write_text(json.dumps(data, indent=2))
     return path
+
+
+@pytest.fixture(scope="session")
+def shared_context(chromium: Any) -> Iterator[Any]:
+    """One context for the behaviour tests: its HTTP cache makes later loads warm ones."""
+    context = chromium.new_context(viewport={"width": 1280, "height": 800})
+    context.set_default_timeout(30_000)
+    context.add_init_script(RECORDER_JS)
+    try:
+        yield context
+    finally:
+        context.close()
+
+
+def assert_clean(run: PageRun) -> None:
+    assert run.foreign == [], f"requests left the origin: {run.foreign}"
+    assert run.failed == [], f"failed requests: {run.failed}"
+    assert run.bad_status == [], f"HTTP errors: {run.bad_status}"
+    assert run.errors == [], f"console errors: {run.errors}"
+
+
+@pytest.fixture
+def site_page(shared_context: Any, site_url: str, request: pytest.FixtureRequest,
+              save_artifact: Callable[[str, Any], Path]) -> Iterator[Callable[..., Any]]:
+    """site_page(query="", viewport=None) -> (page, run): a new page in the shared context,
+    interactive. When the test ends, its status messages are saved and it must be clean."""
+    opened: list[tuple[str, Any, PageRun, Callable[[], None]]] = []
+
+    def _open(query: str = "", viewport: tuple[int, int] | None = None) -> tuple[Any, PageRun]:
+        page = shared_context.new_page()
+        if viewport:
+            page.set_viewport_size({"width": viewport[0], "height": viewport[1]})
+        run = PageRun(origin=site_url)
+        opened.append((query, page, run, record(page, run)))
+        page.goto(f"{site_url}/{query}", wait_until="commit", timeout=30_000)
+        wait_interactive(page, run)
+        return page, run
+
+    yield _open
+    for _, page, _, detach in opened:
+        detach()
+        page.close()
+    name = "".join(c if c.isalnum() or c in "-_" else "_" for c in request.node.name)
+    save_artifact(f"page-{name}", [{"query": q, **run.summary()} for q, _, run, _ in opened])
+    for _, _, run, _ in opened:
+        assert_clean(run)

@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from tests.site.conftest import assert_clean
+
 pytestmark = [pytest.mark.site, pytest.mark.browser]
 
 CLICK_TIMEOUT_MS = 20_000
@@ -20,13 +22,6 @@ PAGE_TEXT_JS = """() => {
     : skip.has(n.nodeName) ? '' : walk(n.shadowRoot || n)).join(' ');
   return walk(document.body).replace(/\\s+/g, ' ');
 }"""
-
-
-def assert_clean(run: Any) -> None:
-    assert run.foreign == [], f"requests left the origin: {run.foreign}"
-    assert run.failed == [], f"failed requests: {run.failed}"
-    assert run.bad_status == [], f"HTTP errors: {run.bad_status}"
-    assert run.errors == [], f"console errors: {run.errors}"
 
 
 def click_reaches_python(page: Any) -> float:

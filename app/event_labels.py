@@ -1,0 +1,55 @@
+"""Short labels for the hashes that KV events carry.
+
+A KV event carries the low 64 bits of a digest (vLLM's ``ExternalBlockHash``),
+not the digest the pool shows. The engine's own converter maps every digest the
+pool held at this step or the one before to its event form, so an event can be
+labelled as the pool labels the block.
+"""
+
+from __future__ import annotations
+
+from engine.kv_cache_utils import BlockHash, maybe_convert_block_hash
+from engine.snapshot import HASH_LABEL_LENGTH, BlockView, Snapshot
+from engine.timeline import Timeline
+
+
+def _blocks(snapshot: Snapshot) -> tuple[BlockView, ...]:
+    cpu = snapshot.offload.cpu_blocks if snapshot.offload else ()
+    return snapshot.blocks + cpu
+
+
+def external_key(value: object) -> int | None:
+    """An event's hash as an int: JSON-safe snapshots write big ones as hex text."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        try:
+            return int(value, 16)
+        except ValueError:
+            return None
+    return None
+
+
+def event_hash_labels(timeline: Timeline, step: int) -> dict[int, str]:
+    """Event hash (as an int) -> the pool's label for that digest."""
+    snapshots = [timeline.steps[step].snapshot]
+    if step > 0:  # a BlockRemoved names a hash the block had before this step
+        snapshots.append(timeline.steps[step - 1].snapshot)
+    labels: dict[int, str] = {}
+    for snapshot in snapshots:
+        for block in _blocks(snapshot):
+            if block.block_hash and block.hash_label:
+                external = maybe_convert_block_hash(BlockHash(bytes.fromhex(block.block_hash)))
+                assert isinstance(external, int)
+                labels.setdefault(external, block.hash_label)
+    return labels
+
+
+def event_label(value: object, labels: dict[int, str]) -> str:
+    key = external_key(value)
+    if key is not None and key in labels:
+        return labels[key]
+    # Not held by any block any more: show the event's own digits, marked.
+    return f"~{str(value)[:HASH_LABEL_LENGTH]}"

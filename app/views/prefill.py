@@ -1,0 +1,190 @@
+"""What a hit saves: prefill FLOPs and time with and without the cached prefix.
+
+The arithmetic is the engine's (engine.prefill_cost); this view parses the
+fields, follows the current step's request until the learner types, and shows
+the result or an inline message.
+"""
+
+from __future__ import annotations
+
+import panel as pn
+import param
+
+from app.errors import logged
+from app.prefill_inputs import FIELDS, PrefillInputs, model_texts, parse_inputs, seed_texts
+from app.state import SimulatorState
+from app.theme import CSS
+from app.views.base import esc
+from app.views.html_pane import StepHTML
+from engine.prefill_cost import prefill_cost
+from engine.snapshot import RequestView, Snapshot
+
+
+def step_request(snapshot: Snapshot) -> RequestView | None:
+    """The most recently admitted request (its prefix-cache hit is known)."""
+    admitted = [r for r in snapshot.requests if r.num_cached_tokens >= 0]
+    return admitted[-1] if admitted else None
+
+
+def format_flops(flops: float) -> str:
+    if flops >= 1e12:
+        return f"{flops / 1e12:,.2f} TFLOP"
+    return f"{flops / 1e9:,.2f} GFLOP"
+
+
+def format_seconds(seconds: float) -> str:
+    if seconds >= 1:
+        return f"{seconds:,.2f} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.1f} ms"
+    return f"{seconds * 1e6:.1f} µs"
+
+
+def render_prefill(inputs: PrefillInputs | list[str], source: str) -> str:
+    head = (
+        '<section class="box prefill" aria-label="prefill cost">'
+        '<h3 class="panel-title">Prefill cost of this prompt</h3>'
+        f'<div class="note src">{source}</div>'
+    )
+    if isinstance(inputs, list):
+        items = "".join(f"<li>{esc(e)}</li>" for e in inputs)
+        return (
+            head + '<div data-testid="prefill-cost" data-valid="false" class="bad" role="alert">'
+            f"<b>Cannot compute:</b><ul>{items}</ul></div></section>"
+        )
+    cost = prefill_cost(
+        inputs.prompt_tokens, inputs.cached_tokens, inputs.flops_per_second, inputs.model
+    )
+    rows = (
+        (
+            "without cache",
+            format_flops(cost.flops_without_cache),
+            format_seconds(cost.seconds_without_cache),
+        ),
+        (
+            f"with {cost.cached_tokens:,} cached",
+            format_flops(cost.flops_with_cache),
+            format_seconds(cost.seconds_with_cache),
+        ),
+    )
+    table = "".join(
+        f"<tr><td>{a}</td><td class=num>{b}</td><td class=num>{c}</td></tr>" for a, b, c in rows
+    )
+    return (
+        head + f'<div data-testid="prefill-cost" data-valid="true" '
+        f'data-flops-without="{cost.flops_without_cache:.6e}" '
+        f'data-flops-with="{cost.flops_with_cache:.6e}" data-speedup="{cost.speedup:.4f}" '
+        f'data-redundant="{cost.redundant_fraction:.6f}" '
+        f'data-seconds-saved="{cost.seconds_saved:.6e}">'
+        f'<table class="compact"><thead><tr><th>{cost.prompt_tokens:,} prompt tokens</th>'
+        "<th class=num>FLOPs</th><th class=num>time</th></tr></thead>"
+        f"<tbody>{table}</tbody></table>"
+        '<dl class="metrics big">'
+        '<div class="metric"><dt>speedup</dt>'
+        f'<dd data-k="speedup">{cost.speedup:.1f}&times;</dd></div>'
+        f'<div class="metric"><dt>redundant</dt><dd data-k="redundant">'
+        f"{cost.redundant_fraction * 100:.1f} %</dd></div>"
+        f'<div class="metric"><dt>time saved</dt><dd data-k="saved">'
+        f"{format_seconds(cost.seconds_saved)}</dd></div></dl>"
+        "</div>"
+        '<div class="note">Per token at position s: 2P + 4·L·h·d_h·s FLOPs; a cached prefix '
+        "skips its positions. Time = FLOPs / achieved FLOP/s.</div></section>"
+    )
+
+
+class PrefillView(pn.viewable.Viewer):
+    state = param.ClassSelector(class_=SimulatorState)
+
+    def __init__(self, **params: object) -> None:
+        super().__init__(**params)
+        self.inputs = {
+            name: pn.widgets.TextInput(label=label, width=150, margin=(0, 6, 4, 0))
+            for name, label in FIELDS.items()
+        }
+        self.from_step = pn.widgets.Button(label="This step's request", margin=(4, 6, 4, 0))
+        self.seed = pn.widgets.Button(label="Seed example (2,200 / 2,000)", margin=(4, 6, 4, 0))
+        self._pane = StepHTML("", sizing_mode="stretch_width", stylesheets=[CSS], margin=0)
+        self._follow = True  # fill from the step's request until the learner types
+        self._source = ""
+        self._updating = False
+        fields = pn.FlexBox(*self.inputs.values(), flex_wrap="wrap", margin=0)
+        buttons = pn.Row(self.from_step, self.seed, margin=0)
+        self._layout = pn.Column(self._pane, fields, buttons, sizing_mode="stretch_width", margin=0)
+        for widget in self.inputs.values():
+            widget.param.watch(self._on_edit, "value")
+        self.from_step.on_click(self._on_from_step)
+        self.seed.on_click(self._on_seed)
+        self.state.param.watch(self._on_step, ["timeline", "step"])
+        self._fill(model_texts())
+        self._on_step()
+
+    def _fill(self, texts: dict[str, str]) -> None:
+        self._updating = True
+        try:
+            for name, text in texts.items():
+                self.inputs[name].value = text
+        finally:
+            self._updating = False
+
+    def _from_step(self) -> None:
+        request = step_request(self.state.current.snapshot)
+        if request is None:
+            self._fill(seed_texts())
+            self._source = "No request admitted yet: the seed's example."
+            return
+        self._fill(
+            {
+                "prompt_tokens": str(request.num_prompt_tokens),
+                "cached_tokens": str(request.num_cached_tokens),
+                "flops_per_second": self.inputs["flops_per_second"].value
+                or seed_texts()["flops_per_second"],
+            }
+        )
+        self._source = (
+            f"From request <b>{esc(request.request_id)}</b>, the latest admitted: "
+            f"{request.num_prompt_tokens} prompt tokens, num_cached_tokens "
+            f"{request.num_cached_tokens}."
+        )
+
+    def _render(self) -> None:
+        texts = {name: w.value or "" for name, w in self.inputs.items()}
+        html = render_prefill(parse_inputs(texts), self._source)
+        if html != self._pane.object:
+            self._pane.object = html
+
+    @logged
+    def _on_step(self, *_: object) -> None:
+        if self._follow:
+            self._from_step()
+            self._render()
+
+    @logged
+    def _on_edit(self, *_: object) -> None:
+        if self._updating:
+            return
+        self._follow = False
+        self._source = "Your inputs (<i>This step's request</i> follows the steps again)."
+        self._render()
+
+    @logged
+    def _on_from_step(self, *_: object) -> None:
+        self._follow = True
+        self._from_step()
+        self._render()
+
+    @logged
+    def _on_seed(self, *_: object) -> None:
+        self._follow = False
+        self._fill(seed_texts())
+        self._source = (
+            "The seed's example: Llama-3-8B, a 2,200-token prompt whose first 2,000 tokens "
+            "are cached, on an H100 at 45 % MFU (445 TFLOP/s)."
+        )
+        self._render()
+
+    @property
+    def html(self) -> str:
+        return str(self._pane.object)
+
+    def __panel__(self) -> pn.viewable.Viewable:
+        return self._layout

@@ -1,0 +1,278 @@
+"""Load and click figures of the static site, next to a stock one-button Panel app.
+
+    python benchmarks/bench_site.py [--rounds 3] [--clicks 40] [--site LABEL=DIR ...]
+
+Builds (with build.py) the stock app and, unless given, the real site; serves each on
+127.0.0.1; and per round, for each site in turn (interleaved, so a busy machine slows
+all of them alike), loads it in headless Chromium on a fresh profile (cold), then again
+on the same profile (warm), then times "Step forward" from the click to the moment every
+view shows the next step. Prints a Markdown table of medians (p50/p95 for clicks).
+The stock app is the yardstick: quote ratios to it, the machine may be shared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import build  # noqa: E402  (repo root script)
+from tests.site.conftest import (  # noqa: E402
+    CHROMIUM,
+    CHROMIUM_FLAGS,
+    RECORDER_JS,
+    PageRun,
+    record,
+    wait_interactive,
+)
+
+STOCK_APP = '''import panel as pn
+
+pn.extension()
+clicks = {"n": 0}
+button = pn.widgets.Button(name="Click me", button_type="primary")
+out = pn.pane.HTML("<span id='pcl-out' data-step='0'>n=0</span>")
+
+
+def on_click(_event: object) -> None:
+    clicks["n"] += 1
+    out.object = f"<span id='pcl-out' data-step='{clicks['n']}'>n={clicks['n']}</span>"
+
+
+button.on_click(on_click)
+pn.Column(button, out).servable()
+'''
+
+# Runs in the page: click the named button (the first button if none has the name),
+# resolve as soon as the marker ([data-step] counter) and every view carry the next
+# step. Mutation observers on every shadow root see the change when it lands.
+CLICK_JS = """
+async ([name, timeoutMs]) => {
+  const deepAll = (root, selector, out = []) => {
+    out.push(...root.querySelectorAll(selector))
+    for (const el of root.querySelectorAll('*')) {
+      if (el.shadowRoot) { deepAll(el.shadowRoot, selector, out) }
+    }
+    return out
+  }
+  const marker = () => deepAll(document, '[data-testid="step-counter"], #pcl-out')[0]
+  const buttons = deepAll(document, 'button')
+  const button = buttons.find((b) => b.textContent.trim() === name) || buttons[0]
+  const next = String(Number(marker().dataset.step) + 1)
+  const done = () => marker().dataset.step === next &&
+    deepAll(document, 'section[data-step]').every((s) => s.dataset.step === next)
+  const roots = [document, ...deepAll(document, '*').filter((e) => e.shadowRoot)
+    .map((e) => e.shadowRoot)]
+  const observers = []
+  const landed = new Promise((resolve) => {
+    for (const root of roots) {
+      const obs = new MutationObserver(() => { if (done()) resolve() })
+      obs.observe(root, {subtree: true, childList: true, attributes: true,
+                         characterData: true})
+      observers.push(obs)
+    }
+  })
+  const timeout = new Promise((_, reject) =>
+    setTimeout(() => reject(new Error('no update')), timeoutMs))
+  const start = performance.now()
+  button.click()
+  try {
+    await Promise.race([landed, timeout])
+    return performance.now() - start
+  } finally {
+    observers.forEach((o) => o.disconnect())
+  }
+}
+"""
+FCP_JS = """() => {
+  const fcp = performance.getEntriesByName('first-contentful-paint')[0]
+  return fcp ? fcp.startTime : null
+}"""
+CLICK_TIMEOUT_MS = 20_000
+STEP_BUTTON = "Step forward"
+
+
+@dataclass
+class Load:
+    fcp_ms: float
+    interactive_ms: float
+    bytes: int
+    requests: int
+    status: list[dict[str, Any]]
+
+
+@dataclass
+class Figures:
+    label: str
+    site: Path
+    cold: list[Load] = field(default_factory=list)
+    warm: list[Load] = field(default_factory=list)
+    clicks: list[float] = field(default_factory=list)
+
+
+@contextmanager
+def served(site: Path) -> Iterator[str]:
+    server = build.make_server(site, 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def load(pw: Any, profile: Path, url: str) -> tuple[Any, Any, Load]:
+    """Open url in a persistent context on profile; return (context, page, figures)."""
+    context = pw.chromium.launch_persistent_context(
+        str(profile), executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS, headless=True,
+        viewport={"width": 1280, "height": 800})
+    context.add_init_script(RECORDER_JS)
+    page = context.pages[0] if context.pages else context.new_page()
+    run = PageRun(origin=url)
+    detach = record(page, run)
+    page.goto(url + "/", wait_until="commit", timeout=60_000)
+    wait_interactive(page, run)
+    page.wait_for_timeout(300)  # late requests (icons, fonts) still count as the load's
+    detach()
+    if run.foreign or run.errors or run.bad_status:
+        raise SystemExit(f"{url}: foreign {run.foreign} errors {run.errors} {run.bad_status}")
+    figures = Load(float(page.evaluate(FCP_JS) or 0), float(run.interactive_ms or 0),
+                   run.bytes, len(run.requests), run.status)
+    return context, page, figures
+
+
+def clicks(page: Any, count: int) -> list[float]:
+    samples: list[float] = []
+    while len(samples) < count:
+        forward = page.get_by_role("button", name=STEP_BUTTON)
+        if forward.count() and forward.first.is_disabled():
+            page.get_by_role("button", name="Restart").click()  # not timed
+            page.wait_for_timeout(200)
+            continue
+        samples.append(float(page.evaluate(CLICK_JS, [STEP_BUTTON, CLICK_TIMEOUT_MS])))
+    return samples
+
+
+def one_round(pw: Any, figures: Figures, url: str, n_clicks: int) -> None:
+    with tempfile.TemporaryDirectory(prefix="pcl-bench-profile-") as tmp:
+        profile = Path(tmp)
+        context, _, cold = load(pw, profile, url)
+        context.close()
+        context, page, warm = load(pw, profile, url)
+        try:
+            figures.clicks += clicks(page, n_clicks)
+        finally:
+            context.close()
+    figures.cold.append(cold)
+    figures.warm.append(warm)
+
+
+def disk_mb(site: Path) -> tuple[float, float]:
+    """(MB on disk without, with the precompressed copies)."""
+    files = [p for p in site.rglob("*") if p.is_file()]
+    plain = sum(p.stat().st_size for p in files if p.suffix not in (".gz", ".br"))
+    return plain / 1e6, sum(p.stat().st_size for p in files) / 1e6
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+def med(loads: list[Load], key: str) -> float:
+    return float(statistics.median(getattr(x, key) for x in loads))
+
+
+def table(results: list[Figures]) -> str:
+    head = "| | " + " | ".join(f.label for f in results) + " |"
+    rows = [head, "|---" * (len(results) + 1) + "|"]
+
+    def row(name: str, cell: Any) -> None:
+        rows.append(f"| {name} | " + " | ".join(cell(f) for f in results) + " |")
+
+    row("first contentful paint, cold (s)", lambda f: f"{med(f.cold, 'fcp_ms') / 1e3:.2f}")
+    row("interactive, cold (s)", lambda f: f"{med(f.cold, 'interactive_ms') / 1e3:.2f}")
+    row("interactive, warm (s)", lambda f: f"{med(f.warm, 'interactive_ms') / 1e3:.2f}")
+    stock = med(results[0].cold, "interactive_ms")
+    row("interactive, cold / stock's", lambda f: f"{med(f.cold, 'interactive_ms') / stock:.2f}")
+    row("click to DOM p50 / p95 (ms)",
+        lambda f: f"{percentile(f.clicks, 0.5):.0f} / {percentile(f.clicks, 0.95):.0f}")
+    row("transferred cold (MB)", lambda f: f"{med(f.cold, 'bytes') / 1e6:.1f}")
+    row("transferred warm (MB)", lambda f: f"{med(f.warm, 'bytes') / 1e6:.1f}")
+    row("requests cold", lambda f: f"{med(f.cold, 'requests'):.0f}")
+    row("site/ on disk (MB, + precompressed)",
+        lambda f: "{:.1f} ({:.1f})".format(*disk_mb(f.site)))
+    return "\n".join(rows)
+
+
+def build_site(app: Path, out: Path, project: bool) -> None:
+    cmd = [sys.executable, str(ROOT / "build.py"), "build", "--app", str(app), "--out", str(out)]
+    env = dict(os.environ)
+    if not project:
+        cmd.append("--no-project")
+        # The yardstick is a plain converted app: none of build.py's load-time measures.
+        env["PCL_BUILD_SKIP"] = "pyc,gzip,lean,early"
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=env)
+    if proc.returncode:
+        raise SystemExit(f"build failed:\n{proc.stdout}\n{proc.stderr}")
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--clicks", type=int, default=40, help="timed clicks per round")
+    parser.add_argument("--site", action="append", default=[], metavar="LABEL=DIR",
+                        help="a built site to measure (default: build the real one)")
+    parser.add_argument("--stock", type=Path, help="a stock app's site built before")
+    parser.add_argument("--json", type=Path, help="also write every sample here")
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = parse_args()
+    from playwright.sync_api import sync_playwright
+
+    with tempfile.TemporaryDirectory(prefix="pcl-bench-") as tmp:
+        work = Path(tmp)
+        (work / "stock").mkdir()
+        (work / "stock" / "main.py").write_text(STOCK_APP)
+        targets = [("stock app", args.stock or work / "stock-site")]
+        if not args.stock:
+            build_site(work / "stock" / "main.py", work / "stock-site", project=False)
+        for spec in args.site:
+            label, _, path = spec.partition("=")
+            targets.append((label, Path(path)))
+        if not args.site:
+            build_site(ROOT / build.APP_SCRIPT, work / "site", project=True)
+            targets.append(("Prefix Cache Lab", work / "site"))
+        results = [Figures(label, site) for label, site in targets]
+        with sync_playwright() as pw:
+            for n in range(args.rounds):
+                for figures in results:
+                    with served(figures.site) as url:
+                        one_round(pw, figures, url, args.clicks)
+                print(f"round {n + 1}/{args.rounds} done (load {os.getloadavg()[0]:.1f})",
+                      file=sys.stderr, flush=True)
+        print(table(results))
+        if args.json:
+            args.json.write_text(json.dumps([
+                {"label": f.label, "cold": [vars(x) for x in f.cold],
+                 "warm": [vars(x) for x in f.warm], "clicks": f.clicks} for f in results],
+                indent=1))
+
+
+if __name__ == "__main__":
+    main()

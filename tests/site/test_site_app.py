@@ -1,0 +1,181 @@
+"""The simulator itself on the offline static site, checked against the engine in CPython.
+
+Every page is opened in one shared browser context (its HTTP cache makes each load
+after the first a warm one) and must make no request outside 127.0.0.1 and log no
+console error; each load's status messages go to test-artifacts/. The page checks are
+the panel-serve tests' own (tests/app/test_browser_serve.py), so both ways of running
+the app are held to the same assertions.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from functools import cache
+from typing import Any
+
+import pytest
+
+from engine.scenario import load_scenario, scenario_names
+from engine.timeline import Timeline, build_timeline
+from tests.app.test_browser_serve import check_step, expected, read_page, wait_for_step
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+expect = playwright_api.expect
+
+pytestmark = [pytest.mark.site, pytest.mark.browser]
+
+FLAGSHIP = "reset"
+MODES = load_scenario(FLAGSHIP).modes
+# A Pyodide step is a round trip through the worker: give it more than the 5 s default
+# (the machine may be shared), but never an unbounded wait.
+EXPECT_TIMEOUT_MS = 15_000
+WORKER_TIMEOUT_MS = 60_000
+
+# Runs in the Pyodide worker: the engine (from the project wheel the page installed)
+# builds the timelines again and returns their digests. Bounded by its own timeout.
+DIGESTS_IN_WORKER = """async ([names, timeoutMs]) => {
+  const code = `
+import json
+from engine.scenario import load_scenario
+from engine.timeline import build_timeline
+json.dumps({f"{n}/{m}": build_timeline(load_scenario(n), m).digest()
+            for n in ${JSON.stringify(names)} for m in load_scenario(n).modes})
+`;
+  const timeout = new Promise((_, reject) =>
+    setTimeout(() => reject(new Error(`no digest after ${timeoutMs} ms`)), timeoutMs));
+  return await Promise.race([self.pyodide.runPythonAsync(code), timeout]);
+}"""
+
+
+@cache
+def timeline(name: str, mode: str) -> Timeline:
+    return build_timeline(load_scenario(name), mode)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def patient_expect() -> Iterator[None]:
+    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
+    yield
+    expect.set_options(timeout=5_000)  # Playwright's default, for the other modules
+
+
+def last_step(tl: Timeline) -> int:
+    return len(tl.steps) - 1
+
+
+def step_forward_to_end(page: Any, tl: Timeline, check_each: bool) -> None:
+    """Click "Step forward" once per step, waiting for each step to render."""
+    forward = page.get_by_role("button", name="Step forward")
+    for step in range(1, len(tl.steps)):
+        forward.click()
+        if check_each:
+            check_step(page, tl, step)
+        else:
+            wait_for_step(page, tl, step)
+    expect(forward).to_be_disabled()
+
+
+def step_back_and_scrub(page: Any, tl: Timeline) -> None:
+    page.get_by_role("button", name="Step back").click()
+    check_step(page, tl, last_step(tl) - 1)
+    page.get_by_role("button", name="Restart").click()
+    check_step(page, tl, 0)
+    expect(page.get_by_role("button", name="Step back")).to_be_disabled()
+    # Click along the slider's track; whatever step it lands on must match the engine.
+    box = page.locator(".noUi-target").first.bounding_box()
+    assert box is not None, "no step slider"
+    page.mouse.click(box["x"] + box["width"] * 0.75, box["y"] + box["height"] / 2)
+    counter = page.get_by_test_id("step-counter")
+    expect(counter).not_to_have_text(f"Step 0 / {last_step(tl)}")
+    step = int(counter.get_attribute("data-step") or -1)
+    assert 0 < step < len(tl.steps), step
+    check_step(page, tl, step)
+
+
+def keyboard(page: Any, tl: Timeline) -> None:
+    page.get_by_test_id("narration").click()  # focus the page, not a control
+    page.keyboard.press("Home")
+    check_step(page, tl, 0)
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    check_step(page, tl, 2)
+    page.keyboard.press("ArrowLeft")
+    check_step(page, tl, 1)
+    page.keyboard.press("Home")
+    check_step(page, tl, 0)
+    page.keyboard.press(" ")
+    expect(page.get_by_role("button", name="Pause")).to_be_visible()
+    page.keyboard.press(" ")
+    expect(page.get_by_role("button", name="Play")).to_be_visible()
+
+
+def browser_digests(page: Any, names: list[str]) -> dict[str, str]:
+    worker = next((w for w in page.workers if w.url.endswith(".js")), None)
+    assert worker is not None, f"no Pyodide worker among {page.workers}"
+    return dict(json.loads(worker.evaluate(DIGESTS_IN_WORKER, [names, WORKER_TIMEOUT_MS])))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_every_step_of_the_flagship_matches_the_engine(site_page: Any, mode: str) -> None:
+    tl = timeline(FLAGSHIP, mode)
+    page, _ = site_page(f"?scenario={FLAGSHIP}&mode={mode}")
+    expect(page.get_by_role("radio", name=mode)).to_be_checked()
+    check_step(page, tl, 0)
+    step_forward_to_end(page, tl, check_each=True)
+    # One page per mode: the other interactions ride on it instead of reloading Pyodide.
+    if mode == "preempt":
+        step_back_and_scrub(page, tl)
+    if mode == "keep":
+        keyboard(page, tl)
+
+
+def test_timelines_computed_in_the_browser_equal_cpython(site_page: Any) -> None:
+    page, _ = site_page()
+    names = list(scenario_names())
+    cpython = {f"{n}/{m}": timeline(n, m).digest() for n in names for m in load_scenario(n).modes}
+    assert browser_digests(page, names) == cpython
+
+
+@pytest.mark.parametrize(
+    ("query", "scenario", "mode", "step"),
+    [
+        ("?mode=keep&step=5", FLAGSHIP, "keep", 5),
+        ("?scenario=exact-duplicate", "exact-duplicate", None, 0),
+    ],
+)
+def test_deep_link_opens_that_state(
+    site_page: Any, query: str, scenario: str, mode: str | None, step: int
+) -> None:
+    tl = timeline(scenario, mode or load_scenario(scenario).modes[0])
+    page, _ = site_page(query)
+    check_step(page, tl, step)
+    expect(page.get_by_test_id("notice")).to_have_count(0)
+
+
+def test_invalid_deep_link_shows_a_notice(site_page: Any) -> None:
+    page, _ = site_page("?scenario=nope&step=abc")
+    notice = page.get_by_test_id("notice")
+    expect(notice).to_be_visible()
+    expect(notice).to_contain_text("Ignored scenario=")
+    check_step(page, timeline(FLAGSHIP, MODES[0]), 0)
+
+
+def test_embed_mode(site_page: Any) -> None:
+    page, _ = site_page("?embed=1&mode=keep&step=1", viewport=(800, 700))
+    check_step(page, timeline(FLAGSHIP, "keep"), 1)
+    expect(page.get_by_test_id("app-header")).to_have_count(0)
+    expect(page.get_by_test_id("embed-title")).to_be_visible()
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 800
+
+
+@pytest.mark.parametrize("name", list(scenario_names()))
+def test_every_scenario_steps_to_its_end(site_page: Any, name: str) -> None:
+    tl = timeline(name, load_scenario(name).modes[0])
+    page, _ = site_page(f"?scenario={name}")
+    wait_for_step(page, tl, 0)
+    step_forward_to_end(page, tl, check_each=False)
+    shown, want = read_page(page), expected(tl, last_step(tl))
+    assert {k: shown[k] for k in ("blocks", "queue", "map")} == {
+        k: want[k] for k in ("blocks", "queue", "map")
+    }
