@@ -18,7 +18,7 @@ import pytest
 
 from engine.scenario import load_scenario, scenario_names
 from engine.timeline import Timeline, build_timeline
-from tests.app.test_browser_serve import check_step, expected, read_page, wait_for_step
+from tests.app.page_checks import check_step, exercise_keyboard, expected, read_page, wait_for_step
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 expect = playwright_api.expect
@@ -93,23 +93,6 @@ def step_back_and_scrub(page: Any, tl: Timeline) -> None:
     check_step(page, tl, step)
 
 
-def keyboard(page: Any, tl: Timeline) -> None:
-    page.get_by_test_id("narration").click()  # focus the page, not a control
-    page.keyboard.press("Home")
-    check_step(page, tl, 0)
-    page.keyboard.press("ArrowRight")
-    page.keyboard.press("ArrowRight")
-    check_step(page, tl, 2)
-    page.keyboard.press("ArrowLeft")
-    check_step(page, tl, 1)
-    page.keyboard.press("Home")
-    check_step(page, tl, 0)
-    page.keyboard.press(" ")
-    expect(page.get_by_role("button", name="Pause")).to_be_visible()
-    page.keyboard.press(" ")
-    expect(page.get_by_role("button", name="Play")).to_be_visible()
-
-
 def browser_digests(page: Any, names: list[str]) -> dict[str, str]:
     worker = next((w for w in page.workers if w.url.endswith(".js")), None)
     assert worker is not None, f"no Pyodide worker among {page.workers}"
@@ -127,7 +110,7 @@ def test_every_step_of_the_flagship_matches_the_engine(site_page: Any, mode: str
     if mode == "preempt":
         step_back_and_scrub(page, tl)
     if mode == "keep":
-        keyboard(page, tl)
+        exercise_keyboard(page, tl)
 
 
 def test_timelines_computed_in_the_browser_equal_cpython(site_page: Any) -> None:
