@@ -675,6 +675,20 @@ import pyodide.ffi
 if not hasattr(pyodide.ffi, "jsnull"):
     pyodide.ffi.jsnull = object()
 
+try:
+    import nh3  # noqa: F401
+except ImportError:
+    # ReactiveHTML components (pn.FlexBox among them) sanitize their string params
+    # with nh3, a Rust extension with no Pyodide 0.27 build here: escape instead
+    # (stricter, and identical for the plain text they carry).
+    import html
+    import sys
+    import types
+
+    _nh3 = types.ModuleType("nh3")
+    _nh3.clean = lambda text, **_kw: html.escape(text, quote=False)
+    sys.modules["nh3"] = _nh3
+
 import panel.io.pyodide as _pn_pyodide
 from js import name as _page_location
 from panel.io.state import state
