@@ -9,9 +9,16 @@ are pinned by version and sha256 and cached (PCL_CACHE_DIR, default
 ~/.cache/prefix-cache-lab/), so a rebuild works offline.
 
 Load-time measures, always on (benchmarks/bench_site.py measures them; the variable
-PCL_BUILD_SKIP=pyc,gzip,lean,early turns them off, for that comparison only):
+PCL_BUILD_SKIP=pyc,sourceless,numpy,direct,gzip,lean,early turns them off, for that
+comparison only):
   pyc   the pure wheels and the standard library carry .pyc files compiled by CPython
         3.12 (Pyodide 0.27's Python), so the worker does not compile what it imports;
+  sourceless  a module shipped as .pyc ships without its .py (the project's own code
+        keeps its source: the code panel shows it);
+  numpy numpy without the extension modules nothing imports (random, fft, lapack_lite,
+        test modules): Pyodide compiles every .so of a package when it loads it;
+  direct the worker installs the wheels with pyodide.loadPackage from the lock, the
+        project's wheel included: no micropip, no resource archive;
   gzip  every compressible file has a .gz twin that `serve` sends when the browser
         accepts gzip (any static host can do the same);
   lean  packages the app never imports (narwhals, the Markdown family) are not installed;
@@ -362,9 +369,28 @@ def keep_in_pygments(path: str) -> bool:
     return True
 
 
+# Parts of numpy neither Bokeh nor Panel imports (numpy 2 loads these lazily). Pyodide
+# compiles every extension module of a package at load: these are 2.9 MB of wasm.
+NUMPY_DROPPED = ("numpy/random/", "numpy/fft/", "numpy/f2py/", "numpy/_pyinstaller/",
+                 "numpy/linalg/lapack_lite.", "numpy/_core/_operand_flag_tests.",
+                 "numpy/_core/_rational_tests.", "numpy/_core/_struct_ufunc_tests.",
+                 "numpy/_core/_umath_tests.", "numpy/_core/_simd.")
+
+
+def keep_in_numpy(path: str) -> bool:
+    return not (path.startswith(NUMPY_DROPPED) or path.endswith(".pyi"))
+
+
 SLIMMERS: dict[str, Callable[[str], bool]] = {
     "bokeh": keep_in_bokeh, "panel": keep_in_panel, "pygments": keep_in_pygments,
+    "numpy": keep_in_numpy,
 }
+
+
+def slimmer(name: str) -> Callable[[str], bool] | None:
+    if name == "numpy" and "numpy" in skipped_levers():
+        return None
+    return SLIMMERS.get(name)
 
 
 def slim_wheel(source: Path, target: Path, keep: Callable[[str], bool]) -> None:
@@ -452,14 +478,20 @@ def pycache_path(rel: str) -> str:
     return f"{folder}/__pycache__/{name[:-3]}.{PYC_TAG}.pyc".lstrip("/")
 
 
-def rewrite_zip(path: Path, extra: dict[str, bytes], compression: int) -> None:
-    """Add files to a zip (a wheel's RECORD lists them too), with fixed timestamps."""
+def rewrite_zip(path: Path, extra: dict[str, bytes], compression: int,
+                dropped: frozenset[str] = frozenset()) -> None:
+    """Add files to a zip and drop others (a wheel's RECORD follows), fixed timestamps."""
     tmp = path.with_suffix(".tmp")
     with zipfile.ZipFile(path) as src, zipfile.ZipFile(tmp, "w", compression) as dst:
         for info in src.infolist():
+            if info.filename in dropped:
+                continue
             data = src.read(info)
             if info.filename.endswith(".dist-info/RECORD"):
-                data += "".join(f"{arc},{record_hash(d)}\n" for arc, d in extra.items()).encode()
+                kept = [ln for ln in data.decode().splitlines()
+                        if ln.split(",")[0] not in dropped]
+                kept += [f"{arc},{record_hash(d)}" for arc, d in extra.items()]
+                data = ("\n".join(kept) + "\n").encode()
             dst.writestr(info, data, compress_type=info.compress_type)
         for arc, data in extra.items():
             info = zipfile.ZipInfo(arc, date_time=(1980, 1, 1, 0, 0, 0))
@@ -497,24 +529,30 @@ def imported_sources(app: Path, project: Path | None) -> frozenset[str] | None:
 
 
 def precompile(path: Path, cache: Path | None, stdlib: bool = False,
-               only: frozenset[str] | None = None) -> None:
-    """Add a .pyc for the modules of a zip (all, or those in `only`), in place: a wheel's
-    go to __pycache__/, the standard library's beside the .py (zipimport looks there).
+               only: frozenset[str] | None = None, keep_sources: bool = False) -> None:
+    """Add a .pyc for the modules of a zip (all, or those in `only`), in place.
+
+    Sourceless (the default unless the lever is off): the .pyc replaces its .py,
+    beside it, where both importlib and zipimport load it without a source.
+    Otherwise a wheel's .pyc goes to __pycache__/ and the stdlib's beside the .py.
     The result is cached by the input and the selection, as bokeh and panel take seconds."""
     if python312() is None:
         return
+    sourceless = not keep_sources and "sourceless" not in skipped_levers()
     with zipfile.ZipFile(path) as zf:
         sources = {n: zf.read(n) for n in zf.namelist() if n.endswith(".py")
                    and ".dist-info/" not in n and (only is None or n in only)}
     selection = hashlib.sha256("\n".join(sorted(sources)).encode()).hexdigest()[:8]
-    key = f"{sha256_of(path)[:16]}-{selection}-{path.name}"
+    key = f"{sha256_of(path)[:16]}-{selection}-{'nopy-' if sourceless else ''}{path.name}"
     saved = cache / "compiled" / key if cache else None
     if saved is not None and zipfile.is_zipfile(saved):
         shutil.copyfile(saved, path)
         return
     pycs = compile_sources(sources, STDLIB_MOUNT if stdlib else SITE_PACKAGES)
-    rewrite_zip(path, {f"{rel}c" if stdlib else pycache_path(rel): data
-                       for rel, data in pycs.items()}, zipfile.ZIP_DEFLATED)
+    beside = stdlib or sourceless
+    rewrite_zip(path, {f"{rel}c" if beside else pycache_path(rel): data
+                       for rel, data in pycs.items()}, zipfile.ZIP_DEFLATED,
+                dropped=frozenset(pycs) if sourceless else frozenset())
     if saved is not None:
         saved.parent.mkdir(exist_ok=True)
         shutil.copyfile(path, saved)
@@ -709,6 +747,44 @@ def _init_doc_with_location():
 
 
 _pn_pyodide.init_doc = _init_doc_with_location
+
+
+def _link_docs_worker_batched(doc, dispatch_fn, msg_id=None, setter=None):
+    # Panel posts one message per model change; one click changes a dozen models, and
+    # each message is serialised, posted and applied on its own (about 100 ms a step).
+    # Queue the changes of one Python task and post them as one patch when it ends.
+    import asyncio
+    import functools
+
+    import js
+    from bokeh.events import DocumentReady
+
+    pending = []
+
+    def flush():
+        events = pending[:]
+        pending.clear()
+        if not events:
+            return
+        patch, buffer_map = _pn_pyodide._process_document_events(doc, events)
+        patch = pyodide.ffi.to_js(patch, dict_converter=_pn_pyodide._dict_converter)
+        buffers = js.Map.new(js.Object.entries(pyodide.ffi.to_js(buffer_map)))
+        dispatch_fn(patch, buffers, msg_id)
+
+    def on_change(event):
+        if setter is not None and getattr(event, "setter", None) == setter:
+            return  # the browser's own change, coming back
+        if not pending:
+            asyncio.get_event_loop().call_soon(flush)
+        pending.append(event)
+
+    doc.on_change(on_change)
+    doc.unhold()
+    doc.on_event("document_ready", functools.partial(state._schedule_on_load, doc))
+    doc.callbacks.trigger_event(DocumentReady())
+
+
+_pn_pyodide._link_docs_worker = _link_docs_worker_batched
 """
 
 STAGES = {
@@ -742,7 +818,56 @@ def hoist_future_imports(js: str) -> str:
     return js[:head] + "".join(dict.fromkeys(futures)) + js[head:]
 
 
-def patch_worker(js: str) -> str:
+# What `panel convert` has micropip install for any app (http_patch adds pyodide-http).
+CONVERT_INSTALLS = ("bokeh", "panel", "pyodide-http")
+
+
+def install_names(reqs: list[str]) -> list[str]:
+    """Lock names to load: convert's own and the app's requirements (the project too)."""
+    from packaging.requirements import Requirement
+
+    names = [*CONVERT_INSTALLS, *(canonical(Requirement(r).name) for r in reqs)]
+    return list(dict.fromkeys(names))
+
+
+def add_project_to_lock(pyodide_dir: Path, packages: LockPackages, wheel: Path,
+                        install: list[str]) -> None:
+    """The project's wheel joins the lock, depending on what the app needs."""
+    entry = lock_entry(wheel)
+    entry["depends"] = [n for n in install if n != canonical(str(entry["name"]))]
+    packages[canonical(str(entry["name"]))] = entry
+    check_lock_closed(packages)
+    lock = json.loads((pyodide_dir / "pyodide-lock.json").read_text())
+    write_lock(pyodide_dir, lock["info"], packages)
+
+
+# The converted worker fetches and unpacks a resource archive (the project's wheel) and
+# has micropip resolve and install the requirements: micropip's import and its resolver
+# cost about a second in the worker. Every package is in the lock, so loadPackage alone
+# installs them (in parallel, sha256-checked against the lock).
+INSTALL_BLOCK = re.compile(
+    r"(?:  const data_archives = .*?\n  }\n)?  await self\.pyodide\.loadPackage\(\"micropip\"\);"
+    r".*?await micropip\.install\(\[[^\]]*\]\);\n\s*`\);\n", re.S)
+DIRECT_INSTALL_JS = """  self.postMessage({type: 'status', msg: __STATUS__})
+  try {
+    const failed = []
+    await self.pyodide.loadPackage(__PACKAGES__, {
+      messageCallback: () => {},
+      errorCallback: (msg) => { failed.push(msg) },
+    });
+    if (failed.length) { throw new Error(failed.join('; ')) }
+"""
+
+
+def direct_install(js: str, install: list[str]) -> str:
+    if len(INSTALL_BLOCK.findall(js)) != 1:
+        raise AssetError("unexpected worker JS: cannot find the micropip install block")
+    block = DIRECT_INSTALL_JS.replace("__STATUS__", json.dumps(STAGES["Installing environment"]))
+    block = block.replace("__PACKAGES__", json.dumps(install))
+    return INSTALL_BLOCK.sub(lambda _m: block, js)
+
+
+def patch_worker(js: str, install: list[str] | None = None) -> str:
     js = hoist_future_imports(js)
     js = re.sub(r'importScripts\("[^"]*"\)', 'importScripts("./pyodide/pyodide.js")', js, count=1)
     js = replace_once(
@@ -755,6 +880,8 @@ def patch_worker(js: str) -> str:
             raise AssetError(f"unexpected worker JS: status {old!r} found {count} times")
     # A failed install must be visible in the console, not only in the status line.
     js = replace_once(js, "console.log(e)", "console.error(e)", "worker JS")
+    if install is not None:
+        js = direct_install(js, install)
     # After the "app" status: the shim imports Panel, which is most of the app's start.
     anchor = f"msg: {json.dumps(STAGES['Executing code'])}}})"
     shim = json.dumps(WORKER_SHIM)
@@ -883,16 +1010,18 @@ def build_packages(cache: Path, pyodide_dir: Path) -> tuple[LockPackages, dict[s
         raise AssetError(f"corrupt asset pyodide@{PYODIDE_VERSION}: lock says {info}")
     packages = take_official_wheels(pyodide_dist_wheel(cache), official, pyodide_dir)
     for key, entry in packages.items():
-        if key in SLIMMERS:  # checked against the official lock on the way in
+        keep = slimmer(key)
+        if keep is not None:  # checked against the official lock on the way in
             wheel = pyodide_dir / str(entry["file_name"])
-            slim_wheel(wheel, wheel.with_suffix(".slim"), SLIMMERS[key])
+            slim_wheel(wheel, wheel.with_suffix(".slim"), keep)
             wheel.with_suffix(".slim").replace(wheel)
             entry["sha256"] = sha256_of(wheel)
     raw = pure_wheels(cache)
     for name, path in raw.items():
         target = pyodide_dir / path.name
-        if name in SLIMMERS:
-            slim_wheel(path, target, SLIMMERS[name])
+        keep = slimmer(name)
+        if keep is not None:
+            slim_wheel(path, target, keep)
         else:
             shutil.copyfile(path, target)
         packages[name] = lock_entry(target)
@@ -946,21 +1075,32 @@ def build(app: Path, project: Path | None, out: Path) -> None:
 
 def assemble(app: Path, project: Path | None, cache: Path, stage: Path) -> None:
     packages, raw = build_packages(cache, stage / "pyodide")
+    direct = "direct" not in skipped_levers()
+    shipped: Path | None = None
     with tempfile.TemporaryDirectory(prefix="pcl-wheel-") as tmp:
         wheel, meta = project_wheel(project, Path(tmp)) if project else (None, None)
         if wheel is not None:
-            precompile(wheel, None)  # changes with every edit: not worth caching
+            # Changes with every edit (not worth caching); keeps its sources: the code
+            # panel shows the engine's own source.
+            precompile(wheel, None, keep_sources=True)
+            if direct:
+                shipped = Path(shutil.copyfile(wheel, stage / "pyodide" / wheel.name))
         reqs = app_requirements(meta, wheel, packages)
         names = ", ".join(r.split(" @ ")[0] for r in reqs) or "none"
         log(f"converting {app} (requirements: {names})")
         convert(app, stage, reqs, project)
     precompile_site(stage / "pyodide", packages, cache, imported_sources(app, project))
+    install = install_names(reqs) if direct else None
+    if shipped is not None and install is not None:
+        add_project_to_lock(stage / "pyodide", packages, shipped, install)
     converted = stage / f"{app.stem}.html"
     html = patch_html(converted.read_text(), app.stem)
     converted.unlink()
     (stage / INDEX_HTML).write_text(html)
     worker = stage / f"{app.stem}.js"
-    worker.write_text(patch_worker(worker.read_text()))
+    worker.write_text(patch_worker(worker.read_text(), install))
+    if install is not None:
+        (stage / f"{app.stem}.resources.zip").unlink(missing_ok=True)  # in the lock now
     copy_bokeh_js(raw["bokeh"], html, stage)
     copy_panel_dist(raw["panel"], html, stage)
     check_no_remote(stage)

@@ -13,7 +13,6 @@ import param
 
 from app.address_bar import AddressBar
 from app.keyboard import Keyboard
-from app.player import Player
 from app.state import SimulatorState
 from app.url import LinkState, link_query
 from app.views.chain import ChainView
@@ -61,7 +60,6 @@ class App(pn.viewable.Viewer):
         self.prefill = PrefillView(state=state)
         self.keyboard = Keyboard()
         self.address_bar = AddressBar(width=0, height=0, margin=0)
-        self.player = Player(state=state)
         self.header = EmbedHeaderView(state=state) if self.embed else HeaderView(state=state)
         self.notice = notice_pane(link.notices)
         self._layout = self._build()

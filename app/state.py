@@ -1,7 +1,8 @@
-"""The learner's position in a timeline: scenario, mode, step, play state.
+"""The learner's position in a timeline: scenario, mode, step.
 
-Pure param: no widgets, no I/O beyond asking the engine for a timeline, so every
-rule here is testable without a browser.
+Pure param: no widgets, no I/O beyond asking the engine for a timeline. The
+step is moved by the step controls in the browser (views/player_bar.py, where
+the rules of stepping and playing live) or by a deep link.
 """
 
 from __future__ import annotations
@@ -12,16 +13,11 @@ from app import timelines
 from engine.scenario import MODES
 from engine.timeline import Step, Timeline
 
-# Steps per second offered by the speed control.
-SPEEDS = (0.5, 1.0, 2.0, 4.0)
-
 
 class SimulatorState(param.Parameterized):
     scenario = param.Selector(objects=timelines.names(), default=timelines.default_scenario())
     mode = param.Selector(objects=list(MODES), default=MODES[0])
     step = param.Integer(default=0, bounds=(0, None))
-    playing = param.Boolean(default=False)
-    speed = param.Selector(objects=list(SPEEDS), default=1.0, doc="Steps per second")
     timeline = param.ClassSelector(class_=Timeline, allow_None=True, doc="Built by the engine")
 
     def __init__(self, **params: object) -> None:
@@ -54,26 +50,6 @@ class SimulatorState(param.Parameterized):
         self.param.update(scenario=scenario, mode=mode)  # one batch: one rebuild
         self.step = max(0, min(step, self.last_step))
 
-    def step_forward(self) -> None:
-        if self.step < self.last_step:
-            self.step += 1
-        if self.step >= self.last_step:
-            self.playing = False  # Play stops by itself at the end
-
-    def step_back(self) -> None:
-        self.param.update(step=max(0, self.step - 1), playing=False)
-
-    def restart(self) -> None:
-        self.param.update(step=0, playing=False)
-
-    def toggle_play(self) -> None:
-        if self.playing:
-            self.playing = False
-        elif self.step >= self.last_step:
-            self.param.update(step=0, playing=True)  # Play at the end replays
-        else:
-            self.playing = True
-
     # -- keeping the timeline in line with scenario and mode -----------------
     @param.depends("scenario", "mode", watch=True)
     def _rebuild(self) -> None:
@@ -86,4 +62,4 @@ class SimulatorState(param.Parameterized):
             return
         self.param.step.bounds = (0, len(built.steps) - 1)
         # One batch, so views render once for the new timeline at step 0.
-        self.param.update(timeline=built, step=0, playing=False)
+        self.param.update(timeline=built, step=0)

@@ -157,6 +157,28 @@ table.compact td.num { text-align: right; font-variant-numeric: tabular-nums; }
   font-size: 12.5px;
   margin-bottom: 6px; }
 .code-head .where { color: var(--muted); }
+.player { display: flex; flex-wrap: wrap; align-items: center; gap: 4px 12px; }
+.player .buttons { display: flex; flex-wrap: wrap; align-items: center; gap: 6px; }
+.player .btn { font: inherit; font-size: 13.5px; height: 34px; padding: 0 12px; border-radius: 6px;
+  border: 1px solid var(--line); background: var(--paper); color: var(--ink); cursor: pointer; }
+.player .btn:hover:not(:disabled) { border-color: #9aa5b1; }
+.player .btn:focus-visible, .player select:focus-visible, .player input:focus-visible {
+  outline: 2px solid var(--held-line); outline-offset: 1px; }
+.player .btn:disabled { opacity: .45; cursor: default; }
+.player .btn.primary { background: #2f5fd0; border-color: #2f5fd0; color: #fff; }
+.player .btn.play { background: #1f8a4c; border-color: #1f8a4c; color: #fff; min-width: 78px; }
+.player .btn.pause { background: #e8a317; border-color: #e8a317; color: #1f2933; min-width: 78px; }
+.player .speed { display: flex; align-items: center; gap: 6px; font-size: 12px;
+  color: var(--muted); }
+.player .speed select { font: inherit; font-size: 13px; height: 34px; border-radius: 6px;
+  border: 1px solid var(--line); background: var(--paper); color: var(--ink); padding: 0 6px; }
+.player .track { display: flex; align-items: center; gap: 10px; flex: 1 1 260px; min-width: 220px; }
+.player .track input[type=range] { flex: 1 1 auto; min-width: 120px; accent-color: #2f5fd0; }
+.player .counter { white-space: nowrap; }
+label.picker { display: flex; flex-direction: column; gap: 3px; margin: 0 0 6px 0;
+  font-size: 12px; color: var(--muted); }
+label.picker select { font: inherit; font-size: 13px; color: var(--ink); background: var(--paper);
+  border: 1px solid var(--line); border-radius: 4px; padding: 5px 6px; max-width: 100%; }
 .code-head > span { min-width: 0; overflow-wrap: anywhere; }
 .code-scroll { position: relative; max-height: 520px; overflow: auto; background: var(--code-bg);
   border: 1px solid var(--line);

@@ -1,8 +1,7 @@
-"""A view = one HTML pane, built once, whose `.object` is replaced when the step changes.
+"""A view = a pure `render(timeline, step)`, shown through a StepDeck.
 
-Only the narration and the code panel carry the step number (`data-step`): a
-view whose HTML is the same as at the last step sends nothing, and every view
-that did change arrives in the same patch as the narration (one `hold`).
+Every step's HTML is rendered when the timeline opens and sent once; the step
+controls then move every deck in the browser (see step_deck.py).
 """
 
 from __future__ import annotations
@@ -15,12 +14,17 @@ import param
 from app.errors import logged
 from app.state import SimulatorState
 from app.theme import CSS
-from app.views.html_pane import StepHTML
+from app.views.step_deck import Deck, StepDeck, timeline_key
 from engine.timeline import Timeline
 
 
 def esc(value: object) -> str:
     return html.escape(str(value), quote=True)
+
+
+def render_deck(render: object, timeline: Timeline) -> Deck:
+    assert callable(render)
+    return Deck.of([render(timeline, step) for step in range(len(timeline.steps))])
 
 
 class StepView(pn.viewable.Viewer):
@@ -33,15 +37,14 @@ class StepView(pn.viewable.Viewer):
 
     def __init__(self, **params: object) -> None:
         super().__init__(**params)
-        self._pane = StepHTML(
-            "",
+        self._deck = StepDeck(
             sizing_mode="stretch_width",
             stylesheets=[self.stylesheet],
             css_classes=[self.css_class] if self.css_class else [],
             margin=0,
         )
-        self._last: str | None = None
-        self.state.param.watch(self._refresh, ["timeline", "step"])
+        self._timeline: Timeline | None = None
+        self.state.param.watch(self._refresh, ["timeline"])
         self._refresh()
 
     @staticmethod
@@ -50,21 +53,24 @@ class StepView(pn.viewable.Viewer):
 
     @logged
     def _refresh(self, *_: object) -> None:
-        assert self.state.timeline is not None
-        html = self.render(self.state.timeline, self.state.step)
-        # An unchanged pane sends nothing to the browser: no re-render, no re-layout.
-        if html == self._last:
+        timeline = self.state.timeline
+        assert timeline is not None
+        if timeline is self._timeline:
             return
-        self._last = html
-        self._pane.object = html
-        visible = bool(html)  # an empty render hides the view (e.g. no CPU offload)
-        if self._pane.visible != visible:
-            self._pane.visible = visible
+        self._timeline = timeline
+        deck = render_deck(self.render, timeline)
+        # A view with nothing to show for the whole timeline leaves the layout.
+        self._deck.visible = any(deck.pages)
+        self._deck.show(deck, timeline_key(timeline), self.state.step)
 
     @property
     def html(self) -> str:
-        """What the browser is showing (for tests)."""
-        return str(self._pane.object)
+        """What the browser shows at the current step (for tests)."""
+        return self._deck.page(self.state.step)
+
+    @property
+    def visible(self) -> bool:
+        return bool(self._deck.visible)
 
     def __panel__(self) -> pn.viewable.Viewable:
-        return self._pane
+        return self._deck

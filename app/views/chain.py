@@ -15,7 +15,7 @@ from app.errors import logged
 from app.state import SimulatorState
 from app.theme import CSS
 from app.views.base import esc
-from app.views.html_pane import StepHTML
+from app.views.step_deck import Deck, StepDeck, timeline_key
 from engine.snapshot import ChainLink, RequestView, Snapshot
 from engine.timeline import Timeline
 
@@ -157,7 +157,12 @@ def render_chain(
 
 
 class ChainView(pn.viewable.Viewer):
-    """Two pickers (the request, and one to compare with) over the chain pane."""
+    """Two pickers (the request, and one to compare with) over the chain's StepDeck.
+
+    The deck holds the chain of every step for the learner's picks (or, where a
+    pick is absent at a step, the newest requests), so stepping never waits for
+    Python; a pick re-renders the deck.
+    """
 
     state = param.ClassSelector(class_=SimulatorState)
 
@@ -166,20 +171,22 @@ class ChainView(pn.viewable.Viewer):
         select = {"width": 130, "margin": (0, 8, 6, 0)}
         self._primary = pn.widgets.Select(label="Request", **select)
         self._other = pn.widgets.Select(label="Compare with", **select)
-        self._pane = StepHTML("", sizing_mode="stretch_width", stylesheets=[CSS], margin=0)
+        self._deck = StepDeck(sizing_mode="stretch_width", stylesheets=[CSS], margin=0)
         self._pickers = pn.Row(self._primary, self._other, margin=0)
-        self._layout = pn.Column(self._pickers, self._pane, sizing_mode="stretch_width", margin=0)
+        self._layout = pn.Column(self._pickers, self._deck, sizing_mode="stretch_width", margin=0)
         # The learner's picks; None follows the newest requests.
         self._picked: tuple[str | None, str | None] = (None, None)
         self._ids: tuple[str, ...] | None = None
+        self._timeline: Timeline | None = None
         self._updating = False
         self.state.param.watch(self._on_step, ["timeline", "step"])
         self._primary.param.watch(self._on_pick, "value")
         self._other.param.watch(self._on_pick, "value")
         self._on_step()
 
-    def _pair(self) -> tuple[str | None, str | None]:
-        snapshot = self.state.current.snapshot
+    def _pair(self, step: int) -> tuple[str | None, str | None]:
+        assert self.state.timeline is not None
+        snapshot = self.state.timeline.steps[step].snapshot
         ids = {r.request_id for r in snapshot.requests}
         auto_a, auto_b = default_pair(snapshot)
         a = self._picked[0] if self._picked[0] in ids else auto_a
@@ -189,11 +196,21 @@ class ChainView(pn.viewable.Viewer):
             b = auto_b if auto_b != a else None
         return a, b
 
+    def _render_deck(self) -> None:
+        timeline = self.state.timeline
+        assert timeline is not None
+        pages = [render_chain(timeline, s, *self._pair(s)) for s in range(len(timeline.steps))]
+        self._deck.show(Deck.of(pages), timeline_key(timeline), self.state.step)
+
     @logged
     def _on_step(self, *_: object) -> None:
+        if self.state.timeline is not self._timeline:
+            self._timeline = self.state.timeline
+            self._picked = (None, None)  # picks name requests of the old timeline
+            self._render_deck()
         snapshot = self.state.current.snapshot
         ids = tuple(r.request_id for r in snapshot.requests)
-        a, b = self._pair()
+        a, b = self._pair(self.state.step)
         self._updating = True  # the pickers' own events must not render again
         try:
             if ids != self._ids:  # options only change when a request arrives
@@ -207,7 +224,6 @@ class ChainView(pn.viewable.Viewer):
                 self._other.value = b or NONE
         finally:
             self._updating = False
-        self._render(a, b)
 
     @logged
     def _on_pick(self, *_: object) -> None:
@@ -215,17 +231,12 @@ class ChainView(pn.viewable.Viewer):
             return
         # "(none)" is a pick too: NONE, unlike None, does not follow the newest.
         self._picked = (self._primary.value, self._other.value or NONE)
-        self._on_step()  # shows the pair, and puts the pickers back on it if it was refused
-
-    def _render(self, a: str | None, b: str | None) -> None:
-        assert self.state.timeline is not None
-        html = render_chain(self.state.timeline, self.state.step, a, b)
-        if html != self._pane.object:
-            self._pane.object = html
+        self._render_deck()
+        self._on_step()  # puts the pickers back on the pair if it was refused
 
     @property
     def html(self) -> str:
-        return str(self._pane.object)
+        return self._deck.page(self.state.step)
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self._layout

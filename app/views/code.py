@@ -19,6 +19,7 @@ from app.state import SimulatorState
 from app.theme import CSS
 from app.views.base import esc
 from app.views.code_panel import SLOT, CodePanel
+from app.views.step_deck import timeline_key
 from engine.timeline import Timeline
 from engine.trace import FunctionTrace
 
@@ -120,72 +121,106 @@ def code_parts(timeline: Timeline, step: int, index: int | None = None) -> CodeP
     return CodeParts(frame, body, tuple(sorted(trace.lines)), trace.last_line)
 
 
+@dataclass(frozen=True)
+class CodePlan:
+    """The code panel of every step (each step's focus function), deduplicated."""
+
+    frames: tuple[str, ...]
+    bodies: tuple[str, ...]
+    # per step: frame, body, lines that ran, last line, function labels, focus index
+    plan: tuple[tuple[int, int, tuple[int, ...], int, tuple[str, ...], int], ...]
+
+    @classmethod
+    def of(cls, timeline: Timeline) -> CodePlan:
+        frames: dict[str, int] = {}
+        bodies: dict[str, int] = {}
+        plan = []
+        for step in range(len(timeline.steps)):
+            parts = code_parts(timeline, step)
+            frame = frames.setdefault(parts.frame, len(frames))
+            body = bodies.setdefault(parts.body, len(bodies))
+            labels = tuple(function_options(timeline, step))
+            focus = focus_index(timeline, step)
+            plan.append(
+                (frame, body, parts.ran, parts.current, labels, -1 if focus is None else focus)
+            )
+        return cls(tuple(frames), tuple(bodies), tuple(plan))
+
+    def as_lists(self) -> list[list[object]]:
+        return [
+            [f, b, list(ran), cur, list(labels), focus]
+            for f, b, ran, cur, labels, focus in self.plan
+        ]
+
+
 class CodeView(pn.viewable.Viewer):
-    """A picker of the functions that ran (the step's focus first chosen) and their code."""
+    """The code that ran at this step: the step's focus function, or the one picked."""
 
     state = param.ClassSelector(class_=SimulatorState)
 
     def __init__(self, **params: object) -> None:
         super().__init__(**params)
-        self._picker = pn.widgets.Select(
-            label="Functions that ran at this step (in the order entered)",
-            sizing_mode="stretch_width",
-            margin=(0, 0, 6, 0),
-        )
         self._panel = CodePanel(sizing_mode="stretch_width", stylesheets=[CODE_CSS], margin=0)
-        self._parts: CodeParts | None = None
-        self._layout = pn.Column(self._picker, self._panel, sizing_mode="stretch_width", margin=0)
-        self._updating = False
-        self.state.param.watch(self._on_step, ["timeline", "step"])
-        self._picker.param.watch(self._on_pick, "value")
-        self._on_step()
+        self._timeline: Timeline | None = None
+        self.state.param.watch(self._on_timeline, ["timeline"])
+        self._panel.param.watch(self._on_pick, "pick")
+        self._on_timeline()
 
     @logged
-    def _on_step(self, *_: object) -> None:
-        timeline, step = self.state.timeline, self.state.step
+    def _on_timeline(self, *_: object) -> None:
+        timeline = self.state.timeline
         assert timeline is not None
-        options = function_options(timeline, step)
-        index = focus_index(timeline, step)
-        self._updating = True  # the picker's own event must not render a second time
-        try:
-            if options != self._picker.options:
-                self._picker.options = options
-            self._picker.param.update(value=index, visible=bool(options))
-        finally:
-            self._updating = False
-        self._show(code_parts(timeline, step, index))
+        if timeline is self._timeline:
+            return  # a step: the browser has every step's code already
+        self._timeline = timeline
+        plan = CodePlan.of(timeline)
+        self._panel.param.update(
+            frames=list(plan.frames),
+            bodies=list(plan.bodies),
+            plan=plan.as_lists(),
+            key=timeline_key(timeline),
+            step=self.state.step,
+            picked={},
+        )
 
     @logged
-    def _on_pick(self, event: param.parameterized.Event) -> None:
-        if self._updating or event.new is None:
+    def _on_pick(self, *_: object) -> None:
+        """The learner picked a function other than the step's focus: send its code."""
+        timeline = self.state.timeline
+        assert timeline is not None
+        try:
+            step, index = (int(v) for v in self._panel.pick)
+            trace_count = len(timeline.steps[step].code)
+        except (TypeError, ValueError, IndexError):
+            return  # a stale or malformed pick: nothing to show
+        if not 0 <= index < trace_count:
             return
-        assert self.state.timeline is not None
-        self._show(code_parts(self.state.timeline, self.state.step, event.new))
+        parts = code_parts(timeline, step, index)
+        self._panel.picked = {
+            "step": step,
+            "index": index,
+            "frame": parts.frame,
+            "body": parts.body,
+            "ran": list(parts.ran),
+            "current": parts.current,
+        }
 
-    def _show(self, parts: CodeParts) -> None:
-        """Send only what changed: the lines only when another function is shown."""
-        self._parts = parts
-        self._panel.param.update(
-            {
-                name: value
-                for name, value in (
-                    ("frame", parts.frame),
-                    ("body", parts.body),
-                    ("ran", list(parts.ran)),
-                    ("current", parts.current),
-                )
-                if getattr(self._panel, name) != value
-            }
-        )
+    def pick(self, index: int) -> None:
+        """Pick a function of the current step, as the browser's picker does."""
+        self._panel.pick = [self.state.step, index]
 
     @property
     def parts(self) -> CodeParts:
-        assert self._parts is not None
-        return self._parts
+        """What the browser shows at the current step (for tests)."""
+        timeline, step = self.state.timeline, self.state.step
+        assert timeline is not None
+        picked = self._panel.picked
+        index = picked.get("index") if picked.get("step") == step else None
+        return code_parts(timeline, step, index)
 
     @property
     def html(self) -> str:
         return self.parts.html
 
     def __panel__(self) -> pn.viewable.Viewable:
-        return self._layout
+        return self._panel

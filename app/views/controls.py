@@ -1,7 +1,8 @@
-"""The learner's controls: mode, step buttons, Play/Pause, speed, scrubber, counter.
+"""The learner's controls: scenario, mode, and the step controls (views/player_bar.py).
 
-Widgets are built once; state changes update their values, and widget events
-call SimulatorState's actions inside one `hold`, so the browser gets one patch.
+Scenario and mode are Panel widgets (a new timeline is built in Python); the
+steps are moved in the browser by the PlayerBar, whose `step` comes back here
+into the state, and the state's jumps (deep links, a new timeline) go to it.
 """
 
 from __future__ import annotations
@@ -13,23 +14,15 @@ import param
 
 from app import timelines
 from app.errors import logged
-from app.state import SPEEDS, SimulatorState
+from app.state import SimulatorState
 from app.theme import CSS
-from app.views.html_pane import StepHTML
-
-SPEED_LABELS = {f"{s:g} step{'s' if s != 1 else ''}/s": s for s in SPEEDS}
+from app.views.player_bar import PlayerBar
+from app.views.step_deck import timeline_key
 
 
 def scenario_options() -> dict[str, str]:
     """Title -> name, in the list's order: the learner picks by what a scenario shows."""
     return {timelines.scenario(n).title: n for n in timelines.names()}
-
-
-def counter_html(step: int, last: int) -> str:
-    return (
-        f'<div class="counter" data-testid="step-counter" data-step="{step}" '
-        f'aria-live="polite">Step {step} / {last}</div>'
-    )
 
 
 def action(fn: Callable[[], None]) -> Callable[[object], None]:
@@ -68,72 +61,24 @@ class Controls(pn.viewable.Viewer):
             stylesheets=[CSS],
             margin=(10, 0, 0, 10),
         )
-        button = {"margin": (4, 3), "height": 34}
-        self.restart = pn.widgets.Button(label="Restart", **button)
-        self.back = pn.widgets.Button(label="Step back", **button)
-        self.forward = pn.widgets.Button(label="Step forward", color="primary", **button)
-        self.play = pn.widgets.Button(label="Play", color="success", width=78, **button)
-        self.speed = pn.widgets.Select(
-            label="Speed",
-            options=SPEED_LABELS,
-            value=state.speed,
-            width=110,
-            margin=(4, 6),
-            height=34,
+        self.player = PlayerBar(
+            sizing_mode="stretch_width", min_width=280, stylesheets=[CSS], margin=(2, 4)
         )
-        self.slider = pn.widgets.IntSlider(
-            label="Step",
-            start=0,
-            end=state.last_step,
-            value=state.step,
-            sizing_mode="stretch_width",
-            min_width=160,
-            margin=(2, 12, 6, 12),
-        )
-        self.counter = StepHTML(
-            counter_html(state.step, state.last_step),
-            stylesheets=[CSS],
-            margin=(12, 8, 0, 4),
-        )
+        self._timeline: object = None  # the timeline the player was last given
 
         self.scenario.param.watch(
             action(lambda: setattr(state, "scenario", self.scenario.value)), "value"
         )
         self.mode.param.watch(action(lambda: setattr(state, "mode", self.mode.value)), "value")
-        self.restart.on_click(action(state.restart))
-        self.back.on_click(action(state.step_back))
-        self.forward.on_click(action(state.step_forward))
-        self.play.on_click(action(state.toggle_play))
-        self.speed.param.watch(action(lambda: setattr(state, "speed", self.speed.value)), "value")
-        self.slider.param.watch(action(self._scrub), "value")
-        state.param.watch(self._sync, ["timeline", "step", "playing", "speed", "scenario", "mode"])
+        self.player.param.watch(self._from_player, "step")
+        state.param.watch(self._sync, ["timeline", "step", "scenario", "mode"])
         self._sync()
 
         modes_row = pn.Row(self._mode_label, self.mode, visible=len(state.modes) > 1, margin=0)
         self._modes_row = modes_row
-        self._layout = pn.FlexBox(
-            self.scenario,
-            modes_row,
-            pn.FlexBox(
-                self.restart,
-                self.back,
-                self.forward,
-                self.play,
-                self.speed,
-                margin=0,
-                flex_wrap="wrap",
-                align_items="center",
-            ),
-            pn.Row(
-                self.slider,
-                self.counter,
-                sizing_mode="stretch_width",
-                min_width=240,
-                margin=0,
-                styles={"flex": "1 1 300px"},
-            ),
-            align_items="center",
-            flex_wrap="wrap",
+        self._layout = pn.Column(
+            pn.FlexBox(self.scenario, modes_row, align_items="center", flex_wrap="wrap", margin=0),
+            self.player,
             sizing_mode="stretch_width",
             styles={
                 "background": "#f5f7fa",
@@ -144,28 +89,30 @@ class Controls(pn.viewable.Viewer):
             margin=(6, 0),
         )
 
-    def _scrub(self) -> None:
-        if self.slider.value != self.state.step:
-            self.state.param.update(step=self.slider.value, playing=False)
+    @logged
+    def _from_player(self, *_: object) -> None:
+        """The browser moved the step: the state follows (its bounds hold it in range)."""
+        last = self.state.last_step
+        step = max(0, min(self.player.step, last))
+        if step != self.state.step:
+            self.state.step = step
 
     @logged
     def _sync(self, *_: object) -> None:
         """Show the state in the widgets (their events then find nothing to change)."""
         state = self.state
-        last = state.last_step
         self.scenario.value = state.scenario
         self.mode.param.update(options=list(state.modes), value=state.mode)
         if hasattr(self, "_modes_row"):
             self._modes_row.visible = len(state.modes) > 1
-        self.slider.param.update(end=max(last, 1), value=state.step, disabled=last == 0)
-        self.counter.object = counter_html(state.step, last)
-        self.back.disabled = state.step == 0
-        self.forward.disabled = state.step >= last
-        self.play.param.update(
-            label="Pause" if state.playing else "Play",
-            color="warning" if state.playing else "success",
-        )
-        self.speed.value = state.speed
+        assert state.timeline is not None
+        if state.timeline is not self._timeline:
+            self._timeline = state.timeline
+            self.player.param.update(
+                key=timeline_key(state.timeline), last=state.last_step, step=state.step
+            )
+        elif self.player.step != state.step:
+            self.player.step = state.step  # a jump from Python (the browser moves itself)
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self._layout

@@ -26,7 +26,7 @@ def scenario_list(current: str) -> str:
         here = ' aria-current="page" class="here"' if name == current else ""
         items.append(
             f'<li data-scenario="{esc(name)}"{here}><a href="?scenario={esc(name)}">'
-            f"{esc(scenario.title)}</a> <span class=\"mono muted\">{esc(name)}</span>"
+            f'{esc(scenario.title)}</a> <span class="mono muted">{esc(name)}</span>'
             f"<br><span class=muted>{esc(' '.join(scenario.summary.split()))}</span></li>"
         )
     return (

@@ -108,6 +108,30 @@ def test_every_step_of_every_mode_matches_the_engine(
     page.screenshot(path=str(ARTIFACTS / f"reset-{mode}-last-step.png"), full_page=True)
 
 
+def test_function_picker_shows_another_function_until_the_next_step(
+    watched: Watched, server: str
+) -> None:
+    timeline = timelines.timeline("reset", "preempt")
+    page = open_app(watched, server, "?scenario=reset&mode=preempt&step=1")
+    wait_for_step(page, timeline, 1)
+    picker = page.get_by_label("Functions that ran at this step (in the order entered)")
+    step = timeline.steps[1]
+    assert step.focus is not None
+    expect(picker.locator("option")).to_have_count(len(step.code))
+    panel = page.get_by_test_id("code-panel")
+    expect(panel).to_have_attribute("data-qualname", step.focus.qualname)
+    other = next(i for i, trace in enumerate(step.code) if trace != step.focus)
+    picker.select_option(str(other))
+    expect(panel).to_have_attribute("data-qualname", step.code[other].qualname)
+    ran = sorted(step.code[other].lines)
+    expect(panel.locator("[data-ran]")).to_have_count(len(ran))
+    page.get_by_role("button", name="Step forward").click()
+    wait_for_step(page, timeline, 2)
+    focus = timeline.steps[2].focus
+    assert focus is not None
+    expect(panel).to_have_attribute("data-qualname", focus.qualname)
+
+
 def test_step_back_restart_and_scrub(watched: Watched, server: str) -> None:
     timeline = timelines.timeline("reset", "preempt")
     page = open_app(watched, server, "?mode=preempt&step=4")
@@ -118,7 +142,7 @@ def test_step_back_restart_and_scrub(watched: Watched, server: str) -> None:
     check_step(page, timeline, 0)
     expect(page.get_by_role("button", name="Step back")).to_be_disabled()
     # Scrub: click along the slider's track; whatever step it lands on must match.
-    track = page.locator(".noUi-target").first
+    track = page.get_by_role("slider", name="Step")
     box = track.bounding_box()
     page.mouse.click(box["x"] + box["width"] * 0.75, box["y"] + box["height"] / 2)
     counter = page.get_by_test_id("step-counter")

@@ -19,7 +19,6 @@ from app.code_render import (
 )
 from app.keyboard import KEY_BUTTONS
 from app.layout import App
-from app.player import Player
 from app.prefill_inputs import SEED_FLOPS, parse_inputs, seed_texts
 from app.state import SimulatorState
 from app.url import parse_link
@@ -32,6 +31,7 @@ from app.views.log import render_log
 from app.views.metrics import render_metrics
 from app.views.narration import render_narration
 from app.views.offload import render_offload
+from app.views.player_bar import BUTTON_NAMES
 from app.views.pool import changed_blocks, render_pool
 from app.views.prefill import PrefillView, render_prefill, step_request
 from app.views.queue import render_queue
@@ -219,14 +219,18 @@ def test_pygments_lines_line_up_with_the_source() -> None:
 def test_code_view_picker_lists_the_traces_and_shows_the_picked_one() -> None:
     state = SimulatorState(scenario="reset", mode="preempt")
     view = CodeView(state=state)
-    assert not view._picker.visible  # step 0 ran nothing
-    state.step = 1
     timeline, step = state.timeline, 1
     assert timeline is not None
-    assert list(view._picker.options.values()) == list(range(len(timeline.steps[1].code)))
-    assert view._picker.value == timeline.steps[1].code.index(timeline.steps[1].focus)
-    view._picker.value = 0
+    plan = view._panel.plan
+    assert plan[0][4] == [] and plan[0][5] == -1  # step 0 ran nothing: no picker
+    state.step = step
+    labels, focus = plan[step][4], plan[step][5]
+    assert len(labels) == len(timeline.steps[step].code)
+    assert focus == timeline.steps[step].code.index(timeline.steps[step].focus)
+    assert labels[focus].startswith("▶ ")
+    view.pick(0)
     first = timeline.steps[step].code[0]
+    assert view._panel.picked["step"] == step and view._panel.picked["index"] == 0
     assert (
         parse(view.html).find_all(data_testid="code-panel")[0].attrs["data-qualname"]
         == first.qualname
@@ -235,23 +239,13 @@ def test_code_view_picker_lists_the_traces_and_shows_the_picked_one() -> None:
     assert parse(view.html).find_all(data_testid="code-panel")[0].attrs["data-qualname"] == (
         timeline.steps[2].focus.qualname  # type: ignore[union-attr]
     )
+    view._panel.pick = [99, 0]  # a stale or malformed pick changes nothing
+    view._panel.pick = ["x"]
+    assert view._panel.picked["step"] == step
     assert len(function_options(timeline, 2)) == len(timeline.steps[2].code)
 
 
 # -- state ------------------------------------------------------------------------------
-
-
-def test_state_steps_within_bounds() -> None:
-    state = SimulatorState(scenario="reset", mode="default")
-    state.step_back()
-    assert state.step == 0
-    for _ in range(50):
-        state.step_forward()
-    assert state.step == state.last_step == len(reset("default").steps) - 1
-    state.step_back()
-    assert state.step == state.last_step - 1
-    state.restart()
-    assert state.step == 0
 
 
 def test_mode_change_rebuilds_and_restarts() -> None:
@@ -268,17 +262,6 @@ def test_scenario_with_one_mode_falls_back_to_it() -> None:
     state.scenario = SINGLE_MODE
     only = timelines.scenario(SINGLE_MODE).modes[0]
     assert state.mode == only and state.timeline is timelines.timeline(SINGLE_MODE, only)
-
-
-def test_play_stops_at_the_end_and_replays_from_the_start() -> None:
-    state = SimulatorState(scenario="reset", mode="default")
-    state.toggle_play()
-    assert state.playing
-    while state.playing:
-        state.step_forward()
-    assert state.step == state.last_step
-    state.toggle_play()
-    assert state.playing and state.step == 0
 
 
 def test_open_jumps_to_a_deep_link_without_restarting() -> None:
@@ -329,31 +312,20 @@ def test_mode_is_checked_against_the_scenario() -> None:
 # -- controls, keyboard, player, app -----------------------------------------------------
 
 
-def counter_text(controls: Controls) -> str:
-    return plain(str(controls.counter.object))
-
-
-def test_controls_drive_the_state() -> None:
+def test_the_player_and_the_state_follow_each_other() -> None:
     state = SimulatorState(scenario="reset", mode="default")
     controls = Controls(state=state)
-    last = state.last_step
-    assert counter_text(controls) == f"Step 0 / {last}"
-    assert controls.back.disabled and not controls.forward.disabled
-    controls.forward.clicks += 1
-    controls.forward.clicks += 1
-    assert state.step == 2 and counter_text(controls) == f"Step 2 / {last}"
-    controls.back.clicks += 1
-    assert state.step == 1
-    controls.slider.value = 7
-    assert state.step == 7
-    controls.play.clicks += 1
-    assert state.playing and controls.play.label == "Pause"
-    controls.play.clicks += 1
-    assert not state.playing and controls.play.label == "Play"
-    controls.restart.clicks += 1
-    assert state.step == 0 and controls.slider.value == 0
-    controls.mode.value = "keep"
-    assert state.mode == "keep" and state.step == 0
+    player = controls.player
+    assert (player.key, player.last, player.step) == ("reset/default", state.last_step, 0)
+    player.step = 2  # the browser stepped
+    assert state.step == 2
+    player.step = 99  # a stale or forged step stays in range
+    assert state.step == state.last_step
+    state.open("reset", "keep", 4)  # a jump from Python moves the browser's bar
+    assert (player.key, player.step) == ("reset/keep", 4)
+    controls.mode.value = "preempt"
+    assert state.mode == "preempt" and state.step == 0
+    assert (player.key, player.last, player.step) == ("reset/preempt", state.last_step, 0)
 
 
 def test_mode_control_hidden_for_single_mode_scenarios() -> None:
@@ -362,42 +334,13 @@ def test_mode_control_hidden_for_single_mode_scenarios() -> None:
     assert controls._modes_row.visible
     state.scenario = SINGLE_MODE
     assert not controls._modes_row.visible
-    assert controls.slider.end == state.last_step
+    assert controls.player.last == state.last_step
 
 
 def test_every_shortcut_presses_a_real_button() -> None:
-    controls = Controls(state=SimulatorState(scenario="reset", mode="default"))
-    labels = {controls.restart.label, controls.back.label, controls.forward.label, "Play", "Pause"}
     for names in KEY_BUTTONS.values():
-        assert set(names) <= labels
+        assert set(names) <= set(BUTTON_NAMES)
     assert set(KEY_BUTTONS) == {"ArrowLeft", "ArrowRight", " ", "Home"}
-
-
-class FakeCallback:
-    def __init__(self, callback: Any, period: int) -> None:
-        self.callback, self.period, self.running = callback, period, True
-
-    def stop(self) -> None:
-        self.running = False
-
-
-def test_player_ticks_while_playing() -> None:
-    made: list[FakeCallback] = []
-
-    def schedule(callback: Any, period: int, start: bool = True) -> FakeCallback:
-        made.append(FakeCallback(callback, period))
-        return made[-1]
-
-    state = SimulatorState(scenario="reset", mode="default", speed=2.0)
-    Player(state=state, schedule=schedule)
-    state.toggle_play()
-    (callback,) = made
-    assert callback.period == 500
-    state.speed = 4.0
-    assert callback.period == 250
-    while callback.running:
-        callback.callback()
-    assert state.step == state.last_step and not state.playing
 
 
 @pytest.mark.parametrize("embed", [False, True])
@@ -431,19 +374,37 @@ def test_every_scenario_renders_every_step(name: str, mode: str) -> None:
     app = App(link=parse_link(f"?scenario={name}&mode={mode}"))
     timeline = timelines.timeline(name, mode)
     while app.state.step < app.state.last_step:
-        app.controls.forward.clicks += 1
+        app.controls.player.step += 1
         assert f'data-step="{app.state.step}"' in app.narration.html
     assert app.state.step == len(timeline.steps) - 1
     # Views only for what the scenario has.
-    assert app.offload._pane.visible == (timeline.steps[0].snapshot.offload is not None)
+    assert app.offload.visible == (timeline.steps[0].snapshot.offload is not None)
     assert app.controls._modes_row.visible == (len(timeline.modes) > 1)
 
 
-def test_unchanged_views_send_nothing() -> None:
+def test_a_step_from_the_browser_sends_nothing_back_to_the_views() -> None:
     app = App(link=parse_link("?scenario=reset&mode=keep"))
-    header = app.header._pane.object
-    app.controls.forward.clicks += 1
-    assert app.header._pane.object is header  # same object: no update reached the browser
+    sent: list[str] = []
+    for view in (app.pool, app.queue, app.narration, app.header, app.chain):
+        view._deck.param.watch(lambda e: sent.append(e.name), ["pages", "order", "key", "step"])
+    app.code._panel.param.watch(lambda e: sent.append(e.name), list(app.code._panel.param))
+    app.controls.player.step = 1  # the browser stepped: every deck already has the page
+    assert sent == []
+    assert app.state.step == 1 and 'data-step="1"' in app.narration.html
+    assert app.narration._deck.page(1) == app.narration.html
+
+
+def test_a_new_timeline_sends_every_page_once() -> None:
+    app = App(link=parse_link("?scenario=reset&mode=keep"))
+    app.controls.mode.value = "default"
+    deck = app.pool._deck
+    timeline = timelines.timeline("reset", "default")
+    assert len(deck.order) == len(timeline.steps)
+    assert len(set(deck.pages)) == len(deck.pages)  # each distinct page sent once
+    assert deck.key == app.controls.player.key == "reset/default" and app.controls.player.step == 0
+    assert [deck.pages[i] for i in deck.order] == [
+        render_pool(timeline, s) for s in range(len(timeline.steps))
+    ]
 
 
 # -- metrics and KV events ---------------------------------------------------------------
@@ -575,7 +536,7 @@ def test_chain_view_follows_the_newest_request_until_the_learner_picks() -> None
     state = SimulatorState(scenario="prepend-token")
     view = ChainView(state=state)
     for _ in range(state.last_step):
-        state.step_forward()
+        state.step += 1
         newest, _ = default_pair(state.current.snapshot)
         if newest is not None:
             assert (
@@ -585,7 +546,7 @@ def test_chain_view_follows_the_newest_request_until_the_learner_picks() -> None
     ids = [r.request_id for r in state.current.snapshot.requests]
     view._primary.value = ids[0]
     view._other.value = ids[-1]
-    state.step_back()
+    state.step -= 1
     chain = parse(view.html).find_all(data_testid="hash-chain")[0]
     assert chain.attrs["data-request"] == ids[0]
     view._other.value = ""  # "(none)"
@@ -744,3 +705,25 @@ def test_scenario_picker_and_list_show_titles_and_summaries() -> None:
         scenario = timelines.scenario(item.attrs["data-scenario"])
         text = " ".join(html.unescape(item.text).split())
         assert scenario.title in text and " ".join(scenario.summary.split()) in text
+
+
+def test_code_panel_holds_each_steps_focus_and_a_pick_until_the_next_step() -> None:
+    app = App(link=parse_link("?scenario=reset&mode=keep"))
+    panel, timeline = app.code._panel, app.state.timeline
+    assert timeline is not None
+    for step in range(len(timeline.steps)):
+        frame, body, ran, current, _labels, _focus = panel.plan[step]
+        parts = code_parts(timeline, step)
+        assert (panel.frames[frame], panel.bodies[body], tuple(ran), current) == (
+            parts.frame, parts.body, parts.ran, parts.current)
+    sent: list[str] = []
+    panel.param.watch(lambda e: sent.append(e.name), ["frames", "bodies", "plan", "step", "picked"])
+    app.controls.player.step += 1
+    assert sent == []  # a step sends nothing to the code panel: the bus carries it
+    focus = panel.plan[1][5]
+    other = next(i for i in range(len(panel.plan[1][4])) if i != focus)
+    app.code.pick(other)
+    assert panel.picked["frame"] == code_parts(timeline, 1, other).frame
+    assert app.code.parts == code_parts(timeline, 1, other)
+    app.controls.player.step += 1
+    assert app.code.parts == code_parts(timeline, 2)  # the next step shows its focus

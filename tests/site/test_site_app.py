@@ -83,7 +83,7 @@ def step_back_and_scrub(page: Any, tl: Timeline) -> None:
     check_step(page, tl, 0)
     expect(page.get_by_role("button", name="Step back")).to_be_disabled()
     # Click along the slider's track; whatever step it lands on must match the engine.
-    box = page.locator(".noUi-target").first.bounding_box()
+    box = page.get_by_role("slider", name="Step").bounding_box()
     assert box is not None, "no step slider"
     page.mouse.click(box["x"] + box["width"] * 0.75, box["y"] + box["height"] / 2)
     counter = page.get_by_test_id("step-counter")

@@ -1,0 +1,143 @@
+"""The step controls, in the browser: Restart, Step back, Step forward, Play, speed, scrubber.
+
+Every step's views are already in the browser (StepDeck), so a step needs no
+Python: the bar moves the step itself, tells the page (the step channel every
+deck listens to), and then syncs `step` to Python, which keeps the address bar
+and the learner-driven views in line. A click shows its step within a frame, in
+`panel serve` and in the static site alike, where a round trip through Python
+took 40 to 100 ms.
+
+The rules of stepping live here and only here: steps stay within 0..last,
+Play stops by itself at the last step, Play at the last step replays from 0,
+and Step back, Restart or the scrubber pause.
+"""
+
+from __future__ import annotations
+
+import json
+
+import param
+
+from app.views.step_deck import STEP_CHANNEL_JS, LeanComponent
+
+# Steps per second offered by the speed control, and their labels.
+SPEEDS: dict[str, float] = {"0.5 steps/s": 0.5, "1 step/s": 1.0, "2 steps/s": 2.0, "4 steps/s": 4.0}
+DEFAULT_SPEED = 1.0
+# The buttons' names (keyboard.py presses them by name).
+RESTART, BACK, FORWARD, PLAY, PAUSE = "Restart", "Step back", "Step forward", "Play", "Pause"
+BUTTON_NAMES = (RESTART, BACK, FORWARD, PLAY, PAUSE)
+
+_ESM = (
+    STEP_CHANNEL_JS
+    + """
+const SPEEDS = __SPEEDS__
+const [RESTART, BACK, FORWARD, PLAY, PAUSE] = __NAMES__
+
+export function render({ model }) {
+  const bar = document.createElement('div')
+  bar.className = 'player'
+  const button = (text, kind) => {
+    const b = document.createElement('button')
+    b.type = 'button'
+    b.className = 'btn ' + kind
+    b.textContent = text
+    return b
+  }
+  const restart = button(RESTART, 'plain')
+  const back = button(BACK, 'plain')
+  const forward = button(FORWARD, 'primary')
+  const play = button(PLAY, 'play')
+  const speedLabel = document.createElement('label')
+  speedLabel.className = 'speed'
+  const speedText = document.createElement('span')
+  speedText.textContent = 'Speed'
+  const speed = document.createElement('select')
+  for (const [text, value] of SPEEDS) { speed.append(new Option(text, String(value))) }
+  speedLabel.append(speedText, speed)
+  const buttons = document.createElement('div')
+  buttons.className = 'buttons'
+  buttons.append(restart, back, forward, play, speedLabel)
+  const scrub = document.createElement('input')
+  scrub.type = 'range'
+  scrub.min = '0'
+  scrub.setAttribute('aria-label', 'Step')
+  const counter = document.createElement('div')
+  counter.className = 'counter'
+  counter.dataset.testid = 'step-counter'
+  counter.setAttribute('aria-live', 'polite')
+  const track = document.createElement('div')
+  track.className = 'track'
+  track.append(scrub, counter)
+  bar.append(buttons, track)
+
+  let step = model.step
+  let timer = null
+
+  function show() {
+    const last = model.last
+    scrub.max = String(Math.max(last, 1))
+    scrub.value = String(step)
+    scrub.disabled = last === 0
+    counter.dataset.step = String(step)
+    counter.textContent = `Step ${step} / ${last}`
+    back.disabled = step === 0
+    forward.disabled = step >= last
+    play.textContent = timer === null ? PLAY : PAUSE
+    play.className = 'btn ' + (timer === null ? 'play' : 'pause')
+    speed.value = String(model.speed)
+  }
+  function go(next) {
+    step = Math.max(0, Math.min(next, model.last))
+    announce(model.key, step)  // every view swaps its page now
+    show()
+    if (model.step !== step) { model.step = step }  // then Python learns it
+  }
+  function pause() {
+    if (timer !== null) { clearInterval(timer); timer = null }
+    if (model.playing) { model.playing = false }
+  }
+  function tick() {
+    go(step + 1)
+    if (step >= model.last) { pause(); show() }
+  }
+  function start() {
+    if (step >= model.last) { go(0) }
+    timer = setInterval(tick, 1000 / model.speed)
+    model.playing = true
+    show()
+  }
+  restart.addEventListener('click', () => { pause(); go(0) })
+  back.addEventListener('click', () => { pause(); go(step - 1) })
+  forward.addEventListener('click', () => {
+    go(step + 1)
+    if (step >= model.last) { pause(); show() }
+  })
+  play.addEventListener('click', () => { if (timer === null) { start() } else { pause(); show() } })
+  scrub.addEventListener('input', () => { pause(); go(Number(scrub.value)) })
+  speed.addEventListener('change', () => {
+    model.speed = Number(speed.value)
+    if (timer !== null) { clearInterval(timer); timer = setInterval(tick, 1000 / model.speed) }
+  })
+  // From Python: a new timeline (key, last) or a jump (a deep link) moves the bar.
+  const jump = () => { step = model.step; announce(model.key, step); show() }
+  model.on(['key', 'last'], () => { pause(); jump() })
+  model.on('step', () => { if (model.step !== step) { jump() } })
+  model.on('remove', () => { if (timer !== null) { clearInterval(timer) } })
+  announce(model.key, step)
+  show()
+  return bar
+}
+""".replace("__SPEEDS__", json.dumps(list(SPEEDS.items()))).replace(
+    "__NAMES__", json.dumps(BUTTON_NAMES)
+)
+)
+
+
+class PlayerBar(LeanComponent):
+    key = param.String(default="", doc="The timeline being stepped through")
+    last = param.Integer(default=0, doc="The last step of the timeline")
+    step = param.Integer(default=0, doc="The step shown; set by the browser or by a jump")
+    playing = param.Boolean(default=False, doc="From the browser: Play is running")
+    speed = param.Number(default=DEFAULT_SPEED, doc="Steps per second while playing")
+
+    _esm = _ESM
