@@ -1155,9 +1155,10 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
             super().log_message(format, *args)
 
 
-def make_server(site: Path, port: int, host: str = "127.0.0.1") -> http.server.ThreadingHTTPServer:
-    handler = functools.partial(SiteHandler, directory=str(site))
-    return http.server.ThreadingHTTPServer((host, port), handler)
+def make_server(site: Path, port: int, host: str = "127.0.0.1",
+                handler: type[SiteHandler] = SiteHandler) -> http.server.ThreadingHTTPServer:
+    return http.server.ThreadingHTTPServer(
+        (host, port), functools.partial(handler, directory=str(site)))
 
 
 def serve(site: Path, port: int) -> None:

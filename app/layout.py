@@ -12,6 +12,7 @@ import panel as pn
 import param
 
 from app.address_bar import AddressBar
+from app.early_steps import EarlySteps
 from app.keyboard import Keyboard
 from app.state import SimulatorState
 from app.url import LinkState, link_query
@@ -60,6 +61,7 @@ class App(pn.viewable.Viewer):
         self.prefill = PrefillView(state=state)
         self.keyboard = Keyboard()
         self.address_bar = AddressBar(width=0, height=0, margin=0)
+        self.early_steps = EarlySteps(query=self.opened_query(), width=0, height=0, margin=0)
         self.header = EmbedHeaderView(state=state) if self.embed else HeaderView(state=state)
         self.notice = notice_pane(link.notices)
         self._layout = self._build()
@@ -109,12 +111,18 @@ class App(pn.viewable.Viewer):
             ),
             self.keyboard,
             self.address_bar,
+            self.early_steps,
             sizing_mode="stretch_width",
             max_width=width,
             styles={"margin": "0 auto", "gap": "8px"},
             margin=(4, 10) if self.embed else (10, 16),
             css_classes=["prefix-cache-lab", "embed" if self.embed else "page"],
         )
+
+    def opened_query(self) -> str:
+        """The address of the state the app opened at (with the layout it chose)."""
+        query = link_query(self.state.scenario, self.state.mode, self.state.step)
+        return urlencode({**query, **({"embed": "1"} if self.embed else {})})
 
     def follow_url(self) -> None:
         """Keep the address bar on the learner's state, so the link can be shared."""

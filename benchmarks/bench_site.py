@@ -6,7 +6,9 @@ Builds (with build.py) the stock app and, unless given, the real site; serves ea
 127.0.0.1; and per round, for each site in turn (interleaved, so a busy machine slows
 all of them alike), loads it in headless Chromium on a fresh profile (cold), then again
 on the same profile (warm), then times "Step forward" from the click to the moment every
-view shows the next step. Prints a Markdown table of medians (p50/p95 for clicks).
+view shows the next step. Each load also times its first Step forward, clicked as soon as
+a step control can act (before Python on the site's pre-rendered copy, early_steps.py).
+Prints a Markdown table of medians (p50/p95 for clicks).
 The stock app is the yardstick: quote ratios to it, the machine may be shared.
 """
 
@@ -39,7 +41,7 @@ from tests.site.conftest import (  # noqa: E402
     wait_interactive,
 )
 
-STOCK_APP = '''import panel as pn
+STOCK_APP = """import panel as pn
 
 pn.extension()
 clicks = {"n": 0}
@@ -54,7 +56,7 @@ def on_click(_event: object) -> None:
 
 button.on_click(on_click)
 pn.Column(button, out).servable()
-'''
+"""
 
 # Runs in the page: click the named button (the first button if none has the name),
 # resolve as soon as the marker ([data-step] counter) and every view carry the next
@@ -90,29 +92,63 @@ async ([name, timeoutMs]) => {
     obs.observe(root, {subtree: true, childList: true, attributes: true, characterData: true})
     observers.push(obs)
   }
-  const timeout = new Promise((_, reject) =>
-    setTimeout(() => reject(new Error('no update')), timeoutMs))
+  let timer = null
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error('no update')), timeoutMs)
+  })
   const start = performance.now()
   button.click()
   try {
     if (!done()) { await Promise.race([landed, timeout]) }
     return performance.now() - start
   } finally {
+    clearTimeout(timer)
     observers.forEach((o) => o.disconnect())
   }
 }
 """
+# Runs in the page from its first moment: wait until a step control can act (the
+# pre-rendered copy's, early_steps.py, or the live page's), click Step forward, and
+# return the time the page showed the next step: when a reader's first click lands.
+FIRST_STEP_JS = (
+    """async ([name, timeoutMs]) => {
+  const click = """
+    + CLICK_JS
+    + """
+  const RETRY_MS = 1000
+  const deadline = performance.now() + timeoutMs
+  const body = () => document.body
+  const ready = () => body() && (body().classList.contains('pcl-early') ||
+    (!body().classList.contains('pn-loading') && document.readyState !== 'loading'))
+  while (!ready()) {
+    if (performance.now() > deadline) { throw new Error('never ready') }
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+  // A click sent the moment the stock page turns live can be lost (Panel links the
+  // worker's document a message later): click again each second, as a reader would.
+  while (true) {
+    try {
+      await click([name, RETRY_MS])
+      return performance.now()
+    } catch (error) {
+      if (performance.now() > deadline) { throw error }
+    }
+  }
+}"""
+)
 FCP_JS = """() => {
   const fcp = performance.getEntriesByName('first-contentful-paint')[0]
   return fcp ? fcp.startTime : null
 }"""
 CLICK_TIMEOUT_MS = 20_000
+LOAD_TIMEOUT_MS = 90_000
 STEP_BUTTON = "Step forward"
 
 
 @dataclass
 class Load:
     fcp_ms: float
+    first_step_ms: float
     interactive_ms: float
     bytes: int
     requests: int
@@ -142,20 +178,31 @@ def served(site: Path) -> Iterator[str]:
 def load(pw: Any, profile: Path, url: str) -> tuple[Any, Any, Load]:
     """Open url in a persistent context on profile; return (context, page, figures)."""
     context = pw.chromium.launch_persistent_context(
-        str(profile), executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS, headless=True,
-        viewport={"width": 1280, "height": 800})
+        str(profile),
+        executable_path=str(CHROMIUM),
+        args=CHROMIUM_FLAGS,
+        headless=True,
+        viewport={"width": 1280, "height": 800},
+    )
     context.add_init_script(RECORDER_JS)
     page = context.pages[0] if context.pages else context.new_page()
     run = PageRun(origin=url)
     detach = record(page, run)
     page.goto(url + "/", wait_until="commit", timeout=60_000)
+    first_step = float(page.evaluate(FIRST_STEP_JS, [STEP_BUTTON, LOAD_TIMEOUT_MS]))
     wait_interactive(page, run)
     page.wait_for_timeout(300)  # late requests (icons, fonts) still count as the load's
     detach()
     if run.foreign or run.errors or run.bad_status:
         raise SystemExit(f"{url}: foreign {run.foreign} errors {run.errors} {run.bad_status}")
-    figures = Load(float(page.evaluate(FCP_JS) or 0), float(run.interactive_ms or 0),
-                   run.bytes, len(run.requests), run.status)
+    figures = Load(
+        float(page.evaluate(FCP_JS) or 0),
+        first_step,
+        float(run.interactive_ms or 0),
+        run.bytes,
+        len(run.requests),
+        run.status,
+    )
     return context, page, figures
 
 
@@ -209,17 +256,29 @@ def table(results: list[Figures]) -> str:
         rows.append(f"| {name} | " + " | ".join(cell(f) for f in results) + " |")
 
     row("first contentful paint, cold (s)", lambda f: f"{med(f.cold, 'fcp_ms') / 1e3:.2f}")
+    row("first Step forward lands, cold (s)", lambda f: f"{med(f.cold, 'first_step_ms') / 1e3:.2f}")
+    row("first Step forward lands, warm (s)", lambda f: f"{med(f.warm, 'first_step_ms') / 1e3:.2f}")
     row("interactive, cold (s)", lambda f: f"{med(f.cold, 'interactive_ms') / 1e3:.2f}")
     row("interactive, warm (s)", lambda f: f"{med(f.warm, 'interactive_ms') / 1e3:.2f}")
-    stock = med(results[0].cold, "interactive_ms")
-    row("interactive, cold / stock's", lambda f: f"{med(f.cold, 'interactive_ms') / stock:.2f}")
-    row("click to DOM p50 / p95 (ms)",
-        lambda f: f"{percentile(f.clicks, 0.5):.0f} / {percentile(f.clicks, 0.95):.0f}")
+    for load, key in (
+        ("cold", "first_step_ms"),
+        ("warm", "first_step_ms"),
+        ("cold", "interactive_ms"),
+        ("warm", "interactive_ms"),
+    ):
+        stock = med(getattr(results[0], load), key)
+        row(
+            f"{key.removesuffix('_ms').replace('_', ' ')}, {load} / stock's",
+            lambda f, load=load, key=key, stock=stock: f"{med(getattr(f, load), key) / stock:.2f}",
+        )
+    row(
+        "click to DOM p50 / p95 (ms)",
+        lambda f: f"{percentile(f.clicks, 0.5):.0f} / {percentile(f.clicks, 0.95):.0f}",
+    )
     row("transferred cold (MB)", lambda f: f"{med(f.cold, 'bytes') / 1e6:.1f}")
     row("transferred warm (MB)", lambda f: f"{med(f.warm, 'bytes') / 1e6:.1f}")
     row("requests cold", lambda f: f"{med(f.cold, 'requests'):.0f}")
-    row("site/ on disk (MB, + precompressed)",
-        lambda f: "{:.1f} ({:.1f})".format(*disk_mb(f.site)))
+    row("site/ on disk (MB, + precompressed)", lambda f: "{:.1f} ({:.1f})".format(*disk_mb(f.site)))
     return "\n".join(rows)
 
 
@@ -239,8 +298,13 @@ def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--clicks", type=int, default=40, help="timed clicks per round")
-    parser.add_argument("--site", action="append", default=[], metavar="LABEL=DIR",
-                        help="a built site to measure (default: build the real one)")
+    parser.add_argument(
+        "--site",
+        action="append",
+        default=[],
+        metavar="LABEL=DIR",
+        help="a built site to measure (default: build the real one)",
+    )
     parser.add_argument("--stock", type=Path, help="a stock app's site built before")
     parser.add_argument("--json", type=Path, help="also write every sample here")
     return parser.parse_args()
@@ -269,14 +333,27 @@ def main() -> None:
                 for figures in results:
                     with served(figures.site) as url:
                         one_round(pw, figures, url, args.clicks)
-                print(f"round {n + 1}/{args.rounds} done (load {os.getloadavg()[0]:.1f})",
-                      file=sys.stderr, flush=True)
+                print(
+                    f"round {n + 1}/{args.rounds} done (load {os.getloadavg()[0]:.1f})",
+                    file=sys.stderr,
+                    flush=True,
+                )
         print(table(results))
         if args.json:
-            args.json.write_text(json.dumps([
-                {"label": f.label, "cold": [vars(x) for x in f.cold],
-                 "warm": [vars(x) for x in f.warm], "clicks": f.clicks} for f in results],
-                indent=1))
+            args.json.write_text(
+                json.dumps(
+                    [
+                        {
+                            "label": f.label,
+                            "cold": [vars(x) for x in f.cold],
+                            "warm": [vars(x) for x in f.warm],
+                            "clicks": f.clicks,
+                        }
+                        for f in results
+                    ],
+                    indent=1,
+                )
+            )
 
 
 if __name__ == "__main__":

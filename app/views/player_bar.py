@@ -10,6 +10,9 @@ took 40 to 100 ms.
 The rules of stepping live here and only here: steps stay within 0..last,
 Play stops by itself at the last step, Play at the last step replays from 0,
 and Step back, Restart or the scrubber pause.
+
+On the static site the bar works before Python is ready (early_steps.py); the
+live page's bar carries on from the step, Play and speed its copy left.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import json
 
 import param
 
+from app.early_steps import EARLY_ATTRIBUTE
 from app.views.step_deck import STEP_CHANNEL_JS, LeanComponent
 
 # Steps per second offered by the speed control, and their labels.
@@ -32,10 +36,12 @@ _ESM = (
     + """
 const SPEEDS = __SPEEDS__
 const [RESTART, BACK, FORWARD, PLAY, PAUSE] = __NAMES__
+const WORKS_EARLY = __WORKS_EARLY__
 
 export function render({ model }) {
   const bar = document.createElement('div')
   bar.className = 'player'
+  bar.setAttribute(WORKS_EARLY, '')  // works before Python (early_steps.py)
   const button = (text, kind) => {
     const b = document.createElement('button')
     b.type = 'button'
@@ -70,8 +76,15 @@ export function render({ model }) {
   track.append(scrub, counter)
   bar.append(buttons, track)
 
-  let step = model.step
+  // An earlier view of this bar on this timeline (the static site's pre-rendered copy,
+  // before Python was live) left a step, and maybe Play and a speed: carry on from there.
+  const left = globalThis.__pclPlayer && globalThis.__pclPlayer.key === model.key
+    ? globalThis.__pclPlayer : null
+  let step = Math.min(channelStep(model), model.last)
   let timer = null
+  const remember = () => {
+    globalThis.__pclPlayer = { key: model.key, playing: timer !== null, speed: model.speed }
+  }
 
   function show() {
     const last = model.last
@@ -95,6 +108,7 @@ export function render({ model }) {
   function pause() {
     if (timer !== null) { clearInterval(timer); timer = null }
     if (model.playing) { model.playing = false }
+    remember()
   }
   function tick() {
     go(step + 1)
@@ -104,6 +118,7 @@ export function render({ model }) {
     if (step >= model.last) { go(0) }
     timer = setInterval(tick, 1000 / model.speed)
     model.playing = true
+    remember()
     show()
   }
   restart.addEventListener('click', () => { pause(); go(0) })
@@ -116,6 +131,7 @@ export function render({ model }) {
   scrub.addEventListener('input', () => { pause(); go(Number(scrub.value)) })
   speed.addEventListener('change', () => {
     model.speed = Number(speed.value)
+    remember()
     if (timer !== null) { clearInterval(timer); timer = setInterval(tick, 1000 / model.speed) }
   })
   // From Python: a new timeline (key, last) or a jump (a deep link) moves the bar.
@@ -123,13 +139,24 @@ export function render({ model }) {
   model.on(['key', 'last'], () => { pause(); jump() })
   model.on('step', () => { if (model.step !== step) { jump() } })
   model.on('remove', () => { if (timer !== null) { clearInterval(timer) } })
+  // Python learns what was carried over once the page is live (it listens from then on).
+  const adopt = () => {
+    if (document.body.classList.contains('pn-loading')) { setTimeout(adopt, 50); return }
+    if (model.step !== step) { model.step = step }
+    if (left && left.speed !== model.speed) { model.speed = left.speed }
+    if (left && left.playing && timer === null) { start() }
+    show()
+  }
+  if (step !== model.step || (left && (left.playing || left.speed !== model.speed))) {
+    setTimeout(adopt)
+  }
   announce(model.key, step)
   show()
   return bar
 }
-""".replace("__SPEEDS__", json.dumps(list(SPEEDS.items()))).replace(
-    "__NAMES__", json.dumps(BUTTON_NAMES)
-)
+""".replace("__SPEEDS__", json.dumps(list(SPEEDS.items())))
+    .replace("__NAMES__", json.dumps(BUTTON_NAMES))
+    .replace("__WORKS_EARLY__", json.dumps(EARLY_ATTRIBUTE))
 )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import re
 from typing import Any
+from urllib.parse import parse_qs
 
 import panel as pn
 import pytest
@@ -352,6 +353,9 @@ def test_app_builds_and_opens_the_link(embed: bool) -> None:
     assert not app.notice.visible
     assert 'data-step="3"' in app.narration.html
     assert ("embed-title" in app.header.html) is embed
+    # The static site's pre-rendered copy steps early only at an address showing this state.
+    opened = {"scenario": ["reset"], "mode": ["keep"], "step": ["3"]}
+    assert parse_qs(app.early_steps.query) == {**opened, **({"embed": ["1"]} if embed else {})}
 
 
 def test_app_shows_a_notice_for_an_ignored_parameter() -> None:

@@ -43,7 +43,7 @@ ARTIFACTS = ROOT / "test-artifacts"
 RECORDER_JS = """
 (() => {
   const t0 = performance.timeOrigin;
-  window.__pcl = {status: [], visible: null, interactive: null};
+  window.__pcl = {status: [], visible: null, early: null, interactive: null};
   const seen = () => {
     const msg = document.querySelector('.pn-loading-msg');
     const text = msg ? msg.textContent : null;
@@ -54,6 +54,10 @@ RECORDER_JS = """
     const roots = document.querySelectorAll('[data-root-id]');
     if (window.__pcl.visible === null && [...roots].some(r => r.childElementCount > 0)) {
       window.__pcl.visible = performance.now();
+    }
+    if (window.__pcl.early === null && document.body &&
+        document.body.classList.contains('pcl-early')) {
+      window.__pcl.early = performance.now();
     }
     if (window.__pcl.interactive === null && document.body &&
         !document.body.classList.contains('pn-loading') && document.readyState !== 'loading') {
@@ -86,6 +90,7 @@ class PageRun:
     console: list[str] = field(default_factory=list)
     status: list[dict[str, Any]] = field(default_factory=list)
     visible_ms: float | None = None
+    early_ms: float | None = None  # the pre-rendered copy's steps work (early_steps.py)
     interactive_ms: float | None = None
 
     @property
@@ -106,7 +111,8 @@ class PageRun:
 
     def summary(self) -> dict[str, Any]:
         return {
-            "visible_ms": self.visible_ms, "interactive_ms": self.interactive_ms,
+            "visible_ms": self.visible_ms, "early_ms": self.early_ms,
+            "interactive_ms": self.interactive_ms,
             "requests": len(self.requests), "bytes": self.bytes,
             "foreign": self.foreign, "failed": self.failed, "errors": self.errors,
             "status": self.status,
@@ -148,6 +154,39 @@ def site_url(built_site: SiteTarget) -> Iterator[str]:
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:
+        server.shutdown()
+        server.server_close()
+
+
+class HeldFile(build.SiteHandler):
+    """Serves the site, but holds back one file until the test releases it."""
+
+    held = ""
+    release = threading.Event()
+
+    def send_head(self) -> object:
+        if self.held and self.path.split("?")[0].endswith(self.held):
+            self.release.wait(timeout=INTERACTIVE_TIMEOUT_MS / 1000)
+        return super().send_head()
+
+
+@pytest.fixture
+def held_site(built_site: SiteTarget) -> Iterator[Callable[[str], tuple[str, threading.Event]]]:
+    """held_site(file) -> (url, release): the site served with `file` held back, so the
+    page stays in its pre-Python phase until the test sets `release`."""
+    servers: list[Any] = []
+
+    def _serve(held: str) -> tuple[str, threading.Event]:
+        release = threading.Event()
+        handler = type("Held", (HeldFile,), {"held": held, "release": release})
+        server = build.make_server(built_site.out, 0, handler=handler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append((server, release))
+        return f"http://127.0.0.1:{server.server_address[1]}", release
+
+    yield _serve
+    for server, release in servers:
+        release.set()
         server.shutdown()
         server.server_close()
 
@@ -216,6 +255,7 @@ def wait_interactive(page: Any, run: PageRun, timeout_ms: int = INTERACTIVE_TIME
     probe = page.evaluate("() => window.__pcl")
     run.status = probe["status"]
     run.visible_ms = probe["visible"]
+    run.early_ms = probe["early"]
     run.interactive_ms = probe["interactive"]
 
 

@@ -1,0 +1,129 @@
+"""Before Python is ready, the static site's pre-rendered page already steps.
+
+The server holds back Panel's wheel, so the page stays in its pre-Python phase
+for as long as a test needs: the step controls and shortcuts must work there and
+show what the engine computed, every other control must stay put, and the live
+page must take over at the step the learner reached.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from engine.scenario import load_scenario
+from engine.timeline import build_timeline
+from tests.app.page_checks import check_step
+from tests.site.conftest import (
+    RECORDER_JS,
+    PageRun,
+    assert_clean,
+    build,
+    record,
+    wait_interactive,
+)
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+expect = playwright_api.expect
+
+pytestmark = [pytest.mark.site, pytest.mark.browser]
+
+HELD = f"panel-{build.PANEL_VERSION}-py3-none-any.whl"  # the worker installs it
+FLAGSHIP = "reset"
+EARLY_TIMEOUT_MS = 60_000
+
+
+@pytest.fixture
+def held_page(
+    chromium: Any, held_site: Callable[[str], tuple[str, Any]]
+) -> Iterator[Callable[[str], tuple[Any, PageRun, Any]]]:
+    """held_page(query) -> (page, run, release): opened with Panel's wheel held back."""
+    contexts: list[Any] = []
+    runs: list[PageRun] = []
+
+    def _open(query: str = "") -> tuple[Any, PageRun, Any]:
+        url, release = held_site(HELD)
+        context = chromium.new_context(viewport={"width": 1280, "height": 800})
+        context.set_default_timeout(30_000)
+        context.add_init_script(RECORDER_JS)
+        contexts.append(context)
+        page = context.new_page()
+        run = PageRun(origin=url)
+        runs.append(run)
+        record(page, run)
+        page.goto(f"{url}/{query}", wait_until="commit", timeout=30_000)
+        expect(page.get_by_test_id("step-counter")).to_be_visible(timeout=EARLY_TIMEOUT_MS)
+        return page, run, release
+
+    yield _open
+    for context in contexts:
+        context.close()
+    for run in runs:
+        assert_clean(run)
+
+
+def python_live(page: Any) -> bool:
+    return not page.evaluate("() => document.body.classList.contains('pn-loading')")
+
+
+def test_steps_work_before_python_and_the_live_page_keeps_the_step(held_page: Any) -> None:
+    tl = build_timeline(load_scenario(FLAGSHIP), "default")
+    page, run, release = held_page("")
+    expect(page.locator("body.pcl-early")).to_have_count(1)
+    note = page.get_by_test_id("early-note")
+    expect(note).to_contain_text("Installing packages (2/3)")  # the held wheel's stage
+    expect(note).to_contain_text("Stepping works now")
+    assert not python_live(page)
+
+    page.get_by_role("button", name="Step forward").click()
+    check_step(page, tl, 1)
+    page.keyboard.press("ArrowRight")
+    check_step(page, tl, 2)
+
+    # Controls that need Python stay as they were, and nothing breaks.
+    page.get_by_role("radio", name="keep").click(force=True)
+    expect(page.get_by_role("radio", name="default")).to_be_checked()
+    check_step(page, tl, 2)
+    # The page scrolls (Panel's veil would have pinned it).
+    page.mouse.wheel(0, 500)
+    page.wait_for_function("() => window.scrollY > 0")
+    assert not python_live(page)
+
+    # Playing slowly when Python arrives: the live page plays on, at that speed
+    # (from step 0, 0.5 steps/s leaves Python 18 s to start before Play ends).
+    page.get_by_label("Speed").select_option(label="0.5 steps/s")
+    page.get_by_role("button", name="Restart").click()
+    page.get_by_role("button", name="Play").click()
+    release.set()
+    wait_interactive(page, run)
+    expect(page.locator("body.pcl-early")).to_have_count(0)
+    expect(note).to_have_count(0)
+    expect(page.get_by_role("button", name="Pause")).to_be_visible()
+    expect(page.get_by_label("Speed")).to_have_value("0.5")
+    page.get_by_role("button", name="Pause").click()
+    step = int(page.get_by_test_id("step-counter").get_attribute("data-step") or -1)
+    assert 0 < step < len(tl.steps) - 1, step
+    check_step(page, tl, step)
+    page.wait_for_url(f"**step={step}**")  # Python learnt the step: the address follows it
+    page.get_by_role("button", name="Step forward").click()
+    check_step(page, tl, step + 1)
+    page.get_by_role("radio", name="keep").click()
+    check_step(page, build_timeline(load_scenario(FLAGSHIP), "keep"), 0)
+    assert run.early_ms is not None and run.early_ms < run.interactive_ms
+
+
+@pytest.mark.parametrize("query", ["?mode=keep&step=3", "?embed=1"])
+def test_an_address_the_copy_does_not_show_waits_for_python(held_page: Any, query: str) -> None:
+    """The pre-rendered copy is the default state: stepping it would show the wrong thing."""
+    page, run, release = held_page(query)
+    page.wait_for_timeout(300)
+    expect(page.locator("body.pcl-early")).to_have_count(0)
+    expect(page.locator("body.pn-loading")).to_have_count(1)
+    release.set()
+    wait_interactive(page, run)
+    if "keep" in query:
+        check_step(page, build_timeline(load_scenario(FLAGSHIP), "keep"), 3)
+    else:
+        expect(page.get_by_test_id("embed-title")).to_be_visible()
