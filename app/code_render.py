@@ -99,6 +99,13 @@ def highlighted_lines(text: str) -> tuple[str, ...]:
     return tuple(lines)
 
 
+@cache
+def highlighted_range(text: str, start: int, end: int) -> tuple[str, ...]:
+    """Lines start..end of the text, highlighted on their own: a function's lines lex
+    alike in or out of their file, and a whole file costs Pyodide a quarter second."""
+    return highlighted_lines("\n".join(text.splitlines()[start - 1 : end]))[: end - start + 1]
+
+
 @dataclass(frozen=True)
 class CodeLine:
     kind: str  # "same", "add" (only in the newer version) or "del" (only in the older)
@@ -132,23 +139,22 @@ def released_variant(trace: FunctionTrace, mode: str) -> Variant | None:
 
 def code_lines(source: str, trace: FunctionTrace, mode: str) -> list[CodeLine]:
     """The function's lines, or where a variant applies its diff against the other version."""
-    engine_html = highlighted_lines(source)
+    engine_html = highlighted_range(source, trace.start_line, trace.end_line)
     engine_lines = source.splitlines()[trace.start_line - 1 : trace.end_line]
-    numbers = range(trace.start_line, trace.end_line + 1)
     variant = released_variant(trace, mode)
     if variant is None:
-        return [CodeLine("same", engine_html[n - 1], n) for n in numbers]
+        return [CodeLine("same", html, trace.start_line + j) for j, html in enumerate(engine_html)]
 
     other_text = source if variant.released is None else released_text(variant.released)
     o_start, o_end = function_range(other_text, variant.qualname)
-    other_html = highlighted_lines(other_text)
+    other_html = highlighted_range(other_text, o_start, o_end)
     other_lines = other_text.splitlines()[o_start - 1 : o_end]
 
     def traced(j: int, kind: str) -> CodeLine:
-        return CodeLine(kind, engine_html[trace.start_line - 1 + j], trace.start_line + j)
+        return CodeLine(kind, engine_html[j], trace.start_line + j)
 
     def other(i: int, kind: str) -> CodeLine:
-        return CodeLine(kind, other_html[o_start - 1 + i], None, o_start + i)
+        return CodeLine(kind, other_html[i], None, o_start + i)
 
     # Old lines ("del") before new ones ("add") in each changed run, as a diff reads.
     old, new = (other, traced) if variant.other_is_old else (traced, other)

@@ -15,6 +15,7 @@ from app.code_render import (
     RELEASED_VARIANTS,
     function_range,
     highlighted_lines,
+    highlighted_range,
     released_text,
     released_variant,
 )
@@ -215,6 +216,22 @@ def test_pygments_lines_line_up_with_the_source() -> None:
         lines = highlighted_lines(text)
         for number, line in enumerate(text.splitlines(), start=1):
             assert plain(lines[number - 1]) == line, (file, number)
+
+
+def test_a_function_highlighted_alone_is_highlighted_as_in_its_file() -> None:
+    """The code panel highlights only the functions that ran: it must look the same."""
+    ranges = {
+        (t.file, t.start_line, t.end_line): timeline.source(t.file)
+        for name in timelines.names()
+        for mode in timelines.scenario(name).modes
+        for timeline in [timelines.timeline(name, mode)]
+        for s in timeline.steps
+        for t in s.code
+    }
+    assert len(ranges) > 20
+    for (file, start, end), text in ranges.items():
+        whole = highlighted_lines(text)[start - 1 : end]
+        assert highlighted_range(text, start, end) == whole, (file, start)
 
 
 def test_code_view_picker_lists_the_traces_and_shows_the_picked_one() -> None:
