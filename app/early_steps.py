@@ -4,9 +4,9 @@ The static site opens on a copy of the first state rendered at build time, and
 Pyodide takes seconds more to start. That copy already holds every step of its
 timeline (StepDeck) and the step controls (PlayerBar), which need no Python.
 So, while Python starts, this component lifts Panel's loading veil, lets the
-step controls (and the keyboard shortcuts) work, and holds back every other
-control (scenario, mode, pickers, calculators: they need Python), saying so in
-a status line that also names the loading stage. When the live page replaces
+step controls, the keyboard shortcuts, links and disclosures work, and holds back
+every other control (scenario, mode, pickers, calculators: they need Python),
+saying so in a status line that also names the loading stage. When the live page replaces
 the copy, its PlayerBar keeps the step the learner reached.
 
 It acts only when the copy shows what the address asks for: an address naming
@@ -57,8 +57,10 @@ function showsAddress(prerendered) {
   return true
 }
 
+// The step bar, and plain HTML that needs no Python: disclosures and links.
 function worksEarly(event) {
-  return event.composedPath().some((el) => el.nodeType === 1 && el.hasAttribute(WORKS_EARLY))
+  return event.composedPath().some((el) => el.nodeType === 1 && (el.hasAttribute(WORKS_EARLY) ||
+    el.tagName === 'SUMMARY' || (el.tagName === 'A' && el.hasAttribute('href'))))
 }
 
 export function render({ model }) {

@@ -86,6 +86,9 @@ def test_steps_work_before_python_and_the_live_page_keeps_the_step(held_page: An
     page.get_by_role("radio", name="keep").click(force=True)
     expect(page.get_by_role("radio", name="default")).to_be_checked()
     check_step(page, tl, 2)
+    # Plain HTML works: the list of scenarios opens.
+    page.get_by_text("All scenarios", exact=True).click()
+    expect(page.locator("details.scenarios[open]")).to_have_count(1)
     # The page scrolls (Panel's veil would have pinned it).
     page.mouse.wheel(0, 500)
     page.wait_for_function("() => window.scrollY > 0")
