@@ -1,18 +1,21 @@
 """Stepping before Python is ready, on the static site's pre-rendered page.
 
 The static site opens on a copy of the first state rendered at build time, and
-Pyodide takes seconds more to start. That copy already holds every step of its
-timeline (StepDeck) and the step controls (PlayerBar), which need no Python.
-So, while Python starts, this component lifts Panel's loading veil, lets the
-step controls, the keyboard shortcuts, links and disclosures work, and holds back
-every other control (scenario, mode, pickers, calculators: they need Python),
-saying so in a status line that also names the loading stage. When the live page replaces
-the copy, its PlayerBar keeps the step the learner reached.
+Pyodide takes seconds more to start. That copy already holds every step of
+every mode of its scenario (StepDeck), the mode picker and the step controls,
+which need no Python. So, while Python starts, this component lifts Panel's
+loading veil, lets those controls, the keyboard shortcuts, links and disclosures
+work, and holds back every other control (scenario, function and request
+pickers, calculators: they need Python), saying so in a status line that also
+names the loading stage. When the live page replaces the copy, its controls
+keep the mode and step the learner reached.
 
-It acts only when the copy shows what the address asks for: an address naming
-another scenario, mode, step or layout waits for Python, under the veil, as
-before. Under `panel serve` there is no copy (no `pn-loading` page) and it does
-nothing.
+It acts only when the copy holds what the address asks for (`?mode=keep&step=5`
+of its scenario, in its layout), and opens there. Any other address, or one
+Python would correct with a notice, waits for Python under the veil, as before:
+parse_link stays the one judge of an address, this only recognises the plain
+valid ones. Under `panel serve` there is no copy (no `pn-loading` page) and it
+does nothing.
 """
 
 from __future__ import annotations
@@ -22,13 +25,19 @@ import json
 import param
 from panel.custom import JSComponent
 
+from app.views.step_deck import STEP_CHANNEL_JS
+
 EARLY_CLASS = "pcl-early"
 # Marks the parts of the page that work without Python (views/player_bar.py).
 EARLY_ATTRIBUTE = "data-early"
-HINT = "Stepping works now; scenario, mode and the other controls start with Python."
+HINT = "Steps and modes work now; the scenario and the other controls start with Python."
+# The address parameters that name a position; any other must be as the copy was rendered.
+POSITION_PARAMETERS = ("scenario", "mode", "step")
 
 _ESM = (
-    """
+    STEP_CHANNEL_JS
+    + """
+const POSITION_PARAMETERS = __POSITION__
 const EARLY = '__EARLY__'
 const WORKS_EARLY = '__ATTRIBUTE__'
 const HINT = __HINT__
@@ -49,12 +58,23 @@ body.${EARLY} .pn-loading-msg { display: none; }
 .pcl-early-note.nudge { background: #ffe08a; }
 `
 
-function showsAddress(prerendered) {
-  const shown = new URLSearchParams(prerendered)
-  for (const [key, value] of new URLSearchParams(window.location.search)) {
-    if (shown.get(key) !== value) { return false }
+// The position the address asks for, if this copy holds it and Python would take the
+// address as it is (no notice); else null.
+function askedPosition(model) {
+  const asked = new URLSearchParams(window.location.search)
+  const copy = new URLSearchParams(model.query)
+  for (const name of new Set([...asked.keys(), ...copy.keys()])) {
+    if (!POSITION_PARAMETERS.includes(name) && asked.get(name) !== copy.get(name)) { return null }
   }
-  return true
+  const keys = Object.keys(model.lasts)
+  const scenario = asked.has('scenario') ? asked.get('scenario') : model.default_scenario
+  const modes = keys.filter((key) => key.startsWith(scenario + '/'))
+  if (!modes.length) { return null }
+  const key = asked.has('mode') ? scenario + '/' + asked.get('mode') : modes[0]
+  const text = asked.has('step') ? asked.get('step').trim() : '0'
+  if (!modes.includes(key) || !/^[0-9]+$/.test(text)) { return null }
+  const step = Number(text)
+  return step <= model.lasts[key] ? { key, step } : null
 }
 
 // The step bar, and plain HTML that needs no Python: disclosures and links.
@@ -70,8 +90,16 @@ export function render({ model }) {
   // Only the first document on a page can be the copy: the live one comes after it.
   const first = !globalThis.__pclFirstRendered
   globalThis.__pclFirstRendered = true
-  if (!first || !body.classList.contains('pn-loading') || !showsAddress(model.query)) {
+  if (!first || !body.classList.contains('pn-loading')) { return el }
+  const asked = askedPosition(model)
+  if (asked === null) {
+    // The live page opens where the address says, not where this copy's controls were.
+    globalThis.__pclStep = null
     return el
+  }
+  const shown = globalThis.__pclStep
+  if (!shown || shown.key !== asked.key || shown.step !== asked.step) {
+    announce(asked.key, asked.step)
   }
 
   if (!document.getElementById('pcl-early-style')) {
@@ -125,6 +153,7 @@ export function render({ model }) {
   return el
 }
 """.replace("__EARLY__", EARLY_CLASS)
+    .replace("__POSITION__", json.dumps(POSITION_PARAMETERS))
     .replace("__ATTRIBUTE__", EARLY_ATTRIBUTE)
     .replace("__HINT__", json.dumps(HINT))
 )
@@ -132,5 +161,7 @@ export function render({ model }) {
 
 class EarlySteps(JSComponent):
     query = param.String(default="", doc="The address of the state this page was rendered at")
+    lasts = param.Dict(default={}, doc="Timeline key -> last step, for every mode of the copy")
+    default_scenario = param.String(default="", doc="The scenario of an address that names none")
 
     _esm = _ESM

@@ -11,6 +11,7 @@ from urllib.parse import urlencode
 import panel as pn
 import param
 
+from app import timelines
 from app.address_bar import AddressBar
 from app.early_steps import EarlySteps
 from app.keyboard import Keyboard
@@ -61,7 +62,14 @@ class App(pn.viewable.Viewer):
         self.prefill = PrefillView(state=state)
         self.keyboard = Keyboard()
         self.address_bar = AddressBar(width=0, height=0, margin=0)
-        self.early_steps = EarlySteps(query=self.opened_query(), width=0, height=0, margin=0)
+        self.early_steps = EarlySteps(
+            query=self.opened_query(),
+            lasts=state.lasts,
+            default_scenario=timelines.default_scenario(),
+            width=0,
+            height=0,
+            margin=0,
+        )
         self.header = EmbedHeaderView(state=state) if self.embed else HeaderView(state=state)
         self.notice = notice_pane(link.notices)
         self._layout = self._build()

@@ -44,6 +44,22 @@ class SimulatorState(param.Parameterized):
     def modes(self) -> tuple[str, ...]:
         return timelines.scenario(self.scenario).modes
 
+    @property
+    def key(self) -> str:
+        """The open timeline's name in the browser (see views/step_deck.py)."""
+        assert self.timeline is not None
+        return timelines.timeline_key(self.timeline)
+
+    @property
+    def scenario_timelines(self) -> tuple[Timeline, ...]:
+        """Every mode of the open scenario: the browser holds them all, to switch at once."""
+        return timelines.of_scenario(self.scenario)
+
+    @property
+    def lasts(self) -> dict[str, int]:
+        """Timeline key -> last step, for every mode of the open scenario."""
+        return {timelines.timeline_key(t): len(t.steps) - 1 for t in self.scenario_timelines}
+
     # -- the learner's actions ------------------------------------------------
     def open(self, scenario: str, mode: str, step: int) -> None:
         """Jump to a checked state (a deep link): no restart-at-0 in between."""

@@ -175,6 +175,12 @@ table.compact td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .player .track { display: flex; align-items: center; gap: 10px; flex: 1 1 260px; min-width: 220px; }
 .player .track input[type=range] { flex: 1 1 auto; min-width: 120px; accent-color: #2f5fd0; }
 .player .counter { white-space: nowrap; }
+.modes { display: flex; flex-wrap: wrap; align-items: center; gap: 4px 14px; font-size: 14px; }
+.modes .modes-label { font-size: 12px; font-weight: 600; color: #5f6b7a;
+  text-transform: uppercase; }
+.modes .mode { display: inline-flex; align-items: center; gap: 5px; cursor: pointer; }
+.modes input { margin: 0; accent-color: #2f5fd0; cursor: pointer; }
+.modes input:focus-visible { outline: 2px solid var(--held-line); outline-offset: 2px; }
 label.picker { display: flex; flex-direction: column; gap: 3px; margin: 0 0 6px 0;
   font-size: 12px; color: var(--muted); }
 label.picker select { font: inherit; font-size: 13px; color: var(--ink); background: var(--paper);

@@ -23,6 +23,22 @@ def timeline(name: str, mode: str) -> Timeline:
     return build_timeline(scenario(name), mode)
 
 
+def timeline_key(timeline: Timeline) -> str:
+    """Names a timeline in the browser: "scenario/mode" (a scenario name has no "/")."""
+    return f"{timeline.scenario}/{timeline.mode}"
+
+
+def split_key(key: str) -> tuple[str, str]:
+    """(scenario, mode) of a timeline key; empty strings where the key has none."""
+    scenario, _, mode = key.partition("/")
+    return scenario, mode
+
+
+def of_scenario(name: str) -> tuple[Timeline, ...]:
+    """Every mode's timeline of a scenario, in the scenario's order of modes."""
+    return tuple(timeline(name, mode) for mode in scenario(name).modes)
+
+
 def names() -> list[str]:
     return list(scenario_names())
 

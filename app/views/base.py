@@ -1,7 +1,8 @@
 """A view = a pure `render(timeline, step)`, shown through a StepDeck.
 
-Every step's HTML is rendered when the timeline opens and sent once; the step
-controls then move every deck in the browser (see step_deck.py).
+Every step's HTML, in every mode of the scenario, is rendered when the
+scenario opens and sent once; the step controls and the mode picker then move
+every deck in the browser (see step_deck.py).
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import param
 from app.errors import logged
 from app.state import SimulatorState
 from app.theme import CSS
-from app.views.step_deck import Deck, StepDeck, timeline_key
+from app.timelines import timeline_key
+from app.views.step_deck import Deck, StepDeck
 from engine.timeline import Timeline
 
 
@@ -22,9 +24,14 @@ def esc(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
-def render_deck(render: object, timeline: Timeline) -> Deck:
+def render_deck(render: object, timelines: tuple[Timeline, ...]) -> Deck:
     assert callable(render)
-    return Deck.of([render(timeline, step) for step in range(len(timeline.steps))])
+    return Deck.of(
+        {
+            timeline_key(timeline): [render(timeline, step) for step in range(len(timeline.steps))]
+            for timeline in timelines
+        }
+    )
 
 
 class StepView(pn.viewable.Viewer):
@@ -58,15 +65,19 @@ class StepView(pn.viewable.Viewer):
         if timeline is self._timeline:
             return
         self._timeline = timeline
-        deck = render_deck(self.render, timeline)
-        # A view with nothing to show for the whole timeline leaves the layout.
+        key = self.state.key
+        if self._deck.holds(key):  # another mode of this scenario: the browser has it
+            self._deck.param.update(key=key, step=self.state.step)
+            return
+        deck = render_deck(self.render, self.state.scenario_timelines)
+        # A view with nothing to show in the whole scenario leaves the layout.
         self._deck.visible = any(deck.pages)
-        self._deck.show(deck, timeline_key(timeline), self.state.step)
+        self._deck.show(deck, key, self.state.step)
 
     @property
     def html(self) -> str:
         """What the browser shows at the current step (for tests)."""
-        return self._deck.page(self.state.step)
+        return self._deck.page(self.state.key, self.state.step)
 
     @property
     def visible(self) -> bool:

@@ -14,8 +14,9 @@ import param
 from app.errors import logged
 from app.state import SimulatorState
 from app.theme import CSS
+from app.timelines import timeline_key
 from app.views.base import esc
-from app.views.step_deck import Deck, StepDeck, timeline_key
+from app.views.step_deck import Deck, StepDeck
 from engine.snapshot import ChainLink, RequestView, Snapshot
 from engine.timeline import Timeline
 
@@ -159,9 +160,9 @@ def render_chain(
 class ChainView(pn.viewable.Viewer):
     """Two pickers (the request, and one to compare with) over the chain's StepDeck.
 
-    The deck holds the chain of every step for the learner's picks (or, where a
-    pick is absent at a step, the newest requests), so stepping never waits for
-    Python; a pick re-renders the deck.
+    The deck holds the chain of every step, in every mode, for the learner's
+    picks on the open timeline (or, where a pick is absent at a step, the newest
+    requests), so stepping never waits for Python; a pick re-renders the deck.
     """
 
     state = param.ClassSelector(class_=SimulatorState)
@@ -184,33 +185,38 @@ class ChainView(pn.viewable.Viewer):
         self._other.param.watch(self._on_pick, "value")
         self._on_step()
 
-    def _pair(self, step: int) -> tuple[str | None, str | None]:
-        assert self.state.timeline is not None
-        snapshot = self.state.timeline.steps[step].snapshot
+    def _pair(self, timeline: Timeline, step: int) -> tuple[str | None, str | None]:
+        """The pair shown: the learner's picks on the open timeline, else the newest."""
+        snapshot = timeline.steps[step].snapshot
         ids = {r.request_id for r in snapshot.requests}
         auto_a, auto_b = default_pair(snapshot)
-        a = self._picked[0] if self._picked[0] in ids else auto_a
-        if self._picked[1] is not None:
-            b = self._picked[1] if self._picked[1] in ids and self._picked[1] != a else None
+        picked = self._picked if timeline is self.state.timeline else (None, None)
+        a = picked[0] if picked[0] in ids else auto_a
+        if picked[1] is not None:
+            b = picked[1] if picked[1] in ids and picked[1] != a else None
         else:
             b = auto_b if auto_b != a else None
         return a, b
 
     def _render_deck(self) -> None:
-        timeline = self.state.timeline
-        assert timeline is not None
-        pages = [render_chain(timeline, s, *self._pair(s)) for s in range(len(timeline.steps))]
-        self._deck.show(Deck.of(pages), timeline_key(timeline), self.state.step)
+        pages = {
+            timeline_key(t): [render_chain(t, s, *self._pair(t, s)) for s in range(len(t.steps))]
+            for t in self.state.scenario_timelines
+        }
+        self._deck.show(Deck.of(pages), self.state.key, self.state.step)
 
     @logged
     def _on_step(self, *_: object) -> None:
         if self.state.timeline is not self._timeline:
             self._timeline = self.state.timeline
-            self._picked = (None, None)  # picks name requests of the old timeline
-            self._render_deck()
+            picked, self._picked = self._picked, (None, None)  # picks name the old requests
+            if self._deck.holds(self.state.key) and picked == (None, None):
+                self._deck.param.update(key=self.state.key, step=self.state.step)
+            else:
+                self._render_deck()
         snapshot = self.state.current.snapshot
         ids = tuple(r.request_id for r in snapshot.requests)
-        a, b = self._pair(self.state.step)
+        a, b = self._pair(self.state.timeline, self.state.step)
         self._updating = True  # the pickers' own events must not render again
         try:
             if ids != self._ids:  # options only change when a request arrives
@@ -236,7 +242,7 @@ class ChainView(pn.viewable.Viewer):
 
     @property
     def html(self) -> str:
-        return self._deck.page(self.state.step)
+        return self._deck.page(self.state.key, self.state.step)
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self._layout

@@ -17,9 +17,9 @@ from app.code_render import code_lines, released_variant, style_defs
 from app.errors import logged
 from app.state import SimulatorState
 from app.theme import CSS
+from app.timelines import timeline_key
 from app.views.base import esc
 from app.views.code_panel import SLOT, CodePanel
-from app.views.step_deck import timeline_key
 from engine.timeline import Timeline
 from engine.trace import FunctionTrace
 
@@ -121,36 +121,48 @@ def code_parts(timeline: Timeline, step: int, index: int | None = None) -> CodeP
     return CodeParts(frame, body, tuple(sorted(trace.lines)), trace.last_line)
 
 
+Plan = tuple[int, int, tuple[int, ...], int, tuple[str, ...], int]
+
+
 @dataclass(frozen=True)
 class CodePlan:
-    """The code panel of every step (each step's focus function), deduplicated."""
+    """The code panel of every step (each step's focus function) of some timelines.
+
+    Frames and bodies are shared by every timeline: modes mostly run the same code.
+    """
 
     frames: tuple[str, ...]
     bodies: tuple[str, ...]
-    # per step: frame, body, lines that ran, last line, function labels, focus index
-    plan: tuple[tuple[int, int, tuple[int, ...], int, tuple[str, ...], int], ...]
+    # per timeline key, per step: frame, body, lines that ran, last line, labels, focus index
+    plans: dict[str, tuple[Plan, ...]]
 
     @classmethod
-    def of(cls, timeline: Timeline) -> CodePlan:
+    def of(cls, timelines: tuple[Timeline, ...]) -> CodePlan:
         frames: dict[str, int] = {}
         bodies: dict[str, int] = {}
-        plan = []
-        for step in range(len(timeline.steps)):
-            parts = code_parts(timeline, step)
-            frame = frames.setdefault(parts.frame, len(frames))
-            body = bodies.setdefault(parts.body, len(bodies))
-            labels = tuple(function_options(timeline, step))
-            focus = focus_index(timeline, step)
-            plan.append(
-                (frame, body, parts.ran, parts.current, labels, -1 if focus is None else focus)
-            )
-        return cls(tuple(frames), tuple(bodies), tuple(plan))
+        plans: dict[str, tuple[Plan, ...]] = {}
+        for timeline in timelines:
+            plan = []
+            for step in range(len(timeline.steps)):
+                parts = code_parts(timeline, step)
+                frame = frames.setdefault(parts.frame, len(frames))
+                body = bodies.setdefault(parts.body, len(bodies))
+                labels = tuple(function_options(timeline, step))
+                focus = focus_index(timeline, step)
+                plan.append(
+                    (frame, body, parts.ran, parts.current, labels, -1 if focus is None else focus)
+                )
+            plans[timeline_key(timeline)] = tuple(plan)
+        return cls(tuple(frames), tuple(bodies), plans)
 
-    def as_lists(self) -> list[list[object]]:
-        return [
-            [f, b, list(ran), cur, list(labels), focus]
-            for f, b, ran, cur, labels, focus in self.plan
-        ]
+    def as_lists(self) -> dict[str, list[list[object]]]:
+        return {
+            key: [
+                [f, b, list(ran), cur, list(labels), focus]
+                for f, b, ran, cur, labels, focus in plan
+            ]
+            for key, plan in self.plans.items()
+        }
 
 
 class CodeView(pn.viewable.Viewer):
@@ -173,12 +185,16 @@ class CodeView(pn.viewable.Viewer):
         if timeline is self._timeline:
             return  # a step: the browser has every step's code already
         self._timeline = timeline
-        plan = CodePlan.of(timeline)
+        key = self.state.key
+        if key in self._panel.plans:  # another mode of this scenario: the browser has it
+            self._panel.param.update(key=key, step=self.state.step)
+            return
+        plan = CodePlan.of(self.state.scenario_timelines)
         self._panel.param.update(
             frames=list(plan.frames),
             bodies=list(plan.bodies),
-            plan=plan.as_lists(),
-            key=timeline_key(timeline),
+            plans=plan.as_lists(),
+            key=key,
             step=self.state.step,
             picked={},
         )
@@ -186,17 +202,18 @@ class CodeView(pn.viewable.Viewer):
     @logged
     def _on_pick(self, *_: object) -> None:
         """The learner picked a function other than the step's focus: send its code."""
-        timeline = self.state.timeline
-        assert timeline is not None
+        held = {timeline_key(t): t for t in self.state.scenario_timelines}
         try:
-            step, index = (int(v) for v in self._panel.pick)
-            trace_count = len(timeline.steps[step].code)
-        except (TypeError, ValueError, IndexError):
+            key, step, index = self._panel.pick
+            timeline = held[key]
+            step, index = int(step), int(index)
+        except (TypeError, ValueError, KeyError):
             return  # a stale or malformed pick: nothing to show
-        if not 0 <= index < trace_count:
+        if not (0 <= step < len(timeline.steps) and 0 <= index < len(timeline.steps[step].code)):
             return
         parts = code_parts(timeline, step, index)
         self._panel.picked = {
+            "key": key,
             "step": step,
             "index": index,
             "frame": parts.frame,
@@ -207,7 +224,7 @@ class CodeView(pn.viewable.Viewer):
 
     def pick(self, index: int) -> None:
         """Pick a function of the current step, as the browser's picker does."""
-        self._panel.pick = [self.state.step, index]
+        self._panel.pick = [self.state.key, self.state.step, index]
 
     @property
     def parts(self) -> CodeParts:
@@ -215,7 +232,8 @@ class CodeView(pn.viewable.Viewer):
         timeline, step = self.state.timeline, self.state.step
         assert timeline is not None
         picked = self._panel.picked
-        index = picked.get("index") if picked.get("step") == step else None
+        here = (picked.get("key"), picked.get("step")) == (self.state.key, step)
+        index = picked.get("index") if here else None
         return code_parts(timeline, step, index)
 
     @property

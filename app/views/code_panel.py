@@ -1,16 +1,17 @@
-"""The code panel in the browser: every step's code sent once per timeline.
+"""The code panel in the browser: every step's code sent once per scenario.
 
 A function's highlighted source is tens of kilobytes of HTML and the same
-function runs at many steps, so the panel receives, per timeline, the distinct
-frames (heading, legend) and bodies (a function's lines, unmarked) and a plan:
-per step, which frame and body show the step's focus function, which lines ran,
-which ran last, and the names of every function that ran. The step comes by the
-step channel (step_deck.py). The browser marks the lines and scrolls the code box
+function runs at many steps (and in every mode), so the panel receives, for
+the scenario's timelines, the distinct frames (heading, legend) and bodies (a
+function's lines, unmarked) and a plan per timeline: per step, which frame and
+body show the step's focus function, which lines ran, which ran last, and the
+names of every function that ran. The position comes by the step channel
+(step_deck.py). The browser marks the lines and scrolls the code box
 (not the page) so the last line that ran sits in its middle.
 
 The function picker lives here too: picking the focus shows the plan; picking
 another function asks Python (`pick`), whose answer (`picked`) is shown while
-the step and the pick still match.
+the position and the pick still match.
 """
 
 from __future__ import annotations
@@ -43,16 +44,17 @@ export function render({ model }) {
   let optionsShown = null
   let optionsStep = null
 
-  function planned(step) {
-    const plan = model.plan[step]
+  const here = () => position(model, (key) => key in model.plans)
+  function planned(at) {
+    const plan = (model.plans[at.key] || [])[at.step]
     return plan ? { frame: model.frames[plan[0]], body: model.bodies[plan[1]], ran: plan[2],
                      current: plan[3], labels: plan[4], focus: plan[5] } : null
   }
-  function parts(step, plan) {
+  function parts(at, plan) {
     const choice = Number(picker.value)
     const picked = model.picked
-    if (plan && choice !== plan.focus && picked && picked.step === step &&
-        picked.index === choice) { return picked }
+    if (plan && choice !== plan.focus && picked && picked.key === at.key &&
+        picked.step === at.step && picked.index === choice) { return picked }
     if (plan) { return plan }
     return { frame: '', body: '', ran: [], current: -1 }
   }
@@ -81,21 +83,22 @@ export function render({ model }) {
     }
     setTimeout(scroll, 0)
   }
-  function setOptions(step, plan) {
+  function setOptions(at, plan) {
     // A new step (or timeline) puts the picker back on the step's focus.
     const labels = plan ? plan.labels : []
-    if (optionsStep === step && optionsShown === labels) { return }
-    optionsStep = step
+    const where = at.key + '@' + at.step
+    if (optionsStep === where && optionsShown === labels) { return }
+    optionsStep = where
     optionsShown = labels
     picker.replaceChildren(...labels.map((text, index) => new Option(text, String(index))))
     if (plan) { picker.value = String(plan.focus) }
     label.style.display = labels.length ? '' : 'none'
   }
   function update() {
-    const step = channelStep(model)
-    const plan = planned(step)
-    setOptions(step, plan)
-    const p = parts(step, plan)
+    const at = here()
+    const plan = planned(at)
+    setOptions(at, plan)
+    const p = parts(at, plan)
     if (p.body !== bodyShown) {
       bodyShown = p.body
       body.innerHTML = p.body
@@ -109,13 +112,13 @@ export function render({ model }) {
     mark(p.ran, p.current)
   }
   picker.addEventListener('change', () => {
-    const step = channelStep(model)
+    const at = here()
     const choice = Number(picker.value)
-    const plan = planned(step)
-    if (plan && choice !== plan.focus) { model.pick = [step, choice] }
+    const plan = planned(at)
+    if (plan && choice !== plan.focus) { model.pick = [at.key, at.step, choice] }
     update()
   })
-  model.on(['frames', 'bodies', 'plan', 'key'], () => {
+  model.on(['frames', 'bodies', 'plans', 'key'], () => {
     frameShown = null
     bodyShown = null
     optionsShown = null
@@ -133,13 +136,13 @@ export function render({ model }) {
 class CodePanel(LeanComponent):
     frames = param.List(default=[], item_type=str, doc="Distinct frames; SLOT marks the lines")
     bodies = param.List(default=[], item_type=str, doc="Distinct bodies: a function's lines")
-    plan = param.List(
-        default=[],
-        doc="Per step: [frame, body, ran lines, last line, function labels, focus index]",
+    plans = param.Dict(
+        default={},
+        doc="Timeline key -> per step: [frame, body, ran lines, last line, labels, focus index]",
     )
-    key = param.String(default="", doc="The timeline the plan is for")
-    step = param.Integer(default=0, doc="The step to show until the channel has this key")
-    pick = param.List(default=[], doc="From the browser: [step, index] of a picked function")
-    picked = param.Dict(default={}, doc="The picked function's step, index, frame, body, marks")
+    key = param.String(default="", doc="The timeline to show until the channel names one held")
+    step = param.Integer(default=0, doc="The step to show until the channel names one held")
+    pick = param.List(default=[], doc="From the browser: [key, step, index] of a picked function")
+    picked = param.Dict(default={}, doc="The picked function's position, index, frame, body, marks")
 
     _esm = _ESM

@@ -1,8 +1,9 @@
 """The learner's controls: scenario, mode, and the step controls (views/player_bar.py).
 
-Scenario and mode are Panel widgets (a new timeline is built in Python); the
-steps are moved in the browser by the PlayerBar, whose `step` comes back here
-into the state, and the state's jumps (deep links, a new timeline) go to it.
+The scenario is a Panel widget (a new scenario's timelines are built in
+Python). Modes and steps move in the browser (mode_picker.py, player_bar.py);
+the bar's position (`key`, `step`) comes back here into the state, and the
+state's own moves (deep links, a new scenario) go to the bar and the picker.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from app import timelines
 from app.errors import logged
 from app.state import SimulatorState
 from app.theme import CSS
+from app.views.mode_picker import ModePicker
 from app.views.player_bar import PlayerBar
-from app.views.step_deck import timeline_key
 
 
 def scenario_options() -> dict[str, str]:
@@ -49,35 +50,21 @@ class Controls(pn.viewable.Viewer):
             width=300,
             visible=len(timelines.names()) > 1,
         )
-        self.mode = pn.widgets.RadioBoxGroup(
-            label="Mode",
-            options=list(state.modes),
-            value=state.mode,
-            inline=True,
-            margin=(8, 10, 4, 10),
-        )
-        self._mode_label = pn.pane.HTML(
-            '<span style="font-size:12px;font-weight:600;color:#5f6b7a">MODE</span>',
-            stylesheets=[CSS],
-            margin=(10, 0, 0, 10),
-        )
+        self.mode = ModePicker(stylesheets=[CSS], margin=(8, 10, 4, 10))
         self.player = PlayerBar(
             sizing_mode="stretch_width", min_width=280, stylesheets=[CSS], margin=(2, 4)
         )
-        self._timeline: object = None  # the timeline the player was last given
+        self._following = False  # the state is following the browser: nothing to send back
 
         self.scenario.param.watch(
             action(lambda: setattr(state, "scenario", self.scenario.value)), "value"
         )
-        self.mode.param.watch(action(lambda: setattr(state, "mode", self.mode.value)), "value")
-        self.player.param.watch(self._from_player, "step")
+        self.player.param.watch(self._from_player, ["key", "step"])
         state.param.watch(self._sync, ["timeline", "step", "scenario", "mode"])
         self._sync()
 
-        modes_row = pn.Row(self._mode_label, self.mode, visible=len(state.modes) > 1, margin=0)
-        self._modes_row = modes_row
         self._layout = pn.Column(
-            pn.FlexBox(self.scenario, modes_row, align_items="center", flex_wrap="wrap", margin=0),
+            pn.FlexBox(self.scenario, self.mode, align_items="center", flex_wrap="wrap", margin=0),
             self.player,
             sizing_mode="stretch_width",
             styles={
@@ -91,28 +78,36 @@ class Controls(pn.viewable.Viewer):
 
     @logged
     def _from_player(self, *_: object) -> None:
-        """The browser moved the step: the state follows (its bounds hold it in range)."""
-        last = self.state.last_step
-        step = max(0, min(self.player.step, last))
-        if step != self.state.step:
-            self.state.step = step
+        """The browser moved (a step, or a mode of this scenario): the state follows."""
+        state = self.state
+        scenario, mode = timelines.split_key(self.player.key)
+        if scenario != state.scenario or mode not in state.modes:
+            self._sync()  # stale (another scenario) or forged: the bar goes back to the state
+            return
+        step = max(0, min(self.player.step, state.lasts[self.player.key]))
+        self._following = True
+        try:
+            with pn.io.hold():
+                state.open(scenario, mode, step)
+        finally:
+            self._following = False
+        if self.player.step != step:
+            self.player.step = step  # out of range: the bar goes back in
 
     @logged
     def _sync(self, *_: object) -> None:
-        """Show the state in the widgets (their events then find nothing to change)."""
+        """Show the state in the controls (their events then find nothing to change)."""
         state = self.state
         self.scenario.value = state.scenario
-        self.mode.param.update(options=list(state.modes), value=state.mode)
-        if hasattr(self, "_modes_row"):
-            self._modes_row.visible = len(state.modes) > 1
-        assert state.timeline is not None
-        if state.timeline is not self._timeline:
-            self._timeline = state.timeline
-            self.player.param.update(
-                key=timeline_key(state.timeline), last=state.last_step, step=state.step
-            )
-        elif self.player.step != state.step:
-            self.player.step = state.step  # a jump from Python (the browser moves itself)
+        self.mode.param.update(
+            scenario=state.scenario,
+            modes=list(state.modes),
+            mode=state.mode,
+            visible=len(state.modes) > 1,
+        )
+        if self._following or state.timeline is None:
+            return  # the bar is where the state is going
+        self.player.param.update(key=state.key, lasts=state.lasts, step=state.step)
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self._layout

@@ -1,18 +1,19 @@
 """The step controls, in the browser: Restart, Step back, Step forward, Play, speed, scrubber.
 
-Every step's views are already in the browser (StepDeck), so a step needs no
-Python: the bar moves the step itself, tells the page (the step channel every
-deck listens to), and then syncs `step` to Python, which keeps the address bar
-and the learner-driven views in line. A click shows its step within a frame, in
-`panel serve` and in the static site alike, where a round trip through Python
-took 40 to 100 ms.
+Every step's views, in every mode of the scenario, are already in the browser
+(StepDeck), so a step needs no Python: the bar moves the step itself, tells the
+page (the step channel every deck listens to), and then syncs `key` and `step`
+to Python, which keeps the address bar and the learner-driven views in line.
+A mode picked (mode_picker.py) reaches the bar on the same channel. A click
+shows its step within a frame, in `panel serve` and in the static site alike,
+where a round trip through Python took 40 to 100 ms.
 
 The rules of stepping live here and only here: steps stay within 0..last,
 Play stops by itself at the last step, Play at the last step replays from 0,
 and Step back, Restart or the scrubber pause.
 
 On the static site the bar works before Python is ready (early_steps.py); the
-live page's bar carries on from the step, Play and speed its copy left.
+live page's bar carries on from the mode, step, Play and speed its copy left.
 """
 
 from __future__ import annotations
@@ -76,18 +77,21 @@ export function render({ model }) {
   track.append(scrub, counter)
   bar.append(buttons, track)
 
-  // An earlier view of this bar on this timeline (the static site's pre-rendered copy,
-  // before Python was live) left a step, and maybe Play and a speed: carry on from there.
-  const left = globalThis.__pclPlayer && globalThis.__pclPlayer.key === model.key
+  const holds = (k) => k in model.lasts
+  const lastOf = (k) => (holds(k) ? model.lasts[k] : 0)
+  // An earlier view of this bar (the static site's pre-rendered copy, before Python was
+  // live) left a position, and maybe Play and a speed: carry on from there.
+  let { key, step } = position(model, holds)
+  step = Math.min(step, lastOf(key))
+  const left = globalThis.__pclPlayer && globalThis.__pclPlayer.key === key
     ? globalThis.__pclPlayer : null
-  let step = Math.min(channelStep(model), model.last)
   let timer = null
   const remember = () => {
-    globalThis.__pclPlayer = { key: model.key, playing: timer !== null, speed: model.speed }
+    globalThis.__pclPlayer = { key, playing: timer !== null, speed: model.speed }
   }
 
   function show() {
-    const last = model.last
+    const last = lastOf(key)
     scrub.max = String(Math.max(last, 1))
     scrub.value = String(step)
     scrub.disabled = last === 0
@@ -99,11 +103,19 @@ export function render({ model }) {
     play.className = 'btn ' + (timer === null ? 'play' : 'pause')
     speed.value = String(model.speed)
   }
+  let syncing = false  // (its own writes to the model are not moves from Python)
+  function sync() {  // Python learns the position: the timeline first, then the step
+    syncing = true
+    try {
+      if (model.key !== key) { model.key = key }
+      if (model.step !== step) { model.step = step }
+    } finally { syncing = false }
+  }
   function go(next) {
-    step = Math.max(0, Math.min(next, model.last))
-    announce(model.key, step)  // every view swaps its page now
+    step = Math.max(0, Math.min(next, lastOf(key)))
+    announce(key, step)  // every view swaps its page now
     show()
-    if (model.step !== step) { model.step = step }  // then Python learns it
+    sync()  // then Python learns it
   }
   function pause() {
     if (timer !== null) { clearInterval(timer); timer = null }
@@ -112,10 +124,10 @@ export function render({ model }) {
   }
   function tick() {
     go(step + 1)
-    if (step >= model.last) { pause(); show() }
+    if (step >= lastOf(key)) { pause(); show() }
   }
   function start() {
-    if (step >= model.last) { go(0) }
+    if (step >= lastOf(key)) { go(0) }
     timer = setInterval(tick, 1000 / model.speed)
     model.playing = true
     remember()
@@ -125,7 +137,7 @@ export function render({ model }) {
   back.addEventListener('click', () => { pause(); go(step - 1) })
   forward.addEventListener('click', () => {
     go(step + 1)
-    if (step >= model.last) { pause(); show() }
+    if (step >= lastOf(key)) { pause(); show() }
   })
   play.addEventListener('click', () => { if (timer === null) { start() } else { pause(); show() } })
   scrub.addEventListener('input', () => { pause(); go(Number(scrub.value)) })
@@ -134,23 +146,42 @@ export function render({ model }) {
     remember()
     if (timer !== null) { clearInterval(timer); timer = setInterval(tick, 1000 / model.speed) }
   })
-  // From Python: a new timeline (key, last) or a jump (a deep link) moves the bar.
-  const jump = () => { step = model.step; announce(model.key, step); show() }
-  model.on(['key', 'last'], () => { pause(); jump() })
-  model.on('step', () => { if (model.step !== step) { jump() } })
+  // Another control moved the page: the mode picker, or the copy opening at its address.
+  onStep(model, () => {
+    const channel = globalThis.__pclStep
+    if (!channel || !holds(channel.key)) { return }
+    if (channel.key === key && channel.step === step) { return }  // (its own announcement)
+    if (channel.key !== key) { pause() }
+    key = channel.key
+    step = Math.min(channel.step, lastOf(key))
+    show()
+    sync()
+  })
+  // From Python: a new scenario, a mode or a jump (a deep link) moves the bar.
+  model.on(['key', 'step', 'lasts'], () => {
+    if (syncing) { return }
+    const next = Math.min(model.step, lastOf(model.key))
+    if (model.key === key && next === step) { show(); return }  // (its own position, echoed)
+    if (model.key !== key) { pause() }
+    key = model.key
+    step = next
+    announce(key, step)
+    show()
+  })
   model.on('remove', () => { if (timer !== null) { clearInterval(timer) } })
   // Python learns what was carried over once the page is live (it listens from then on).
   const adopt = () => {
     if (document.body.classList.contains('pn-loading')) { setTimeout(adopt, 50); return }
-    if (model.step !== step) { model.step = step }
+    sync()
     if (left && left.speed !== model.speed) { model.speed = left.speed }
     if (left && left.playing && timer === null) { start() }
     show()
   }
-  if (step !== model.step || (left && (left.playing || left.speed !== model.speed))) {
+  if (key !== model.key || step !== model.step ||
+      (left && (left.playing || left.speed !== model.speed))) {
     setTimeout(adopt)
   }
-  announce(model.key, step)
+  announce(key, step)
   show()
   return bar
 }
@@ -161,9 +192,9 @@ export function render({ model }) {
 
 
 class PlayerBar(LeanComponent):
-    key = param.String(default="", doc="The timeline being stepped through")
-    last = param.Integer(default=0, doc="The last step of the timeline")
-    step = param.Integer(default=0, doc="The step shown; set by the browser or by a jump")
+    key = param.String(default="", doc="The timeline shown; set by the browser or by Python")
+    step = param.Integer(default=0, doc="The step shown; set by the browser or by Python")
+    lasts = param.Dict(default={}, doc="Timeline key -> last step, for every mode held")
     playing = param.Boolean(default=False, doc="From the browser: Play is running")
     speed = param.Number(default=DEFAULT_SPEED, doc="Steps per second while playing")
 

@@ -1,38 +1,39 @@
-"""Every step's HTML sent once per timeline; the step itself never leaves the browser.
+"""Every step's HTML sent once per scenario; steps and modes never leave the browser.
 
 A timeline is immutable and a view is a pure function of (timeline, step), so
-every step's HTML is rendered when the timeline opens. Each view's StepDeck
-keeps its distinct pages in the browser. The step controls (player_bar.py)
-announce each step on a page-wide channel, and every deck swaps in its page
-there: no Python view re-renders, no HTML is re-sent, no round trip is waited
-for. In Pyodide every model change costs milliseconds of Panel bookkeeping,
-and a step once changed a dozen models (about 100 ms from click to page).
+every step's HTML, for every mode of the open scenario, is rendered when the
+scenario opens. Each view's StepDeck keeps its distinct pages in the browser.
+The step controls (player_bar.py) and the mode picker (mode_picker.py)
+announce each position, a timeline key and a step, on a page-wide channel, and
+every deck swaps in its page there: no Python view re-renders, no HTML is
+re-sent, no round trip is waited for. In Pyodide every model change costs
+milliseconds of Panel bookkeeping, and a step once changed a dozen models
+(about 100 ms from click to page).
 
-The timeline `key` ties decks to the channel: a deck whose pages are for
-another timeline (a new one still arriving) shows its own `step` until they agree.
+A deck that does not hold the channel's timeline (a new scenario still
+arriving) shows its own `key` and `step` until they agree.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import param
 from panel.custom import JSComponent
 
-from engine.timeline import Timeline
-
-# The page-wide channel: the player writes {key, step} here and fires STEP_EVENT.
+# The page-wide channel: the controls write {key, step} here and fire STEP_EVENT.
 STEP_CHANNEL_JS = """
 const STEP_EVENT = 'pcl-step'
 function announce(key, step) {
   globalThis.__pclStep = { key, step }
   document.dispatchEvent(new CustomEvent(STEP_EVENT))
 }
-function channelStep(model) {
+// Where to be: the channel's position if `holds` its timeline, else the model's own.
+function position(model, holds) {
   const channel = globalThis.__pclStep
-  return channel && channel.key === model.key ? channel.step : model.step
+  return channel && holds(channel.key) ? channel : { key: model.key, step: model.step }
 }
 function onStep(model, callback) {
   document.addEventListener(STEP_EVENT, callback)
@@ -47,7 +48,9 @@ export function render({ model, view }) {
   const host = document.createElement('div')
   let shown = null
   function show() {
-    const index = model.order[channelStep(model)]
+    const at = position(model, (key) => key in model.orders)
+    const order = model.orders[at.key]
+    const index = order ? order[at.step] : undefined
     const page = index === undefined ? '' : model.pages[index]
     if (page === shown) { return }
     shown = page
@@ -55,7 +58,7 @@ export function render({ model, view }) {
     // An empty page hides the whole component, margins included.
     if (view && view.el) { view.el.style.display = page ? '' : 'none' }
   }
-  model.on(['pages', 'order', 'key'], () => { shown = null; show() })
+  model.on(['pages', 'orders', 'key'], () => { shown = null; show() })
   model.on('step', show)
   onStep(model, show)
   show()
@@ -63,10 +66,6 @@ export function render({ model, view }) {
 }
 """
 )
-
-
-def timeline_key(timeline: Timeline) -> str:
-    return f"{timeline.scenario}/{timeline.mode}"
 
 
 class LeanComponent(JSComponent):
@@ -87,33 +86,41 @@ class LeanComponent(JSComponent):
 
 @dataclass(frozen=True)
 class Deck:
-    """Distinct pages, and which page each step shows."""
+    """Distinct pages, and which page each step of each timeline shows."""
 
     pages: tuple[str, ...]
-    order: tuple[int, ...]
+    orders: Mapping[str, tuple[int, ...]]  # timeline key -> index into pages, per step
 
     @classmethod
-    def of(cls, per_step: Sequence[str]) -> Deck:
+    def of(cls, per_timeline: Mapping[str, Sequence[str]]) -> Deck:
         index: dict[str, int] = {}
-        order = tuple(index.setdefault(page, len(index)) for page in per_step)
-        return cls(tuple(index), order)
+        orders = {
+            key: tuple(index.setdefault(page, len(index)) for page in per_step)
+            for key, per_step in per_timeline.items()
+        }
+        return cls(tuple(index), orders)
 
-    def page(self, step: int) -> str:
-        return self.pages[self.order[step]]
+    def page(self, key: str, step: int) -> str:
+        return self.pages[self.orders[key][step]]
 
 
 class StepDeck(LeanComponent):
     pages = param.List(default=[], item_type=str, doc="Distinct HTML pages of the view")
-    order = param.List(default=[], item_type=int, doc="Index into pages, per step")
-    key = param.String(default="", doc="The timeline the pages are for")
-    step = param.Integer(default=0, doc="The step to show until the channel has this key")
+    orders = param.Dict(default={}, doc="Timeline key -> index into pages, per step")
+    key = param.String(default="", doc="The timeline to show until the channel names one held")
+    step = param.Integer(default=0, doc="The step to show until the channel names one held")
 
     _esm = _DECK_ESM
 
     def show(self, deck: Deck, key: str, step: int) -> None:
-        """A new timeline: its pages, order and key, and the step, in one update."""
-        self.param.update(pages=list(deck.pages), order=list(deck.order), key=key, step=step)
+        """A new scenario: its pages and orders, and the position, in one update."""
+        orders = {k: list(order) for k, order in deck.orders.items()}
+        self.param.update(pages=list(deck.pages), orders=orders, key=key, step=step)
 
-    def page(self, step: int) -> str:
-        """What the browser shows at this step (for tests)."""
-        return self.pages[self.order[step]] if 0 <= step < len(self.order) else ""
+    def holds(self, key: str) -> bool:
+        return key in self.orders
+
+    def page(self, key: str, step: int) -> str:
+        """What the browser shows at this position (for tests)."""
+        order = self.orders.get(key, [])
+        return self.pages[order[step]] if 0 <= step < len(order) else ""

@@ -8,6 +8,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 import panel as pn
+import param
 import pytest
 
 from app import timelines
@@ -239,7 +240,8 @@ def test_code_view_picker_lists_the_traces_and_shows_the_picked_one() -> None:
     view = CodeView(state=state)
     timeline, step = state.timeline, 1
     assert timeline is not None
-    plan = view._panel.plan
+    assert set(view._panel.plans) == {f"reset/{m}" for m in timelines.scenario("reset").modes}
+    plan = view._panel.plans["reset/preempt"]
     assert plan[0][4] == [] and plan[0][5] == -1  # step 0 ran nothing: no picker
     state.step = step
     labels, focus = plan[step][4], plan[step][5]
@@ -248,7 +250,8 @@ def test_code_view_picker_lists_the_traces_and_shows_the_picked_one() -> None:
     assert labels[focus].startswith("▶ ")
     view.pick(0)
     first = timeline.steps[step].code[0]
-    assert view._panel.picked["step"] == step and view._panel.picked["index"] == 0
+    picked = view._panel.picked
+    assert (picked["key"], picked["step"], picked["index"]) == ("reset/preempt", step, 0)
     assert (
         parse(view.html).find_all(data_testid="code-panel")[0].attrs["data-qualname"]
         == first.qualname
@@ -257,9 +260,12 @@ def test_code_view_picker_lists_the_traces_and_shows_the_picked_one() -> None:
     assert parse(view.html).find_all(data_testid="code-panel")[0].attrs["data-qualname"] == (
         timeline.steps[2].focus.qualname  # type: ignore[union-attr]
     )
-    view._panel.pick = [99, 0]  # a stale or malformed pick changes nothing
-    view._panel.pick = ["x"]
+    # A stale or malformed pick changes nothing.
+    for pick in (["reset/preempt", 99, 0], ["reset/preempt", -1, 0], ["other/x", 1, 0], ["x"]):
+        view._panel.pick = pick
     assert view._panel.picked["step"] == step
+    view._panel.pick = ["reset/keep", 1, 0]  # a pick in another mode the browser holds
+    assert view._panel.picked["key"] == "reset/keep"
     assert len(function_options(timeline, 2)) == len(timeline.steps[2].code)
 
 
@@ -334,25 +340,42 @@ def test_the_player_and_the_state_follow_each_other() -> None:
     state = SimulatorState(scenario="reset", mode="default")
     controls = Controls(state=state)
     player = controls.player
-    assert (player.key, player.last, player.step) == ("reset/default", state.last_step, 0)
+    modes = timelines.scenario("reset").modes
+    assert player.lasts == {f"reset/{m}": len(reset(m).steps) - 1 for m in modes}
+    assert (player.key, player.step) == ("reset/default", 0)
     player.step = 2  # the browser stepped
     assert state.step == 2
-    player.step = 99  # a stale or forged step stays in range
-    assert state.step == state.last_step
-    state.open("reset", "keep", 4)  # a jump from Python moves the browser's bar
-    assert (player.key, player.step) == ("reset/keep", 4)
-    controls.mode.value = "preempt"
-    assert state.mode == "preempt" and state.step == 0
-    assert (player.key, player.last, player.step) == ("reset/preempt", state.last_step, 0)
+    player.step = 99  # a stale or forged step stays in range, and the bar goes back in
+    assert state.step == player.step == state.last_step
+    state.open("reset", "keep", 4)  # a jump from Python moves the browser's bar and picker
+    assert (player.key, player.step, controls.mode.mode) == ("reset/keep", 4, "keep")
+    player.param.update(key="reset/preempt", step=3)  # the browser picked a mode, then stepped
+    assert (state.mode, state.step) == ("preempt", 3)
+    assert controls.mode.mode == "preempt"
+    player.key = "eviction-order/default"  # another scenario's position: the bar goes back
+    assert (player.key, player.step) == ("reset/preempt", 3) and state.mode == "preempt"
+
+
+def test_a_mode_picked_in_the_browser_is_not_echoed_back() -> None:
+    state = SimulatorState(scenario="reset", mode="default")
+    controls = Controls(state=state)
+    sent: list[str] = []
+    controls.player.param.watch(lambda e: sent.append(e.name), ["key", "step", "lasts"])
+    controls.player.key = "reset/keep"  # the browser sends the timeline, then its step
+    controls.player.step = 0
+    assert (state.mode, state.step) == ("keep", 0)
+    assert sent == ["key"]  # only the browser's own change: nothing written back
 
 
 def test_mode_control_hidden_for_single_mode_scenarios() -> None:
     state = SimulatorState(scenario="reset", mode="default")
     controls = Controls(state=state)
-    assert controls._modes_row.visible
+    assert controls.mode.visible and controls.mode.modes == list(timelines.scenario("reset").modes)
     state.scenario = SINGLE_MODE
-    assert not controls._modes_row.visible
-    assert controls.player.last == state.last_step
+    assert not controls.mode.visible
+    assert controls.mode.scenario == SINGLE_MODE
+    assert controls.player.lasts == {state.key: state.last_step}
+    assert controls.player.key == state.key
 
 
 def test_every_shortcut_presses_a_real_button() -> None:
@@ -400,32 +423,55 @@ def test_every_scenario_renders_every_step(name: str, mode: str) -> None:
     assert app.state.step == len(timeline.steps) - 1
     # Views only for what the scenario has.
     assert app.offload.visible == (timeline.steps[0].snapshot.offload is not None)
-    assert app.controls._modes_row.visible == (len(timeline.modes) > 1)
+    assert app.controls.mode.visible == (len(timeline.modes) > 1)
+
+
+def watch_views(app: App) -> list[str]:
+    """What Python sends to the views' browser models from now on."""
+    sent: list[str] = []
+
+    def note(*events: param.parameterized.Event) -> None:
+        sent.extend(event.name for event in events)
+
+    for view in (app.pool, app.queue, app.narration, app.header, app.chain):
+        view._deck.param.watch(note, ["pages", "orders", "key", "step"])
+    app.code._panel.param.watch(note, list(app.code._panel.param))
+    return sent
 
 
 def test_a_step_from_the_browser_sends_nothing_back_to_the_views() -> None:
     app = App(link=parse_link("?scenario=reset&mode=keep"))
-    sent: list[str] = []
-    for view in (app.pool, app.queue, app.narration, app.header, app.chain):
-        view._deck.param.watch(lambda e: sent.append(e.name), ["pages", "order", "key", "step"])
-    app.code._panel.param.watch(lambda e: sent.append(e.name), list(app.code._panel.param))
+    sent = watch_views(app)
     app.controls.player.step = 1  # the browser stepped: every deck already has the page
     assert sent == []
     assert app.state.step == 1 and 'data-step="1"' in app.narration.html
-    assert app.narration._deck.page(1) == app.narration.html
+    assert app.narration._deck.page("reset/keep", 1) == app.narration.html
 
 
-def test_a_new_timeline_sends_every_page_once() -> None:
-    app = App(link=parse_link("?scenario=reset&mode=keep"))
-    app.controls.mode.value = "default"
+def test_a_mode_from_the_browser_sends_no_page() -> None:
+    app = App(link=parse_link("?scenario=reset&mode=keep&step=4"))
+    sent = watch_views(app)
+    app.controls.player.param.update(key="reset/preempt", step=0)  # the mode picker's work
+    assert app.state.mode == "preempt" and 'data-step="0"' in app.narration.html
+    assert "pages" not in sent and "orders" not in sent and "frames" not in sent
+    assert {"key"} <= set(sent)  # each deck's own position follows, for a later reconnect
+
+
+def test_a_new_scenario_sends_every_page_of_every_mode_once() -> None:
+    app = App(link=parse_link(f"?scenario={SINGLE_MODE}"))
+    app.controls.scenario.value = "reset"
     deck = app.pool._deck
-    timeline = timelines.timeline("reset", "default")
-    assert len(deck.order) == len(timeline.steps)
+    modes = timelines.scenario("reset").modes
+    assert set(deck.orders) == {f"reset/{m}" for m in modes}
     assert len(set(deck.pages)) == len(deck.pages)  # each distinct page sent once
+    for mode in modes:
+        timeline = timelines.timeline("reset", mode)
+        assert [deck.pages[i] for i in deck.orders[f"reset/{mode}"]] == [
+            render_pool(timeline, s) for s in range(len(timeline.steps))
+        ]
     assert deck.key == app.controls.player.key == "reset/default" and app.controls.player.step == 0
-    assert [deck.pages[i] for i in deck.order] == [
-        render_pool(timeline, s) for s in range(len(timeline.steps))
-    ]
+    # Modes share what they show alike: fewer pages than steps in all.
+    assert len(deck.pages) < sum(len(order) for order in deck.orders.values())
 
 
 # -- metrics and KV events ---------------------------------------------------------------
@@ -730,19 +776,28 @@ def test_scenario_picker_and_list_show_titles_and_summaries() -> None:
 
 def test_code_panel_holds_each_steps_focus_and_a_pick_until_the_next_step() -> None:
     app = App(link=parse_link("?scenario=reset&mode=keep"))
-    panel, timeline = app.code._panel, app.state.timeline
+    panel = app.code._panel
+    for mode in timelines.scenario("reset").modes:  # every mode is in the browser
+        timeline = timelines.timeline("reset", mode)
+        for step in range(len(timeline.steps)):
+            frame, body, ran, current, _labels, _focus = panel.plans[f"reset/{mode}"][step]
+            parts = code_parts(timeline, step)
+            assert (panel.frames[frame], panel.bodies[body], tuple(ran), current) == (
+                parts.frame,
+                parts.body,
+                parts.ran,
+                parts.current,
+            )
+    timeline = app.state.timeline
     assert timeline is not None
-    for step in range(len(timeline.steps)):
-        frame, body, ran, current, _labels, _focus = panel.plan[step]
-        parts = code_parts(timeline, step)
-        assert (panel.frames[frame], panel.bodies[body], tuple(ran), current) == (
-            parts.frame, parts.body, parts.ran, parts.current)
+    plan = panel.plans["reset/keep"]
     sent: list[str] = []
-    panel.param.watch(lambda e: sent.append(e.name), ["frames", "bodies", "plan", "step", "picked"])
+    watched = ["frames", "bodies", "plans", "step", "picked"]
+    panel.param.watch(lambda e: sent.append(e.name), watched)
     app.controls.player.step += 1
     assert sent == []  # a step sends nothing to the code panel: the bus carries it
-    focus = panel.plan[1][5]
-    other = next(i for i in range(len(panel.plan[1][4])) if i != focus)
+    focus = plan[1][5]
+    other = next(i for i in range(len(plan[1][4])) if i != focus)
     app.code.pick(other)
     assert panel.picked["frame"] == code_parts(timeline, 1, other).frame
     assert app.code.parts == code_parts(timeline, 1, other)

@@ -74,7 +74,7 @@ def test_steps_work_before_python_and_the_live_page_keeps_the_step(held_page: An
     expect(page.locator("body.pcl-early")).to_have_count(1)
     note = page.get_by_test_id("early-note")
     expect(note).to_contain_text("Installing packages (2/3)")  # the held wheel's stage
-    expect(note).to_contain_text("Stepping works now")
+    expect(note).to_contain_text("Steps and modes work now")
     assert not python_live(page)
 
     page.get_by_role("button", name="Step forward").click()
@@ -82,10 +82,18 @@ def test_steps_work_before_python_and_the_live_page_keeps_the_step(held_page: An
     page.keyboard.press("ArrowRight")
     check_step(page, tl, 2)
 
+    # Modes work too: every mode of the scenario is in the copy.
+    keep = build_timeline(load_scenario(FLAGSHIP), "keep")
+    page.get_by_role("radio", name="keep").click()
+    expect(page.get_by_role("radio", name="keep")).to_be_checked()
+    check_step(page, keep, 0)
+    page.get_by_role("button", name="Step forward").click()
+    check_step(page, keep, 1)
     # Controls that need Python stay as they were, and nothing breaks.
-    page.get_by_role("radio", name="keep").click(force=True)
-    expect(page.get_by_role("radio", name="default")).to_be_checked()
-    check_step(page, tl, 2)
+    page.get_by_label("Scenario").click(force=True)
+    page.get_by_label("Request", exact=True).click(force=True)
+    expect(page.get_by_label("Scenario")).to_have_value(load_scenario(FLAGSHIP).title)
+    check_step(page, keep, 1)
     # Plain HTML works: the list of scenarios opens.
     page.get_by_text("All scenarios", exact=True).click()
     expect(page.locator("details.scenarios[open]")).to_have_count(1)
@@ -107,26 +115,50 @@ def test_steps_work_before_python_and_the_live_page_keeps_the_step(held_page: An
     expect(page.get_by_label("Speed")).to_have_value("0.5")
     page.get_by_role("button", name="Pause").click()
     step = int(page.get_by_test_id("step-counter").get_attribute("data-step") or -1)
-    assert 0 < step < len(tl.steps) - 1, step
-    check_step(page, tl, step)
-    page.wait_for_url(f"**step={step}**")  # Python learnt the step: the address follows it
+    assert 0 < step < len(keep.steps) - 1, step
+    expect(page.get_by_role("radio", name="keep")).to_be_checked()
+    check_step(page, keep, step)
+    page.wait_for_url(f"**mode=keep&step={step}**")  # Python learnt the mode and step
     page.get_by_role("button", name="Step forward").click()
-    check_step(page, tl, step + 1)
-    page.get_by_role("radio", name="keep").click()
-    check_step(page, build_timeline(load_scenario(FLAGSHIP), "keep"), 0)
+    check_step(page, keep, step + 1)
+    page.get_by_role("radio", name="preempt").click()
+    check_step(page, build_timeline(load_scenario(FLAGSHIP), "preempt"), 0)
+    page.wait_for_url("**mode=preempt&step=0**")
     assert run.early_ms is not None and run.early_ms < run.interactive_ms
 
 
-@pytest.mark.parametrize("query", ["?mode=keep&step=3", "?embed=1"])
-def test_an_address_the_copy_does_not_show_waits_for_python(held_page: Any, query: str) -> None:
-    """The pre-rendered copy is the default state: stepping it would show the wrong thing."""
+def test_a_deep_link_into_the_copy_opens_there_before_python(held_page: Any) -> None:
+    keep = build_timeline(load_scenario(FLAGSHIP), "keep")
+    page, run, release = held_page("?mode=keep&step=3")
+    expect(page.locator("body.pcl-early")).to_have_count(1)
+    expect(page.get_by_role("radio", name="keep")).to_be_checked()
+    check_step(page, keep, 3)
+    page.get_by_role("button", name="Step forward").click()
+    check_step(page, keep, 4)
+    release.set()
+    wait_interactive(page, run)
+    check_step(page, keep, 4)
+    expect(page.get_by_test_id("notice")).to_have_count(0)
+    page.wait_for_url("**mode=keep&step=4**")
+
+
+@pytest.mark.parametrize(
+    "query", ["?embed=1", "?mode=keep&step=99", "?mode=turbo", "?scenario=eviction-order"]
+)
+def test_an_address_the_copy_does_not_hold_waits_for_python(held_page: Any, query: str) -> None:
+    """Another layout, a notice to give or another scenario: only Python can show it."""
     page, run, release = held_page(query)
     page.wait_for_timeout(300)
     expect(page.locator("body.pcl-early")).to_have_count(0)
     expect(page.locator("body.pn-loading")).to_have_count(1)
     release.set()
     wait_interactive(page, run)
-    if "keep" in query:
-        check_step(page, build_timeline(load_scenario(FLAGSHIP), "keep"), 3)
-    else:
+    if "embed" in query:
         expect(page.get_by_test_id("embed-title")).to_be_visible()
+        check_step(page, build_timeline(load_scenario(FLAGSHIP), "default"), 0)
+    elif "scenario" in query:
+        check_step(page, build_timeline(load_scenario("eviction-order"), "default"), 0)
+    else:
+        expect(page.get_by_test_id("notice")).to_be_visible()
+        mode = "keep" if "keep" in query else "default"
+        check_step(page, build_timeline(load_scenario(FLAGSHIP), mode), 0)
