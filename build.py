@@ -9,8 +9,8 @@ are pinned by version and sha256 and cached (PCL_CACHE_DIR, default
 ~/.cache/prefix-cache-lab/), so a rebuild works offline.
 
 Load-time measures, always on (benchmarks/bench_site.py measures them; the variable
-PCL_BUILD_SKIP=pyc,sourceless,numpy,direct,gzip,lean,early turns them off, for that
-comparison only):
+PCL_BUILD_SKIP=pyc,sourceless,numpy,direct,gzip,lean,early,embed turns them off, for
+that comparison only):
   pyc   the pure wheels and the standard library carry .pyc files compiled by CPython
         3.12 (Pyodide 0.27's Python), so the worker does not compile what it imports;
   sourceless  a module shipped as .pyc ships without its .py (the project's own code
@@ -22,7 +22,10 @@ comparison only):
   gzip  every compressible file has a .gz twin that `serve` sends when the browser
         accepts gzip (any static host can do the same);
   lean  packages the app never imports (narwhals, the Markdown family) are not installed;
-  early the page starts the Pyodide worker first thing, before Bokeh's JS.
+  early the page starts the Pyodide worker first thing, before Bokeh's JS;
+  embed an address asking for the compact layout (`?embed=1`, the write-up's iframes)
+        gets a pre-rendered copy of that layout (embed-copy.json, fetched only then),
+        so it too steps before Python is ready (app/early_steps.py).
 """
 
 from __future__ import annotations
@@ -121,6 +124,12 @@ ROOT = Path(__file__).resolve().parent
 APP_SCRIPT = Path("app/main.py")
 SITE_DIR = Path("site")
 INDEX_HTML = "index.html"
+# The pre-rendered copy for embed addresses, and how build.py asks the app for it: the
+# app's current_query() falls back to this variable when it has no page (the prerender).
+EMBED_COPY = "embed-copy.json"
+EMBED_QUERY = "?embed=1"
+PRERENDER_QUERY_ENV = "PCL_PRERENDER_QUERY"
+EMBED_TRUE_VALUES = ("1", "true", "yes", "on")  # as app/url.py reads `embed` (a test checks)
 BOKEH_CDN = "https://cdn.bokeh.org/bokeh/release/"
 PANEL_CDN = "https://cdn.holoviz.org/panel/"
 LOCAL_BOKEH = "cdn/bokeh/release/"
@@ -705,6 +714,32 @@ def convert(app: Path, out: Path, requirements: list[str], project: Path | None)
         raise AssetError(f"conversion of {app} failed (see the message above)")
 
 
+COPY_JSON = re.compile(r'<script type="application/json" id="p\d+">\s*(.*?)\s*</script>', re.S)
+COPY_ITEMS = re.compile(r"const render_items = (\[.*?\]);")
+
+
+def prerendered_copy(html: str) -> dict[str, object]:
+    """The pre-rendered document of a converted page: its JSON, id and root ids."""
+    docs, items = COPY_JSON.search(html), COPY_ITEMS.search(html)
+    if docs is None or items is None:
+        raise AssetError("unexpected converted HTML: cannot find its pre-rendered document")
+    item = json.loads(items.group(1))[0]
+    # As the page holds it: HTML-escaped JSON text, which Bokeh unescapes before parsing.
+    return {"docs_json": docs.group(1), "docid": item["docid"], "root_ids": item["root_ids"]}
+
+
+def convert_variant(app: Path, query: str, requirements: list[str],
+                    project: Path | None) -> dict[str, object]:
+    """The app pre-rendered at another address (its page and worker are not kept)."""
+    with tempfile.TemporaryDirectory(prefix="pcl-variant-") as tmp:
+        os.environ[PRERENDER_QUERY_ENV] = query
+        try:
+            convert(app, Path(tmp), requirements, project)
+        finally:
+            del os.environ[PRERENDER_QUERY_ENV]
+        return prerendered_copy(local_urls((Path(tmp) / f"{app.stem}.html").read_text()))
+
+
 # Python run in the worker after the installs and before the app's code.
 WORKER_SHIM = r"""
 import json
@@ -910,8 +945,46 @@ EARLY_WORKER_JS = """<script>
 </script>"""
 
 
+# In <head>: an address asking for the compact layout fetches its copy at once.
+EMBED_FETCH_JS = """<script>
+(() => {
+  const asked = new URLSearchParams(window.location.search).get('embed')
+  if (asked !== null && __TRUE__.includes(asked.toLowerCase())) {
+    window.__pclCopy = fetch('./__COPY__').then((r) => (r.ok ? r.json() : null))
+      .catch(() => null)
+  }
+})()
+</script>"""
+# Replaces the pre-render's embed call: that copy instead of the page's own, on the
+# page's own root elements (the live render maps onto them by their data-root-id).
+EMBED_CHOICE_JS = """(window.__pclCopy || Promise.resolve(null)).then((copy) => {
+                if (!copy || !document.body.classList.contains('pn-loading')) {
+                  root.Bokeh.embed.embed_items(docs_json, render_items);
+                  return;
+                }
+                const own = render_items[0];
+                const roots = {};
+                copy.root_ids.forEach((id, i) => { roots[id] = own.roots[own.root_ids[i]]; });
+                root.Bokeh.embed.embed_items(copy.docs_json,
+                  [{docid: copy.docid, roots: roots, root_ids: copy.root_ids}]);
+              });"""
+
+
+def patch_embed_choice(html: str) -> str:
+    fetch = EMBED_FETCH_JS.replace("__TRUE__", json.dumps(EMBED_TRUE_VALUES))
+    html = replace_once(html, "</title>", f"</title>\n{fetch.replace('__COPY__', EMBED_COPY)}",
+                        "converted HTML")
+    return replace_once(html, "root.Bokeh.embed.embed_items(docs_json, render_items);",
+                        EMBED_CHOICE_JS, "converted HTML")
+
+
+def local_urls(text: str) -> str:
+    """Bokeh's and Panel's CDN addresses -> the site's own copies."""
+    return text.replace(BOKEH_CDN, f"./{LOCAL_BOKEH}").replace(PANEL_CDN, f"./{LOCAL_PANEL}")
+
+
 def patch_html(html: str, worker_name: str) -> str:
-    html = html.replace(BOKEH_CDN, f"./{LOCAL_BOKEH}").replace(PANEL_CDN, f"./{LOCAL_PANEL}")
+    html = local_urls(html)
     # Without an icon link the browser asks for /favicon.ico, a 404.
     icon = f"./{LOCAL_PANEL}{PANEL_VERSION}/dist/images/favicon.ico"
     html = replace_once(html, "</head>", f'<link rel="icon" href="{icon}">\n</head>', "HTML")
@@ -931,9 +1004,10 @@ REMOTE_URL = re.compile(r"""(?:src|href)\s*=\s*["'](?:https?:)?//[^"']+""")
 
 
 def check_no_remote(site: Path) -> None:
-    for page in (site / INDEX_HTML, *site.glob("*.js")):
-        found = REMOTE_URL.findall(page.read_text()) + re.findall(
-            r"importScripts\(\"https?://[^\"]+", page.read_text())
+    for page in (site / INDEX_HTML, *site.glob("*.js"), *site.glob("*.json")):
+        text = page.read_text()
+        found = REMOTE_URL.findall(text) + re.findall(r"importScripts\(\"https?://[^\"]+", text)
+        found += [cdn for cdn in (BOKEH_CDN, PANEL_CDN) if cdn in text]  # stylesheets in JSON
         if found:
             raise AssetError(f"remote reference left in {page.name}: {found[0]}")
 
@@ -1089,12 +1163,19 @@ def assemble(app: Path, project: Path | None, cache: Path, stage: Path) -> None:
         names = ", ".join(r.split(" @ ")[0] for r in reqs) or "none"
         log(f"converting {app} (requirements: {names})")
         convert(app, stage, reqs, project)
+        embed_copy = None
+        if project is not None and "embed" not in skipped_levers():
+            log(f"pre-rendering {app} at {EMBED_QUERY}")
+            embed_copy = convert_variant(app, EMBED_QUERY, reqs, project)
     precompile_site(stage / "pyodide", packages, cache, imported_sources(app, project))
     install = install_names(reqs) if direct else None
     if shipped is not None and install is not None:
         add_project_to_lock(stage / "pyodide", packages, shipped, install)
     converted = stage / f"{app.stem}.html"
     html = patch_html(converted.read_text(), app.stem)
+    if embed_copy is not None:
+        html = patch_embed_choice(html)
+        (stage / EMBED_COPY).write_text(json.dumps(embed_copy, separators=(",", ":")))
     converted.unlink()
     (stage / INDEX_HTML).write_text(html)
     worker = stage / f"{app.stem}.js"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -14,7 +15,7 @@ except ImportError:  # `panel serve app/main.py` from a checkout without `pip in
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from app.layout import App
-from app.url import parse_link
+from app.url import PRERENDER_QUERY_ENV, parse_link
 
 logging.basicConfig(level=logging.INFO)
 # No IDE signatures: building them for every Panel class costs Pyodide ~0.1 s at start.
@@ -30,7 +31,7 @@ def current_query() -> str:
     pairs = [
         f"{k}={v[0].decode() if isinstance(v[0], bytes) else v[0]}" for k, v in args.items() if v
     ]
-    return "?" + "&".join(pairs)
+    return "?" + "&".join(pairs) if pairs else os.environ.get(PRERENDER_QUERY_ENV, "")
 
 
 def create_app() -> App:

@@ -13,6 +13,9 @@ from urllib.parse import parse_qsl
 from app import timelines
 
 TRUE_VALUES = ("1", "true", "yes", "on")
+# Set by build.py while it pre-renders a copy of the page at another address
+# (`?embed=1`): there is no page then, so nothing else can say which (app/main.py).
+PRERENDER_QUERY_ENV = "PCL_PRERENDER_QUERY"
 
 
 @dataclass(frozen=True)

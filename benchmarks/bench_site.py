@@ -6,8 +6,9 @@ Builds (with build.py) the stock app and, unless given, the real site; serves ea
 127.0.0.1; and per round, for each site in turn (interleaved, so a busy machine slows
 all of them alike), loads it in headless Chromium on a fresh profile (cold), then again
 on the same profile (warm), then times "Step forward" from the click to the moment every
-view shows the next step. Each load also times its first Step forward, clicked as soon as
-a step control can act (before Python on the site's pre-rendered copy, early_steps.py).
+view shows the next step, then loads the write-up's embed link cold. Each load also
+times its first mode change (to keep) and its first Step forward, each clicked as soon
+as the control can act (before Python on the site's pre-rendered copies, early_steps.py).
 Prints a Markdown table of medians (p50/p95 for clicks).
 The stock app is the yardstick: quote ratios to it, the machine may be shared.
 """
@@ -136,6 +137,38 @@ FIRST_STEP_JS = (
   }
 }"""
 )
+# Runs in the page from its first moment: wait until the controls can act, pick the
+# mode (a radio of that value) and return the time every view showed that mode's step 0;
+# null on a page without it (the stock app).
+FIRST_MODE_JS = """async ([mode, key, timeoutMs]) => {
+  const deepAll = (root, selector, out = []) => {
+    out.push(...root.querySelectorAll(selector))
+    for (const el of root.querySelectorAll('*')) {
+      if (el.shadowRoot) { deepAll(el.shadowRoot, selector, out) }
+    }
+    return out
+  }
+  const deadline = performance.now() + timeoutMs
+  const body = () => document.body
+  const ready = () => body() && (body().classList.contains('pcl-early') ||
+    (!body().classList.contains('pn-loading') && document.readyState !== 'loading'))
+  const shown = () => {
+    const views = deepAll(document, '[data-at]')
+    return views.length > 0 && views.every((v) => v.dataset.at === key + '@0')
+  }
+  while (!ready()) {
+    if (performance.now() > deadline) { throw new Error('never ready') }
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+  const radio = deepAll(document, 'input[type=radio]').find((r) => r.value === mode)
+  if (!radio) { return null }
+  radio.click()
+  while (!shown()) {
+    if (performance.now() > deadline) { throw new Error('mode never shown') }
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+  return performance.now()
+}"""
 FCP_JS = """() => {
   const fcp = performance.getEntriesByName('first-contentful-paint')[0]
   return fcp ? fcp.startTime : null
@@ -143,11 +176,15 @@ FCP_JS = """() => {
 CLICK_TIMEOUT_MS = 20_000
 LOAD_TIMEOUT_MS = 90_000
 STEP_BUTTON = "Step forward"
+# The write-up's iframe address (README): its own pre-rendered copy (build.py, "embed").
+EMBED_LINK = "?scenario=reset&mode=default&step=1&embed=1"
+FIRST_MODE, FIRST_MODE_KEY = "keep", "reset/keep"  # the flagship opens in "default"
 
 
 @dataclass
 class Load:
     fcp_ms: float
+    first_mode_ms: float | None
     first_step_ms: float
     interactive_ms: float
     bytes: int
@@ -161,6 +198,7 @@ class Figures:
     site: Path
     cold: list[Load] = field(default_factory=list)
     warm: list[Load] = field(default_factory=list)
+    embed: list[Load] = field(default_factory=list)  # cold, at EMBED_LINK
     clicks: list[float] = field(default_factory=list)
 
 
@@ -175,7 +213,7 @@ def served(site: Path) -> Iterator[str]:
         server.server_close()
 
 
-def load(pw: Any, profile: Path, url: str) -> tuple[Any, Any, Load]:
+def load(pw: Any, profile: Path, url: str, query: str = "") -> tuple[Any, Any, Load]:
     """Open url in a persistent context on profile; return (context, page, figures)."""
     context = pw.chromium.launch_persistent_context(
         str(profile),
@@ -188,7 +226,8 @@ def load(pw: Any, profile: Path, url: str) -> tuple[Any, Any, Load]:
     page = context.pages[0] if context.pages else context.new_page()
     run = PageRun(origin=url)
     detach = record(page, run)
-    page.goto(url + "/", wait_until="commit", timeout=60_000)
+    page.goto(url + "/" + query, wait_until="commit", timeout=60_000)
+    first_mode = page.evaluate(FIRST_MODE_JS, [FIRST_MODE, FIRST_MODE_KEY, LOAD_TIMEOUT_MS])
     first_step = float(page.evaluate(FIRST_STEP_JS, [STEP_BUTTON, LOAD_TIMEOUT_MS]))
     wait_interactive(page, run)
     page.wait_for_timeout(300)  # late requests (icons, fonts) still count as the load's
@@ -197,6 +236,7 @@ def load(pw: Any, profile: Path, url: str) -> tuple[Any, Any, Load]:
         raise SystemExit(f"{url}: foreign {run.foreign} errors {run.errors} {run.bad_status}")
     figures = Load(
         float(page.evaluate(FCP_JS) or 0),
+        None if first_mode is None else float(first_mode),
         first_step,
         float(run.interactive_ms or 0),
         run.bytes,
@@ -228,8 +268,12 @@ def one_round(pw: Any, figures: Figures, url: str, n_clicks: int) -> None:
             figures.clicks += clicks(page, n_clicks)
         finally:
             context.close()
+    with tempfile.TemporaryDirectory(prefix="pcl-bench-profile-") as tmp:
+        context, _, embed = load(pw, Path(tmp), url, EMBED_LINK)
+        context.close()
     figures.cold.append(cold)
     figures.warm.append(warm)
+    figures.embed.append(embed)
 
 
 def disk_mb(site: Path) -> tuple[float, float]:
@@ -248,6 +292,16 @@ def med(loads: list[Load], key: str) -> float:
     return float(statistics.median(getattr(x, key) for x in loads))
 
 
+def med_or_none(loads: list[Load], key: str) -> float | None:
+    """The median, or None where the page has no such control (the stock app's mode)."""
+    values = [getattr(x, key) for x in loads if getattr(x, key) is not None]
+    return float(statistics.median(values)) if values else None
+
+
+def seconds(ms: float | None, per: float = 1e3) -> str:
+    return "-" if ms is None else f"{ms / per:.2f}"
+
+
 def table(results: list[Figures]) -> str:
     head = "| | " + " | ".join(f.label for f in results) + " |"
     rows = [head, "|---" * (len(results) + 1) + "|"]
@@ -256,8 +310,22 @@ def table(results: list[Figures]) -> str:
         rows.append(f"| {name} | " + " | ".join(cell(f) for f in results) + " |")
 
     row("first contentful paint, cold (s)", lambda f: f"{med(f.cold, 'fcp_ms') / 1e3:.2f}")
+    row(
+        "first mode change lands, cold (s)", lambda f: seconds(med_or_none(f.cold, "first_mode_ms"))
+    )
+    row(
+        "first mode change lands, warm (s)", lambda f: seconds(med_or_none(f.warm, "first_mode_ms"))
+    )
     row("first Step forward lands, cold (s)", lambda f: f"{med(f.cold, 'first_step_ms') / 1e3:.2f}")
     row("first Step forward lands, warm (s)", lambda f: f"{med(f.warm, 'first_step_ms') / 1e3:.2f}")
+    row(
+        "embed link: first Step forward lands, cold (s)",
+        lambda f: seconds(med(f.embed, "first_step_ms")),
+    )
+    row(
+        "embed link: first mode change lands, cold (s)",
+        lambda f: seconds(med_or_none(f.embed, "first_mode_ms")),
+    )
     row("interactive, cold (s)", lambda f: f"{med(f.cold, 'interactive_ms') / 1e3:.2f}")
     row("interactive, warm (s)", lambda f: f"{med(f.warm, 'interactive_ms') / 1e3:.2f}")
     for load, key in (
@@ -270,6 +338,14 @@ def table(results: list[Figures]) -> str:
         row(
             f"{key.removesuffix('_ms').replace('_', ' ')}, {load} / stock's",
             lambda f, load=load, key=key, stock=stock: f"{med(getattr(f, load), key) / stock:.2f}",
+        )
+    for load in ("cold", "warm"):  # the stock app has no mode: its whole app is ready then
+        stock = med(getattr(results[0], load), "interactive_ms")
+        row(
+            f"first mode change, {load} / stock's interactive",
+            lambda f, load=load, stock=stock: seconds(
+                med_or_none(getattr(f, load), "first_mode_ms"), stock
+            ),
         )
     row(
         "click to DOM p50 / p95 (ms)",
@@ -347,6 +423,7 @@ def main() -> None:
                             "label": f.label,
                             "cold": [vars(x) for x in f.cold],
                             "warm": [vars(x) for x in f.warm],
+                            "embed": [vars(x) for x in f.embed],
                             "clicks": f.clicks,
                         }
                         for f in results

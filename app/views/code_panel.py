@@ -96,6 +96,7 @@ export function render({ model }) {
   }
   function update() {
     const at = here()
+    root.dataset.at = `${at.key}@${at.step}`  // the position shown (tests, benchmarks)
     const plan = planned(at)
     setOptions(at, plan)
     const p = parts(at, plan)

@@ -52,6 +52,7 @@ export function render({ model, view }) {
     const order = model.orders[at.key]
     const index = order ? order[at.step] : undefined
     const page = index === undefined ? '' : model.pages[index]
+    host.dataset.at = `${at.key}@${at.step}`  // the position shown (tests, benchmarks)
     if (page === shown) { return }
     shown = page
     host.innerHTML = page

@@ -18,8 +18,12 @@ expect = pytest.importorskip("playwright.sync_api").expect
 def wait_for_step(page: Any, timeline: Timeline, step: int) -> None:
     last = len(timeline.steps) - 1
     expect(page.get_by_test_id("step-counter")).to_have_text(f"Step {step} / {last}")
-    # Every view has rendered this step (they carry data-step).
+    # Every view has rendered this step (they carry data-step), of this timeline (every
+    # deck and the code panel say which position they show: modes can look alike).
     expect(page.locator(f'section[data-step]:not([data-step="{step}"])')).to_have_count(0)
+    at = f"{timeline.scenario}/{timeline.mode}@{step}"
+    expect(page.locator(f'[data-at]:not([data-at="{at}"])')).to_have_count(0)
+    expect(page.locator(f'[data-at="{at}"]').first).to_be_attached()
 
 
 def read_page(page: Any) -> dict[str, Any]:

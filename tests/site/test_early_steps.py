@@ -142,8 +142,29 @@ def test_a_deep_link_into_the_copy_opens_there_before_python(held_page: Any) -> 
     page.wait_for_url("**mode=keep&step=4**")
 
 
+def test_an_embed_link_steps_before_python_in_the_compact_layout(held_page: Any) -> None:
+    """The write-up's iframe: its own pre-rendered copy, fetched for `embed=1` addresses."""
+    keep = build_timeline(load_scenario(FLAGSHIP), "keep")
+    page, run, release = held_page("?scenario=reset&mode=keep&step=1&embed=1")
+    expect(page.locator("body.pcl-early")).to_have_count(1)
+    expect(page.get_by_test_id("embed-title")).to_be_visible()
+    expect(page.get_by_test_id("app-header")).to_have_count(0)
+    check_step(page, keep, 1)
+    page.get_by_role("button", name="Step forward").click()
+    check_step(page, keep, 2)
+    page.get_by_role("radio", name="preempt").click()
+    preempt = build_timeline(load_scenario(FLAGSHIP), "preempt")
+    check_step(page, preempt, 0)
+    release.set()
+    wait_interactive(page, run)
+    expect(page.get_by_test_id("embed-title")).to_be_visible()
+    check_step(page, preempt, 0)
+    page.get_by_role("button", name="Step forward").click()
+    page.wait_for_url("**mode=preempt&step=1&embed=1**")
+
+
 @pytest.mark.parametrize(
-    "query", ["?embed=1", "?mode=keep&step=99", "?mode=turbo", "?scenario=eviction-order"]
+    "query", ["?embed=true", "?mode=keep&step=99", "?mode=turbo", "?scenario=eviction-order"]
 )
 def test_an_address_the_copy_does_not_hold_waits_for_python(held_page: Any, query: str) -> None:
     """Another layout, a notice to give or another scenario: only Python can show it."""
