@@ -9,7 +9,7 @@ are pinned by version and sha256 and cached (PCL_CACHE_DIR, default
 ~/.cache/prefix-cache-lab/), so a rebuild works offline.
 
 Load-time measures, always on (benchmarks/bench_site.py measures them; the variable
-PCL_BUILD_SKIP=pyc,sourceless,numpy,direct,gzip,lean,early,embed turns them off, for
+PCL_BUILD_SKIP=pyc,sourceless,numpy,direct,gzip,lean,early,copies turns them off, for
 that comparison only):
   pyc   the pure wheels and the standard library carry .pyc files compiled by CPython
         3.12 (Pyodide 0.27's Python), so the worker does not compile what it imports;
@@ -23,9 +23,10 @@ that comparison only):
         accepts gzip (any static host can do the same);
   lean  packages the app never imports (narwhals, the Markdown family) are not installed;
   early the page starts the Pyodide worker first thing, before Bokeh's JS;
-  embed an address asking for the compact layout (`?embed=1`, the write-up's iframes)
-        gets a pre-rendered copy of that layout (embed-copy.json, fetched only then),
-        so it too steps before Python is ready (app/early_steps.py).
+  copies every scenario, in both layouts (full page and `embed=1`, the write-up's
+        iframes), has a pre-rendered copy (copies/NAME.json.gz, fetched only by its
+        addresses), so every address steps before Python is ready (app/early_steps.py),
+        not just the page's own copy of the default scenario.
 """
 
 from __future__ import annotations
@@ -124,12 +125,7 @@ ROOT = Path(__file__).resolve().parent
 APP_SCRIPT = Path("app/main.py")
 SITE_DIR = Path("site")
 INDEX_HTML = "index.html"
-# The pre-rendered copy for embed addresses, and how build.py asks the app for it: the
-# app's current_query() falls back to this variable when it has no page (the prerender).
-EMBED_COPY = "embed-copy.json"
-EMBED_QUERY = "?embed=1"
-PRERENDER_QUERY_ENV = "PCL_PRERENDER_QUERY"
-EMBED_TRUE_VALUES = ("1", "true", "yes", "on")  # as app/url.py reads `embed` (a test checks)
+COPIES_DIR = "copies"  # the pre-rendered copies of other addresses (the `copies` lever)
 BOKEH_CDN = "https://cdn.bokeh.org/bokeh/release/"
 PANEL_CDN = "https://cdn.holoviz.org/panel/"
 LOCAL_BOKEH = "cdn/bokeh/release/"
@@ -728,16 +724,33 @@ def prerendered_copy(html: str) -> dict[str, object]:
     return {"docs_json": docs.group(1), "docid": item["docid"], "root_ids": item["root_ids"]}
 
 
-def convert_variant(app: Path, query: str, requirements: list[str],
-                    project: Path | None) -> dict[str, object]:
-    """The app pre-rendered at another address (its page and worker are not kept)."""
-    with tempfile.TemporaryDirectory(prefix="pcl-variant-") as tmp:
-        os.environ[PRERENDER_QUERY_ENV] = query
+def prerender_copies(app: Path, requirements: list[str]) -> tuple[dict[str, bytes], str]:
+    """Every copy the project's app names (app/url.py), gzipped, and the page's own name.
+
+    Runs the app once per address, in this process, as the conversion's prerender does;
+    `convert` has put the project on sys.path.
+    """
+    from panel.io.convert import script_to_html
+
+    from app import timelines, url  # the project's, on sys.path since convert()
+
+    own = url.copy_name(timelines.default_scenario(), embed=False)
+    copies: dict[str, bytes] = {}
+    for name, query in url.prerendered_copies().items():
+        if name == own:
+            continue  # the page holds it
+        os.environ[url.PRERENDER_QUERY_ENV] = query
         try:
-            convert(app, Path(tmp), requirements, project)
+            html, _ = script_to_html(str(app), requirements=requirements,
+                                     runtime="pyodide-worker", prerender=True,
+                                     panel_version=PANEL_VERSION)
         finally:
-            del os.environ[PRERENDER_QUERY_ENV]
-        return prerendered_copy(local_urls((Path(tmp) / f"{app.stem}.html").read_text()))
+            del os.environ[url.PRERENDER_QUERY_ENV]
+        text = json.dumps(prerendered_copy(local_urls(html)), separators=(",", ":"))
+        if BOKEH_CDN in text or PANEL_CDN in text:
+            raise AssetError(f"remote reference left in the pre-rendered copy {name}")
+        copies[name] = gzip.compress(text.encode(), compresslevel=9, mtime=0)
+    return copies, own
 
 
 # Python run in the worker after the installs and before the app's code.
@@ -945,20 +958,32 @@ EARLY_WORKER_JS = """<script>
 </script>"""
 
 
-# In <head>: an address asking for the compact layout fetches its copy at once.
-EMBED_FETCH_JS = """<script>
+# In <head>: an address with a copy of its own (another scenario, the compact layout)
+# fetches it at once. Copies are gzip files: unpacked here unless the host already did.
+COPY_FETCH_JS = """<script>
 (() => {
-  const asked = new URLSearchParams(window.location.search).get('embed')
-  if (asked !== null && __TRUE__.includes(asked.toLowerCase())) {
-    window.__pclCopy = fetch('./__COPY__').then((r) => (r.ok ? r.json() : null))
-      .catch(() => null)
+  const [COPIES, OWN, DEFAULT, SUFFIX, TRUE] = __DATA__
+  const asked = new URLSearchParams(window.location.search)
+  const embed = asked.get('embed')
+  const compact = embed !== null && TRUE.includes(embed.toLowerCase())
+  const name = (asked.has('scenario') ? asked.get('scenario') : DEFAULT) + (compact ? SUFFIX : '')
+  if (name === OWN || !COPIES.includes(name)) { return }
+  const unpack = async (response) => {
+    if (!response.ok) { return null }
+    const bytes = new Uint8Array(await response.arrayBuffer())
+    const packed = bytes[0] === 0x1f && bytes[1] === 0x8b
+    if (!packed) { return JSON.parse(new TextDecoder().decode(bytes)) }
+    const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'))
+    return JSON.parse(await new Response(stream).text())
   }
+  window.__pclCopy = fetch(`./__DIR__/${name}.json.gz`).then(unpack).catch(() => null)
 })()
 </script>"""
 # Replaces the pre-render's embed call: that copy instead of the page's own, on the
 # page's own root elements (the live render maps onto them by their data-root-id).
-EMBED_CHOICE_JS = """(window.__pclCopy || Promise.resolve(null)).then((copy) => {
-                if (!copy || !document.body.classList.contains('pn-loading')) {
+COPY_CHOICE_JS = """(window.__pclCopy || Promise.resolve(null)).then((copy) => {
+                if (!document.body.classList.contains('pn-loading')) { return; }  // live already
+                if (!copy) {
                   root.Bokeh.embed.embed_items(docs_json, render_items);
                   return;
                 }
@@ -970,12 +995,14 @@ EMBED_CHOICE_JS = """(window.__pclCopy || Promise.resolve(null)).then((copy) => 
               });"""
 
 
-def patch_embed_choice(html: str) -> str:
-    fetch = EMBED_FETCH_JS.replace("__TRUE__", json.dumps(EMBED_TRUE_VALUES))
-    html = replace_once(html, "</title>", f"</title>\n{fetch.replace('__COPY__', EMBED_COPY)}",
-                        "converted HTML")
+def patch_copy_choice(html: str, names: list[str], own: str) -> str:
+    from app import timelines, url  # the project's (see prerender_copies)
+
+    data = [names, own, timelines.default_scenario(), url.EMBED_SUFFIX, url.TRUE_VALUES]
+    fetch = COPY_FETCH_JS.replace("__DATA__", json.dumps(data)).replace("__DIR__", COPIES_DIR)
+    html = replace_once(html, "</title>", f"</title>\n{fetch}", "converted HTML")
     return replace_once(html, "root.Bokeh.embed.embed_items(docs_json, render_items);",
-                        EMBED_CHOICE_JS, "converted HTML")
+                        COPY_CHOICE_JS, "converted HTML")
 
 
 def local_urls(text: str) -> str:
@@ -1004,10 +1031,10 @@ REMOTE_URL = re.compile(r"""(?:src|href)\s*=\s*["'](?:https?:)?//[^"']+""")
 
 
 def check_no_remote(site: Path) -> None:
-    for page in (site / INDEX_HTML, *site.glob("*.js"), *site.glob("*.json")):
+    for page in (site / INDEX_HTML, *site.glob("*.js")):
         text = page.read_text()
         found = REMOTE_URL.findall(text) + re.findall(r"importScripts\(\"https?://[^\"]+", text)
-        found += [cdn for cdn in (BOKEH_CDN, PANEL_CDN) if cdn in text]  # stylesheets in JSON
+        found += [cdn for cdn in (BOKEH_CDN, PANEL_CDN) if cdn in text]  # in the copy's JSON
         if found:
             raise AssetError(f"remote reference left in {page.name}: {found[0]}")
 
@@ -1163,19 +1190,21 @@ def assemble(app: Path, project: Path | None, cache: Path, stage: Path) -> None:
         names = ", ".join(r.split(" @ ")[0] for r in reqs) or "none"
         log(f"converting {app} (requirements: {names})")
         convert(app, stage, reqs, project)
-        embed_copy = None
-        if project is not None and "embed" not in skipped_levers():
-            log(f"pre-rendering {app} at {EMBED_QUERY}")
-            embed_copy = convert_variant(app, EMBED_QUERY, reqs, project)
+        copies: dict[str, bytes] = {}
+        if project is not None and "copies" not in skipped_levers():
+            log(f"pre-rendering {app} at every scenario's addresses")
+            copies, own = prerender_copies(app, reqs)
     precompile_site(stage / "pyodide", packages, cache, imported_sources(app, project))
     install = install_names(reqs) if direct else None
     if shipped is not None and install is not None:
         add_project_to_lock(stage / "pyodide", packages, shipped, install)
     converted = stage / f"{app.stem}.html"
     html = patch_html(converted.read_text(), app.stem)
-    if embed_copy is not None:
-        html = patch_embed_choice(html)
-        (stage / EMBED_COPY).write_text(json.dumps(embed_copy, separators=(",", ":")))
+    if copies:
+        html = patch_copy_choice(html, sorted(copies), own)
+        (stage / COPIES_DIR).mkdir()
+        for name, packed in copies.items():
+            (stage / COPIES_DIR / f"{name}.json.gz").write_bytes(packed)
     converted.unlink()
     (stage / INDEX_HTML).write_text(html)
     worker = stage / f"{app.stem}.js"

@@ -175,6 +175,12 @@ table.compact td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .player .track { display: flex; align-items: center; gap: 10px; flex: 1 1 260px; min-width: 220px; }
 .player .track input[type=range] { flex: 1 1 auto; min-width: 120px; accent-color: #2f5fd0; }
 .player .counter { white-space: nowrap; }
+.scenario-picker { display: flex; flex-direction: column; gap: 3px; font-size: 13px;
+  color: var(--ink); }
+.scenario-picker select { font: inherit; font-size: 14px; height: 34px; width: 100%;
+  color: var(--ink); background: var(--paper); border: 1px solid var(--line);
+  border-radius: 6px; padding: 0 8px; cursor: pointer; }
+.scenario-picker select:focus-visible { outline: 2px solid var(--held-line); outline-offset: 1px; }
 .modes { display: flex; flex-wrap: wrap; align-items: center; gap: 4px 14px; font-size: 14px; }
 .modes .modes-label { font-size: 12px; font-weight: 600; color: #5f6b7a;
   text-transform: uppercase; }

@@ -8,14 +8,15 @@ in a link never breaks the page.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, urlencode
 
 from app import timelines
 
 TRUE_VALUES = ("1", "true", "yes", "on")
-# Set by build.py while it pre-renders a copy of the page at another address
-# (`?embed=1`): there is no page then, so nothing else can say which (app/main.py).
+# Set by build.py while it pre-renders a copy of the page at another address: there
+# is no page then, so nothing else can say which (app/main.py).
 PRERENDER_QUERY_ENV = "PCL_PRERENDER_QUERY"
+EMBED_SUFFIX = "-embed"
 
 
 @dataclass(frozen=True)
@@ -78,3 +79,18 @@ def parse_link(query: str) -> LinkState:
 def link_query(scenario: str, mode: str, step: int) -> dict[str, str]:
     """The query parameters that reopen the app at this state."""
     return {"scenario": scenario, "mode": mode, "step": str(step)}
+
+
+def copy_name(scenario: str, embed: bool) -> str:
+    """The static site's pre-rendered copy for a scenario in a layout (build.py)."""
+    return scenario + (EMBED_SUFFIX if embed else "")
+
+
+def prerendered_copies() -> dict[str, str]:
+    """Name -> address of every pre-rendered copy: each scenario, in both layouts."""
+    layouts = {False: {}, True: {"embed": "1"}}
+    return {
+        copy_name(name, embed): "?" + urlencode({"scenario": name, **extra})
+        for name in timelines.names()
+        for embed, extra in layouts.items()
+    }

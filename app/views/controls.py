@@ -1,7 +1,7 @@
 """The learner's controls: scenario, mode, and the step controls (views/player_bar.py).
 
-The scenario is a Panel widget (a new scenario's timelines are built in
-Python). Modes and steps move in the browser (mode_picker.py, player_bar.py);
+A scenario is picked in the browser and built in Python (scenario_picker.py).
+Modes and steps move in the browser (mode_picker.py, player_bar.py);
 the bar's position (`key`, `step`) comes back here into the state, and the
 state's own moves (deep links, a new scenario) go to the bar and the picker.
 """
@@ -19,11 +19,12 @@ from app.state import SimulatorState
 from app.theme import CSS
 from app.views.mode_picker import ModePicker
 from app.views.player_bar import PlayerBar
+from app.views.scenario_picker import ScenarioPicker
 
 
-def scenario_options() -> dict[str, str]:
-    """Title -> name, in the list's order: the learner picks by what a scenario shows."""
-    return {timelines.scenario(n).title: n for n in timelines.names()}
+def scenario_options() -> list[list[str]]:
+    """[name, title], in the list's order: the learner picks by what a scenario shows."""
+    return [[n, timelines.scenario(n).title] for n in timelines.names()]
 
 
 def action(fn: Callable[[], None]) -> Callable[[object], None]:
@@ -43,11 +44,12 @@ class Controls(pn.viewable.Viewer):
     def __init__(self, **params: object) -> None:
         super().__init__(**params)
         state = self.state
-        self.scenario = pn.widgets.Select(
-            label="Scenario",
+        self.scenario = ScenarioPicker(
             options=scenario_options(),
             value=state.scenario,
             width=300,
+            stylesheets=[CSS],
+            margin=(4, 10),
             visible=len(timelines.names()) > 1,
         )
         self.mode = ModePicker(stylesheets=[CSS], margin=(8, 10, 4, 10))

@@ -212,6 +212,22 @@ def test_deep_link_opens_the_state_and_follows_the_learner(watched: Watched, ser
     check_step(page, timelines.timeline("reset", "preempt"), 1)
 
 
+def test_the_scenario_picker_opens_a_scenario_in_place(watched: Watched, server: str) -> None:
+    page = open_app(watched, server, "?scenario=reset&mode=keep&step=3")
+    picker = page.get_by_label("Scenario")
+    expect(picker).to_have_value("reset")
+    picker.select_option(label=timelines.scenario("eviction-order").title)
+    eviction = timelines.timeline("eviction-order", "default")
+    check_step(page, eviction, 0)
+    expect(page.get_by_role("radiogroup", name="Mode")).to_be_hidden()  # one mode only
+    page.wait_for_function("() => location.search.includes('scenario=eviction-order')")
+    page.get_by_role("button", name="Step forward").click()
+    check_step(page, eviction, 1)
+    picker.select_option("reset")
+    check_step(page, timelines.timeline("reset", "default"), 0)
+    expect(page.get_by_role("radio", name="default")).to_be_checked()
+
+
 @pytest.mark.parametrize(
     ("query", "ignored"),
     [

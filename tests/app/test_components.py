@@ -763,8 +763,10 @@ def test_error_results_are_marked(name: str) -> None:
 
 def test_scenario_picker_and_list_show_titles_and_summaries() -> None:
     options = scenario_options()
-    assert list(options.values()) == timelines.names()
-    assert list(options) == [timelines.scenario(n).title for n in timelines.names()]
+    assert [name for name, _ in options] == timelines.names()
+    assert [title for _, title in options] == [
+        timelines.scenario(n).title for n in timelines.names()
+    ]
     header = parse(HeaderView(state=SimulatorState(scenario="cache-salt")).html)
     items = header.find_all(data_testid="scenario-list")[0].with_attr("data-scenario")
     assert [i.attrs["data-scenario"] for i in items] == timelines.names()

@@ -29,8 +29,14 @@ import build  # noqa: E402  (build.py lives at the repo root, not in a package)
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
     # Any host but the test server fails to resolve: a CDN request cannot succeed silently.
     "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
 ]
@@ -111,10 +117,14 @@ class PageRun:
 
     def summary(self) -> dict[str, Any]:
         return {
-            "visible_ms": self.visible_ms, "early_ms": self.early_ms,
+            "visible_ms": self.visible_ms,
+            "early_ms": self.early_ms,
             "interactive_ms": self.interactive_ms,
-            "requests": len(self.requests), "bytes": self.bytes,
-            "foreign": self.foreign, "failed": self.failed, "errors": self.errors,
+            "requests": len(self.requests),
+            "bytes": self.bytes,
+            "foreign": self.foreign,
+            "failed": self.failed,
+            "errors": self.errors,
             "status": self.status,
         }
 
@@ -135,14 +145,22 @@ def built_site() -> SiteTarget:
         return target
     if not target.app.exists():
         pytest.skip(f"{target.app} does not exist yet")
-    cmd = [sys.executable, str(ROOT / "build.py"), "build", "--app", str(target.app),
-           "--out", str(target.out)]
+    cmd = [
+        sys.executable,
+        str(ROOT / "build.py"),
+        "build",
+        "--app",
+        str(target.app),
+        "--out",
+        str(target.out),
+    ]
     cmd += ["--no-project"] if target.project is None else ["--project", str(target.project)]
     started = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
     assert proc.returncode == 0, f"build.py failed:\n{proc.stdout}\n{proc.stderr}"
-    write_artifact(target.label, "build", {"seconds": time.perf_counter() - started,
-                                           "stdout": proc.stdout})
+    write_artifact(
+        target.label, "build", {"seconds": time.perf_counter() - started, "stdout": proc.stdout}
+    )
     return target
 
 
@@ -199,8 +217,9 @@ def chromium() -> Iterator[Any]:
 
     with sync_playwright() as pw:
         # Playwright gives the browser a new temporary --user-data-dir of its own.
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS,
-                                     timeout=60_000)
+        browser = pw.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS, timeout=60_000
+        )
         try:
             yield browser
         finally:
@@ -213,10 +232,13 @@ def record(page: Any, run: PageRun) -> Callable[[], None]:
     def on_finished(request: Any) -> None:
         response = request.response()
         sizes = request.sizes()
-        run.requests.append({
-            "url": request.url, "status": response.status if response else 0,
-            "bytes": sizes["responseBodySize"] + sizes["responseHeadersSize"],
-        })
+        run.requests.append(
+            {
+                "url": request.url,
+                "status": response.status if response else 0,
+                "bytes": sizes["responseBodySize"] + sizes["responseHeadersSize"],
+            }
+        )
 
     def on_failed(request: Any) -> None:
         run.failed.append(f"{request.url} ({request.failure})")
@@ -230,9 +252,12 @@ def record(page: Any, run: PageRun) -> Callable[[], None]:
     def on_error(exc: Any) -> None:
         run.errors.append(f"pageerror: {exc}")
 
-    hooks = [(page.context, "requestfinished", on_finished),
-             (page.context, "requestfailed", on_failed),
-             (page, "console", on_console), (page, "pageerror", on_error)]
+    hooks = [
+        (page.context, "requestfinished", on_finished),
+        (page.context, "requestfailed", on_failed),
+        (page, "console", on_console),
+        (page, "pageerror", on_error),
+    ]
     for target, event, hook in hooks:
         target.on(event, hook)
     return lambda: [target.remove_listener(event, hook) for target, event, hook in hooks] and None
@@ -245,12 +270,15 @@ def wait_interactive(page: Any, run: PageRun, timeout_ms: int = INTERACTIVE_TIME
     try:
         page.wait_for_function(
             "() => document.body && !document.body.classList.contains('pn-loading')",
-            timeout=timeout_ms, polling=50,
+            timeout=timeout_ms,
+            polling=50,
         )
     except PlaywrightTimeout:
         status = page.evaluate("() => window.__pcl && window.__pcl.status", None)
-        pytest.fail(f"not interactive after {timeout_ms} ms; status {status}; "
-                    f"errors {run.errors}; failed {run.failed}")
+        pytest.fail(
+            f"not interactive after {timeout_ms} ms; status {status}; "
+            f"errors {run.errors}; failed {run.failed}"
+        )
     page.wait_for_load_state("load", timeout=timeout_ms)
     probe = page.evaluate("() => window.__pcl")
     run.status = probe["status"]
@@ -322,8 +350,12 @@ def assert_clean(run: PageRun) -> None:
 
 
 @pytest.fixture
-def site_page(shared_context: Any, site_url: str, request: pytest.FixtureRequest,
-              save_artifact: Callable[[str, Any], Path]) -> Iterator[Callable[..., Any]]:
+def site_page(
+    shared_context: Any,
+    site_url: str,
+    request: pytest.FixtureRequest,
+    save_artifact: Callable[[str, Any], Path],
+) -> Iterator[Callable[..., Any]]:
     """site_page(query="", viewport=None) -> (page, run): a new page in the shared context,
     interactive. When the test ends, its status messages are saved and it must be clean."""
     opened: list[tuple[str, Any, PageRun, Callable[[], None]]] = []

@@ -35,8 +35,12 @@ def click_reaches_python(page: Any) -> float:
             button = named.first
             break
     button.click(timeout=CLICK_TIMEOUT_MS)
-    page.wait_for_function(f"(before) => ({PAGE_TEXT_JS})() !== before", arg=before,
-                           timeout=CLICK_TIMEOUT_MS, polling=5)
+    page.wait_for_function(
+        f"(before) => ({PAGE_TEXT_JS})() !== before",
+        arg=before,
+        timeout=CLICK_TIMEOUT_MS,
+        polling=5,
+    )
     return float(page.evaluate("() => performance.now()")) - started
 
 
@@ -52,8 +56,15 @@ def test_offline_interactive_and_click(open_app: Any, save_artifact: Any) -> Non
 
     page, warm = open_app(page=page)
     assert_clean(warm)
-    save_artifact("load", {"cold": cold.summary(), "warm": warm.summary(),
-                           "click_ms": click_ms, "cold_requests": cold.requests})
+    save_artifact(
+        "load",
+        {
+            "cold": cold.summary(),
+            "warm": warm.summary(),
+            "click_ms": click_ms,
+            "cold_requests": cold.requests,
+        },
+    )
 
 
 def test_query_string_reaches_the_app(open_app: Any) -> None:
