@@ -1,12 +1,14 @@
 """Stepping before Python is ready, on the static site's pre-rendered page.
 
-The static site opens on a copy of the first state rendered at build time, and
-Pyodide takes seconds more to start. That copy already holds every step of
-every mode of its scenario (StepDeck), the mode picker and the step controls,
-which need no Python. So, while Python starts, this component lifts Panel's
+The static site opens on a copy of its address's scenario rendered at build
+time (build.py pre-renders every scenario, in both layouts), and Pyodide takes
+seconds more to start. That copy already holds every step of every mode of its
+scenario (StepDeck), the mode picker, the step controls and the scenario
+picker (which, before Python, opens the picked scenario's own page), none of
+which needs Python. So, while Python starts, this component lifts Panel's
 loading veil, lets those controls, the keyboard shortcuts, links and disclosures
-work, and holds back every other control (scenario, function and request
-pickers, calculators: they need Python), saying so in a status line that also
+work, and holds back every other control (function and request pickers, the
+prefill calculator: they need Python), saying so in a status line that also
 names the loading stage. When the live page replaces the copy, its controls
 keep the mode and step the learner reached.
 
@@ -15,8 +17,7 @@ of its scenario, in its layout), and opens there. Any other address, or one
 Python would correct with a notice, waits for Python under the veil, as before:
 parse_link stays the one judge of an address, this only recognises the plain
 valid ones. Under `panel serve` there is no copy (no `pn-loading` page) and it
-does nothing.
-"""
+does nothing."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ from app.views.step_deck import STEP_CHANNEL_JS
 EARLY_CLASS = "pcl-early"
 # Marks the parts of the page that work without Python (views/player_bar.py).
 EARLY_ATTRIBUTE = "data-early"
-HINT = "Steps and modes work now; the scenario and the other controls start with Python."
+HINT = "Steps, modes and scenarios work now; the other controls start with Python."
 # The address parameters that name a position; any other must be as the copy was rendered.
 POSITION_PARAMETERS = ("scenario", "mode", "step")
 

@@ -83,7 +83,7 @@ def test_steps_work_before_python_and_the_live_page_keeps_the_step(held_page: An
     expect(page.locator("body.pcl-early")).to_have_count(1)
     note = page.get_by_test_id("early-note")
     expect(note).to_contain_text("Installing packages (2/3)")  # the held wheel's stage
-    expect(note).to_contain_text("Steps and modes work now")
+    expect(note).to_contain_text("Steps, modes and scenarios work now")
     assert not python_live(page)
 
     page.get_by_role("button", name="Step forward").click()
