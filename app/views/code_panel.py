@@ -58,10 +58,17 @@ export function render({ model }) {
     if (plan) { return plan }
     return { frame: '', body: '', ran: [], current: -1 }
   }
+  // Reading offsetTop forces a layout of the whole page: once per frame, in the frame's
+  // own layout pass (a page that renders the panel several times did it at each render).
+  let scrollQueued = false
   function scroll() {
+    scrollQueued = false
     const line = body.querySelector('.ln.current')
     const box = body.closest('.code-scroll')
     if (line && box) { box.scrollTop = Math.max(0, line.offsetTop - box.clientHeight / 2) }
+  }
+  function scrollSoon() {
+    if (!scrollQueued) { scrollQueued = true; requestAnimationFrame(scroll) }
   }
   function mark(ranLines, current) {
     const ran = new Set(ranLines)
@@ -81,7 +88,7 @@ export function render({ model }) {
       }
       el.querySelector('.mk').textContent = isCurrent ? '\\u25b6' : (el.dataset.mk || '')
     }
-    setTimeout(scroll, 0)
+    scrollSoon()
   }
   function setOptions(at, plan) {
     // A new step (or timeline) puts the picker back on the step's focus.
