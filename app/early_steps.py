@@ -47,6 +47,7 @@ const HELD_EVENTS = ['pointerdown', 'mousedown', 'pointerup', 'mouseup', 'click'
   'keydown', 'keypress', 'beforeinput', 'input', 'change']
 const STYLE = `
 body.pn-loading.${EARLY} { overflow: auto; }
+.pcl-early-room { height: 88px; }  /* the page's end can scroll out from under the note */
 body.pn-loading.${EARLY}:after { display: none; }
 body.pn-loading.${EARLY}:before { position: fixed; top: auto; left: 14px; bottom: 9px;
   transform: none; width: 18px; height: 18px; mask-size: 18px 18px;
@@ -141,14 +142,17 @@ export function render({ model }) {
     }
   }
   for (const type of HELD_EVENTS) { window.addEventListener(type, hold, true) }
+  const room = document.createElement('div')
+  room.className = 'pcl-early-room'
   body.classList.add(EARLY)
-  body.append(note)
+  body.append(room, note)
   // The live page replaces this copy: everything goes back as Panel left it.
   model.on('remove', () => {
     for (const type of HELD_EVENTS) { window.removeEventListener(type, hold, true) }
     watcher.disconnect()
     clearTimeout(nudged)
     note.remove()
+    room.remove()
     body.classList.remove(EARLY)
   })
   return el
