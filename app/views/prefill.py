@@ -2,7 +2,8 @@
 
 The arithmetic is the engine's (engine.prefill_cost); this view parses the
 fields, follows the current step's request until the learner types, and shows
-the result or an inline message.
+the result or an inline message. While it follows, every step's result is in
+the browser (a StepDeck), so it steps with the page, before Python too.
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ from app.errors import logged
 from app.prefill_inputs import FIELDS, PrefillInputs, model_texts, parse_inputs, seed_texts
 from app.state import SimulatorState
 from app.theme import CSS
+from app.timelines import timeline_key
 from app.views.base import esc
-from app.views.html_pane import StepHTML
+from app.views.step_deck import Deck, StepDeck
 from engine.prefill_cost import prefill_cost
 from engine.snapshot import RequestView, Snapshot
+from engine.timeline import Timeline
 
 
 def step_request(snapshot: Snapshot) -> RequestView | None:
@@ -92,7 +95,35 @@ def render_prefill(inputs: PrefillInputs | list[str], source: str) -> str:
     )
 
 
+def follow(snapshot: Snapshot, base: dict[str, str]) -> tuple[dict[str, str], str]:
+    """The fields while they follow a step, and where they come from: the step's latest
+    admitted request (the learner's model and FLOP/s kept), or else the seed's example."""
+    request = step_request(snapshot)
+    if request is None:
+        return seed_texts(), "No request admitted yet: the seed's example."
+    texts = {
+        **base,
+        "prompt_tokens": str(request.num_prompt_tokens),
+        "cached_tokens": str(request.num_cached_tokens),
+        "flops_per_second": base.get("flops_per_second") or seed_texts()["flops_per_second"],
+    }
+    source = (
+        f"From request <b>{esc(request.request_id)}</b>, the latest admitted: "
+        f"{request.num_prompt_tokens} prompt tokens, num_cached_tokens "
+        f"{request.num_cached_tokens}."
+    )
+    return texts, source
+
+
+def follow_page(timeline: Timeline, step: int, base: dict[str, str]) -> str:
+    texts, source = follow(timeline.steps[step].snapshot, base)
+    return render_prefill(parse_inputs(texts), source)
+
+
 class PrefillView(pn.viewable.Viewer):
+    """The calculator: it follows the step (a StepDeck, so it steps in the browser too)
+    until the learner types; then it shows their inputs at every step."""
+
     state = param.ClassSelector(class_=SimulatorState)
 
     def __init__(self, **params: object) -> None:
@@ -103,19 +134,21 @@ class PrefillView(pn.viewable.Viewer):
         }
         self.from_step = pn.widgets.Button(label="This step's request", margin=(4, 6, 4, 0))
         self.seed = pn.widgets.Button(label="Seed example (2,200 / 2,000)", margin=(4, 6, 4, 0))
-        self._pane = StepHTML("", sizing_mode="stretch_width", stylesheets=[CSS], margin=0)
-        self._follow = True  # fill from the step's request until the learner types
-        self._source = ""
+        self._deck = StepDeck(sizing_mode="stretch_width", stylesheets=[CSS], margin=0)
+        self._follow = True  # follow the step's request until the learner types
+        self._base = model_texts()  # the fields a followed request leaves as they were
+        self._source = ""  # where the learner's own inputs come from
+        self._timeline: Timeline | None = None
         self._updating = False
         fields = pn.FlexBox(*self.inputs.values(), flex_wrap="wrap", margin=0)
         buttons = pn.Row(self.from_step, self.seed, margin=0)
-        self._layout = pn.Column(self._pane, fields, buttons, sizing_mode="stretch_width", margin=0)
+        self._layout = pn.Column(self._deck, fields, buttons, sizing_mode="stretch_width", margin=0)
         for widget in self.inputs.values():
             widget.param.watch(self._on_edit, "value")
         self.from_step.on_click(self._on_from_step)
         self.seed.on_click(self._on_seed)
         self.state.param.watch(self._on_step, ["timeline", "step"])
-        self._fill(model_texts())
+        self._fill(self._base)
         self._on_step()
 
     def _fill(self, texts: dict[str, str]) -> None:
@@ -126,37 +159,32 @@ class PrefillView(pn.viewable.Viewer):
         finally:
             self._updating = False
 
-    def _from_step(self) -> None:
-        request = step_request(self.state.current.snapshot)
-        if request is None:
-            self._fill(seed_texts())
-            self._source = "No request admitted yet: the seed's example."
-            return
-        self._fill(
-            {
-                "prompt_tokens": str(request.num_prompt_tokens),
-                "cached_tokens": str(request.num_cached_tokens),
-                "flops_per_second": self.inputs["flops_per_second"].value
-                or seed_texts()["flops_per_second"],
-            }
-        )
-        self._source = (
-            f"From request <b>{esc(request.request_id)}</b>, the latest admitted: "
-            f"{request.num_prompt_tokens} prompt tokens, num_cached_tokens "
-            f"{request.num_cached_tokens}."
-        )
+    def _texts(self) -> dict[str, str]:
+        return {name: w.value or "" for name, w in self.inputs.items()}
 
-    def _render(self) -> None:
-        texts = {name: w.value or "" for name, w in self.inputs.items()}
-        html = render_prefill(parse_inputs(texts), self._source)
-        if html != self._pane.object:
-            self._pane.object = html
+    def _show(self) -> None:
+        """Every step of every mode: followed, or the learner's inputs at each."""
+        timelines = self.state.scenario_timelines
+        if self._follow:
+            pages = {
+                timeline_key(t): [follow_page(t, s, self._base) for s in range(len(t.steps))]
+                for t in timelines
+            }
+        else:
+            page = render_prefill(parse_inputs(self._texts()), self._source)
+            pages = {timeline_key(t): [page] * len(t.steps) for t in timelines}
+        self._deck.show(Deck.of(pages), self.state.key, self.state.step)
 
     @logged
     def _on_step(self, *_: object) -> None:
-        if self._follow:
-            self._from_step()
-            self._render()
+        if self.state.timeline is not self._timeline:
+            self._timeline = self.state.timeline
+            if self._deck.holds(self.state.key):  # another mode: the browser has it
+                self._deck.param.update(key=self.state.key, step=self.state.step)
+            else:
+                self._show()
+        if self._follow:  # the fields show what the deck already shows
+            self._fill(follow(self.state.current.snapshot, self._base)[0])
 
     @logged
     def _on_edit(self, *_: object) -> None:
@@ -164,13 +192,14 @@ class PrefillView(pn.viewable.Viewer):
             return
         self._follow = False
         self._source = "Your inputs (<i>This step's request</i> follows the steps again)."
-        self._render()
+        self._show()
 
     @logged
     def _on_from_step(self, *_: object) -> None:
         self._follow = True
-        self._from_step()
-        self._render()
+        self._base = self._texts()
+        self._fill(follow(self.state.current.snapshot, self._base)[0])
+        self._show()
 
     @logged
     def _on_seed(self, *_: object) -> None:
@@ -180,11 +209,12 @@ class PrefillView(pn.viewable.Viewer):
             "The seed's example: Llama-3-8B, a 2,200-token prompt whose first 2,000 tokens "
             "are cached, on an H100 at 45 % MFU (445 TFLOP/s)."
         )
-        self._render()
+        self._show()
 
     @property
     def html(self) -> str:
-        return str(self._pane.object)
+        """What the browser shows at the current step (for tests)."""
+        return self._deck.page(self.state.key, self.state.step)
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self._layout

@@ -675,6 +675,29 @@ def test_prefill_view_follows_the_step_then_the_learner() -> None:
     assert view.inputs["cached_tokens"].value == str(request.num_cached_tokens)
 
 
+def test_prefill_view_steps_in_the_browser_while_it_follows() -> None:
+    app = App(link=parse_link("?scenario=cache-salt"))
+    sent = watch_views(app)
+    app.prefill._deck.param.watch(lambda e: sent.append(e.name), ["pages", "orders"])
+    timeline = app.state.timeline
+    assert timeline is not None
+    for step in range(len(timeline.steps)):
+        app.controls.player.step = step  # the browser stepped: the deck has the page
+        request = step_request(timeline.steps[step].snapshot)
+        panel = parse(app.prefill.html).find_all(data_testid="prefill-cost")[0]
+        if request is None:
+            assert "seed's example" in app.prefill.html
+        else:
+            expected = prefill_cost(
+                request.num_prompt_tokens, request.num_cached_tokens, SEED_FLOPS
+            )
+            assert float(panel.attrs["data-speedup"]) == pytest.approx(expected.speedup, rel=1e-4)
+            assert app.prefill.inputs["prompt_tokens"].value == str(request.num_prompt_tokens)
+    assert sent == []
+    app.prefill.inputs["num_layers"].value = "64"  # the learner's own: one page, every step
+    assert set(app.prefill._deck.pages) == {app.prefill.html} and "Your inputs" in app.prefill.html
+
+
 # -- crash sites and the API layer --------------------------------------------------------
 
 

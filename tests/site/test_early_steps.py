@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from app.views.prefill import step_request
 from engine.scenario import load_scenario
 from engine.timeline import build_timeline
 from tests.app.page_checks import check_step
@@ -174,6 +175,11 @@ def test_every_scenario_has_its_copy_and_the_picker_opens_it(held_page: Any, emb
     check_step(page, salt, 2)
     page.get_by_role("button", name="Step forward").click()
     check_step(page, salt, 3)
+    # The prefill calculator follows the step too (the step's latest admitted request).
+    request = step_request(salt.steps[3].snapshot)
+    assert request is not None
+    source = page.get_by_test_id("prefill-cost").locator("xpath=..").locator(".src")
+    expect(source).to_contain_text(f"From request {request.request_id}")
     page.get_by_label("Scenario").select_option("eviction-order")
     page.wait_for_url(f"**?scenario=eviction-order{layout}")
     expect(page.locator("body.pcl-early")).to_have_count(1)
