@@ -26,17 +26,12 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 import build  # noqa: E402  (build.py lives at the repo root, not in a package)
+from tests.app.browser import CHROMIUM as BROWSER  # noqa: E402
+from tests.app.browser import CHROMIUM_ARGS  # noqa: E402
 
-CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM = Path(BROWSER)
 CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
+    *CHROMIUM_ARGS,
     # Any host but the test server fails to resolve: a CDN request cannot succeed silently.
     "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
 ]
