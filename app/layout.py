@@ -14,9 +14,10 @@ import param
 from app import timelines
 from app.address_bar import AddressBar
 from app.early_steps import EarlySteps
+from app.errors import logged
 from app.keyboard import Keyboard
 from app.state import SimulatorState
-from app.url import LinkState, link_query
+from app.url import LinkState, link_query, parse_link
 from app.views.chain import ChainView
 from app.views.code import CodeView
 from app.views.controls import Controls
@@ -133,13 +134,21 @@ class App(pn.viewable.Viewer):
         return urlencode({**query, **({"embed": "1"} if self.embed else {})})
 
     def follow_url(self) -> None:
-        """Keep the address bar on the learner's state, so the link can be shared."""
+        """Keep the address bar on the learner's state, so the link can be shared,
+        and open the state of an address the learner goes Back or Forward to."""
 
         def update(*_: object) -> None:
             query = link_query(self.state.scenario, self.state.mode, self.state.step)
             self.address_bar.query = urlencode(query)
 
+        @logged
+        def reopen(query: str) -> None:
+            link = parse_link(query)  # an entry this app wrote: valid, or corrected
+            with pn.io.hold():
+                self.state.open(link.scenario, link.mode, link.step)
+
         self.state.param.watch(update, ["scenario", "mode", "step"])
+        self.address_bar.on_pop = reopen
         update()
 
     def __panel__(self) -> pn.viewable.Viewable:

@@ -212,7 +212,9 @@ def test_deep_link_opens_the_state_and_follows_the_learner(watched: Watched, ser
     check_step(page, timelines.timeline("reset", "preempt"), 1)
 
 
-def test_the_scenario_picker_opens_a_scenario_in_place(watched: Watched, server: str) -> None:
+def test_the_scenario_picker_opens_a_scenario_and_back_returns(
+    watched: Watched, server: str
+) -> None:
     page = open_app(watched, server, "?scenario=reset&mode=keep&step=3")
     picker = page.get_by_label("Scenario")
     expect(picker).to_have_value("reset")
@@ -222,6 +224,14 @@ def test_the_scenario_picker_opens_a_scenario_in_place(watched: Watched, server:
     expect(page.get_by_role("radiogroup", name="Mode")).to_be_hidden()  # one mode only
     page.wait_for_function("() => location.search.includes('scenario=eviction-order')")
     page.get_by_role("button", name="Step forward").click()
+    check_step(page, eviction, 1)
+    page.wait_for_function("() => location.search.includes('step=1')")
+    # Back returns to the scenario, mode and step the learner left; Forward comes back.
+    page.go_back()
+    check_step(page, timelines.timeline("reset", "keep"), 3)
+    expect(page.get_by_role("radio", name="keep")).to_be_checked()
+    expect(picker).to_have_value("reset")
+    page.go_forward()
     check_step(page, eviction, 1)
     picker.select_option("reset")
     check_step(page, timelines.timeline("reset", "default"), 0)

@@ -192,6 +192,8 @@ def test_every_scenario_has_its_copy_and_the_picker_opens_it(held_page: Any, emb
     page.get_by_label("Scenario").select_option("cache-salt")  # with Python: in place
     check_step(page, salt, 0)
     page.wait_for_url("**scenario=cache-salt**")
+    page.go_back()  # the scenario the learner left, where they left it
+    check_step(page, eviction, 1)
 
 
 @pytest.mark.parametrize(
