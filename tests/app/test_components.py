@@ -398,6 +398,19 @@ def test_app_builds_and_opens_the_link(embed: bool) -> None:
     assert parse_qs(app.early_steps.query) == {**opened, **({"embed": ["1"]} if embed else {})}
 
 
+def test_going_back_reopens_the_address_of_the_entry() -> None:
+    app = App(link=parse_link("?scenario=reset&mode=keep&step=3"))
+    app.follow_url()
+    app.address_bar._handle_msg({"query": "?scenario=eviction-order&step=2&embed=1"})
+    assert (app.state.scenario, app.state.step) == ("eviction-order", 2)
+    assert parse_qs(app.address_bar.query)["step"] == ["2"]
+    assert (app.controls.player.key, app.controls.player.step) == ("eviction-order/default", 2)
+    for junk in ("not a dict", {"query": 5}, {}):  # a malformed message changes nothing
+        app.address_bar._handle_msg(junk)
+    app.address_bar._handle_msg({"query": "?mode=turbo&step=x"})  # corrected, not broken
+    assert (app.state.scenario, app.state.mode, app.state.step) == ("reset", "default", 0)
+
+
 def test_app_shows_a_notice_for_an_ignored_parameter() -> None:
     app = App(link=parse_link("?mode=turbo&step=x"))
     assert app.notice.visible
