@@ -172,26 +172,32 @@ def site_url(built_site: SiteTarget) -> Iterator[str]:
 
 
 class HeldFile(build.SiteHandler):
-    """Serves the site, but holds back one file until the test releases it."""
+    """Serves the site, but holds back one file until the test releases it (and, if
+    asked, answers 404 for every path under `missing`, as a host that lost them)."""
 
     held = ""
     release = threading.Event()
+    missing = ""
 
     def send_head(self) -> object:
-        if self.held and self.path.split("?")[0].endswith(self.held):
+        path = self.path.split("?")[0]
+        if self.missing and path.startswith(self.missing):
+            self.send_error(404)
+            return None
+        if self.held and path.endswith(self.held):
             self.release.wait(timeout=INTERACTIVE_TIMEOUT_MS / 1000)
         return super().send_head()
 
 
 @pytest.fixture
-def held_site(built_site: SiteTarget) -> Iterator[Callable[[str], tuple[str, threading.Event]]]:
-    """held_site(file) -> (url, release): the site served with `file` held back, so the
-    page stays in its pre-Python phase until the test sets `release`."""
+def held_site(built_site: SiteTarget) -> Iterator[Callable[..., tuple[str, threading.Event]]]:
+    """held_site(file, missing="") -> (url, release): the site served with `file` held
+    back, so the page stays in its pre-Python phase until the test sets `release`."""
     servers: list[Any] = []
 
-    def _serve(held: str) -> tuple[str, threading.Event]:
+    def _serve(held: str, missing: str = "") -> tuple[str, threading.Event]:
         release = threading.Event()
-        handler = type("Held", (HeldFile,), {"held": held, "release": release})
+        handler = type("Held", (HeldFile,), {"held": held, "release": release, "missing": missing})
         server = build.make_server(built_site.out, 0, handler=handler)
         threading.Thread(target=server.serve_forever, daemon=True).start()
         servers.append((server, release))

@@ -38,14 +38,15 @@ EARLY_TIMEOUT_MS = 60_000
 
 @pytest.fixture
 def held_page(
-    chromium: Any, held_site: Callable[[str], tuple[str, Any]]
-) -> Iterator[Callable[[str], tuple[Any, PageRun, Any]]]:
-    """held_page(query) -> (page, run, release): opened with Panel's wheel held back."""
+    chromium: Any, held_site: Callable[..., tuple[str, Any]]
+) -> Iterator[Callable[..., tuple[Any, PageRun, Any]]]:
+    """held_page(query, missing="") -> (page, run, release): opened with Panel's wheel
+    held back (and the paths under `missing` answered 404)."""
     contexts: list[Any] = []
     runs: list[PageRun] = []
 
-    def _open(query: str = "") -> tuple[Any, PageRun, Any]:
-        url, release = held_site(HELD)
+    def _open(query: str = "", missing: str = "") -> tuple[Any, PageRun, Any]:
+        url, release = held_site(HELD, missing)
         context = chromium.new_context(viewport={"width": 1280, "height": 800})
         context.set_default_timeout(30_000)
         context.add_init_script(RECORDER_JS)
@@ -214,3 +215,20 @@ def test_an_address_the_copy_does_not_hold_waits_for_python(held_page: Any, quer
         expect(page.get_by_test_id("notice")).to_be_visible()
         mode = "keep" if "keep" in query else "default"
         check_step(page, build_timeline(load_scenario(FLAGSHIP), mode), 0)
+
+
+def test_a_copy_the_host_lost_leaves_the_page_to_python(held_page: Any) -> None:
+    """The page falls back on its own copy, which does not show the address: it waits."""
+    page, run, release = held_page("?scenario=eviction-order&step=2", missing="/copies/")
+    page.wait_for_timeout(300)
+    expect(page.locator("body.pcl-early")).to_have_count(0)
+    release.set()
+    wait_interactive(page, run)
+    check_step(page, build_timeline(load_scenario("eviction-order"), "default"), 2)
+    expect(page.get_by_test_id("notice")).to_have_count(0)
+    lost = [r["url"] for r in run.requests if r["status"] == 404]
+    assert lost and all("/copies/eviction-order" in url for url in lost)
+    # The host's 404, as asked, and the browser's own console line about it.
+    run.requests[:] = [r for r in run.requests if r["status"] != 404]
+    assert [e for e in run.errors if "404" in e], run.errors
+    run.errors[:] = [e for e in run.errors if "404 (Not Found)" not in e]
