@@ -15,7 +15,7 @@ from engine.block_pool import BlockPool
 from engine.kv_cache_utils import BlockHash, KVCacheBlock
 from engine.kv_events import KVCacheEvent
 from engine.metrics import PrefixCacheStats
-from engine.request import Request
+from engine.request import Request, RequestStatus
 
 
 def cdiv(a: int, b: int) -> int:
@@ -43,6 +43,7 @@ class KVCacheManager:
         enable_kv_cache_events: bool = True,
         log_stats: bool = True,
         use_int_block_hashes: bool = True,
+        watermark: float = 0.0,
     ) -> None:
         self.block_size = block_size
         self.enable_caching = enable_caching
@@ -59,6 +60,11 @@ class KVCacheManager:
         self.num_cached_block: dict[str, int] = {}
         self.log_stats = log_stats
         self.prefix_cache_stats: PrefixCacheStats | None = PrefixCacheStats() if log_stats else None
+        # Blocks kept free when a waiting request is admitted, so that the
+        # requests already running have room to grow (a fraction of the pool,
+        # rounded down; the null block counts).
+        assert watermark >= 0.0, "watermark must be non-negative"
+        self.watermark_blocks = int(watermark * num_gpu_blocks)
 
     @property
     def usage(self) -> float:
@@ -132,20 +138,46 @@ class KVCacheManager:
         num_new_tokens: int,
         num_new_computed_tokens: int = 0,
         new_computed_blocks: KVCacheBlocks | None = None,
+        full_sequence_must_fit: bool = False,
+        has_scheduled_reqs: bool = True,
     ) -> KVCacheBlocks | None:
         """Give the request room for ``num_new_tokens`` more tokens, after taking its
         cache hits. Returns the new blocks, or None (and changes nothing) when the
-        pool is short. Blocks that become full are cached."""
+        pool is short. Blocks that become full are cached.
+
+        ``full_sequence_must_fit`` (admission): refuse unless the free blocks hold
+        the request's whole current sequence, not just this chunk.
+        ``has_scheduled_reqs``: another request is running, so a waiting request
+        must also leave the watermark free.
+        """
         if num_new_tokens == 0:
             raise ValueError("num_new_tokens must be greater than 0")
         hit_blocks = new_computed_blocks.blocks[0] if new_computed_blocks else []
         num_computed_tokens = request.num_computed_tokens + num_new_computed_tokens
-        num_tokens_need_slot = num_computed_tokens + num_new_tokens
 
+        watermark_blocks = 0
+        if has_scheduled_reqs and request.status in (
+            RequestStatus.WAITING,
+            RequestStatus.PREEMPTED,
+        ):
+            watermark_blocks = self.watermark_blocks
+
+        if full_sequence_must_fit:
+            # The whole sequence so far (prompt, and output if it was preempted),
+            # counting the hits it takes. max_model_len is not modelled: every
+            # sequence is shorter than the model's limit.
+            full_num_tokens = request.num_tokens
+            num_blocks_to_allocate = self.get_num_blocks_to_allocate(
+                request.request_id, full_num_tokens, hit_blocks
+            )
+            if num_blocks_to_allocate + watermark_blocks > self.block_pool.get_num_free_blocks():
+                return None
+
+        num_tokens_need_slot = num_computed_tokens + num_new_tokens
         num_blocks_to_allocate = self.get_num_blocks_to_allocate(
             request.request_id, num_tokens_need_slot, hit_blocks
         )
-        if num_blocks_to_allocate > self.block_pool.get_num_free_blocks():
+        if num_blocks_to_allocate + watermark_blocks > self.block_pool.get_num_free_blocks():
             return None
 
         if self.enable_caching:

@@ -16,7 +16,10 @@ from typing import Any, Literal, get_args
 
 from engine.kv_cache_manager import cdiv
 
-Mode = Literal["default", "preempt", "keep"]
+# preempt and keep set the reset's flags; first-chunk turns off the admission
+# check (scheduler_reserve_full_isl), so a waiting request needs room only for its
+# first chunk.
+Mode = Literal["default", "preempt", "keep", "first-chunk"]
 MODES: tuple[Mode, ...] = get_args(Mode)
 ActionKind = Literal["add_request", "step", "reset_prefix_cache", "abort", "http_reset"]
 ACTION_KINDS: tuple[ActionKind, ...] = get_args(ActionKind)
@@ -85,6 +88,12 @@ def reset_flags(action: Action, mode: Mode) -> dict[str, bool]:
     }
 
 
+def reserve_full_isl(scenario: Scenario, mode: Mode) -> bool:
+    """Whether admission needs room for the whole sequence: the scenario's
+    ``[pool]`` setting, unless the learner's mode checks only the first chunk."""
+    return scenario.scheduler_reserve_full_isl and mode != "first-chunk"
+
+
 @dataclass(frozen=True)
 class EngineOptions:
     """The ``[engine]`` table: which connectors run, and with or without keep mode's fixes."""
@@ -116,6 +125,10 @@ class Scenario:
     # narration[mode or ""][key] -> text; "" holds the texts shared by all modes
     narration: Mapping[str, Mapping[str, str]]
     engine: EngineOptions = EngineOptions()
+    # vLLM's SchedulerConfig defaults: admit a waiting request only when its
+    # whole sequence fits, and keep no watermark free.
+    scheduler_reserve_full_isl: bool = True
+    watermark: float = 0.0
 
     def narration_for(self, mode: Mode) -> dict[str, str]:
         return {**self.narration.get("", {}), **self.narration.get(mode, {})}
@@ -226,6 +239,20 @@ def _positive_int(raw: Mapping[str, Any], key: str, default: int) -> int:
     return value
 
 
+def _pool_bool(pool: Mapping[str, Any], key: str, default: bool) -> bool:
+    value = pool.get(key, default)
+    if not isinstance(value, bool):
+        raise ScenarioError(f"[pool]: {key} must be true or false, not {value!r}")
+    return value
+
+
+def _pool_number(pool: Mapping[str, Any], key: str, default: float) -> float:
+    value = pool.get(key, default)
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        raise ScenarioError(f"[pool]: {key} must be a number, not {value!r}")
+    return float(value)
+
+
 def parse_engine_options(raw: Any) -> EngineOptions:
     if not isinstance(raw, Mapping):
         raise ScenarioError("[engine] must be a table")
@@ -265,6 +292,8 @@ def parse_scenario(name: str, data: Mapping[str, Any]) -> Scenario:
         num_gpu_blocks=_positive_int(pool, "num_gpu_blocks", 10),
         block_size=_positive_int(pool, "block_size", 4),
         max_num_batched_tokens=_positive_int(pool, "max_num_batched_tokens", 8192),
+        scheduler_reserve_full_isl=_pool_bool(pool, "scheduler_reserve_full_isl", True),
+        watermark=_pool_number(pool, "watermark", 0.0),
         setup=actions["setup"],
         script=actions["steps"],
         narration={"": shared, **per_mode},
@@ -287,6 +316,11 @@ def validate(scenario: Scenario) -> None:
         raise ScenarioError(f"block_size must be at least 1, not {scenario.block_size}")
     if scenario.max_num_batched_tokens < 1:
         raise ScenarioError("max_num_batched_tokens must be at least 1")
+    if not 0.0 <= scenario.watermark < 1.0:
+        raise ScenarioError(
+            f"[pool]: watermark is a fraction of the pool, at least 0.0 and below 1.0, "
+            f"not {scenario.watermark}"
+        )
     num_cpu_blocks = scenario.engine.num_cpu_blocks
     if not 2 <= num_cpu_blocks <= MAX_POOL_BLOCKS:
         raise ScenarioError(

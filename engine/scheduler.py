@@ -1,8 +1,10 @@
 """FIFO scheduling, preemption and the prefix-cache reset (vLLM's ``v1/core/sched/scheduler.py``).
 
 What is modelled: first-come-first-served admission with chunked prefill under a
-token budget, one decoded token per running request per step, preemption when
-the pool runs short, finishing, and ``reset_prefix_cache`` in its three modes.
+token budget (a waiting request is admitted only when its whole sequence fits,
+``scheduler_reserve_full_isl``, plus the ``watermark``), one decoded token per
+running request per step, preemption when the pool runs short, finishing, and
+``reset_prefix_cache`` in its three modes.
 Optional connectors: CPU offload of computed blocks (``engine.kv_offload``) and
 auxiliary outputs (``engine.aux_output``), the two places a keep reset had to fix.
 Not modelled: speculative decoding, encoder inputs, other KV connectors, priorities.
@@ -55,6 +57,8 @@ class Scheduler:
         use_int_block_hashes: bool = True,
         connector: SimpleCPUOffloadScheduler | None = None,
         aux_output_connector: AuxOutputSchedulerConnector | None = None,
+        scheduler_reserve_full_isl: bool = True,
+        watermark: float = 0.0,
     ) -> None:
         self.block_size = block_size
         self.max_num_scheduled_tokens = max_num_batched_tokens
@@ -66,7 +70,11 @@ class Scheduler:
             enable_kv_cache_events=enable_kv_cache_events,
             log_stats=log_stats,
             use_int_block_hashes=use_int_block_hashes,
+            watermark=watermark,
         )
+        # Admit a waiting request only if its whole sequence fits, not just its
+        # first chunk: chunked prefill would otherwise over-admit and thrash.
+        self.scheduler_reserve_full_isl = scheduler_reserve_full_isl
         # The engine hands this to every Request it builds, so requests hash
         # their own full blocks as tokens arrive.
         self.request_block_hasher = get_request_block_hasher(block_size, hash_function)
@@ -137,6 +145,8 @@ class Scheduler:
                     num_new_tokens,
                     num_new_local_computed_tokens,
                     new_computed_blocks,
+                    full_sequence_must_fit=self.scheduler_reserve_full_isl,
+                    has_scheduled_reqs=bool(self.running),
                 )
                 if new_blocks is None:
                     break  # not enough free blocks: it waits, and so does everyone behind it

@@ -36,7 +36,7 @@ from engine.core import EngineCore
 from engine.kv_offload import SimpleCPUOffloadScheduler, SimpleCPUOffloadSchedulerWithoutFix
 from engine.logger import LOGGER_ROOTS
 from engine.request import Request, RequestStatus
-from engine.scenario import Action, Mode, Scenario, check_mode, reset_flags
+from engine.scenario import Action, Mode, Scenario, check_mode, reserve_full_isl, reset_flags
 from engine.scheduler import Scheduler, SchedulerWithoutKeepFix
 from engine.snapshot import LogLine, Snapshot, Stats, take_snapshot
 from engine.trace import FunctionTrace, SourceIndex, Tracer
@@ -192,6 +192,8 @@ class _Run:
             max_num_batched_tokens=scenario.max_num_batched_tokens,
             connector=connector,
             aux_output_connector=AuxOutputSchedulerConnector() if options.aux_output else None,
+            scheduler_reserve_full_isl=reserve_full_isl(scenario, mode),
+            watermark=scenario.watermark,
         )
         self.engine = EngineCore(self.scheduler)
         self.engine_client = EngineCoreClient(self.engine)
