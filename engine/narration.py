@@ -138,9 +138,7 @@ class RequestFacts:
 
 def narration_context(facts: StepFacts, snapshot: Snapshot, block_size: int) -> dict[str, Any]:
     """Every name a narration template may use at this step."""
-    context: dict[str, Any] = {
-        r.request_id: RequestFacts(r, block_size) for r in snapshot.requests
-    }
+    context: dict[str, Any] = {r.request_id: RequestFacts(r, block_size) for r in snapshot.requests}
     context.update({name: BlockIds(getattr(facts, name)) for name in FACT_LISTS})
     context.update(
         free_queue=BlockIds(snapshot.free_queue),

@@ -83,7 +83,7 @@ class Step:
     snapshot: Snapshot
     code: tuple[FunctionTrace, ...]  # in the order first entered
     focus: FunctionTrace | None
-    facts: StepFacts = StepFacts()  # what the pool did during the step, block by block
+    facts: StepFacts  # what the pool did during the step, block by block
 
 
 @dataclass(frozen=True)

@@ -83,9 +83,7 @@ def test_named_blocks_are_in_the_step(name: str, mode: str, index: int) -> None:
 
 
 @pytest.mark.parametrize(("name", "mode", "index"), CASES)
-def test_a_block_taken_and_freed_within_the_step_is_named(
-    name: str, mode: str, index: int
-) -> None:
+def test_a_block_taken_and_freed_within_the_step_is_named(name: str, mode: str, index: int) -> None:
     t, step = step_of(name, mode, index)
     text = t.narration_text(step)
     named = {int(b) for b in BLOCK_ID.findall(text)}
@@ -136,5 +134,6 @@ def test_block_ids_read_as_a_list() -> None:
     assert str(BlockIds([])) == "no block"
     assert str(BlockIds([4])) == "#4"
     assert str(BlockIds([2, 3, 4])) == "#2, #3 and #4"
-    context = narration_context(StepFacts(allocated=(5,)), step_of("reset", "keep", 2)[1].snapshot, 4)
+    snapshot = step_of("reset", "keep", 2)[1].snapshot
+    context = narration_context(StepFacts(allocated=(5,)), snapshot, 4)
     assert str(context["allocated"]) == "#5" and context["allocated"].count == 1
