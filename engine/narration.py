@@ -5,7 +5,8 @@ block ids, and ``{C.hit_tokens}`` instead of a count. Every placeholder is looke
 in the step's facts (what the pool did during the step) and its snapshot (the
 state after it):
 
-- ids, in the pool's order, written ``#5`` or ``#2, #3 and #4``: ``allocated``,
+- ids, in the pool's order, written ``#5``, ``#2, #3 and #6`` or, for a run, ``#1 to #8``:
+  ``allocated``,
   ``hit``, ``cached``, ``evicted``, ``freed``, ``freed_to_head``, ``freed_to_tail``,
   ``released`` (lost a reference, still held), ``cleared`` (hash dropped by a reset),
   ``taken_and_freed`` (handed out and back within the step), ``free_queue``, ``held``;
@@ -75,7 +76,7 @@ class BlockIds:
         return iter(self.ids)
 
     def __str__(self) -> str:
-        labels = [block_label(b) for b in self.ids]
+        labels = [_run_label(run) for run in _runs(self.ids)]
         if not labels:
             return "no block"
         if len(labels) == 1:
@@ -84,6 +85,32 @@ class BlockIds:
 
     def __format__(self, spec: str) -> str:
         return format(str(self), spec)
+
+
+def _runs(ids: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """Split into runs of consecutive ids, counting up or down (the order is kept)."""
+    runs: list[list[int]] = []
+    for block_id in ids:
+        run = runs[-1] if runs else None
+        if run and (
+            (len(run) == 1 and abs(block_id - run[0]) == 1)
+            or (len(run) > 1 and block_id - run[-1] == run[-1] - run[-2])
+        ):
+            run.append(block_id)
+        else:
+            runs.append([block_id])
+    # a pair reads better as two ids than as a run
+    pieces: list[tuple[int, ...]] = []
+    for run in runs:
+        pieces.extend([(b,) for b in run] if len(run) < 3 else [tuple(run)])
+    return pieces
+
+
+def _run_label(run: tuple[int, ...]) -> str:
+    """``#4`` or, for three ids or more, ``#4 to #9`` (``#9 to #4`` when freed downwards)."""
+    if len(run) == 1:
+        return block_label(run[0])
+    return f"{block_label(run[0])} to {block_label(run[-1])}"
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ tracer: it wraps one pool instance and changes nothing the pool does.
 from __future__ import annotations
 
 import inspect
+import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,6 +66,17 @@ class _Record:
         return StepFacts(**{kind: ids(kind) for kind in kinds}, order=tuple(self.order))
 
 
+def _hashed(blocks: Iterable[KVCacheBlock]) -> set[int]:
+    """Ids of the blocks that have a hash, read without the tracer seeing it:
+    the code panel shows what the engine ran, not what the recorder looked at."""
+    tracer = sys.gettrace()
+    sys.settrace(None)
+    try:
+        return {b.block_id for b in blocks if b.block_hash is not None}
+    finally:
+        sys.settrace(tracer)
+
+
 class PoolRecorder:
     """Wraps one BlockPool's entry points on the instance; ``take()`` hands out a step's facts."""
 
@@ -106,9 +118,10 @@ class PoolRecorder:
 
     def _around_cache_full_blocks(self, original: Callable[..., Any], args: dict[str, Any]) -> Any:
         blocks = args["blocks"]
-        unhashed = [b for b in blocks if b.block_hash is None]
+        before = _hashed(blocks)
         result = original(**args)
-        self._record.add("cached", [b for b in unhashed if b.block_hash is not None])
+        after = _hashed(blocks)
+        self._record.add("cached", [b for b in blocks if b.block_id in after - before])
         return result
 
     def _after_evict(self, original: Callable[..., Any], args: dict[str, Any]) -> Any:
@@ -119,13 +132,13 @@ class PoolRecorder:
 
     def _around_free_blocks(self, original: Callable[..., Any], args: dict[str, Any]) -> Any:
         blocks = list(args["ordered_blocks"])
-        hashed = {b.block_id: b.block_hash is not None for b in blocks}
+        hashed = _hashed(blocks)
         result = original(blocks)
         for block in blocks:
             if block.is_null:
                 continue
             if block.ref_cnt == 0:
-                to_tail = hashed[block.block_id] and self.pool.enable_caching
+                to_tail = block.block_id in hashed and self.pool.enable_caching
                 op = "freed_to_tail" if to_tail else "freed_to_head"
             else:
                 op = "released"
@@ -133,8 +146,8 @@ class PoolRecorder:
         return result
 
     def _around_reset(self, original: Callable[..., Any], args: dict[str, Any]) -> Any:
-        hashed = [b for b in self.pool.blocks if b.block_hash is not None]
+        hashed = _hashed(self.pool.blocks)
         succeeded = original(**args)
         if succeeded:
-            self._record.add("cleared", hashed)
+            self._record.add("cleared", [b for b in self.pool.blocks if b.block_id in hashed])
         return succeeded

@@ -35,7 +35,15 @@ ALLOWED_DIGITS = re.compile(
     r"|\b\d+-bit\b"
     r"|\{[^{}]*\}"  # placeholders (and JSON bodies) are checked elsewhere
 )
-BLOCK_ID = re.compile(r"#(\d+)")
+BLOCK_IDS = re.compile(r"#(\d+)(?: to #(\d+))?")  # "#4" or a run "#4 to #9" / "#9 to #4"
+
+
+def named_blocks(text: str) -> set[int]:
+    named: set[int] = set()
+    for first, last in BLOCK_IDS.findall(text):
+        lo, hi = sorted((int(first), int(last or first)))
+        named.update(range(lo, hi + 1))
+    return named
 
 
 @cache
@@ -78,7 +86,7 @@ def test_named_blocks_are_in_the_step(name: str, mode: str, index: int) -> None:
     seen = {b for _, b in step.facts.order} | set(snapshot.free_queue) | {0}
     seen |= {b for r in snapshot.requests for b in r.block_ids}
     seen |= {b for entry in snapshot.hash_map for b in entry.block_ids}
-    named = {int(b) for b in BLOCK_ID.findall(t.narration_text(step))}
+    named = named_blocks(t.narration_text(step))
     assert named <= seen, f"{name} [{mode}] step {index}: {named - seen} not in the step"
 
 
@@ -86,7 +94,7 @@ def test_named_blocks_are_in_the_step(name: str, mode: str, index: int) -> None:
 def test_a_block_taken_and_freed_within_the_step_is_named(name: str, mode: str, index: int) -> None:
     t, step = step_of(name, mode, index)
     text = t.narration_text(step)
-    named = {int(b) for b in BLOCK_ID.findall(text)}
+    named = named_blocks(text)
     missing = set(step.facts.taken_and_freed) - named
     assert not missing, (
         f"{name} [{mode}] step {index}: the pool took and freed {sorted(missing)} within "
@@ -118,7 +126,7 @@ def test_placeholders_fill_ids_counts_and_specs() -> None:
         4,
     )
     assert text == (
-        "#8 back; #3 and #2 stay with B (#2, #3, #4, #5 and #6); 8 hit tokens; "
+        "#8 back; #3 and #2 stay with B (#2 to #6); 8 hit tokens; "
         '#8 is the head; 14 tokens; a body {"success": true} stays'
     )
 
@@ -133,7 +141,10 @@ def test_an_unknown_placeholder_stays_visible() -> None:
 def test_block_ids_read_as_a_list() -> None:
     assert str(BlockIds([])) == "no block"
     assert str(BlockIds([4])) == "#4"
-    assert str(BlockIds([2, 3, 4])) == "#2, #3 and #4"
+    assert str(BlockIds([2, 3])) == "#2 and #3"
+    assert str(BlockIds([2, 3, 4, 9])) == "#2 to #4 and #9"
+    assert str(BlockIds([9, 8, 6, 5, 4])) == "#9, #8 and #6 to #4"
+    assert named_blocks("#9, #8 and #6 to #4") == {9, 8, 6, 5, 4}
     snapshot = step_of("reset", "keep", 2)[1].snapshot
     context = narration_context(StepFacts(allocated=(5,)), snapshot, 4)
     assert str(context["allocated"]) == "#5" and context["allocated"].count == 1
