@@ -21,6 +21,12 @@ state after it):
   ``{B.full_blocks}`` (its hashed blocks), ``{B.prompt_full_blocks}``,
   ``{B.unhashed_tokens}`` (prompt tokens past the last full block), ``{B.preemptions}``.
 
+- with CPU offload: ``num_cpu_blocks``, ``cpu_map_size``, ``cpu_free_queue``, ``cpu_held``
+  and, while
+  a store is in flight, ``store.event``, ``store.gpu_blocks``, ``store.cpu_blocks``
+  (CPU ids read ``CPU #1``); with auxiliary outputs: ``aux.scheduler_generation``,
+  ``aux.worker_generation``, ``aux.outputs_in_flight``.
+
 A format spec works as in Python: ``{D.prompt_tokens:,}`` gives ``2,200``.
 Anything else in braces (a JSON body, say) is left alone.
 """
@@ -60,23 +66,24 @@ def block_label(block_id: int) -> str:
 
 
 class BlockIds:
-    """Physical block ids, written as ``#2, #3 and #4``."""
+    """Physical block ids, written as ``#2, #3 and #4`` (``CPU #1`` in the CPU pool)."""
 
-    def __init__(self, ids: Iterable[int]) -> None:
+    def __init__(self, ids: Iterable[int], pool: str = "") -> None:
         self.ids = tuple(ids)
+        self.prefix = f"{pool} " if pool else ""
 
     @property
     def count(self) -> int:
         return len(self.ids)
 
     def __getitem__(self, index: int) -> str:
-        return block_label(self.ids[index])
+        return self.prefix + block_label(self.ids[index])
 
     def __iter__(self) -> Iterator[int]:
         return iter(self.ids)
 
     def __str__(self) -> str:
-        labels = [_run_label(run) for run in _runs(self.ids)]
+        labels = [self.prefix + _run_label(run) for run in _runs(self.ids)]
         if not labels:
             return "no block"
         if len(labels) == 1:
@@ -110,7 +117,7 @@ def _run_label(run: tuple[int, ...]) -> str:
     """``#4`` or, for three ids or more, ``#4 to #9`` (``#9 to #4`` when freed downwards)."""
     if len(run) == 1:
         return block_label(run[0])
-    return f"{block_label(run[0])} to {block_label(run[-1])}"
+    return f"{block_label(run[0])} to #{run[-1]}"
 
 
 @dataclass(frozen=True)
@@ -163,6 +170,15 @@ class RequestFacts:
         return self.view.num_preemptions
 
 
+@dataclass(frozen=True)
+class StoreFacts:
+    """The first CPU offload store in flight."""
+
+    event: int
+    gpu_blocks: BlockIds
+    cpu_blocks: BlockIds
+
+
 def narration_context(facts: StepFacts, snapshot: Snapshot, block_size: int) -> dict[str, Any]:
     """Every name a narration template may use at this step."""
     context: dict[str, Any] = {r.request_id: RequestFacts(r, block_size) for r in snapshot.requests}
@@ -179,6 +195,23 @@ def narration_context(facts: StepFacts, snapshot: Snapshot, block_size: int) -> 
         block_size=block_size,
         stats=snapshot.stats,
     )
+    if snapshot.aux_output is not None:
+        context["aux"] = snapshot.aux_output
+    if snapshot.offload is not None:
+        offload = snapshot.offload
+        context.update(
+            num_cpu_blocks=len(offload.cpu_blocks),
+            cpu_map_size=len(offload.cpu_hash_map),
+            cpu_free_queue=BlockIds(offload.cpu_free_queue, "CPU"),
+            cpu_held=BlockIds((b.block_id for b in offload.cpu_blocks if b.state == "held"), "CPU"),
+        )
+        if offload.stores_in_flight:
+            store = offload.stores_in_flight[0]
+            context["store"] = StoreFacts(
+                store.store_event,
+                BlockIds(store.gpu_block_ids),
+                BlockIds(store.cpu_block_ids, "CPU"),
+            )
     return context
 
 
