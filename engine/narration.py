@@ -17,9 +17,13 @@ state after it):
   ``block_size``, ``num_gpu_blocks``, and ``stats.hits``, ``stats.queries``,
   ``stats.preempted_hits``, ``stats.preempted_queries``, ``stats.resets``;
 - per request, by its id: ``{B.blocks}``, ``{B.num_blocks}``, ``{B.prompt_tokens}``,
-  ``{B.num_tokens}``, ``{B.computed}``, ``{B.hit_tokens}``, ``{B.hit_blocks}``,
+  ``{B.num_tokens}``, ``{B.computed}``, ``{B.hit_tokens}``, ``{B.missed_tokens}``,
+  ``{B.hit_blocks}``,
   ``{B.full_blocks}`` (its hashed blocks), ``{B.prompt_full_blocks}``,
-  ``{B.unhashed_tokens}`` (prompt tokens past the last full block), ``{B.preemptions}``.
+  ``{B.unhashed_tokens}`` (prompt tokens past the last full block), ``{B.preemptions}``,
+  and ``{B.saturation.redundant_tflops}`` (with ``.rate``, ``.achieved_tflops``,
+  ``.peak_tflops``, ``.mfu_percent``): the seed's load recomputing B's hit
+  (engine/prefill_cost.py).
 
 - with CPU offload: ``num_cpu_blocks``, ``cpu_map_size``, ``cpu_free_queue``, ``cpu_held``
   and, while
@@ -38,11 +42,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from engine.prefill_cost import SEED_REQUESTS_PER_SECOND, Saturation
 from engine.snapshot import RequestView, Snapshot
 from engine.step_facts import StepFacts
 
 PLACEHOLDER = re.compile(
-    r"\{(?P<name>[A-Za-z_][\w-]*)(?:\.(?P<attr>\w+))?(?:\[(?P<index>-?\d+)\])?"
+    r"\{(?P<name>[A-Za-z_][\w-]*)(?P<attr>(?:\.\w+)*)(?:\[(?P<index>-?\d+)\])?"
     r"(?::(?P<spec>[^{}]+))?\}"
 )
 
@@ -150,6 +155,11 @@ class RequestFacts:
         return max(self.view.num_cached_tokens, 0)
 
     @property
+    def missed_tokens(self) -> int:
+        """Prompt tokens the cache did not supply: the prefill."""
+        return self.view.num_prompt_tokens - self.hit_tokens
+
+    @property
     def hit_blocks(self) -> int:
         return self.hit_tokens // self.block_size
 
@@ -168,6 +178,11 @@ class RequestFacts:
     @property
     def preemptions(self) -> int:
         return self.view.num_preemptions
+
+    @property
+    def saturation(self) -> Saturation:
+        """The seed's load: what recomputing this request's hit would cost per second."""
+        return Saturation(SEED_REQUESTS_PER_SECOND, self.hit_tokens)
 
 
 @dataclass(frozen=True)
@@ -220,8 +235,8 @@ def _resolve(match: re.Match[str], context: dict[str, Any]) -> str:
         return match[0]  # not a placeholder of ours
     value = context[match["name"]]
     try:
-        if match["attr"]:
-            value = getattr(value, match["attr"])
+        for attr in match["attr"].split(".")[1:]:
+            value = getattr(value, attr)
         if match["index"] is not None:
             value = value[int(match["index"])]
         return format(value, match["spec"] or "")

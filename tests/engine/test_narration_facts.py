@@ -41,7 +41,7 @@ ALLOWED_DIGITS = re.compile(
     r"|\bHTTP [1-5]\d\d\b|\b[2-5]\d\d (?=OK|Bad|Internal|Not)"  # status codes
     r"|\bvLLM \d+\.\d+\.\d+|\b0\.33\.0\b"
     r"|\bPR \d+|\bissue \d+"
-    r"|\b\d+-bit\b"
+    r"|\b\d+-bit\b|Llama-3-8B|\bH100\b|\bbf16\b"
     r"|\{[^{}]*\}"  # placeholders (and JSON bodies) are checked elsewhere
 )
 BLOCK_IDS = re.compile(r"#(\d+)(?: to #(\d+))?")  # "#4" or a run "#4 to #9" / "#9 to #4"
@@ -161,3 +161,36 @@ def test_block_ids_read_as_a_list() -> None:
     snapshot = step_of("reset", "keep", 2)[1].snapshot
     context = narration_context(StepFacts(allocated=(5,)), snapshot, 4)
     assert str(context["allocated"]) == "#5" and context["allocated"].count == 1
+
+
+# -- the lessons' own numbers -------------------------------------------------------------
+
+
+def test_the_seed_agent_prompt_hits_what_the_seed_says() -> None:
+    t = timeline("agent-prompt", "default")
+    r1 = t.steps[1].snapshot.request("R1")
+    assert (r1.num_prompt_tokens, len(r1.chain), r1.num_prompt_tokens % t.block_size) == (
+        2200,
+        137,
+        8,
+    )
+    assert t.steps[4].snapshot.request("R2").num_cached_tokens == 2000
+    assert t.steps[6].snapshot.request("R3").num_cached_tokens == 2192
+    text = t.narration_text(t.steps[4])
+    assert "445 TFLOP/s" in text and "20 requests/s" in text and "989.4" in text
+
+
+def test_an_unaligned_shared_prefix_reuses_whole_blocks_only() -> None:
+    t = timeline("unaligned-prefix", "default")
+    shared = 10  # the prompts' common prefix, from the scenario
+    assert t.steps[4].snapshot.request("U2").num_cached_tokens == (
+        t.block_size * (shared // t.block_size)
+    )
+
+
+def test_the_seed_load_saturates_the_gpu() -> None:
+    from engine.prefill_cost import H100_ACHIEVED_FLOPS, Saturation
+
+    assert round(H100_ACHIEVED_FLOPS / 1e12) == 445
+    assert Saturation(20, 2000).saturated
+    assert not Saturation(10, 2000).saturated
