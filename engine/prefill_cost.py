@@ -76,3 +76,51 @@ def prefill_cost(
         seconds_without_cache=without / flops_per_second,
         seconds_with_cache=with_cache / flops_per_second,
     )
+
+
+# The seed's reference hardware: an H100 SXM's dense bf16 peak, at the model FLOPs
+# utilisation a good prefill reaches. 989.4e12 * 0.45 is about 445 TFLOP/s achieved.
+H100_BF16_PEAK_FLOPS = 989.4e12
+PREFILL_MFU = 0.45
+H100_ACHIEVED_FLOPS = H100_BF16_PEAK_FLOPS * PREFILL_MFU
+SEED_REQUESTS_PER_SECOND = 20  # the seed's load
+
+
+@dataclass(frozen=True)
+class Saturation:
+    """Prefill work per second that a cache hit of ``cached_tokens`` would have saved."""
+
+    requests_per_second: float
+    cached_tokens: int
+    flops_per_second: float = H100_ACHIEVED_FLOPS
+    model: ModelShape = LLAMA_3_8B
+
+    @property
+    def redundant_flops_per_second(self) -> float:
+        return self.requests_per_second * flops_for_positions(self.model, 0, self.cached_tokens)
+
+    @property
+    def saturated(self) -> bool:
+        """The redundant work alone needs more than the hardware delivers."""
+        return self.redundant_flops_per_second > self.flops_per_second
+
+    # in the units a reader sees (for narration templates)
+    @property
+    def rate(self) -> float:
+        return self.requests_per_second
+
+    @property
+    def redundant_tflops(self) -> float:
+        return self.redundant_flops_per_second / 1e12
+
+    @property
+    def achieved_tflops(self) -> float:
+        return self.flops_per_second / 1e12
+
+    @property
+    def peak_tflops(self) -> float:
+        return H100_BF16_PEAK_FLOPS / 1e12
+
+    @property
+    def mfu_percent(self) -> float:
+        return PREFILL_MFU * 100

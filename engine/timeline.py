@@ -35,10 +35,12 @@ from engine.aux_output import AuxOutputSchedulerConnector
 from engine.core import EngineCore
 from engine.kv_offload import SimpleCPUOffloadScheduler, SimpleCPUOffloadSchedulerWithoutFix
 from engine.logger import LOGGER_ROOTS
+from engine.narration import fill_narration
 from engine.request import Request, RequestStatus
 from engine.scenario import Action, Mode, Scenario, check_mode, reserve_full_isl, reset_flags
 from engine.scheduler import Scheduler, SchedulerWithoutKeepFix
 from engine.snapshot import LogLine, Snapshot, Stats, take_snapshot
+from engine.step_facts import PoolRecorder, StepFacts
 from engine.trace import FunctionTrace, SourceIndex, Tracer
 
 # The modules whose lines the code panel may show: the model of vLLM itself,
@@ -81,6 +83,7 @@ class Step:
     snapshot: Snapshot
     code: tuple[FunctionTrace, ...]  # in the order first entered
     focus: FunctionTrace | None
+    facts: StepFacts  # what the pool did during the step, block by block
 
 
 @dataclass(frozen=True)
@@ -100,8 +103,14 @@ class Timeline:
     def __len__(self) -> int:
         return len(self.steps)
 
-    def narration_text(self, step: Step) -> str:
+    def narration_template(self, step: Step) -> str:
         return dict(self.narration).get(step.narration_key, "")
+
+    def narration_text(self, step: Step) -> str:
+        """The step's narration, its placeholders filled from the step's own data."""
+        return fill_narration(
+            self.narration_template(step), step.facts, step.snapshot, self.block_size
+        )
 
     def source(self, file: str) -> str:
         return dict(self.sources)[file]
@@ -196,6 +205,7 @@ class _Run:
             watermark=scenario.watermark,
         )
         self.engine = EngineCore(self.scheduler)
+        self.recorder = PoolRecorder(self.scheduler.kv_cache_manager.block_pool)
         self.engine_client = EngineCoreClient(self.engine)
         self.requests: list[Request] = []  # arrival order; finished ones stay visible
         self.stats = Stats()
@@ -297,7 +307,16 @@ def build_timeline(scenario: Scenario, mode: str, trace: bool = True) -> Timelin
         for action in scenario.setup:
             run.perform(action)
         steps.append(
-            Step(0, "start", START_NARRATION_KEY, None, run.snapshot(logs.take()), (), None)
+            Step(
+                0,
+                "start",
+                START_NARRATION_KEY,
+                None,
+                run.snapshot(logs.take()),
+                (),
+                None,
+                run.recorder.take(),
+            )
         )
         for index, action in enumerate(scenario.script, start=1):
             tracer = Tracer(source_indexes()) if trace else None
@@ -318,6 +337,7 @@ def build_timeline(scenario: Scenario, mode: str, trace: bool = True) -> Timelin
                     snapshot=run.snapshot(logs.take()),
                     code=code,
                     focus=focus,
+                    facts=run.recorder.take(),
                 )
             )
     return Timeline(

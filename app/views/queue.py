@@ -1,22 +1,93 @@
-"""`free_block_queue` as a strip from head (reused first) to tail."""
+"""`free_block_queue` as a strip from head (reused first) to tail.
+
+Three marks, from the step's data: blocks that arrived at this step; blocks that
+were free before and after but changed their place relative to the others that
+stayed (a hit taken out of the middle moves nobody); and blocks the pool took and
+freed within the step that came back to the same place (the engine records them).
+"""
 
 from __future__ import annotations
 
+from bisect import bisect_left
+from collections.abc import Sequence
+from pathlib import Path
+
+from app.theme import CSS
 from app.views.base import StepView, esc
 from engine.timeline import Timeline
+
+QUEUE_CSS = Path(__file__).with_name("queue.css").read_text(encoding="utf-8")
+
+
+def _keeping_order(order: Sequence[int]) -> set[int]:
+    """Indices into ``order`` of one longest increasing subsequence."""
+    tails: list[int] = []  # tails[k]: index of the smallest tail of a run of length k + 1
+    previous: list[int] = [-1] * len(order)
+    for i, value in enumerate(order):
+        k = bisect_left([order[t] for t in tails], value)
+        previous[i] = tails[k - 1] if k else -1
+        if k == len(tails):
+            tails.append(i)
+        else:
+            tails[k] = i
+    kept: set[int] = set()
+    i = tails[-1] if tails else -1
+    while i >= 0:
+        kept.add(i)
+        i = previous[i]
+    return kept
+
+
+def queue_marks(before: Sequence[int], after: Sequence[int]) -> tuple[set[int], set[int]]:
+    """(arrived, moved): blocks new to the queue, and blocks that stayed but changed
+    their order relative to the others that stayed (the fewest such blocks)."""
+    arrived = set(after) - set(before)
+    position = {b: i for i, b in enumerate(before)}
+    stayed = [b for b in after if b in position]
+    kept = _keeping_order([position[b] for b in stayed])
+    moved = {b for i, b in enumerate(stayed) if i not in kept}
+    return arrived, moved
 
 
 def render_queue(timeline: Timeline, step: int) -> str:
     snapshot = timeline.steps[step].snapshot
     before = timeline.steps[step - 1].snapshot.free_queue if step > 0 else snapshot.free_queue
-    moved = set(snapshot.free_queue) - set(before)  # newly freed at this step
-    items = "".join(
-        f'<li class="state-{snapshot.block(b).state}{" changed" if b in moved else ""}" '
-        f'data-block-id="{b}" title="block {b}: {esc(snapshot.block(b).state)}">{b}</li>'
-        for b in snapshot.free_queue
-    )
+    arrived, moved = queue_marks(before, snapshot.free_queue)
+    returned = set(timeline.steps[step].facts.taken_and_freed) - arrived - moved
+
+    def item(b: int) -> str:
+        state = snapshot.block(b).state
+        change = (
+            "arrived"
+            if b in arrived
+            else "moved"
+            if b in moved
+            else "returned"
+            if b in returned
+            else ""
+        )
+        mark = {"arrived": " changed", "moved": " moved", "returned": " returned"}.get(change, "")
+        note = {
+            "arrived": ", arrived at this step",
+            "moved": ", moved at this step",
+            "returned": ", taken and freed within this step",
+        }.get(change, "")
+        return (
+            f'<li class="state-{state}{mark}" data-block-id="{b}" data-change="{change}" '
+            f'title="#{b}: {esc(state)}{note}">{b}</li>'
+        )
+
+    items = "".join(item(b) for b in snapshot.free_queue)
     if not items:
         items = '<li class="empty-note" style="border:none">empty: every block is held</li>'
+    counts = []
+    if arrived:
+        counts.append(f"{len(arrived)} arrived")
+    if moved:
+        counts.append(f"{len(moved)} moved")
+    if returned:
+        counts.append(f"{len(returned)} taken and freed")
+    change_note = f" · this step: {', '.join(counts)}" if counts else ""
     return (
         f'<section class="box" aria-label="free_block_queue">'
         '<h3 class="panel-title"><code>free_block_queue</code> · head is reused first</h3>'
@@ -26,11 +97,13 @@ def render_queue(timeline: Timeline, step: int) -> str:
         f'aria-label="free blocks from head (reused first) to tail">{items}</ol>'
         '<span class="fq-end" style="text-align:right"><strong>tail</strong>freed last</span>'
         "</div>"
-        f'<div class="fq-caption">{len(snapshot.free_queue)} free · new blocks are taken from the '
-        "head; a cached block stays findable until it reaches the head and is handed out</div>"
+        f'<div class="fq-caption">{len(snapshot.free_queue)} free{change_note} · new blocks '
+        "are taken from the head; a cached block stays findable until it reaches the head and "
+        "is handed out</div>"
         "</section>"
     )
 
 
 class QueueView(StepView):
     render = staticmethod(render_queue)
+    stylesheet = CSS + QUEUE_CSS  # the theme, then the queue's own marks (queue.css)

@@ -37,7 +37,7 @@ from app.views.offload import render_offload
 from app.views.player_bar import BUTTON_NAMES
 from app.views.pool import changed_blocks, render_pool
 from app.views.prefill import PrefillView, render_prefill, step_request
-from app.views.queue import render_queue
+from app.views.queue import queue_marks, render_queue
 from app.views.requests import render_requests
 from engine.prefill_cost import prefill_cost
 from engine.timeline import Timeline
@@ -126,6 +126,43 @@ def test_queue_hash_map_requests_and_log_are_the_snapshot(mode: str, step: int) 
     log = parse(render_log(timeline, step)).find_all(data_testid="log")[0]
     lines = [e.text for e in log.iter() if e.attrs.get("class", "").startswith("line")]
     assert lines == [str(line) for line in timeline.logs_until(step)]
+
+
+def queue_changes(timeline: Timeline, step: int) -> dict[int, str]:
+    queue = parse(render_queue(timeline, step)).find_all(data_testid="free-queue")[0]
+    return {
+        int(li.attrs["data-block-id"]): li.attrs["data-change"]
+        for li in queue.children
+        if li.attrs.get("data-change")
+    }
+
+
+def test_queue_marks_blocks_that_moved_as_well_as_blocks_that_arrived() -> None:
+    # eviction-order step 8: R4 takes the head (#6 to #9, then #2), caches them all and
+    # finishes: they are free before and after, but now behind R2's #4 and #3.
+    timeline = timelines.timeline("eviction-order", "default")
+    assert timeline.steps[7].snapshot.free_queue == (6, 7, 8, 9, 2, 4, 3)
+    assert timeline.steps[8].snapshot.free_queue == (4, 3, 2, 9, 8, 7, 6)
+    assert queue_changes(timeline, 8) == {b: "moved" for b in (2, 9, 8, 7, 6)}
+    assert "5 moved" in plain(render_queue(timeline, 8))
+    # step 2: R1 takes #1 to #3 from the head and frees them within the step: the
+    # cached #2 and #1 move to the tail, the partial #3 comes back to the head.
+    assert queue_changes(timeline, 2) == {1: "moved", 2: "moved", 3: "returned"}
+
+
+def test_queue_marks_a_block_taken_and_freed_in_place() -> None:
+    # reset step 8: C takes #8 from the head and frees it back there in the same step;
+    # #7 arrives at the tail.
+    timeline = reset("default")
+    assert queue_changes(timeline, 8) == {8: "returned", 7: "arrived"}
+    title = parse(render_queue(timeline, 8)).find_all(data_block_id="8")[0].attrs["title"]
+    assert "taken and freed within this step" in title
+
+
+def test_a_hit_out_of_the_middle_moves_nobody() -> None:
+    assert queue_marks([5, 6, 7, 1, 2], [5, 6, 7, 2]) == (set(), set())
+    assert queue_marks([1, 2, 3, 4], [3, 1, 2, 4]) == (set(), {3})
+    assert queue_marks([1, 2], [1, 2, 9]) == ({9}, set())
 
 
 def test_default_reset_is_refused_and_logged() -> None:

@@ -1,0 +1,196 @@
+"""Every narration, in every scenario, mode and step, states only what that step's data shows.
+
+Block ids and counts are placeholders filled from the step (engine/narration.py);
+a template that writes an id or a count by hand is refused, and so is a step
+whose pool took and gave back a block without the text naming it.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+import pytest
+
+from engine.narration import BlockIds, fill_narration, narration_context
+from engine.scenario import load_scenario, scenario_names
+from engine.step_facts import StepFacts
+from engine.timeline import Step, Timeline, build_timeline
+
+# api-layer.toml is being rewritten on another branch; its start text still writes ids.
+NOT_YET_TEMPLATED = {("api-layer", "keep", 0)}
+CASES = [
+    pytest.param(
+        name,
+        mode,
+        index,
+        marks=pytest.mark.xfail(reason="api-layer narration not templated yet", strict=False)
+        if (name, mode, index) in NOT_YET_TEMPLATED
+        else (),
+    )
+    for name in scenario_names()
+    for mode in load_scenario(name).modes
+    for index in range(len(load_scenario(name).script) + 1)
+]
+
+# Digits a template may write itself: names and constants, not state.
+ALLOWED_DIGITS = re.compile(
+    r"num_tokens\s*-\s*1|\bk - 1\b"  # the cap on a cache hit, a formula
+    r"|#0\b"  # the null block is always #0
+    r"|SHA-256|sha256"
+    r"|\bHTTP [1-5]\d\d\b|\b[2-5]\d\d (?=OK|Bad|Internal|Not)"  # status codes
+    r"|\bvLLM \d+\.\d+\.\d+|\b0\.33\.0\b"
+    r"|\bPR \d+|\bissue \d+"
+    r"|\b\d+-bit\b|Llama-3-8B|\bH100\b|\bbf16\b"
+    r"|\{[^{}]*\}"  # placeholders (and JSON bodies) are checked elsewhere
+)
+BLOCK_IDS = re.compile(r"#(\d+)(?: to #(\d+))?")  # "#4" or a run "#4 to #9" / "#9 to #4"
+
+
+def named_blocks(text: str) -> set[int]:
+    named: set[int] = set()
+    for first, last in BLOCK_IDS.findall(text):
+        lo, hi = sorted((int(first), int(last or first)))
+        named.update(range(lo, hi + 1))
+    return named
+
+
+@cache
+def timeline(name: str, mode: str) -> Timeline:
+    return build_timeline(load_scenario(name), mode, trace=False)
+
+
+def step_of(name: str, mode: str, index: int) -> tuple[Timeline, Step]:
+    t = timeline(name, mode)
+    return t, t.steps[index]
+
+
+@pytest.mark.parametrize(("name", "mode", "index"), CASES)
+def test_template_writes_no_block_id_or_count_by_hand(name: str, mode: str, index: int) -> None:
+    t, step = step_of(name, mode, index)
+    template = " ".join(t.narration_template(step).split())
+    assert not re.search(r"#[1-9]|\b[Bb]locks? \d", template), (
+        f"{name} [{mode}] step {index}: write block ids as placeholders, e.g. {{allocated}}"
+    )
+    request_ids = [r.request_id for r in step.snapshot.requests]
+    names = re.compile("|".join(rf"\b{re.escape(r)}\b" for r in request_ids) or "$^")
+    stray = re.findall(r"\d[\d,]*", names.sub("", ALLOWED_DIGITS.sub("", template)))
+    assert not stray, (
+        f"{name} [{mode}] step {index}: numbers {stray} are written by hand; take them "
+        f"from the step (see engine/narration.py for the placeholders)"
+    )
+
+
+@pytest.mark.parametrize(("name", "mode", "index"), CASES)
+def test_every_placeholder_is_filled(name: str, mode: str, index: int) -> None:
+    t, step = step_of(name, mode, index)
+    text = t.narration_text(step)
+    assert not re.search(r"\{[A-Za-z_][\w.\-\[\]:,]*\}", text), (
+        f"{name} [{mode}] step {index}: unfilled placeholder in {text!r}"
+    )
+
+
+@pytest.mark.parametrize(("name", "mode", "index"), CASES)
+def test_named_blocks_are_in_the_step(name: str, mode: str, index: int) -> None:
+    t, step = step_of(name, mode, index)
+    snapshot = step.snapshot
+    seen = {b for _, b in step.facts.order} | set(snapshot.free_queue) | {0}
+    seen |= {b for r in snapshot.requests for b in r.block_ids}
+    seen |= {b for entry in snapshot.hash_map for b in entry.block_ids}
+    if snapshot.offload is not None:  # CPU ids, written "CPU #1"
+        seen |= {b.block_id for b in snapshot.offload.cpu_blocks}
+    named = named_blocks(t.narration_text(step))
+    assert named <= seen, f"{name} [{mode}] step {index}: {named - seen} not in the step"
+
+
+@pytest.mark.parametrize(("name", "mode", "index"), CASES)
+def test_a_block_taken_and_freed_within_the_step_is_named(name: str, mode: str, index: int) -> None:
+    t, step = step_of(name, mode, index)
+    text = t.narration_text(step)
+    named = named_blocks(text)
+    missing = set(step.facts.taken_and_freed) - named
+    assert not missing, (
+        f"{name} [{mode}] step {index}: the pool took and freed {sorted(missing)} within "
+        f"the step, invisible in the snapshot; the narration must say so ({{taken_and_freed}})"
+    )
+
+
+# -- the facts themselves -----------------------------------------------------------------
+
+
+def test_reset_step_8_records_the_block_taken_and_freed_and_the_blocks_b_keeps() -> None:
+    _, step = step_of("reset", "default", 8)
+    facts = step.facts
+    c_blocks = (2, 3, 7)  # C's blocks at step 7: two hits on B's blocks, then its own
+    assert facts.allocated == facts.taken_and_freed == (8,)
+    assert facts.freed_to_head == (8,) and facts.freed_to_tail == (7,)
+    assert set(facts.released) == {2, 3} and set(facts.released) < set(c_blocks)
+    assert {2, 3} <= set(step.snapshot.request("B").block_ids)
+
+
+def test_placeholders_fill_ids_counts_and_specs() -> None:
+    _, step = step_of("reset", "default", 8)
+    text = fill_narration(
+        "{taken_and_freed} back; {released} stay with B ({B.blocks}); "
+        "{stats.hits:,} hit tokens; {free_queue[0]} is the head; {C.num_tokens} tokens; "
+        'a body {"success": true} stays',
+        step.facts,
+        step.snapshot,
+        4,
+    )
+    assert text == (
+        "#8 back; #3 and #2 stay with B (#2 to #6); 8 hit tokens; "
+        '#8 is the head; 14 tokens; a body {"success": true} stays'
+    )
+
+
+def test_an_unknown_placeholder_stays_visible() -> None:
+    _, step = step_of("reset", "default", 1)
+    assert fill_narration("{nobody.blocks} {B.nothing}", StepFacts(), step.snapshot, 4) == (
+        "{nobody.blocks} {B.nothing}"
+    )
+
+
+def test_block_ids_read_as_a_list() -> None:
+    assert str(BlockIds([])) == "no block"
+    assert str(BlockIds([4])) == "#4"
+    assert str(BlockIds([2, 3])) == "#2 and #3"
+    assert str(BlockIds([2, 3, 4, 9])) == "#2 to #4 and #9"
+    assert str(BlockIds([9, 8, 6, 5, 4])) == "#9, #8 and #6 to #4"
+    assert named_blocks("#9, #8 and #6 to #4") == {9, 8, 6, 5, 4}
+    snapshot = step_of("reset", "keep", 2)[1].snapshot
+    context = narration_context(StepFacts(allocated=(5,)), snapshot, 4)
+    assert str(context["allocated"]) == "#5" and context["allocated"].count == 1
+
+
+# -- the lessons' own numbers -------------------------------------------------------------
+
+
+def test_the_seed_agent_prompt_hits_what_the_seed_says() -> None:
+    t = timeline("agent-prompt", "default")
+    r1 = t.steps[1].snapshot.request("R1")
+    assert (r1.num_prompt_tokens, len(r1.chain), r1.num_prompt_tokens % t.block_size) == (
+        2200,
+        137,
+        8,
+    )
+    assert t.steps[4].snapshot.request("R2").num_cached_tokens == 2000
+    assert t.steps[6].snapshot.request("R3").num_cached_tokens == 2192
+    text = t.narration_text(t.steps[4])
+    assert "445 TFLOP/s" in text and "20 requests/s" in text and "989.4" in text
+
+
+def test_an_unaligned_shared_prefix_reuses_whole_blocks_only() -> None:
+    t = timeline("unaligned-prefix", "default")
+    shared = 10  # the prompts' common prefix, from the scenario
+    assert t.steps[4].snapshot.request("U2").num_cached_tokens == (
+        t.block_size * (shared // t.block_size)
+    )
+
+
+def test_the_seed_load_saturates_the_gpu() -> None:
+    from engine.prefill_cost import H100_ACHIEVED_FLOPS, Saturation
+
+    assert round(H100_ACHIEVED_FLOPS / 1e12) == 445
+    assert Saturation(20, 2000).saturated
+    assert not Saturation(10, 2000).saturated
