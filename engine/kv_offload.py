@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 from engine.block_pool import BlockPool
 from engine.kv_cache_utils import KVCacheBlock
 from engine.logger import init_logger
+from engine.variants import BEFORE_FIX, WITH_FIX, changed_by
 
 if TYPE_CHECKING:
     from engine.request import Request
@@ -176,6 +177,11 @@ class SimpleCPUOffloadSchedulerWithoutFix(SimpleCPUOffloadScheduler):
     """The store completion as it was before keep mode: it assumes a GPU block
     held by a store always keeps its hash."""
 
+    @changed_by(
+        SimpleCPUOffloadScheduler._process_store_completion,
+        old_label=BEFORE_FIX,
+        new_label=WITH_FIX,
+    )
     def _process_store_completion(self, gpu_block_ids: list[int], cpu_block_ids: list[int]) -> int:
         assert self._gpu_block_pool is not None
         gpu_blocks = [self._gpu_block_pool.blocks[bid] for bid in gpu_block_ids]

@@ -62,7 +62,7 @@ TRACED_MODULES = (
 FOCUS: dict[str, tuple[str, ...]] = {
     "add_request": ("Request.__init__",),
     "step": ("Scheduler.schedule",),
-    "reset_prefix_cache": ("BlockPool.reset_prefix_cache",),
+    "reset_prefix_cache": ("BlockPool.reset_prefix_cache", "KeepModeBlockPool.reset_prefix_cache"),
     "abort": ("Scheduler.finish_requests",),
     "http_reset": ("reset_prefix_cache", "reset_prefix_cache_without_flag_check"),
 }
