@@ -52,14 +52,16 @@ class CodeLine:
 
 @cache
 def function_range(text: str, qualname: str) -> tuple[int, int]:
-    """The (start, end) lines of ``Class.method`` in a module's text."""
+    """The (start, end) lines of the def of ``function`` or ``Class.method`` in a module's text."""
     owner, _, func = qualname.rpartition(".")
-    for node in ast.walk(ast.parse(text)):
-        if isinstance(node, ast.ClassDef) and node.name == owner:
-            for item in node.body:
-                if isinstance(item, ast.FunctionDef) and item.name == func:
-                    assert item.end_lineno is not None
-                    return item.lineno, item.end_lineno
+    tree = ast.parse(text)
+    bodies = [tree.body] if not owner else []
+    bodies += [n.body for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == owner]
+    for body in bodies:
+        for item in body:
+            if isinstance(item, ast.FunctionDef) and item.name == func:
+                assert item.end_lineno is not None
+                return item.lineno, item.end_lineno
     raise LookupError(f"{qualname} is not in that file")
 
 
