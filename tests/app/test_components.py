@@ -854,3 +854,13 @@ def test_code_panel_holds_each_steps_focus_and_a_pick_until_the_next_step() -> N
     assert app.code.parts == code_parts(timeline, 1, other)
     app.controls.player.step += 1
     assert app.code.parts == code_parts(timeline, 2)  # the next step shows its focus
+
+
+def test_the_chain_does_not_claim_equal_hashes_prove_equal_tokens() -> None:
+    """Equal tokens give equal hashes; the converse is trusted by vLLM, never checked."""
+    timeline = timelines.timeline("shared-prefix", "default")
+    last = len(timeline.steps) - 1
+    text = plain(render_chain(timeline, last, *default_pair(timeline.steps[last].snapshot)))
+    assert "Equal hashes mean equal tokens" not in text
+    assert "never compares the tokens" in text
+    assert "collided" in text
