@@ -1,4 +1,10 @@
-"""The pool of KV-cache blocks and the prefix cache over it (vLLM's ``v1/core/block_pool.py``)."""
+"""The pool of KV-cache blocks and the prefix cache over it (vLLM's ``v1/core/block_pool.py``).
+
+``BlockPool.reset_prefix_cache`` is vLLM 0.33.0's, as released: default and
+preempt modes run it. ``KeepModeBlockPool`` overrides only that method with
+keep mode's proposed change (not in vLLM 0.33.0); the KV-cache manager builds
+one, and runs the proposed reset only when asked to keep running requests.
+"""
 
 from __future__ import annotations
 
