@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import ast
 import difflib
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
@@ -17,71 +17,7 @@ from pygments.lexers import PythonLexer
 
 from app.theme import PYGMENTS_STYLE
 from engine.trace import FunctionTrace
-
-
-@dataclass(frozen=True)
-class Variant:
-    """The other version a traced function is shown against, as a diff."""
-
-    modes: tuple[str, ...]  # the modes in which the diff is shown
-    qualname: str  # the other version's function
-    released: str | None  # its file under content/released/; None: the traced engine file
-    other_is_old: bool  # True: the other is the code before the change (its lines "del")
-    label: str  # what the other version is called
-    change: str  # what the diff shows, for the panel's heading
-
-
-RELEASED_LABEL = "vLLM 0.33.0 (released)"
-_KEEP_FIX = "keep mode's fix"
-_OFFLOAD = "engine/kv_offload.py"
-_SCHEDULER = "engine/scheduler.py"
-
-# (file, qualname of the traced function) -> the version to diff it against.
-RELEASED_VARIANTS: dict[tuple[str, str], Variant] = {
-    ("engine/block_pool.py", "BlockPool.reset_prefix_cache"): Variant(
-        ("keep",),
-        "BlockPool.reset_prefix_cache",
-        "block_pool_reset_prefix_cache.py",
-        True,
-        RELEASED_LABEL,
-        f"the change against {RELEASED_LABEL}",
-    ),
-    # Keep mode's two crash sites: both versions are engine code, so no copy is kept.
-    (_OFFLOAD, "SimpleCPUOffloadSchedulerWithoutFix._process_store_completion"): Variant(
-        ("keep",),
-        "SimpleCPUOffloadScheduler._process_store_completion",
-        None,
-        False,
-        _KEEP_FIX,
-        "before keep mode's fix: what the fix changes",
-    ),
-    (_OFFLOAD, "SimpleCPUOffloadScheduler._process_store_completion"): Variant(
-        ("keep",),
-        "SimpleCPUOffloadSchedulerWithoutFix._process_store_completion",
-        None,
-        True,
-        "before the fix",
-        "with keep mode's fix, against the code before it",
-    ),
-    (_SCHEDULER, "SchedulerWithoutKeepFix._should_reset_aux_output"): Variant(
-        ("keep",),
-        "Scheduler._should_reset_aux_output",
-        None,
-        False,
-        _KEEP_FIX,
-        "before keep mode's fix: what the fix changes",
-    ),
-    (_SCHEDULER, "Scheduler._should_reset_aux_output"): Variant(
-        ("keep",),
-        "SchedulerWithoutKeepFix._should_reset_aux_output",
-        None,
-        True,
-        "before the fix",
-        "with keep mode's fix, against the code before it",
-    ),
-}
-# Read through the content package, so it is found in a wheel and in Pyodide too.
-RELEASED_DIR = resources.files("content").joinpath("released")
+from engine.variants import Counterpart, FunctionRef, counterpart
 
 
 def style_defs(scope: str) -> str:
@@ -116,42 +52,50 @@ class CodeLine:
 
 @cache
 def function_range(text: str, qualname: str) -> tuple[int, int]:
-    """The (start, end) lines of ``Class.method`` in a module's text."""
+    """The (start, end) lines of the def of ``function`` or ``Class.method`` in a module's text."""
     owner, _, func = qualname.rpartition(".")
-    for node in ast.walk(ast.parse(text)):
-        if isinstance(node, ast.ClassDef) and node.name == owner:
-            for item in node.body:
-                if isinstance(item, ast.FunctionDef) and item.name == func:
-                    assert item.end_lineno is not None
-                    return item.lineno, item.end_lineno
+    tree = ast.parse(text)
+    bodies = [tree.body] if not owner else []
+    bodies += [n.body for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == owner]
+    for body in bodies:
+        for item in body:
+            if isinstance(item, ast.FunctionDef) and item.name == func:
+                assert item.end_lineno is not None
+                return item.lineno, item.end_lineno
     raise LookupError(f"{qualname} is not in that file")
 
 
-@cache
-def released_text(name: str) -> str:
-    return RELEASED_DIR.joinpath(name).read_text("utf-8")
+def variant_of(trace: FunctionTrace) -> Counterpart | None:
+    """The change a traced function is part of (registered in the engine), if any."""
+    return counterpart(FunctionRef(trace.file, trace.qualname))
 
 
-def released_variant(trace: FunctionTrace, mode: str) -> Variant | None:
-    variant = RELEASED_VARIANTS.get((trace.file, trace.qualname))
-    return variant if variant is not None and mode in variant.modes else None
+def code_lines(source: Callable[[str], str], trace: FunctionTrace) -> list[CodeLine]:
+    """The function's lines or, where it is one side of a change, its diff against the other.
 
-
-def code_lines(source: str, trace: FunctionTrace, mode: str) -> list[CodeLine]:
-    """The function's lines, or where a variant applies its diff against the other version."""
-    engine_html = highlighted_range(source, trace.start_line, trace.end_line)
-    engine_lines = source.splitlines()[trace.start_line - 1 : trace.end_line]
-    variant = released_variant(trace, mode)
-    if variant is None:
+    ``source`` gives the text of an engine file by its name.
+    """
+    text = source(trace.file)
+    variant = variant_of(trace)
+    if variant is None or variant.other is None:
+        engine_html = highlighted_range(text, trace.start_line, trace.end_line)
         return [CodeLine("same", html, trace.start_line + j) for j, html in enumerate(engine_html)]
 
-    other_text = source if variant.released is None else released_text(variant.released)
-    o_start, o_end = function_range(other_text, variant.qualname)
+    # The diff starts at the def line: the decorator that registers the change
+    # is shown above it as it is, as part of neither version.
+    start, end = function_range(text, trace.qualname)
+    decorator_html = (
+        highlighted_range(text, trace.start_line, start - 1) if trace.start_line < start else ()
+    )
+    engine_html = highlighted_range(text, start, end)
+    engine_lines = text.splitlines()[start - 1 : end]
+    other_text = source(variant.other.file)
+    o_start, o_end = function_range(other_text, variant.other.qualname)
     other_html = highlighted_range(other_text, o_start, o_end)
     other_lines = other_text.splitlines()[o_start - 1 : o_end]
 
     def traced(j: int, kind: str) -> CodeLine:
-        return CodeLine(kind, engine_html[j], trace.start_line + j)
+        return CodeLine(kind, engine_html[j], start + j)
 
     def other(i: int, kind: str) -> CodeLine:
         return CodeLine(kind, other_html[i], None, o_start + i)
@@ -159,7 +103,7 @@ def code_lines(source: str, trace: FunctionTrace, mode: str) -> list[CodeLine]:
     # Old lines ("del") before new ones ("add") in each changed run, as a diff reads.
     old, new = (other, traced) if variant.other_is_old else (traced, other)
     a, b = (other_lines, engine_lines) if variant.other_is_old else (engine_lines, other_lines)
-    result: list[CodeLine] = []
+    result = [CodeLine("same", html, trace.start_line + j) for j, html in enumerate(decorator_html)]
     matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":

@@ -1,4 +1,10 @@
-"""The pool of KV-cache blocks and the prefix cache over it (vLLM's ``v1/core/block_pool.py``)."""
+"""The pool of KV-cache blocks and the prefix cache over it (vLLM's ``v1/core/block_pool.py``).
+
+``BlockPool.reset_prefix_cache`` is vLLM 0.33.0's, as released: default and
+preempt modes run it. ``KeepModeBlockPool`` overrides only that method with
+keep mode's proposed change (not in vLLM 0.33.0); the KV-cache manager builds
+one, and runs the proposed reset only when asked to keep running requests.
+"""
 
 from __future__ import annotations
 
@@ -17,6 +23,7 @@ from engine.kv_cache_utils import (
 )
 from engine.kv_events import AllBlocksCleared, BlockRemoved, BlockStored, KVCacheEvent
 from engine.logger import init_logger
+from engine.variants import PROPOSED, RELEASED, changes
 
 if TYPE_CHECKING:
     from engine.request import Request
@@ -256,28 +263,36 @@ class BlockPool:
             )
             self._maybe_evict_cached_block(self.blocks[block_id])
 
-    def reset_prefix_cache(self, allow_used_blocks: bool = False) -> bool:
-        """Forget every cached hash. Refused while any block is held, unless
-        ``allow_used_blocks`` (keep mode): then held blocks stay allocated and
-        only lose their hashes. Ref counts and the free queue order never change."""
+    def reset_prefix_cache(self) -> bool:
+        """Forget the whole prefix cache: RLHF flows use it once new weights make
+        every cached block stale, benchmarks to start from a cold cache.
+
+        Returns True on success, False (and changes nothing) while any block
+        but the null block is in use.
+        """
         num_used_blocks = self.num_gpu_blocks - self.get_num_free_blocks()
-        # The null block is always marked as used
-        if num_used_blocks != 1 and not allow_used_blocks:
+        if num_used_blocks != 1:  # The null block is always marked as used
             logger.warning(
                 "Failed to reset prefix cache because some blocks (%d) are not freed yet",
                 num_used_blocks - 1,
             )
             return False
 
-        # Remove all hashes so that no new blocks will hit.
+        # Drop every hash key, so that no request can hit from now on.
         self.cached_block_hash_to_block = BlockHashToBlockMap()
-        # Remove all hashes from all blocks, held ones included.
+        # Not modelled here: vLLM also clears its index of partial-block hashes
+        # (cached_block_hashes_by_block) and notifies its reuse watchers.
+
+        # Drop the hash of every block.
         for block in self.blocks:
             block.reset_hash()
 
+        # Not modelled here: vLLM also resets its metrics collector.
         logger.info("Successfully reset prefix cache")
+
         if self.enable_kv_cache_events:
             self.kv_event_queue.append(AllBlocksCleared())
+
         return True
 
     def get_num_free_blocks(self) -> int:
@@ -295,3 +310,44 @@ class BlockPool:
             return []
         events, self.kv_event_queue = self.kv_event_queue, []
         return events
+
+
+class KeepModeBlockPool(BlockPool):
+    """vLLM 0.33.0's BlockPool with the reset that keep mode needs: the change
+    proposed in the write-up, not in vLLM 0.33.0."""
+
+    @changes(BlockPool.reset_prefix_cache, old_label=RELEASED, new_label=PROPOSED)
+    def reset_prefix_cache(self, allow_used_blocks: bool = False) -> bool:
+        """Forget the whole prefix cache: RLHF flows use it once new weights make
+        every cached block stale, benchmarks to start from a cold cache.
+
+        Returns True on success, False (and changes nothing) while any block
+        but the null block is in use, unless ``allow_used_blocks`` (keep mode):
+        then blocks in use stay allocated to their requests and only lose their
+        hashes. Ref counts and the free queue order never change.
+        """
+        num_used_blocks = self.num_gpu_blocks - self.get_num_free_blocks()
+        # The null block is always marked as used
+        if num_used_blocks != 1 and not allow_used_blocks:
+            logger.warning(
+                "Failed to reset prefix cache because some blocks (%d) are not freed yet",
+                num_used_blocks - 1,
+            )
+            return False
+
+        # Drop every hash key, so that no request can hit from now on.
+        self.cached_block_hash_to_block = BlockHashToBlockMap()
+        # Not modelled here: vLLM also clears its index of partial-block hashes
+        # (cached_block_hashes_by_block) and notifies its reuse watchers.
+
+        # Drop the hash of every block, held ones included.
+        for block in self.blocks:
+            block.reset_hash()
+
+        # Not modelled here: vLLM also resets its metrics collector.
+        logger.info("Successfully reset prefix cache")
+
+        if self.enable_kv_cache_events:
+            self.kv_event_queue.append(AllBlocksCleared())
+
+        return True

@@ -8,8 +8,9 @@ import textwrap
 from collections.abc import Sequence
 from typing import TextIO
 
+from engine.event_labels import event_hash_labels, event_label
 from engine.scenario import ScenarioError, load_scenario, scenario_names
-from engine.snapshot import BlockView, HashMapEntry, Snapshot
+from engine.snapshot import BlockView, EventView, HashMapEntry, Snapshot
 from engine.timeline import Step, Timeline, build_timeline
 
 STATE_MARK = {"null": "null", "held": "held", "free-cached": "cached", "free-empty": "free"}
@@ -25,7 +26,19 @@ def _map_text(entries: Sequence[HashMapEntry]) -> str:
     return "cached_block_hash_to_block: {" + ", ".join(shown) + "}"
 
 
-def render_snapshot(snapshot: Snapshot) -> list[str]:
+def _event_text(event: EventView, labels: dict[int, str]) -> str:
+    """An event's fields, its hashes shown by the pool's labels for them."""
+    fields = event.to_dict()
+    for name in ("block_hashes", "parent_block_hash"):
+        value = fields.get(name)
+        if isinstance(value, list):
+            fields[name] = [event_label(h, labels) for h in value]
+        elif value is not None:
+            fields[name] = event_label(value, labels)
+    return f"event: {fields}"
+
+
+def render_snapshot(snapshot: Snapshot, event_labels: dict[int, str] | None = None) -> list[str]:
     lines = ["pool:  " + " ".join(_block_text(b) for b in snapshot.blocks)]
     lines.append(
         "free_block_queue (head is reused first): " + " ".join(map(str, snapshot.free_queue))
@@ -33,8 +46,8 @@ def render_snapshot(snapshot: Snapshot) -> list[str]:
     lines.append(_map_text(snapshot.hash_map))
     for r in snapshot.requests:
         lines.append(
-            f"request {r.request_id}: {r.status} computed {r.num_computed_tokens}/{r.num_tokens} "
-            f"blocks {list(r.block_ids)} preemptions {r.num_preemptions}"
+            f"request {r.request_id}: {r.status}, computed {r.num_computed_tokens}/{r.num_tokens} "
+            f"tokens, blocks {list(r.block_ids)}, preemptions {r.num_preemptions}"
         )
     if snapshot.offload is not None:
         cpu = snapshot.offload
@@ -59,7 +72,7 @@ def render_snapshot(snapshot: Snapshot) -> list[str]:
         f"{s.preempted_hits}) resets {s.resets}"
     )
     lines.extend(f"log: {line}" for line in snapshot.logs)
-    lines.extend(f"event: {event.to_dict()}" for event in snapshot.events)
+    lines.extend(_event_text(event, event_labels or {}) for event in snapshot.events)
     return lines
 
 
@@ -71,7 +84,8 @@ def render_step(timeline: Timeline, step: Step) -> list[str]:
     narration = timeline.narration_text(step)
     if narration:
         lines.extend(textwrap.wrap(" ".join(narration.split()), 88))
-    lines.extend(render_snapshot(step.snapshot))
+    labels = event_hash_labels(timeline, step.index) if step.snapshot.events else {}
+    lines.extend(render_snapshot(step.snapshot, labels))
     if step.focus is not None:
         ran = ", ".join(f"{t.qualname} ({len(t.lines)} lines)" for t in step.code)
         lines.append(f"code: {step.focus.file} line {step.focus.last_line}; ran {ran}")

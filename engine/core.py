@@ -106,5 +106,5 @@ class EngineCore:
             method = getattr(self, method_name)
             return UtilityOutput(result=method(*args))
         except Exception as error:
-            logger.error("Invocation of %s method failed: %r", method_name, error)
+            logger.exception("Invocation of %s method failed", method_name)
             return UtilityOutput(failure_message=f"Call to {method_name} method failed: {error}")

@@ -11,7 +11,7 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from engine.block_pool import BlockPool
+from engine.block_pool import BlockPool, KeepModeBlockPool
 from engine.kv_cache_utils import BlockHash, KVCacheBlock
 from engine.kv_events import KVCacheEvent
 from engine.metrics import PrefixCacheStats
@@ -47,7 +47,7 @@ class KVCacheManager:
     ) -> None:
         self.block_size = block_size
         self.enable_caching = enable_caching
-        self.block_pool = BlockPool(
+        self.block_pool = KeepModeBlockPool(
             num_gpu_blocks,
             enable_caching,
             enable_kv_cache_events,
@@ -235,7 +235,11 @@ class KVCacheManager:
         self.num_cached_block.pop(request.request_id, None)
 
     def reset_prefix_cache(self, allow_used_blocks: bool = False) -> bool:
-        if not self.block_pool.reset_prefix_cache(allow_used_blocks=allow_used_blocks):
+        if allow_used_blocks:  # keep mode: the proposed reset
+            reset_successful = self.block_pool.reset_prefix_cache(allow_used_blocks=True)
+        else:  # vLLM 0.33.0's reset, as released
+            reset_successful = BlockPool.reset_prefix_cache(self.block_pool)
+        if not reset_successful:
             return False
         if self.prefix_cache_stats is not None:
             self.prefix_cache_stats.reset = True

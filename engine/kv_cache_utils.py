@@ -71,7 +71,11 @@ def hash_block_tokens(
     curr_block_token_ids: Sequence[int],
     extra_keys: tuple[Any, ...] | None = None,
 ) -> BlockHash:
-    """Hash one full block, chained to its parent: equal hashes mean equal prefixes."""
+    """Hash one full block, chained to its parent: equal prefixes give equal hashes.
+
+    Lookups trust the hash and never re-check the tokens, so a collision would
+    be a false hit; SHA-256 (the default) makes one practically impossible.
+    """
     if not parent_block_hash:
         parent_block_hash = NONE_HASH
     return BlockHash(hash_function((parent_block_hash, tuple(curr_block_token_ids), extra_keys)))

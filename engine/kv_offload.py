@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 from engine.block_pool import BlockPool
 from engine.kv_cache_utils import KVCacheBlock
 from engine.logger import init_logger
+from engine.variants import BEFORE_FIX, WITH_FIX, changed_by
 
 if TYPE_CHECKING:
     from engine.request import Request
@@ -93,8 +94,10 @@ class SimpleCPUOffloadScheduler:
         gpu_pool = self._gpu_block_pool
         assert gpu_pool is not None
         store_blocks: list[KVCacheBlock] = []
+        num_stores_by_req: dict[str, int] = {}
         num_free = self.cpu_block_pool.get_num_free_blocks()
         for req_id in scheduler_output.num_scheduled_tokens:
+            num_before = len(store_blocks)
             # Only KV the GPU has already computed, i.e. before this step's tokens.
             confirmed_tokens = requests[req_id].num_computed_tokens
             ready_blocks = confirmed_tokens // self.block_size
@@ -109,6 +112,8 @@ class SimpleCPUOffloadScheduler:
                 store_blocks.append(block)
                 already_stored += 1
             self._num_stored_blocks[req_id] = already_stored
+            if len(store_blocks) > num_before:
+                num_stores_by_req[req_id] = len(store_blocks) - num_before
         if not store_blocks:
             return SimpleCPUOffloadMetadata()
 
@@ -122,20 +127,26 @@ class SimpleCPUOffloadScheduler:
             tuple(block.block_id for block in cpu_blocks),
         )
         self._store_event_to_blocks[store_event] = transfer
-        logger.debug(
-            "Scheduling store %d of %d blocks to CPU", store_event, len(transfer.cpu_block_ids)
-        )
+        for req_id, num_blocks in num_stores_by_req.items():
+            logger.debug(
+                "Request %s: Scheduling store of %d blocks to CPU (%d groups)",
+                req_id,
+                num_blocks,
+                1,  # one KV-cache group
+            )
         return SimpleCPUOffloadMetadata(store_event, transfer.gpu_block_ids, transfer.cpu_block_ids)
 
     def update_connector_output(self, connector_output: KVConnectorOutput) -> None:
         """Finish the stores the worker reports as copied."""
         for store_event in connector_output.finished_sending:
             transfer = self._store_event_to_blocks.pop(store_event)
-            num_cached = self._process_store_completion(
+            self._process_store_completion(
                 list(transfer.gpu_block_ids), list(transfer.cpu_block_ids)
             )
             logger.debug(
-                "Store event %d completed: cached %d blocks to CPU", store_event, num_cached
+                "Store event %d completed: cached %d blocks to CPU",
+                store_event,
+                len(transfer.cpu_block_ids),
             )
 
     def _process_store_completion(self, gpu_block_ids: list[int], cpu_block_ids: list[int]) -> int:
@@ -176,6 +187,11 @@ class SimpleCPUOffloadSchedulerWithoutFix(SimpleCPUOffloadScheduler):
     """The store completion as it was before keep mode: it assumes a GPU block
     held by a store always keeps its hash."""
 
+    @changed_by(
+        SimpleCPUOffloadScheduler._process_store_completion,
+        old_label=BEFORE_FIX,
+        new_label=WITH_FIX,
+    )
     def _process_store_completion(self, gpu_block_ids: list[int], cpu_block_ids: list[int]) -> int:
         assert self._gpu_block_pool is not None
         gpu_blocks = [self._gpu_block_pool.blocks[bid] for bid in gpu_block_ids]

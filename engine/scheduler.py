@@ -22,6 +22,7 @@ from engine.kv_cache_utils import HashFunction, get_request_block_hasher, sha256
 from engine.kv_offload import KVConnectorOutput, SimpleCPUOffloadMetadata, SimpleCPUOffloadScheduler
 from engine.metrics import PrefixCacheStats
 from engine.request import Request, RequestStatus
+from engine.variants import BEFORE_FIX, WITH_FIX, changed_by
 
 
 @dataclass
@@ -315,5 +316,6 @@ class SchedulerWithoutKeepFix(Scheduler):
     """The reset as it was before keep mode's fix: every successful reset bumps
     the auxiliary output generation, keep mode included."""
 
+    @changed_by(Scheduler._should_reset_aux_output, old_label=BEFORE_FIX, new_label=WITH_FIX)
     def _should_reset_aux_output(self, keep_running_requests: bool) -> bool:
         return True

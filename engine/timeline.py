@@ -64,7 +64,7 @@ TRACED_MODULES = (
 FOCUS: dict[str, tuple[str, ...]] = {
     "add_request": ("Request.__init__",),
     "step": ("Scheduler.schedule",),
-    "reset_prefix_cache": ("BlockPool.reset_prefix_cache",),
+    "reset_prefix_cache": ("BlockPool.reset_prefix_cache", "KeepModeBlockPool.reset_prefix_cache"),
     "abort": ("Scheduler.finish_requests",),
     "http_reset": ("reset_prefix_cache", "reset_prefix_cache_without_flag_check"),
 }
@@ -146,6 +146,17 @@ class _LogCollector(logging.Handler):
         self.records: list[logging.LogRecord] = []
 
     def emit(self, record: logging.LogRecord) -> None:
+        if record.exc_info and record.exc_info[1] is not None:
+            # A logged exception, as a log file shows it: the line, then the
+            # traceback. Its frames are left out (they name paths on this machine).
+            error = record.exc_info[1]
+            message = record.getMessage()
+            message += "" if message.endswith("\n") else "\n"
+            message += "Traceback (most recent call last):\n  ...\n"
+            message += "".join(traceback.format_exception_only(error)).rstrip("\n")
+            record = logging.makeLogRecord(
+                {**record.__dict__, "msg": message, "args": None, "exc_info": None}
+            )
         self.records.append(record)
 
     def take(self) -> list[logging.LogRecord]:
@@ -231,11 +242,7 @@ class _Run:
             message = _assertion_text(error)
             self.error_site = _raised_in(error)
             self.engine_dead = True
-            core.logger.error(
-                "EngineCore encountered a fatal error (AssertionError: %s). "
-                "The engine core process died; every request now fails with EngineDeadError.",
-                message,
-            )
+            core.logger.exception("EngineCore encountered a fatal error.")
             return f"AssertionError: {message}"
 
     def _do_add_request(self, action: Action) -> str | None:
@@ -275,13 +282,10 @@ class _Run:
         return None
 
     def _do_http_reset(self, action: Action) -> str | None:
-        server = APIServer(self.engine_client, check_reset_flags=action.check_flags)
+        # The endpoint exists only in development mode (VLLM_SERVER_DEV_MODE=1).
+        server = APIServer(self.engine_client, dev_mode=True, check_reset_flags=action.check_flags)
         response = server.handle(HTTPRequest("POST", "/reset_prefix_cache", action.query or ""))
-        text = f"HTTP {response.status_code} {response.reason}"
-        if response.body.startswith("{"):  # a JSON error body: show its message
-            body = json.loads(response.body)
-            text += ": " + str(body["error"]["message"] if "error" in body else body["detail"])
-        return text
+        return f"HTTP {response.status_code} {response.reason} {response.body}"
 
     def snapshot(self, logs: list[logging.LogRecord]) -> Snapshot:
         """The state after an action; collecting stats and events is not part of the action."""

@@ -20,6 +20,15 @@ from typing import Any
 _REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
+def source_file(module: ModuleType) -> str:
+    """The name a module's source is shown under: repo-relative, e.g. "engine/block_pool.py"."""
+    path = Path(str(module.__file__)).resolve()
+    try:
+        return path.relative_to(_REPO_ROOT).as_posix()
+    except ValueError:  # installed as a wheel: keep the package-relative path
+        return f"{module.__name__.replace('.', '/')}.py"
+
+
 @dataclass(frozen=True)
 class FunctionSpan:
     """Where one function's source sits in its file (1-based, inclusive)."""
@@ -48,10 +57,7 @@ class SourceIndex:
     def __init__(self, module: ModuleType) -> None:
         path = Path(str(module.__file__)).resolve()
         self.path = str(path)
-        try:
-            self.file = path.relative_to(_REPO_ROOT).as_posix()
-        except ValueError:  # installed as a wheel: keep the package-relative path
-            self.file = f"{module.__name__.replace('.', '/')}.py"
+        self.file = source_file(module)
         self.text = path.read_text(encoding="utf-8")
         tree = ast.parse(self.text)
         # line -> (statement start, statement end of the part that "runs" on that line)

@@ -151,8 +151,11 @@ def render_chain(
         + _summary(a, b)
         + f'<div class="chain{" two" if b else ""}">{columns}{"".join(rows)}</div>'
         + "</div>"
-        '<div class="note">Only full blocks have a hash. Equal hashes mean equal tokens from '
-        "position 0 and equal extra keys (LoRA, cache_salt), so the block can be shared.</div>"
+        '<div class="note">Only full blocks have a hash. Equal tokens from position 0 and '
+        "equal extra keys (LoRA, cache_salt) give equal hashes, so the block can be shared. "
+        "The converse is trusted, not checked: vLLM never compares the tokens, so two "
+        "prefixes whose hashes collided would share a block (no SHA-256 collision is known; "
+        "xxhash, also offered, is not collision resistant).</div>"
         "</section>"
     )
 

@@ -13,7 +13,7 @@ from functools import cache
 import panel as pn
 import param
 
-from app.code_render import code_lines, released_variant, style_defs
+from app.code_render import code_lines, style_defs, variant_of
 from app.errors import logged
 from app.state import SimulatorState
 from app.theme import CSS
@@ -72,9 +72,9 @@ class CodeParts:
 
 
 @cache
-def _body(source: str, trace: FunctionTrace, mode: str) -> str:
+def _body(sources: tuple[tuple[str, str], ...], trace: FunctionTrace) -> str:
     """A function's lines (unmarked, so one body serves every step that shows it)."""
-    lines = code_lines(source, trace, mode)
+    lines = code_lines(dict(sources).__getitem__, trace)
     return "".join(_line_html(c.kind, c.html, c.line, c.other_line) for c in lines)
 
 
@@ -91,11 +91,17 @@ def code_parts(timeline: Timeline, step: int, index: int | None = None) -> CodeP
         )
         return CodeParts(frame, "", (), -1)
     trace = current.code[index]
-    variant = released_variant(trace, timeline.mode)
-    diff_note = ""
+    variant = variant_of(trace)
+    diff = variant is not None and variant.other is not None
+    diff_note = heading = ""
     if variant is not None:
+        heading = f" · {variant.label}"
+    if variant is not None and diff:
+        heading += f", shown against {variant.other_label}"
         old, new = (
-            (variant.label, "this code") if variant.other_is_old else ("this code", variant.label)
+            (variant.other_label, variant.label)
+            if variant.other_is_old
+            else (variant.label, variant.other_label)
         )
         diff_note = (
             f'<span class="k-del">only in {esc(old)}</span>'
@@ -104,10 +110,9 @@ def code_parts(timeline: Timeline, step: int, index: int | None = None) -> CodeP
     frame = (
         f'<section class="box" data-testid="code-panel" data-step="{step}" '
         f'data-qualname="{esc(trace.qualname)}" data-file="{esc(trace.file)}" '
-        f'data-diff="{str(variant is not None).lower()}" aria-label="code">'
+        f'data-diff="{str(diff).lower()}" aria-label="code">'
         '<div class="code-head">'
-        f'<span><b class="mono">{esc(trace.qualname)}</b>'
-        f"{' · ' + esc(variant.change) if variant else ''}</span>"
+        f'<span><b class="mono">{esc(trace.qualname)}</b>{esc(heading)}</span>'
         f'<span class="where mono">{esc(trace.file)}:{trace.start_line}&ndash;{trace.end_line} · '
         f"{len(trace.lines)} lines ran</span></div>"
         f'<div class="code-scroll">{SLOT}</div>'
@@ -117,7 +122,7 @@ def code_parts(timeline: Timeline, step: int, index: int | None = None) -> CodeP
     )
     # The marks are not part of the body: drop them from the cache key.
     unmarked = dataclasses.replace(trace, lines=(), last_line=0)
-    body = _body(timeline.source(trace.file), unmarked, timeline.mode)
+    body = _body(timeline.sources, unmarked)
     return CodeParts(frame, body, tuple(sorted(trace.lines)), trace.last_line)
 
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from app.event_labels import event_hash_labels, event_label
 from app.views.base import StepView, esc
-from engine.snapshot import EventView, Stats
+from engine.event_labels import event_hash_labels, event_hashes, event_label
+from engine.snapshot import Stats
 from engine.timeline import Timeline
 
 
@@ -60,12 +60,6 @@ def render_stats(stats: Stats) -> str:
         f"request{'' if stats.requests == 1 else 's'}); a request that skips the lookup "
         "counts in neither.</div>"
     )
-
-
-def event_hashes(event: EventView) -> list[object]:
-    fields = dict(event.fields)
-    hashes = fields.get("block_hashes") or []
-    return list(hashes) if isinstance(hashes, list | tuple) else []
 
 
 def render_events(timeline: Timeline, step: int) -> str:

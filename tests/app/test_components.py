@@ -12,14 +12,7 @@ import param
 import pytest
 
 from app import timelines
-from app.code_render import (
-    RELEASED_VARIANTS,
-    function_range,
-    highlighted_lines,
-    highlighted_range,
-    released_text,
-    released_variant,
-)
+from app.code_render import function_range, highlighted_lines, highlighted_range, variant_of
 from app.keyboard import KEY_BUTTONS
 from app.layout import App
 from app.prefill_inputs import SEED_FLOPS, parse_inputs, seed_texts
@@ -41,6 +34,8 @@ from app.views.queue import queue_marks, render_queue
 from app.views.requests import render_requests
 from engine.prefill_cost import prefill_cost
 from engine.timeline import Timeline
+from engine.trace import FunctionTrace
+from engine.variants import CHANGES
 from tests.app.conftest import parse
 
 MODES = timelines.scenario("reset").modes
@@ -223,15 +218,31 @@ def test_keep_mode_shows_the_guard_as_a_diff_against_released_code() -> None:
 
 
 @pytest.mark.parametrize("mode", ["default", "preempt"])
-def test_other_modes_show_the_code_without_a_diff(mode: str) -> None:
+def test_other_modes_show_the_released_code_without_a_diff(mode: str) -> None:
     root = parse(code_parts(reset(mode), 1).html)
-    assert root.find_all(data_testid="code-panel")[0].attrs["data-diff"] == "false"
+    panel = root.find_all(data_testid="code-panel")[0]
+    assert panel.attrs["data-diff"] == "false"
+    assert panel.attrs["data-qualname"] == "BlockPool.reset_prefix_cache"
     assert not [e for e in root.iter() if "del" in e.attrs.get("class", "").split()]
+    lines = [e.text for e in root.iter() if "ln" in e.attrs.get("class", "").split()]
+    assert any("def reset_prefix_cache(self) -> bool:" in t for t in lines)
+    assert not any("allow_used_blocks" in t for t in lines)
+    # the heading says whose code it is, and what is left out is said beside it
+    assert "vLLM 0.33.0 (released)" in plain(code_parts(reset(mode), 1).frame)
+    assert any("Not modelled here" in t for t in lines)
+
+
+def test_keep_modes_heading_labels_both_sides() -> None:
+    head = plain(code_parts(reset("keep"), 1).frame)
+    assert "KeepModeBlockPool.reset_prefix_cache" in head
+    assert "proposed (not in vLLM 0.33.0), shown against vLLM 0.33.0 (released)" in head
+    assert "only in vLLM 0.33.0 (released)" in head
+    assert "only in proposed (not in vLLM 0.33.0)" in head
 
 
 def test_every_variant_names_real_engine_functions() -> None:
-    """Both sides of every diff exist: the traced function runs in some scenario of one of
-    the variant's modes, and the other version is found in its file."""
+    """Both sides of every registered change exist: each runs in some scenario and mode,
+    and the version it is shown against is found in its file."""
     traced = {
         (t.file, t.qualname): timeline
         for name in timelines.names()
@@ -239,14 +250,16 @@ def test_every_variant_names_real_engine_functions() -> None:
         for timeline in [timelines.timeline(name, mode)]
         for s in timeline.steps
         for t in s.code
-        if released_variant(t, mode) is not None
+        if variant_of(t) is not None
     }
-    assert set(traced) == set(RELEASED_VARIANTS)
-    for (file, _), variant in RELEASED_VARIANTS.items():
-        text = traced[(file, _)].source(file)
-        other = text if variant.released is None else released_text(variant.released)
-        start, end = function_range(other, variant.qualname)
-        assert 0 < start < end
+    registered = {(ref.file, ref.qualname) for c in CHANGES for ref in (c.old, c.new)}
+    assert set(traced) == registered
+    for trace_key, timeline in traced.items():
+        variant = variant_of(FunctionTrace(*trace_key, 1, 1, (1,), 1))
+        assert variant is not None
+        if variant.other is not None:
+            start, end = function_range(timeline.source(variant.other.file), variant.other.qualname)
+            assert 0 < start < end
 
 
 def test_pygments_lines_line_up_with_the_source() -> None:
@@ -878,3 +891,13 @@ def test_code_panel_holds_each_steps_focus_and_a_pick_until_the_next_step() -> N
     assert app.code.parts == code_parts(timeline, 1, other)
     app.controls.player.step += 1
     assert app.code.parts == code_parts(timeline, 2)  # the next step shows its focus
+
+
+def test_the_chain_does_not_claim_equal_hashes_prove_equal_tokens() -> None:
+    """Equal tokens give equal hashes; the converse is trusted by vLLM, never checked."""
+    timeline = timelines.timeline("shared-prefix", "default")
+    last = len(timeline.steps) - 1
+    text = plain(render_chain(timeline, last, *default_pair(timeline.steps[last].snapshot)))
+    assert "Equal hashes mean equal tokens" not in text
+    assert "never compares the tokens" in text
+    assert "collided" in text

@@ -17,24 +17,31 @@ def timelines() -> dict[str, Timeline]:
     return {mode: build_timeline(scenario, mode) for mode in scenario.modes}
 
 
-def line_of(timeline: Timeline, text: str, after: str) -> int:
-    """1-based number of the first line containing ``text`` after the line containing ``after``."""
+# Keep mode runs the proposed reset; the other modes run vLLM 0.33.0's, as released.
+RESET = {
+    "default": "BlockPool.reset_prefix_cache",
+    "preempt": "BlockPool.reset_prefix_cache",
+    "keep": "KeepModeBlockPool.reset_prefix_cache",
+}
+
+
+def line_of(timeline: Timeline, text: str, after: int) -> int:
+    """1-based number of the first line containing ``text`` from line ``after`` on."""
     lines = timeline.source(POOL_FILE).splitlines()
-    start = next(i for i, line in enumerate(lines) if after in line)
-    return next(i for i in range(start, len(lines)) if text in lines[i]) + 1
+    return next(i for i in range(after - 1, len(lines)) if text in lines[i]) + 1
 
 
-def reset_trace(step: Step) -> FunctionTrace:
-    return next(t for t in step.code if t.qualname == "BlockPool.reset_prefix_cache")
+def reset_trace(step: Step, mode: str) -> FunctionTrace:
+    return next(t for t in step.code if t.qualname == RESET[mode])
 
 
 def test_guard_return_false_is_highlighted_in_default_mode_only(
     timelines: dict[str, Timeline],
 ) -> None:
     for mode, timeline in timelines.items():
-        guard_return = line_of(timeline, "return False", "def reset_prefix_cache")
-        success_return = line_of(timeline, "return True", "def reset_prefix_cache")
-        trace = reset_trace(timeline.steps[1])
+        trace = reset_trace(timeline.steps[1], mode)
+        guard_return = line_of(timeline, "return False", trace.start_line)
+        success_return = line_of(timeline, "return True", trace.start_line)
         ran_guard = guard_return in trace.lines
         assert ran_guard == (mode == "default"), mode
         assert (success_return in trace.lines) == (mode != "default"), mode
@@ -44,8 +51,8 @@ def test_guard_return_false_is_highlighted_in_default_mode_only(
 
 
 def test_multi_line_statements_are_highlighted_whole(timelines: dict[str, Timeline]) -> None:
-    trace = reset_trace(timelines["default"].steps[1])
-    warning = line_of(timelines["default"], "logger.warning(", "def reset_prefix_cache")
+    trace = reset_trace(timelines["default"].steps[1], "default")
+    warning = line_of(timelines["default"], "logger.warning(", trace.start_line)
     # the call spans four lines: all of them ran, as one statement
     assert {warning, warning + 1, warning + 2, warning + 3} <= set(trace.lines)
 
@@ -58,7 +65,7 @@ def test_functions_appear_in_call_order_and_only_when_they_ran(
         "EngineCore.reset_prefix_cache",
         "Scheduler.reset_prefix_cache",
         "KVCacheManager.reset_prefix_cache",
-        "BlockPool.reset_prefix_cache",
+        "KeepModeBlockPool.reset_prefix_cache",
     ]
     assert "Scheduler._preempt_request" not in names
     preempt_names = [t.qualname for t in timelines["preempt"].steps[1].code]

@@ -3,13 +3,13 @@
 A KV event carries the low 64 bits of a digest (vLLM's ``ExternalBlockHash``),
 not the digest the pool shows. The engine's own converter maps every digest the
 pool held at this step or the one before to its event form, so an event can be
-labelled as the pool labels the block.
+labelled as the pool labels the block (the page and the terminal player alike).
 """
 
 from __future__ import annotations
 
 from engine.kv_cache_utils import BlockHash, maybe_convert_block_hash
-from engine.snapshot import HASH_LABEL_LENGTH, BlockView, Snapshot
+from engine.snapshot import HASH_LABEL_LENGTH, BlockView, EventView, Snapshot
 from engine.timeline import Timeline
 
 
@@ -53,3 +53,10 @@ def event_label(value: object, labels: dict[int, str]) -> str:
         return labels[key]
     # Not held by any block any more: show the event's own digits, marked.
     return f"~{str(value)[:HASH_LABEL_LENGTH]}"
+
+
+def event_hashes(event: EventView) -> list[object]:
+    """The block hashes an event names (BlockStored, BlockRemoved), in its order."""
+    fields = dict(event.fields)
+    hashes = fields.get("block_hashes") or []
+    return list(hashes) if isinstance(hashes, list | tuple) else []
