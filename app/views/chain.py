@@ -12,6 +12,7 @@ import panel as pn
 import param
 
 from app.errors import logged
+from app.glossary import term
 from app.state import SimulatorState
 from app.theme import CSS
 from app.timelines import timeline_key
@@ -44,13 +45,13 @@ def _tokens(link: ChainLink) -> str:
 def _formula(link: ChainLink | None, state: str) -> str:
     if link is None:
         return '<div class="f none">no full block here</div>'
-    parent = link.parent_label or "NONE_HASH"
+    parent = esc(link.parent_label) if link.parent_label else term("none-hash")
     extra = esc(link.extra_keys) if link.extra_keys else "None"
     extra_class = "xk on" if link.extra_keys else "xk"
     full = " ".join(map(str, link.token_ids))
     return (
         f'<div class="f {state}" data-hash="{esc(link.hash_label)}">H(<span class="par">'
-        f'{esc(parent)}</span>, <span class="tok" title="tokens {link.first_token}&ndash;'
+        f'{parent}</span>, <span class="tok" title="tokens {link.first_token}&ndash;'
         f'{link.first_token + len(link.token_ids) - 1}: {esc(full)}">{esc(_tokens(link))}</span>, '
         f'<span class="{extra_class}">{extra}</span>) = '
         f'<b class="h">{esc(link.hash_label)}</b></div>'
@@ -109,7 +110,7 @@ def render_chain(
     primary = primary if primary in ids else auto_a
     head = (
         '<section class="box" aria-label="hash chain">'
-        '<h3 class="panel-title">Hash chain · H(parent, tokens, extra keys)</h3>'
+        f'<h3 class="panel-title">Hash chain · H(parent, tokens, {term("extra-keys")})</h3>'
     )
     if primary is None:
         return (
