@@ -1,6 +1,10 @@
 // The start page (start_page.py): plain links, nothing here needs Python.
 // On the static site its pre-rendered copy sits under Panel's loading veil until
-// Python is ready; the page already works, so the veil goes at once.
+// Python is ready; the page already works, so the veil is lifted (the page's own
+// stylesheet, start_veil.css) while <body> keeps Panel's loading class until the
+// live page arrives.
+const LIFTED = 'pcl-start'
+
 export function render({ model }) {
   const host = document.createElement('div')
   const show = () => { host.innerHTML = model.html }
@@ -8,8 +12,14 @@ export function render({ model }) {
   show()
   const body = document.body
   if (body.classList.contains('pn-loading')) {
-    body.classList.remove('pn-loading', 'pn-arc')
-    for (const msg of [...document.getElementsByClassName('pn-loading-msg')]) { msg.remove() }
+    if (!document.getElementById('pcl-start-style')) {
+      const style = document.createElement('style')
+      style.id = 'pcl-start-style'
+      style.textContent = model.veil_css
+      document.head.append(style)
+    }
+    body.classList.add(LIFTED)
+    model.on('remove', () => body.classList.remove(LIFTED))
   }
   return host
 }

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
+from importlib import resources
 from typing import ClassVar
 
 import param
@@ -91,6 +92,11 @@ def render_start_page() -> str:
 
 class StartPage(JSComponent):
     html = param.String(default="", doc="The page (render_start_page)")
+    veil_css = param.String(
+        default=resources.files("app").joinpath("start_veil.css").read_text("utf-8"),
+        constant=True,
+        doc="The page-level rule that lifts the loading veil from the pre-rendered copy",
+    )
 
     _esm = "start_page.js"
     _stylesheets: ClassVar[list[str]] = ["start_page.css"]

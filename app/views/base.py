@@ -8,6 +8,7 @@ every deck in the browser (see step_deck.py).
 from __future__ import annotations
 
 import html
+from importlib import resources
 
 import panel as pn
 import param
@@ -18,6 +19,9 @@ from app.theme import CSS
 from app.timelines import timeline_key
 from app.views.step_deck import Deck, StepDeck
 from engine.timeline import Timeline
+
+# How a glossary term looks inside a view (app/glossary.py writes the links).
+TERM_CSS = resources.files("app.views").joinpath("term.css").read_text("utf-8")
 
 
 def esc(value: object) -> str:
@@ -46,7 +50,7 @@ class StepView(pn.viewable.Viewer):
         super().__init__(**params)
         self._deck = StepDeck(
             sizing_mode="stretch_width",
-            stylesheets=[self.stylesheet],
+            stylesheets=[self.stylesheet, TERM_CSS],
             css_classes=[self.css_class] if self.css_class else [],
             margin=0,
         )

@@ -16,7 +16,7 @@ from app.glossary import term
 from app.state import SimulatorState
 from app.theme import CSS
 from app.timelines import timeline_key
-from app.views.base import esc
+from app.views.base import TERM_CSS, esc
 from app.views.step_deck import Deck, StepDeck
 from engine.snapshot import ChainLink, RequestView, Snapshot
 from engine.timeline import Timeline
@@ -173,7 +173,7 @@ class ChainView(pn.viewable.Viewer):
         select = {"width": 130, "margin": (0, 8, 6, 0)}
         self._primary = pn.widgets.Select(label="Request", **select)
         self._other = pn.widgets.Select(label="Compare with", **select)
-        self._deck = StepDeck(sizing_mode="stretch_width", stylesheets=[CSS], margin=0)
+        self._deck = StepDeck(sizing_mode="stretch_width", stylesheets=[CSS, TERM_CSS], margin=0)
         self._pickers = pn.Row(self._primary, self._other, margin=0)
         self._layout = pn.Column(self._pickers, self._deck, sizing_mode="stretch_width", margin=0)
         # The learner's picks; None follows the newest requests.
