@@ -71,17 +71,18 @@ class App(pn.viewable.Viewer):
         if link.scenario:
             self.state.open(link.scenario, link.mode, link.step)
         state = self.state
+        compact = self.embed
         self.controls = Controls(state=state)
-        self.quiz = Quiz(state=state, compact=self.embed)
-        self.pool = PoolView(state=state)
-        self.queue = QueueView(state=state)
-        self.hash_map = HashMapView(state=state)
-        self.requests = RequestsView(state=state)
-        self.log = LogView(state=state)
+        self.quiz = Quiz(state=state, compact=compact)
+        self.pool = PoolView(state=state, compact=compact)
+        self.queue = QueueView(state=state, compact=compact)
+        self.hash_map = HashMapView(state=state, compact=compact)
+        self.requests = RequestsView(state=state, compact=compact)
+        self.log = LogView(state=state, compact=compact)
         self.code = CodeView(state=state)
-        self.narration = NarrationView(state=state)
-        self.offload = OffloadView(state=state)
-        self.metrics = MetricsView(state=state)
+        self.narration = NarrationView(state=state, compact=compact)
+        self.offload = OffloadView(state=state, compact=compact)
+        self.metrics = MetricsView(state=state, compact=compact)
         self.chain = ChainView(state=state)
         self.prefill = PrefillView(state=state)
         self.keyboard = Keyboard()
@@ -176,8 +177,8 @@ class App(pn.viewable.Viewer):
             )
 
         cache = pn.FlexBox(
-            column(self.pool, self.queue, flex="1 1 380px"),
-            column(self.hash_map, self.requests, self.log, flex="1 1 340px"),
+            column(self.pool, self.queue, self.log, flex="1 1 380px"),
+            column(self.hash_map, self.requests, flex="1 1 340px"),
             flex_wrap="wrap",
             gap="8px",
             sizing_mode="stretch_width",

@@ -22,6 +22,8 @@ from engine.timeline import Timeline
 
 # How a glossary term looks inside a view (app/glossary.py writes the links).
 TERM_CSS = resources.files("app.views").joinpath("term.css").read_text("utf-8")
+# The embed's denser spacing (layout.py), on top of the app's stylesheet.
+COMPACT_CSS = resources.files("app.views").joinpath("compact.css").read_text("utf-8")
 
 
 def esc(value: object) -> str:
@@ -42,6 +44,7 @@ class StepView(pn.viewable.Viewer):
     """Renders `render(timeline, step)`; subclasses only write that pure function."""
 
     state = param.ClassSelector(class_=SimulatorState)
+    compact = param.Boolean(default=False, doc="The embed's denser spacing")
 
     stylesheet: str = CSS
     css_class: str = ""
@@ -50,7 +53,7 @@ class StepView(pn.viewable.Viewer):
         super().__init__(**params)
         self._deck = StepDeck(
             sizing_mode="stretch_width",
-            stylesheets=[self.stylesheet, TERM_CSS],
+            stylesheets=[self.stylesheet, TERM_CSS, *([COMPACT_CSS] if self.compact else [])],
             css_classes=[self.css_class] if self.css_class else [],
             margin=0,
         )
