@@ -81,7 +81,7 @@ def python_live(page: Any) -> bool:
 
 def test_steps_work_before_python_and_the_live_page_keeps_the_step(held_page: Any) -> None:
     tl = build_timeline(load_scenario(FLAGSHIP), "default")
-    page, run, release = held_page("")
+    page, run, release = held_page(f"?scenario={FLAGSHIP}")  # (no scenario: the start page)
     expect(page.locator("body.pcl-early")).to_have_count(1)
     note = page.get_by_test_id("early-note")
     expect(note).to_contain_text("Installing packages (2/3)")  # the held wheel's stage
