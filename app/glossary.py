@@ -16,6 +16,7 @@ import param
 from panel.custom import JSComponent
 
 from app.content_files import load_toml, one_line
+from app.stylesheets import stylesheet
 from app.views.base import esc
 
 ANCHOR_PREFIX = "term-"
@@ -72,4 +73,4 @@ class Glossary(JSComponent):
     html = param.String(default="", doc="The panel (render_glossary)")
 
     _esm = "glossary.js"
-    _stylesheets: ClassVar[list[str]] = ["glossary.css"]
+    _stylesheets: ClassVar[list[str]] = [stylesheet("app", "glossary.css")]

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import ClassVar
 
 import param
@@ -19,6 +18,7 @@ from panel.custom import JSComponent
 
 from app import timelines
 from app.content_files import load_toml, one_line
+from app.stylesheets import stylesheet
 from app.views.base import esc
 
 
@@ -93,10 +93,10 @@ def render_start_page() -> str:
 class StartPage(JSComponent):
     html = param.String(default="", doc="The page (render_start_page)")
     veil_css = param.String(
-        default=resources.files("app").joinpath("start_veil.css").read_text("utf-8"),
+        default=stylesheet("app", "start_veil.css"),
         constant=True,
         doc="The page-level rule that lifts the loading veil from the pre-rendered copy",
     )
 
     _esm = "start_page.js"
-    _stylesheets: ClassVar[list[str]] = ["start_page.css"]
+    _stylesheets: ClassVar[list[str]] = [stylesheet("app", "start_page.css")]

@@ -8,22 +8,22 @@ every deck in the browser (see step_deck.py).
 from __future__ import annotations
 
 import html
-from importlib import resources
 
 import panel as pn
 import param
 
 from app.errors import logged
 from app.state import SimulatorState
+from app.stylesheets import stylesheet
 from app.theme import CSS
 from app.timelines import timeline_key
 from app.views.step_deck import Deck, StepDeck
 from engine.timeline import Timeline
 
 # How a glossary term looks inside a view (app/glossary.py writes the links).
-TERM_CSS = resources.files("app.views").joinpath("term.css").read_text("utf-8")
+TERM_CSS = stylesheet("app.views", "term.css")
 # The embed's denser spacing (layout.py), on top of the app's stylesheet.
-COMPACT_CSS = resources.files("app.views").joinpath("compact.css").read_text("utf-8")
+COMPACT_CSS = stylesheet("app.views", "compact.css")
 
 
 def esc(value: object) -> str:

@@ -14,6 +14,7 @@ import param
 from panel.custom import Children
 
 from app.early_steps import EARLY_ATTRIBUTE
+from app.stylesheets import stylesheet
 from app.views.step_deck import LeanComponent
 
 
@@ -24,4 +25,4 @@ class PanelTabs(LeanComponent):
     early_attribute = param.String(default=EARLY_ATTRIBUTE, constant=True)
 
     _esm = "panel_tabs.js"
-    _stylesheets: ClassVar[list[str]] = ["panel_tabs.css"]
+    _stylesheets: ClassVar[list[str]] = [stylesheet("app.views", "panel_tabs.css")]

@@ -18,6 +18,7 @@ from app.early_steps import EARLY_ATTRIBUTE
 from app.errors import logged
 from app.questions import all_questions
 from app.state import SimulatorState
+from app.stylesheets import stylesheet
 from app.timelines import timeline_key
 from app.views.step_deck import LeanComponent
 
@@ -33,7 +34,7 @@ class QuizPanel(LeanComponent):
     early_attribute = param.String(default=EARLY_ATTRIBUTE, constant=True)
 
     _esm = "quiz.js"
-    _stylesheets: ClassVar[list[str]] = ["quiz.css"]
+    _stylesheets: ClassVar[list[str]] = [stylesheet("app.views", "quiz.css")]
 
 
 class Quiz(param.Parameterized):
