@@ -13,6 +13,9 @@ HOW_TO_READ = (
     f"{code_term('free-block-queue')} runs from head to tail: new blocks come from the head, "
     "so a free block that still has a hash can be hit until it reaches the head.",
     f"{code_term('cached-block-hash-to-block')} is what a new request looks its prefix up in.",
+    f"A hit {term('touch', 'touches')} each block it finds; a long prompt is computed over "
+    f"several steps ({term('chunked-prefill')}); a running request can lose its blocks to "
+    f"{term('preemption')}; the {term('engine-core')} runs all of it, one step at a time.",
     "The code panel shows the engine's own source: lines that ran at this step are "
     "highlighted, ▶ marks the last one.",
     "Keys: ← → step, space plays or pauses, Home restarts.",

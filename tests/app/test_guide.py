@@ -11,6 +11,7 @@ from app.start_page import learning_path, render_start_page
 from app.url import START_COPY, copy_of, parse_link, prerendered_copies
 from app.views.chain import render_chain
 from app.views.hashmap import render_hash_map
+from app.views.header import render_header
 from app.views.metrics import render_metrics
 from app.views.pool import render_pool
 from app.views.requests import render_requests
@@ -122,6 +123,18 @@ def test_views_link_the_terms_they_use() -> None:
     assert {"block-stored"} <= set().union(
         *(linked_terms(render_metrics(stored, s)) for s in range(len(stored.steps)))
     )
+
+
+def test_every_glossary_term_is_linked_where_the_page_uses_it() -> None:
+    """Each term is linked somewhere on the full page, in some scenario's steps."""
+    linked = linked_terms(render_header(timelines.timeline("reset", "keep"), 0))
+    for name, mode in every_timeline():
+        tl = timelines.timeline(name, mode)
+        for step in range(len(tl.steps)):
+            for render in (render_pool, render_hash_map, render_requests, render_metrics):
+                linked |= linked_terms(render(tl, step))
+        linked |= linked_terms(render_chain(tl, len(tl.steps) - 1))
+    assert linked == set(glossary.glossary())
 
 
 # -- predict, then see --------------------------------------------------------------------
