@@ -1092,8 +1092,11 @@ COPY_FETCH_JS = """<script>
   const compact = embed !== null && TRUE.includes(embed.toLowerCase())
   // No position named: the page's own copy (the start page), unless compact (app/url.py).
   const positioned = compact || POSITION.some((name) => asked.has(name))
-  const name = !positioned ? OWN
-    : (asked.has('scenario') ? asked.get('scenario') : DEFAULT) + (compact ? SUFFIX : '')
+  const scenario = asked.has('scenario') ? asked.get('scenario') : DEFAULT
+  const named = scenario + (compact ? SUFFIX : '')
+  // A scenario without a copy is Python's to correct (a notice), on the flagship's copy.
+  const fallback = DEFAULT + (compact ? SUFFIX : '')
+  const name = !positioned ? OWN : COPIES.includes(named) ? named : fallback
   if (name === OWN || !COPIES.includes(name)) { return }
   const unpack = async (response) => {
     if (!response.ok) { return null }

@@ -5,13 +5,22 @@
 // live page arrives.
 const LIFTED = 'pcl-start'
 
+// The address asks for the start page (as app/url.py parse_link decides): not when the
+// page falls back on this copy for an address whose own copy is missing.
+function startAsked(model) {
+  const asked = new URLSearchParams(window.location.search)
+  const embed = asked.get('embed')
+  return !model.positions.some((name) => asked.has(name)) &&
+    !(embed !== null && model.true_values.includes(embed.toLowerCase()))
+}
+
 export function render({ model }) {
   const host = document.createElement('div')
   const show = () => { host.innerHTML = model.html }
   model.on('html', show)
   show()
   const body = document.body
-  if (body.classList.contains('pn-loading')) {
+  if (body.classList.contains('pn-loading') && startAsked(model)) {
     if (!document.getElementById('pcl-start-style')) {
       const style = document.createElement('style')
       style.id = 'pcl-start-style'

@@ -19,6 +19,7 @@ from panel.custom import JSComponent
 from app import timelines
 from app.content_files import load_toml, one_line
 from app.stylesheets import stylesheet
+from app.url import POSITION_PARAMETERS, TRUE_VALUES
 from app.views.base import esc
 
 
@@ -97,6 +98,8 @@ class StartPage(JSComponent):
         constant=True,
         doc="The page-level rule that lifts the loading veil from the pre-rendered copy",
     )
+    positions = param.List(default=list(POSITION_PARAMETERS), constant=True)
+    true_values = param.List(default=list(TRUE_VALUES), constant=True)
 
     _esm = "start_page.js"
     _stylesheets: ClassVar[list[str]] = [stylesheet("app", "start_page.css")]

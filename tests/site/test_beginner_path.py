@@ -92,3 +92,14 @@ def test_questions_and_glossary_work_before_python(held: Any) -> None:
     check_step(page, tl, 0)
     expect(page.get_by_test_id("quiz-score")).to_have_text("1 of 1 right")
     expect(page.get_by_test_id("verdict")).to_have_count(1)
+
+
+def test_the_embed_asks_before_python_when_its_address_says_quiz(held: Any) -> None:
+    """`quiz=1` does not change the copy: the embed's copy opens early, asking."""
+    tl = timelines.timeline("reset", "keep")
+    page, _run, _release = held("?scenario=reset&mode=keep&embed=1&quiz=1")
+    expect(page.locator("body.pcl-early")).to_have_count(1, timeout=EARLY_TIMEOUT_MS)
+    expect(page.get_by_test_id("question")).to_have_count(len(questions_at(tl, 0)))
+    page.get_by_role("button", name="Step forward").click()
+    check_step(page, tl, 1)
+    expect(page.get_by_test_id("question")).to_have_count(len(questions_at(tl, 1)))
