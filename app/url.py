@@ -1,4 +1,7 @@
-"""Deep links: `?scenario=reset&mode=keep&step=5&embed=1`.
+"""Deep links: `?scenario=reset&mode=keep&step=5&embed=1&quiz=1`.
+
+An address that names no position (no scenario, mode or step) opens the start
+page, except in the compact layout: the write-up's `?embed=1` opens the flagship.
 
 Parsing is a pure function of the query string. A value that cannot be used
 falls back to the default and yields a notice naming the parameter, so a typo
@@ -17,6 +20,10 @@ TRUE_VALUES = ("1", "true", "yes", "on")
 # is no page then, so nothing else can say which (app/main.py).
 PRERENDER_QUERY_ENV = "PCL_PRERENDER_QUERY"
 EMBED_SUFFIX = "-embed"
+# The start page's pre-rendered copy: the static site's own page (build.py).
+START_COPY = "start"
+# The address parameters that name a position in a timeline.
+POSITION_PARAMETERS = ("scenario", "mode", "step")
 
 
 @dataclass(frozen=True)
@@ -26,6 +33,8 @@ class LinkState:
     step: int
     embed: bool = False
     notices: tuple[str, ...] = field(default=())
+    start: bool = False  # the start page: the address names no position
+    quiz: bool | None = None  # `quiz=1` / `quiz=0`; None: the layout's default
 
 
 def _first(query: str) -> dict[str, str]:
@@ -73,7 +82,9 @@ def parse_link(query: str) -> LinkState:
             notices.append(f"Ignored step={raw['step']!r}: steps go from 0 to {last}. Showing 0.")
 
     embed = raw.get("embed", "").lower() in TRUE_VALUES
-    return LinkState(scenario, mode, step, embed, tuple(notices))
+    start = not embed and not any(name in raw for name in POSITION_PARAMETERS)
+    quiz = raw["quiz"].lower() in TRUE_VALUES if "quiz" in raw else None
+    return LinkState(scenario, mode, step, embed, tuple(notices), start, quiz)
 
 
 def link_query(scenario: str, mode: str, step: int) -> dict[str, str]:
@@ -86,11 +97,20 @@ def copy_name(scenario: str, embed: bool) -> str:
     return scenario + (EMBED_SUFFIX if embed else "")
 
 
+def copy_of(link: LinkState) -> str:
+    """The pre-rendered copy that shows this address's page (before any step or mode)."""
+    return START_COPY if link.start else copy_name(link.scenario, link.embed)
+
+
 def prerendered_copies() -> dict[str, str]:
-    """Name -> address of every pre-rendered copy: each scenario, in both layouts."""
+    """Name -> address of every pre-rendered copy: the start page, and each scenario in
+    both layouts."""
     layouts = {False: {}, True: {"embed": "1"}}
     return {
-        copy_name(name, embed): "?" + urlencode({"scenario": name, **extra})
-        for name in timelines.names()
-        for embed, extra in layouts.items()
+        START_COPY: "",
+        **{
+            copy_name(name, embed): "?" + urlencode({"scenario": name, **extra})
+            for name in timelines.names()
+            for embed, extra in layouts.items()
+        },
     }

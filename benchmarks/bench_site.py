@@ -176,6 +176,8 @@ FCP_JS = """() => {
 CLICK_TIMEOUT_MS = 20_000
 LOAD_TIMEOUT_MS = 90_000
 STEP_BUTTON = "Step forward"
+# The flagship (the site's address without a query is the start page, which has no steps).
+FLAGSHIP_LINK = "?scenario=reset"
 # The write-up's iframe address (README): its own pre-rendered copy (build.py, "embed").
 EMBED_LINK = "?scenario=reset&mode=default&step=1&embed=1"
 FIRST_MODE, FIRST_MODE_KEY = "keep", "reset/keep"  # the flagship opens in "default"
@@ -261,9 +263,9 @@ def clicks(page: Any, count: int) -> list[float]:
 def one_round(pw: Any, figures: Figures, url: str, n_clicks: int) -> None:
     with tempfile.TemporaryDirectory(prefix="pcl-bench-profile-") as tmp:
         profile = Path(tmp)
-        context, _, cold = load(pw, profile, url)
+        context, _, cold = load(pw, profile, url, FLAGSHIP_LINK)
         context.close()
-        context, page, warm = load(pw, profile, url)
+        context, page, warm = load(pw, profile, url, FLAGSHIP_LINK)
         try:
             figures.clicks += clicks(page, n_clicks)
         finally:

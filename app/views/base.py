@@ -14,10 +14,16 @@ import param
 
 from app.errors import logged
 from app.state import SimulatorState
+from app.stylesheets import stylesheet
 from app.theme import CSS
 from app.timelines import timeline_key
 from app.views.step_deck import Deck, StepDeck
 from engine.timeline import Timeline
+
+# How a glossary term looks inside a view (app/glossary.py writes the links).
+TERM_CSS = stylesheet("app.views", "term.css")
+# The embed's denser spacing (layout.py), on top of the app's stylesheet.
+COMPACT_CSS = stylesheet("app.views", "compact.css")
 
 
 def esc(value: object) -> str:
@@ -38,6 +44,7 @@ class StepView(pn.viewable.Viewer):
     """Renders `render(timeline, step)`; subclasses only write that pure function."""
 
     state = param.ClassSelector(class_=SimulatorState)
+    compact = param.Boolean(default=False, doc="The embed's denser spacing")
 
     stylesheet: str = CSS
     css_class: str = ""
@@ -46,7 +53,7 @@ class StepView(pn.viewable.Viewer):
         super().__init__(**params)
         self._deck = StepDeck(
             sizing_mode="stretch_width",
-            stylesheets=[self.stylesheet],
+            stylesheets=[self.stylesheet, TERM_CSS, *([COMPACT_CSS] if self.compact else [])],
             css_classes=[self.css_class] if self.css_class else [],
             margin=0,
         )

@@ -12,10 +12,11 @@ import panel as pn
 import param
 
 from app.errors import logged
+from app.glossary import term
 from app.state import SimulatorState
 from app.theme import CSS
 from app.timelines import timeline_key
-from app.views.base import esc
+from app.views.base import TERM_CSS, esc
 from app.views.step_deck import Deck, StepDeck
 from engine.snapshot import ChainLink, RequestView, Snapshot
 from engine.timeline import Timeline
@@ -44,13 +45,13 @@ def _tokens(link: ChainLink) -> str:
 def _formula(link: ChainLink | None, state: str) -> str:
     if link is None:
         return '<div class="f none">no full block here</div>'
-    parent = link.parent_label or "NONE_HASH"
+    parent = esc(link.parent_label) if link.parent_label else term("none-hash")
     extra = esc(link.extra_keys) if link.extra_keys else "None"
     extra_class = "xk on" if link.extra_keys else "xk"
     full = " ".join(map(str, link.token_ids))
     return (
         f'<div class="f {state}" data-hash="{esc(link.hash_label)}">H(<span class="par">'
-        f'{esc(parent)}</span>, <span class="tok" title="tokens {link.first_token}&ndash;'
+        f'{parent}</span>, <span class="tok" title="tokens {link.first_token}&ndash;'
         f'{link.first_token + len(link.token_ids) - 1}: {esc(full)}">{esc(_tokens(link))}</span>, '
         f'<span class="{extra_class}">{extra}</span>) = '
         f'<b class="h">{esc(link.hash_label)}</b></div>'
@@ -109,7 +110,7 @@ def render_chain(
     primary = primary if primary in ids else auto_a
     head = (
         '<section class="box" aria-label="hash chain">'
-        '<h3 class="panel-title">Hash chain · H(parent, tokens, extra keys)</h3>'
+        f'<h3 class="panel-title">Hash chain · H(parent, tokens, {term("extra-keys")})</h3>'
     )
     if primary is None:
         return (
@@ -175,7 +176,7 @@ class ChainView(pn.viewable.Viewer):
         select = {"width": 130, "margin": (0, 8, 6, 0)}
         self._primary = pn.widgets.Select(label="Request", **select)
         self._other = pn.widgets.Select(label="Compare with", **select)
-        self._deck = StepDeck(sizing_mode="stretch_width", stylesheets=[CSS], margin=0)
+        self._deck = StepDeck(sizing_mode="stretch_width", stylesheets=[CSS, TERM_CSS], margin=0)
         self._pickers = pn.Row(self._primary, self._other, margin=0)
         self._layout = pn.Column(self._pickers, self._deck, sizing_mode="stretch_width", margin=0)
         # The learner's picks; None follows the newest requests.

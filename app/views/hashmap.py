@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from app.glossary import code_term
 from app.views.base import StepView, esc
 from engine.timeline import Timeline
 
@@ -40,7 +41,7 @@ def render_hash_map(timeline: Timeline, step: int) -> str:
     )
     return (
         f'<section class="box" aria-label="cached_block_hash_to_block">'
-        '<h3 class="panel-title"><code>cached_block_hash_to_block</code></h3>'
+        f'<h3 class="panel-title">{code_term("cached-block-hash-to-block")}</h3>'
         '<div class="table-scroll tall"><table class="compact" data-testid="hash-map">'
         "<thead><tr><th>hash</th><th>block(s)</th>"
         f"</tr></thead><tbody>{body}</tbody></table></div>{note}"

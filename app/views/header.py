@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 from app import timelines
+from app.glossary import code_term, term
 from app.views.base import StepView, esc
 from engine.timeline import Timeline
 
 HOW_TO_READ = (
-    "Each cell is one KV-cache block: its id, <b>ref_cnt</b> (how many requests hold it) "
-    "and a short label of its hash. Colour and the word in the corner give its state.",
-    "<code>free_block_queue</code> runs from head to tail: new blocks come from the head, "
+    f"Each cell is one KV-cache block: its id, <b>{term('ref_cnt')}</b> (how many requests "
+    "hold it) and a short label of its hash. Colour and the word in the corner give its state.",
+    f"{code_term('free-block-queue')} runs from head to tail: new blocks come from the head, "
     "so a free block that still has a hash can be hit until it reaches the head.",
-    "<code>cached_block_hash_to_block</code> is what a new request looks its prefix up in.",
+    f"{code_term('cached-block-hash-to-block')} is what a new request looks its prefix up in.",
+    f"A hit {term('touch', 'touches')} each block it finds; a long prompt is computed over "
+    f"several steps ({term('chunked-prefill')}); a running request can lose its blocks to "
+    f"{term('preemption')}; the {term('engine-core')} runs all of it, one step at a time.",
     "The code panel shows the engine's own source: lines that ran at this step are "
     "highlighted, ▶ marks the last one.",
     "Keys: ← → step, space plays or pauses, Home restarts.",
@@ -39,7 +43,8 @@ def render_header(timeline: Timeline, step: int) -> str:
     items = "".join(f"<li>{item}</li>" for item in HOW_TO_READ)
     return (
         '<header class="header" data-testid="app-header">'
-        '<div class="kicker">Prefix Cache Lab · vLLM v1 BlockPool</div>'
+        '<div class="kicker"><a href="?" data-testid="start-link">Prefix Cache Lab</a>'
+        " · vLLM v1 BlockPool</div>"
         f"<h1>{esc(timeline.title)}</h1>"
         f"<p>{esc(' '.join(timeline.summary.split()))}</p>"
         f'<details open><summary style="cursor:pointer;font-size:13px;font-weight:600">'

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+from app.glossary import term
 from app.views.base import StepView, esc
 from engine.event_labels import event_hash_labels, event_hashes, event_label
 from engine.snapshot import Stats
 from engine.timeline import Timeline
+
+# KV event types -> their glossary entries.
+EVENT_TERMS = {
+    "BlockStored": "block-stored",
+    "BlockRemoved": "block-removed",
+    "AllBlocksCleared": "all-blocks-cleared",
+}
 
 
 def ratio(part: int, whole: int) -> float | None:
@@ -62,6 +70,12 @@ def render_stats(stats: Stats) -> str:
     )
 
 
+def event_type(name: str) -> str:
+    """The event's type, linked to its glossary entry when it has one."""
+    key = EVENT_TERMS.get(name)
+    return term(key, name) if key else esc(name)
+
+
 def render_events(timeline: Timeline, step: int) -> str:
     events = timeline.steps[step].snapshot.events
     labels = event_hash_labels(timeline, step) if events else {}
@@ -77,7 +91,8 @@ def render_events(timeline: Timeline, step: int) -> str:
         where = f' <span class="muted">{esc(medium)}</span>' if medium else ""
         items.append(
             f'<li class="ev ev-{esc(event.type)}" data-type="{esc(event.type)}" '
-            f'data-hashes="{esc(" ".join(shown))}"><b>{esc(event.type)}</b>{where} {chips}</li>'
+            f'data-hashes="{esc(" ".join(shown))}">'
+            f"<b>{event_type(event.type)}</b>{where} {chips}</li>"
         )
     body = "".join(items) or '<li class="empty-note">no KV events at this step</li>'
     return f'<ul class="events" data-testid="events" aria-label="KV events">{body}</ul>'

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+from app.glossary import term
 from app.views.base import StepView, esc
 from engine.snapshot import BlockView
 from engine.timeline import Timeline
 
 # Text shown in each cell and in the legend, so state never relies on colour alone.
 STATE_TAGS = {"null": "null", "held": "held", "free-cached": "cached", "free-empty": "empty"}
-LEGEND = (
-    ("null", "null block (always used)"),
-    ("held", "held (ref_cnt > 0)"),
+LEGEND = (  # (state, HTML)
+    ("null", f"{term('null-block')} (always used)"),
+    ("held", f"held ({term('ref_cnt')} &gt; 0)"),
     ("free-cached", "free, still cached"),
     ("free-empty", "free, empty"),
 )
@@ -59,7 +60,7 @@ def render_pool(timeline: Timeline, step: int) -> str:
     fixed = " fixed" if count <= SMALL_POOL else ""
     cells = "".join(block_cell(b, b.block_id in changed) for b in snapshot.blocks)
     legend = "".join(
-        f'<li><span class="swatch state-{state}"></span>{esc(text)}</li>' for state, text in LEGEND
+        f'<li><span class="swatch state-{state}"></span>{text}</li>' for state, text in LEGEND
     )
     legend += '<li><span class="swatch changed"></span>changed at this step</li>'
     held = sum(1 for b in snapshot.blocks if b.state == "held")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from app.glossary import term
 from app.views.base import StepView, esc
 from engine.snapshot import RequestView
 from engine.timeline import Timeline
@@ -50,7 +51,7 @@ def render_requests(timeline: Timeline, step: int) -> str:
         '<th>id</th><th>status</th><th title="num_computed_tokens / num_tokens">computed</th>'
         '<th class="wide-only" title="prefix-cache hit at admission, in tokens">cached</th>'
         "<th>blocks</th>"
-        '<th title="num_preemptions">preempted</th>'
+        f'<th title="num_preemptions">{term("preemption", "preempted")}</th>'
         f"</tr></thead><tbody>{rows}</tbody></table></div>"
         '<div class="queues"><span data-testid="running">'
         f"<strong>running:</strong> {esc(running)}</span>"

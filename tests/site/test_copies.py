@@ -22,17 +22,17 @@ pytestmark = [pytest.mark.site]
 
 def test_every_scenario_has_a_copy_in_both_layouts() -> None:
     copies = url.prerendered_copies()
-    assert len(copies) == 2 * len(timelines.names())
+    assert len(copies) == 2 * len(timelines.names()) + 1  # and the start page
     for name, query in copies.items():
         link = url.parse_link(query)
-        assert not link.notices and name == url.copy_name(link.scenario, link.embed)
+        assert not link.notices and name == url.copy_of(link)
 
 
 def test_each_copy_shows_its_address_and_stays_local(built_site: Any) -> None:
     site = built_site.out
     page = (site / build.INDEX_HTML).read_text()
-    own = url.copy_name(timelines.default_scenario(), embed=False)
-    assert "app-header" in page and "embed-title" not in page
+    own = url.copy_of(url.parse_link(""))
+    assert "start-page" in page and "embed-title" not in page
     for name, query in url.prerendered_copies().items():
         path = site / build.COPIES_DIR / f"{name}.json.gz"
         if name == own:

@@ -45,7 +45,7 @@ def click_reaches_python(page: Any) -> float:
 
 
 def test_offline_interactive_and_click(open_app: Any, save_artifact: Any) -> None:
-    page, cold = open_app()
+    page, cold = open_app("?scenario=reset")  # (no scenario: the start page, no button)
     save_artifact("cold", cold.summary())
     assert [s for s in cold.status if "(1/3)" in s["text"]], cold.status
     assert [s for s in cold.status if "(3/3)" in s["text"]], cold.status
@@ -54,7 +54,7 @@ def test_offline_interactive_and_click(open_app: Any, save_artifact: Any) -> Non
     click_ms = click_reaches_python(page)
     assert_clean(cold)
 
-    page, warm = open_app(page=page)
+    page, warm = open_app("?scenario=reset", page=page)
     assert_clean(warm)
     save_artifact(
         "load",

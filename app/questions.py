@@ -1,0 +1,160 @@
+"""Predict, then see: the questions a step asks about the next one, answered by the timeline.
+
+A question at step s is about what step s + 1 will show, and its answer is read
+off step s + 1's snapshot or result, never written by hand. Which steps ask is a
+rule on the timeline, so every scenario and mode gets them where its lesson is:
+
+- a prefix-cache reset through the Python API: will it succeed (its result), and
+  what happens to the blocks of the running request holding the most blocks;
+- a request admitted for the first time: how many of its prompt tokens hit;
+- an allocation from free_block_queue while a cached block is free: which block
+  is handed out (the head, cached or not).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.snapshot import RequestView, Snapshot
+from engine.timeline import Step, Timeline
+
+RESET_CALL = "reset_prefix_cache("
+RESET_OPTIONS = ("Yes: it returns True", "No: it returns False", "It raises an error")
+BLOCK_FATES = (
+    "{r} keeps them, hashes and all",
+    "{r} keeps them, but their hashes are cleared",
+    "They go back to the free queue, still cached",
+    "They go back to the free queue, hashes cleared",
+)
+MAX_BLOCK_OPTIONS = 4
+
+
+@dataclass(frozen=True)
+class Question:
+    kind: str  # reset_result, block_fate, hit_tokens, next_block
+    prompt: str
+    options: tuple[str, ...]
+    answer: int  # index into options
+    explain: str  # shown with the answer: what step s + 1 shows
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "kind": self.kind,
+            "prompt": self.prompt,
+            "options": list(self.options),
+            "answer": self.answer,
+            "explain": self.explain,
+        }
+
+
+def _reset_result(step: Step) -> Question | None:
+    if not step.label.startswith(RESET_CALL) or step.result is None:
+        return None
+    answer = {"True": 0, "False": 1}.get(step.result, 2)
+    return Question(
+        "reset_result",
+        f"Next: {step.label}. Will the reset succeed?",
+        RESET_OPTIONS,
+        answer,
+        f"It returned {step.result}." if answer < 2 else f"It raised {step.result}.",
+    )
+
+
+def _holder(snapshot: Snapshot) -> RequestView | None:
+    """The running request holding the most blocks (the first such in arrival order)."""
+    running = [r for r in snapshot.requests if r.request_id in snapshot.running and r.block_ids]
+    return max(running, key=lambda r: len(r.block_ids), default=None)
+
+
+def _block_fate(before: Snapshot, step: Step) -> Question | None:
+    if not step.label.startswith(RESET_CALL):
+        return None
+    holder = _holder(before)
+    if holder is None:
+        return None
+    after = step.snapshot
+    ids = holder.block_ids
+    held = {after.block(b).ref_cnt > 0 for b in ids}
+    hashed = [b for b in ids if before.block(b).block_hash is not None]
+    kept = {after.block(b).block_hash == before.block(b).block_hash for b in hashed}
+    if len(held) != 1 or len(kept) != 1 or not hashed:
+        return None  # not one fate for all of them: no clean question
+    answer = (0 if kept == {True} else 1) if held == {True} else (2 if kept == {True} else 3)
+    names = ", ".join(f"#{b}" for b in ids)
+    r = holder.request_id
+    return Question(
+        "block_fate",
+        f"{r} is running on blocks {names}. What happens to them at this reset?",
+        tuple(f.format(r=r) for f in BLOCK_FATES),
+        answer,
+        BLOCK_FATES[answer].format(r=r) + ".",
+    )
+
+
+def _hit_tokens(before: Snapshot, step: Step, block_size: int) -> list[Question]:
+    asked = []
+    earlier = {r.request_id: r for r in before.requests}
+    for request in step.snapshot.requests:
+        previous = earlier.get(request.request_id)
+        if request.num_cached_tokens < 0 or (previous and previous.num_cached_tokens >= 0):
+            continue  # not admitted at this step
+        if not before.hash_map and not request.skip_reading_prefix_cache:
+            continue  # nothing cached yet: nothing to predict
+        hit, total = request.num_cached_tokens, request.num_prompt_tokens
+        near = {0, hit, total, hit + block_size, hit - block_size}
+        options = sorted(n for n in near if 0 <= n <= total)[:MAX_BLOCK_OPTIONS]
+        if hit not in options:
+            options = sorted({0, hit, total})
+        asked.append(
+            Question(
+                "hit_tokens",
+                f"{request.request_id} is admitted next, with {total} prompt tokens. "
+                "How many of them are found in the prefix cache?",
+                tuple(f"{n} tokens" for n in options),
+                options.index(hit),
+                f"{hit} of {total} tokens hit.",
+            )
+        )
+    return asked
+
+
+def _next_block(before: Snapshot, step: Step) -> Question | None:
+    queue = before.free_queue
+    if not queue:
+        return None
+    head = before.block(queue[0])
+    now = step.snapshot.block(head.block_id)
+    if now.ref_cnt == 0 or (head.block_hash is not None and now.block_hash == head.block_hash):
+        return None  # the head was not handed out (a hit keeps the hash)
+    if not any(before.block(b).block_hash for b in queue):
+        return None  # no cached block to tempt: every free block is alike
+    shown = sorted({*queue[:3], queue[-1]})
+    return Question(
+        "next_block",
+        "The next step needs a new block. Which block is handed out first?",
+        tuple(f"#{b}" for b in shown),
+        shown.index(head.block_id),
+        f"#{head.block_id}, the head of free_block_queue"
+        + (", although it was still cached: its hash is evicted." if head.block_hash else "."),
+    )
+
+
+def questions_at(timeline: Timeline, step: int) -> tuple[Question, ...]:
+    """The questions step `step` asks about step `step + 1` (none at the last step)."""
+    if step + 1 >= len(timeline.steps):
+        return ()
+    before, after = timeline.steps[step].snapshot, timeline.steps[step + 1]
+    found = [
+        _reset_result(after),
+        _block_fate(before, after),
+        *_hit_tokens(before, after, timeline.block_size),
+        _next_block(before, after),
+    ]
+    return tuple(q for q in found if q is not None)
+
+
+def all_questions(timeline: Timeline) -> list[list[dict[str, object]]]:
+    """Per step, its questions as JSON (what the browser holds)."""
+    return [
+        [q.as_json() for q in questions_at(timeline, step)] for step in range(len(timeline.steps))
+    ]

@@ -1,0 +1,105 @@
+"""The start page: the scenarios from first principles to the keep-mode deep dives.
+
+The default page when the address names no scenario (the write-up's `?embed=1`
+keeps opening the flagship). The path and its one-liners are content
+(content/start.toml); each scenario's title comes from its own file. Every entry
+is a plain link to `?scenario=NAME`, so the page needs no Python: on the static
+site, start_page.js lifts the loading veil from the pre-rendered copy at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from typing import ClassVar
+
+import param
+from panel.custom import JSComponent
+
+from app import timelines
+from app.content_files import load_toml, one_line
+from app.stylesheets import stylesheet
+from app.url import POSITION_PARAMETERS, TRUE_VALUES
+from app.views.base import esc
+
+
+@dataclass(frozen=True)
+class Entry:
+    scenario: str
+    teaches: str
+
+
+@dataclass(frozen=True)
+class Part:
+    title: str
+    entries: tuple[Entry, ...]
+
+
+@dataclass(frozen=True)
+class LearningPath:
+    intro: str
+    parts: tuple[Part, ...]
+
+    @property
+    def order(self) -> tuple[str, ...]:
+        return tuple(e.scenario for part in self.parts for e in part.entries)
+
+
+@cache
+def learning_path() -> LearningPath:
+    """content/start.toml, checked: every scenario once, and no other name."""
+    data = load_toml("start.toml")
+    parts = tuple(
+        Part(
+            one_line(part["title"]),
+            tuple(Entry(e["scenario"], one_line(e["teaches"])) for e in part["entry"]),
+        )
+        for part in data["part"]
+    )
+    path = LearningPath(one_line(data.get("intro", "")), parts)
+    names, order = set(timelines.names()), path.order
+    if len(set(order)) != len(order) or set(order) != names:
+        raise ValueError(
+            "content/start.toml must list every scenario once: "
+            f"missing {sorted(names - set(order))}, unknown {sorted(set(order) - names)}"
+        )
+    return path
+
+
+def render_start_page() -> str:
+    path = learning_path()
+    number = 0
+    parts = []
+    for part in path.parts:
+        items = []
+        for entry in part.entries:
+            number += 1
+            title = timelines.scenario(entry.scenario).title
+            items.append(
+                f'<li value="{number}" data-scenario="{esc(entry.scenario)}">'
+                f'<a href="?scenario={esc(entry.scenario)}">{esc(title)}</a>'
+                f'<p class="teaches">{esc(entry.teaches)}</p></li>'
+            )
+        parts.append(f"<section><h2>{esc(part.title)}</h2><ol>{''.join(items)}</ol></section>")
+    return (
+        '<main class="start" data-testid="start-page">'
+        '<div class="kicker">Prefix Cache Lab · vLLM v1 BlockPool</div>'
+        "<h1>Step through vLLM's prefix cache</h1>"
+        f'<p class="intro">{esc(path.intro)}</p>'
+        f'<nav aria-label="scenarios, in learning order" data-testid="learning-path">'
+        f"{''.join(parts)}</nav></main>"
+    )
+
+
+class StartPage(JSComponent):
+    html = param.String(default="", doc="The page (render_start_page)")
+    veil_css = param.String(
+        default=stylesheet("app", "start_veil.css"),
+        constant=True,
+        doc="The page-level rule that lifts the loading veil from the pre-rendered copy",
+    )
+    positions = param.List(default=list(POSITION_PARAMETERS), constant=True)
+    true_values = param.List(default=list(TRUE_VALUES), constant=True)
+
+    _esm = "start_page.js"
+    _stylesheets: ClassVar[list[str]] = [stylesheet("app", "start_page.css")]

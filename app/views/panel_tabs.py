@@ -1,0 +1,28 @@
+"""Tabs in the browser: one panel shown, the others one click away.
+
+The embed (the write-up's figure) has to fit 800x900, so its panels take turns
+under one row of tabs. Switching is plain JavaScript (panel_tabs.js), so it works
+before Python is ready on the static site; a panel that asks to be seen (the
+glossary, when a term is clicked) brings its tab forward.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import param
+from panel.custom import Children
+
+from app.early_steps import EARLY_ATTRIBUTE
+from app.stylesheets import stylesheet
+from app.views.step_deck import LeanComponent
+
+
+class PanelTabs(LeanComponent):
+    labels = param.List(default=[], item_type=str, doc="One label per panel")
+    objects = Children(default=[], doc="The panels, in the labels' order")
+    active = param.Integer(default=0, doc="The panel shown first")
+    early_attribute = param.String(default=EARLY_ATTRIBUTE, constant=True)
+
+    _esm = "panel_tabs.js"
+    _stylesheets: ClassVar[list[str]] = [stylesheet("app.views", "panel_tabs.css")]

@@ -1,0 +1,112 @@
+// Predict, then see (quiz.py): the questions of the step shown, answered in the browser.
+// The step channel (views/step_deck.py): the controls set globalThis.__pclStep and fire
+// 'pcl-step' on the document.
+const STEP_EVENT = 'pcl-step'
+const TRUE = ['1', 'true', 'yes', 'on']
+
+function load(name) {
+  try { return JSON.parse(window.localStorage.getItem(name)) || {} } catch (e) { return {} }
+}
+function save(name, value) {
+  try { window.localStorage.setItem(name, JSON.stringify(value)) } catch (e) { /* private mode */ }
+}
+function el(tag, className, text) {
+  const node = document.createElement(tag)
+  if (className) { node.className = className }
+  if (text !== undefined) { node.textContent = text }  // text, never HTML: always escaped
+  return node
+}
+
+export function render({ model }) {
+  const root = el('section', 'quiz')
+  root.setAttribute(model.early_attribute, '')  // works before Python (early_steps.py)
+  root.dataset.testid = 'quiz'
+  root.setAttribute('aria-label', 'Predict, then see')
+  let saved = load(model.storage_key)
+  saved.answers = saved.answers || {}
+  const asked = new URLSearchParams(window.location.search).get('quiz')
+  // The address decides if it says; else the full page is on unless switched off.
+  let on = asked !== null ? TRUE.includes(asked.toLowerCase()) : (!model.compact && !saved.off)
+
+  const position = () => {
+    const channel = globalThis.__pclStep
+    return channel && channel.key in model.questions ? channel
+      : { key: model.key, step: model.step }
+  }
+  const score = () => {
+    const given = Object.values(saved.answers)
+    return [given.filter((a) => a.right).length, given.length]
+  }
+
+  function question(q, id) {
+    const box = el('fieldset', 'question')
+    box.dataset.testid = 'question'
+    box.dataset.kind = q.kind
+    box.append(el('legend', '', q.prompt))
+    const options = el('div', 'options')
+    const given = saved.answers[id]
+    q.options.forEach((text, i) => {
+      const button = el('button', 'option', text)
+      button.type = 'button'
+      button.dataset.index = String(i)
+      if (given) {
+        button.disabled = true
+        if (i === q.answer) { button.classList.add('right') }
+        if (i === given.choice && !given.right) { button.classList.add('wrong') }
+        if (i === given.choice) { button.setAttribute('aria-pressed', 'true') }
+      }
+      button.addEventListener('click', () => {
+        saved.answers[id] = { choice: i, right: i === q.answer }
+        save(model.storage_key, saved)
+        show()
+      })
+      options.append(button)
+    })
+    box.append(options)
+    if (given) {
+      const verdict = el('p', 'verdict ' + (given.right ? 'right' : 'wrong'))
+      verdict.dataset.testid = 'verdict'
+      verdict.append(el('b', '', given.right ? 'Right. ' : 'Not quite. '),
+        document.createTextNode(q.explain + ' Step forward to see it.'))
+      box.append(verdict)
+    }
+    return box
+  }
+
+  function show() {
+    const at = position()
+    const steps = model.questions[at.key] || []
+    const here = on ? (steps[at.step] || []) : []
+    root.replaceChildren()
+    root.hidden = model.compact && !on
+    const bar = el('div', 'bar')
+    const toggle = el('label', 'toggle')
+    const box = document.createElement('input')
+    box.type = 'checkbox'
+    box.checked = on
+    box.dataset.testid = 'quiz-toggle'
+    box.addEventListener('change', () => {
+      on = box.checked
+      saved.off = !on
+      save(model.storage_key, saved)
+      show()
+    })
+    toggle.append(box, document.createTextNode(' Predict, then see'))
+    const [right, total] = score()
+    const tally = el('span', 'score', `${right} of ${total} right`)
+    tally.dataset.testid = 'quiz-score'
+    tally.dataset.right = String(right)
+    tally.dataset.total = String(total)
+    bar.append(toggle, tally)
+    root.append(bar)
+    root.dataset.at = `${at.key}@${at.step}`
+    root.dataset.on = String(on)
+    here.forEach((q, i) => root.append(question(q, `${at.key}@${at.step}#${i}`)))
+  }
+  const onStep = () => show()
+  document.addEventListener(STEP_EVENT, onStep)
+  model.on('remove', () => document.removeEventListener(STEP_EVENT, onStep))
+  model.on(['questions', 'key', 'step'], show)
+  show()
+  return root
+}

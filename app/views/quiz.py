@@ -1,0 +1,58 @@
+"""Predict, then see: before a step that carries a lesson, a question about it.
+
+The questions and their answers come from the timeline (app/questions.py); every
+step's questions, in every mode of the scenario, are sent once, like a StepDeck's
+pages, and quiz.js follows the step channel, so answering needs no Python (it works
+on the static site before Python is ready). The score stays in the browser
+(localStorage). On by default on the full page, where the learner can switch it off;
+off in the embed unless its address says `quiz=1`.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import param
+
+from app.early_steps import EARLY_ATTRIBUTE
+from app.errors import logged
+from app.questions import all_questions
+from app.state import SimulatorState
+from app.stylesheets import stylesheet
+from app.timelines import timeline_key
+from app.views.step_deck import LeanComponent
+
+STORAGE_KEY = "pcl-quiz"
+
+
+class QuizPanel(LeanComponent):
+    questions = param.Dict(default={}, doc="Timeline key -> per step, its questions")
+    key = param.String(default="", doc="The timeline to show until the channel names one held")
+    step = param.Integer(default=0, doc="The step to show until the channel names one held")
+    compact = param.Boolean(default=False, doc="The embed: off unless the address says quiz=1")
+    storage_key = param.String(default=STORAGE_KEY, constant=True)
+    early_attribute = param.String(default=EARLY_ATTRIBUTE, constant=True)
+
+    _esm = "quiz.js"
+    _stylesheets: ClassVar[list[str]] = [stylesheet("app.views", "quiz.css")]
+
+
+class Quiz(param.Parameterized):
+    """Keeps a QuizPanel on the open scenario (every mode's questions at once)."""
+
+    state = param.ClassSelector(class_=SimulatorState)
+
+    def __init__(self, compact: bool = False, **params: object) -> None:
+        super().__init__(**params)
+        self.panel = QuizPanel(compact=compact, sizing_mode="stretch_width", margin=0)
+        self.state.param.watch(self._refresh, ["timeline"])
+        self._refresh()
+
+    @logged
+    def _refresh(self, *_: object) -> None:
+        state = self.state
+        if state.key in self.panel.questions:
+            self.panel.param.update(key=state.key, step=state.step)
+            return
+        questions = {timeline_key(t): all_questions(t) for t in state.scenario_timelines}
+        self.panel.param.update(questions=questions, key=state.key, step=state.step)

@@ -1,0 +1,190 @@
+"""The beginner's path without a browser: the start page, the glossary, the questions."""
+
+from __future__ import annotations
+
+import pytest
+
+from app import glossary, timelines
+from app.layout import App
+from app.questions import BLOCK_FATES, RESET_OPTIONS, all_questions, questions_at
+from app.start_page import learning_path, render_start_page
+from app.url import START_COPY, copy_of, parse_link, prerendered_copies
+from app.views.chain import render_chain
+from app.views.hashmap import render_hash_map
+from app.views.header import render_header
+from app.views.metrics import render_metrics
+from app.views.pool import render_pool
+from app.views.requests import render_requests
+from tests.app.conftest import parse
+
+# The terms issue 13 asks the glossary to define.
+REQUIRED_TERMS = {
+    "ref_cnt": "ref_cnt",
+    "null-block": "null block",
+    "free-block-queue": "free_block_queue",
+    "touch": "touch",
+    "none-hash": "NONE_HASH",
+    "extra-keys": "extra keys",
+    "block-stored": "BlockStored",
+    "block-removed": "BlockRemoved",
+    "all-blocks-cleared": "AllBlocksCleared",
+    "engine-core": "engine core",
+    "preemption": "preemption",
+    "chunked-prefill": "chunked prefill",
+}
+
+
+def every_timeline() -> list[tuple[str, str]]:
+    return [(n, m) for n in timelines.names() for m in timelines.scenario(n).modes]
+
+
+# -- the start page -----------------------------------------------------------------------
+
+
+def test_an_address_without_a_position_opens_the_start_page() -> None:
+    assert parse_link("").start and parse_link("?quiz=1").start
+    for query in ("?embed=1", "?scenario=reset", "?mode=keep", "?step=2", "?scenario=nope"):
+        link = parse_link(query)
+        assert not link.start and link.scenario == "reset", query
+    app = App(link=parse_link(""))
+    assert app.start and not hasattr(app, "pool")  # no simulator is built behind it
+    page = parse(app.start_page.html)
+    assert page.find_all(data_testid="start-page")
+
+
+def test_the_start_page_has_its_own_copy_and_reset_has_one_too() -> None:
+    copies = prerendered_copies()
+    assert copies[START_COPY] == "" and copy_of(parse_link("")) == START_COPY
+    assert copy_of(parse_link("?scenario=reset")) == "reset"
+    assert copy_of(parse_link("?embed=1")) == "reset-embed"  # the write-up's figure
+
+
+def test_the_path_lists_every_scenario_once_in_the_content_order() -> None:
+    order = learning_path().order
+    assert sorted(order) == sorted(timelines.names())
+    assert order[0] == "shared-prefix" and order[-1].startswith("keep-")
+    entries = parse(render_start_page()).find_all(data_testid="learning-path")[0]
+    items = [e for e in entries.iter() if e.tag == "li"]
+    assert [e.attrs["data-scenario"] for e in items] == list(order)
+    for item, name in zip(items, order, strict=True):
+        link = next(e for e in item.iter() if e.tag == "a")
+        assert link.attrs["href"] == f"?scenario={name}"
+        assert link.text == timelines.scenario(name).title
+        assert next(e for e in item.iter() if e.tag == "p").text.strip()  # what it teaches
+
+
+def test_a_path_that_forgets_a_scenario_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    import app.start_page as start_page
+
+    data = {"part": [{"title": "One", "entry": [{"scenario": "reset", "teaches": "x"}]}]}
+    monkeypatch.setattr(start_page, "load_toml", lambda _name: data)
+    start_page.learning_path.cache_clear()
+    try:
+        with pytest.raises(ValueError, match="missing"):
+            start_page.learning_path()
+    finally:
+        start_page.learning_path.cache_clear()
+
+
+# -- the glossary -------------------------------------------------------------------------
+
+
+def test_the_glossary_defines_every_term_the_issue_names() -> None:
+    terms = glossary.glossary()
+    for key, written in REQUIRED_TERMS.items():
+        assert terms[key].term == written and len(terms[key].text) > 40, key
+    shown = parse(glossary.render_glossary())
+    anchors = [e.attrs["id"] for e in shown.iter() if e.tag == "dt"]
+    assert anchors == [f"term-{key}" for key in terms]
+
+
+def test_a_term_is_an_escaped_link_to_its_entry() -> None:
+    link = parse(glossary.term("ref_cnt", "<ref>")).children[0]
+    assert link.attrs["data-term"] == "ref_cnt" and link.attrs["href"] == "#term-ref_cnt"
+    assert link.text == "<ref>"  # escaped: parsed back as text, not a tag
+    assert link.attrs["title"] == glossary.glossary()["ref_cnt"].text
+    with pytest.raises(KeyError):
+        glossary.term("no-such-term")
+
+
+def linked_terms(html: str) -> set[str]:
+    return {e.attrs["data-term"] for e in parse(html).with_attr("data-term")}
+
+
+def test_views_link_the_terms_they_use() -> None:
+    tl = timelines.timeline("reset", "keep")
+    assert {"null-block", "ref_cnt"} <= linked_terms(render_pool(tl, 0))
+    assert "cached-block-hash-to-block" in linked_terms(render_hash_map(tl, 0))
+    assert "preemption" in linked_terms(render_requests(tl, 0))
+    assert {"extra-keys", "none-hash"} <= linked_terms(render_chain(tl, 0))
+    reset_step = next(i for i, s in enumerate(tl.steps) if s.label.startswith("reset_prefix"))
+    assert "all-blocks-cleared" in linked_terms(render_metrics(tl, reset_step))
+    stored = timelines.timeline("shared-prefix", "default")
+    assert {"block-stored"} <= set().union(
+        *(linked_terms(render_metrics(stored, s)) for s in range(len(stored.steps)))
+    )
+
+
+def test_every_glossary_term_is_linked_where_the_page_uses_it() -> None:
+    """Each term is linked somewhere on the full page, in some scenario's steps."""
+    linked = linked_terms(render_header(timelines.timeline("reset", "keep"), 0))
+    for name, mode in every_timeline():
+        tl = timelines.timeline(name, mode)
+        for step in range(len(tl.steps)):
+            for render in (render_pool, render_hash_map, render_requests, render_metrics):
+                linked |= linked_terms(render(tl, step))
+        linked |= linked_terms(render_chain(tl, len(tl.steps) - 1))
+    assert linked == set(glossary.glossary())
+
+
+# -- predict, then see --------------------------------------------------------------------
+
+
+def test_the_reset_questions_are_answered_by_the_next_step() -> None:
+    answers = {}
+    for mode in ("default", "preempt", "keep"):
+        asked = {q.kind: q for q in questions_at(timelines.timeline("reset", mode), 0)}
+        answers[mode] = {kind: q.options[q.answer] for kind, q in asked.items()}
+    assert answers["default"]["reset_result"] == RESET_OPTIONS[1]  # refused: B is running
+    assert answers["preempt"]["reset_result"] == RESET_OPTIONS[0]
+    assert answers["keep"]["reset_result"] == RESET_OPTIONS[0]
+    assert answers["default"]["block_fate"] == BLOCK_FATES[0].format(r="B")
+    assert answers["preempt"]["block_fate"] == BLOCK_FATES[3]  # B preempted, cache cleared
+    assert answers["keep"]["block_fate"] == BLOCK_FATES[1].format(r="B")
+
+
+@pytest.mark.parametrize(("name", "mode"), every_timeline())
+def test_every_answer_is_what_the_next_step_shows(name: str, mode: str) -> None:
+    tl = timelines.timeline(name, mode)
+    for step in range(len(tl.steps)):
+        for q in questions_at(tl, step):
+            assert 0 <= q.answer < len(q.options) and len(set(q.options)) == len(q.options)
+            after = tl.steps[step + 1]
+            right = q.options[q.answer]
+            if q.kind == "reset_result":
+                assert (right == RESET_OPTIONS[0]) is (after.result == "True")
+                assert (right == RESET_OPTIONS[1]) is (after.result == "False")
+            elif q.kind == "hit_tokens":
+                hits = {r.num_cached_tokens for r in after.snapshot.requests}
+                assert int(right.split()[0]) in hits
+            elif q.kind == "next_block":
+                head = tl.steps[step].snapshot.free_queue[0]
+                assert right == f"#{head}" and after.snapshot.block(head).ref_cnt > 0
+    assert all_questions(tl)[-1] == []  # nothing to predict after the last step
+
+
+def test_hits_are_asked_where_the_lessons_are() -> None:
+    dup = timelines.timeline("exact-duplicate", "default")
+    hits = [q for s in range(len(dup.steps)) for q in questions_at(dup, s)]
+    right = [q.options[q.answer] for q in hits if q.kind == "hit_tokens"]
+    assert right == ["1984 tokens", "2000 tokens"]  # the cap, then one token more hits all
+
+
+@pytest.mark.parametrize("embed", [False, True])
+def test_the_quiz_holds_every_mode_and_is_off_in_the_embed(embed: bool) -> None:
+    app = App(link=parse_link("?scenario=reset&mode=keep" + ("&embed=1" if embed else "")))
+    panel = app.quiz.panel
+    assert set(panel.questions) == {f"reset/{m}" for m in timelines.scenario("reset").modes}
+    assert panel.key == "reset/keep" and panel.compact is embed
+    app.state.scenario = "exact-duplicate"
+    assert set(panel.questions) == {"exact-duplicate/default"}
