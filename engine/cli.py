@@ -8,6 +8,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import TextIO
 
+from engine import workload_cli
 from engine.scenario import ScenarioError, load_scenario, scenario_names
 from engine.snapshot import BlockView, HashMapEntry, Snapshot
 from engine.timeline import Step, Timeline, build_timeline
@@ -84,6 +85,12 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         description="Play a scenario of vLLM's prefix cache step by step.",
     )
     parser.add_argument("--list", action="store_true", help="list the scenarios and exit")
+    parser.add_argument(
+        "--workload",
+        metavar="PRESET",
+        help="run a workload preset untraced and print its series ('list' lists them; "
+        "see python -m engine --workload list)",
+    )
     parser.add_argument("--scenario", default="reset", help="scenario name (default: reset)")
     parser.add_argument("--mode", default=None, help="default, preempt or keep")
     parser.add_argument("--num-blocks", type=int, default=None, help="override the pool size")
@@ -97,7 +104,11 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
-    args = parse_args(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    # Workloads have knobs of their own: engine/workload_cli.py parses them.
+    if any(arg == "--workload" or arg.startswith("--workload=") for arg in argv):
+        return workload_cli.main(argv, out)
+    args = parse_args(argv)
     if args.list:
         for name in scenario_names():
             scenario = load_scenario(name)
