@@ -25,7 +25,7 @@ from engine.workload import (
     load_preset,
     preset_names,
     problems,
-    workload_from_knobs,
+    typed_workload,
 )
 
 DEFAULT_PRESET = "shared-prefix"
@@ -50,11 +50,11 @@ def check_knobs(values: Mapping[str, Any]) -> tuple[Workload | None, dict[str, s
     if missing:
         return None, missing
     try:
-        workload = workload_from_knobs(values)
-    except WorkloadError as error:
-        # Types are checked first, one knob at a time; ranges all at once below.
+        workload = typed_workload(values)
+    except WorkloadError as error:  # a wrong type: the widgets do not allow one
         return None, {error.knob: str(error)}
-    return workload, problems(workload)
+    found = problems(workload)
+    return (None if found else workload), found
 
 
 def chart_data(run: WorkloadRun | None) -> ChartData:

@@ -142,6 +142,14 @@ KNOB_RANGES: dict[str, tuple[int, int]] = {
 
 def workload_from_knobs(knobs: Mapping[str, Any], base: Workload | None = None) -> Workload:
     """A workload from knob values (a preset's table, the CLI, the app), checked."""
+    workload = typed_workload(knobs, base)
+    validate(workload)
+    return workload
+
+
+def typed_workload(knobs: Mapping[str, Any], base: Workload | None = None) -> Workload:
+    """A workload from knob values whose names and types are checked, ranges not yet
+    (``problems`` then lists every knob out of range at once)."""
     for name, value in knobs.items():
         kind = KNOB_TYPES.get(name)
         if kind is None:
@@ -149,9 +157,7 @@ def workload_from_knobs(knobs: Mapping[str, Any], base: Workload | None = None) 
         if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
             wanted = {int: "a whole number", bool: "true or false", str: "text"}[kind]
             raise WorkloadError(name, f"{name} must be {wanted}, not {value!r}")
-    workload = dataclasses.replace(base or Workload(), **knobs)
-    validate(workload)
-    return workload
+    return dataclasses.replace(base or Workload(), **knobs)
 
 
 def problems(workload: Workload) -> dict[str, str]:
@@ -459,8 +465,9 @@ class Preset:
     """A named workload with what to expect, from ``content/workloads/NAME.toml``.
 
     ``compare`` holds the knobs of the run overlaid on the same charts (the rest
-    as in ``workload``); ``expected`` is a text whose ``{placeholders}`` are the
-    run's summary numbers, so every number it shows is the engine's.
+    as in ``workload``). ``expected`` (and ``compare_expected``, said only when the
+    overlay ran) are texts whose ``{placeholders}`` are the runs' knobs and summary
+    numbers, so every number they show is the engine's.
     """
 
     name: str
@@ -471,6 +478,7 @@ class Preset:
     compare_label: str
     label: str
     expected: str
+    compare_expected: str
 
     def compare_workload(self, workload: Workload | None = None) -> Workload | None:
         """The overlaid run's workload: ``workload`` (the learner's knobs) with the
@@ -480,7 +488,9 @@ class Preset:
         return (workload or self.workload).replace(**self.compare)
 
     def expected_text(self, run: WorkloadRun, compare: WorkloadRun | None = None) -> str:
-        return format_expected(self.expected, run, compare)
+        if compare is None:
+            return format_expected(self.expected, run, None)
+        return format_expected(f"{self.expected} {self.compare_expected}", run, compare)
 
 
 def format_expected(template: str, run: WorkloadRun, compare: WorkloadRun | None) -> str:
@@ -542,4 +552,5 @@ def load_preset(name: str) -> Preset:
         compare_label=str(data.get("compare_label", "compared run")),
         label=str(data.get("label", name)),
         expected=str(data.get("expected", "")).strip(),
+        compare_expected=str(data.get("compare_expected", "")).strip(),
     )
