@@ -117,12 +117,12 @@ def esc(value: object) -> str:
 def knob_widget(knob: str, value: Any) -> pn.widgets.Widget:
     label = KNOB_LABELS[knob]
     if knob == "salt":
-        return pn.widgets.Select(name=label, options=SALT_LABELS, value=value)
+        return pn.widgets.Select(label=label, options=SALT_LABELS, value=value)
     if knob == "reset_mode":
-        return pn.widgets.Select(name=label, options=list(MODES), value=value)
+        return pn.widgets.Select(label=label, options=list(MODES), value=value)
     if KNOB_TYPES[knob] is bool:
-        return pn.widgets.Checkbox(name=label, value=value)
-    return pn.widgets.IntInput(name=label, value=value)
+        return pn.widgets.Checkbox(label=label, value=value)
+    return pn.widgets.IntInput(label=label, value=value)
 
 
 def make_figure(
@@ -245,7 +245,7 @@ class LabView(pn.viewable.Viewer):
         self._preset = preset(preset_name)
         workload = self._preset.workload
         self.preset_select = pn.widgets.Select(
-            name="Preset", options=presets(), value=preset_name, width=260
+            label="Preset", options=presets(), value=preset_name, width=260
         )
         self.knobs: dict[str, pn.widgets.Widget] = {
             knob: knob_widget(knob, value) for knob, value in workload.knobs().items()
@@ -260,9 +260,9 @@ class LabView(pn.viewable.Viewer):
             )
             for knob in self.knobs
         }
-        self.overlay = pn.widgets.Checkbox(name=self._overlay_label(), value=True)
-        self.run_button = pn.widgets.Button(name="Run", button_type="primary", width=90)
-        self.stop_button = pn.widgets.Button(name="Stop", disabled=True, width=90)
+        self.overlay = pn.widgets.Checkbox(label=self._overlay_label(), value=True)
+        self.run_button = pn.widgets.Button(label="Run", color="primary", width=90)
+        self.stop_button = pn.widgets.Button(label="Stop", disabled=True, width=90)
         self.progress = pn.indicators.Progress(value=0, max=100, width=200, visible=False)
         self.status = pn.pane.HTML("", stylesheets=STYLESHEETS, css_classes=["lab-status"])
         self.outcome = pn.pane.HTML("", stylesheets=STYLESHEETS, sizing_mode="stretch_width")
@@ -351,7 +351,7 @@ class LabView(pn.viewable.Viewer):
     @logged
     def _on_preset(self, event: Any) -> None:
         self._preset = preset(event.new)
-        self.overlay.name = self._overlay_label()
+        self.overlay.label = self._overlay_label()
         self._loading_preset = True
         try:
             with pn.io.hold():

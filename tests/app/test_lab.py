@@ -88,7 +88,7 @@ def test_picking_a_preset_loads_its_knobs() -> None:
     view = LabView("shared-prefix")
     view.preset_select.value = "salt-per-user"
     assert view.knobs["salt"].value == "per-user"
-    assert view.overlay.name == "Overlay: fresh salt per request"
+    assert view.overlay.label == "Overlay: fresh salt per request"
 
 
 def test_the_outcome_quotes_the_engines_numbers_and_drops_the_claim_off_preset() -> None:
