@@ -115,14 +115,14 @@ def esc(value: object) -> str:
 
 
 def knob_widget(knob: str, value: Any) -> pn.widgets.Widget:
-    label = KNOB_LABELS[knob]
+    fit = {"label": KNOB_LABELS[knob], "value": value, "sizing_mode": "stretch_width"}
     if knob == "salt":
-        return pn.widgets.Select(label=label, options=SALT_LABELS, value=value)
+        return pn.widgets.Select(options=SALT_LABELS, **fit)
     if knob == "reset_mode":
-        return pn.widgets.Select(label=label, options=list(MODES), value=value)
+        return pn.widgets.Select(options=list(MODES), **fit)
     if KNOB_TYPES[knob] is bool:
-        return pn.widgets.Checkbox(label=label, value=value)
-    return pn.widgets.IntInput(label=label, value=value)
+        return pn.widgets.Checkbox(**fit)
+    return pn.widgets.IntInput(**fit)
 
 
 def make_figure(
@@ -289,7 +289,9 @@ class LabView(pn.viewable.Viewer):
     # -- layout ------------------------------------------------------------------
     def _build(self) -> pn.viewable.Viewable:
         knob_cells = [
-            pn.Column(widget, self.knob_errors[knob], margin=0, width=250)
+            pn.Column(
+                widget, self.knob_errors[knob], margin=0, width=250, css_classes=[f"knob-{knob}"]
+            )
             for knob, widget in self.knobs.items()
         ]
         controls = pn.Column(
