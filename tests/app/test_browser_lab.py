@@ -23,9 +23,10 @@ server, playwright, browser, watched = serve.server, serve.playwright, serve.bro
 RUN_TIMEOUT_MS = 60_000
 
 SOURCE_JS = """([name, column]) => {
-  const doc = Bokeh.documents[0];
-  const source = doc.get_model_by_name(name);
-  return source === null ? null : {id: source.id, values: Array.from(source.data[column])};
+  // The live document is the last one (a static site's pre-rendered copy comes first).
+  const sources = Bokeh.documents.map(doc => doc.get_model_by_name(name)).filter(s => s);
+  const source = sources[sources.length - 1];
+  return source ? {id: source.id, values: Array.from(source.data[column])} : null;
 }"""
 
 
@@ -62,8 +63,9 @@ def test_a_preset_runs_and_its_charts_hold_the_engines_series(
     off_preset = page.get_by_text("The knobs differ from the preset")
     expect(off_preset).to_be_visible(timeout=RUN_TIMEOUT_MS)
     page.wait_for_function(
-        "() => Bokeh.documents[0].get_model_by_name('lab-source-run').data.cumulative_hits"
-        ".every(v => v === 0)",
+        "() => Bokeh.documents.some(doc => {"
+        "  const source = doc.get_model_by_name('lab-source-run');"
+        "  return source && source.data.cumulative_hits.every(v => v === 0); })",
         timeout=RUN_TIMEOUT_MS,
     )
     assert source(page, "run", "cumulative_hit_rate")["id"] == hit_rate["id"]
