@@ -9,11 +9,13 @@ stays responsive, shows progress and can stop a long run.
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from engine.timeline import Timeline, build_timeline
 from engine.workload import (
     COLUMNS,
     PROGRESS_EVERY_STEPS,
@@ -22,15 +24,15 @@ from engine.workload import (
     WorkloadError,
     WorkloadRun,
     WorkloadRunner,
+    fits_a_scenario,
     load_preset,
     preset_names,
     problems,
     typed_workload,
+    workload_scenario,
 )
 
 DEFAULT_PRESET = "shared-prefix"
-# A step view draws every block of the pool: beyond this, a lab run is too big for it.
-MAX_STEP_VIEW_BLOCKS = 400
 
 ChartData = dict[str, list[float]]
 
@@ -120,3 +122,23 @@ class LabRun:
 
 def preset(name: str) -> Preset:
     return load_preset(name)
+
+
+@dataclass(frozen=True)
+class RunSteps:
+    """A lab run replayed as an (untraced) timeline, for the step view."""
+
+    timeline: Timeline
+    after_step: list[int]  # engine step n (from 1) -> timeline step after it: after_step[n - 1]
+
+    def index(self, engine_step: int) -> int:
+        return self.after_step[max(1, min(engine_step, len(self.after_step))) - 1]
+
+
+@functools.lru_cache(maxsize=4)
+def run_steps(workload: Workload, num_steps: int) -> RunSteps | None:
+    """The run's steps, block by block; None when the run is too big to draw."""
+    if not fits_a_scenario(workload, num_steps):
+        return None
+    scenario, after_step = workload_scenario(workload, num_steps)
+    return RunSteps(build_timeline(scenario, "default", trace=False), after_step)

@@ -25,7 +25,7 @@ from engine.core import EngineCore
 from engine.kv_cache_manager import cdiv
 from engine.kv_events import BlockRemoved
 from engine.request import Request
-from engine.scenario import MODES, Action, Mode, reset_flags
+from engine.scenario import MODES, Action, Mode, RequestSpec, Scenario, reset_flags
 from engine.scheduler import Scheduler
 
 SaltPolicy = Literal["none", "fixed", "per-user", "per-request"]
@@ -455,6 +455,69 @@ def run_workload(
 
 
 PROGRESS_EVERY_STEPS = 20
+
+
+# -- the same run as a scenario, for the step view ----------------------------------
+
+# A run this small can be played as a scenario, a complete snapshot per action: every
+# snapshot holds every request's block chain, so the work grows with actions x blocks.
+MAX_SCENARIO_BLOCKS = 400
+MAX_SCENARIO_WORK = 40_000  # (requests + steps) x requests x blocks per request
+
+
+def fits_a_scenario(workload: Workload, num_steps: int) -> bool:
+    """Whether ``num_steps`` engine steps of the workload are small enough to be played
+    as a scenario (about a second here) and drawn block by block."""
+    blocks_per_request = cdiv(workload.prompt_tokens + workload.output_tokens, workload.block_size)
+    work = (workload.requests + num_steps) * workload.requests * blocks_per_request
+    return workload.num_gpu_blocks <= MAX_SCENARIO_BLOCKS and work <= MAX_SCENARIO_WORK
+
+
+def workload_scenario(workload: Workload, num_steps: int) -> tuple[Scenario, list[int]]:
+    """The workload's first ``num_steps`` engine steps as a scenario: its arrivals,
+    its reset and its steps, as actions. Also returns, for each engine step, the
+    index of the timeline step that shows the state after it (timeline step 0 is
+    the empty engine)."""
+    actions: list[Action] = []
+    after_step: list[int] = []
+    count = workload.arrival or workload.requests
+    arrived = 0
+    for step in range(1, num_steps + 1):
+        for index in range(arrived, min(workload.requests, arrived + count)):
+            spec = RequestSpec(
+                request_id=f"req-{index}",
+                prompt_token_ids=tuple(workload.prompt(index)),
+                max_tokens=workload.output_tokens,
+                cache_salt=workload.cache_salt(index),
+            )
+            actions.append(Action("add_request", "add", request=spec))
+            arrived += 1
+        if step == workload.reset_step:
+            flags = reset_flags(Action("reset_prefix_cache", "reset"), workload.reset_mode)
+            actions.append(
+                Action(
+                    "reset_prefix_cache",
+                    "reset",
+                    reset_running_requests=flags["reset_running_requests"],
+                    keep_running_requests=flags["keep_running_requests"],
+                )
+            )
+        actions.append(Action("step", "step"))
+        after_step.append(len(actions))
+    scenario = Scenario(
+        name="workload",
+        title="Workload lab run",
+        summary="",
+        order=0,
+        modes=("default",),
+        num_gpu_blocks=workload.num_gpu_blocks,
+        block_size=workload.block_size,
+        max_num_batched_tokens=workload.max_num_batched_tokens,
+        setup=(),
+        script=tuple(actions),
+        narration={"": {}},
+    )
+    return scenario, after_step
 
 
 # -- presets ---------------------------------------------------------------------

@@ -14,14 +14,35 @@ from pathlib import Path
 from typing import Any
 
 import panel as pn
+from bokeh.events import Event, Tap
 from bokeh.models import ColumnDataSource, DataRange1d, NumeralTickFormatter, Range1d
 from bokeh.plotting import figure
 
 from app.errors import logged
-from app.lab import LabResult, LabRun, chart_data, check_knobs, default_preset, preset, presets
+from app.lab import (
+    LabResult,
+    LabRun,
+    RunSteps,
+    chart_data,
+    check_knobs,
+    default_preset,
+    preset,
+    presets,
+    run_steps,
+)
 from app.theme import CSS
+from app.views.metrics import render_metrics
+from app.views.pool import render_pool
+from app.views.queue import render_queue
+from app.views.requests import render_requests
 from engine.scenario import MODES
-from engine.workload import KNOB_TYPES, SALT_POLICIES, Workload, WorkloadRun
+from engine.workload import (
+    KNOB_TYPES,
+    MAX_SCENARIO_BLOCKS,
+    SALT_POLICIES,
+    Workload,
+    WorkloadRun,
+)
 
 LAB_CSS = Path(__file__).with_name("lab.css").read_text(encoding="utf-8")
 STYLESHEETS = [CSS, LAB_CSS]
@@ -145,12 +166,12 @@ def make_figure(
     # Counts start at 0 even when they stay 0; rates show their whole 0..1 scale.
     fig.y_range = Range1d(start=-0.02, end=1.05) if unit_range else DataRange1d(start=0)
     fig.yaxis.formatter = NumeralTickFormatter(format="0%" if unit_range else "0,0")
-    for index, (column, legend) in enumerate(series):
+    for index, (column, legend_text) in enumerate(series):
         for source, dash, name in zip(
             sources, ("solid", "dashed"), ("run", "compare"), strict=True
         ):
             color = SERIES_COLORS.get(column, RUN_COLOR if name == "run" else COMPARE_COLOR)
-            label = f"{legend} ({'solid' if name == 'run' else 'dashed'})"
+            label = f"{legend_text} ({'solid' if name == 'run' else 'dashed'})"
             if column in SCATTER_COLUMNS:
                 marker = "circle" if name == "run" else "triangle"
                 fig.scatter(
@@ -237,6 +258,33 @@ def render_outcome(result: LabResult) -> str:
     )
 
 
+def render_step_view(steps: RunSteps, engine_step: int) -> str:
+    """The pool, free queue, requests and counters after one engine step of the run."""
+    index = steps.index(engine_step)
+    shown = steps.after_step.index(index) + 1
+    last = len(steps.after_step)
+    parts = (render_pool, render_queue, render_requests, render_metrics)
+    return (
+        f'<section class="lab-step" data-testid="lab-step" data-step="{shown}">'
+        f"<h2>After engine step {shown} of {last}</h2>"
+        + "".join(render(steps.timeline, index) for render in parts)
+        + "</section>"
+    )
+
+
+def step_hint(steps: RunSteps | None) -> str:
+    if steps is None:
+        return (
+            '<p class="lab-hint">Click-to-step needs a run small enough to draw block by '
+            f"block (a pool of at most {MAX_SCENARIO_BLOCKS} blocks and a few dozen "
+            "requests): this one is too big.</p>"
+        )
+    return (
+        '<p class="lab-hint" data-testid="lab-hint">Click a chart at a step to see the '
+        "pool, the free queue and the requests after that step, below the charts.</p>"
+    )
+
+
 class LabView(pn.viewable.Viewer):
     """Picks a preset and knobs, runs them, draws the charts."""
 
@@ -275,6 +323,11 @@ class LabView(pn.viewable.Viewer):
             ColumnDataSource(chart_data(None), name=f"lab-source-{name}") for name in RUN_NAMES
         ]
         self.figures = [make_figure(*chart, self.sources) for chart in CHARTS]
+        self.hint = pn.pane.HTML("", stylesheets=STYLESHEETS, sizing_mode="stretch_width")
+        self.step_view = pn.pane.HTML(
+            "", visible=False, stylesheets=STYLESHEETS, sizing_mode="stretch_width"
+        )
+        self._steps: RunSteps | None = None
         self.result: LabResult | None = None
         self._run: LabRun | None = None
         self._loading_preset = False
@@ -283,6 +336,8 @@ class LabView(pn.viewable.Viewer):
         for widget in (*self.knobs.values(), self.overlay):
             widget.param.watch(self._on_knob, "value")
         self.run_button.on_click(self._on_run)
+        for fig in self.figures:
+            fig.on_event(Tap, self._on_tap)
         self.stop_button.on_click(self._on_stop)
         self._layout = self._build()
 
@@ -324,7 +379,9 @@ class LabView(pn.viewable.Viewer):
         return pn.Column(
             controls,
             self.outcome,
+            self.hint,
             charts,
+            self.step_view,
             sizing_mode="stretch_width",
             max_width=1280,
             styles={"margin": "0 auto"},
@@ -414,10 +471,26 @@ class LabView(pn.viewable.Viewer):
             self.sources[0].data = chart_data(result.run)
             self.sources[1].data = chart_data(result.compare)
             self.outcome.object = render_outcome(result)
+            self._steps = run_steps(result.run.workload, result.run.num_steps)
+            self.hint.object = step_hint(self._steps)
+            self.step_view.visible = False
             run = result.run
             self.status.object = (
                 f"Done: {run.workload.requests:,} requests in {run.num_steps:,} engine steps."
             )
+
+    @logged
+    def _on_tap(self, event: Event) -> None:
+        if self._steps is None or not isinstance(event, Tap) or event.x is None:
+            return
+        self.show_step(round(event.x))
+
+    def show_step(self, engine_step: int) -> None:
+        """The step view of the learner's run after that engine step (nearest one)."""
+        if self._steps is None:
+            return
+        self.step_view.object = render_step_view(self._steps, engine_step)
+        self.step_view.visible = True
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self._layout

@@ -92,3 +92,23 @@ def test_the_main_page_links_to_the_lab_and_a_bad_preset_gets_a_notice(
     assert "lab=shared-prefix" in page.url
     page.goto(f"{server}?lab=nope")
     expect(page.get_by_text("Ignored lab='nope'")).to_be_visible(timeout=RUN_TIMEOUT_MS)
+
+
+def test_a_click_on_a_chart_opens_the_step_view_at_that_step(watched: Watched, server: str) -> None:
+    small = preset("small-pool")
+    run = run_workload(small.workload)
+    page = open_lab(watched, server, "?lab=small-pool")
+    expect(page.get_by_test_id("lab-hint")).to_be_visible()
+    canvas = page.locator(".bk-Canvas").first
+    box = canvas.bounding_box()
+    assert box is not None
+    # A fifth of the way in: within the solid run (the dashed one runs longer).
+    canvas.click(position={"x": box["width"] / 5, "y": box["height"] / 3})
+    step_view = page.get_by_test_id("lab-step")
+    expect(step_view).to_be_visible(timeout=RUN_TIMEOUT_MS)
+    step = int(step_view.get_attribute("data-step") or "0")
+    assert 1 < step < run.num_steps
+    cells = step_view.locator("[data-state]")
+    expect(cells).to_have_count(small.workload.num_gpu_blocks)
+    held = step_view.locator('[data-state="held"]')
+    expect(held).to_have_count(run.series["held_blocks"][step - 1])

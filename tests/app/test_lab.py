@@ -110,3 +110,32 @@ def test_open_lab_falls_back_with_a_notice(name: str, notices: int) -> None:
     assert view.notice.visible == bool(notices)
     if notices:
         assert "Ignored lab='nope'" in html.unescape(view.notice.object)
+
+
+def test_a_small_run_shows_the_pool_after_a_clicked_step() -> None:
+    view = LabView("small-pool")
+    play(view)
+    assert view.result is not None
+    run = view.result.run
+    assert "Click a chart" in view.hint.object
+    view.show_step(5)
+    page = parse(view.step_view.object)
+    assert view.step_view.visible
+    assert page.find_all(data_testid="lab-step")[0].attrs["data-step"] == "5"
+    states = [cell.attrs["data-state"] for cell in page.with_attr("data-state")]
+    assert len(states) == run.workload.num_gpu_blocks
+    assert states.count("held") == run.series["held_blocks"][4]
+    assert states.count("free-cached") == run.series["free_cached_blocks"][4]
+    view.show_step(10_000)  # past the end: the last step
+    last = parse(view.step_view.object).find_all(data_testid="lab-step")[0]
+    assert last.attrs["data-step"] == str(run.num_steps)
+
+
+def test_a_big_run_says_it_is_too_big_to_step_through() -> None:
+    view = LabView("shared-prefix")
+    for knob, value in SMALL_KNOBS.items():
+        view.knobs[knob].value = value
+    play(view)
+    assert "too big" in view.hint.object
+    view.show_step(3)
+    assert not view.step_view.visible

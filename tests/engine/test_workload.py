@@ -13,16 +13,19 @@ import pytest
 
 from engine.cli import main
 from engine.snapshot import block_state
+from engine.timeline import build_timeline
 from engine.workload import (
     COLUMNS,
     Workload,
     WorkloadError,
     WorkloadRunner,
+    fits_a_scenario,
     load_preset,
     pool_usage,
     preset_names,
     problems,
     run_workload,
+    workload_scenario,
 )
 
 # 50 requests of a 512-token system prompt plus 64 tokens of their own: quick to run.
@@ -77,6 +80,14 @@ def test_the_survival_fraction_falls_as_churn_rises() -> None:
     assert last["survival_fraction"][-1] == pytest.approx(
         sum(last["preempted_hits"]) / sum(last["preempted_queries"])
     )
+
+
+def test_a_small_pool_evicts_but_keeps_the_shared_prompt() -> None:
+    run = run_workload(load_preset("small-pool").workload)
+    summary = run.summary()
+    assert summary["evictions"] > 0
+    assert summary["later_requests_min_hits"] == run.workload.shared_tokens
+    assert fits_a_scenario(run.workload, run.num_steps)  # the lab can show its steps
 
 
 def test_pool_usage_counts_every_block_in_its_state() -> None:
@@ -239,3 +250,25 @@ def test_cli_bad_input_is_one_line_and_exit_2(args: list[str], message: str) -> 
     assert result.stdout == ""
     assert result.stderr.startswith(message)
     assert result.stderr.count("\n") == 1
+
+
+def test_a_small_workload_played_as_a_scenario_shows_the_runs_numbers() -> None:
+    """The step view's timeline and the lab's untraced run are the same run."""
+    workload = SMALL.replace(
+        requests=20, arrival=3, num_gpu_blocks=120, output_tokens=8, reset_step=4
+    ).replace(reset_mode="keep")
+    run = run_workload(workload)
+    assert fits_a_scenario(workload, run.num_steps)
+    scenario, after_step = workload_scenario(workload, run.num_steps)
+    timeline = build_timeline(scenario, "default", trace=False)
+    assert len(after_step) == run.num_steps
+    for row, index in enumerate(after_step):
+        snapshot = timeline.steps[index].snapshot
+        assert snapshot.stats.queries == run.series["cumulative_queries"][row]
+        assert snapshot.stats.hits == run.series["cumulative_hits"][row]
+        states = Counter(block.state for block in snapshot.blocks)
+        assert states["held"] == run.series["held_blocks"][row]
+        assert states["free-cached"] == run.series["free_cached_blocks"][row]
+    assert timeline.steps[after_step[3] - 1].label.startswith("reset_prefix_cache(")
+    assert not fits_a_scenario(workload.replace(num_gpu_blocks=401), run.num_steps)
+    assert not fits_a_scenario(workload.replace(requests=100), run.num_steps)
