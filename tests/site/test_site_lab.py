@@ -36,3 +36,22 @@ def test_a_preset_runs_in_pyodide_with_the_engines_series(
     compare_hits = page.evaluate(SOURCE_JS, ["lab-source-compare", "cumulative_hits"])
     assert compare_hits["values"] == compare.series["cumulative_hits"]
     expect(page.get_by_test_id("lab-expected")).to_have_text(fixed.expected_text(run, compare))
+
+
+def test_a_click_on_a_chart_opens_the_step_view_in_pyodide(
+    site_page: Callable[..., tuple[Any, Any]],
+) -> None:
+    small = preset("small-pool")
+    run = run_workload(small.workload)
+    page, _ = site_page("?lab=small-pool")
+    expect(page.get_by_test_id("lab-hint")).to_be_visible(timeout=RUN_TIMEOUT_MS)
+    canvas = page.locator(".bk-Canvas").first
+    box = canvas.bounding_box()
+    assert box is not None
+    canvas.click(position={"x": box["width"] / 5, "y": box["height"] / 3})
+    step_view = page.get_by_test_id("lab-step")
+    expect(step_view).to_be_visible(timeout=RUN_TIMEOUT_MS)
+    step = int(step_view.get_attribute("data-step") or "0")
+    assert 1 <= step <= run.num_steps
+    held = step_view.locator('[data-state="held"]')
+    expect(held).to_have_count(run.series["held_blocks"][step - 1])
