@@ -12,12 +12,14 @@ import html
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import panel as pn
 from bokeh.events import Event, Tap
 from bokeh.models import ColumnDataSource, DataRange1d, NumeralTickFormatter, Range1d
 from bokeh.plotting import figure
 
+from app.address_bar import AddressBar
 from app.errors import logged
 from app.lab import (
     LabResult,
@@ -328,6 +330,8 @@ class LabView(pn.viewable.Viewer):
             "", visible=False, stylesheets=STYLESHEETS, sizing_mode="stretch_width"
         )
         self._steps: RunSteps | None = None
+        # The address follows the preset, so the link can be shared.
+        self.address_bar = AddressBar(width=0, height=0, margin=0)
         self.result: LabResult | None = None
         self._run: LabRun | None = None
         self._loading_preset = False
@@ -382,6 +386,7 @@ class LabView(pn.viewable.Viewer):
             self.hint,
             charts,
             self.step_view,
+            self.address_bar,
             sizing_mode="stretch_width",
             max_width=1280,
             styles={"margin": "0 auto"},
@@ -410,6 +415,7 @@ class LabView(pn.viewable.Viewer):
     @logged
     def _on_preset(self, event: Any) -> None:
         self._preset = preset(event.new)
+        self.address_bar.query = urlencode({"lab": event.new})
         self.overlay.label = self._overlay_label()
         self._loading_preset = True
         try:

@@ -82,6 +82,18 @@ def test_a_bad_knob_says_why_beside_it(watched: Watched, server: str) -> None:
     expect(page.get_by_role("button", name="Run")).to_be_disabled()
 
 
+def test_picking_a_preset_runs_it_and_the_address_follows(watched: Watched, server: str) -> None:
+    prepend = preset("prepend-token")
+    run = run_workload(prepend.workload)
+    page = open_lab(watched, server, "?lab=shared-prefix")
+    page.get_by_label("Preset").select_option("prepend-token")
+    expect(page.get_by_test_id("lab-outcome")).to_contain_text(
+        prepend.title, timeout=RUN_TIMEOUT_MS
+    )
+    assert source(page, "run", "cumulative_queries")["values"] == run.series["cumulative_queries"]
+    page.wait_for_url("**lab=prepend-token**", timeout=RUN_TIMEOUT_MS)
+
+
 def test_the_main_page_links_to_the_lab_and_a_bad_preset_gets_a_notice(
     watched: Watched, server: str
 ) -> None:
