@@ -33,6 +33,8 @@ from engine.workload import (
 )
 
 DEFAULT_PRESET = "shared-prefix"
+# Requests built (their prompts hashed) per slice before a run starts.
+PREPARE_EVERY_REQUESTS = 50
 
 ChartData = dict[str, list[float]]
 
@@ -110,6 +112,12 @@ class LabRun:
     async def play(self, on_progress: Callable[[float], None]) -> LabResult | None:
         """Run to the end, awaiting between slices; None if stopped first."""
         for runner in self.runners:
+            # Hashing thousands of prompts at once would hold the page for seconds.
+            while not runner.prepare(PREPARE_EVERY_REQUESTS):
+                on_progress(self.progress)
+                await asyncio.sleep(0)
+                if self.stopped:
+                    return None
             while not runner.done:
                 runner.advance(PROGRESS_EVERY_STEPS)
                 on_progress(self.progress)

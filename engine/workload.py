@@ -327,7 +327,8 @@ class WorkloadRunner:
         )
         self.engine = EngineCore(self.scheduler)
         self.series: Series = {column: [] for column in COLUMNS}
-        self.requests: list[Request] = []
+        self.requests: list[Request] = []  # arrived, in arrival order
+        self._prepared: list[Request] = []  # built ahead of arrival (see prepare)
         self.num_finished = 0
         self._totals = dict.fromkeys(
             ("queries", "hits", "preempted_queries", "preempted_hits", "preemptions"), 0
@@ -345,16 +346,31 @@ class WorkloadRunner:
             and not self.scheduler.has_unfinished_requests()
         ) or self.step >= MAX_STEPS
 
+    def _make_request(self, index: int) -> Request:
+        """Request ``index`` of the workload; building it hashes its prompt's full blocks."""
+        workload = self.workload
+        return Request(
+            f"req-{index}",
+            workload.prompt(index),
+            max_tokens=workload.output_tokens,
+            block_hasher=self.scheduler.request_block_hasher,
+            cache_salt=workload.cache_salt(index),
+        )
+
+    def prepare(self, count: int) -> bool:
+        """Build up to ``count`` more requests ahead of their arrival, so a caller can
+        spread the hashing of many prompts over several slices. True when all are built."""
+        start = len(self._prepared)
+        for index in range(start, min(self.workload.requests, start + count)):
+            self._prepared.append(self._make_request(index))
+        return len(self._prepared) == self.workload.requests
+
     def _arrive(self) -> None:
         workload = self.workload
         count = workload.arrival or workload.requests
         for index in range(len(self.requests), min(workload.requests, len(self.requests) + count)):
-            request = Request(
-                f"req-{index}",
-                workload.prompt(index),
-                max_tokens=workload.output_tokens,
-                block_hasher=self.scheduler.request_block_hasher,
-                cache_salt=workload.cache_salt(index),
+            request = (
+                self._prepared[index] if index < len(self._prepared) else self._make_request(index)
             )
             self.engine.add_request(request)
             self.requests.append(request)

@@ -272,3 +272,12 @@ def test_a_small_workload_played_as_a_scenario_shows_the_runs_numbers() -> None:
     assert timeline.steps[after_step[3] - 1].label.startswith("reset_prefix_cache(")
     assert not fits_a_scenario(workload.replace(num_gpu_blocks=401), run.num_steps)
     assert not fits_a_scenario(workload.replace(requests=100), run.num_steps)
+
+
+def test_requests_prepared_ahead_give_the_same_run() -> None:
+    workload = SMALL.replace(arrival=4)
+    runner = WorkloadRunner(workload)
+    assert not runner.prepare(10)
+    assert runner.prepare(1_000)
+    runner.advance()
+    assert runner.result().series == run_workload(workload).series
