@@ -38,7 +38,7 @@ MAX_PROMPT_TOKENS = 32_768
 MAX_OUTPUT_TOKENS = 4_096
 MAX_BATCHED_TOKENS = 65_536
 # Every token of every request is hashed and scheduled: this bounds a run's work.
-MAX_TOTAL_TOKENS = 4_000_000
+MAX_TOTAL_TOKENS = 5_000_000
 # A run that has not finished by then is stopped (it cannot happen with checked knobs).
 MAX_STEPS = 1_000_000
 

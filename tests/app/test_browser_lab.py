@@ -124,3 +124,18 @@ def test_a_click_on_a_chart_opens_the_step_view_at_that_step(watched: Watched, s
     expect(cells).to_have_count(small.workload.num_gpu_blocks)
     held = step_view.locator('[data-state="held"]')
     expect(held).to_have_count(run.series["held_blocks"][step - 1])
+
+
+def test_a_long_run_shows_progress_and_stops(watched: Watched, server: str) -> None:
+    page = open_lab(watched, server, "?lab=fresh-salt")
+    hits_before = source(page, "run", "cumulative_queries")["values"]
+    field = page.get_by_label("Requests")
+    field.fill("2000")
+    field.press("Enter")
+    expect(page.get_by_text("Running…")).to_be_visible(timeout=RUN_TIMEOUT_MS)
+    page.get_by_role("button", name="Stop").click()
+    expect(page.get_by_text("Stopped: the charts still show the last finished run.")).to_be_visible(
+        timeout=RUN_TIMEOUT_MS
+    )
+    assert source(page, "run", "cumulative_queries")["values"] == hits_before
+    expect(page.get_by_role("button", name="Run")).to_be_enabled()

@@ -161,6 +161,11 @@ def test_stopping_a_run_keeps_what_it_measured() -> None:
         ({"requests": "many"}, "requests", "requests must be a whole number, not 'many'"),
         ({"prepend_token": 1}, "prepend_token", "prepend_token must be true or false"),
         ({"speed": 3}, "speed", "unknown knob 'speed'"),
+        (
+            {"requests": 2000, "unique_tokens": 500},
+            "requests",
+            "2,000 requests of 2,516 tokens is 5,032,000 tokens, more than 5,000,000",
+        ),
         ({"unique_tokens": 30_000, "shared_tokens": 3_000}, "unique_tokens", "more than 32,768"),
     ],
 )
