@@ -88,8 +88,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument(
         "--workload",
         metavar="PRESET",
-        help="run a workload preset untraced and print its series ('list' lists them; "
-        "see python -m engine --workload list)",
+        help="run a workload preset untraced and print its per-step series ('list' lists "
+        "the presets; --workload NAME --help lists its knobs)",
     )
     parser.add_argument("--scenario", default="reset", help="scenario name (default: reset)")
     parser.add_argument("--mode", default=None, help="default, preempt or keep")
