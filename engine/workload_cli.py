@@ -32,7 +32,7 @@ def knob_option(knob: str) -> str:
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser = _OneLineParser(
-        prog="python -m engine --workload",
+        prog="python -m engine",
         description="Run a workload preset untraced and print its per-step series.",
     )
     parser.add_argument("--workload", required=True, help="a preset name, or 'list'")
