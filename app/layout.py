@@ -27,6 +27,7 @@ from app.views.code import CodeView
 from app.views.controls import Controls
 from app.views.hashmap import HashMapView
 from app.views.header import EmbedHeaderView, HeaderView
+from app.views.lab import lab_link_pane
 from app.views.log import LogView
 from app.views.metrics import MetricsView
 from app.views.narration import NarrationView
@@ -144,6 +145,7 @@ class App(pn.viewable.Viewer):
         )
         return self._page(
             self.header,
+            *([] if self.embed else [lab_link_pane()]),
             self.notice,
             self.controls,
             self.narration,

@@ -15,7 +15,8 @@ except ImportError:  # `panel serve app/main.py` from a checkout without `pip in
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from app.layout import App
-from app.url import PRERENDER_QUERY_ENV, parse_link
+from app.url import PRERENDER_QUERY_ENV, lab_link, parse_link
+from app.views.lab import LabView, open_lab
 
 logging.basicConfig(level=logging.INFO)
 # No IDE signatures: building them for every Panel class costs Pyodide ~0.1 s at start.
@@ -40,4 +41,9 @@ def create_app() -> App:
     return app_view
 
 
-create_app().servable(title="Prefix Cache Lab · BlockPool")
+lab_preset = lab_link(current_query())
+if lab_preset is None:
+    create_app().servable(title="Prefix Cache Lab · BlockPool")
+else:
+    lab_view: LabView = open_lab(lab_preset)
+    lab_view.servable(title="Prefix Cache Lab · Workload lab")

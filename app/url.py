@@ -114,3 +114,9 @@ def prerendered_copies() -> dict[str, str]:
             for embed, extra in layouts.items()
         },
     }
+
+
+def lab_link(query: str) -> str | None:
+    """The workload preset a `?lab=PRESET` address asks for ("" for the default), or None
+    when the address is not the lab's."""
+    return _first(query).get("lab")

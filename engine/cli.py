@@ -8,6 +8,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import TextIO
 
+from engine import workload_cli
 from engine.event_labels import event_hash_labels, event_label
 from engine.scenario import ScenarioError, load_scenario, scenario_names
 from engine.snapshot import BlockView, EventView, HashMapEntry, Snapshot
@@ -98,6 +99,12 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         description="Play a scenario of vLLM's prefix cache step by step.",
     )
     parser.add_argument("--list", action="store_true", help="list the scenarios and exit")
+    parser.add_argument(
+        "--workload",
+        metavar="PRESET",
+        help="run a workload preset untraced and print its per-step series ('list' lists "
+        "the presets; --workload NAME --help lists its knobs)",
+    )
     parser.add_argument("--scenario", default="reset", help="scenario name (default: reset)")
     parser.add_argument("--mode", default=None, help="default, preempt or keep")
     parser.add_argument("--num-blocks", type=int, default=None, help="override the pool size")
@@ -111,7 +118,11 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
-    args = parse_args(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    # Workloads have knobs of their own: engine/workload_cli.py parses them.
+    if any(arg == "--workload" or arg.startswith("--workload=") for arg in argv):
+        return workload_cli.main(argv, out)
+    args = parse_args(argv)
     if args.list:
         for name in scenario_names():
             scenario = load_scenario(name)

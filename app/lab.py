@@ -1,0 +1,152 @@
+"""The workload lab's logic, without widgets: knobs -> workloads -> runs -> chart columns.
+
+The engine does the work (engine/workload.py); this module only decides which runs
+the lab shows and turns a run's series into the columns a Bokeh ColumnDataSource
+takes. ``LabRun`` plays the runs in slices and awaits between them, so the page
+stays responsive, shows progress and can stop a long run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from engine.timeline import Timeline, build_timeline
+from engine.workload import (
+    COLUMNS,
+    PROGRESS_EVERY_STEPS,
+    Preset,
+    Workload,
+    WorkloadError,
+    WorkloadRun,
+    WorkloadRunner,
+    fits_a_scenario,
+    load_preset,
+    preset_names,
+    problems,
+    typed_workload,
+    workload_scenario,
+)
+
+DEFAULT_PRESET = "shared-prefix"
+# Requests built (their prompts hashed) per slice before a run starts.
+PREPARE_EVERY_REQUESTS = 50
+
+ChartData = dict[str, list[float]]
+
+
+def presets() -> list[str]:
+    return list(preset_names())
+
+
+def default_preset() -> str:
+    names = presets()
+    return DEFAULT_PRESET if DEFAULT_PRESET in names else names[0]
+
+
+def check_knobs(values: Mapping[str, Any]) -> tuple[Workload | None, dict[str, str]]:
+    """The workload the knobs describe, or None and a message per knob that is wrong."""
+    missing = {k: f"{k} needs a value" for k, v in values.items() if v is None}
+    if missing:
+        return None, missing
+    try:
+        workload = typed_workload(values)
+    except WorkloadError as error:  # a wrong type: the widgets do not allow one
+        return None, {error.knob: str(error)}
+    found = problems(workload)
+    return (None if found else workload), found
+
+
+def chart_data(run: WorkloadRun | None) -> ChartData:
+    """Every series column as floats (no value: NaN, which Bokeh draws as a gap)."""
+    if run is None:
+        return {column: [] for column in COLUMNS}
+    return {
+        column: [math.nan if v is None else float(v) for v in values]
+        for column, values in run.series.items()
+    }
+
+
+@dataclass(frozen=True)
+class LabResult:
+    """What the lab shows: the learner's run and, if asked for, the overlaid one."""
+
+    preset: Preset
+    run: WorkloadRun
+    compare: WorkloadRun | None
+
+    @property
+    def is_preset(self) -> bool:
+        """Whether the knobs are still the preset's, so its expected outcome applies."""
+        return self.run.workload == self.preset.workload
+
+    def outcome_text(self) -> str:
+        return self.preset.expected_text(self.run, self.compare)
+
+
+class LabRun:
+    """Plays the learner's workload (and the overlay's) a slice of steps at a time.
+
+    ``stop()`` ends it at the next slice; ``progress`` is the share of requests
+    finished over both runs.
+    """
+
+    def __init__(self, preset: Preset, workload: Workload, overlay: bool) -> None:
+        self.preset = preset
+        compare = preset.compare_workload(workload) if overlay else None
+        self.runners = [WorkloadRunner(w) for w in (workload, compare) if w is not None]
+        self.stopped = False
+
+    @property
+    def progress(self) -> float:
+        total = sum(r.workload.requests for r in self.runners)
+        return sum(r.num_finished for r in self.runners) / total
+
+    def stop(self) -> None:
+        self.stopped = True
+
+    async def play(self, on_progress: Callable[[float], None]) -> LabResult | None:
+        """Run to the end, awaiting between slices; None if stopped first."""
+        for runner in self.runners:
+            # Hashing thousands of prompts at once would hold the page for seconds.
+            while not runner.prepare(PREPARE_EVERY_REQUESTS):
+                on_progress(self.progress)
+                await asyncio.sleep(0)
+                if self.stopped:
+                    return None
+            while not runner.done:
+                runner.advance(PROGRESS_EVERY_STEPS)
+                on_progress(self.progress)
+                await asyncio.sleep(0)
+                if self.stopped:
+                    return None
+        runs = [runner.result() for runner in self.runners]
+        return LabResult(self.preset, runs[0], runs[1] if len(runs) > 1 else None)
+
+
+def preset(name: str) -> Preset:
+    return load_preset(name)
+
+
+@dataclass(frozen=True)
+class RunSteps:
+    """A lab run replayed as an (untraced) timeline, for the step view."""
+
+    timeline: Timeline
+    after_step: list[int]  # engine step n (from 1) -> timeline step after it: after_step[n - 1]
+
+    def index(self, engine_step: int) -> int:
+        return self.after_step[max(1, min(engine_step, len(self.after_step))) - 1]
+
+
+@functools.lru_cache(maxsize=4)
+def run_steps(workload: Workload, num_steps: int) -> RunSteps | None:
+    """The run's steps, block by block; None when the run is too big to draw."""
+    if not fits_a_scenario(workload, num_steps):
+        return None
+    scenario, after_step = workload_scenario(workload, num_steps)
+    return RunSteps(build_timeline(scenario, "default", trace=False), after_step)

@@ -1,0 +1,529 @@
+"""The workload lab page (`?lab=PRESET`): knobs, a run of the engine, Bokeh charts.
+
+The figures are built once; a run only replaces the data of their two
+ColumnDataSources (the learner's run, drawn solid, and the overlay, dashed).
+Every knob has its message beside it; a run plays in slices (app/lab.py), so
+the page shows progress and Stop works.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import panel as pn
+from bokeh.events import Event, Tap
+from bokeh.models import ColumnDataSource, DataRange1d, NumeralTickFormatter, Range1d
+from bokeh.plotting import figure
+
+from app.address_bar import AddressBar
+from app.errors import logged
+from app.lab import (
+    LabResult,
+    LabRun,
+    RunSteps,
+    chart_data,
+    check_knobs,
+    default_preset,
+    preset,
+    presets,
+    run_steps,
+)
+from app.theme import CSS
+from app.views.metrics import render_metrics
+from app.views.pool import render_pool
+from app.views.queue import render_queue
+from app.views.requests import render_requests
+from engine.scenario import MODES
+from engine.workload import (
+    KNOB_TYPES,
+    MAX_SCENARIO_BLOCKS,
+    SALT_POLICIES,
+    Workload,
+    WorkloadRun,
+)
+
+LAB_CSS = Path(__file__).with_name("lab.css").read_text(encoding="utf-8")
+STYLESHEETS = [CSS, LAB_CSS]
+
+RUN_COLOR = "#2f5fd0"
+COMPARE_COLOR = "#e8590c"
+SERIES_COLORS = {"held_blocks": "#2f5fd0", "free_cached_blocks": "#1f8a4c"}
+SERIES_COLORS["free_empty_blocks"] = "#9aa5b1"
+
+# knob -> its label beside the widget
+KNOB_LABELS: dict[str, str] = {
+    "requests": "Requests",
+    "arrival": "Arrivals per step (0: all at once)",
+    "shared_tokens": "Shared system prompt (tokens)",
+    "unique_tokens": "Unique part per request (tokens)",
+    "output_tokens": "Output tokens per request",
+    "num_gpu_blocks": "Pool size (num_gpu_blocks)",
+    "block_size": "block_size (tokens)",
+    "max_num_batched_tokens": "Token budget per step",
+    "salt": "cache_salt",
+    "users": "Users (for a salt per user)",
+    "prepend_token": "Prepend a per-request token",
+    "reset_step": "reset_prefix_cache before step (0: never)",
+    "reset_mode": "Reset mode",
+}
+assert set(KNOB_LABELS) == set(KNOB_TYPES)
+
+SALT_LABELS = {
+    "no salt": "none",
+    "one fixed salt": "fixed",
+    "a salt per user": "per-user",
+    "a fresh salt per request": "per-request",
+}
+assert set(SALT_LABELS.values()) == set(SALT_POLICIES)
+
+# (title, y label, [(column, legend)], y from 0 to 1?)
+CHARTS: tuple[tuple[str, str, tuple[tuple[str, str], ...], bool], ...] = (
+    (
+        "Hit rate: prefix_cache_hits / prefix_cache_queries",
+        "hit rate",
+        (("cumulative_hit_rate", "cumulative"), ("hit_rate", "this step")),
+        True,
+    ),
+    (
+        "prefix_cache_queries and prefix_cache_hits (tokens, so far)",
+        "tokens",
+        (("cumulative_queries", "queries"), ("cumulative_hits", "hits")),
+        False,
+    ),
+    (
+        "Pool usage (blocks)",
+        "blocks",
+        (
+            ("held_blocks", "held"),
+            ("free_cached_blocks", "free, cached"),
+            ("free_empty_blocks", "free, empty"),
+        ),
+        False,
+    ),
+    ("Evictions per step (BlockRemoved)", "blocks", (("evictions", "evicted"),), False),
+    (
+        "Preemptions",
+        "requests",
+        (("cumulative_preemptions", "so far"), ("preemptions", "this step")),
+        False,
+    ),
+    (
+        "Survival fraction: preempted_hits / preempted_queries",
+        "fraction",
+        (("survival_fraction", "so far"),),
+        True,
+    ),
+    (
+        "Tokens to prefill (so far)",
+        "tokens",
+        (
+            ("cumulative_prefill_tokens_without_cache", "without the cache"),
+            ("cumulative_prefill_tokens", "with the cache"),
+        ),
+        False,
+    ),
+)
+# Scatter, not lines: a per-step rate has gaps on steps that admitted nobody.
+SCATTER_COLUMNS = frozenset({"hit_rate"})
+LINE_DASHES = ("solid", "dotted", "dotdash")
+RUN_NAMES = ("run", "compare")
+
+
+def esc(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def knob_widget(knob: str, value: Any) -> pn.widgets.Widget:
+    fit = {"label": KNOB_LABELS[knob], "value": value, "sizing_mode": "stretch_width"}
+    if knob == "salt":
+        return pn.widgets.Select(options=SALT_LABELS, **fit)
+    if knob == "reset_mode":
+        return pn.widgets.Select(options=list(MODES), **fit)
+    if KNOB_TYPES[knob] is bool:
+        return pn.widgets.Checkbox(**fit)
+    return pn.widgets.IntInput(**fit)
+
+
+def make_figure(
+    title: str,
+    y_label: str,
+    series: Sequence[tuple[str, str]],
+    unit_range: bool,
+    sources: Sequence[ColumnDataSource],
+) -> figure:
+    fig = figure(
+        title=title,
+        height=260,
+        sizing_mode="stretch_width",
+        x_axis_label="engine step",
+        y_axis_label=y_label,
+        tools="pan,wheel_zoom,box_zoom,reset,save,hover",
+        toolbar_location="right",
+        output_backend="canvas",
+    )
+    # Counts start at 0 even when they stay 0; rates show their whole 0..1 scale.
+    fig.y_range = Range1d(start=-0.02, end=1.05) if unit_range else DataRange1d(start=0)
+    fig.yaxis.formatter = NumeralTickFormatter(format="0%" if unit_range else "0,0")
+    for index, (column, legend_text) in enumerate(series):
+        for source, dash, name in zip(
+            sources, ("solid", "dashed"), ("run", "compare"), strict=True
+        ):
+            color = SERIES_COLORS.get(column, RUN_COLOR if name == "run" else COMPARE_COLOR)
+            label = f"{legend_text} ({'solid' if name == 'run' else 'dashed'})"
+            if column in SCATTER_COLUMNS:
+                marker = "circle" if name == "run" else "triangle"
+                fig.scatter(
+                    "step",
+                    column,
+                    source=source,
+                    color=color,
+                    size=5,
+                    alpha=0.6,
+                    marker=marker,
+                    legend_label=label,
+                )
+            else:
+                fig.line(
+                    "step",
+                    column,
+                    source=source,
+                    color=color,
+                    line_width=2,
+                    line_dash=dash if index == 0 or column in SERIES_COLORS else LINE_DASHES[index],
+                    legend_label=label,
+                    alpha=1.0 if index == 0 else 0.75,
+                )
+    legend = fig.legend[0]
+    legend.ncols = 2
+    legend.label_text_font_size = "11px"
+    legend.click_policy = "hide"
+    fig.add_layout(legend, "below")  # beside the lines it would hide them
+    return fig
+
+
+def render_numbers(result: LabResult) -> str:
+    """The engine's headline numbers for both runs, side by side."""
+    runs: list[tuple[str, WorkloadRun]] = [(result.preset.label, result.run)]
+    if result.compare is not None:
+        runs.append((result.preset.compare_label, result.compare))
+    rows = (
+        ("hit rate (cumulative)", "hit_rate", "{:.1%}"),
+        ("prefix_cache_hits", "hits", "{:,}"),
+        ("prefix_cache_queries", "queries", "{:,}"),
+        ("evictions", "evictions", "{:,}"),
+        ("preemptions", "preemptions", "{:,}"),
+        ("survival fraction", "survival_fraction", "{:.1%}"),
+        ("tokens prefilled", "prefill_tokens", "{:,}"),
+        ("tokens without the cache", "prefill_tokens_without_cache", "{:,}"),
+        ("engine steps", "steps", "{:,}"),
+    )
+    summaries = [run.summary() for _, run in runs]
+    head = "".join(f"<th scope=col>{esc(name)}</th>" for name, _ in runs)
+    body = []
+    for label, key, fmt in rows:
+        cells = "".join(
+            f'<td data-key="{key}">{esc("n/a" if s[key] is None else fmt.format(s[key]))}</td>'
+            for s in summaries
+        )
+        body.append(f"<tr><th scope=row>{esc(label)}</th>{cells}</tr>")
+    return (
+        '<table class="lab-numbers" data-testid="lab-numbers"><thead><tr><th></th>'
+        f"{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    )
+
+
+def render_outcome(result: LabResult) -> str:
+    """The preset's expected outcome, its numbers filled in by this run."""
+    preset_ = result.preset
+    if result.is_preset:
+        note = ""
+        text = result.outcome_text()
+    else:
+        note = (
+            '<p class="lab-note">The knobs differ from the preset, so its expected outcome '
+            "may not hold; the numbers below are this run's.</p>"
+        )
+        text = ""
+    key = f"Solid: {esc(preset_.label)}"
+    if result.compare is not None:
+        key += f" · dashed: {esc(preset_.compare_label)}"
+    return (
+        f'<div class="lab-outcome" data-testid="lab-outcome"><h2>{esc(preset_.title)}</h2>'
+        f'<p class="lab-key">{key}</p>{note}'
+        + (f'<p class="lab-expected" data-testid="lab-expected">{esc(text)}</p>' if text else "")
+        + render_numbers(result)
+        + "</div>"
+    )
+
+
+def render_step_view(steps: RunSteps, engine_step: int) -> str:
+    """The pool, free queue, requests and counters after one engine step of the run."""
+    index = steps.index(engine_step)
+    shown = steps.after_step.index(index) + 1
+    last = len(steps.after_step)
+    parts = (render_pool, render_queue, render_requests, render_metrics)
+    return (
+        f'<section class="lab-step" data-testid="lab-step" data-step="{shown}">'
+        f"<h2>After engine step {shown} of {last}</h2>"
+        + "".join(render(steps.timeline, index) for render in parts)
+        + "</section>"
+    )
+
+
+def step_hint(steps: RunSteps | None) -> str:
+    if steps is None:
+        return (
+            '<p class="lab-hint">Click-to-step needs a run small enough to draw block by '
+            f"block (a pool of at most {MAX_SCENARIO_BLOCKS} blocks and a few dozen "
+            "requests): this one is too big.</p>"
+        )
+    return (
+        '<p class="lab-hint" data-testid="lab-hint">Click a chart at a step to see the '
+        "pool, the free queue and the requests after that step, below the charts.</p>"
+    )
+
+
+class LabView(pn.viewable.Viewer):
+    """Picks a preset and knobs, runs them, draws the charts."""
+
+    def __init__(self, preset_name: str, notices: Sequence[str] = (), **params: Any) -> None:
+        super().__init__(**params)
+        self._preset = preset(preset_name)
+        workload = self._preset.workload
+        self.preset_select = pn.widgets.Select(
+            label="Preset", options=presets(), value=preset_name, width=260
+        )
+        self.knobs: dict[str, pn.widgets.Widget] = {
+            knob: knob_widget(knob, value) for knob, value in workload.knobs().items()
+        }
+        self.knob_errors: dict[str, pn.pane.HTML] = {
+            knob: pn.pane.HTML(
+                "",
+                visible=False,
+                stylesheets=STYLESHEETS,
+                margin=(0, 10),
+                css_classes=["knob-error"],
+            )
+            for knob in self.knobs
+        }
+        self.overlay = pn.widgets.Checkbox(label=self._overlay_label(), value=True)
+        self.run_button = pn.widgets.Button(label="Run", color="primary", width=90)
+        self.stop_button = pn.widgets.Button(label="Stop", disabled=True, width=90)
+        self.progress = pn.indicators.Progress(value=0, max=100, width=200, visible=False)
+        self.status = pn.pane.HTML("", stylesheets=STYLESHEETS, css_classes=["lab-status"])
+        self.outcome = pn.pane.HTML("", stylesheets=STYLESHEETS, sizing_mode="stretch_width")
+        self.notice = pn.pane.HTML(
+            "".join(f'<p class="notice" role="alert">{esc(n)}</p>' for n in notices),
+            visible=bool(notices),
+            stylesheets=STYLESHEETS,
+        )
+        self.sources = [
+            ColumnDataSource(chart_data(None), name=f"lab-source-{name}") for name in RUN_NAMES
+        ]
+        self.figures = [make_figure(*chart, self.sources) for chart in CHARTS]
+        self.hint = pn.pane.HTML("", stylesheets=STYLESHEETS, sizing_mode="stretch_width")
+        self.step_view = pn.pane.HTML(
+            "", visible=False, stylesheets=STYLESHEETS, sizing_mode="stretch_width"
+        )
+        self._steps: RunSteps | None = None
+        # The address follows the preset, so the link can be shared.
+        self.address_bar = AddressBar(width=0, height=0, margin=0)
+        self.result: LabResult | None = None
+        self._run: LabRun | None = None
+        self._loading_preset = False
+
+        self.preset_select.param.watch(self._on_preset, "value")
+        for widget in (*self.knobs.values(), self.overlay):
+            widget.param.watch(self._on_knob, "value")
+        self.run_button.on_click(self._on_run)
+        for fig in self.figures:
+            fig.on_event(Tap, self._on_tap)
+        self.stop_button.on_click(self._on_stop)
+        self._layout = self._build()
+
+    # -- layout ------------------------------------------------------------------
+    def _build(self) -> pn.viewable.Viewable:
+        knob_cells = [
+            pn.Column(
+                widget, self.knob_errors[knob], margin=0, width=250, css_classes=[f"knob-{knob}"]
+            )
+            for knob, widget in self.knobs.items()
+        ]
+        controls = pn.Column(
+            pn.pane.HTML(
+                '<h1>Workload lab</h1><p class="lab-intro">Many requests through the same '
+                "engine, untraced: pick a preset, change its knobs, and watch the prefix "
+                'cache in charts. <a href="?">Back to the step-by-step simulator</a>.</p>',
+                stylesheets=STYLESHEETS,
+                sizing_mode="stretch_width",
+            ),
+            self.notice,
+            pn.Row(self.preset_select, self.overlay),
+            pn.FlexBox(*knob_cells, flex_wrap="wrap", sizing_mode="stretch_width"),
+            pn.Row(self.run_button, self.stop_button, self.progress, self.status),
+            sizing_mode="stretch_width",
+        )
+        charts = pn.FlexBox(
+            *[
+                pn.Column(
+                    pn.pane.Bokeh(fig, sizing_mode="stretch_width"),
+                    sizing_mode="stretch_width",
+                    min_width=320,
+                    styles={"flex": "1 1 520px"},
+                )
+                for fig in self.figures
+            ],
+            flex_wrap="wrap",
+            sizing_mode="stretch_width",
+        )
+        return pn.Column(
+            controls,
+            self.outcome,
+            self.hint,
+            charts,
+            self.step_view,
+            self.address_bar,
+            sizing_mode="stretch_width",
+            max_width=1280,
+            styles={"margin": "0 auto"},
+            margin=(10, 16),
+            css_classes=["workload-lab"],
+        )
+
+    def _overlay_label(self) -> str:
+        compare = self._preset.compare_label
+        return f"Overlay: {compare}" if self._preset.compare else "Overlay (this preset has none)"
+
+    # -- the learner's actions -----------------------------------------------------
+    def knob_values(self) -> dict[str, Any]:
+        return {knob: widget.value for knob, widget in self.knobs.items()}
+
+    def checked_workload(self) -> Workload | None:
+        """The knobs' workload; each bad knob's message is shown beside it."""
+        workload, found = check_knobs(self.knob_values())
+        for knob, pane in self.knob_errors.items():
+            message = found.get(knob, "")
+            pane.object = f'<span role="alert">{esc(message)}</span>' if message else ""
+            pane.visible = bool(message)
+        self.run_button.disabled = bool(found) or self._run is not None
+        return None if found else workload
+
+    @logged
+    def _on_preset(self, event: Any) -> None:
+        self._preset = preset(event.new)
+        self.address_bar.query = urlencode({"lab": event.new})
+        self.overlay.label = self._overlay_label()
+        self._loading_preset = True
+        try:
+            with pn.io.hold():
+                for knob, value in self._preset.workload.knobs().items():
+                    self.knobs[knob].value = value
+        finally:
+            self._loading_preset = False
+        pn.state.execute(self.start)
+
+    @logged
+    def _on_knob(self, *_: Any) -> None:
+        if self._loading_preset:
+            return
+        if self.checked_workload() is not None:
+            pn.state.execute(self.start)
+
+    @logged
+    def _on_run(self, *_: Any) -> None:
+        pn.state.execute(self.start)
+
+    @logged
+    def _on_stop(self, *_: Any) -> None:
+        if self._run is not None:
+            self._run.stop()
+
+    async def start(self) -> None:
+        """Run the knobs' workload (stopping a run in progress), then show it."""
+        workload = self.checked_workload()
+        if workload is None:
+            return
+        if self._run is not None:
+            self._run.stop()
+        run = self._run = LabRun(self._preset, workload, self.overlay.value)
+        self.stop_button.disabled = False
+        self.run_button.disabled = True
+        self.progress.param.update(value=0, visible=True)
+        self.status.object = "Running…"
+        result = await run.play(self._show_progress)
+        if run is not self._run:
+            return  # a newer run took over
+        self._run = None
+        self.stop_button.disabled = True
+        self.progress.visible = False
+        self.checked_workload()  # re-enables Run
+        if result is None:
+            self.status.object = "Stopped: the charts still show the last finished run."
+            return
+        self.show_result(result)
+
+    def _show_progress(self, share: float) -> None:
+        self.progress.value = int(share * 100)
+        self.status.object = f"Running… {share:.0%} of the requests finished"
+
+    def show_result(self, result: LabResult) -> None:
+        """Put a finished run on the charts: new data, the same figures."""
+        self.result = result
+        with pn.io.hold():
+            self.sources[0].data = chart_data(result.run)
+            self.sources[1].data = chart_data(result.compare)
+            self.outcome.object = render_outcome(result)
+            self._steps = run_steps(result.run.workload, result.run.num_steps)
+            self.hint.object = step_hint(self._steps)
+            self.step_view.visible = False
+            run = result.run
+            self.status.object = (
+                f"Done: {run.workload.requests:,} requests in {run.num_steps:,} engine steps."
+            )
+
+    @logged
+    def _on_tap(self, event: Event) -> None:
+        if self._steps is None or not isinstance(event, Tap) or event.x is None:
+            return
+        self.show_step(round(event.x))
+
+    def show_step(self, engine_step: int) -> None:
+        """The step view of the learner's run after that engine step (nearest one)."""
+        if self._steps is None:
+            return
+        self.step_view.object = render_step_view(self._steps, engine_step)
+        self.step_view.visible = True
+
+    def __panel__(self) -> pn.viewable.Viewable:
+        return self._layout
+
+
+def open_lab(preset_name: str) -> LabView:
+    """The lab at `?lab=PRESET`: an unknown name opens the default preset with a notice.
+    The first run starts once the page is loaded."""
+    names = presets()
+    notices: list[str] = []
+    chosen = preset_name or default_preset()
+    if chosen not in names:
+        notices.append(
+            f"Ignored lab={preset_name!r}: not one of {', '.join(names)}. "
+            f"Showing {default_preset()!r}."
+        )
+        chosen = default_preset()
+    view = LabView(chosen, notices)
+    pn.state.onload(view.start)
+    return view
+
+
+def lab_link_pane() -> pn.pane.HTML:
+    """The main page's way into the lab."""
+    return pn.pane.HTML(
+        f'<a class="lab-link" data-testid="lab-link" href="?lab={esc(default_preset())}">'
+        "Workload lab: the same engine with hundreds of requests, in charts</a>",
+        stylesheets=STYLESHEETS,
+        margin=(0, 0),
+    )

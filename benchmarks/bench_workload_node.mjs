@@ -1,0 +1,27 @@
+// The workload benchmark under Pyodide, in Node: the same engine files, the same script.
+//
+//   node benchmarks/bench_workload_node.mjs PYODIDE_DIR [bench_workload.py arguments]
+//
+// PYODIDE_DIR holds pyodide.mjs, pyodide.asm.wasm and python_stdlib.zip (site/pyodide
+// after `python build.py`, or the pyodide npm package). Only the run is timed
+// (--run-only): the replay on vLLM's BlockPool needs vLLM's source on the host.
+import { dirname, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const [pyodideDir, ...benchArgs] = process.argv.slice(2);
+if (!pyodideDir) {
+  console.error("usage: node benchmarks/bench_workload_node.mjs PYODIDE_DIR [arguments]");
+  process.exit(2);
+}
+const project = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const indexURL = resolve(pyodideDir) + "/";
+const { loadPyodide } = await import(pathToFileURL(indexURL + "pyodide.mjs").href);
+const pyodide = await loadPyodide({ indexURL });
+pyodide.FS.mkdirTree("/project");
+pyodide.FS.mount(pyodide.FS.filesystems.NODEFS, { root: project }, "/project");
+pyodide.globals.set("bench_args", pyodide.toPy(["--run-only", ...benchArgs]));
+await pyodide.runPythonAsync(`
+import runpy, sys
+sys.argv = ["bench_workload.py", *bench_args]
+runpy.run_path("/project/benchmarks/bench_workload.py", run_name="__main__")
+`);

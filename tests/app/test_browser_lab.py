@@ -1,0 +1,141 @@
+"""The workload lab in a real browser on `panel serve`: a preset runs, the charts hold the
+engine's series, a knob reruns it on the same charts, a bad knob says why beside it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from app.lab import preset
+from engine.workload import run_workload
+from tests.app import test_browser_serve as serve
+from tests.app.test_browser_serve import Watched
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+expect = playwright_api.expect
+
+pytestmark = pytest.mark.browser
+
+# The serve tests' fixtures: one `panel serve` and one Chromium for this module too.
+server, playwright, browser, watched = serve.server, serve.playwright, serve.browser, serve.watched
+
+RUN_TIMEOUT_MS = 60_000
+
+SOURCE_JS = """([name, column]) => {
+  // The live document is the last one (a static site's pre-rendered copy comes first).
+  const sources = Bokeh.documents.map(doc => doc.get_model_by_name(name)).filter(s => s);
+  const source = sources[sources.length - 1];
+  return source ? {id: source.id, values: Array.from(source.data[column])} : null;
+}"""
+
+
+def source(page: Any, name: str, column: str) -> dict[str, Any]:
+    result = page.evaluate(SOURCE_JS, [f"lab-source-{name}", column])
+    assert result is not None, f"no source {name}"
+    return dict(result)
+
+
+def open_lab(watched: Watched, server: str, query: str) -> Any:
+    page = watched.page
+    page.goto(f"{server}{query}")
+    expect(page.get_by_test_id("lab-outcome")).to_be_visible(timeout=RUN_TIMEOUT_MS)
+    return page
+
+
+def test_a_preset_runs_and_its_charts_hold_the_engines_series(
+    watched: Watched, server: str
+) -> None:
+    shared = preset("shared-prefix")
+    run = run_workload(shared.workload)
+    compare_workload = shared.compare_workload()
+    assert compare_workload is not None
+    compare = run_workload(compare_workload)
+    page = open_lab(watched, server, "?lab=shared-prefix")
+    hit_rate = source(page, "run", "cumulative_hit_rate")
+    assert hit_rate["values"] == pytest.approx(run.series["cumulative_hit_rate"])
+    assert source(page, "compare", "cumulative_hits")["values"] == compare.series["cumulative_hits"]
+    expect(page.get_by_test_id("lab-expected")).to_have_text(shared.expected_text(run, compare))
+    expect(page.get_by_test_id("lab-numbers")).to_contain_text(f"{run.summary()['hits']:,}")
+
+    # A knob reruns the workload: new data in the same source, no new chart.
+    page.locator(".knob-prepend_token input[type=checkbox]").check()
+    off_preset = page.get_by_text("The knobs differ from the preset")
+    expect(off_preset).to_be_visible(timeout=RUN_TIMEOUT_MS)
+    page.wait_for_function(
+        "() => Bokeh.documents.some(doc => {"
+        "  const source = doc.get_model_by_name('lab-source-run');"
+        "  return source && source.data.cumulative_hits.every(v => v === 0); })",
+        timeout=RUN_TIMEOUT_MS,
+    )
+    assert source(page, "run", "cumulative_hit_rate")["id"] == hit_rate["id"]
+
+
+def test_a_bad_knob_says_why_beside_it(watched: Watched, server: str) -> None:
+    page = open_lab(watched, server, "?lab=fresh-salt")
+    field = page.get_by_label("Pool size (num_gpu_blocks)")
+    field.fill("50")
+    field.press("Enter")
+    expect(page.get_by_role("alert")).to_contain_text(
+        "a request needs 139 blocks (2,215 tokens at block_size 16) but the pool has only 49"
+    )
+    expect(page.get_by_role("button", name="Run")).to_be_disabled()
+
+
+def test_picking_a_preset_runs_it_and_the_address_follows(watched: Watched, server: str) -> None:
+    prepend = preset("prepend-token")
+    run = run_workload(prepend.workload)
+    page = open_lab(watched, server, "?lab=shared-prefix")
+    page.get_by_label("Preset").select_option("prepend-token")
+    expect(page.get_by_test_id("lab-outcome")).to_contain_text(
+        prepend.title, timeout=RUN_TIMEOUT_MS
+    )
+    assert source(page, "run", "cumulative_queries")["values"] == run.series["cumulative_queries"]
+    page.wait_for_url("**lab=prepend-token**", timeout=RUN_TIMEOUT_MS)
+
+
+def test_the_main_page_links_to_the_lab_and_a_bad_preset_gets_a_notice(
+    watched: Watched, server: str
+) -> None:
+    page = watched.page
+    page.goto(server)
+    page.get_by_test_id("lab-link").click()
+    expect(page.get_by_test_id("lab-outcome")).to_be_visible(timeout=RUN_TIMEOUT_MS)
+    assert "lab=shared-prefix" in page.url
+    page.goto(f"{server}?lab=nope")
+    expect(page.get_by_text("Ignored lab='nope'")).to_be_visible(timeout=RUN_TIMEOUT_MS)
+
+
+def test_a_click_on_a_chart_opens_the_step_view_at_that_step(watched: Watched, server: str) -> None:
+    small = preset("small-pool")
+    run = run_workload(small.workload)
+    page = open_lab(watched, server, "?lab=small-pool")
+    expect(page.get_by_test_id("lab-hint")).to_be_visible()
+    canvas = page.locator(".bk-Canvas").first
+    box = canvas.bounding_box()
+    assert box is not None
+    # A fifth of the way in: within the solid run (the dashed one runs longer).
+    canvas.click(position={"x": box["width"] / 5, "y": box["height"] / 3})
+    step_view = page.get_by_test_id("lab-step")
+    expect(step_view).to_be_visible(timeout=RUN_TIMEOUT_MS)
+    step = int(step_view.get_attribute("data-step") or "0")
+    assert 1 < step < run.num_steps
+    cells = step_view.locator("[data-state]")
+    expect(cells).to_have_count(small.workload.num_gpu_blocks)
+    held = step_view.locator('[data-state="held"]')
+    expect(held).to_have_count(run.series["held_blocks"][step - 1])
+
+
+def test_a_long_run_shows_progress_and_stops(watched: Watched, server: str) -> None:
+    page = open_lab(watched, server, "?lab=fresh-salt")
+    hits_before = source(page, "run", "cumulative_queries")["values"]
+    field = page.get_by_label("Requests")
+    field.fill("2000")
+    field.press("Enter")
+    expect(page.get_by_text("Running…")).to_be_visible(timeout=RUN_TIMEOUT_MS)
+    page.get_by_role("button", name="Stop").click()
+    expect(page.get_by_text("Stopped: the charts still show the last finished run.")).to_be_visible(
+        timeout=RUN_TIMEOUT_MS
+    )
+    assert source(page, "run", "cumulative_queries")["values"] == hits_before
+    expect(page.get_by_role("button", name="Run")).to_be_enabled()

@@ -1,0 +1,141 @@
+"""The workload lab without a browser: knobs, runs, chart data and the outcome text."""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import math
+
+import pytest
+
+from app.lab import LabResult, LabRun, chart_data, check_knobs, preset
+from app.views.lab import CHARTS, LabView, open_lab, render_outcome
+from engine.workload import COLUMNS, run_workload
+from tests.app.conftest import parse
+
+SMALL_KNOBS = {"requests": 12, "shared_tokens": 64, "unique_tokens": 16, "output_tokens": 2}
+
+
+def play(view: LabView) -> None:
+    asyncio.run(view.start())
+
+
+def test_check_knobs_gives_a_message_per_bad_knob() -> None:
+    knobs = preset("shared-prefix").workload.knobs()
+    workload, found = check_knobs({**knobs, "requests": 0, "block_size": 0})
+    assert workload is None
+    assert set(found) == {"requests", "block_size"}
+    _, found = check_knobs({**knobs, "requests": None})
+    assert found == {"requests": "requests needs a value"}
+    workload, found = check_knobs(knobs)
+    assert found == {} and workload == preset("shared-prefix").workload
+
+
+def test_chart_data_draws_no_value_as_a_gap() -> None:
+    run = run_workload(preset("shared-prefix").workload.replace(**SMALL_KNOBS))
+    data = chart_data(run)
+    assert set(data) == set(COLUMNS)
+    assert math.isnan(data["survival_fraction"][0])  # nobody was preempted
+    assert data["cumulative_hits"] == [float(v) for v in run.series["cumulative_hits"]]
+    assert chart_data(None)["step"] == []
+    for _, _, series, _ in CHARTS:
+        assert {column for column, _ in series} <= set(COLUMNS)
+
+
+def test_a_lab_run_stops_when_asked() -> None:
+    lab_run = LabRun(preset("fresh-salt"), preset("fresh-salt").workload, overlay=True)
+    seen: list[float] = []
+
+    def progress(share: float) -> None:
+        seen.append(share)
+        lab_run.stop()
+
+    assert asyncio.run(lab_run.play(progress)) is None
+    assert len(seen) == 1 and seen[0] < 1
+
+
+def test_the_view_runs_a_preset_and_only_changes_the_sources_data() -> None:
+    view = LabView("fresh-salt")
+    for knob, value in SMALL_KNOBS.items():
+        view.knobs[knob].value = value
+    sources, figures = list(view.sources), list(view.figures)
+    play(view)
+    assert view.result is not None
+    assert view.sources == sources and view.figures == figures  # the same models
+    run, compare = view.result.run, view.result.compare
+    assert compare is not None
+    assert view.sources[0].data["cumulative_hits"][-1] == 0  # fresh salt: nothing hits
+    assert view.sources[1].data["cumulative_hits"][-1] == compare.summary()["hits"] > 0
+    assert run.workload.salt == "per-request" and compare.workload.salt == "none"
+    view.overlay.value = False
+    play(view)
+    assert view.sources[1].data["step"] == []
+
+
+def test_a_bad_knob_shows_its_message_beside_it_and_holds_run() -> None:
+    view = LabView("shared-prefix")
+    view.knobs["num_gpu_blocks"].value = 50
+    assert view.knob_errors["num_gpu_blocks"].visible
+    assert "the pool has only 49 usable blocks" in view.knob_errors["num_gpu_blocks"].object
+    assert not view.knob_errors["requests"].visible
+    assert view.run_button.disabled
+    view.knobs["num_gpu_blocks"].value = 20_000
+    assert not view.knob_errors["num_gpu_blocks"].visible
+    assert not view.run_button.disabled
+
+
+def test_picking_a_preset_loads_its_knobs() -> None:
+    view = LabView("shared-prefix")
+    view.preset_select.value = "salt-per-user"
+    assert view.knobs["salt"].value == "per-user"
+    assert view.overlay.label == "Overlay: fresh salt per request"
+
+
+def test_the_outcome_quotes_the_engines_numbers_and_drops_the_claim_off_preset() -> None:
+    shared = preset("shared-prefix")
+    run = run_workload(shared.workload)
+    result = LabResult(shared, run, None)
+    page = parse(render_outcome(result))
+    expected = page.find_all(data_testid="lab-expected")[0].text
+    assert f"{run.summary()['hit_rate']:.1%}" in expected
+    cells = {e.attrs["data-key"]: e.text for e in page.with_attr("data-key")}
+    assert cells["hits"] == f"{run.summary()['hits']:,}"
+    changed = LabResult(shared, run_workload(shared.workload.replace(**SMALL_KNOBS)), None)
+    assert not parse(render_outcome(changed)).find_all(data_testid="lab-expected")
+
+
+@pytest.mark.parametrize(("name", "notices"), [("fixed-salt", 0), ("", 0), ("nope", 1)])
+def test_open_lab_falls_back_with_a_notice(name: str, notices: int) -> None:
+    view = open_lab(name)
+    assert view.notice.visible == bool(notices)
+    if notices:
+        assert "Ignored lab='nope'" in html.unescape(view.notice.object)
+
+
+def test_a_small_run_shows_the_pool_after_a_clicked_step() -> None:
+    view = LabView("small-pool")
+    play(view)
+    assert view.result is not None
+    run = view.result.run
+    assert "Click a chart" in view.hint.object
+    view.show_step(5)
+    page = parse(view.step_view.object)
+    assert view.step_view.visible
+    assert page.find_all(data_testid="lab-step")[0].attrs["data-step"] == "5"
+    states = [cell.attrs["data-state"] for cell in page.with_attr("data-state")]
+    assert len(states) == run.workload.num_gpu_blocks
+    assert states.count("held") == run.series["held_blocks"][4]
+    assert states.count("free-cached") == run.series["free_cached_blocks"][4]
+    view.show_step(10_000)  # past the end: the last step
+    last = parse(view.step_view.object).find_all(data_testid="lab-step")[0]
+    assert last.attrs["data-step"] == str(run.num_steps)
+
+
+def test_a_big_run_says_it_is_too_big_to_step_through() -> None:
+    view = LabView("shared-prefix")
+    for knob, value in SMALL_KNOBS.items():
+        view.knobs[knob].value = value
+    play(view)
+    assert "too big" in view.hint.object
+    view.show_step(3)
+    assert not view.step_view.visible
