@@ -43,7 +43,13 @@ def _canonical_bytes(obj: Any) -> bytes:
     if isinstance(obj, bytes):
         return b"b" + str(len(obj)).encode() + b":" + obj
     if isinstance(obj, tuple | list):
-        return b"t" + str(len(obj)).encode() + b":" + b"".join(_canonical_bytes(x) for x in obj)
+        if obj and all(type(x) is int for x in obj):
+            # A block's token ids, hashed for every block of every prompt: the same
+            # bytes as the general case below, built in one pass.
+            body = ("i" + ";i".join(map(str, obj)) + ";").encode()
+        else:
+            body = b"".join(_canonical_bytes(x) for x in obj)
+        return b"t" + str(len(obj)).encode() + b":" + body
     raise TypeError(f"cannot hash a value of type {type(obj).__name__}")
 
 
