@@ -21,56 +21,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import param
-from panel.custom import JSComponent
 
-# The page-wide channel: the controls write {key, step} here and fire STEP_EVENT.
-STEP_CHANNEL_JS = """
-const STEP_EVENT = 'pcl-step'
-function announce(key, step) {
-  globalThis.__pclStep = { key, step }
-  document.dispatchEvent(new CustomEvent(STEP_EVENT))
-}
-// Where to be: the channel's position if `holds` its timeline, else the model's own.
-function position(model, holds) {
-  const channel = globalThis.__pclStep
-  return channel && holds(channel.key) ? channel : { key: model.key, step: model.step }
-}
-function onStep(model, callback) {
-  document.addEventListener(STEP_EVENT, callback)
-  model.on('remove', () => document.removeEventListener(STEP_EVENT, callback))
-}
-"""
-
-_DECK_ESM = (
-    STEP_CHANNEL_JS
-    + """
-export function render({ model, view }) {
-  const host = document.createElement('div')
-  let shown = null
-  function show() {
-    const at = position(model, (key) => key in model.orders)
-    const order = model.orders[at.key]
-    const index = order ? order[at.step] : undefined
-    const page = index === undefined ? '' : model.pages[index]
-    host.dataset.at = `${at.key}@${at.step}`  // the position shown (tests, benchmarks)
-    if (page === shown) { return }
-    shown = page
-    host.innerHTML = page
-    // An empty page hides the whole component, margins included.
-    if (view && view.el) { view.el.style.display = page ? '' : 'none' }
-  }
-  model.on(['pages', 'orders', 'key'], () => { shown = null; show() })
-  model.on('step', show)
-  onStep(model, show)
-  show()
-  return host
-}
-"""
-)
+from app.esm import FileComponent
 
 
-class LeanComponent(JSComponent):
-    """A JSComponent whose updates skip Panel's theme pass unless stylesheets change.
+class LeanComponent(FileComponent):
+    """A file-module component whose updates skip Panel's theme pass unless stylesheets change.
 
     Panel 1.9 recomputes a component's design (new stylesheet models) on every
     property change but uses the result only when `stylesheets` changed: about
@@ -111,7 +67,7 @@ class StepDeck(LeanComponent):
     key = param.String(default="", doc="The timeline to show until the channel names one held")
     step = param.Integer(default=0, doc="The step to show until the channel names one held")
 
-    _esm = _DECK_ESM
+    _esm = "step_deck.js"
 
     def show(self, deck: Deck, key: str, step: int) -> None:
         """A new scenario: its pages and orders, and the position, in one update."""
