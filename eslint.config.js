@@ -20,6 +20,21 @@ export default [
     },
   },
   {
+    // Inline <script>s of the static site's page (app/static_site/patches.py inserts them).
+    files: ['app/static_site/shims/*.js'],
+    languageOptions: { sourceType: 'script' },
+  },
+  {
+    // Replaces a call inside Panel's page script, where these are in scope.
+    files: ['app/static_site/shims/copy_choice.js'],
+    languageOptions: { globals: { root: 'readonly', docs_json: 'readonly', render_items: 'readonly' } },
+  },
+  {
+    // Part of the Pyodide worker's script.
+    files: ['app/static_site/shims/install_locked.js'],
+    languageOptions: { globals: { ...globals.worker } },
+  },
+  {
     files: ['eslint.config.js'],
     languageOptions: { globals: { ...globals.node } },
   },
