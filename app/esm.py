@@ -5,6 +5,8 @@ cannot resolve (in `panel serve` and in Pyodide alike). So each
 `import { ... } from './x.js'` line of a module is replaced by the file it
 names (each file once per module): the .js files stay real modules a linter can
 check, and `panel serve --dev` still reloads a component when its file changes.
+Lines that are only a comment are left out: every instance of a component carries its
+module, in every pre-rendered copy of the static site.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from pathlib import Path
 from panel.custom import JSComponent
 
 LOCAL_IMPORT = re.compile(r"^import \{[^}]*\} from '(\.\.?/[^']+\.js)'\n", re.M)
+COMMENT_LINE = re.compile(r"^[ \t]*//.*\n", re.M)
+EXPORT = re.compile(r"^export (?=const |function |async function )", re.M)
 
 
 def inline_imports(path: Path, seen: set[Path] | None = None) -> str:
@@ -26,9 +30,9 @@ def inline_imports(path: Path, seen: set[Path] | None = None) -> str:
         if target in seen:
             return ""
         seen.add(target)
-        return inline_imports(target, seen)
+        return EXPORT.sub("", inline_imports(target, seen))  # (its names are the module's own)
 
-    return LOCAL_IMPORT.sub(inline, path.read_text(encoding="utf-8"))
+    return LOCAL_IMPORT.sub(inline, COMMENT_LINE.sub("", path.read_text(encoding="utf-8")))
 
 
 class FileComponent(JSComponent):
