@@ -72,7 +72,7 @@ class StepView(pn.viewable.Viewer):
         deck = render_deck(self.render, self.state.scenario_timelines)
         # A view with nothing to show in the whole scenario leaves the layout.
         self._deck.visible = any(deck.pages)
-        self._deck.show(deck, key, self.state.step)
+        self._deck.load(deck, key, self.state.step)
 
     @property
     def html(self) -> str:

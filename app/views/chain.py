@@ -203,7 +203,7 @@ class ChainView(pn.viewable.Viewer):
             timeline_key(t): [render_chain(t, s, *self._pair(t, s)) for s in range(len(t.steps))]
             for t in self.state.scenario_timelines
         }
-        self._deck.show(Deck.of(pages), self.state.key, self.state.step)
+        self._deck.load(Deck.of(pages), self.state.key, self.state.step)
 
     @logged
     def _on_step(self, *_: object) -> None:
@@ -216,7 +216,9 @@ class ChainView(pn.viewable.Viewer):
                 self._render_deck()
         snapshot = self.state.current.snapshot
         ids = tuple(r.request_id for r in snapshot.requests)
-        a, b = self._pair(self.state.timeline, self.state.step)
+        timeline = self.state.timeline
+        assert timeline is not None  # (state.current answered above)
+        a, b = self._pair(timeline, self.state.step)
         self._updating = True  # the pickers' own events must not render again
         try:
             if ids != self._ids:  # options only change when a request arrives

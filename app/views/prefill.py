@@ -173,7 +173,7 @@ class PrefillView(pn.viewable.Viewer):
         else:
             page = render_prefill(parse_inputs(self._texts()), self._source)
             pages = {timeline_key(t): [page] * len(t.steps) for t in timelines}
-        self._deck.show(Deck.of(pages), self.state.key, self.state.step)
+        self._deck.load(Deck.of(pages), self.state.key, self.state.step)
 
     @logged
     def _on_step(self, *_: object) -> None:

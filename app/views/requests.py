@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from app.views.base import StepView, esc
 from engine.snapshot import RequestView
 from engine.timeline import Timeline
 
 
-def _row(request: RequestView, states: dict[int, str], changed: bool) -> str:
+def _row(request: RequestView, states: Mapping[int, str], changed: bool) -> str:
     chips = (
         "".join(f'<span class="chip state-{states[b]}">#{b}</span>' for b in request.block_ids)
         or '<span class="empty-note">none</span>'

@@ -35,7 +35,7 @@ class LeanComponent(FileComponent):
 
     def _update_properties(self, *events: param.parameterized.Event, doc: Any) -> dict[str, Any]:
         if any(event.name == "stylesheets" for event in events):
-            return super()._update_properties(*events, doc=doc)  # type: ignore[no-any-return]
+            return super()._update_properties(*events, doc=doc)
         return self._process_param_change(  # type: ignore[no-any-return]
             {event.name: event.new for event in events}
         )
@@ -69,7 +69,7 @@ class StepDeck(LeanComponent):
 
     _esm = "step_deck.js"
 
-    def show(self, deck: Deck, key: str, step: int) -> None:
+    def load(self, deck: Deck, key: str, step: int) -> None:
         """A new scenario: its pages and orders, and the position, in one update."""
         orders = {k: list(order) for k, order in deck.orders.items()}
         self.param.update(pages=list(deck.pages), orders=orders, key=key, step=step)
