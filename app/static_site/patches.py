@@ -46,7 +46,7 @@ FUTURE_IMPORT = re.compile(r"(?<=\\n)from __future__ import [\w, ]+\\n")
 
 def hoist_future_imports(js: str) -> str:
     """Convert puts Panel's preamble before the app's code, so a `from __future__`
-    import would no longer come first (a SyntaxError in the worker): move it up."""
+    import would not come first (a SyntaxError in the worker): move it up."""
     futures = FUTURE_IMPORT.findall(js)
     if not futures:
         return js

@@ -6,7 +6,7 @@ page (the step channel every deck listens to), and then syncs `key` and `step`
 to Python, which keeps the address bar and the learner-driven views in line.
 A mode picked (mode_picker.py) reaches the bar on the same channel. A click
 shows its step within a frame, in `panel serve` and in the static site alike,
-where a round trip through Python took 40 to 100 ms.
+where a round trip through Python takes 40 to 100 ms.
 
 The rules of stepping live here and only here: steps stay within 0..last,
 Play stops by itself at the last step, Play at the last step replays from 0,

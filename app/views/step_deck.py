@@ -6,9 +6,8 @@ scenario opens. Each view's StepDeck keeps its distinct pages in the browser.
 The step controls (player_bar.py) and the mode picker (mode_picker.py)
 announce each position, a timeline key and a step, on a page-wide channel, and
 every deck swaps in its page there: no Python view re-renders, no HTML is
-re-sent, no round trip is waited for. In Pyodide every model change costs
-milliseconds of Panel bookkeeping, and a step once changed a dozen models
-(about 100 ms from click to page).
+re-sent, no round trip is waited for (in Pyodide every model change costs
+milliseconds of Panel bookkeeping, and a view is a dozen models).
 
 A deck that does not hold the channel's timeline (a new scenario still
 arriving) shows its own `key` and `step` until they agree.
