@@ -8,6 +8,8 @@ every deck in the browser (see step_deck.py).
 from __future__ import annotations
 
 import html
+from collections.abc import Callable, Hashable, Iterable
+from typing import TypeVar
 
 import panel as pn
 import param
@@ -17,11 +19,28 @@ from app.state import SimulatorState
 from app.theme import CSS
 from app.timelines import timeline_key
 from app.views.step_deck import Deck, StepDeck
+from engine.snapshot import Snapshot
 from engine.timeline import Timeline
+
+Record = TypeVar("Record")
+Key = TypeVar("Key", bound=Hashable)
 
 
 def esc(value: object) -> str:
     return html.escape(str(value), quote=True)
+
+
+def changed_at(
+    timeline: Timeline,
+    step: int,
+    records: Callable[[Snapshot], Iterable[Record]],
+    key: Callable[[Record], Key],
+) -> set[Key]:
+    """Keys of the step's records that differ from the previous step's (none at step 0)."""
+    if step == 0:
+        return set()
+    before = {key(r): r for r in records(timeline.steps[step - 1].snapshot)}
+    return {key(r) for r in records(timeline.steps[step].snapshot) if before.get(key(r)) != r}
 
 
 def render_deck(render: object, timelines: tuple[Timeline, ...]) -> Deck:
