@@ -43,6 +43,15 @@ def changed_at(
     return {key(r) for r in records(timeline.steps[step].snapshot) if before.get(key(r)) != r}
 
 
+def move_or_render(deck: StepDeck, key: str, step: int, render: Callable[[], None]) -> None:
+    """A new timeline at `key`: one the deck holds (another mode of the open scenario)
+    only moves the deck there; any other (a new scenario) has `render` fill it."""
+    if deck.holds(key):
+        deck.param.update(key=key, step=step)
+    else:
+        render()
+
+
 def render_deck(render: object, timelines: tuple[Timeline, ...]) -> Deck:
     assert callable(render)
     return Deck.of(
@@ -84,14 +93,13 @@ class StepView(pn.viewable.Viewer):
         if timeline is self._timeline:
             return
         self._timeline = timeline
-        key = self.state.key
-        if self._deck.holds(key):  # another mode of this scenario: the browser has it
-            self._deck.param.update(key=key, step=self.state.step)
-            return
+        move_or_render(self._deck, self.state.key, self.state.step, self._render_deck)
+
+    def _render_deck(self) -> None:
         deck = render_deck(self.render, self.state.scenario_timelines)
         # A view with nothing to show in the whole scenario leaves the layout.
         self._deck.visible = any(deck.pages)
-        self._deck.load(deck, key, self.state.step)
+        self._deck.load(deck, self.state.key, self.state.step)
 
     @property
     def html(self) -> str:

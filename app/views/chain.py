@@ -15,7 +15,7 @@ from app.errors import logged
 from app.state import SimulatorState
 from app.theme import CSS
 from app.timelines import timeline_key
-from app.views.base import esc
+from app.views.base import esc, move_or_render
 from app.views.step_deck import Deck, StepDeck
 from engine.snapshot import ChainLink, RequestView, Snapshot
 from engine.timeline import Timeline
@@ -210,8 +210,8 @@ class ChainView(pn.viewable.Viewer):
         if self.state.timeline is not self._timeline:
             self._timeline = self.state.timeline
             picked, self._picked = self._picked, (None, None)  # picks name the old requests
-            if self._deck.holds(self.state.key) and picked == (None, None):
-                self._deck.param.update(key=self.state.key, step=self.state.step)
+            if picked == (None, None):
+                move_or_render(self._deck, self.state.key, self.state.step, self._render_deck)
             else:
                 self._render_deck()
         snapshot = self.state.current.snapshot
