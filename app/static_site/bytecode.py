@@ -131,7 +131,7 @@ def precompile(
 ) -> None:
     """Add a .pyc for the modules of a zip (all, or those in `only`), in place.
 
-    Sourceless (the default unless the lever is off): the .pyc replaces its .py,
+    Sourceless (unless `keep_sources`): the .pyc replaces its .py,
     beside it, where both importlib and zipimport load it without a source.
     Otherwise a wheel's .pyc goes to __pycache__/ and the stdlib's beside the .py.
     The result is cached by the input and the selection, as bokeh and panel take seconds."""

@@ -80,7 +80,13 @@ def precompile_site(
     """Compile what the app imports, in the stdlib and in each wheel; fix the lock."""
     if python312() is None:
         return
-    precompile(pyodide_dir / "python_stdlib.zip", cache, stdlib=True, only=only)
+    precompile(
+        pyodide_dir / "python_stdlib.zip",
+        cache,
+        stdlib=True,
+        only=only,
+        keep_sources=not sourceless,
+    )
     for entry in packages.values():
         wheel = pyodide_dir / str(entry["file_name"])
         precompile(wheel, cache, only=only, keep_sources=not sourceless)
