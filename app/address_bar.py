@@ -20,54 +20,13 @@ from panel.custom import JSComponent
 # Steps in quick succession (Play, held arrow keys) write the address once.
 DEBOUNCE_MS = 150
 
-_ESM = """
-const scenarioOf = (query) => new URLSearchParams(query).get('scenario')
-
-export function render({ model }) {
-  let timer = null
-  let entry = scenarioOf(model.query)  // the scenario this history entry shows
-  const write = () => {
-    timer = null
-    const params = new URLSearchParams(window.location.search)
-    for (const [key, value] of new URLSearchParams(model.query)) { params.set(key, value) }
-    const search = '?' + params.toString()
-    if (search === window.location.search) { return }
-    const url = window.location.pathname + search + window.location.hash
-    const scenario = params.get('scenario')
-    if (scenario !== entry) {
-      entry = scenario
-      window.history.pushState(null, '', url)
-    } else {
-      window.history.replaceState(window.history.state, '', url)
-    }
-  }
-  const popped = () => {
-    if (timer !== null) { clearTimeout(timer); timer = null }
-    entry = scenarioOf(window.location.search)
-    model.send_msg({ query: window.location.search })
-  }
-  window.addEventListener('popstate', popped)
-  const schedule = () => {
-    if (timer !== null) { clearTimeout(timer) }
-    timer = setTimeout(write, __DEBOUNCE__)
-  }
-  model.on('query', schedule)
-  model.on('remove', () => {
-    window.removeEventListener('popstate', popped)
-    if (timer !== null) { clearTimeout(timer); write() }
-  })
-  // No write on load: the address that opened the page already says where it is.
-  const el = document.createElement('div')
-  el.style.display = 'none'
-  return el
-}
-""".replace("__DEBOUNCE__", str(DEBOUNCE_MS))
-
 
 class AddressBar(JSComponent):
     query = param.String(default="", doc="The query string that reopens the app here")
 
-    _esm = _ESM
+    debounce_ms = param.Integer(default=DEBOUNCE_MS, constant=True, doc="Wait before a write")
+
+    _esm = "address_bar.js"
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)

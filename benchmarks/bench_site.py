@@ -32,7 +32,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import build  # noqa: E402  (repo root script)
+from app.static_site.layout import APP_SCRIPT  # noqa: E402
+from app.static_site.serve import make_server  # noqa: E402
 from tests.site.conftest import (  # noqa: E402
     CHROMIUM,
     CHROMIUM_FLAGS,
@@ -206,7 +207,7 @@ class Figures:
 
 @contextmanager
 def served(site: Path) -> Iterator[str]:
-    server = build.make_server(site, 0)
+    server = make_server(site, 0)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"
@@ -360,14 +361,19 @@ def table(results: list[Figures]) -> str:
     return "\n".join(rows)
 
 
+STOCK_BUILD = (
+    "import sys; from pathlib import Path; from app.static_site.site import build; "
+    "build(Path(sys.argv[1]), None, Path(sys.argv[2]), measures=frozenset())"
+)
+
+
 def build_site(app: Path, out: Path, project: bool) -> None:
     cmd = [sys.executable, str(ROOT / "build.py"), "build", "--app", str(app), "--out", str(out)]
-    env = dict(os.environ)
     if not project:
-        cmd.append("--no-project")
-        # The yardstick is a plain converted app: none of build.py's load-time measures.
-        env["PCL_BUILD_SKIP"] = "pyc,sourceless,numpy,direct,gzip,lean,early"
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=env)
+        # The yardstick is a plain converted app: none of the builder's load-time measures.
+        cmd = [sys.executable, "-c", STOCK_BUILD, str(app), str(out)]
+    env = dict(os.environ)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=env, cwd=ROOT)
     if proc.returncode:
         raise SystemExit(f"build failed:\n{proc.stdout}\n{proc.stderr}")
 
@@ -403,7 +409,7 @@ def main() -> None:
             label, _, path = spec.partition("=")
             targets.append((label, Path(path)))
         if not args.site:
-            build_site(ROOT / build.APP_SCRIPT, work / "site", project=True)
+            build_site(ROOT / APP_SCRIPT, work / "site", project=True)
             targets.append(("Prefix Cache Lab", work / "site"))
         results = [Figures(label, site) for label, site in targets]
         with sync_playwright() as pw:

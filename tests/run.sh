@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh machine: installs what it needs, then runs
-# ruff, mypy and pytest (engine, app in a real browser, static site offline).
+# ruff (lint and format), mypy, eslint and pytest (engine, app in a real browser,
+# static site offline).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,6 +19,11 @@ if [ -f build.py ]; then
     python3 build.py
 fi
 
+# The browser code's linter, pinned by package-lock.json.
+npm ci --silent --no-audit --no-fund
+
 ruff check .
+ruff format --check .
 mypy
+npx --no-install eslint
 python3 -m pytest "$@"

@@ -8,6 +8,8 @@ every deck in the browser (see step_deck.py).
 from __future__ import annotations
 
 import html
+from collections.abc import Callable, Hashable, Iterable
+from typing import TypeVar
 
 import panel as pn
 import param
@@ -18,16 +20,41 @@ from app.stylesheets import stylesheet
 from app.theme import CSS
 from app.timelines import timeline_key
 from app.views.step_deck import Deck, StepDeck
+from engine.snapshot import Snapshot
 from engine.timeline import Timeline
 
 # How a glossary term looks inside a view (app/glossary.py writes the links).
 TERM_CSS = stylesheet("app.views", "term.css")
 # The embed's denser spacing (layout.py), on top of the app's stylesheet.
 COMPACT_CSS = stylesheet("app.views", "compact.css")
+Record = TypeVar("Record")
+Key = TypeVar("Key", bound=Hashable)
 
 
 def esc(value: object) -> str:
     return html.escape(str(value), quote=True)
+
+
+def changed_at(
+    timeline: Timeline,
+    step: int,
+    records: Callable[[Snapshot], Iterable[Record]],
+    key: Callable[[Record], Key],
+) -> set[Key]:
+    """Keys of the step's records that differ from the previous step's (none at step 0)."""
+    if step == 0:
+        return set()
+    before = {key(r): r for r in records(timeline.steps[step - 1].snapshot)}
+    return {key(r) for r in records(timeline.steps[step].snapshot) if before.get(key(r)) != r}
+
+
+def move_or_render(deck: StepDeck, key: str, step: int, render: Callable[[], None]) -> None:
+    """A new timeline at `key`: one the deck holds (another mode of the open scenario)
+    only moves the deck there; any other (a new scenario) has `render` fill it."""
+    if deck.holds(key):
+        deck.param.update(key=key, step=step)
+    else:
+        render()
 
 
 def render_deck(render: object, timelines: tuple[Timeline, ...]) -> Deck:
@@ -72,14 +99,13 @@ class StepView(pn.viewable.Viewer):
         if timeline is self._timeline:
             return
         self._timeline = timeline
-        key = self.state.key
-        if self._deck.holds(key):  # another mode of this scenario: the browser has it
-            self._deck.param.update(key=key, step=self.state.step)
-            return
+        move_or_render(self._deck, self.state.key, self.state.step, self._render_deck)
+
+    def _render_deck(self) -> None:
         deck = render_deck(self.render, self.state.scenario_timelines)
         # A view with nothing to show in the whole scenario leaves the layout.
         self._deck.visible = any(deck.pages)
-        self._deck.show(deck, key, self.state.step)
+        self._deck.load(deck, self.state.key, self.state.step)
 
     @property
     def html(self) -> str:

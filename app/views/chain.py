@@ -16,7 +16,7 @@ from app.glossary import term
 from app.state import SimulatorState
 from app.theme import CSS
 from app.timelines import timeline_key
-from app.views.base import TERM_CSS, esc
+from app.views.base import TERM_CSS, esc, move_or_render
 from app.views.step_deck import Deck, StepDeck
 from engine.snapshot import ChainLink, RequestView, Snapshot
 from engine.timeline import Timeline
@@ -207,20 +207,22 @@ class ChainView(pn.viewable.Viewer):
             timeline_key(t): [render_chain(t, s, *self._pair(t, s)) for s in range(len(t.steps))]
             for t in self.state.scenario_timelines
         }
-        self._deck.show(Deck.of(pages), self.state.key, self.state.step)
+        self._deck.load(Deck.of(pages), self.state.key, self.state.step)
 
     @logged
     def _on_step(self, *_: object) -> None:
         if self.state.timeline is not self._timeline:
             self._timeline = self.state.timeline
             picked, self._picked = self._picked, (None, None)  # picks name the old requests
-            if self._deck.holds(self.state.key) and picked == (None, None):
-                self._deck.param.update(key=self.state.key, step=self.state.step)
+            if picked == (None, None):
+                move_or_render(self._deck, self.state.key, self.state.step, self._render_deck)
             else:
                 self._render_deck()
         snapshot = self.state.current.snapshot
         ids = tuple(r.request_id for r in snapshot.requests)
-        a, b = self._pair(self.state.timeline, self.state.step)
+        timeline = self.state.timeline
+        assert timeline is not None  # (state.current answered above)
+        a, b = self._pair(timeline, self.state.step)
         self._updating = True  # the pickers' own events must not render again
         try:
             if ids != self._ids:  # options only change when a request arrives

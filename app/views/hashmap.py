@@ -3,20 +3,16 @@
 from __future__ import annotations
 
 from app.glossary import code_term
-from app.views.base import StepView, esc
+from app.views.base import StepView, changed_at, esc
 from engine.timeline import Timeline
 
 
 def render_hash_map(timeline: Timeline, step: int) -> str:
     snapshot = timeline.steps[step].snapshot
-    before = (
-        {e.block_hash: e.block_ids for e in timeline.steps[step - 1].snapshot.hash_map}
-        if step
-        else {}
-    )
+    changed_hashes = changed_at(timeline, step, lambda s: s.hash_map, lambda e: e.block_hash)
     rows = []
     for entry in snapshot.hash_map:
-        changed = step > 0 and before.get(entry.block_hash) != entry.block_ids
+        changed = entry.block_hash in changed_hashes
         chips = "".join(
             f'<span class="chip state-{snapshot.block(b).state}{" first" if i == 0 else ""}">'
             f"#{b}</span>"

@@ -47,7 +47,7 @@ def render_header(timeline: Timeline, step: int) -> str:
         " · vLLM v1 BlockPool</div>"
         f"<h1>{esc(timeline.title)}</h1>"
         f"<p>{esc(' '.join(timeline.summary.split()))}</p>"
-        f'<details open><summary style="cursor:pointer;font-size:13px;font-weight:600">'
+        f'<details class="howto-box" open><summary>'
         f'How to read this</summary><ul class="howto">{items}</ul></details>'
         f"{scenario_list(timeline.scenario)}"
         "</header>"

@@ -5,7 +5,7 @@ Rendered only for scenarios that run CPU offload (the snapshot has ``offload``).
 
 from __future__ import annotations
 
-from app.views.base import StepView, esc
+from app.views.base import StepView, changed_at, esc
 from app.views.pool import block_cell
 from engine.timeline import Timeline
 
@@ -14,11 +14,11 @@ def render_offload(timeline: Timeline, step: int) -> str:
     offload = timeline.steps[step].snapshot.offload
     if offload is None:
         return ""
-    before = timeline.steps[step - 1].snapshot.offload if step else None
-    old = {b.block_id: b for b in before.cpu_blocks} if before else {}
+    changed = changed_at(
+        timeline, step, lambda s: s.offload.cpu_blocks if s.offload else (), lambda b: b.block_id
+    )
     cells = "".join(
-        block_cell(b, step > 0 and old.get(b.block_id) != b, testid="cpu-block")
-        for b in offload.cpu_blocks
+        block_cell(b, b.block_id in changed, testid="cpu-block") for b in offload.cpu_blocks
     )
     queue = " → ".join(str(b) for b in offload.cpu_free_queue) or "empty"
     entries = (

@@ -1,3 +1,5 @@
+import { WORKS_EARLY } from '../early.js'
+
 // Tabs (panel_tabs.py): one panel shown; a tab whose panel has nothing to show hides.
 const REVEAL_EVENT = 'pcl-reveal'  // sent by a panel that wants to be seen (glossary.js)
 
@@ -7,7 +9,7 @@ export function render({ model }) {
   const list = document.createElement('div')
   list.className = 'tablist'
   list.setAttribute('role', 'tablist')
-  list.setAttribute(model.early_attribute, '')  // works before Python (early_steps.py)
+  list.setAttribute(WORKS_EARLY, '')  // works before Python (early_steps.py)
   const panels = document.createElement('div')
   panels.className = 'panels'
   root.append(list, panels)

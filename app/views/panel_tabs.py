@@ -11,9 +11,8 @@ from __future__ import annotations
 from typing import ClassVar
 
 import param
-from panel.custom import Children
+from panel.viewable import Children
 
-from app.early_steps import EARLY_ATTRIBUTE
 from app.stylesheets import stylesheet
 from app.views.step_deck import LeanComponent
 
@@ -22,7 +21,6 @@ class PanelTabs(LeanComponent):
     labels = param.List(default=[], item_type=str, doc="One label per panel")
     objects = Children(default=[], doc="The panels, in the labels' order")
     active = param.Integer(default=0, doc="The panel shown first")
-    early_attribute = param.String(default=EARLY_ATTRIBUTE, constant=True)
 
     _esm = "panel_tabs.js"
     _stylesheets: ClassVar[list[str]] = [stylesheet("app.views", "panel_tabs.css")]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app.glossary import term
-from app.views.base import StepView, esc
+from app.views.base import StepView, changed_at, esc
 from engine.snapshot import BlockView
 from engine.timeline import Timeline
 
@@ -22,11 +22,7 @@ SMALL_POOL = 12
 
 def changed_blocks(timeline: Timeline, step: int) -> set[int]:
     """Blocks whose view differs from the previous step's (nothing changed at step 0)."""
-    if step == 0:
-        return set()
-    before = timeline.steps[step - 1].snapshot.blocks
-    after = timeline.steps[step].snapshot.blocks
-    return {b.block_id for b, a in zip(before, after, strict=True) if a != b}
+    return changed_at(timeline, step, lambda s: s.blocks, lambda b: b.block_id)
 
 
 def block_cell(block: BlockView, changed: bool, testid: str = "block") -> str:

@@ -16,7 +16,7 @@ from app.prefill_inputs import FIELDS, PrefillInputs, model_texts, parse_inputs,
 from app.state import SimulatorState
 from app.theme import CSS
 from app.timelines import timeline_key
-from app.views.base import esc
+from app.views.base import esc, move_or_render
 from app.views.step_deck import Deck, StepDeck
 from engine.prefill_cost import prefill_cost
 from engine.snapshot import RequestView, Snapshot
@@ -173,16 +173,13 @@ class PrefillView(pn.viewable.Viewer):
         else:
             page = render_prefill(parse_inputs(self._texts()), self._source)
             pages = {timeline_key(t): [page] * len(t.steps) for t in timelines}
-        self._deck.show(Deck.of(pages), self.state.key, self.state.step)
+        self._deck.load(Deck.of(pages), self.state.key, self.state.step)
 
     @logged
     def _on_step(self, *_: object) -> None:
         if self.state.timeline is not self._timeline:
             self._timeline = self.state.timeline
-            if self._deck.holds(self.state.key):  # another mode: the browser has it
-                self._deck.param.update(key=self.state.key, step=self.state.step)
-            else:
-                self._show()
+            move_or_render(self._deck, self.state.key, self.state.step, self._show)
         if self._follow:  # the fields show what the deck already shows
             self._fill(follow(self.state.current.snapshot, self._base)[0])
 

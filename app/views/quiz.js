@@ -1,3 +1,5 @@
+import { WORKS_EARLY } from '../early.js'
+
 // Predict, then see (quiz.py): the questions of the step shown, answered in the browser.
 // The step channel (views/step_deck.py): the controls set globalThis.__pclStep and fire
 // 'pcl-step' on the document.
@@ -5,10 +7,10 @@ const STEP_EVENT = 'pcl-step'
 const TRUE = ['1', 'true', 'yes', 'on']
 
 function load(name) {
-  try { return JSON.parse(window.localStorage.getItem(name)) || {} } catch (e) { return {} }
+  try { return JSON.parse(window.localStorage.getItem(name)) || {} } catch { return {} }
 }
 function save(name, value) {
-  try { window.localStorage.setItem(name, JSON.stringify(value)) } catch (e) { /* private mode */ }
+  try { window.localStorage.setItem(name, JSON.stringify(value)) } catch { /* private mode */ }
 }
 function el(tag, className, text) {
   const node = document.createElement(tag)
@@ -19,10 +21,10 @@ function el(tag, className, text) {
 
 export function render({ model }) {
   const root = el('section', 'quiz')
-  root.setAttribute(model.early_attribute, '')  // works before Python (early_steps.py)
+  root.setAttribute(WORKS_EARLY, '')  // works before Python (early_steps.py)
   root.dataset.testid = 'quiz'
   root.setAttribute('aria-label', 'Predict, then see')
-  let saved = load(model.storage_key)
+  const saved = load(model.storage_key)
   saved.answers = saved.answers || {}
   const asked = new URLSearchParams(window.location.search).get('quiz')
   // The address decides if it says; else the full page is on unless switched off.

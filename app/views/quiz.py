@@ -14,7 +14,6 @@ from typing import ClassVar
 
 import param
 
-from app.early_steps import EARLY_ATTRIBUTE
 from app.errors import logged
 from app.questions import all_questions
 from app.state import SimulatorState
@@ -31,7 +30,6 @@ class QuizPanel(LeanComponent):
     step = param.Integer(default=0, doc="The step to show until the channel names one held")
     compact = param.Boolean(default=False, doc="The embed: off unless the address says quiz=1")
     storage_key = param.String(default=STORAGE_KEY, constant=True)
-    early_attribute = param.String(default=EARLY_ATTRIBUTE, constant=True)
 
     _esm = "quiz.js"
     _stylesheets: ClassVar[list[str]] = [stylesheet("app.views", "quiz.css")]

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from app.glossary import term
-from app.views.base import StepView, esc
+from app.views.base import StepView, changed_at, esc
 from engine.snapshot import RequestView
 from engine.timeline import Timeline
 
 
-def _row(request: RequestView, states: dict[int, str], changed: bool) -> str:
+def _row(request: RequestView, states: Mapping[int, str], changed: bool) -> str:
     chips = (
         "".join(f'<span class="chip state-{states[b]}">#{b}</span>' for b in request.block_ids)
         or '<span class="empty-note">none</span>'
@@ -34,11 +36,9 @@ def _row(request: RequestView, states: dict[int, str], changed: bool) -> str:
 def render_requests(timeline: Timeline, step: int) -> str:
     snapshot = timeline.steps[step].snapshot
     states = {b.block_id: b.state for b in snapshot.blocks}
-    before = {r.request_id: r for r in timeline.steps[step - 1].snapshot.requests} if step else {}
+    changed = changed_at(timeline, step, lambda s: s.requests, lambda r: r.request_id)
     rows = (
-        "".join(
-            _row(r, states, step > 0 and before.get(r.request_id) != r) for r in snapshot.requests
-        )
+        "".join(_row(r, states, r.request_id in changed) for r in snapshot.requests)
         or '<tr><td colspan="6" class="empty-note">no requests yet</td></tr>'
     )
     running = ", ".join(snapshot.running) or "none"

@@ -6,9 +6,8 @@ scenario opens. Each view's StepDeck keeps its distinct pages in the browser.
 The step controls (player_bar.py) and the mode picker (mode_picker.py)
 announce each position, a timeline key and a step, on a page-wide channel, and
 every deck swaps in its page there: no Python view re-renders, no HTML is
-re-sent, no round trip is waited for. In Pyodide every model change costs
-milliseconds of Panel bookkeeping, and a step once changed a dozen models
-(about 100 ms from click to page).
+re-sent, no round trip is waited for (in Pyodide every model change costs
+milliseconds of Panel bookkeeping, and a view is a dozen models).
 
 A deck that does not hold the channel's timeline (a new scenario still
 arriving) shows its own `key` and `step` until they agree.
@@ -21,56 +20,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import param
-from panel.custom import JSComponent
 
-# The page-wide channel: the controls write {key, step} here and fire STEP_EVENT.
-STEP_CHANNEL_JS = """
-const STEP_EVENT = 'pcl-step'
-function announce(key, step) {
-  globalThis.__pclStep = { key, step }
-  document.dispatchEvent(new CustomEvent(STEP_EVENT))
-}
-// Where to be: the channel's position if `holds` its timeline, else the model's own.
-function position(model, holds) {
-  const channel = globalThis.__pclStep
-  return channel && holds(channel.key) ? channel : { key: model.key, step: model.step }
-}
-function onStep(model, callback) {
-  document.addEventListener(STEP_EVENT, callback)
-  model.on('remove', () => document.removeEventListener(STEP_EVENT, callback))
-}
-"""
-
-_DECK_ESM = (
-    STEP_CHANNEL_JS
-    + """
-export function render({ model, view }) {
-  const host = document.createElement('div')
-  let shown = null
-  function show() {
-    const at = position(model, (key) => key in model.orders)
-    const order = model.orders[at.key]
-    const index = order ? order[at.step] : undefined
-    const page = index === undefined ? '' : model.pages[index]
-    host.dataset.at = `${at.key}@${at.step}`  // the position shown (tests, benchmarks)
-    if (page === shown) { return }
-    shown = page
-    host.innerHTML = page
-    // An empty page hides the whole component, margins included.
-    if (view && view.el) { view.el.style.display = page ? '' : 'none' }
-  }
-  model.on(['pages', 'orders', 'key'], () => { shown = null; show() })
-  model.on('step', show)
-  onStep(model, show)
-  show()
-  return host
-}
-"""
-)
+from app.esm import FileComponent
 
 
-class LeanComponent(JSComponent):
-    """A JSComponent whose updates skip Panel's theme pass unless stylesheets change.
+class LeanComponent(FileComponent):
+    """A file-module component whose updates skip Panel's theme pass unless stylesheets change.
 
     Panel 1.9 recomputes a component's design (new stylesheet models) on every
     property change but uses the result only when `stylesheets` changed: about
@@ -79,7 +34,7 @@ class LeanComponent(JSComponent):
 
     def _update_properties(self, *events: param.parameterized.Event, doc: Any) -> dict[str, Any]:
         if any(event.name == "stylesheets" for event in events):
-            return super()._update_properties(*events, doc=doc)  # type: ignore[no-any-return]
+            return super()._update_properties(*events, doc=doc)
         return self._process_param_change(  # type: ignore[no-any-return]
             {event.name: event.new for event in events}
         )
@@ -111,9 +66,9 @@ class StepDeck(LeanComponent):
     key = param.String(default="", doc="The timeline to show until the channel names one held")
     step = param.Integer(default=0, doc="The step to show until the channel names one held")
 
-    _esm = _DECK_ESM
+    _esm = "step_deck.js"
 
-    def show(self, deck: Deck, key: str, step: int) -> None:
+    def load(self, deck: Deck, key: str, step: int) -> None:
         """A new scenario: its pages and orders, and the position, in one update."""
         orders = {k: list(order) for k, order in deck.orders.items()}
         self.param.update(pages=list(deck.pages), orders=orders, key=key, step=step)

@@ -23,11 +23,12 @@ from urllib.parse import urlsplit
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-import build  # noqa: E402  (build.py lives at the repo root, not in a package)
-from tests.app.browser import CHROMIUM as BROWSER  # noqa: E402
-from tests.app.browser import CHROMIUM_ARGS  # noqa: E402
+from app.static_site import layout
+from app.static_site.serve import SiteHandler, make_server
+from tests.app.browser import CHROMIUM as BROWSER
+from tests.app.browser import CHROMIUM_ARGS
+
+ROOT = layout.ROOT
 
 CHROMIUM = Path(BROWSER)
 CHROMIUM_FLAGS = [
@@ -126,9 +127,9 @@ class PageRun:
 
 def site_target() -> SiteTarget:
     env = os.environ
-    app = Path(env.get("PCL_SITE_APP") or ROOT / build.APP_SCRIPT)
+    app = Path(env.get("PCL_SITE_APP") or ROOT / layout.APP_SCRIPT)
     project = None if env.get("PCL_SITE_NO_PROJECT") else Path(env.get("PCL_SITE_PROJECT") or ROOT)
-    out = Path(env.get("PCL_SITE_DIR") or ROOT / build.SITE_DIR)
+    out = Path(env.get("PCL_SITE_DIR") or ROOT / layout.SITE_DIR)
     return SiteTarget(app, project, out, env.get("PCL_SITE_LABEL", "site"))
 
 
@@ -136,7 +137,7 @@ def site_target() -> SiteTarget:
 def built_site() -> SiteTarget:
     """Run build.py (a subprocess, as a user would), or reuse the site when asked to."""
     target = site_target()
-    if os.environ.get("PCL_SITE_REUSE") and (target.out / build.INDEX_HTML).exists():
+    if os.environ.get("PCL_SITE_REUSE") and (target.out / layout.INDEX_HTML).exists():
         return target
     if not target.app.exists():
         pytest.skip(f"{target.app} does not exist yet")
@@ -161,7 +162,7 @@ def built_site() -> SiteTarget:
 
 @pytest.fixture(scope="session")
 def site_url(built_site: SiteTarget) -> Iterator[str]:
-    server = build.make_server(built_site.out, 0)
+    server = make_server(built_site.out, 0)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -171,7 +172,7 @@ def site_url(built_site: SiteTarget) -> Iterator[str]:
         server.server_close()
 
 
-class HeldFile(build.SiteHandler):
+class HeldFile(SiteHandler):
     """Serves the site, but holds back one file until the test releases it (and, if
     asked, answers 404 for every path under `missing`, as a host that lost them)."""
 
@@ -198,7 +199,7 @@ def held_site(built_site: SiteTarget) -> Iterator[Callable[..., tuple[str, threa
     def _serve(held: str, missing: str = "") -> tuple[str, threading.Event]:
         release = threading.Event()
         handler = type("Held", (HeldFile,), {"held": held, "release": release, "missing": missing})
-        server = build.make_server(built_site.out, 0, handler=handler)
+        server = make_server(built_site.out, 0, handler=handler)
         threading.Thread(target=server.serve_forever, daemon=True).start()
         servers.append((server, release))
         return f"http://127.0.0.1:{server.server_address[1]}", release

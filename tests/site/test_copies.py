@@ -15,7 +15,7 @@ from urllib.parse import parse_qs
 import pytest
 
 from app import timelines, url
-from tests.site.conftest import build
+from app.static_site import layout
 
 pytestmark = [pytest.mark.site]
 
@@ -30,11 +30,11 @@ def test_every_scenario_has_a_copy_in_both_layouts() -> None:
 
 def test_each_copy_shows_its_address_and_stays_local(built_site: Any) -> None:
     site = built_site.out
-    page = (site / build.INDEX_HTML).read_text()
+    page = (site / layout.INDEX_HTML).read_text()
     own = url.copy_of(url.parse_link(""))
     assert "start-page" in page and "embed-title" not in page
     for name, query in url.prerendered_copies().items():
-        path = site / build.COPIES_DIR / f"{name}.json.gz"
+        path = site / layout.COPIES_DIR / f"{name}.json.gz"
         if name == own:
             assert not path.exists()  # the page holds it
             continue
@@ -48,5 +48,5 @@ def test_each_copy_shows_its_address_and_stays_local(built_site: Any) -> None:
         assert {q["scenario"][0] for q in queries} == {link.scenario}, name
         assert any("embed" in q for q in queries) is link.embed, name
         assert len(copy["root_ids"]) == page.count("data-root-id=")  # one element per root
-        for cdn in (build.BOKEH_CDN, build.PANEL_CDN):
+        for cdn in (layout.BOKEH_CDN, layout.PANEL_CDN):
             assert cdn not in docs

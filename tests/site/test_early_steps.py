@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from app.static_site.pins import PANEL_VERSION
 from app.views.prefill import step_request
 from engine.scenario import load_scenario
 from engine.timeline import build_timeline
@@ -21,7 +22,6 @@ from tests.site.conftest import (
     RECORDER_JS,
     PageRun,
     assert_clean,
-    build,
     record,
     wait_interactive,
 )
@@ -31,7 +31,7 @@ expect = playwright_api.expect
 
 pytestmark = [pytest.mark.site, pytest.mark.browser]
 
-HELD = f"panel-{build.PANEL_VERSION}-py3-none-any.whl"  # the worker installs it
+HELD = f"panel-{PANEL_VERSION}-py3-none-any.whl"  # the worker installs it
 FLAGSHIP = "reset"
 EARLY_TIMEOUT_MS = 60_000
 

@@ -1,0 +1,37 @@
+"""A pinned asset: the error that names a missing or corrupt one, hashes, names."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+
+class AssetError(Exception):
+    """A required asset is missing or corrupt; the message names it."""
+
+
+def log(msg: str) -> None:
+    print(f"[build] {msg}", flush=True)
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def check_sha(path: Path, expected: str, what: str) -> Path:
+    actual = sha256_of(path)
+    if actual != expected:
+        raise AssetError(
+            f"corrupt asset {what}: {path} has sha256 {actual[:12]}..., pinned "
+            f"{expected[:12]}... (delete it to fetch it again)"
+        )
+    return path

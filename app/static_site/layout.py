@@ -1,0 +1,19 @@
+"""Where things are: the project, the app, the site and its folders."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]  # the project's checkout
+APP_SCRIPT = Path("app/main.py")
+SITE_DIR = Path("site")
+INDEX_HTML = "index.html"
+COPIES_DIR = "copies"  # the pre-rendered copies of other addresses (the `copies` measure)
+BOKEH_CDN = "https://cdn.bokeh.org/bokeh/release/"
+PANEL_CDN = "https://cdn.holoviz.org/panel/"
+LOCAL_BOKEH = "cdn/bokeh/release/"
+LOCAL_PANEL = "cdn/panel/"
+# Bundled Panel assets the page may ask for at run time (themes are always used).
+PANEL_BUNDLED_KEEP = ("theme",)
+# Parts of the project the page never imports: left out of the wheel it ships.
+NOT_SHIPPED = ("app/static_site/",)

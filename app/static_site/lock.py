@@ -1,0 +1,117 @@
+"""Pyodide's lock: one entry per shipped wheel, closed under its dependencies."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+
+from app.static_site.assets import AssetError, canonical, sha256_of
+from app.static_site.pins import DROPPED_DEPENDENCIES, LAZY_DEPENDENCIES
+
+LockPackages = dict[str, dict[str, object]]
+
+
+# Environment the lock's dependency markers are evaluated in (Pyodide 0.27.7 worker).
+WORKER_MARKER_ENV = {
+    "python_version": "3.12",
+    "python_full_version": "3.12.7",
+    "os_name": "posix",
+    "sys_platform": "emscripten",
+    "platform_system": "Emscripten",
+    "platform_machine": "wasm32",
+    "implementation_name": "cpython",
+    "platform_python_implementation": "CPython",
+    "extra": "",
+}
+
+
+def wheel_metadata(path: Path) -> tuple[str, str, list[str], list[str]]:
+    """(name, version, Requires-Dist lines, top-level import names) of a wheel."""
+    with zipfile.ZipFile(path) as zf:
+        names = zf.namelist()
+        meta_name = next(n for n in names if n.endswith(".dist-info/METADATA"))
+        text = zf.read(meta_name).decode()
+    headers = text.split("\n\n", 1)[0].splitlines()
+    field = {"Name": "", "Version": ""}
+    requires = []
+    for line in headers:
+        key, _, value = line.partition(": ")
+        if key in field:
+            field[key] = value.strip()
+        elif key == "Requires-Dist":
+            requires.append(value.strip())
+    return field["Name"], field["Version"], requires, top_level_imports(names)
+
+
+def top_level_imports(names: list[str]) -> list[str]:
+    tops = set()
+    for name in names:
+        first, _, rest = name.partition("/")
+        if first.endswith((".dist-info", ".data")):
+            continue
+        if rest == "__init__.py":
+            tops.add(first)
+        elif not rest and first.endswith(".py"):
+            tops.add(first[:-3])
+    return sorted(tops)
+
+
+def worker_depends(requires: list[str], lean: bool = True) -> list[str]:
+    from packaging.requirements import Requirement  # panel depends on packaging
+
+    depends = []
+    for line in requires:
+        req = Requirement(line)
+        if req.marker is not None and not req.marker.evaluate(WORKER_MARKER_ENV):
+            continue
+        name = canonical(req.name)
+        lazy = LAZY_DEPENDENCIES if lean else frozenset()
+        if name not in DROPPED_DEPENDENCIES | lazy:
+            depends.append(name)
+    return sorted(set(depends))
+
+
+def lock_entry(path: Path, lean: bool = True) -> dict[str, object]:
+    name, version, requires, imports = wheel_metadata(path)
+    return {
+        "name": name,
+        "version": version,
+        "file_name": path.name,
+        "install_dir": "site",
+        "sha256": sha256_of(path),
+        "package_type": "package",
+        "imports": imports,
+        "depends": worker_depends(requires, lean),
+        "unvendored_tests": False,
+    }
+
+
+def check_lock_closed(packages: dict[str, dict[str, object]]) -> None:
+    """Every dependency the lock names must be shipped, or micropip asks PyPI."""
+    for key, entry in packages.items():
+        for dep in entry["depends"]:  # type: ignore[attr-defined]
+            if dep not in packages:
+                raise AssetError(f"missing asset {dep} (needed by {key}): not shipped, not dropped")
+
+
+def write_lock(pyodide_dir: Path, info: object, packages: LockPackages) -> None:
+    lock = {"info": info, "packages": dict(sorted(packages.items()))}
+    (pyodide_dir / "pyodide-lock.json").write_text(json.dumps(lock, indent=1))
+
+
+def add_project_to_lock(
+    pyodide_dir: Path, packages: LockPackages, wheel: Path, install: list[str]
+) -> None:
+    """The project's wheel joins the lock, depending on what the app needs."""
+    entry = lock_entry(wheel)
+    entry["depends"] = [n for n in install if n != canonical(str(entry["name"]))]
+    packages[canonical(str(entry["name"]))] = entry
+    check_lock_closed(packages)
+    lock = json.loads((pyodide_dir / "pyodide-lock.json").read_text())
+    write_lock(pyodide_dir, lock["info"], packages)
+
+
+# The converted worker fetches and unpacks a resource archive (the project's wheel) and
+# has micropip resolve and install the requirements: micropip's import and its resolver
+# cost about a second in the worker. Every package is in the lock, so loadPackage alone

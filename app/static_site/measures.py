@@ -1,0 +1,24 @@
+"""The load-time measures of the build, all on for the site.
+
+The benchmark's yardstick (benchmarks/bench_site.py) is a stock app built without them:
+  pyc   the pure wheels and the standard library carry .pyc files compiled by CPython
+        3.12 (Pyodide 0.27's Python), so the worker does not compile what it imports;
+  sourceless  a module shipped as .pyc ships without its .py (the project's own code
+        keeps its source: the code panel shows it);
+  numpy numpy without the extension modules nothing imports (random, fft, lapack_lite,
+        test modules): Pyodide compiles every .so of a package when it loads it;
+  direct the worker installs the wheels with pyodide.loadPackage from the lock, the
+        project's wheel included: no micropip, no resource archive;
+  gzip  every compressible file has a .gz twin that `serve` sends when the browser
+        accepts gzip (any static host can do the same);
+  lean  packages the app never imports (narwhals, the Markdown family) are not installed;
+  early the page starts the Pyodide worker first thing, before Bokeh's JS;
+  copies every scenario, in both layouts (full page and `embed=1`, the write-up's
+        iframes), has a pre-rendered copy (copies/NAME.json.gz, fetched only by its
+        addresses), so every address steps before Python is ready (app/early_steps.py),
+        not just the page's own copy of the default scenario.
+"""
+
+from __future__ import annotations
+
+MEASURES = frozenset({"pyc", "sourceless", "numpy", "direct", "gzip", "lean", "early", "copies"})

@@ -1,0 +1,165 @@
+"""Every patch of the files Panel's conversion generates, in one place.
+
+Each patch finds its anchor exactly once or stops the build (a Panel upgrade that
+moves an anchor must not ship a half-patched page); tests/site/test_patches.py runs
+each one against what the pinned Panel generates. What a patch inserts lives in
+shims/ as real .js and .py files.
+"""
+
+from __future__ import annotations
+
+import html as html_text
+import json
+import re
+from pathlib import Path
+
+from app.static_site.assets import AssetError
+from app.static_site.layout import BOKEH_CDN, COPIES_DIR, LOCAL_BOKEH, LOCAL_PANEL, PANEL_CDN
+from app.static_site.pins import PANEL_VERSION
+
+SHIMS = Path(__file__).parent / "shims"
+
+# Panel's status lines -> the page's (numbered, so the wait reads as progress).
+STAGES = {
+    "Loading pyodide": "Loading the Python runtime (1/3)",
+    "Installing environment": "Installing packages (2/3)",
+    "Executing code": "Starting the app (3/3)",
+}
+
+
+def shim(name: str) -> str:
+    return (SHIMS / name).read_text(encoding="utf-8")
+
+
+def replace_once(text: str, old: str, new: str, where: str) -> str:
+    """Replace exactly one occurrence: a template change in Panel must stop the build."""
+    if text.count(old) != 1:
+        raise AssetError(f"unexpected {where}: {old!r} found {text.count(old)} times")
+    return text.replace(old, new)
+
+
+# --- the worker (main.js) ---------------------------------------------------------------
+
+APP_CODE_START = "runPythonAsync(`\\nimport asyncio\\n"
+FUTURE_IMPORT = re.compile(r"(?<=\\n)from __future__ import [\w, ]+\\n")
+
+
+def hoist_future_imports(js: str) -> str:
+    """Convert puts Panel's preamble before the app's code, so a `from __future__`
+    import would not come first (a SyntaxError in the worker): move it up."""
+    futures = FUTURE_IMPORT.findall(js)
+    if not futures:
+        return js
+    js = FUTURE_IMPORT.sub("", js)
+    if js.count(APP_CODE_START) != 1:
+        raise AssetError("unexpected worker JS: cannot find where the app's code starts")
+    head = js.index(APP_CODE_START) + len("runPythonAsync(`")
+    return js[:head] + "".join(dict.fromkeys(futures)) + js[head:]
+
+
+# The converted worker fetches and unpacks a resource archive (the project's wheel) and
+# has micropip resolve and install the requirements. Every package is in the lock, so
+# shims/install_locked.js installs them without micropip.
+MICROPIP_LOAD = re.compile(
+    r"  const data_archives = .*?\n  }\n  await self\.pyodide\.loadPackage\(\"micropip\"\);\n"
+    r"|  await self\.pyodide\.loadPackage\(\"micropip\"\);\n",
+    re.S,
+)
+MICROPIP_INSTALL = re.compile(
+    r"await self\.pyodide\.runPythonAsync\(`\s*import micropip\s*"
+    r"await micropip\.install\(\[[^\]]*\]\);\s*`\);"
+)
+START_APPLICATION = "async function startApplication() {"
+
+
+def direct_install(js: str, install: list[str]) -> str:
+    for pattern, what in ((MICROPIP_LOAD, "load"), (MICROPIP_INSTALL, "install")):
+        if len(pattern.findall(js)) != 1:
+            raise AssetError(f"unexpected worker JS: cannot find the micropip {what}")
+    js = MICROPIP_LOAD.sub("", js)
+    js = MICROPIP_INSTALL.sub(lambda _m: f"await installLocked({json.dumps(install)});", js)
+    return replace_once(
+        js, START_APPLICATION, f"{shim('install_locked.js')}\n{START_APPLICATION}", "worker JS"
+    )
+
+
+def patch_worker(js: str, install: list[str] | None = None) -> str:
+    js = hoist_future_imports(js)
+    js = re.sub(r'importScripts\("[^"]*"\)', 'importScripts("./pyodide/pyodide.js")', js, count=1)
+    js = replace_once(
+        js,
+        "await loadPyodide();",
+        "await loadPyodide({env: {PANEL_CDN_ROOT: "
+        f'new URL("./{LOCAL_PANEL}", self.location.href).href}}}});',
+        "worker JS",
+    )
+    for old, new in STAGES.items():
+        js, count = re.subn(rf"(['`]){re.escape(old)}\1", json.dumps(new), js)
+        if count != 1:
+            raise AssetError(f"unexpected worker JS: status {old!r} found {count} times")
+    # A failed install must be visible in the console, not only in the status line.
+    js = replace_once(js, "console.log(e)", "console.error(e)", "worker JS")
+    if install is not None:
+        js = direct_install(js, install)
+    # After the "app" status: the shim imports Panel, which is most of the app's start.
+    anchor = f"msg: {json.dumps(STAGES['Executing code'])}}})"
+    code = json.dumps(shim("worker_shim.py"))
+    return replace_once(
+        js, anchor, f"{anchor}\n  await self.pyodide.runPythonAsync({code});", "worker JS"
+    )
+
+
+# --- the page (index.html) --------------------------------------------------------------
+
+
+def script(name: str, **data: object) -> str:
+    """A shim as an inline <script>, its values in data- attributes (JSON unless text)."""
+    attributes = "".join(
+        f' data-{key}="{html_text.escape(value if isinstance(value, str) else json.dumps(value))}"'
+        for key, value in data.items()
+    )
+    return f"<script{attributes}>\n{shim(name)}</script>"
+
+
+def local_urls(text: str) -> str:
+    """Bokeh's and Panel's CDN addresses -> the site's own copies."""
+    return text.replace(BOKEH_CDN, f"./{LOCAL_BOKEH}").replace(PANEL_CDN, f"./{LOCAL_PANEL}")
+
+
+def patch_html(html: str, worker_name: str, early: bool = True) -> str:
+    html = local_urls(html)
+    # Without an icon link the browser asks for /favicon.ico, a 404.
+    icon = f"./{LOCAL_PANEL}{PANEL_VERSION}/dist/images/favicon.ico"
+    html = replace_once(html, "</head>", f'<link rel="icon" href="{icon}">\n</head>', "HTML")
+    created = f'new Worker("./{worker_name}.js")'
+    if not early:
+        # The worker sees its own URL, not the page's: hand it the page's location by name.
+        return replace_once(
+            html,
+            created,
+            f'new Worker("./{worker_name}.js", {{name: JSON.stringify(window.location)}})',
+            "converted HTML",
+        )
+    early_worker = script("early_worker.js", worker=f"./{worker_name}.js")
+    html = replace_once(html, "</title>", f"</title>\n{early_worker}", "converted HTML")
+    return replace_once(html, created, "window.__pclWorker", "converted HTML")
+
+
+EMBED_CALL = "root.Bokeh.embed.embed_items(docs_json, render_items);"
+
+
+def patch_copy_choice(html: str, names: list[str], own: str) -> str:
+    """The page fetches the copy its address names (shims/copy_fetch.js) and shows it."""
+    from app import timelines, url  # the project's (see copies.prerender_copies)
+
+    data = [
+        names,
+        own,
+        timelines.default_scenario(),
+        url.EMBED_SUFFIX,
+        url.TRUE_VALUES,
+        url.POSITION_PARAMETERS,
+    ]
+    fetch = script("copy_fetch.js", copies=[*data, COPIES_DIR])
+    html = replace_once(html, "</title>", f"</title>\n{fetch}", "converted HTML")
+    return replace_once(html, EMBED_CALL, shim("copy_choice.js"), "converted HTML")

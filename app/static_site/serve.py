@@ -1,0 +1,78 @@
+"""Serving site/ on 127.0.0.1, with each file's .gz twin when the browser takes gzip."""
+
+from __future__ import annotations
+
+import contextlib
+import email.utils
+import functools
+import http.server
+import os
+from io import BytesIO
+from pathlib import Path
+from typing import BinaryIO
+
+from app.static_site.layout import INDEX_HTML
+
+
+class SiteHandler(http.server.SimpleHTTPRequestHandler):
+    extensions_map = {  # noqa: RUF012  (the base class's own attribute, extended)
+        **http.server.SimpleHTTPRequestHandler.extensions_map,
+        ".wasm": "application/wasm",
+        ".mjs": "text/javascript",
+        ".js": "text/javascript",
+        ".whl": "application/zip",
+        ".zip": "application/zip",
+        ".json": "application/json",
+    }
+
+    def send_head(self) -> BytesIO | BinaryIO | None:
+        """Send a file's .gz twin, when there is one and the browser accepts gzip."""
+        path = self.translate_path(self.path)
+        if os.path.isdir(path) and self.path.split("?")[0].endswith("/"):
+            path = os.path.join(path, INDEX_HTML)
+        twin = path + ".gz"
+        accepts = "gzip" in self.headers.get("Accept-Encoding", "")
+        if not (accepts and os.path.isfile(path) and os.path.isfile(twin)):
+            return super().send_head()
+        stat = os.stat(twin)
+        since = self.headers.get("If-Modified-Since")
+        if since and not self.headers.get("If-None-Match"):
+            with contextlib.suppress(TypeError, ValueError, IndexError, OverflowError):
+                if email.utils.parsedate_to_datetime(since).timestamp() >= int(stat.st_mtime):
+                    self.send_response(http.HTTPStatus.NOT_MODIFIED)
+                    self.end_headers()
+                    return None
+        fh = open(twin, "rb")  # noqa: SIM115  (the base class closes it after copying)
+        self.send_response(http.HTTPStatus.OK)
+        self.send_header("Content-Type", self.guess_type(path))
+        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(stat.st_size))
+        self.send_header("Last-Modified", self.date_time_string(int(stat.st_mtime)))
+        self.send_header("Vary", "Accept-Encoding")
+        self.end_headers()
+        return fh
+
+    def end_headers(self) -> None:
+        # Revalidate on every load so a rebuild is never masked by a stale worker.
+        self.send_header("Cache-Control", "no-cache")
+        super().end_headers()
+
+    def log_message(self, format: str, *args: object) -> None:
+        if os.environ.get("PCL_SERVE_LOG"):
+            super().log_message(format, *args)
+
+
+def make_server(
+    site: Path, port: int, host: str = "127.0.0.1", handler: type[SiteHandler] = SiteHandler
+) -> http.server.ThreadingHTTPServer:
+    return http.server.ThreadingHTTPServer(
+        (host, port), functools.partial(handler, directory=str(site))
+    )
+
+
+def serve(site: Path, port: int) -> None:
+    with make_server(site, port) as server:
+        host, bound = server.server_address[:2]
+        print(f"Serving {site}/ at http://{host!s}:{bound}/", flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            server.serve_forever()

@@ -1,0 +1,164 @@
+"""The build: the runtime, the wheels, the converted page and its patches, in site/.
+
+`build` runs every part in order; `measures` (measures.py) are all on unless a
+benchmark builds its yardstick without them.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from app.static_site.assets import AssetError, log, sha256_of
+from app.static_site.bytecode import imported_sources, precompile, python312
+from app.static_site.cdn import check_local_refs, check_no_remote, copy_bokeh_js, copy_panel_dist
+from app.static_site.convert import app_requirements, convert, install_names
+from app.static_site.copies import prerender_copies
+from app.static_site.fetch import cache_dir, pure_wheels, pyodide_dist_wheel, pyodide_tarball
+from app.static_site.layout import COPIES_DIR, INDEX_HTML
+from app.static_site.lock import (
+    LockPackages,
+    add_project_to_lock,
+    check_lock_closed,
+    lock_entry,
+    write_lock,
+)
+from app.static_site.measures import MEASURES
+from app.static_site.patches import patch_copy_choice, patch_html, patch_worker
+from app.static_site.pins import PYODIDE_VERSION, SDIST_WHEELS
+from app.static_site.precompress import precompress
+from app.static_site.runtime import take_official_wheels, unpack_core
+from app.static_site.slim import slim_wheel, slimmer
+from app.static_site.wheels import project_wheel, sdist_pure_wheel
+
+
+def build_packages(
+    cache: Path, pyodide_dir: Path, measures: frozenset[str]
+) -> tuple[LockPackages, dict[str, Path]]:
+    """Fill site/pyodide/ with the runtime and every wheel: (lock packages, unslimmed wheels)."""
+    official = unpack_core(pyodide_tarball(cache), pyodide_dir)
+    info = official["info"]
+    if info["version"] != PYODIDE_VERSION:  # type: ignore[index]
+        raise AssetError(f"corrupt asset pyodide@{PYODIDE_VERSION}: lock says {info}")
+    packages = take_official_wheels(pyodide_dist_wheel(cache), official, pyodide_dir)
+    for key, entry in packages.items():
+        keep = slimmer(key, measures)
+        if keep is not None:  # checked against the official lock on the way in
+            wheel = pyodide_dir / str(entry["file_name"])
+            slim_wheel(wheel, wheel.with_suffix(".slim"), keep)
+            wheel.with_suffix(".slim").replace(wheel)
+            entry["sha256"] = sha256_of(wheel)
+    raw = pure_wheels(cache)
+    for name, path in raw.items():
+        target = pyodide_dir / path.name
+        keep = slimmer(name, measures)
+        if keep is not None:
+            slim_wheel(path, target, keep)
+        else:
+            shutil.copyfile(path, target)
+        packages[name] = lock_entry(target, lean="lean" in measures)
+    for name in SDIST_WHEELS:
+        built = sdist_pure_wheel(cache, name)
+        target = pyodide_dir / built.name
+        shutil.copyfile(built, target)
+        packages[name] = lock_entry(target, lean="lean" in measures)
+    check_lock_closed(packages)
+    write_lock(pyodide_dir, info, packages)
+    return packages, raw
+
+
+def precompile_site(
+    pyodide_dir: Path,
+    packages: LockPackages,
+    cache: Path,
+    only: frozenset[str] | None,
+    sourceless: bool,
+) -> None:
+    """Compile what the app imports, in the stdlib and in each wheel; fix the lock."""
+    if python312() is None:
+        return
+    precompile(
+        pyodide_dir / "python_stdlib.zip",
+        cache,
+        stdlib=True,
+        only=only,
+        keep_sources=not sourceless,
+    )
+    for entry in packages.values():
+        wheel = pyodide_dir / str(entry["file_name"])
+        precompile(wheel, cache, only=only, keep_sources=not sourceless)
+        entry["sha256"] = sha256_of(wheel)
+    lock = json.loads((pyodide_dir / "pyodide-lock.json").read_text())
+    write_lock(pyodide_dir, lock["info"], packages)
+
+
+def build(app: Path, project: Path | None, out: Path, measures: frozenset[str] = MEASURES) -> None:
+    """Build the site of `app` (with `project`'s wheel, if any) in `out`, all or nothing."""
+    started = time.perf_counter()
+    if not app.is_file():
+        raise AssetError(f"missing asset app script {app}")
+    cache = cache_dir()
+    stage = out.with_name(out.name + ".partial")
+    shutil.rmtree(stage, ignore_errors=True)
+    (stage / "pyodide").mkdir(parents=True)
+    try:
+        assemble(app, project, cache, stage, measures)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)  # never leave a half-built site behind
+        raise
+    shutil.rmtree(out, ignore_errors=True)
+    stage.rename(out)
+    size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
+    log(f"wrote {out}/ ({size / 1e6:.1f} MB) in {time.perf_counter() - started:.1f} s")
+
+
+def assemble(
+    app: Path, project: Path | None, cache: Path, stage: Path, measures: frozenset[str]
+) -> None:
+    packages, raw = build_packages(cache, stage / "pyodide", measures)
+    direct = "direct" in measures
+    shipped: Path | None = None
+    with tempfile.TemporaryDirectory(prefix="pcl-wheel-") as tmp:
+        wheel, meta = project_wheel(project, Path(tmp)) if project else (None, None)
+        if wheel is not None and "pyc" in measures:
+            # Changes with every edit (not worth caching); keeps its sources: the code
+            # panel shows the engine's own source.
+            precompile(wheel, None, keep_sources=True)
+        if wheel is not None and direct:
+            shipped = Path(shutil.copyfile(wheel, stage / "pyodide" / wheel.name))
+        reqs = app_requirements(meta, wheel, packages)
+        names = ", ".join(r.split(" @ ")[0] for r in reqs) or "none"
+        log(f"converting {app} (requirements: {names})")
+        convert(app, stage, reqs, project)
+        copies: dict[str, bytes] = {}
+        if project is not None and "copies" in measures:
+            log(f"pre-rendering {app} at every scenario's addresses")
+            copies, own = prerender_copies(app, reqs)
+    if "pyc" in measures:
+        only = imported_sources(app, project)
+        precompile_site(stage / "pyodide", packages, cache, only, "sourceless" in measures)
+    install = install_names(reqs) if direct else None
+    if shipped is not None and install is not None:
+        add_project_to_lock(stage / "pyodide", packages, shipped, install)
+    converted = stage / f"{app.stem}.html"
+    html = patch_html(converted.read_text(), app.stem, early="early" in measures)
+    if copies:
+        html = patch_copy_choice(html, sorted(copies), own)
+        (stage / COPIES_DIR).mkdir()
+        for name, packed in copies.items():
+            (stage / COPIES_DIR / f"{name}.json.gz").write_bytes(packed)
+    converted.unlink()
+    (stage / INDEX_HTML).write_text(html)
+    worker = stage / f"{app.stem}.js"
+    worker.write_text(patch_worker(worker.read_text(), install))
+    if install is not None:
+        (stage / f"{app.stem}.resources.zip").unlink(missing_ok=True)  # in the lock now
+    copy_bokeh_js(raw["bokeh"], html, stage)
+    copy_panel_dist(raw["panel"], html, stage)
+    check_no_remote(stage)
+    check_local_refs(stage)
+    if "gzip" in measures:
+        precompress(stage)

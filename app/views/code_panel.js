@@ -1,0 +1,113 @@
+import { onStep, position } from './step_channel.js'
+
+export function render({ model }) {
+  const root = document.createElement('div')
+  const label = document.createElement('label')
+  label.className = 'picker'
+  const caption = document.createElement('span')
+  caption.textContent = model.picker_label
+  const picker = document.createElement('select')
+  label.append(caption, picker)
+  const host = document.createElement('div')
+  root.append(label, host)
+  const body = document.createElement('div')
+  body.className = 'code mono'
+  body.setAttribute('role', 'list')
+  let frameShown = null
+  let bodyShown = null
+  let optionsShown = null
+  let optionsStep = null
+
+  const here = () => position(model, (key) => key in model.plans)
+  function planned(at) {
+    const plan = (model.plans[at.key] || [])[at.step]
+    return plan ? { frame: model.frames[plan[0]], body: model.bodies[plan[1]], ran: plan[2],
+                     current: plan[3], labels: plan[4], focus: plan[5] } : null
+  }
+  function parts(at, plan) {
+    const choice = Number(picker.value)
+    const picked = model.picked
+    if (plan && choice !== plan.focus && picked && picked.key === at.key &&
+        picked.step === at.step && picked.index === choice) { return picked }
+    if (plan) { return plan }
+    return { frame: '', body: '', ran: [], current: -1 }
+  }
+  // Reading offsetTop forces a layout of the whole page: once per frame, in the frame's
+  // own layout pass (a page that renders the panel several times did it at each render).
+  let scrollQueued = false
+  function scroll() {
+    scrollQueued = false
+    const line = body.querySelector('.ln.current')
+    const box = body.closest('.code-scroll')
+    if (line && box) { box.scrollTop = Math.max(0, line.offsetTop - box.clientHeight / 2) }
+  }
+  function scrollSoon() {
+    if (!scrollQueued) { scrollQueued = true; requestAnimationFrame(scroll) }
+  }
+  function mark(ranLines, current) {
+    const ran = new Set(ranLines)
+    for (const el of body.querySelectorAll('.ln[data-line]')) {
+      const n = Number(el.dataset.line)
+      const isRan = ran.has(n)
+      const isCurrent = n === current
+      el.classList.toggle('ran', isRan)
+      el.classList.toggle('current', isCurrent)
+      if (isRan) { el.dataset.ran = 'true' } else { delete el.dataset.ran }
+      if (isCurrent) {
+        el.dataset.current = 'true'
+        el.setAttribute('aria-current', 'step')
+      } else {
+        delete el.dataset.current
+        el.removeAttribute('aria-current')
+      }
+      el.querySelector('.mk').textContent = isCurrent ? '\u25b6' : (el.dataset.mk || '')
+    }
+    scrollSoon()
+  }
+  function setOptions(at, plan) {
+    // A new step (or timeline) puts the picker back on the step's focus.
+    const labels = plan ? plan.labels : []
+    const where = at.key + '@' + at.step
+    if (optionsStep === where && optionsShown === labels) { return }
+    optionsStep = where
+    optionsShown = labels
+    picker.replaceChildren(...labels.map((text, index) => new Option(text, String(index))))
+    if (plan) { picker.value = String(plan.focus) }
+    label.style.display = labels.length ? '' : 'none'
+  }
+  function update() {
+    const at = here()
+    root.dataset.at = `${at.key}@${at.step}`  // the position shown (tests, benchmarks)
+    const plan = planned(at)
+    setOptions(at, plan)
+    const p = parts(at, plan)
+    if (p.body !== bodyShown) {
+      bodyShown = p.body
+      body.innerHTML = p.body
+    }
+    if (p.frame !== frameShown) {
+      frameShown = p.frame
+      host.innerHTML = p.frame
+      const slot = host.querySelector('.code-slot')
+      if (slot) { slot.replaceWith(body) }
+    }
+    mark(p.ran, p.current)
+  }
+  picker.addEventListener('change', () => {
+    const at = here()
+    const choice = Number(picker.value)
+    const plan = planned(at)
+    if (plan && choice !== plan.focus) { model.pick = [at.key, at.step, choice] }
+    update()
+  })
+  model.on(['frames', 'bodies', 'plans', 'key'], () => {
+    frameShown = null
+    bodyShown = null
+    optionsShown = null
+    update()
+  })
+  model.on(['step', 'picked'], update)
+  onStep(model, update)
+  update()
+  return root
+}

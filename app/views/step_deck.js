@@ -1,0 +1,23 @@
+import { onStep, position } from './step_channel.js'
+
+export function render({ model, view }) {
+  const host = document.createElement('div')
+  let shown = null
+  function show() {
+    const at = position(model, (key) => key in model.orders)
+    const order = model.orders[at.key]
+    const index = order ? order[at.step] : undefined
+    const page = index === undefined ? '' : model.pages[index]
+    host.dataset.at = `${at.key}@${at.step}`  // the position shown (tests, benchmarks)
+    if (page === shown) { return }
+    shown = page
+    host.innerHTML = page
+    // An empty page hides the whole component, margins included.
+    if (view && view.el) { view.el.style.display = page ? '' : 'none' }
+  }
+  model.on(['pages', 'orders', 'key'], () => { shown = null; show() })
+  model.on('step', show)
+  onStep(model, show)
+  show()
+  return host
+}

@@ -1,0 +1,46 @@
+// The linter for the browser code: the components' ES modules (app/**/*.js) and the
+// static site's scripts. `npm ci && npx eslint` (tests/run.sh runs it).
+import js from '@eslint/js'
+import globals from 'globals'
+
+export default [
+  { ignores: ['site/', 'node_modules/', '.cache/'] },
+  js.configs.recommended,
+  {
+    files: ['**/*.js'],
+    languageOptions: {
+      ecmaVersion: 2022,
+      sourceType: 'module',
+      globals: { ...globals.browser },
+    },
+    rules: {
+      eqeqeq: 'error',
+      'no-var': 'error',
+      'prefer-const': 'error',
+    },
+  },
+  {
+    // Inline <script>s of the static site's page (app/static_site/patches.py inserts them).
+    files: ['app/static_site/shims/*.js'],
+    languageOptions: { sourceType: 'script' },
+  },
+  {
+    // Replaces a call inside Panel's page script, where these are in scope.
+    files: ['app/static_site/shims/copy_choice.js'],
+    languageOptions: { globals: { root: 'readonly', docs_json: 'readonly', render_items: 'readonly' } },
+  },
+  {
+    // Part of the Pyodide worker's script.
+    files: ['app/static_site/shims/install_locked.js'],
+    languageOptions: { globals: { ...globals.worker } },
+  },
+  {
+    // Benchmarks that run Pyodide in Node.
+    files: ['benchmarks/*.mjs'],
+    languageOptions: { globals: { ...globals.node } },
+  },
+  {
+    files: ['eslint.config.js'],
+    languageOptions: { globals: { ...globals.node } },
+  },
+]

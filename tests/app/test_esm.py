@@ -1,0 +1,57 @@
+"""The browser components' ES modules are .js files beside them, local imports inlined."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from app.address_bar import AddressBar
+from app.early_steps import EarlySteps
+from app.esm import inline_imports
+from app.keyboard import KeyboardShortcuts
+from app.views.code_panel import CodePanel
+from app.views.mode_picker import ModePicker
+from app.views.player_bar import PlayerBar
+from app.views.scenario_picker import ScenarioPicker
+from app.views.step_deck import StepDeck
+
+COMPONENTS = [
+    AddressBar,
+    CodePanel,
+    EarlySteps,
+    KeyboardShortcuts,
+    ModePicker,
+    PlayerBar,
+    ScenarioPicker,
+    StepDeck,
+]
+
+
+@pytest.mark.parametrize("component", COMPONENTS, ids=lambda c: c.__name__)
+def test_module_is_a_file_beside_its_component(component: type) -> None:
+    # A path (not code) in `_esm` is what lets `panel serve --dev` reload the module.
+    path = component._esm_path(compiled=False)
+    assert path is not None, f"{component.__name__}._esm names no file"
+    module_file = Path(__import__(component.__module__, fromlist=["_"]).__file__)
+    assert Path(path).parent == module_file.parent
+    module = component._render_esm()
+    assert "export function render" in module
+    # A browser cannot resolve a relative import from the blob: URL Panel loads.
+    assert not re.search(r"^import .* from '\.", module, re.M)
+
+
+def test_a_file_imported_twice_is_inlined_once(tmp_path: Path) -> None:
+    (tmp_path / "shared.js").write_text("export const SHARED = 1\n")
+    (tmp_path / "middle.js").write_text(
+        "import { SHARED } from './shared.js'\nexport const MIDDLE = SHARED + 1\n"
+    )
+    (tmp_path / "top.js").write_text(
+        "import { SHARED } from './shared.js'\nimport { MIDDLE } from './middle.js'\n"
+        "export function render() { return SHARED + MIDDLE }\n"
+    )
+    module = inline_imports(tmp_path / "top.js")
+    assert module.count("const SHARED = 1") == 1
+    assert module.index("SHARED = 1") < module.index("MIDDLE = SHARED + 1") < module.index("render")
+    assert "import" not in module

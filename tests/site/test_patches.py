@@ -1,0 +1,125 @@
+"""Every patch of Panel's generated files, run against what the pinned Panel generates.
+
+No built site needed: Panel converts a tiny app here (seconds), and each patch must
+find its anchor in that output and leave valid JavaScript behind.
+"""
+
+from __future__ import annotations
+
+import html as html_text
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from app.static_site.assets import AssetError
+from app.static_site.layout import BOKEH_CDN, PANEL_CDN
+from app.static_site.patches import (
+    EMBED_CALL,
+    STAGES,
+    patch_copy_choice,
+    patch_html,
+    patch_worker,
+    shim,
+)
+from app.static_site.pins import PANEL_VERSION
+
+TINY_APP = """from __future__ import annotations
+
+import panel as pn
+
+pn.pane.HTML("<b>tiny</b>").servable()
+"""
+NODE = shutil.which("node")
+
+
+@pytest.fixture(scope="module")
+def converted(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    """(page HTML, worker JS) as the pinned Panel converts a tiny app."""
+    from panel.io.convert import script_to_html
+
+    app = tmp_path_factory.mktemp("tiny") / "main.py"
+    app.write_text(TINY_APP)
+    page, worker = script_to_html(
+        str(app),
+        requirements=["param"],
+        runtime="pyodide-worker",
+        prerender=True,
+        panel_version=PANEL_VERSION,
+    )
+    assert worker is not None
+    return page, worker
+
+
+def check_js(code: str, tmp_path: Path, name: str) -> None:
+    if NODE is None:
+        pytest.skip("node is not installed")
+    path = tmp_path / name
+    path.write_text(code)
+    proc = subprocess.run([NODE, "--check", str(path)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_the_worker_installs_from_the_lock_and_runs_the_shim(
+    converted: tuple[str, str], tmp_path: Path
+) -> None:
+    worker = patch_worker(converted[1], install=["bokeh", "panel", "param"])
+    assert "micropip.install" not in worker
+    assert 'loadPackage("micropip")' not in worker
+    assert 'await installLocked(["bokeh", "panel", "param"]);' in worker
+    assert 'importScripts("./pyodide/pyodide.js")' in worker
+    assert all(json.dumps(stage) in worker for stage in STAGES.values())
+    assert json.dumps(shim("worker_shim.py")) in worker
+    assert "console.error(e)" in worker
+    # The app's `from __future__` import comes first in its code, or Python refuses it.
+    assert "runPythonAsync(`from __future__ import annotations\\n" in worker
+    check_js(worker, tmp_path, "worker.js")
+
+
+def test_the_worker_keeps_micropip_without_the_direct_install(
+    converted: tuple[str, str], tmp_path: Path
+) -> None:
+    worker = patch_worker(converted[1], install=None)
+    assert "micropip.install" in worker
+    assert "installLocked" not in worker
+    check_js(worker, tmp_path, "worker.js")
+
+
+def test_the_page_starts_the_worker_early_from_its_own_copy(converted: tuple[str, str]) -> None:
+    page = patch_html(converted[0], "main")
+    assert '<script data-worker="./main.js">' in page
+    assert shim("early_worker.js") in page
+    assert "window.__pclWorker" in page
+    assert 'new Worker("./main.js")' not in page
+    assert BOKEH_CDN not in page and PANEL_CDN not in page
+    assert f"./cdn/panel/{PANEL_VERSION}/dist/images/favicon.ico" in page
+
+
+def test_without_the_early_start_the_worker_learns_the_page_address(
+    converted: tuple[str, str],
+) -> None:
+    page = patch_html(converted[0], "main", early=False)
+    assert 'new Worker("./main.js", {name: JSON.stringify(window.location)})' in page
+    assert "data-worker" not in page
+
+
+def test_the_page_fetches_and_shows_the_copy_its_address_names(
+    converted: tuple[str, str],
+) -> None:
+    page = patch_copy_choice(patch_html(converted[0], "main"), ["eviction-order", "reset"], "reset")
+    assert EMBED_CALL not in page
+    assert shim("copy_choice.js") in page
+    data = re.search(r'<script data-copies="([^"]*)">', page)
+    assert data is not None
+    names, own, *_rest, folder = json.loads(html_text.unescape(data.group(1)))
+    assert (names, own, folder) == (["eviction-order", "reset"], "reset", "copies")
+
+
+def test_an_anchor_panel_moved_stops_the_build(converted: tuple[str, str]) -> None:
+    with pytest.raises(AssetError, match="unexpected worker JS"):
+        patch_worker(converted[1].replace("await loadPyodide();", "await loadPyodide({});"))
+    with pytest.raises(AssetError, match="unexpected converted HTML"):
+        patch_copy_choice(converted[0].replace(EMBED_CALL, ""), ["reset"], "reset")
