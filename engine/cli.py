@@ -8,7 +8,8 @@ import textwrap
 from collections.abc import Sequence
 from typing import TextIO
 
-from engine.scenario import ScenarioError, load_scenario, scenario_names
+from engine.scenario import Scenario, ScenarioError, load_scenario, scenario_names
+from engine.scenario_file import load_scenario_file
 from engine.snapshot import BlockView, HashMapEntry, Snapshot
 from engine.timeline import Step, Timeline, build_timeline
 
@@ -85,6 +86,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     )
     parser.add_argument("--list", action="store_true", help="list the scenarios and exit")
     parser.add_argument("--scenario", default="reset", help="scenario name (default: reset)")
+    parser.add_argument(
+        "--file", default=None, help="play a scenario file (the content/scenarios TOML format)"
+    )
     parser.add_argument("--mode", default=None, help="default, preempt or keep")
     parser.add_argument("--num-blocks", type=int, default=None, help="override the pool size")
     parser.add_argument("--block-size", type=int, default=None, help="override the block size")
@@ -96,6 +100,13 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def _chosen_scenario(args: argparse.Namespace) -> Scenario:
+    """``--file`` (a playground scenario, as the browser plays it) or ``--scenario``."""
+    if args.file is not None:
+        return load_scenario_file(args.file)
+    return load_scenario(args.scenario)
+
+
 def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if args.list:
@@ -104,7 +115,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
             print(f"{name:18} {scenario.title} (modes: {', '.join(scenario.modes)})", file=out)
         return 0
     try:
-        scenario = load_scenario(args.scenario).with_pool(args.num_blocks, args.block_size)
+        scenario = _chosen_scenario(args).with_pool(args.num_blocks, args.block_size)
         timeline = build_timeline(scenario, args.mode or scenario.modes[0], trace=not args.no_trace)
     except ScenarioError as error:
         print(f"error: {error}", file=sys.stderr)

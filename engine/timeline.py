@@ -62,6 +62,7 @@ TRACED_MODULES = (
 FOCUS: dict[str, tuple[str, ...]] = {
     "add_request": ("Request.__init__",),
     "step": ("Scheduler.schedule",),
+    "run_until_idle": ("Scheduler.schedule",),
     "reset_prefix_cache": ("BlockPool.reset_prefix_cache",),
     "abort": ("Scheduler.finish_requests",),
     "http_reset": ("reset_prefix_cache", "reset_prefix_cache_without_flag_check"),
@@ -70,6 +71,10 @@ FOCUS: dict[str, tuple[str, ...]] = {
 ENGINE_DEAD_RESULT = "not run: the engine core is dead (EngineDeadError)"
 
 START_NARRATION_KEY = "start"
+
+# `run_until_idle` stops here even if requests remain: a timeline has at most
+# this many steps after the start (a playground's limit, engine/scenario_file.py).
+MAX_TIMELINE_STEPS = 2_000
 
 
 @dataclass(frozen=True)
@@ -254,6 +259,16 @@ class _Run:
             text += "; finished " + ", ".join(result.finished_req_ids)
         return text
 
+    _do_run_until_idle = _do_step  # one engine step; build_timeline repeats it
+
+    def repeats(self, action: Action, done: int, total: int) -> bool:
+        """Whether ``action`` takes another engine step after ``done`` of them."""
+        if total >= MAX_TIMELINE_STEPS or self.engine_dead:
+            return False
+        if action.kind == "run_until_idle":
+            return self.scheduler.has_unfinished_requests()
+        return done < action.count
+
     def _do_reset_prefix_cache(self, action: Action) -> str | None:
         return str(self.engine.reset_prefix_cache(**reset_flags(action, self.mode)))
 
@@ -297,27 +312,30 @@ def build_timeline(scenario: Scenario, mode: str, trace: bool = True) -> Timelin
         steps.append(
             Step(0, "start", START_NARRATION_KEY, None, run.snapshot(logs.take()), (), None)
         )
-        for index, action in enumerate(scenario.script, start=1):
-            tracer = Tracer(source_indexes()) if trace else None
-            with tracer or nullcontext():
-                result = run.perform(action)
-            code = tracer.result() if tracer else ()
-            focus_names = (run.error_site, action.focus, *FOCUS[action.kind])
-            focus = next(
-                (t for name in focus_names for t in code if t.qualname == name),
-                code[0] if code else None,
-            )
-            steps.append(
-                Step(
-                    index=index,
-                    label=action.label(checked_mode),
-                    narration_key=action.say,
-                    result=result,
-                    snapshot=run.snapshot(logs.take()),
-                    code=code,
-                    focus=focus,
+        for action in scenario.script:
+            done = 0  # `step` with a count and `run_until_idle` take several steps
+            while done == 0 or run.repeats(action, done, len(steps) - 1):
+                done += 1
+                tracer = Tracer(source_indexes()) if trace else None
+                with tracer or nullcontext():
+                    result = run.perform(action)
+                code = tracer.result() if tracer else ()
+                focus_names = (run.error_site, action.focus, *FOCUS[action.kind])
+                focus = next(
+                    (t for name in focus_names for t in code if t.qualname == name),
+                    code[0] if code else None,
                 )
-            )
+                steps.append(
+                    Step(
+                        index=len(steps),
+                        label=action.label(checked_mode),
+                        narration_key=action.say,
+                        result=result,
+                        snapshot=run.snapshot(logs.take()),
+                        code=code,
+                        focus=focus,
+                    )
+                )
     return Timeline(
         scenario=scenario.name,
         title=scenario.title,
