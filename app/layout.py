@@ -16,6 +16,7 @@ from app.address_bar import AddressBar
 from app.early_steps import EarlySteps
 from app.errors import logged
 from app.keyboard import Keyboard
+from app.playground.editor import PlaygroundEditor
 from app.state import SimulatorState
 from app.url import LinkState, link_query, parse_link
 from app.views.chain import ChainView
@@ -71,8 +72,14 @@ class App(pn.viewable.Viewer):
             height=0,
             margin=0,
         )
+        self.playground = PlaygroundEditor(state=state)
+        self.open_playground = pn.widgets.Button(
+            label="Open in playground", width=170, visible=not self.embed
+        )
+        self.open_playground.on_click(logged(lambda _: self.playground.open_fork()))
         self.header = EmbedHeaderView(state=state) if self.embed else HeaderView(state=state)
         self.notice = notice_pane(link.notices)
+        self._left_playground: dict[str, str] = {}
         self._layout = self._build()
 
     def _build(self) -> pn.viewable.Viewable:
@@ -109,6 +116,8 @@ class App(pn.viewable.Viewer):
             self.header,
             self.notice,
             self.controls,
+            self.open_playground,
+            self.playground,
             self.narration,
             pn.FlexBox(
                 left,
@@ -139,7 +148,9 @@ class App(pn.viewable.Viewer):
 
         def update(*_: object) -> None:
             query = link_query(self.state.scenario, self.state.mode, self.state.step)
-            self.address_bar.query = urlencode(query)
+            if "playground" in query:
+                self._left_playground = {"playground": ""}  # the address bar keeps other keys
+            self.address_bar.query = urlencode({**self._left_playground, **query})
 
         @logged
         def reopen(query: str) -> None:

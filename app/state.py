@@ -15,7 +15,10 @@ from engine.timeline import Step, Timeline
 
 
 class SimulatorState(param.Parameterized):
-    scenario = param.Selector(objects=timelines.names(), default=timelines.default_scenario())
+    # A playground's name (app/playground/) is not in the list: it is checked where it is made.
+    scenario = param.Selector(
+        objects=timelines.names(), default=timelines.default_scenario(), check_on_set=False
+    )
     mode = param.Selector(objects=list(MODES), default=MODES[0])
     step = param.Integer(default=0, bounds=(0, None))
     timeline = param.ClassSelector(class_=Timeline, allow_None=True, doc="Built by the engine")

@@ -1,4 +1,4 @@
-"""Deep links: `?scenario=reset&mode=keep&step=5&embed=1`.
+"""Deep links: `?scenario=reset&mode=keep&step=5&embed=1`, and `?playground=CODE&...`.
 
 Parsing is a pure function of the query string. A value that cannot be used
 falls back to the default and yields a notice naming the parameter, so a typo
@@ -11,12 +11,17 @@ from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, urlencode
 
 from app import timelines
+from app.playground import store as playground
+from engine import playground_code
+from engine.scenario import ScenarioError
 
 TRUE_VALUES = ("1", "true", "yes", "on")
 # Set by build.py while it pre-renders a copy of the page at another address: there
 # is no page then, so nothing else can say which (app/main.py).
 PRERENDER_QUERY_ENV = "PCL_PRERENDER_QUERY"
 EMBED_SUFFIX = "-embed"
+# `?scenario=playground&playground=CODE`: the scenario is the one the code holds.
+PLAYGROUND = "playground"
 
 
 @dataclass(frozen=True)
@@ -43,7 +48,12 @@ def parse_link(query: str) -> LinkState:
 
     scenario = timelines.default_scenario()
     names = timelines.names()
-    if "scenario" in raw:
+    if raw.get("playground"):  # the learner's own scenario, whole (app/playground/)
+        try:
+            scenario = playground.register(playground_code.decode(raw["playground"])).scenario.name
+        except ScenarioError as error:
+            notices.append(f"Ignored playground: {error}. Showing {scenario!r}.")
+    elif "scenario" in raw:
         if raw["scenario"] in names:
             scenario = raw["scenario"]
         else:
@@ -78,6 +88,9 @@ def parse_link(query: str) -> LinkState:
 
 def link_query(scenario: str, mode: str, step: int) -> dict[str, str]:
     """The query parameters that reopen the app at this state."""
+    if playground.is_playground(scenario):
+        code = playground.get(scenario).code
+        return {"scenario": PLAYGROUND, "playground": code, "mode": mode, "step": str(step)}
     return {"scenario": scenario, "mode": mode, "step": str(step)}
 
 

@@ -373,15 +373,19 @@ def scenario_names() -> tuple[str, ...]:
     return tuple(sorted(names, key=lambda name: (order[name], name)))
 
 
-def load_scenario(name: str) -> Scenario:
+def scenario_data(name: str) -> dict[str, Any]:
+    """A built-in scenario's file as data (not yet checked)."""
     names = scenario_names()
     if name not in names:
         raise ScenarioError(f"unknown scenario {name!r} (one of {', '.join(names)})")
     try:
-        data = tomllib.loads(_scenario_text(name))
+        return tomllib.loads(_scenario_text(name))
     except tomllib.TOMLDecodeError as error:
         raise ScenarioError(f"scenario {name!r} is not valid TOML: {error}") from None
-    return parse_scenario(name, data)
+
+
+def load_scenario(name: str) -> Scenario:
+    return parse_scenario(name, scenario_data(name))
 
 
 def check_mode(scenario: Scenario, mode: str) -> Mode:

@@ -8,6 +8,7 @@ each refused with one line that names the field.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import tomllib
 from collections.abc import Mapping
@@ -16,9 +17,10 @@ from typing import Any
 
 from engine.scenario import MODES, Scenario, ScenarioError, parse_scenario
 
-# Every playground scenario has this name: a file played by the CLI and the same
-# scenario in the browser build byte-identical timelines.
-PLAYGROUND_NAME = "playground"
+# A playground scenario is named after its data ("playground-" and a hash), so a
+# file played by the CLI and the same scenario in the browser build byte-identical
+# timelines, and two versions of a learner's scenario never share a name.
+PLAYGROUND_PREFIX = "playground-"
 
 MIN_POOL_BLOCKS, MAX_POOL_BLOCKS = 2, 10_000
 MIN_BLOCK_SIZE, MAX_BLOCK_SIZE = 1, 64
@@ -106,13 +108,19 @@ def check_shape(raw: Any) -> Mapping[str, Any]:
     return data
 
 
+def playground_name(data: Mapping[str, Any]) -> str:
+    canonical = json.dumps(data, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+    return PLAYGROUND_PREFIX + hashlib.sha256(canonical.encode()).hexdigest()[:12]
+
+
 def scenario_from_dict(data: Any) -> Scenario:
     """A playground scenario from its data (a parsed TOML file, or a decoded address)."""
     checked = check_shape(data)
+    name = playground_name(checked)
     if "modes" not in checked:  # every mode, so the learner can compare them
         checked = {**checked, "modes": list(MODES)}
     try:
-        return parse_scenario(PLAYGROUND_NAME, checked)
+        return parse_scenario(name, checked)
     except (TypeError, AttributeError, KeyError) as error:  # a shape check_shape missed
         raise ScenarioError(f"the scenario is malformed ({type(error).__name__})") from None
 

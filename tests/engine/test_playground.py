@@ -22,7 +22,7 @@ from hypothesis import given, settings
 
 from engine import playground_code, toml_writer
 from engine.cli import main
-from engine.scenario import MODES, ScenarioError, _scenario_text, scenario_names
+from engine.scenario import MODES, ScenarioError, scenario_data, scenario_names
 from engine.scenario_file import load_scenario_file, parse_toml, scenario_from_dict
 from engine.timeline import MAX_TIMELINE_STEPS, _Run, build_timeline
 from engine.tokenizer import tokenize
@@ -157,7 +157,7 @@ def test_bad_toml_and_unreadable_files_are_refused(tmp_path: Path) -> None:
 # -- TOML export ---------------------------------------------------------------
 @pytest.mark.parametrize("name", scenario_names())
 def test_every_built_in_scenario_exports_to_toml_that_reads_back_the_same(name: str) -> None:
-    data = tomllib.loads(_scenario_text(name))
+    data = scenario_data(name)
     text = toml_writer.dumps(data)
     assert tomllib.loads(text) == data
     assert scenario_from_dict(tomllib.loads(text)) == scenario_from_dict(data)
@@ -185,7 +185,7 @@ def test_toml_writer_round_trips_any_data_of_the_format(data: dict[str, Any]) ->
 
 # -- the address code ----------------------------------------------------------
 def test_a_code_reopens_exactly_the_scenario() -> None:
-    data = tomllib.loads(_scenario_text("reset"))
+    data = scenario_data("reset")
     code = playground_code.encode(data)
     assert playground_code.decode(code) == data
     assert len(code) < 4000 and code.isascii()  # narration included
@@ -323,4 +323,4 @@ def test_random_playground_scripts_keep_the_pools_invariants_at_every_step(
     with mock.patch.object(_Run, "snapshot", checked_snapshot):
         timeline = build_timeline(scenario_from_dict(data), mode, trace=False)
     assert checked_steps == len(timeline.steps)
-    assert json.loads(timeline.to_json())["scenario"] == "playground"
+    assert json.loads(timeline.to_json())["scenario"].startswith("playground-")
