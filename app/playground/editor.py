@@ -137,17 +137,20 @@ class PlaygroundEditor(pn.viewable.Viewer):
             self.load(fork(self.state.scenario))
 
     def load(self, data: Mapping[str, Any]) -> None:
-        """Show ``data`` in the fields and play it."""
+        """Show ``data`` in the fields and play it as it is (an imported file plays
+        exactly as `python -m engine --file` plays it)."""
         self._show(data)
-        self._edited()
+        self._play(data)
 
     @logged
     def _edited(self, *_: object) -> None:
         if self._loading:
             return
         data = self._collect()
-        if data is None:
-            return
+        if data is not None:
+            self._play(data)
+
+    def _play(self, data: Mapping[str, Any]) -> None:
         try:
             playground = store.register(data)
         except ScenarioError as error:

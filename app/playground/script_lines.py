@@ -63,7 +63,7 @@ def parse_line(line: str) -> dict[str, Any] | None:
     action: dict[str, Any] = {"do": kind}
     for word in words[1:]:
         key, equals, text = word.partition("=")
-        if equals:
+        if equals and key.isidentifier():
             action[key] = _value(key, text)
         elif kind == "reset_prefix_cache" and word in RESET_MODES:
             action.update(RESET_MODES[word])
