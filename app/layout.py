@@ -17,6 +17,7 @@ from app.early_steps import EarlySteps
 from app.errors import logged
 from app.keyboard import Keyboard
 from app.playground.editor import PlaygroundEditor
+from app.playground.store import is_playground
 from app.state import SimulatorState
 from app.url import LinkState, link_query, parse_link
 from app.views.chain import ChainView
@@ -73,10 +74,10 @@ class App(pn.viewable.Viewer):
             margin=0,
         )
         self.playground = PlaygroundEditor(state=state)
-        self.open_playground = pn.widgets.Button(
-            label="Open in playground", width=170, visible=not self.embed
-        )
+        self.open_playground = pn.widgets.Button(label="Open in playground", width=170)
         self.open_playground.on_click(logged(lambda _: self.playground.open_fork()))
+        state.param.watch(self._show_playground_button, "scenario")
+        self._show_playground_button()
         self.header = EmbedHeaderView(state=state) if self.embed else HeaderView(state=state)
         self.notice = notice_pane(link.notices)
         self._left_playground: dict[str, str] = {}
@@ -136,6 +137,10 @@ class App(pn.viewable.Viewer):
             margin=(4, 10) if self.embed else (10, 16),
             css_classes=["prefix-cache-lab", "embed" if self.embed else "page"],
         )
+
+    def _show_playground_button(self, *_: object) -> None:
+        """Open in playground: on every scenario but a playground, in the full page."""
+        self.open_playground.visible = not (self.embed or is_playground(self.state.scenario))
 
     def opened_query(self) -> str:
         """The address of the state the app opened at (with the layout it chose)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from app.playground.narrate import describe
 from app.views.base import StepView, esc
 from engine.snapshot import AuxOutputView
 from engine.timeline import Timeline
@@ -46,6 +47,7 @@ def render_narration(timeline: Timeline, step: int) -> str:
     current = timeline.steps[step]
     snapshot = current.snapshot
     text = " ".join(timeline.narration_text(current).split())  # TOML line breaks are not meaning
+    text = text or describe(timeline, step)  # a step without a text (the playground's)
     call = "" if current.index == 0 else f"<code>{esc(current.label)}</code>"
     result = (
         f' <span class="{result_class(current.result)}">→ {esc(current.result)}</span>'

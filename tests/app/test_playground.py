@@ -153,3 +153,27 @@ def test_export_then_import_gives_back_the_same_playground() -> None:
     assert "Import: not valid TOML" in other.playground.messages["file"].object
     assert other.state.scenario == name
     assert toml_writer.dumps(other.playground._data) == exported
+
+
+def test_a_playground_step_is_narrated_from_what_its_snapshots_show() -> None:
+    app = playground_app()
+    app.playground.load(EMPTY)
+    edit(app, "num_gpu_blocks", "20")
+    edit(app, "script", TWO_REQUESTS)
+    app.state.open(app.state.scenario, "default", 5)
+    text = app.narration.html
+    assert "8 of 22 looked-up prompt tokens came from the cache." in text
+    assert "Blocks 1, 2, 3 went back to the free queue (3 still cached)." in text
+    app.state.open(app.state.scenario, "keep", 6)
+    assert "lost their hash (the reset)" in app.narration.html
+    app.state.open(app.state.scenario, "keep", 0)
+    assert "A pool of 19 usable blocks of 4 tokens: 0 held" in app.narration.html
+
+
+def test_open_in_playground_is_offered_on_every_scenario_but_a_playground() -> None:
+    app = playground_app()
+    assert app.open_playground.visible
+    app.playground.open_fork()
+    assert not app.open_playground.visible
+    app.state.scenario = "reset"
+    assert app.open_playground.visible
