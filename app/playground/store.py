@@ -28,6 +28,7 @@ class Playground:
 
 _kept: OrderedDict[str, Playground] = OrderedDict()
 _timelines: OrderedDict[tuple[str, str], Timeline] = OrderedDict()
+_last_steps: OrderedDict[tuple[str, str], int] = OrderedDict()
 
 
 def _keep(cache: OrderedDict[Any, Any], key: Any, value: Any) -> None:
@@ -60,3 +61,13 @@ def timeline(name: str, mode: str) -> Timeline:
     built = _timelines.get(key) or build_timeline(get(name).scenario, mode)
     _keep(_timelines, key, built)
     return built
+
+
+def last_step(name: str, mode: str) -> int:
+    """The last step of a mode's timeline, from an untraced build (a few ms) unless the
+    traced one is at hand: the step controls need it for modes not shown yet."""
+    key = (name, mode)
+    if key not in _last_steps:
+        built = _timelines.get(key) or build_timeline(get(name).scenario, mode, trace=False)
+        _keep(_last_steps, key, len(built.steps) - 1)
+    return _last_steps[key]
