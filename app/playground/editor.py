@@ -84,7 +84,7 @@ class PlaygroundEditor(pn.viewable.Viewer):
 
     def __init__(self, **params: object) -> None:
         super().__init__(**params)
-        self._data: dict[str, Any] = dict(EMPTY)  # the last valid data
+        self._data: dict[str, Any] = {}  # the last valid data shown in the fields
         self._loading = False
         text = {"sizing_mode": "stretch_width", "stylesheets": [CSS]}
         self.title = pn.widgets.TextInput(label="Title", **text)

@@ -177,3 +177,11 @@ def test_open_in_playground_is_offered_on_every_scenario_but_a_playground() -> N
     assert not app.open_playground.visible
     app.state.scenario = "reset"
     assert app.open_playground.visible
+
+
+def test_the_address_of_the_empty_playground_fills_the_fields() -> None:
+    app = playground_app()
+    app.playground.load(EMPTY)
+    reopened = playground_app("?" + app.address_bar.query)
+    assert reopened.playground.num_gpu_blocks.value == "10"
+    assert reopened.playground.script.value == "add_request A max_tokens=2 prompt: 1..12\nstep"
