@@ -22,7 +22,7 @@ from app.state import SimulatorState
 from app.url import LinkState, link_query, parse_link
 from app.views.chain import ChainView
 from app.views.code import CodeView
-from app.views.controls import Controls
+from app.views.controls import Controls, scenario_options
 from app.views.hashmap import HashMapView
 from app.views.header import EmbedHeaderView, HeaderView
 from app.views.log import LogView
@@ -139,8 +139,14 @@ class App(pn.viewable.Viewer):
         )
 
     def _show_playground_button(self, *_: object) -> None:
-        """Open in playground: on every scenario but a playground, in the full page."""
-        self.open_playground.visible = not (self.embed or is_playground(self.state.scenario))
+        """Open in playground: on every scenario but a playground, in the full page; the
+        scenario picker lists the open playground too."""
+        name = self.state.scenario
+        self.open_playground.visible = not (self.embed or is_playground(name))
+        options = scenario_options()
+        if is_playground(name):
+            options.append([name, f"Playground: {timelines.scenario(name).title}"])
+        self.controls.scenario.param.update(options=options, value=name)
 
     def opened_query(self) -> str:
         """The address of the state the app opened at (with the layout it chose)."""

@@ -175,6 +175,9 @@ def test_open_in_playground_is_offered_on_every_scenario_but_a_playground() -> N
     assert app.open_playground.visible
     app.playground.open_fork()
     assert not app.open_playground.visible
+    picker = app.controls.scenario
+    assert picker.options[-1] == [app.state.scenario, "Playground: Reset under load (playground)"]
+    assert picker.value == app.state.scenario
     app.state.scenario = "reset"
     assert app.open_playground.visible
 
