@@ -74,7 +74,7 @@ class App(pn.viewable.Viewer):
             margin=0,
         )
         self.playground = PlaygroundEditor(state=state)
-        self.open_playground = pn.widgets.Button(label="Open in playground", width=170)
+        self.open_playground = pn.widgets.Button(label="Edit a copy", width=170)
         self.open_playground.on_click(logged(lambda _: self.playground.open_fork()))
         state.param.watch(self._show_playground_button, "scenario")
         self._show_playground_button()
@@ -139,7 +139,7 @@ class App(pn.viewable.Viewer):
         )
 
     def _show_playground_button(self, *_: object) -> None:
-        """Open in playground: on every scenario but a playground, in the full page; the
+        """Edit a copy: on every scenario but a playground, in the full page; the
         scenario picker lists the open playground too."""
         name = self.state.scenario
         self.open_playground.visible = not (self.embed or is_playground(name))

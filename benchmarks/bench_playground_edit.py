@@ -110,8 +110,8 @@ def main() -> None:
         page.wait_for_function(
             "() => !document.body.classList.contains('pn-loading')", timeout=120_000
         )
-        page.get_by_role("button", name="Open in playground").click()
-        page.get_by_role("button", name="Empty playground").click()
+        page.get_by_role("button", name="Edit a copy").click()
+        page.get_by_role("button", name="Start empty").click()
         page.get_by_label("GPU blocks").fill("10")
         area = page.get_by_label("Script (one action per line)")
         area.fill(SCRIPT.format(a=4))

@@ -102,7 +102,7 @@ class PlaygroundEditor(pn.viewable.Viewer):
             callback=self._toml, filename="playground.toml", label="Export TOML", width=140
         )
         self.upload = pn.widgets.FileInput(accept=".toml", label="Import TOML", width=220)
-        self.empty = pn.widgets.Button(label="Empty playground", width=150)
+        self.empty = pn.widgets.Button(label="Start empty", width=150)
         for widget in (self.title, self.num_gpu_blocks, self.block_size, self.setup, self.script):
             widget.param.watch(self._edited, "value_input")
         self.upload.param.watch(self._imported, "value")

@@ -58,7 +58,7 @@ def field(page: Any, label: str) -> Any:
 
 
 def open_fork(page: Any) -> None:
-    page.get_by_role("button", name="Open in playground").click()
+    page.get_by_role("button", name="Edit a copy").click()
     expect(page.get_by_role("heading", level=1)).to_contain_text("(playground)")
 
 
@@ -82,7 +82,7 @@ def test_a_scenario_built_by_hand_matches_the_engine_and_survives_reload_and_fil
     forked = build_timeline(scenario_from_dict(fork("reset")), "keep")
     check_playground_step(page, forked, 2)  # forked at the step the learner was on
 
-    page.get_by_role("button", name="Empty playground").click()
+    page.get_by_role("button", name="Start empty").click()
     field(page, "GPU blocks").fill("20")
     field(page, "Script (one action per line)").fill(SCRIPT)
     data = typed(20, 4, SCRIPT)

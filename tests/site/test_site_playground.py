@@ -8,6 +8,7 @@ survives a reload and an export and re-import; bad input gets its message.
 from __future__ import annotations
 
 import json
+import os
 import re
 import tomllib
 from collections.abc import Iterator
@@ -27,6 +28,7 @@ from tests.app.test_browser_playground import (
     typed,
     walk,
 )
+from tests.app.test_browser_playground_soak import SEED, soak
 from tests.site.test_site_app import EXPECT_TIMEOUT_MS, WORKER_TIMEOUT_MS
 
 expect = pytest.importorskip("playwright.sync_api").expect
@@ -37,6 +39,7 @@ pytestmark = [pytest.mark.site, pytest.mark.browser]
 DIGEST_IN_WORKER = """async ([data, mode, timeoutMs]) => {
   const code = `
 import json
+import os
 from engine.scenario_file import scenario_from_dict
 from engine.timeline import build_timeline
 build_timeline(scenario_from_dict(json.loads(${JSON.stringify(data)})), "${mode}").digest()
@@ -59,7 +62,7 @@ def test_a_scenario_built_by_hand_in_pyodide_matches_cpython(
 ) -> None:
     page, _ = site_page("?scenario=reset&mode=keep&step=2")
     open_fork(page)
-    page.get_by_role("button", name="Empty playground").click()
+    page.get_by_role("button", name="Start empty").click()
     field(page, "GPU blocks").fill("20")
     field(page, "Script (one action per line)").fill(SCRIPT)
     data = typed(20, 4, SCRIPT)
@@ -89,3 +92,11 @@ def test_a_scenario_built_by_hand_in_pyodide_matches_cpython(
     again.locator('input[type="file"]').set_input_files(str(exported))
     expect(field(again, "Script (one action per line)")).to_have_value(SCRIPT)
     check_playground_step(again, timeline, last)
+
+
+def test_random_learner_actions_on_the_static_site(site_page: Any) -> None:
+    """The panel-serve soak on the static site (site_page checks the console stays clean);
+    PCL_SITE_SOAK_ACTIONS sets how many (default 60: each reload restarts Pyodide)."""
+    actions = int(os.environ.get("PCL_SITE_SOAK_ACTIONS", "60"))
+    page, _ = site_page("?scenario=shared-prefix")
+    soak(page, actions, SEED)
