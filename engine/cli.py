@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from engine.scenario import Scenario, ScenarioError, load_scenario, scenario_names
-from engine.scenario_file import load_scenario_file
+from engine.scenario_file import read_toml, scenario_from_dict
 from engine.snapshot import BlockView, HashMapEntry, Snapshot
 from engine.timeline import Step, Timeline, build_timeline
 
@@ -102,8 +102,11 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
 
 def _chosen_scenario(args: argparse.Namespace) -> Scenario:
     """``--file`` (a playground scenario, as the browser plays it) or ``--scenario``."""
-    if args.file is not None:
-        return load_scenario_file(args.file)
+    if args.file is not None:  # a pool override is checked against the playground's limits
+        data = read_toml(args.file)
+        changes = {"num_gpu_blocks": args.num_blocks, "block_size": args.block_size}
+        pool = {**data.get("pool", {}), **{k: v for k, v in changes.items() if v is not None}}
+        return scenario_from_dict({**data, "pool": pool})
     return load_scenario(args.scenario)
 
 

@@ -251,6 +251,11 @@ def test_cli_refuses_a_bad_file_with_one_line_and_exit_2(tmp_path: Path) -> None
     )
     assert run.returncode == 2
     assert run.stderr == "error: pool.num_gpu_blocks must be from 2 to 10,000, not 1\n"
+    path.write_text("[pool]\nnum_gpu_blocks = 10\n")
+    err = io.StringIO()
+    with mock.patch("sys.stderr", err):
+        assert main(["--file", str(path), "--num-blocks", "20000"]) == 2
+    assert err.getvalue() == "error: pool.num_gpu_blocks must be from 2 to 10,000, not 20,000\n"
 
 
 # -- random playground scripts keep the pool's invariants ------------------------
