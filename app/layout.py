@@ -19,12 +19,14 @@ from app.early_steps import EarlySteps
 from app.errors import logged
 from app.glossary import Glossary, render_glossary
 from app.keyboard import Keyboard
+from app.playground.editor import PlaygroundEditor
+from app.playground.store import is_playground
 from app.start_page import StartPage, render_start_page
 from app.state import SimulatorState
 from app.url import LinkState, link_query, parse_link
 from app.views.chain import ChainView
 from app.views.code import CodeView
-from app.views.controls import Controls
+from app.views.controls import Controls, scenario_options
 from app.views.hashmap import HashMapView
 from app.views.header import EmbedHeaderView, HeaderView
 from app.views.lab import lab_link_pane
@@ -96,8 +98,14 @@ class App(pn.viewable.Viewer):
             height=0,
             margin=0,
         )
+        self.playground = PlaygroundEditor(state=state)
+        self.open_playground = pn.widgets.Button(label="Edit a copy", width=170)
+        self.open_playground.on_click(logged(lambda _: self.playground.open_fork()))
+        state.param.watch(self._show_playground_button, "scenario")
+        self._show_playground_button()
         self.header = EmbedHeaderView(state=state) if self.embed else HeaderView(state=state)
         self.notice = notice_pane(link.notices)
+        self._left_playground: dict[str, str] = {}
         self._layout = self._build_embed() if self.embed else self._build()
 
     def _page(self, *objects: object, width: int, margin: tuple[int, int]) -> pn.Column:
@@ -148,6 +156,8 @@ class App(pn.viewable.Viewer):
             *([] if self.embed else [lab_link_pane()]),
             self.notice,
             self.controls,
+            self.open_playground,
+            self.playground,
             self.narration,
             self.quiz.panel,
             pn.FlexBox(
@@ -215,6 +225,16 @@ class App(pn.viewable.Viewer):
             margin=(4, 10),
         )
 
+    def _show_playground_button(self, *_: object) -> None:
+        """Edit a copy: on every scenario but a playground, in the full page; the
+        scenario picker lists the open playground too."""
+        name = self.state.scenario
+        self.open_playground.visible = not (self.embed or is_playground(name))
+        options = scenario_options()
+        if is_playground(name):
+            options.append([name, f"Playground: {timelines.scenario(name).title}"])
+        self.controls.scenario.param.update(options=options, value=name)
+
     def opened_query(self) -> str:
         """The address of the state the app opened at (with the layout it chose)."""
         query = link_query(self.state.scenario, self.state.mode, self.state.step)
@@ -229,7 +249,9 @@ class App(pn.viewable.Viewer):
 
         def update(*_: object) -> None:
             query = link_query(self.state.scenario, self.state.mode, self.state.step)
-            self.address_bar.query = urlencode(query)
+            if "playground" in query:
+                self._left_playground = {"playground": ""}  # the address bar keeps other keys
+            self.address_bar.query = urlencode({**self._left_playground, **query})
 
         @logged
         def reopen(query: str) -> None:

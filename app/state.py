@@ -10,13 +10,15 @@ from __future__ import annotations
 import param
 
 from app import timelines
+from app.playground.store import is_playground, last_step
 from engine.scenario import MODES
 from engine.timeline import Step, Timeline
 
 
 class SimulatorState(param.Parameterized):
+    # A playground's name (app/playground/) is not in the list: it is checked where it is made.
     scenario: param.Selector[str] = param.Selector(
-        objects=timelines.names(), default=timelines.default_scenario()
+        objects=timelines.names(), default=timelines.default_scenario(), check_on_set=False
     )
     mode: param.Selector[str] = param.Selector(objects=list(MODES), default=MODES[0])
     step = param.Integer(default=0, bounds=(0, None))
@@ -54,12 +56,17 @@ class SimulatorState(param.Parameterized):
 
     @property
     def scenario_timelines(self) -> tuple[Timeline, ...]:
-        """Every mode of the open scenario: the browser holds them all, to switch at once."""
+        """Every mode of the open scenario: the browser holds them all, to switch at once.
+        A playground's other modes are built when asked for: each edit builds one."""
+        if is_playground(self.scenario) and self.timeline is not None:
+            return (self.timeline,)
         return timelines.of_scenario(self.scenario)
 
     @property
     def lasts(self) -> dict[str, int]:
         """Timeline key -> last step, for every mode of the open scenario."""
+        if is_playground(self.scenario):  # without building the other modes' pages
+            return {f"{self.scenario}/{m}": last_step(self.scenario, m) for m in self.modes}
         return {timelines.timeline_key(t): len(t.steps) - 1 for t in self.scenario_timelines}
 
     # -- the learner's actions ------------------------------------------------

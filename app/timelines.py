@@ -1,5 +1,7 @@
 """Where the app gets its timelines: the engine, memoised per (scenario, mode).
 
+A playground scenario (the learner's own, app/playground/) is served by name too.
+
 A Timeline is immutable, so one copy can serve every session of `panel serve`.
 """
 
@@ -7,19 +9,30 @@ from __future__ import annotations
 
 from functools import cache
 
+from app.playground import store as playground
 from engine.scenario import Scenario, load_scenario, scenario_names
 from engine.timeline import Timeline, build_timeline
 
 DEFAULT_SCENARIO = "reset"
 
 
-@cache
 def scenario(name: str) -> Scenario:
+    return playground.get(name).scenario if playground.is_playground(name) else _built_in(name)
+
+
+def timeline(name: str, mode: str) -> Timeline:
+    if playground.is_playground(name):
+        return playground.timeline(name, mode)
+    return _built_in_timeline(name, mode)
+
+
+@cache
+def _built_in(name: str) -> Scenario:
     return load_scenario(name)
 
 
 @cache
-def timeline(name: str, mode: str) -> Timeline:
+def _built_in_timeline(name: str, mode: str) -> Timeline:
     return build_timeline(scenario(name), mode)
 
 

@@ -1,7 +1,9 @@
-"""Deep links: `?scenario=reset&mode=keep&step=5&embed=1&quiz=1`.
+"""Deep links: `?scenario=reset&mode=keep&step=5&embed=1&quiz=1`, and
+`?playground=CODE&...`.
 
-An address that names no position (no scenario, mode or step) opens the start
-page, except in the compact layout: the write-up's `?embed=1` opens the flagship.
+An address that names no position (no scenario, mode or step) and no playground opens
+the start page, except in the compact layout: the write-up's `?embed=1` opens the
+flagship.
 
 Parsing is a pure function of the query string. A value that cannot be used
 falls back to the default and yields a notice naming the parameter, so a typo
@@ -14,6 +16,9 @@ from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, urlencode
 
 from app import timelines
+from app.playground import store as playground
+from engine import playground_code
+from engine.scenario import ScenarioError
 
 TRUE_VALUES = ("1", "true", "yes", "on")
 # Set by build.py while it pre-renders a copy of the page at another address: there
@@ -22,8 +27,11 @@ PRERENDER_QUERY_ENV = "PCL_PRERENDER_QUERY"
 EMBED_SUFFIX = "-embed"
 # The start page's pre-rendered copy: the static site's own page (build.py).
 START_COPY = "start"
-# The address parameters that name a position in a timeline.
-POSITION_PARAMETERS = ("scenario", "mode", "step")
+# `?scenario=playground&playground=CODE`: the scenario is the one the code holds.
+PLAYGROUND = "playground"
+# The address parameters that name a timeline or a position in one: an address with
+# none of them opens the start page.
+POSITION_PARAMETERS = ("scenario", "mode", "step", PLAYGROUND)
 
 
 @dataclass(frozen=True)
@@ -52,7 +60,12 @@ def parse_link(query: str) -> LinkState:
 
     scenario = timelines.default_scenario()
     names = timelines.names()
-    if "scenario" in raw:
+    if raw.get("playground"):  # the learner's own scenario, whole (app/playground/)
+        try:
+            scenario = playground.register(playground_code.decode(raw["playground"])).scenario.name
+        except ScenarioError as error:
+            notices.append(f"Ignored playground: {error}. Showing {scenario!r}.")
+    elif "scenario" in raw:
         if raw["scenario"] in names:
             scenario = raw["scenario"]
         else:
@@ -89,6 +102,9 @@ def parse_link(query: str) -> LinkState:
 
 def link_query(scenario: str, mode: str, step: int) -> dict[str, str]:
     """The query parameters that reopen the app at this state."""
+    if playground.is_playground(scenario):
+        code = playground.get(scenario).code
+        return {"scenario": PLAYGROUND, "playground": code, "mode": mode, "step": str(step)}
     return {"scenario": scenario, "mode": mode, "step": str(step)}
 
 

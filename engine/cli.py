@@ -10,7 +10,8 @@ from typing import TextIO
 
 from engine import workload_cli
 from engine.event_labels import event_hash_labels, event_label
-from engine.scenario import ScenarioError, load_scenario, scenario_names
+from engine.scenario import Scenario, ScenarioError, load_scenario, scenario_names
+from engine.scenario_file import read_toml, scenario_from_dict
 from engine.snapshot import BlockView, EventView, HashMapEntry, Snapshot
 from engine.timeline import Step, Timeline, build_timeline
 
@@ -106,6 +107,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         "the presets; --workload NAME --help lists its knobs)",
     )
     parser.add_argument("--scenario", default="reset", help="scenario name (default: reset)")
+    parser.add_argument(
+        "--file", default=None, help="play a scenario file (the content/scenarios TOML format)"
+    )
     parser.add_argument("--mode", default=None, help="default, preempt or keep")
     parser.add_argument("--num-blocks", type=int, default=None, help="override the pool size")
     parser.add_argument("--block-size", type=int, default=None, help="override the block size")
@@ -115,6 +119,16 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         "--pause", action="store_true", help="wait for Enter between steps (interactive)"
     )
     return parser.parse_args(argv)
+
+
+def _chosen_scenario(args: argparse.Namespace) -> Scenario:
+    """``--file`` (a playground scenario, as the browser plays it) or ``--scenario``."""
+    if args.file is not None:  # a pool override is checked against the playground's limits
+        data = read_toml(args.file)
+        changes = {"num_gpu_blocks": args.num_blocks, "block_size": args.block_size}
+        pool = {**data.get("pool", {}), **{k: v for k, v in changes.items() if v is not None}}
+        return scenario_from_dict({**data, "pool": pool})
+    return load_scenario(args.scenario)
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
@@ -129,7 +143,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
             print(f"{name:18} {scenario.title} (modes: {', '.join(scenario.modes)})", file=out)
         return 0
     try:
-        scenario = load_scenario(args.scenario).with_pool(args.num_blocks, args.block_size)
+        scenario = _chosen_scenario(args).with_pool(args.num_blocks, args.block_size)
         timeline = build_timeline(scenario, args.mode or scenario.modes[0], trace=not args.no_trace)
     except ScenarioError as error:
         print(f"error: {error}", file=sys.stderr)

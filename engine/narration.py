@@ -252,3 +252,42 @@ def fill_narration(template: str, facts: StepFacts, snapshot: Snapshot, block_si
 def placeholders(template: str) -> list[str]:
     """The placeholders a template uses, as written (for the narration tests)."""
     return [m[0] for m in PLACEHOLDER.finditer(template)]
+
+
+def describe_step(facts: StepFacts, before: Snapshot | None, after: Snapshot) -> str:
+    """A narration template for a step nobody wrote a text for (a playground's): one
+    sentence per kind of thing the pool did, in the words the written texts use."""
+    if before is None:
+        return (
+            "A pool of {usable} usable blocks of {block_size} tokens ({num_gpu_blocks} with "
+            "the null block #0): {num_held} held, {num_free} in the free queue."
+        )
+    sentences = []
+    queries = after.stats.queries - before.stats.queries
+    if queries:
+        hits = after.stats.hits - before.stats.hits
+        sentences.append(f"{hits:,} of {queries:,} looked-up prompt tokens hit the cache.")
+    if facts.hit:
+        sentences.append("Cache hits on {hit}: touched, so ref_cnt goes up.")
+    if facts.allocated:
+        sentences.append("Handed out from the head of the free queue: {allocated}.")
+    if facts.evicted:
+        its = "its" if len(facts.evicted) == 1 else "their"
+        sentences.append(
+            f"{{evicted}} lost {its} old hash when handed out (evicted, BlockRemoved)."
+        )
+    if facts.cached:
+        sentences.append("Became full and cached: {cached}.")
+    if facts.released:
+        sentences.append("{released} lost a reference; another request still holds it.")
+    if facts.freed_to_head:
+        sentences.append("Freed without a hash, to the head of the free queue: {freed_to_head}.")
+    if facts.freed_to_tail:
+        its = "its hash" if len(facts.freed_to_tail) == 1 else "their hashes"
+        sentences.append(f"Freed with {its}, to the tail (still cached): {{freed_to_tail}}.")
+    if facts.taken_and_freed:
+        was = "was" if len(facts.taken_and_freed) == 1 else "were"
+        sentences.append(f"{{taken_and_freed}} {was} taken and freed within this step.")
+    if facts.cleared:
+        sentences.append("The reset cleared the hash of {cleared}; the map is empty.")
+    return " ".join(sentences) or "The pool did not change."

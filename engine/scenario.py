@@ -15,18 +15,23 @@ from importlib import resources
 from typing import Any, Literal, get_args
 
 from engine.kv_cache_manager import cdiv
+from engine.tokenizer import tokenize
 
 # preempt and keep set the reset's flags; first-chunk turns off the admission
 # check (scheduler_reserve_full_isl), so a waiting request needs room only for its
 # first chunk.
 Mode = Literal["default", "preempt", "keep", "first-chunk"]
 MODES: tuple[Mode, ...] = get_args(Mode)
-ActionKind = Literal["add_request", "step", "reset_prefix_cache", "abort", "http_reset"]
+ActionKind = Literal[
+    "add_request", "step", "run_until_idle", "reset_prefix_cache", "abort", "http_reset"
+]
 ACTION_KINDS: tuple[ActionKind, ...] = get_args(ActionKind)
 
 # A prompt longer than this is refused: the page would have to draw it.
 MAX_PROMPT_TOKENS = 100_000
 MAX_POOL_BLOCKS = 100_000
+# One `step` action may stand for this many engine steps (`count = N`).
+MAX_STEP_COUNT = 2_000
 
 
 class ScenarioError(ValueError):
@@ -49,6 +54,7 @@ class Action:
     say: str  # narration key
     request: RequestSpec | None = None  # add_request
     request_id: str | None = None  # abort
+    count: int = 1  # step: how many engine steps the action takes
     # reset_prefix_cache: None means "as the chosen mode says"
     reset_running_requests: bool | None = None
     keep_running_requests: bool | None = None
@@ -66,6 +72,8 @@ class Action:
             return f"add_request({self.request.request_id!r}, {num_tokens} tokens)"
         if self.kind == "abort":
             return f"abort({self.request_id!r})"
+        if self.kind == "run_until_idle":
+            return "step() until idle"
         if self.kind == "reset_prefix_cache":
             flags = reset_flags(self, mode)
             args = ", ".join(f"{name}=True" for name, on in flags.items() if on)
@@ -147,8 +155,15 @@ class Scenario:
 
 
 def parse_tokens(spec: Any, where: str) -> tuple[int, ...]:
-    """Token ids from ``[1, 2, 3]``, ``"1..4"`` or a list mixing both."""
-    parts = spec if isinstance(spec, list) else [spec]
+    """Token ids from ``[1, 2, 3]``, ``"1..4"``, ``"1..12, 40, 41"`` or a list mixing them."""
+    parts: list[Any] = []
+    for part in spec if isinstance(spec, list) else [spec]:
+        # "1..12, 40" is two parts; "40" alone is a token id
+        if not isinstance(part, str):
+            parts.append(part)
+            continue
+        pieces = [piece.strip() for piece in part.split(",")]
+        parts += [int(p) if p.isascii() and p.isdigit() and len(p) < 10 else p for p in pieces]
     tokens: list[int] = []
     for part in parts:
         if isinstance(part, int) and not isinstance(part, bool):
@@ -200,7 +215,7 @@ def _parse_action(raw: Mapping[str, Any], where: str) -> Action:
             raise ScenarioError(f"{where}: max_tokens of {request_id!r} must be at least 1")
         spec = RequestSpec(
             request_id=request_id,
-            prompt_token_ids=parse_tokens(raw.get("prompt"), f"{where} ({request_id})"),
+            prompt_token_ids=_prompt_tokens(raw, f"{where} ({request_id})"),
             max_tokens=max_tokens,
             cache_salt=_optional(raw, "cache_salt", str, where),
             lora_name=_optional(raw, "lora_name", str, where),
@@ -229,7 +244,35 @@ def _parse_action(raw: Mapping[str, Any], where: str) -> Action:
             reset_running_requests=_optional(raw, "reset_running_requests", bool, where),
             keep_running_requests=_optional(raw, "keep_running_requests", bool, where),
         )
+    if kind == "step":
+        count = raw.get("count", 1)
+        if (
+            not isinstance(count, int)
+            or isinstance(count, bool)
+            or not 1 <= count <= MAX_STEP_COUNT
+        ):
+            raise ScenarioError(
+                f"{where}: count must be a whole number from 1 to {MAX_STEP_COUNT}, not {count!r}"
+            )
+        return Action(kind, say, count=count)
     return Action(kind, say)
+
+
+def _prompt_tokens(raw: Mapping[str, Any], where: str) -> tuple[int, ...]:
+    """``prompt`` (token ids and ranges) or ``prompt_text`` (see engine/tokenizer.py)."""
+    if "prompt_text" not in raw:
+        return parse_tokens(raw.get("prompt"), where)
+    text = raw["prompt_text"]
+    if "prompt" in raw:
+        raise ScenarioError(f"{where}: give prompt or prompt_text, not both")
+    if not isinstance(text, str):
+        raise ScenarioError(f"{where}: prompt_text must be a string")
+    tokens = tokenize(text)
+    if not tokens:
+        raise ScenarioError(f"{where}: prompt_text has no words, so the prompt is empty")
+    if len(tokens) > MAX_PROMPT_TOKENS:
+        raise ScenarioError(f"{where}: {len(tokens)} tokens is more than {MAX_PROMPT_TOKENS}")
+    return tokens
 
 
 def _positive_int(raw: Mapping[str, Any], key: str, default: int) -> int:
@@ -364,15 +407,19 @@ def scenario_names() -> tuple[str, ...]:
     return tuple(sorted(names, key=lambda name: (order[name], name)))
 
 
-def load_scenario(name: str) -> Scenario:
+def scenario_data(name: str) -> dict[str, Any]:
+    """A built-in scenario's file as data (not yet checked)."""
     names = scenario_names()
     if name not in names:
         raise ScenarioError(f"unknown scenario {name!r} (one of {', '.join(names)})")
     try:
-        data = tomllib.loads(_scenario_text(name))
+        return tomllib.loads(_scenario_text(name))
     except tomllib.TOMLDecodeError as error:
         raise ScenarioError(f"scenario {name!r} is not valid TOML: {error}") from None
-    return parse_scenario(name, data)
+
+
+def load_scenario(name: str) -> Scenario:
+    return parse_scenario(name, scenario_data(name))
 
 
 def check_mode(scenario: Scenario, mode: str) -> Mode:

@@ -35,7 +35,7 @@ from engine.aux_output import AuxOutputSchedulerConnector
 from engine.core import EngineCore
 from engine.kv_offload import SimpleCPUOffloadScheduler, SimpleCPUOffloadSchedulerWithoutFix
 from engine.logger import LOGGER_ROOTS
-from engine.narration import fill_narration
+from engine.narration import describe_step, fill_narration
 from engine.request import Request, RequestStatus
 from engine.scenario import Action, Mode, Scenario, check_mode, reserve_full_isl, reset_flags
 from engine.scheduler import Scheduler, SchedulerWithoutKeepFix
@@ -64,6 +64,7 @@ TRACED_MODULES = (
 FOCUS: dict[str, tuple[str, ...]] = {
     "add_request": ("Request.__init__",),
     "step": ("Scheduler.schedule",),
+    "run_until_idle": ("Scheduler.schedule",),
     "reset_prefix_cache": ("BlockPool.reset_prefix_cache", "KeepModeBlockPool.reset_prefix_cache"),
     "abort": ("Scheduler.finish_requests",),
     "http_reset": ("reset_prefix_cache", "reset_prefix_cache_without_flag_check"),
@@ -72,6 +73,10 @@ FOCUS: dict[str, tuple[str, ...]] = {
 ENGINE_DEAD_RESULT = "not run: the engine core is dead (EngineDeadError)"
 
 START_NARRATION_KEY = "start"
+
+# `run_until_idle` stops here even if requests remain: a timeline has at most
+# this many steps after the start (a playground's limit, engine/scenario_file.py).
+MAX_TIMELINE_STEPS = 2_000
 
 
 @dataclass(frozen=True)
@@ -107,10 +112,13 @@ class Timeline:
         return dict(self.narration).get(step.narration_key, "")
 
     def narration_text(self, step: Step) -> str:
-        """The step's narration, its placeholders filled from the step's own data."""
-        return fill_narration(
-            self.narration_template(step), step.facts, step.snapshot, self.block_size
-        )
+        """The step's narration, its placeholders filled from the step's own data; a step
+        without a text (a playground's) is described from what the pool did."""
+        template = self.narration_template(step)
+        if not template.strip():
+            before = self.steps[step.index - 1].snapshot if step.index else None
+            template = describe_step(step.facts, before, step.snapshot)
+        return fill_narration(template, step.facts, step.snapshot, self.block_size)
 
     def source(self, file: str) -> str:
         return dict(self.sources)[file]
@@ -273,6 +281,16 @@ class _Run:
             text += "; finished " + ", ".join(result.finished_req_ids)
         return text
 
+    _do_run_until_idle = _do_step  # one engine step; build_timeline repeats it
+
+    def repeats(self, action: Action, done: int, total: int) -> bool:
+        """Whether ``action`` takes another engine step after ``done`` of them."""
+        if total >= MAX_TIMELINE_STEPS or self.engine_dead:
+            return False
+        if action.kind == "run_until_idle":
+            return self.scheduler.has_unfinished_requests()
+        return done < action.count
+
     def _do_reset_prefix_cache(self, action: Action) -> str | None:
         return str(self.engine.reset_prefix_cache(**reset_flags(action, self.mode)))
 
@@ -322,28 +340,31 @@ def build_timeline(scenario: Scenario, mode: str, trace: bool = True) -> Timelin
                 run.recorder.take(),
             )
         )
-        for index, action in enumerate(scenario.script, start=1):
-            tracer = Tracer(source_indexes()) if trace else None
-            with tracer or nullcontext():
-                result = run.perform(action)
-            code = tracer.result() if tracer else ()
-            focus_names = (run.error_site, action.focus, *FOCUS[action.kind])
-            focus = next(
-                (t for name in focus_names for t in code if t.qualname == name),
-                code[0] if code else None,
-            )
-            steps.append(
-                Step(
-                    index=index,
-                    label=action.label(checked_mode),
-                    narration_key=action.say,
-                    result=result,
-                    snapshot=run.snapshot(logs.take()),
-                    code=code,
-                    focus=focus,
-                    facts=run.recorder.take(),
+        for action in scenario.script:
+            done = 0  # `step` with a count and `run_until_idle` take several steps
+            while done == 0 or run.repeats(action, done, len(steps) - 1):
+                done += 1
+                tracer = Tracer(source_indexes()) if trace else None
+                with tracer or nullcontext():
+                    result = run.perform(action)
+                code = tracer.result() if tracer else ()
+                focus_names = (run.error_site, action.focus, *FOCUS[action.kind])
+                focus = next(
+                    (t for name in focus_names for t in code if t.qualname == name),
+                    code[0] if code else None,
                 )
-            )
+                steps.append(
+                    Step(
+                        index=len(steps),
+                        label=action.label(checked_mode),
+                        narration_key=action.say,
+                        result=result,
+                        snapshot=run.snapshot(logs.take()),
+                        code=code,
+                        focus=focus,
+                        facts=run.recorder.take(),
+                    )
+                )
     return Timeline(
         scenario=scenario.name,
         title=scenario.title,

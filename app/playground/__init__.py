@@ -1,0 +1,1 @@
+"""The playground: the learner's own scenario, edited in the page and played by the engine."""

@@ -1,0 +1,250 @@
+"""The playground editor: the learner's pool and script, checked as typed, played at once.
+
+Every edit is read into scenario data (the ``content/scenarios`` format) and
+checked by the engine. A valid one opens as the state's scenario, at the step
+the learner was on when that step still exists, so every view follows; an
+invalid one leaves the last valid timeline on screen and says, next to the
+field, what is wrong.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping
+from importlib import resources
+from typing import Any
+
+import panel as pn
+import param
+
+from app.errors import logged
+from app.playground import store
+from app.playground.script_lines import format_lines, parse_lines
+from app.state import SimulatorState
+from app.views.base import esc
+from engine import toml_writer
+from engine.scenario import ScenarioError, scenario_data
+from engine.scenario_file import (
+    MAX_BLOCK_SIZE,
+    MAX_FILE_BYTES,
+    MAX_POOL_BLOCKS,
+    MIN_BLOCK_SIZE,
+    MIN_POOL_BLOCKS,
+    parse_toml,
+)
+
+CSS = resources.files("app.playground").joinpath("editor.css").read_text("utf-8")
+
+EMPTY: dict[str, Any] = {
+    "title": "My scenario",
+    "pool": {"num_gpu_blocks": 10, "block_size": 4},
+    "steps": [
+        {"do": "add_request", "id": "A", "prompt": "1..12", "max_tokens": 2},
+        {"do": "step"},
+    ],
+}
+
+HELP = (
+    "One action per line: <code>add_request ID max_tokens=N cache_salt=S "
+    "prompt_logprobs=N lora_name=S prompt: 1..12, 40, 41</code> (or <code>text: plain "
+    "words</code>), <code>step</code>, <code>step N</code>, <code>run_until_idle</code>, "
+    "<code>reset_prefix_cache</code> (as the mode says) or <code>reset_prefix_cache "
+    "default|preempt|keep</code>, <code>abort ID</code>. A line starting with # is a note."
+)
+
+
+def fork(name: str) -> dict[str, Any]:
+    """A built-in scenario as playground data: its pool, setup and script, without its
+    narration (written for the scenario as it was, it would not describe edits)."""
+    data = scenario_data(name)
+    data.pop("narration", None)
+    data.pop("order", None)
+    for part in ("setup", "steps"):
+        data[part] = [{k: v for k, v in a.items() if k != "say"} for a in data.get(part, [])]
+    data["title"] = f"{data.get('title', name)} (playground)"
+    data["summary"] = f"Your copy of the {name!r} scenario: change the pool or the script."
+    return data
+
+
+def _message(text: str) -> str:
+    return f'<div class="pg-message" role="alert">{esc(text)}</div>' if text else ""
+
+
+def _pool_number(text: str, field: str, low: int, high: int) -> tuple[int | None, str]:
+    value = text.strip()
+    if not value.isascii() or not value.isdigit() or len(value) > 9:
+        return None, f"{field} must be a whole number from {low:,} to {high:,}"
+    if not low <= int(value) <= high:
+        return None, f"{field} must be from {low:,} to {high:,}, not {int(value):,}"
+    return int(value), ""
+
+
+class PlaygroundEditor(pn.viewable.Viewer):
+    state = param.ClassSelector(class_=SimulatorState)
+
+    def __init__(self, **params: object) -> None:
+        super().__init__(**params)
+        self._data: dict[str, Any] = {}  # the last valid data shown in the fields
+        self._loading = False
+        text = {"sizing_mode": "stretch_width", "stylesheets": [CSS]}
+        self.title = pn.widgets.TextInput(label="Title", **text)
+        self.num_gpu_blocks = pn.widgets.TextInput(label="GPU blocks (num_gpu_blocks)", width=190)
+        self.block_size = pn.widgets.TextInput(label="Block size (tokens)", width=150)
+        self.setup = pn.widgets.TextAreaInput(label="Setup (runs before step 0)", height=70, **text)
+        self.script = pn.widgets.TextAreaInput(
+            label="Script (one action per line)", height=200, **text
+        )
+        self.messages = {
+            field: pn.pane.HTML("", stylesheets=[CSS], margin=(0, 10), sizing_mode="stretch_width")
+            for field in ("num_gpu_blocks", "block_size", "setup", "script", "file")
+        }
+        self.export = pn.widgets.FileDownload(
+            callback=self._toml, filename="playground.toml", label="Export TOML", width=140
+        )
+        self.upload = pn.widgets.FileInput(accept=".toml", label="Import TOML", width=220)
+        self.empty = pn.widgets.Button(label="Start empty", width=150)
+        for widget in (self.title, self.num_gpu_blocks, self.block_size, self.setup, self.script):
+            widget.param.watch(self._edited, "value_input")
+        self.upload.param.watch(self._imported, "value")
+        self.empty.on_click(lambda _: self.load(EMPTY))
+        self.state.param.watch(self._opened, "scenario")
+        self._layout = pn.Column(
+            pn.pane.HTML('<h2 class="pg-heading">Playground</h2>', stylesheets=[CSS], margin=0),
+            self.title,
+            pn.Row(
+                pn.Column(self.num_gpu_blocks, self.messages["num_gpu_blocks"], margin=0),
+                pn.Column(self.block_size, self.messages["block_size"], margin=0),
+                margin=0,
+            ),
+            self.setup,
+            self.messages["setup"],
+            self.script,
+            self.messages["script"],
+            pn.pane.HTML(f'<p class="pg-help">{HELP}</p>', stylesheets=[CSS], margin=(0, 10)),
+            pn.Row(self.export, self.upload, self.empty, margin=0),
+            self.messages["file"],
+            sizing_mode="stretch_width",
+            css_classes=["playground"],
+            stylesheets=[CSS],
+            visible=store.is_playground(self.state.scenario),
+        )
+        self._opened()
+
+    # -- the learner's actions ------------------------------------------------
+    def open_fork(self) -> None:
+        """Open the scenario on screen in the playground, at its mode and step."""
+        if not store.is_playground(self.state.scenario):
+            self.load(fork(self.state.scenario))
+
+    def load(self, data: Mapping[str, Any]) -> None:
+        """Show ``data`` in the fields and play it as it is (an imported file plays
+        exactly as `python -m engine --file` plays it)."""
+        self._show(data)
+        self._play(data)
+
+    @logged
+    def _edited(self, *_: object) -> None:
+        if self._loading:
+            return
+        data = self._collect()
+        if data is not None:
+            self._play(data)
+
+    def _play(self, data: Mapping[str, Any]) -> None:
+        try:
+            playground = store.register(data)
+        except ScenarioError as error:
+            self._say("script", str(error))
+            return
+        self._say("script", "")
+        self._data = dict(data)
+        state = self.state
+        if playground.scenario.name == state.scenario:
+            return
+        modes = playground.scenario.modes
+        mode, step = (state.mode if state.mode in modes else modes[0]), state.step
+        with pn.io.hold():
+            state.open(playground.scenario.name, mode, step)
+
+    @logged
+    def _imported(self, *_: object) -> None:
+        raw = self.upload.value
+        if not isinstance(raw, bytes):
+            return
+        try:
+            if len(raw) > MAX_FILE_BYTES:
+                raise ScenarioError(f"the file is larger than {MAX_FILE_BYTES:,} bytes")
+            data = parse_toml(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            self._say("file", "Import: the file is not UTF-8 text")
+            return
+        except ScenarioError as error:
+            self._say("file", f"Import: {error}")
+            return
+        self._say("file", "")
+        self.load(data)
+
+    def _toml(self) -> io.StringIO:
+        return io.StringIO(toml_writer.dumps(self._data))
+
+    # -- fields <-> data ------------------------------------------------------
+    def _collect(self) -> dict[str, Any] | None:
+        """The fields as scenario data, or None after saying what is wrong where."""
+        blocks, blocks_error = _pool_number(
+            self.num_gpu_blocks.value_input or "",
+            "num_gpu_blocks",
+            MIN_POOL_BLOCKS,
+            MAX_POOL_BLOCKS,
+        )
+        size, size_error = _pool_number(
+            self.block_size.value_input or "", "block_size", MIN_BLOCK_SIZE, MAX_BLOCK_SIZE
+        )
+        setup, setup_errors = parse_lines(self.setup.value_input or "")
+        steps, step_errors = parse_lines(self.script.value_input or "")
+        self._say("num_gpu_blocks", blocks_error)
+        self._say("block_size", size_error)
+        self._say("setup", "; ".join(setup_errors[:3]))
+        self._say("script", "; ".join(step_errors[:3]))
+        if blocks is None or size is None or setup_errors or step_errors:
+            return None
+        data = {k: v for k, v in self._data.items() if k not in ("setup", "steps")}
+        data["title"] = self.title.value_input or "My scenario"
+        data["pool"] = {**self._data.get("pool", {}), "num_gpu_blocks": blocks, "block_size": size}
+        if setup:
+            data["setup"] = setup
+        data["steps"] = steps
+        return data
+
+    def _show(self, data: Mapping[str, Any]) -> None:
+        self._data = dict(data)
+        pool = data.get("pool", {})
+        self._loading = True
+        try:
+            for widget, text in (
+                (self.title, str(data.get("title", ""))),
+                (self.num_gpu_blocks, str(pool.get("num_gpu_blocks", 10))),
+                (self.block_size, str(pool.get("block_size", 4))),
+                (self.setup, format_lines(list(data.get("setup", [])))),
+                (self.script, format_lines(list(data.get("steps", [])))),
+            ):
+                widget.param.update(value=text, value_input=text)
+        finally:
+            self._loading = False
+        for field in self.messages:
+            self._say(field, "")
+
+    def _say(self, field: str, text: str) -> None:
+        pane = self.messages[field]
+        pane.object = _message(text)
+        pane.visible = bool(text)
+
+    @logged
+    def _opened(self, *_: object) -> None:
+        """The state opened a scenario: show the editor for a playground, with its data."""
+        name = self.state.scenario
+        self._layout.visible = store.is_playground(name)
+        if store.is_playground(name) and store.get(name).data != self._data:
+            self._show(store.get(name).data)  # from an address, or Back and Forward
+
+    def __panel__(self) -> pn.viewable.Viewable:
+        return self._layout

@@ -1,0 +1,130 @@
+"""The playground's script as lines of text: one action per line, and back.
+
+A line is the action's ``do`` name, its main argument, any other field as
+``key=value``, and last the prompt after ``prompt:`` (token ids and ranges) or
+``text:`` (plain text, engine/tokenizer.py)::
+
+    add_request A max_tokens=3 cache_salt=u1 prompt: 1..12, 40, 41
+    add_request B text: You are a helpful assistant. Hello!
+    step 3
+    run_until_idle
+    reset_prefix_cache keep
+    abort A
+
+Inserting, deleting and reordering actions is editing lines. A line becomes
+the same table as a ``[[steps]]`` entry of a scenario file; the engine checks
+the values (engine/scenario.py), this only reads the layout of a line.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Mapping
+from typing import Any
+
+from engine.scenario import ACTION_KINDS, ScenarioError
+
+# The one argument each action takes without a key.
+MAIN_ARGUMENT = {"add_request": "id", "abort": "id", "step": "count"}
+RESET_MODES: dict[str, dict[str, bool]] = {
+    "default": {"reset_running_requests": False, "keep_running_requests": False},
+    "preempt": {"reset_running_requests": True, "keep_running_requests": False},
+    "keep": {"reset_running_requests": False, "keep_running_requests": True},
+}
+TEXT_KEYS = ("id", "cache_salt", "lora_name", "say", "focus", "query")
+_PROMPT = re.compile(r"(?:^|\s)(prompt|text):")
+_INT = re.compile(r"-?\d{1,9}")
+
+
+def _value(key: str, text: str) -> Any:
+    if key in TEXT_KEYS:
+        return text
+    if text in ("true", "false"):
+        return text == "true"
+    return int(text) if _INT.fullmatch(text) else text
+
+
+def parse_line(line: str) -> dict[str, Any] | None:
+    """The action a line describes; None for a blank line or a ``#`` comment."""
+    if not line.strip() or line.lstrip().startswith("#"):
+        return None
+    head, prompt_key, prompt = line, "", ""
+    found = _PROMPT.search(line)
+    if found:
+        head, prompt_key, prompt = line[: found.start()], found.group(1), line[found.end() :]
+    try:
+        words = shlex.split(head)
+    except ValueError as error:  # an unclosed quote
+        raise ScenarioError(f"{error}") from None
+    kind = words[0] if words else ""
+    if kind not in ACTION_KINDS:
+        raise ScenarioError(f"unknown action {kind!r} (one of {', '.join(ACTION_KINDS)})")
+    action: dict[str, Any] = {"do": kind}
+    for word in words[1:]:
+        key, equals, text = word.partition("=")
+        if equals and key.isidentifier():
+            action[key] = _value(key, text)
+        elif kind == "reset_prefix_cache" and word in RESET_MODES:
+            action.update(RESET_MODES[word])
+        elif kind in MAIN_ARGUMENT and MAIN_ARGUMENT[kind] not in action:
+            action[MAIN_ARGUMENT[kind]] = _value(MAIN_ARGUMENT[kind], word)
+        else:
+            raise ScenarioError(f"{kind}: unexpected {word!r} (a field is key=value)")
+    if prompt_key:
+        if kind != "add_request":
+            raise ScenarioError(f"{kind} takes no {prompt_key}")
+        action["prompt_text" if prompt_key == "text" else "prompt"] = prompt.strip()
+    return action
+
+
+def _word(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return shlex.quote(str(value))
+
+
+def format_action(action: Mapping[str, Any]) -> str:
+    """The line for an action table (a ``[[steps]]`` entry)."""
+    kind = str(action.get("do", ""))
+    rest = dict(action)
+    rest.pop("do", None)
+    words = [kind]
+    main = MAIN_ARGUMENT.get(kind)
+    if main in rest:
+        words.append(_word(rest.pop(main)))
+    if kind == "reset_prefix_cache":
+        flags = {k: rest[k] for k in RESET_MODES["default"] if k in rest}
+        mode = next((m for m, f in RESET_MODES.items() if f == flags), None)
+        if mode is not None:
+            words.append(mode)
+            for key in flags:
+                rest.pop(key)
+    prompt = rest.pop("prompt", None)
+    text = rest.pop("prompt_text", None)
+    words += [f"{key}={_word(value)}" for key, value in rest.items()]
+    if prompt is not None:
+        parts = prompt if isinstance(prompt, list) else [prompt]
+        words.append("prompt: " + ", ".join(str(part) for part in parts))
+    if text is not None:
+        words.append("text: " + " ".join(str(text).split()))
+    return " ".join(words)
+
+
+def parse_lines(text: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """The actions of a script, and a message per line that cannot be read."""
+    actions: list[dict[str, Any]] = []
+    errors: list[str] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        try:
+            action = parse_line(line)
+        except ScenarioError as error:
+            errors.append(f"line {number}: {error}")
+            continue
+        if action is not None:
+            actions.append(action)
+    return actions, errors
+
+
+def format_lines(actions: list[Mapping[str, Any]]) -> str:
+    return "\n".join(format_action(action) for action in actions)

@@ -1,0 +1,158 @@
+"""The playground in a real browser on `panel serve`: built by hand, checked against the engine.
+
+Each check reads the page (pool, queue, map, requests, log, code, metrics, events,
+chain) and compares it with build_timeline of the scenario the learner typed.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.playground.editor import EMPTY, fork
+from app.playground.script_lines import parse_lines
+from engine import toml_writer
+from engine.scenario_file import scenario_from_dict
+from engine.timeline import Timeline, build_timeline
+from tests.app import test_browser_serve as serve
+from tests.app.page_checks import expected, read_page, wait_for_step
+from tests.app.test_browser_serve import Watched, open_app
+
+# The same fixtures as the other `panel serve` tests (a server for this module).
+server, playwright, browser, watched = serve.server, serve.playwright, serve.browser, serve.watched
+
+expect = pytest.importorskip("playwright.sync_api").expect
+
+pytestmark = pytest.mark.browser
+
+SCRIPT = """add_request A max_tokens=3 text: You are a helpful assistant. Tell me a joke.
+step
+add_request B text: You are a helpful assistant. Tell me a story.
+step
+reset_prefix_cache keep
+run_until_idle"""
+
+
+def typed(blocks: int, block_size: int, script: str) -> dict[str, Any]:
+    """The data the editor makes of what the test types into an empty playground."""
+    steps, errors = parse_lines(script)
+    assert not errors
+    return {**EMPTY, "pool": {"num_gpu_blocks": blocks, "block_size": block_size}, "steps": steps}
+
+
+def check_playground_step(page: Any, timeline: Timeline, step: int) -> None:
+    wait_for_step(page, timeline, step)
+    shown = read_page(page)
+    narration = timeline.narration_text(timeline.steps[step])
+    assert " ".join(narration.split()) in " ".join(shown.pop("narration").split())
+    assert shown == expected(timeline, step)
+
+
+def field(page: Any, label: str) -> Any:
+    return page.get_by_label(label, exact=False)
+
+
+def open_fork(page: Any) -> None:
+    page.get_by_role("button", name="Edit a copy").click()
+    expect(page.get_by_role("heading", level=1)).to_contain_text("(playground)")
+
+
+def walk(page: Any, timeline: Timeline) -> None:
+    """Every step, from the first, compared with the engine."""
+    last = len(timeline.steps) - 1
+    expect(page.get_by_test_id("step-counter")).to_contain_text(f"/ {last}")  # it arrived
+    page.get_by_role("button", name="Restart").click()
+    check_playground_step(page, timeline, 0)
+    forward = page.get_by_role("button", name="Step forward")
+    for step in range(1, len(timeline.steps)):
+        forward.click()
+        check_playground_step(page, timeline, step)
+
+
+def test_a_scenario_built_by_hand_matches_the_engine_and_survives_reload_and_files(
+    watched: Watched, server: str, tmp_path: Path
+) -> None:
+    page = open_app(watched, server, "?scenario=reset&mode=keep&step=2")
+    open_fork(page)
+    forked = build_timeline(scenario_from_dict(fork("reset")), "keep")
+    check_playground_step(page, forked, 2)  # forked at the step the learner was on
+
+    page.get_by_role("button", name="Start empty").click()
+    field(page, "GPU blocks").fill("20")
+    field(page, "Script (one action per line)").fill(SCRIPT)
+    data = typed(20, 4, SCRIPT)
+    timeline = build_timeline(scenario_from_dict(data), "keep")
+    walk(page, timeline)
+    assert timeline.steps[4].snapshot.stats.hits == 8  # the shared beginning hit
+    preempt = build_timeline(scenario_from_dict(data), "preempt")
+    page.get_by_role("radio", name="preempt").check()  # a mode whose pages are built now
+    check_playground_step(page, preempt, 0)  # a new mode starts at 0, as everywhere
+    page.get_by_role("button", name="Step forward").click()
+    check_playground_step(page, preempt, 1)
+    page.get_by_role("radio", name="keep").check()
+    walk(page, timeline)
+
+    page.wait_for_url(re.compile(f"step={len(timeline.steps) - 1}"))  # written after a moment
+    page.reload()
+    check_playground_step(page, timeline, len(timeline.steps) - 1)
+    expect(field(page, "Script (one action per line)")).to_have_value(SCRIPT)
+
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Export TOML").click()
+    exported = tmp_path / "mine.toml"
+    download.value.save_as(exported)
+    assert tomllib.loads(exported.read_text()) == data
+    assert exported.read_text() == toml_writer.dumps(data)
+
+    field(page, "Script (one action per line)").fill("add_request Z prompt: 1..4\nstep")
+    wait_for_step(
+        page,
+        build_timeline(
+            scenario_from_dict(typed(20, 4, "add_request Z prompt: 1..4\nstep")), "keep"
+        ),
+        2,
+    )
+    page.locator('input[type="file"]').set_input_files(str(exported))
+    check_playground_step(page, timeline, 2)
+    expect(field(page, "Script (one action per line)")).to_have_value(SCRIPT)
+
+
+@pytest.mark.parametrize(
+    ("label", "text", "message"),
+    [
+        ("GPU blocks", "1", "num_gpu_blocks must be from 2 to 10,000, not 1"),
+        ("Block size", "0", "block_size must be from 1 to 64, not 0"),
+        ("Script (one action per line)", "add_request A prompt: 1..x", "'1..x' is not a range"),
+        ("Script (one action per line)", "add_request A prompt: 1..999", "needs 250 blocks"),
+        ("Script (one action per line)", "dance", "line 1: unknown action 'dance'"),
+    ],
+)
+def test_bad_input_gets_its_message_and_the_page_keeps_working(
+    watched: Watched, server: str, label: str, text: str, message: str
+) -> None:
+    page = open_app(watched, server, "?scenario=shared-prefix")
+    open_fork(page)
+    timeline = build_timeline(scenario_from_dict(fork("shared-prefix")), "default")
+    check_playground_step(page, timeline, 0)
+    field(page, label).fill(text)
+    expect(page.locator(".pg-message", has_text=message)).to_be_visible()
+    page.get_by_role("button", name="Step forward").click()
+    check_playground_step(page, timeline, 1)  # the last valid timeline stays
+
+
+def test_user_text_in_a_message_is_escaped(watched: Watched, server: str) -> None:
+    page = open_app(watched, server, "?scenario=shared-prefix")
+    open_fork(page)
+    line = 'add_request "<img src=x onerror=alert(1)>" prompt: 1\n'
+    field(page, "Script (one action per line)").fill(line * 2)
+    expect(page.locator(".pg-message", has_text="<img src=x")).to_contain_text("used twice")
+    expect(page.locator(".pg-message img")).to_have_count(0)
+
+
+def test_a_damaged_playground_address_gets_a_notice(watched: Watched, server: str) -> None:
+    page = open_app(watched, server, "?scenario=playground&playground=p1.eNoLy8xJ")
+    expect(page.get_by_test_id("notice")).to_contain_text("Ignored playground")

@@ -1,0 +1,149 @@
+"""A seeded soak of random learner actions in the playground on `panel serve`.
+
+Edits (valid and not), pool sizes, steps, keys, modes and reloads, in a random
+order fixed by the seed; after every action the page must show the engine's
+timeline of the last valid script, at the mode and step the page says, and the
+console must stay clean (checked by the `watched` fixture).
+
+    PCL_SOAK_ACTIONS=1000 PCL_SOAK_SEED=7 pytest tests/app/test_browser_playground_soak.py
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from typing import Any
+
+import pytest
+
+from app.playground.script_lines import format_lines, parse_lines
+from engine.scenario import ScenarioError
+from engine.scenario_file import scenario_from_dict
+from engine.timeline import Timeline, build_timeline
+from tests.app import test_browser_serve as serve
+from tests.app.test_browser_playground import check_playground_step, field, open_fork
+from tests.app.test_browser_serve import Watched, open_app
+
+expect = pytest.importorskip("playwright.sync_api").expect
+
+pytestmark = pytest.mark.browser
+
+server, playwright, browser, watched = serve.server, serve.playwright, serve.browser, serve.watched
+
+ACTIONS = int(os.environ.get("PCL_SOAK_ACTIONS", "200"))
+SEED = int(os.environ.get("PCL_SOAK_SEED", "12"))
+SCRIPT_LABEL = "Script (one action per line)"
+
+
+def random_script(rng: random.Random) -> str:
+    lines: list[str] = []
+    ids: list[str] = []
+    for _ in range(rng.randint(1, 8)):
+        kind = rng.choice(["add", "add", "step", "steps", "idle", "reset", "abort", "bad"])
+        if kind == "add":
+            ids.append(f"R{len(ids)}")
+            prompt = rng.choice(["1..8", "1..8, 20, 21", "1..4, 30..33", "40..60"])
+            if rng.random() < 0.3:
+                prompt = "text: You are a helpful assistant. " + rng.choice(["Hi.", "Bye."])
+            else:
+                prompt = "prompt: " + prompt
+            lines.append(f"add_request {ids[-1]} max_tokens={rng.randint(1, 4)} {prompt}")
+        elif kind == "step":
+            lines.append("step")
+        elif kind == "steps":
+            lines.append(f"step {rng.randint(2, 4)}")
+        elif kind == "idle":
+            lines.append("run_until_idle")
+        elif kind == "reset":
+            lines.append("reset_prefix_cache " + rng.choice(["", "default", "preempt", "keep"]))
+        elif kind == "abort" and ids:
+            lines.append(f"abort {rng.choice(ids)}")
+        elif kind == "bad" and rng.random() < 0.3:
+            lines.append(rng.choice(["dance", "add_request X prompt: 1..x", "step 0"]))
+    return "\n".join(lines)
+
+
+def played(blocks: str, script: str) -> dict[str, Any] | None:
+    """The data the editor plays for these fields, or None when it refuses them."""
+    steps, errors = parse_lines(script)
+    if errors or not blocks.isdigit():
+        return None
+    data = {"title": "My scenario", "pool": {"num_gpu_blocks": int(blocks), "block_size": 4}}
+    data["steps"] = steps
+    try:
+        scenario_from_dict(data)
+    except ScenarioError:
+        return None
+    return data
+
+
+def shown_position(page: Any, name: str) -> tuple[str, int]:
+    """The mode and step the page shows, once every view shows the same position of ``name``."""
+    for _ in range(100):
+        at = set(page.locator("[data-at]").evaluate_all("els => els.map(e => e.dataset.at)"))
+        counter = page.get_by_test_id("step-counter").get_attribute("data-step")
+        if len(at) == 1:
+            key, _, step = next(iter(at)).partition("@")
+            scenario, _, mode = key.partition("/")
+            if scenario == name and step == counter:
+                return mode, int(step)
+        page.wait_for_timeout(100)
+    raise AssertionError(f"the views never agreed on a position of {name}: {at}, {counter}")
+
+
+def test_random_learner_actions_keep_the_page_equal_to_the_engine(
+    watched: Watched, server: str
+) -> None:
+    soak(open_app(watched, server, "?scenario=shared-prefix"), ACTIONS, SEED)
+
+
+def soak(page: Any, actions: int, seed: int) -> None:
+    """``actions`` random learner actions on an open page (console errors are the
+    caller's to check); after each, the page equals the engine's timeline."""
+    rng = random.Random(seed)
+    open_fork(page)
+    page.get_by_role("button", name="Start empty").click()
+    blocks, script = "10", "add_request A max_tokens=2 prompt: 1..12\nstep"
+    field(page, "GPU blocks").fill(blocks)
+    field(page, SCRIPT_LABEL).fill(script)
+    data = played(blocks, script)
+    assert data is not None
+    built: dict[tuple[str, str], Timeline] = {}
+    for _ in range(actions):
+        action = rng.choice(
+            ["script", "script", "blocks", "forward", "forward", "back", "key", "mode", "reload"]
+        )
+        if action == "script":
+            script = random_script(rng)
+            field(page, SCRIPT_LABEL).fill(script)
+        elif action == "blocks":
+            blocks = str(rng.choice([1, 3, 6, 10, 20, 40]))
+            field(page, "GPU blocks").fill(blocks)
+        elif action in ("forward", "back"):
+            button = page.get_by_role(
+                "button", name="Step forward" if action == "forward" else "Step back"
+            )
+            if button.is_enabled():
+                button.click()
+        elif action == "key":
+            page.get_by_test_id("narration").click()
+            page.keyboard.press(rng.choice(["ArrowRight", "ArrowLeft", "Home"]))
+        elif action == "mode":
+            page.get_by_role("radio", name=rng.choice(["default", "preempt", "keep"])).check()
+        else:
+            page.wait_for_timeout(300)  # the address is written a moment after a change
+            page.reload()
+            page.wait_for_function(
+                "() => !document.body.classList.contains('pn-loading')", timeout=120_000
+            )
+            # The address reopens the last valid playground, fields included.
+            blocks = str(data["pool"]["num_gpu_blocks"])
+            script = format_lines(data["steps"])
+            expect(field(page, "GPU blocks")).to_have_value(blocks)
+            expect(field(page, SCRIPT_LABEL)).to_have_value(script)
+        data = played(blocks, script) or data  # refused fields: the last valid one stays
+        name = scenario_from_dict(data).name
+        mode, step = shown_position(page, name)
+        if (name, mode) not in built:
+            built[(name, mode)] = build_timeline(scenario_from_dict(data), mode)
+        check_playground_step(page, built[(name, mode)], step)

@@ -1,0 +1,193 @@
+"""The playground in the app, no browser: the editor, its messages, the address, files."""
+
+from __future__ import annotations
+
+import tomllib
+from urllib.parse import parse_qs
+
+import pytest
+
+from app import timelines
+from app.layout import App
+from app.playground import store
+from app.playground.editor import EMPTY, fork
+from app.playground.script_lines import format_lines, parse_lines
+from app.url import parse_link
+from engine import toml_writer
+from engine.scenario import scenario_names
+from engine.scenario_file import scenario_from_dict
+from engine.timeline import build_timeline
+
+TWO_REQUESTS = """add_request A max_tokens=2 prompt: 1..12
+step
+add_request B text: You are a helpful assistant. Tell me a joke.
+add_request C text: You are a helpful assistant. Tell me a story.
+step
+reset_prefix_cache keep
+run_until_idle"""
+
+
+def playground_app(query: str = "?scenario=reset") -> App:
+    app = App(link=parse_link(query))
+    app.follow_url()
+    return app
+
+
+def edit(app: App, widget: str, text: str) -> None:
+    getattr(app.playground, widget).value_input = text
+
+
+@pytest.mark.parametrize("name", scenario_names())
+def test_every_built_in_script_reads_back_from_its_lines(name: str) -> None:
+    data = fork(name)
+    for part in ("setup", "steps"):
+        actions, errors = parse_lines(format_lines(data.get(part, [])))
+        assert errors == []
+        data[part] = actions
+    original = scenario_from_dict(fork(name))
+    assert scenario_from_dict(data).script == original.script
+    assert scenario_from_dict(data).setup == original.setup
+
+
+def test_a_fork_opens_at_the_step_and_mode_the_learner_was_on() -> None:
+    app = playground_app("?scenario=reset&mode=keep&step=4")
+    before = app.pool.html
+    app.playground.open_fork()
+    assert store.is_playground(app.state.scenario)
+    assert (app.state.mode, app.state.step) == ("keep", 4)
+    assert app.pool.html == before  # the same scenario, so the same page
+    assert "playground=" in app.address_bar.query
+
+
+def test_an_edit_rebuilds_every_view_and_keeps_the_step_where_it_exists() -> None:
+    app = playground_app()
+    app.playground.load(EMPTY)
+    edit(app, "script", TWO_REQUESTS)
+    state = app.state
+    expected = build_timeline(scenario_from_dict(app.playground._data), state.mode)
+    assert state.timeline == expected
+    state.open(state.scenario, state.mode, 5)
+    edit(app, "script", TWO_REQUESTS + "\nstep")
+    assert state.step == 5 and state.last_step == len(expected.steps)
+    edit(app, "script", "add_request A prompt: 1..4\nstep")
+    assert state.step == state.last_step == 2  # step 5 is gone: the last one instead
+
+
+def test_shared_text_prefix_hits_in_the_playground() -> None:
+    app = playground_app()
+    app.playground.load(EMPTY)
+    edit(app, "num_gpu_blocks", "20")
+    edit(app, "script", TWO_REQUESTS)
+    stats = app.state.timeline.steps[5].snapshot.stats
+    assert stats.hits == 8  # C hits B's two full blocks of the shared 9-token beginning
+
+
+@pytest.mark.parametrize(
+    ("widget", "text", "message"),
+    [
+        ("num_gpu_blocks", "1", "num_gpu_blocks must be from 2 to 10,000, not 1"),
+        ("num_gpu_blocks", "lots", "num_gpu_blocks must be a whole number"),
+        ("block_size", "65", "block_size must be from 1 to 64, not 65"),
+        ("script", "add_request A prompt: 1..x", "'1..x' is not a range"),
+        ("script", "add_request A prompt: 1..400", "needs 100 blocks"),
+        ("script", "step\nexplode", "line 2: unknown action 'explode'"),
+        ("script", "abort Z", "abort names request 'Z'"),
+        ("script", "add_request <b>x</b> prompt: 1", "request id '<b>x</b>' is used twice"),
+    ],
+)
+def test_bad_input_gets_its_message_and_the_last_timeline_stays(
+    widget: str, text: str, message: str
+) -> None:
+    app = playground_app()
+    app.playground.load(EMPTY)
+    if "<b>" in text:  # the id is used twice, and must come back escaped
+        text = text + "\n" + text
+    shown = app.state.timeline
+    edit(app, widget, text)
+    pane = app.playground.messages[widget]
+    assert pane.visible and "&lt;b&gt;" in pane.object if "<b>" in text else True
+    assert message.replace("'", "&#x27;").replace("<", "&lt;").replace(">", "&gt;") in pane.object
+    assert app.state.timeline is shown
+    edit(app, widget, {"num_gpu_blocks": "10", "block_size": "4"}.get(widget, "step"))
+    assert not pane.visible
+
+
+def test_the_address_reopens_the_same_playground_and_a_bad_one_gets_a_notice() -> None:
+    app = playground_app()
+    app.playground.load(EMPTY)
+    edit(app, "script", TWO_REQUESTS)
+    app.state.open(app.state.scenario, "keep", 6)
+    query = app.address_bar.query
+    reopened = playground_app("?" + query)
+    assert reopened.state.timeline == app.state.timeline
+    assert (reopened.state.mode, reopened.state.step) == ("keep", 6)
+    assert reopened.playground.script.value == TWO_REQUESTS
+    assert reopened.pool.html == app.pool.html
+    damaged = playground_app(
+        "?scenario=playground&playground=" + query.split("playground=")[1][:-40]
+    )
+    assert damaged.state.scenario == timelines.default_scenario()
+    assert "Ignored playground" in damaged.notice.object
+
+
+def test_leaving_the_playground_clears_it_from_the_address() -> None:
+    app = playground_app()
+    app.playground.load(EMPTY)
+    app.state.scenario = "shared-prefix"
+    query = parse_qs(app.address_bar.query, keep_blank_values=True)
+    assert query["scenario"] == ["shared-prefix"] and query["playground"] == [""]
+    assert not app.playground._layout.visible
+
+
+def test_export_then_import_gives_back_the_same_playground() -> None:
+    app = playground_app()
+    app.playground.load(EMPTY)
+    edit(app, "script", TWO_REQUESTS)
+    exported = app.playground._toml().getvalue()
+    assert tomllib.loads(exported) == app.playground._data
+    name = app.state.scenario
+    other = playground_app()
+    other.playground.upload.value = exported.encode()
+    assert other.state.scenario == name
+    other.playground.upload.value = b"[pool\n"
+    assert "Import: not valid TOML" in other.playground.messages["file"].object
+    assert other.state.scenario == name
+    assert toml_writer.dumps(other.playground._data) == exported
+
+
+def test_a_playground_step_is_narrated_from_what_its_snapshots_show() -> None:
+    app = playground_app()
+    app.playground.load(EMPTY)
+    edit(app, "num_gpu_blocks", "20")
+    edit(app, "script", TWO_REQUESTS)
+    app.state.open(app.state.scenario, "default", 5)
+    text = app.narration.html
+    assert "8 of 22 looked-up prompt tokens hit the cache." in text
+    assert "Freed with their hashes, to the tail (still cached): #3 to #1, #6 and #5." in text
+    assert "#4, #7, #8, #6 and #5 were taken and freed within this step." in text
+    app.state.open(app.state.scenario, "keep", 6)
+    assert "The reset cleared the hash of" in app.narration.html
+    app.state.open(app.state.scenario, "keep", 0)
+    assert "A pool of 19 usable blocks of 4 tokens (20 with the null block #0): 0 held" in (
+        app.narration.html
+    )
+
+
+def test_open_in_playground_is_offered_on_every_scenario_but_a_playground() -> None:
+    app = playground_app()
+    assert app.open_playground.visible
+    app.playground.open_fork()
+    assert not app.open_playground.visible
+    picker = app.controls.scenario
+    assert picker.options[-1] == [app.state.scenario, "Playground: Reset under load (playground)"]
+    assert picker.value == app.state.scenario
+    app.state.scenario = "reset"
+    assert app.open_playground.visible
+
+
+def test_the_address_of_the_empty_playground_fills_the_fields() -> None:
+    app = playground_app()
+    app.playground.load(EMPTY)
+    reopened = playground_app("?" + app.address_bar.query)
+    assert reopened.playground.num_gpu_blocks.value == "10"
+    assert reopened.playground.script.value == "add_request A max_tokens=2 prompt: 1..12\nstep"

@@ -1,0 +1,102 @@
+"""The playground on the offline static site: the engine runs in Pyodide, in the page.
+
+The same checks as on `panel serve` (tests/app/test_browser_playground.py): a
+scenario built by hand equals CPython's timeline, step by step and by digest, and
+survives a reload and an export and re-import; bad input gets its message.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine import toml_writer
+from engine.scenario_file import scenario_from_dict
+from engine.timeline import build_timeline
+from tests.app.test_browser_playground import (
+    SCRIPT,
+    check_playground_step,
+    field,
+    open_fork,
+    typed,
+    walk,
+)
+from tests.app.test_browser_playground_soak import SEED, soak
+from tests.site.test_site_app import EXPECT_TIMEOUT_MS, WORKER_TIMEOUT_MS
+
+expect = pytest.importorskip("playwright.sync_api").expect
+
+pytestmark = [pytest.mark.site, pytest.mark.browser]
+
+# Runs in the Pyodide worker: the digest of the timeline the page's engine builds.
+DIGEST_IN_WORKER = """async ([data, mode, timeoutMs]) => {
+  const code = `
+import json
+import os
+from engine.scenario_file import scenario_from_dict
+from engine.timeline import build_timeline
+build_timeline(scenario_from_dict(json.loads(${JSON.stringify(data)})), "${mode}").digest()
+`;
+  const timeout = new Promise((_, reject) =>
+    setTimeout(() => reject(new Error(`no digest after ${timeoutMs} ms`)), timeoutMs));
+  return await Promise.race([self.pyodide.runPythonAsync(code), timeout]);
+}"""
+
+
+@pytest.fixture(scope="module", autouse=True)
+def patient_expect() -> Iterator[None]:
+    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
+    yield
+    expect.set_options(timeout=5_000)
+
+
+def test_a_scenario_built_by_hand_in_pyodide_matches_cpython(
+    site_page: Any, tmp_path: Path
+) -> None:
+    page, _ = site_page("?scenario=reset&mode=keep&step=2")
+    open_fork(page)
+    page.get_by_role("button", name="Start empty").click()
+    field(page, "GPU blocks").fill("20")
+    field(page, "Script (one action per line)").fill(SCRIPT)
+    data = typed(20, 4, SCRIPT)
+    timeline = build_timeline(scenario_from_dict(data), "keep")
+    walk(page, timeline)
+
+    worker = next(w for w in page.workers if w.url.endswith(".js"))
+    digest = worker.evaluate(DIGEST_IN_WORKER, [json.dumps(data), "keep", WORKER_TIMEOUT_MS])
+    assert digest == timeline.digest()
+
+    last = len(timeline.steps) - 1
+    page.wait_for_url(re.compile(f"step={last}"))
+    address = page.url.split("/", 3)[3]
+    again, _ = site_page(address)
+    check_playground_step(again, timeline, last)
+    expect(field(again, "Script (one action per line)")).to_have_value(SCRIPT)
+
+    with again.expect_download() as download:
+        again.get_by_role("button", name="Export TOML").click()
+    exported = tmp_path / "mine.toml"
+    download.value.save_as(exported)
+    assert tomllib.loads(exported.read_text()) == data
+    assert exported.read_text() == toml_writer.dumps(data)
+    field(again, "GPU blocks").fill("1")
+    expect(again.locator(".pg-message", has_text="num_gpu_blocks must be from 2")).to_be_visible()
+    field(again, "Script (one action per line)").fill("step\nstep")
+    again.locator('input[type="file"]').set_input_files(str(exported))
+    expect(field(again, "Script (one action per line)")).to_have_value(SCRIPT)
+    check_playground_step(again, timeline, last)
+
+
+def test_random_learner_actions_on_the_static_site(site_page: Any) -> None:
+    """The panel-serve soak on the static site (site_page checks the console stays clean);
+    PCL_SITE_SOAK_ACTIONS sets how many (default 60: each reload restarts Pyodide)."""
+    actions = int(os.environ.get("PCL_SITE_SOAK_ACTIONS", "60"))
+    page, _ = site_page("?scenario=shared-prefix")
+    soak(page, actions, SEED)
