@@ -119,7 +119,9 @@ class App(pn.viewable.Viewer):
         )
 
     def _build_start(self) -> pn.viewable.Viewable:
-        return self._page(self.start_page, self.glossary, width=PAGE_WIDTH, margin=(10, 16))
+        return self._page(
+            self.start_page, lab_link_pane(), self.glossary, width=PAGE_WIDTH, margin=(10, 16)
+        )
 
     def _build(self) -> pn.viewable.Viewable:
         gap = {"margin": (4, 0)}
