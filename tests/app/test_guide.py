@@ -167,6 +167,10 @@ def test_every_answer_is_what_the_next_step_shows(name: str, mode: str) -> None:
             elif q.kind == "hit_tokens":
                 hits = {r.num_cached_tokens for r in after.snapshot.requests}
                 assert int(right.split()[0]) in hits
+            elif q.kind == "resume_hit":
+                gained = after.snapshot.stats.preempted_hits
+                gained -= tl.steps[step].snapshot.stats.preempted_hits
+                assert int(right.split()[0]) == gained
             elif q.kind == "next_block":
                 head = tl.steps[step].snapshot.free_queue[0]
                 assert right == f"#{head}" and after.snapshot.block(head).ref_cnt > 0
@@ -178,6 +182,16 @@ def test_hits_are_asked_where_the_lessons_are() -> None:
     hits = [q for s in range(len(dup.steps)) for q in questions_at(dup, s)]
     right = [q.options[q.answer] for q in hits if q.kind == "hit_tokens"]
     assert right == ["1984 tokens", "2000 tokens"]  # the cap, then one token more hits all
+
+
+def test_a_resumed_request_is_asked_what_its_own_blocks_give_back() -> None:
+    tl = timelines.timeline("preemption", "default")
+    asked = [(s, q) for s in range(len(tl.steps)) for q in questions_at(tl, s)]
+    resumed = [(s, q) for s, q in asked if q.kind == "resume_hit"]
+    assert [(s, q.options[q.answer]) for s, q in resumed] == [(8, "16 tokens")]
+    assert "R2" in resumed[0][1].prompt and "17" in resumed[0][1].prompt
+    stats = tl.steps[9].snapshot.stats
+    assert (stats.preempted_hits, stats.preempted_queries) == (16, 17)
 
 
 @pytest.mark.parametrize("embed", [False, True])
