@@ -13,6 +13,7 @@ from app.views.chain import render_chain
 from app.views.hashmap import render_hash_map
 from app.views.header import render_header
 from app.views.metrics import render_metrics
+from app.views.narration import render_narration
 from app.views.pool import render_pool
 from app.views.requests import render_requests
 from tests.app.conftest import parse
@@ -123,6 +124,26 @@ def test_views_link_the_terms_they_use() -> None:
     assert {"block-stored"} <= set().union(
         *(linked_terms(render_metrics(stored, s)) for s in range(len(stored.steps)))
     )
+
+
+def test_narration_links_the_first_use_of_each_term() -> None:
+    tl = timelines.timeline("preemption", "default")
+    step = next(i for i, s in enumerate(tl.steps) if "preempted" in (s.result or ""))
+    shown = parse(render_narration(tl, step))
+    links = list(shown.with_attr("data-term"))
+    keys = [e.attrs["data-term"] for e in links]
+    assert "preemption" in keys and "free-block-queue" in keys
+    assert len(keys) == len(set(keys))  # the first use only, not every one
+    assert next(e for e in links if e.attrs["data-term"] == "preemption").text == "preempts"
+    assert "R2's blocks first" in shown.text  # the rest still reads as the text, escaped
+
+
+def test_linked_prose_stays_escaped() -> None:
+    html = glossary.link_terms("<b>x</b> & a ref_cnt, ref_cnt; #free queue; engine cores")
+    shown = parse(html)
+    assert shown.text == "<b>x</b> & a ref_cnt, ref_cnt; #free queue; engine cores"
+    assert [e.attrs["data-term"] for e in shown.with_attr("data-term")] == ["ref_cnt"]
+    assert "<b>" not in html
 
 
 def test_every_glossary_term_is_linked_where_the_page_uses_it() -> None:
