@@ -264,3 +264,20 @@ def test_a_wrong_count_word_is_caught() -> None:
     assert 11 not in step_block_counts(t, step)
     assert COUNTED.search("all eleven blocks are freed")["word"] == "eleven"  # type: ignore[index]
     assert COUNTED.search("Both references are dropped")["noun"] == "references"  # type: ignore[index]
+
+
+@pytest.mark.parametrize(("name", "mode", "index"), [c for c in CASES if c[2]])
+def test_a_successful_reset_records_every_hash_it_cleared(name: str, mode: str, index: int) -> None:
+    """In every mode: the released reset (default, preempt) as well as keep mode's."""
+    t, step = step_of(name, mode, index)
+    before = t.steps[index - 1].snapshot
+    if step.snapshot.stats.resets == before.stats.resets:
+        assert not step.facts.cleared
+        return
+    assert set(step.facts.cleared) == {b for e in before.hash_map for b in e.block_ids}
+
+
+def test_the_preempting_reset_says_which_hashes_it_cleared() -> None:
+    t, step = step_of("reset", "preempt", 1)
+    assert step.facts.cleared == (1, 2, 3, 4)
+    assert "#1 to #4 lose their hashes" in " ".join(t.narration_text(step).split())
