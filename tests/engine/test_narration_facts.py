@@ -281,3 +281,12 @@ def test_the_preempting_reset_says_which_hashes_it_cleared() -> None:
     t, step = step_of("reset", "preempt", 1)
     assert step.facts.cleared == (1, 2, 3, 4)
     assert "#1 to #4 lose their hashes" in " ".join(t.narration_text(step).split())
+
+
+def test_shared_prefix_says_whose_blocks_were_allocated() -> None:
+    t, step = step_of("shared-prefix", "default", 4)
+    s1, s2 = step.snapshot.request("S1"), step.snapshot.request("S2")
+    assert set(step.facts.allocated) <= set(s2.block_ids) - set(s1.block_ids)
+    text = " ".join(t.narration_text(step).split())
+    assert f"into {BlockIds(step.facts.allocated)}:" in text
+    assert f"partial last block, #{s1.block_ids[-1]}" in text
