@@ -133,6 +133,11 @@ def assert_figure_fits(page: Any, width: int, height: int, story: str = "narrati
     question in its place)."""
     assert page.evaluate("() => document.documentElement.scrollHeight") <= height
     assert page.evaluate("() => document.documentElement.scrollWidth") <= width
+    overflowing = page.locator("li.cell .top").evaluate_all(
+        "tops => tops.filter((top) => top.scrollWidth > top.clientWidth + 1)"
+        ".map((top) => top.textContent)"
+    )
+    assert not overflowing, f"a pool cell's label overflows it: {overflowing}"
     for testid in (story if t == "narration" else t for t in FIGURE_PANELS):
         box = page.get_by_test_id(testid).bounding_box()
         assert box and box["y"] >= 0 and box["y"] + box["height"] <= height, testid
