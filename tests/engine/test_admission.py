@@ -258,7 +258,7 @@ def scheduled(timeline: Timeline, request_id: str) -> int:
         for part in (step.result or "").removeprefix("scheduled ").split(";")[0].split(", "):
             rid, _, count = part.partition(": ")
             if rid == request_id:
-                total += int(count.removesuffix(" tokens"))
+                total += int(count.split()[0])  # "1 token", "7 tokens"
     return total
 
 
