@@ -63,6 +63,9 @@ def test_a_term_opens_its_glossary_entry(watched: Watched, server: str) -> None:
     expect(cleared).to_have_attribute("title", glossary()["all-blocks-cleared"].text)
     cleared.click()
     expect(page.locator("#term-all-blocks-cleared")).to_have_class("current")
+    # The narration links the terms it uses too.
+    page.get_by_test_id("narration").get_by_role("link", name="extra keys").click()
+    expect(page.locator("#term-extra-keys")).to_have_class("current")
     check_step(page, timelines.timeline("reset", "keep"), 1)  # the page did not move
 
 
