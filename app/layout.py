@@ -54,6 +54,8 @@ EMBED_TABS = (
     "CPU offload",
     "Glossary",
 )
+# With `quiz=1`, the embed's question takes the narration's place, one tab away.
+EMBED_STORY_TABS = ("This step", "Predict the next")
 
 
 class App(pn.viewable.Viewer):
@@ -66,6 +68,7 @@ class App(pn.viewable.Viewer):
         if "state" not in params:
             params["state"] = SimulatorState()
         super().__init__(embed=link.embed, start=link.start, **params)
+        self.asks_in_embed = self.embed and link.quiz is True
         self.glossary = Glossary(html=render_glossary(), sizing_mode="stretch_width", margin=0)
         if self.start:
             self.start_page = StartPage(html=render_start_page(), sizing_mode="stretch_width")
@@ -75,7 +78,7 @@ class App(pn.viewable.Viewer):
             self.state.open(link.scenario, link.mode, link.step)
         state = self.state
         compact = self.embed
-        self.controls = Controls(state=state)
+        self.controls = Controls(state=state, compact=compact)
         self.quiz = Quiz(state=state, compact=compact)
         self.pool = PoolView(state=state, compact=compact)
         self.queue = QueueView(state=state, compact=compact)
@@ -213,12 +216,26 @@ class App(pn.viewable.Viewer):
             sizing_mode="stretch_width",
             margin=0,
         )
+        # The figure has no room for a question below the text: with `quiz=1` they
+        # take turns (quiz.js brings its tab forward while a question waits).
+        story = (
+            [
+                PanelTabs(
+                    labels=list(EMBED_STORY_TABS),
+                    objects=[self.narration, self.quiz.panel],
+                    dense=True,
+                    sizing_mode="stretch_width",
+                    margin=0,
+                )
+            ]
+            if self.asks_in_embed
+            else [self.narration, self.quiz.panel]
+        )
         return self._page(
             self.header,
             self.notice,
             self.controls,
-            self.narration,
-            self.quiz.panel,
+            *story,
             tabs,
             self.keyboard,
             self.address_bar,

@@ -7,6 +7,9 @@ rule on the timeline, so every scenario and mode gets them where its lesson is:
 - a prefix-cache reset through the Python API: will it succeed (its result), and
   what happens to the blocks of the running request holding the most blocks;
 - a request admitted for the first time: how many of its prompt tokens hit;
+- a preempted request resumed: how many of its tokens its own cached blocks give
+  back (vLLM counts them apart, in preempted_hits / preempted_queries, and keeps
+  the request's num_cached_tokens from its first admission);
 - an allocation from free_block_queue while a cached block is free: which block
   is handed out (the head, cached or not).
 """
@@ -31,7 +34,7 @@ MAX_BLOCK_OPTIONS = 4
 
 @dataclass(frozen=True)
 class Question:
-    kind: str  # reset_result, block_fate, hit_tokens, next_block
+    kind: str  # reset_result, block_fate, hit_tokens, resume_hit, next_block
     prompt: str
     options: tuple[str, ...]
     answer: int  # index into options
@@ -91,6 +94,15 @@ def _block_fate(before: Snapshot, step: Step) -> Question | None:
     )
 
 
+def _token_options(hit: int, total: int, block_size: int) -> tuple[tuple[str, ...], int]:
+    """Token counts near the answer, a block apart, and the index of the answer."""
+    near = {0, hit, total, hit + block_size, hit - block_size}
+    options = sorted(n for n in near if 0 <= n <= total)[:MAX_BLOCK_OPTIONS]
+    if hit not in options:
+        options = sorted({0, hit, total})
+    return tuple(f"{n} tokens" for n in options), options.index(hit)
+
+
 def _hit_tokens(before: Snapshot, step: Step, block_size: int) -> list[Question]:
     asked = []
     earlier = {r.request_id: r for r in before.requests}
@@ -101,21 +113,42 @@ def _hit_tokens(before: Snapshot, step: Step, block_size: int) -> list[Question]
         if not before.hash_map and not request.skip_reading_prefix_cache:
             continue  # nothing cached yet: nothing to predict
         hit, total = request.num_cached_tokens, request.num_prompt_tokens
-        near = {0, hit, total, hit + block_size, hit - block_size}
-        options = sorted(n for n in near if 0 <= n <= total)[:MAX_BLOCK_OPTIONS]
-        if hit not in options:
-            options = sorted({0, hit, total})
+        options, answer = _token_options(hit, total, block_size)
         asked.append(
             Question(
                 "hit_tokens",
                 f"{request.request_id} is admitted next, with {total} prompt tokens. "
                 "How many of them are found in the prefix cache?",
-                tuple(f"{n} tokens" for n in options),
-                options.index(hit),
+                options,
+                answer,
                 f"{hit} of {total} tokens hit.",
             )
         )
     return asked
+
+
+def _resume_hit(before: Snapshot, step: Step, block_size: int) -> Question | None:
+    """A preempted request resumes: its lookup is counted in the preempted stats only."""
+    after = step.snapshot
+    queried = after.stats.preempted_queries - before.stats.preempted_queries
+    resumed = [
+        r
+        for r in before.requests
+        if r.status == "PREEMPTED" and after.request(r.request_id).status != "PREEMPTED"
+    ]
+    if queried <= 0 or len(resumed) != 1:
+        return None  # no resumption, or several sharing the counters
+    request = resumed[0]
+    hit = after.stats.preempted_hits - before.stats.preempted_hits
+    options, answer = _token_options(hit, queried, block_size)
+    return Question(
+        "resume_hit",
+        f"{request.request_id} was preempted with its blocks freed, and resumes next with "
+        f"{queried} tokens to recompute. How many of them are found in the prefix cache?",
+        options,
+        answer,
+        f"{hit} of {queried} tokens hit: preempted_hits / preempted_queries = {hit} / {queried}.",
+    )
 
 
 def _next_block(before: Snapshot, step: Step) -> Question | None:
@@ -148,6 +181,7 @@ def questions_at(timeline: Timeline, step: int) -> tuple[Question, ...]:
         _reset_result(after),
         _block_fate(before, after),
         *_hit_tokens(before, after, timeline.block_size),
+        _resume_hit(before, after, timeline.block_size),
         _next_block(before, after),
     ]
     return tuple(q for q in found if q is not None)

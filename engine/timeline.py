@@ -272,7 +272,8 @@ class _Run:
     def _do_step(self, action: Action) -> str | None:
         result = self.engine.step()
         parts = [
-            f"{rid}: {n} tokens" for rid, n in result.scheduler_output.num_scheduled_tokens.items()
+            f"{rid}: {n} token{'' if n == 1 else 's'}"
+            for rid, n in result.scheduler_output.num_scheduled_tokens.items()
         ]
         text = "scheduled " + (", ".join(parts) if parts else "nothing")
         if result.scheduler_output.preempted_req_ids:

@@ -17,6 +17,7 @@ from app import timelines
 from app.errors import logged
 from app.state import SimulatorState
 from app.theme import CSS
+from app.views.base import COMPACT_CSS
 from app.views.mode_picker import ModePicker
 from app.views.player_bar import PlayerBar
 from app.views.scenario_picker import ScenarioPicker
@@ -40,6 +41,7 @@ def action(fn: Callable[[], None]) -> Callable[[object], None]:
 
 class Controls(pn.viewable.Viewer):
     state = param.ClassSelector(class_=SimulatorState)
+    compact = param.Boolean(default=False, doc="The embed: the picker's caption beside it")
 
     def __init__(self, **params: object) -> None:
         super().__init__(**params)
@@ -48,7 +50,7 @@ class Controls(pn.viewable.Viewer):
             options=scenario_options(),
             value=state.scenario,
             width=300,
-            stylesheets=[CSS],
+            stylesheets=[CSS, *([COMPACT_CSS] if self.compact else [])],
             margin=(4, 10),
             visible=len(timelines.names()) > 1,
         )

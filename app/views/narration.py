@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from app.glossary import link_terms
 from app.views.base import StepView, esc
 from engine.snapshot import AuxOutputView
 from engine.timeline import Timeline
@@ -60,7 +61,7 @@ def render_narration(timeline: Timeline, step: int) -> str:
         f'aria-live="polite" aria-label="narration">'
         f"{DEAD_BANNER if snapshot.engine_dead else ''}"
         f'<div class="call">Step {step} · {head}</div>'
-        f"<p>{esc(text)}</p>"
+        f"<p>{link_terms(text)}</p>"
         f"{render_aux(snapshot.aux_output) if snapshot.aux_output else ''}"
         "</section>"
     )

@@ -2,10 +2,11 @@ import { WORKS_EARLY } from '../early.js'
 
 // Tabs (panel_tabs.py): one panel shown; a tab whose panel has nothing to show hides.
 const REVEAL_EVENT = 'pcl-reveal'  // sent by a panel that wants to be seen (glossary.js)
+const CONCEAL_EVENT = 'pcl-conceal'  // sent by a panel with nothing to show (quiz.js)
 
 export function render({ model }) {
   const root = document.createElement('div')
-  root.className = 'tabs'
+  root.className = model.dense ? 'tabs dense' : 'tabs'
   const list = document.createElement('div')
   list.className = 'tablist'
   list.setAttribute('role', 'tablist')
@@ -71,6 +72,11 @@ export function render({ model }) {
   root.addEventListener(REVEAL_EVENT, (event) => {
     const index = boxes.findIndex((box) => event.composedPath().includes(box))
     if (index >= 0) { select(index) }
+  })
+  // A panel with nothing left to show hands its place back to the first tab.
+  root.addEventListener(CONCEAL_EVENT, (event) => {
+    const index = boxes.findIndex((box) => event.composedPath().includes(box))
+    if (index > 0 && index === active) { select(0) }
   })
   model.on('objects', build)
   model.on('remove', () => watcher.disconnect())

@@ -21,6 +21,7 @@ class PanelTabs(LeanComponent):
     labels = param.List(default=[], item_type=str, doc="One label per panel")
     objects = Children(default=[], doc="The panels, in the labels' order")
     active = param.Integer(default=0, doc="The panel shown first")
+    dense = param.Boolean(default=False, doc="Small tabs: a second row in the embed")
 
     _esm = "panel_tabs.js"
     _stylesheets: ClassVar[list[str]] = [stylesheet("app.views", "panel_tabs.css")]

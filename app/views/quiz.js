@@ -4,6 +4,10 @@ import { WORKS_EARLY } from '../early.js'
 // The step channel (views/step_deck.py): the controls set globalThis.__pclStep and fire
 // 'pcl-step' on the document.
 const STEP_EVENT = 'pcl-step'
+// In the embed the quiz shares a tab row with the narration (panel_tabs.js): it asks to
+// be seen while a question waits, and gives the place back at a step with none.
+const REVEAL_EVENT = 'pcl-reveal'
+const CONCEAL_EVENT = 'pcl-conceal'
 const TRUE = ['1', 'true', 'yes', 'on']
 
 function load(name) {
@@ -23,6 +27,7 @@ export function render({ model }) {
   const root = el('section', 'quiz')
   root.setAttribute(WORKS_EARLY, '')  // works before Python (early_steps.py)
   root.dataset.testid = 'quiz'
+  if (model.compact) { root.classList.add('compact') }
   root.setAttribute('aria-label', 'Predict, then see')
   const saved = load(model.storage_key)
   saved.answers = saved.answers || {}
@@ -38,6 +43,18 @@ export function render({ model }) {
   const score = () => {
     const given = Object.values(saved.answers)
     return [given.filter((a) => a.right).length, given.length]
+  }
+
+  function verdict(q, given) {
+    const line = el('p', 'verdict ' + (given.right ? 'right' : 'wrong'))
+    line.dataset.testid = 'verdict'
+    line.append(el('b', '', given.right ? 'Right. ' : 'Not quite. '),
+      document.createTextNode(q.explain + ' Step forward to see it.'))
+    if (model.compact) {  // the embed has no score bar: the score goes here
+      const [right, total] = score()
+      line.append(el('span', 'score', ` (${right} of ${total} right)`))
+    }
+    return line
   }
 
   function question(q, id) {
@@ -65,13 +82,7 @@ export function render({ model }) {
       options.append(button)
     })
     box.append(options)
-    if (given) {
-      const verdict = el('p', 'verdict ' + (given.right ? 'right' : 'wrong'))
-      verdict.dataset.testid = 'verdict'
-      verdict.append(el('b', '', given.right ? 'Right. ' : 'Not quite. '),
-        document.createTextNode(q.explain + ' Step forward to see it.'))
-      box.append(verdict)
-    }
+    if (given) { box.append(verdict(q, given)) }
     return box
   }
 
@@ -100,10 +111,31 @@ export function render({ model }) {
     tally.dataset.right = String(right)
     tally.dataset.total = String(total)
     bar.append(toggle, tally)
-    root.append(bar)
+    if (!model.compact) { root.append(bar) }  // the embed: the address decides, no switch
     root.dataset.at = `${at.key}@${at.step}`
     root.dataset.on = String(on)
-    here.forEach((q, i) => root.append(question(q, `${at.key}@${at.step}#${i}`)))
+    const id = (i) => `${at.key}@${at.step}#${i}`
+    if (!model.compact) {
+      here.forEach((q, i) => root.append(question(q, id(i))))
+      return
+    }
+    // The embed: one question at a time, the first not answered yet (else the last).
+    const waiting = here.findIndex((q, i) => !saved.answers[id(i)])
+    const shown = waiting >= 0 ? waiting : here.length - 1
+    if (waiting > 0) {  // the answer just given stays in view above the next question
+      root.append(verdict(here[waiting - 1], saved.answers[id(waiting - 1)]))
+    }
+    if (shown >= 0) {
+      const box = question(here[shown], id(shown))
+      if (here.length > 1) { box.firstChild.dataset.of = `${shown + 1} of ${here.length}` }
+      root.append(box)
+    }
+    if (!on) { return }
+    const wanted = waiting >= 0 ? REVEAL_EVENT : here.length ? '' : CONCEAL_EVENT
+    if (wanted) {
+      requestAnimationFrame(() => root.dispatchEvent(
+        new CustomEvent(wanted, { bubbles: true, composed: true })))
+    }
   }
   const onStep = () => show()
   document.addEventListener(STEP_EVENT, onStep)

@@ -13,6 +13,7 @@ from app.views.chain import render_chain
 from app.views.hashmap import render_hash_map
 from app.views.header import render_header
 from app.views.metrics import render_metrics
+from app.views.narration import render_narration
 from app.views.pool import render_pool
 from app.views.requests import render_requests
 from tests.app.conftest import parse
@@ -125,6 +126,26 @@ def test_views_link_the_terms_they_use() -> None:
     )
 
 
+def test_narration_links_the_first_use_of_each_term() -> None:
+    tl = timelines.timeline("preemption", "default")
+    step = next(i for i, s in enumerate(tl.steps) if "preempted" in (s.result or ""))
+    shown = parse(render_narration(tl, step))
+    links = list(shown.with_attr("data-term"))
+    keys = [e.attrs["data-term"] for e in links]
+    assert "preemption" in keys and "free-block-queue" in keys
+    assert len(keys) == len(set(keys))  # the first use only, not every one
+    assert next(e for e in links if e.attrs["data-term"] == "preemption").text == "preempts"
+    assert "R2's blocks first" in shown.text  # the rest still reads as the text, escaped
+
+
+def test_linked_prose_stays_escaped() -> None:
+    html = glossary.link_terms("<b>x</b> & a ref_cnt, ref_cnt; #free queue; engine cores")
+    shown = parse(html)
+    assert shown.text == "<b>x</b> & a ref_cnt, ref_cnt; #free queue; engine cores"
+    assert [e.attrs["data-term"] for e in shown.with_attr("data-term")] == ["ref_cnt"]
+    assert "<b>" not in html
+
+
 def test_every_glossary_term_is_linked_where_the_page_uses_it() -> None:
     """Each term is linked somewhere on the full page, in some scenario's steps."""
     linked = linked_terms(render_header(timelines.timeline("reset", "keep"), 0))
@@ -167,6 +188,10 @@ def test_every_answer_is_what_the_next_step_shows(name: str, mode: str) -> None:
             elif q.kind == "hit_tokens":
                 hits = {r.num_cached_tokens for r in after.snapshot.requests}
                 assert int(right.split()[0]) in hits
+            elif q.kind == "resume_hit":
+                gained = after.snapshot.stats.preempted_hits
+                gained -= tl.steps[step].snapshot.stats.preempted_hits
+                assert int(right.split()[0]) == gained
             elif q.kind == "next_block":
                 head = tl.steps[step].snapshot.free_queue[0]
                 assert right == f"#{head}" and after.snapshot.block(head).ref_cnt > 0
@@ -178,6 +203,16 @@ def test_hits_are_asked_where_the_lessons_are() -> None:
     hits = [q for s in range(len(dup.steps)) for q in questions_at(dup, s)]
     right = [q.options[q.answer] for q in hits if q.kind == "hit_tokens"]
     assert right == ["1984 tokens", "2000 tokens"]  # the cap, then one token more hits all
+
+
+def test_a_resumed_request_is_asked_what_its_own_blocks_give_back() -> None:
+    tl = timelines.timeline("preemption", "default")
+    asked = [(s, q) for s in range(len(tl.steps)) for q in questions_at(tl, s)]
+    resumed = [(s, q) for s, q in asked if q.kind == "resume_hit"]
+    assert [(s, q.options[q.answer]) for s, q in resumed] == [(8, "16 tokens")]
+    assert "R2" in resumed[0][1].prompt and "17" in resumed[0][1].prompt
+    stats = tl.steps[9].snapshot.stats
+    assert (stats.preempted_hits, stats.preempted_queries) == (16, 17)
 
 
 @pytest.mark.parametrize("embed", [False, True])

@@ -258,7 +258,7 @@ def scheduled(timeline: Timeline, request_id: str) -> int:
         for part in (step.result or "").removeprefix("scheduled ").split(";")[0].split(", "):
             rid, _, count = part.partition(": ")
             if rid == request_id:
-                total += int(count.removesuffix(" tokens"))
+                total += int(count.split()[0])  # "1 token", "7 tokens"
     return total
 
 
@@ -299,7 +299,7 @@ def test_with_the_check_on_the_long_prompt_waits_then_runs_unpreempted() -> None
 def test_with_the_check_off_the_long_prompt_is_preempted_twice_and_recomputed() -> None:
     t = play("first-chunk")
     by_key = {step.narration_key: step for step in t.steps}
-    assert by_key["arrive"].result == "scheduled R1: 1 tokens, L: 7 tokens"
+    assert by_key["arrive"].result == "scheduled R1: 1 token, L: 7 tokens"
     assert by_key["arrive"].snapshot.request("L").block_ids == (4, 5)
     assert by_key["s5"].snapshot.request("L").num_preemptions == 1
     assert by_key["s6"].snapshot.request("L").block_ids == (4, 5, 6)

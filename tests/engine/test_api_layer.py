@@ -116,7 +116,7 @@ def test_without_the_check_the_engine_cores_value_error_is_a_json_500(timeline: 
     assert step.snapshot.logs[4].message.endswith("\nException: " + message)
     # the error was not fatal: the engine core lives on and B decodes
     assert not step.snapshot.engine_dead
-    assert step_of(timeline, "core_alive").result == "scheduled B: 1 tokens"
+    assert step_of(timeline, "core_alive").result == "scheduled B: 1 token"
 
 
 def test_a_valid_keep_reset_over_http_answers_success_true(timeline: Timeline) -> None:

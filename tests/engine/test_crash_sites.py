@@ -88,7 +88,7 @@ def test_after_the_crash_nothing_runs_and_the_state_is_frozen() -> None:
 def test_with_the_fix_nothing_is_stored_on_cpu_and_both_refs_are_released() -> None:
     t = play("keep-offload-fixed")
     done = step_of(t, "store_completes")
-    assert done.result == "scheduled B: 1 tokens"
+    assert done.result == "scheduled B: 1 token"
     assert not done.snapshot.engine_dead
     offload = done.snapshot.offload
     assert offload is not None

@@ -12,7 +12,7 @@ from functools import cache
 
 import pytest
 
-from engine.narration import BlockIds, fill_narration, narration_context
+from engine.narration import FACT_LISTS, BlockIds, fill_narration, narration_context
 from engine.scenario import load_scenario, scenario_names
 from engine.step_facts import StepFacts
 from engine.timeline import Step, Timeline, build_timeline
@@ -186,3 +186,107 @@ def test_the_seed_load_saturates_the_gpu() -> None:
     assert round(H100_ACHIEVED_FLOPS / 1e12) == 445
     assert Saturation(20, 2000).saturated
     assert not Saturation(10, 2000).saturated
+
+
+# -- counts written as words -------------------------------------------------------------
+
+NUMBER_WORDS = {
+    "one": 1,
+    "two": 2,
+    "both": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+}
+# "three blocks", "two references each", "both references", "three full blocks"
+COUNTED = re.compile(
+    r"\b(?P<word>" + "|".join(NUMBER_WORDS) + r")\s+(?:(?:more|full|cached|held|of its)\s+)?"
+    r"(?P<noun>blocks?|references?|refs)\b",
+    re.IGNORECASE,
+)
+
+
+def step_block_counts(t: Timeline, step: Step) -> set[int]:
+    """Every count of blocks the step shows: what the pool did, and each request's blocks."""
+    context = narration_context(step.facts, step.snapshot, t.block_size)
+    counts = {len(getattr(step.facts, name)) for name in FACT_LISTS}
+    counts |= {context[k] for k in ("num_free", "num_held", "map_size", "usable")}
+    for r in step.snapshot.requests:
+        facts = context[r.request_id]
+        counts |= {
+            facts.num_blocks,
+            facts.hit_blocks,
+            facts.full_blocks,
+            facts.prompt_full_blocks,
+            facts.num_blocks - facts.hit_blocks,  # the blocks it had to allocate
+        }
+    counts |= {len(entry.block_ids) for entry in step.snapshot.hash_map}
+    chains = [[link.hash_label for link in r.chain] for r in step.snapshot.requests]
+    for a in chains:  # "its first two blocks match U1's"
+        for b in chains:
+            common = [x == y for x, y in zip(a, b, strict=False)]
+            counts.add(common.index(False) if False in common else len(common))
+    counts.add(1)  # "one block" of a step's decode, "one more block"
+    return counts
+
+
+@pytest.mark.parametrize(("name", "mode", "index"), CASES)
+def test_counts_written_as_words_match_the_step(name: str, mode: str, index: int) -> None:
+    t, step = step_of(name, mode, index)
+    text = t.narration_text(step)
+    blocks = step_block_counts(t, step)
+    ref_cnts = {b.ref_cnt for b in step.snapshot.blocks}
+    previous = t.steps[index - 1].snapshot.blocks if index else ()
+    ref_cnts |= {b.ref_cnt for b in previous}  # "had two references"
+    for match in COUNTED.finditer(text):
+        n, noun = NUMBER_WORDS[match["word"].lower()], match["noun"].lower()
+        if noun.startswith("block"):
+            assert n in blocks, (
+                f"{name} [{mode}] step {index}: {match[0]!r} but the step shows block "
+                f"counts {sorted(blocks)}; template it (e.g. {{cached.count}})"
+            )
+        else:
+            assert n in ref_cnts, (
+                f"{name} [{mode}] step {index}: {match[0]!r} but ref_cnt is "
+                f"{sorted(ref_cnts)} in the step"
+            )
+
+
+def test_a_wrong_count_word_is_caught() -> None:
+    t, step = step_of("reset", "default", 8)
+    assert 11 not in step_block_counts(t, step)
+    assert COUNTED.search("all eleven blocks are freed")["word"] == "eleven"  # type: ignore[index]
+    assert COUNTED.search("Both references are dropped")["noun"] == "references"  # type: ignore[index]
+
+
+@pytest.mark.parametrize(("name", "mode", "index"), [c for c in CASES if c[2]])
+def test_a_successful_reset_records_every_hash_it_cleared(name: str, mode: str, index: int) -> None:
+    """In every mode: the released reset (default, preempt) as well as keep mode's."""
+    t, step = step_of(name, mode, index)
+    before = t.steps[index - 1].snapshot
+    if step.snapshot.stats.resets == before.stats.resets:
+        assert not step.facts.cleared
+        return
+    assert set(step.facts.cleared) == {b for e in before.hash_map for b in e.block_ids}
+
+
+def test_the_preempting_reset_says_which_hashes_it_cleared() -> None:
+    t, step = step_of("reset", "preempt", 1)
+    assert step.facts.cleared == (1, 2, 3, 4)
+    assert "#1 to #4 lose their hashes" in " ".join(t.narration_text(step).split())
+
+
+def test_shared_prefix_says_whose_blocks_were_allocated() -> None:
+    t, step = step_of("shared-prefix", "default", 4)
+    s1, s2 = step.snapshot.request("S1"), step.snapshot.request("S2")
+    assert set(step.facts.allocated) <= set(s2.block_ids) - set(s1.block_ids)
+    text = " ".join(t.narration_text(step).split())
+    assert f"into {BlockIds(step.facts.allocated)}:" in text
+    assert f"partial last block, #{s1.block_ids[-1]}" in text

@@ -78,7 +78,7 @@ def test_step_count_and_run_until_idle_take_one_timeline_step_per_engine_step() 
     labels = [step.label for step in timeline.steps]
     assert labels[2:4] == ["step()", "step()"]
     assert labels[4:] == ["step() until idle"] * 4
-    assert timeline.steps[-2].result == "scheduled A: 1 tokens; finished A"
+    assert timeline.steps[-2].result == "scheduled A: 1 token; finished A"
     assert timeline.steps[-1].result == "scheduled nothing"
 
 

@@ -99,7 +99,8 @@ def test_the_embed_asks_before_python_when_its_address_says_quiz(held: Any) -> N
     tl = timelines.timeline("reset", "keep")
     page, _run, _release = held("?scenario=reset&mode=keep&embed=1&quiz=1")
     expect(page.locator("body.pcl-early")).to_have_count(1, timeout=EARLY_TIMEOUT_MS)
-    expect(page.get_by_test_id("question")).to_have_count(len(questions_at(tl, 0)))
+    # The embed asks one question at a time.
+    expect(page.get_by_test_id("question")).to_have_count(min(1, len(questions_at(tl, 0))))
     page.get_by_role("button", name="Step forward").click()
     check_step(page, tl, 1)
-    expect(page.get_by_test_id("question")).to_have_count(len(questions_at(tl, 1)))
+    expect(page.get_by_test_id("question")).to_have_count(min(1, len(questions_at(tl, 1))))

@@ -9,7 +9,7 @@ import pytest
 
 from app import timelines
 from app.glossary import glossary
-from app.layout import EMBED_TABS
+from app.layout import EMBED_STORY_TABS, EMBED_TABS
 from app.questions import questions_at
 from app.start_page import learning_path
 from tests.app.page_checks import check_step, wait_for_step
@@ -63,6 +63,9 @@ def test_a_term_opens_its_glossary_entry(watched: Watched, server: str) -> None:
     expect(cleared).to_have_attribute("title", glossary()["all-blocks-cleared"].text)
     cleared.click()
     expect(page.locator("#term-all-blocks-cleared")).to_have_class("current")
+    # The narration links the terms it uses too.
+    page.get_by_test_id("narration").get_by_role("link", name="extra keys").click()
+    expect(page.locator("#term-extra-keys")).to_have_class("current")
     check_step(page, timelines.timeline("reset", "keep"), 1)  # the page did not move
 
 
@@ -122,34 +125,63 @@ def test_questions_can_be_switched_off_and_stay_off(fresh: Any, server: str) -> 
 def test_the_embed_asks_only_when_its_address_says_so(fresh: Any, server: str, quiz: str) -> None:
     watched = fresh(*EMBED_SIZE)
     page = open_app(watched, server, f"?embed=1&scenario=reset&mode=keep{quiz}")
-    expect(page.get_by_test_id("question")).to_have_count(2 if quiz else 0)
+    # The embed asks one question at a time (reset asks two here).
+    expect(page.get_by_test_id("question")).to_have_count(1 if quiz else 0)
     quiz_panel = expect(page.get_by_test_id("quiz"))
     quiz_panel.to_be_visible() if quiz else quiz_panel.to_be_hidden()
 
 
-def assert_figure_fits(page: Any, width: int, height: int) -> None:
+def assert_figure_fits(page: Any, width: int, height: int, story: str = "narration") -> None:
+    """The figure's panels in view without scrolling (`story`: the narration, or the
+    question in its place)."""
     assert page.evaluate("() => document.documentElement.scrollHeight") <= height
     assert page.evaluate("() => document.documentElement.scrollWidth") <= width
-    for testid in FIGURE_PANELS:
+    overflowing = page.locator("li.cell .top").evaluate_all(
+        "tops => tops.filter((top) => top.scrollWidth > top.clientWidth + 1)"
+        ".map((top) => top.textContent)"
+    )
+    assert not overflowing, f"a pool cell's label overflows it: {overflowing}"
+    for testid in (story if t == "narration" else t for t in FIGURE_PANELS):
         box = page.get_by_test_id(testid).bounding_box()
         assert box and box["y"] >= 0 and box["y"] + box["height"] <= height, testid
 
 
+@pytest.mark.parametrize("quiz", ["", "&quiz=1"])
 @pytest.mark.parametrize("mode", timelines.scenario("reset").modes)
-def test_the_embed_fits_800x900_at_every_step(fresh: Any, server: str, mode: str) -> None:
+def test_the_embed_fits_800x900_at_every_step(
+    fresh: Any, server: str, mode: str, quiz: str
+) -> None:
     width, height = EMBED_SIZE
     watched = fresh(*EMBED_SIZE)
     tl = timelines.timeline("reset", mode)
-    page = open_app(watched, server, f"?embed=1&scenario=reset&mode={mode}")
+    page = open_app(watched, server, f"?embed=1&scenario=reset&mode={mode}{quiz}")
     forward = page.get_by_role("button", name="Step forward")
     for step in range(len(tl.steps)):
         if step:
             forward.click()
         wait_for_step(page, tl, step)
+        asked = len(questions_at(tl, step)) if quiz else 0
+        for _ in range(asked):
+            # A waiting question takes the narration's place, then its verdict does.
+            question = page.get_by_test_id("question")
+            expect(question).to_have_count(1)
+            expect(page.get_by_test_id("narration")).to_be_hidden()
+            assert_figure_fits(page, width, height, story="quiz")
+            question.get_by_role("button").first.click()
+            expect(page.get_by_test_id("verdict")).to_be_visible()
+            assert_figure_fits(page, width, height, story="quiz")
+        if quiz and not asked:
+            expect(page.get_by_test_id("narration")).to_be_visible()
+        if not asked:
+            assert_figure_fits(page, width, height)
+    if quiz:  # the text is one click away
+        page.get_by_role("tab", name=EMBED_STORY_TABS[0]).click()
+        expect(page.get_by_test_id("narration")).to_be_visible()
         assert_figure_fits(page, width, height)
     # The other panels are one click away, and then in view.
     tabs = page.get_by_role("tab")
-    expect(tabs).to_have_text([t for t in EMBED_TABS if t != "CPU offload"])
+    story = list(EMBED_STORY_TABS) if quiz else []
+    expect(tabs).to_have_text([*story, *(t for t in EMBED_TABS if t != "CPU offload")])
     for label, testid in (("Code", "code-panel"), ("Metrics & events", "events")):
         page.get_by_role("tab", name=label).click()
         expect(page.get_by_test_id(testid)).to_be_visible()
@@ -162,4 +194,4 @@ def test_the_embed_fits_800x900_at_every_step(fresh: Any, server: str, mode: str
     expect(page.get_by_role("tab", name="Glossary")).to_have_attribute("aria-selected", "true")
     ARTIFACTS.mkdir(exist_ok=True)
     page.get_by_role("tab", name="The cache").click()
-    page.screenshot(path=str(ARTIFACTS / f"embed-800x900-{mode}.png"))
+    page.screenshot(path=str(ARTIFACTS / f"embed-800x900-{mode}{'-quiz' if quiz else ''}.png"))
