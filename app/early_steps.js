@@ -1,4 +1,5 @@
 import { EARLY, WORKS_EARLY } from './early.js'
+import { statusNote } from './status_note.js'
 import { announce } from './views/step_channel.js'
 
 // Every way a control outside the step bar could change before Python listens.
@@ -54,21 +55,7 @@ export function render({ model }) {
     style.textContent = model.style
     document.head.append(style)
   }
-  const note = document.createElement('div')
-  note.className = 'pcl-early-note'
-  note.setAttribute('role', 'status')
-  note.dataset.testid = 'early-note'
-  const stage = document.createElement('span')
-  stage.className = 'stage'
-  note.append(stage, document.createTextNode(model.hint))
-  const copyStage = () => {
-    const msg = document.querySelector('.pn-loading-msg')
-    const text = msg ? msg.textContent : 'Starting Python.'
-    if (stage.textContent !== text) { stage.textContent = text }  // (it watches itself too)
-  }
-  const watcher = new MutationObserver(copyStage)
-  watcher.observe(body, { childList: true, subtree: true, characterData: true })
-  copyStage()
+  const { note, stop } = statusNote(model.hint)
   let nudged = null
   const hold = (event) => {
     if (worksEarly(event)) { return }
@@ -93,7 +80,7 @@ export function render({ model }) {
   // The live page replaces this copy: everything goes back as Panel left it.
   model.on('remove', () => {
     for (const type of HELD_EVENTS) { window.removeEventListener(type, hold, true) }
-    watcher.disconnect()
+    stop()
     clearTimeout(nudged)
     note.remove()
     room.remove()

@@ -21,11 +21,10 @@ does nothing."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import param
 
 from app.esm import FileComponent
+from app.stylesheets import stylesheet
 
 HINT = "Steps, modes and scenarios work now; the other controls start with Python."
 # The address parameters a copy follows: a position, and `quiz` (views/quiz.js reads it).
@@ -39,7 +38,7 @@ class EarlySteps(FileComponent):
     default_scenario = param.String(default="", doc="The scenario of an address that names none")
 
     style = param.String(
-        default=(Path(__file__).parent / "early_steps.css").read_text(encoding="utf-8"),
+        default=stylesheet("app", "early_steps.css") + stylesheet("app", "status_note.css"),
         constant=True,
         doc="The page's style while the copy steps before Python",
     )

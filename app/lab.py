@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import math
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -88,29 +89,68 @@ class LabResult:
         return self.preset.expected_text(self.run, self.compare)
 
 
+class FinishedRuns:
+    """The last few finished runs by their workload, so a knob change reruns only
+    what it changed: the overlay keeps its run when a knob it overrides changes,
+    and a workload seen a moment ago (a knob set back) is shown at once."""
+
+    def __init__(self, maxsize: int = 8) -> None:
+        self.maxsize = maxsize
+        self._runs: OrderedDict[Workload, WorkloadRun] = OrderedDict()
+
+    def get(self, workload: Workload) -> WorkloadRun | None:
+        run = self._runs.get(workload)
+        if run is not None:
+            self._runs.move_to_end(workload)
+        return run
+
+    def put(self, run: WorkloadRun) -> None:
+        self._runs[run.workload] = run
+        self._runs.move_to_end(run.workload)
+        while len(self._runs) > self.maxsize:
+            self._runs.popitem(last=False)
+
+
+# Runs are a pure function of their workload, so one store serves every lab session.
+FINISHED_RUNS = FinishedRuns()
+
+
 class LabRun:
     """Plays the learner's workload (and the overlay's) a slice of steps at a time.
 
+    A workload that was run a moment ago is not run again (see FinishedRuns).
     ``stop()`` ends it at the next slice; ``progress`` is the share of requests
-    finished over both runs.
+    finished over the runs still to play.
     """
 
-    def __init__(self, preset: Preset, workload: Workload, overlay: bool) -> None:
+    def __init__(
+        self,
+        preset: Preset,
+        workload: Workload,
+        overlay: bool,
+        finished: FinishedRuns = FINISHED_RUNS,
+    ) -> None:
         self.preset = preset
         compare = preset.compare_workload(workload) if overlay else None
-        self.runners = [WorkloadRunner(w) for w in (workload, compare) if w is not None]
+        self.workloads = [w for w in (workload, compare) if w is not None]
+        self.finished = finished
+        self._known = {w: run for w in self.workloads if (run := finished.get(w)) is not None}
+        self.runners = [
+            WorkloadRunner(w) for w in dict.fromkeys(self.workloads) if w not in self._known
+        ]
         self.stopped = False
 
     @property
     def progress(self) -> float:
         total = sum(r.workload.requests for r in self.runners)
-        return sum(r.num_finished for r in self.runners) / total
+        return sum(r.num_finished for r in self.runners) / total if total else 1.0
 
     def stop(self) -> None:
         self.stopped = True
 
     async def play(self, on_progress: Callable[[float], None]) -> LabResult | None:
         """Run to the end, awaiting between slices; None if stopped first."""
+        played = dict(self._known)
         for runner in self.runners:
             # Hashing thousands of prompts at once would hold the page for seconds.
             while not runner.prepare(PREPARE_EVERY_REQUESTS):
@@ -124,7 +164,9 @@ class LabRun:
                 await asyncio.sleep(0)
                 if self.stopped:
                     return None
-        runs = [runner.result() for runner in self.runners]
+            played[runner.workload] = runner.result()
+            self.finished.put(played[runner.workload])
+        runs = [played[w] for w in self.workloads]
         return LabResult(self.preset, runs[0], runs[1] if len(runs) > 1 else None)
 
 

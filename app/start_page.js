@@ -2,8 +2,12 @@
 // On the static site its pre-rendered copy sits under Panel's loading veil until
 // Python is ready; the page already works, so the veil is lifted (the page's own
 // stylesheet, start_veil.css) while <body> keeps Panel's loading class until the
-// live page arrives.
+// live page arrives. The workload lab (`?lab=`) has no copy and opens on this one:
+// there the veil stays, and a status line says what the page waits for.
+import { statusNote } from './status_note.js'
+
 const LIFTED = 'pcl-start'
+const LAB_WAIT = 'pcl-lab-wait'
 
 // The address asks for the start page (as app/url.py parse_link decides): not when the
 // page falls back on this copy for an address whose own copy is missing.
@@ -20,15 +24,30 @@ export function render({ model }) {
   model.on('html', show)
   show()
   const body = document.body
-  if (body.classList.contains('pn-loading') && startAsked(model)) {
-    if (!document.getElementById('pcl-start-style')) {
-      const style = document.createElement('style')
-      style.id = 'pcl-start-style'
-      style.textContent = model.veil_css
-      document.head.append(style)
-    }
+  if (!body.classList.contains('pn-loading')) { return host }
+  if (new URLSearchParams(window.location.search).has(model.lab_parameter)) {
+    addStyle('pcl-lab-style', model.lab_css)
+    const { note, stop } = statusNote(model.lab_hint)
+    body.classList.add(LAB_WAIT)
+    body.append(note)
+    model.on('remove', () => {
+      stop()
+      note.remove()
+      body.classList.remove(LAB_WAIT)
+    })
+  } else if (startAsked(model)) {
+    addStyle('pcl-start-style', model.veil_css)
     body.classList.add(LIFTED)
     model.on('remove', () => body.classList.remove(LIFTED))
   }
   return host
+}
+
+function addStyle(id, css) {
+  if (!document.getElementById(id)) {
+    const style = document.createElement('style')
+    style.id = id
+    style.textContent = css
+    document.head.append(style)
+  }
 }

@@ -4,7 +4,9 @@ The default page when the address names no scenario (the write-up's `?embed=1`
 keeps opening the flagship). The path and its one-liners are content
 (content/start.toml); each scenario's title comes from its own file. Every entry
 is a plain link to `?scenario=NAME`, so the page needs no Python: on the static
-site, start_page.js lifts the loading veil from the pre-rendered copy at once.
+site, start_page.js lifts the loading veil from the pre-rendered copy at once. The
+workload lab (`?lab=`) has no copy and opens on this one: there the veil stays and
+a status line says the lab waits for Python.
 """
 
 from __future__ import annotations
@@ -14,12 +16,12 @@ from functools import cache
 from typing import ClassVar
 
 import param
-from panel.custom import JSComponent
 
 from app import timelines
 from app.content_files import load_toml, one_line
+from app.esm import FileComponent
 from app.stylesheets import stylesheet
-from app.url import POSITION_PARAMETERS, TRUE_VALUES
+from app.url import LAB, POSITION_PARAMETERS, TRUE_VALUES
 from app.views.base import esc
 
 
@@ -91,13 +93,27 @@ def render_start_page() -> str:
     )
 
 
-class StartPage(JSComponent):
+# `?lab=` shows this page's copy on the static site (the lab has none): what it waits for.
+LAB_HINT = (
+    "Opening the workload lab: it runs the engine in Python, which is still starting;"
+    " its knobs and charts appear when it is ready."
+)
+
+
+class StartPage(FileComponent):
     html = param.String(default="", doc="The page (render_start_page)")
     veil_css = param.String(
         default=stylesheet("app", "start_veil.css"),
         constant=True,
         doc="The page-level rule that lifts the loading veil from the pre-rendered copy",
     )
+    lab_css = param.String(
+        default=stylesheet("app", "start_lab_wait.css") + stylesheet("app", "status_note.css"),
+        constant=True,
+        doc="The page-level rules while a `?lab=` address waits for Python under the veil",
+    )
+    lab_hint = param.String(default=LAB_HINT, constant=True)
+    lab_parameter = param.String(default=LAB, constant=True)
     positions = param.List(default=list(POSITION_PARAMETERS), constant=True)
     true_values = param.List(default=list(TRUE_VALUES), constant=True)
 

@@ -32,6 +32,10 @@ PLAYGROUND = "playground"
 # The address parameters that name a timeline or a position in one: an address with
 # none of them opens the start page.
 POSITION_PARAMETERS = ("scenario", "mode", "step", PLAYGROUND)
+# `?lab=PRESET`: the workload lab, which has no pre-rendered copy (it needs Python).
+LAB = "lab"
+# `?lab=PRESET`: the workload lab, which has no pre-rendered copy (it needs Python).
+LAB = "lab"
 
 
 @dataclass(frozen=True)
@@ -135,4 +139,4 @@ def prerendered_copies() -> dict[str, str]:
 def lab_link(query: str) -> str | None:
     """The workload preset a `?lab=PRESET` address asks for ("" for the default), or None
     when the address is not the lab's."""
-    return _first(query).get("lab")
+    return _first(query).get(LAB)

@@ -1,7 +1,7 @@
 """Workload speed: a whole untraced run, and its pool operations replayed on vLLM's BlockPool.
 
 Run: python benchmarks/bench_workload.py [--requests 2000] [--prompt 1000] [--shared 0]
-[--repeat 3] [--vllm /path/to/vllm/src]. The workload is --requests requests of
+[--repeat 3] [--vllm /path/to/vllm/src] [--hash-only]. The workload is --requests requests of
 --prompt tokens (the first --shared of them the same for every request), 16 output
 tokens, on a 20,000-block pool of block size 16, all arriving at once.
 
@@ -12,7 +12,8 @@ BlockPool alone and, when --vllm points at vLLM 0.33.0's source, on vLLM's own
 BlockPool (its imports outside the pool are stubbed: nothing of them runs with
 events and metrics off). The replay also checks that both pools hand out the same
 block ids. Figures, not assertions. Under Pyodide (benchmarks/bench_workload_node.mjs)
-only the first part runs.
+only the first part runs. --hash-only times only building the requests, which hashes
+every full block of their prompts.
 """
 
 from __future__ import annotations
@@ -179,8 +180,24 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--vllm", type=Path, default=None, help="vLLM's source (the src folder)")
     parser.add_argument("--run-only", action="store_true", help="only time the run (Pyodide)")
+    parser.add_argument(
+        "--hash-only", action="store_true", help="only time building the requests (hashing)"
+    )
     args = parser.parse_args(argv)
     workload = bench_workload(args.requests, args.prompt, args.shared)
+    if args.hash_only:
+        times = []
+        for _ in range(args.repeat):
+            start = time.perf_counter()
+            WorkloadRunner(workload).prepare(args.requests)
+            times.append(time.perf_counter() - start)
+        blocks = args.requests * (args.prompt // workload.block_size)
+        seconds = statistics.median(times)
+        print(
+            f"| hashing {args.requests:,} prompts (median of {args.repeat}) | {seconds:.2f} s, "
+            f"{seconds / blocks * 1e6:.1f} µs per block |"
+        )
+        return
 
     times = []
     for _ in range(args.repeat):

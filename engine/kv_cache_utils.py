@@ -31,25 +31,26 @@ def _canonical_bytes(obj: Any) -> bytes:
     vLLM pickles the tuple before hashing; pickle output is an implementation detail,
     so we use a tagged, length-prefixed encoding that cannot be ambiguous.
     """
+    # Tuples first: every block hash is a tuple holding one (its token ids).
+    if isinstance(obj, tuple | list):
+        if obj and set(map(type, obj)) == {int}:
+            # A block's token ids, hashed for every block of every prompt: the same
+            # bytes as the general case below, formatted in one call.
+            body = b"i%d;" * len(obj) % tuple(obj)
+        else:
+            body = b"".join(map(_canonical_bytes, obj))
+        return b"t%d:%s" % (len(obj), body)
+    if isinstance(obj, bytes):
+        return b"b%d:%s" % (len(obj), obj)
     if obj is None:
         return b"N"
     if isinstance(obj, bool):
         return b"T" if obj else b"F"
     if isinstance(obj, int):
-        return b"i" + str(obj).encode() + b";"
+        return b"i%d;" % obj
     if isinstance(obj, str):
         raw = obj.encode()
-        return b"s" + str(len(raw)).encode() + b":" + raw
-    if isinstance(obj, bytes):
-        return b"b" + str(len(obj)).encode() + b":" + obj
-    if isinstance(obj, tuple | list):
-        if obj and all(type(x) is int for x in obj):
-            # A block's token ids, hashed for every block of every prompt: the same
-            # bytes as the general case below, built in one pass.
-            body = ("i" + ";i".join(map(str, obj)) + ";").encode()
-        else:
-            body = b"".join(_canonical_bytes(x) for x in obj)
-        return b"t" + str(len(obj)).encode() + b":" + body
+        return b"s%d:%s" % (len(raw), raw)
     raise TypeError(f"cannot hash a value of type {type(obj).__name__}")
 
 

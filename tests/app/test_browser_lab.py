@@ -98,7 +98,7 @@ def test_the_main_page_links_to_the_lab_and_a_bad_preset_gets_a_notice(
     watched: Watched, server: str
 ) -> None:
     page = watched.page
-    page.goto(server)
+    page.goto(f"{server}?scenario=reset")  # (an address with no scenario: the start page)
     page.get_by_test_id("lab-link").click()
     expect(page.get_by_test_id("lab-outcome")).to_be_visible(timeout=RUN_TIMEOUT_MS)
     assert "lab=shared-prefix" in page.url

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from app.lab import LabResult, LabRun, chart_data, check_knobs, preset
+from app.lab import FinishedRuns, LabResult, LabRun, chart_data, check_knobs, preset
 from app.views.lab import CHARTS, LabView, open_lab, render_outcome
 from engine.workload import COLUMNS, run_workload
 from tests.app.conftest import parse
@@ -52,6 +52,26 @@ def test_a_lab_run_stops_when_asked() -> None:
 
     assert asyncio.run(lab_run.play(progress)) is None
     assert len(seen) == 1 and seen[0] < 1
+
+
+def test_a_knob_change_reruns_only_the_runs_it_changed() -> None:
+    finished = FinishedRuns()
+    shared = preset("shared-prefix")  # overlaid: the same requests, a fresh salt each
+    workload = shared.workload.replace(**SMALL_KNOBS)
+    first = asyncio.run(LabRun(shared, workload, True, finished).play(lambda _: None))
+    assert first is not None and first.compare is not None
+
+    salted = workload.replace(salt="fixed")  # the overlay overrides the salt: it stays
+    lab_run = LabRun(shared, salted, True, finished)
+    assert [runner.workload for runner in lab_run.runners] == [salted]
+    second = asyncio.run(lab_run.play(lambda _: None))
+    assert second is not None and second.compare is first.compare
+    assert second.run is not first.run and second.run.workload == salted
+
+    back = LabRun(shared, workload, True, finished)  # the knob set back: nothing to run
+    assert back.runners == [] and back.progress == 1.0
+    again = asyncio.run(back.play(lambda _: None))
+    assert again is not None and again.run is first.run
 
 
 def test_the_view_runs_a_preset_and_only_changes_the_sources_data() -> None:

@@ -234,3 +234,21 @@ def test_a_copy_the_host_lost_leaves_the_page_to_python(held_page: Any) -> None:
     run.requests[:] = [r for r in run.requests if r["status"] != 404]
     assert [e for e in run.errors if "404" in e], run.errors
     run.errors[:] = [e for e in run.errors if "404 (Not Found)" not in e]
+
+
+def test_the_lab_address_says_it_waits_for_python_under_the_veil(held_page: Any) -> None:
+    """`?lab=` has no copy of its own: the start page's copy stays veiled and the status
+    line says the lab needs Python (not the copy's "steps work now")."""
+    page, run, release = held_page("?lab=small-pool")
+    note = page.get_by_test_id("early-note")
+    expect(note).to_contain_text("Installing packages (2/3)")
+    expect(note).to_contain_text("Opening the workload lab: it runs the engine in Python")
+    expect(page.locator("body.pcl-lab-wait")).to_have_count(1)
+    expect(page.locator("body.pcl-start")).to_have_count(0)  # the veil stays over the copy
+    assert not python_live(page)
+
+    release.set()
+    wait_interactive(page, run)
+    expect(note).to_have_count(0)
+    expect(page.locator("body.pcl-lab-wait")).to_have_count(0)
+    expect(page.get_by_test_id("lab-hint")).to_be_visible(timeout=EARLY_TIMEOUT_MS)

@@ -1,0 +1,58 @@
+"""The lab's rerun when a knob changes: what the learner waits for before the charts move.
+
+Run: python benchmarks/bench_lab_rerun.py [--preset shared-prefix] [--repeat 3]
+
+Times, for the preset's own knobs (200 requests for shared-prefix) with its overlay:
+the first run (both runs played), a knob the overlay overrides changed (the salt: the
+overlay's run is reused, only the learner's run plays), and the knob set back (both
+runs reused). Each time includes turning the runs into chart columns. Figures, not
+assertions; the Bokeh update itself is not included.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from app.lab import FinishedRuns, LabRun, chart_data, preset
+from engine.workload import Workload
+
+
+def rerun_seconds(name: str, workload: Workload, finished: FinishedRuns) -> float:
+    start = time.perf_counter()
+    result = asyncio.run(LabRun(preset(name), workload, True, finished).play(lambda _: None))
+    assert result is not None
+    chart_data(result.run), chart_data(result.compare)
+    return time.perf_counter() - start
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--preset", default="shared-prefix")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args(argv)
+    workload = preset(args.preset).workload
+    changed = workload.replace(salt="fixed" if workload.salt != "fixed" else "none")
+    cases: dict[str, list[float]] = {
+        "first run (both runs play)": [],
+        "salt changed (overlay reused)": [],
+        "salt set back (both reused)": [],
+    }
+    for _ in range(args.repeat):
+        finished = FinishedRuns()
+        for times, knobs in zip(cases.values(), (workload, changed, workload), strict=True):
+            times.append(rerun_seconds(args.preset, knobs, finished))
+    print(f"| `{args.preset}`, {workload.requests:,} requests | median of {args.repeat} |")
+    print("|---|---|")
+    for case, times in cases.items():
+        print(f"| {case} | {statistics.median(times) * 1000:,.0f} ms |")
+
+
+if __name__ == "__main__":
+    main()
