@@ -16,8 +16,8 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
 from app.theme import PYGMENTS_STYLE
-from engine.trace import FunctionTrace
-from engine.variants import Counterpart, FunctionRef, counterpart
+from engine.lab.trace import FunctionTrace
+from engine.lab.variants import Counterpart, FunctionRef, counterpart
 
 
 def style_defs(scope: str) -> str:

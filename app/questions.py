@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.snapshot import RequestView, Snapshot
-from engine.timeline import Step, Timeline
+from engine.lab.snapshot import RequestView, Snapshot
+from engine.lab.timeline import Step, Timeline
 
 RESET_CALL = "reset_prefix_cache("
 RESET_OPTIONS = ("Yes: it returns True", "No: it returns False", "It raises an error")

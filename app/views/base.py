@@ -20,8 +20,8 @@ from app.stylesheets import stylesheet
 from app.theme import CSS
 from app.timelines import timeline_key
 from app.views.step_deck import Deck, StepDeck
-from engine.snapshot import Snapshot
-from engine.timeline import Timeline
+from engine.lab.snapshot import Snapshot
+from engine.lab.timeline import Timeline
 
 # How a glossary term looks inside a view (app/glossary.py writes the links).
 TERM_CSS = stylesheet("app.views", "term.css")

@@ -18,8 +18,8 @@ from app.theme import CSS
 from app.timelines import timeline_key
 from app.views.base import TERM_CSS, esc, move_or_render
 from app.views.step_deck import Deck, StepDeck
-from engine.snapshot import ChainLink, RequestView, Snapshot
-from engine.timeline import Timeline
+from engine.lab.snapshot import ChainLink, RequestView, Snapshot
+from engine.lab.timeline import Timeline
 
 # Chains longer than this show their first and last EDGE rows; the middle folds.
 COLLAPSE_FROM = 12

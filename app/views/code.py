@@ -20,8 +20,8 @@ from app.theme import CSS
 from app.timelines import timeline_key
 from app.views.base import esc
 from app.views.code_panel import SLOT, CodePanel
-from engine.timeline import Timeline
-from engine.trace import FunctionTrace
+from engine.lab.timeline import Timeline
+from engine.lab.trace import FunctionTrace
 
 # Pygments first, so the app's own rules (backgrounds of ran lines) win.
 CODE_CSS = style_defs(".code") + CSS + ".code { background: transparent; }"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from app.glossary import code_term
 from app.views.base import StepView, changed_at, esc
-from engine.timeline import Timeline
+from engine.lab.timeline import Timeline
 
 
 def render_hash_map(timeline: Timeline, step: int) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from app import timelines
 from app.glossary import code_term, term
 from app.views.base import StepView, esc
-from engine.timeline import Timeline
+from engine.lab.timeline import Timeline
 
 HOW_TO_READ = (
     f"Each cell is one KV-cache block: its id, <b>{term('ref_cnt')}</b> (how many requests "

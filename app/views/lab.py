@@ -37,8 +37,8 @@ from app.views.metrics import render_metrics
 from app.views.pool import render_pool
 from app.views.queue import render_queue
 from app.views.requests import render_requests
-from engine.scenario import MODES
-from engine.workload import (
+from engine.lab.scenario import MODES
+from engine.lab.workload import (
     KNOB_TYPES,
     MAX_SCENARIO_BLOCKS,
     SALT_POLICIES,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app.views.base import StepView, esc
-from engine.timeline import Timeline
+from engine.lab.timeline import Timeline
 
 
 def render_log(timeline: Timeline, step: int) -> str:

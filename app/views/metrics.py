@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from app.glossary import term
 from app.views.base import StepView, esc
-from engine.event_labels import event_hash_labels, event_hashes, event_label
-from engine.snapshot import Stats
-from engine.timeline import Timeline
+from engine.lab.event_labels import event_hash_labels, event_hashes, event_label
+from engine.lab.snapshot import Stats
+from engine.lab.timeline import Timeline
 
 # KV event types -> their glossary entries.
 EVENT_TERMS = {

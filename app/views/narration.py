@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 
 from app.views.base import StepView, esc
-from engine.snapshot import AuxOutputView
-from engine.timeline import Timeline
+from engine.lab.snapshot import AuxOutputView
+from engine.lab.timeline import Timeline
 
 # Results that report a failure: a raised error, or an HTTP status of 400 or more.
 _FAILED = re.compile(r"^(\w+Error\b|HTTP [45]\d\d\b|not run\b)")

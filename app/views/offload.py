@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from app.views.base import StepView, changed_at, esc
 from app.views.pool import block_cell
-from engine.timeline import Timeline
+from engine.lab.timeline import Timeline
 
 
 def render_offload(timeline: Timeline, step: int) -> str:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from app.glossary import term
 from app.views.base import StepView, changed_at, esc
-from engine.snapshot import BlockView
-from engine.timeline import Timeline
+from engine.lab.snapshot import BlockView
+from engine.lab.timeline import Timeline
 
 # Text shown in each cell and in the legend, so state never relies on colour alone.
 STATE_TAGS = {"null": "null", "held": "held", "free-cached": "cached", "free-empty": "empty"}

@@ -1,6 +1,6 @@
 """What a hit saves: prefill FLOPs and time with and without the cached prefix.
 
-The arithmetic is the engine's (engine.prefill_cost); this view parses the
+The arithmetic is the engine's (engine.lab.prefill_cost); this view parses the
 fields, follows the current step's request until the learner types, and shows
 the result or an inline message. While it follows, every step's result is in
 the browser (a StepDeck), so it steps with the page, before Python too.
@@ -18,9 +18,9 @@ from app.theme import CSS
 from app.timelines import timeline_key
 from app.views.base import esc, move_or_render
 from app.views.step_deck import Deck, StepDeck
-from engine.prefill_cost import prefill_cost
-from engine.snapshot import RequestView, Snapshot
-from engine.timeline import Timeline
+from engine.lab.prefill_cost import prefill_cost
+from engine.lab.snapshot import RequestView, Snapshot
+from engine.lab.timeline import Timeline
 
 
 def step_request(snapshot: Snapshot) -> RequestView | None:

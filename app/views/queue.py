@@ -14,7 +14,7 @@ from pathlib import Path
 
 from app.theme import CSS
 from app.views.base import StepView, esc
-from engine.timeline import Timeline
+from engine.lab.timeline import Timeline
 
 QUEUE_CSS = Path(__file__).with_name("queue.css").read_text(encoding="utf-8")
 

@@ -6,8 +6,8 @@ from collections.abc import Mapping
 
 from app.glossary import term
 from app.views.base import StepView, changed_at, esc
-from engine.snapshot import RequestView
-from engine.timeline import Timeline
+from engine.lab.snapshot import RequestView
+from engine.lab.timeline import Timeline
 
 
 def _row(request: RequestView, states: Mapping[int, str], changed: bool) -> str:

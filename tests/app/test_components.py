@@ -32,10 +32,10 @@ from app.views.pool import changed_blocks, render_pool
 from app.views.prefill import PrefillView, render_prefill, step_request
 from app.views.queue import queue_marks, render_queue
 from app.views.requests import render_requests
-from engine.prefill_cost import prefill_cost
-from engine.timeline import Timeline
-from engine.trace import FunctionTrace
-from engine.variants import CHANGES
+from engine.lab.prefill_cost import prefill_cost
+from engine.lab.timeline import Timeline
+from engine.lab.trace import FunctionTrace
+from engine.lab.variants import CHANGES
 from tests.app.conftest import parse
 
 MODES = timelines.scenario("reset").modes

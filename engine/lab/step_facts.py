@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.block_pool import BlockPool
-from engine.kv_cache_utils import KVCacheBlock
+from engine.vllm.block_pool import BlockPool
+from engine.vllm.kv_cache_utils import KVCacheBlock
 
 
 @dataclass(frozen=True)

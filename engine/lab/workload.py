@@ -21,12 +21,12 @@ from functools import cache
 from importlib import resources
 from typing import Any, Literal, get_args
 
-from engine.core import EngineCore
-from engine.kv_cache_manager import cdiv
-from engine.kv_events import BlockRemoved
-from engine.request import Request
-from engine.scenario import MODES, Action, Mode, RequestSpec, Scenario, reset_flags
-from engine.scheduler import Scheduler
+from engine.lab.scenario import MODES, Action, Mode, RequestSpec, Scenario, reset_flags
+from engine.vllm.core import EngineCore
+from engine.vllm.kv_cache_manager import cdiv
+from engine.vllm.kv_events import BlockRemoved
+from engine.vllm.request import Request
+from engine.vllm.scheduler import Scheduler
 
 SaltPolicy = Literal["none", "fixed", "per-user", "per-request"]
 SALT_POLICIES: tuple[SaltPolicy, ...] = get_args(SaltPolicy)

@@ -23,7 +23,7 @@ state after it):
   ``{B.unhashed_tokens}`` (prompt tokens past the last full block), ``{B.preemptions}``,
   and ``{B.saturation.redundant_tflops}`` (with ``.rate``, ``.achieved_tflops``,
   ``.peak_tflops``, ``.mfu_percent``): the seed's load recomputing B's hit
-  (engine/prefill_cost.py).
+  (engine/lab/prefill_cost.py).
 
 - with CPU offload: ``num_cpu_blocks``, ``cpu_map_size``, ``cpu_free_queue``, ``cpu_held``
   and, while
@@ -42,9 +42,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from engine.prefill_cost import SEED_REQUESTS_PER_SECOND, Saturation
-from engine.snapshot import RequestView, Snapshot
-from engine.step_facts import StepFacts
+from engine.lab.prefill_cost import SEED_REQUESTS_PER_SECOND, Saturation
+from engine.lab.snapshot import RequestView, Snapshot
+from engine.lab.step_facts import StepFacts
 
 PLACEHOLDER = re.compile(
     r"\{(?P<name>[A-Za-z_][\w-]*)(?P<attr>(?:\.\w+)*)(?:\[(?P<index>-?\d+)\])?"

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from engine.kv_cache_utils import ExternalBlockHash
+from engine.vllm.kv_cache_utils import ExternalBlockHash
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Sequence
 
-from engine.kv_cache_utils import BlockHash
+from engine.vllm.kv_cache_utils import BlockHash
 
 
 class RequestStatus(enum.IntEnum):

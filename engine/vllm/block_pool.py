@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from engine.kv_cache_utils import (
+from engine.lab.variants import PROPOSED, RELEASED, changes
+from engine.vllm.kv_cache_utils import (
     BlockHash,
     BlockHashWithGroupId,
     ExternalBlockHash,
@@ -21,12 +22,11 @@ from engine.kv_cache_utils import (
     make_block_hash_with_group_id,
     maybe_convert_block_hash,
 )
-from engine.kv_events import AllBlocksCleared, BlockRemoved, BlockStored, KVCacheEvent
-from engine.logger import init_logger
-from engine.variants import PROPOSED, RELEASED, changes
+from engine.vllm.kv_events import AllBlocksCleared, BlockRemoved, BlockStored, KVCacheEvent
+from engine.vllm.logger import init_logger
 
 if TYPE_CHECKING:
-    from engine.request import Request
+    from engine.vllm.request import Request
 
 logger = init_logger("vllm.v1.core.block_pool")
 

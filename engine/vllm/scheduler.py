@@ -5,8 +5,8 @@ token budget (a waiting request is admitted only when its whole sequence fits,
 ``scheduler_reserve_full_isl``, plus the ``watermark``), one decoded token per
 running request per step, preemption when the pool runs short, finishing, and
 ``reset_prefix_cache`` in its three modes.
-Optional connectors: CPU offload of computed blocks (``engine.kv_offload``) and
-auxiliary outputs (``engine.aux_output``), the two places a keep reset had to fix.
+Optional connectors: CPU offload of computed blocks (``engine.vllm.kv_offload``) and
+auxiliary outputs (``engine.vllm.aux_output``), the two places a keep reset had to fix.
 Not modelled: speculative decoding, encoder inputs, other KV connectors, priorities.
 """
 
@@ -16,13 +16,17 @@ from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from engine.aux_output import AuxOutputConnectorMetadata, AuxOutputSchedulerConnector
-from engine.kv_cache_manager import KVCacheManager
-from engine.kv_cache_utils import HashFunction, get_request_block_hasher, sha256
-from engine.kv_offload import KVConnectorOutput, SimpleCPUOffloadMetadata, SimpleCPUOffloadScheduler
-from engine.metrics import PrefixCacheStats
-from engine.request import Request, RequestStatus
-from engine.variants import BEFORE_FIX, WITH_FIX, changed_by
+from engine.lab.variants import BEFORE_FIX, WITH_FIX, changed_by
+from engine.vllm.aux_output import AuxOutputConnectorMetadata, AuxOutputSchedulerConnector
+from engine.vllm.kv_cache_manager import KVCacheManager
+from engine.vllm.kv_cache_utils import HashFunction, get_request_block_hasher, sha256
+from engine.vllm.kv_offload import (
+    KVConnectorOutput,
+    SimpleCPUOffloadMetadata,
+    SimpleCPUOffloadScheduler,
+)
+from engine.vllm.metrics import PrefixCacheStats
+from engine.vllm.request import Request, RequestStatus
 
 
 @dataclass

@@ -14,8 +14,8 @@ from functools import cache
 from importlib import resources
 from typing import Any, Literal, get_args
 
-from engine.kv_cache_manager import cdiv
-from engine.tokenizer import tokenize
+from engine.lab.tokenizer import tokenize
+from engine.vllm.kv_cache_manager import cdiv
 
 # preempt and keep set the reset's flags; first-chunk turns off the admission
 # check (scheduler_reserve_full_isl), so a waiting request needs room only for its
@@ -259,7 +259,7 @@ def _parse_action(raw: Mapping[str, Any], where: str) -> Action:
 
 
 def _prompt_tokens(raw: Mapping[str, Any], where: str) -> tuple[int, ...]:
-    """``prompt`` (token ids and ranges) or ``prompt_text`` (see engine/tokenizer.py)."""
+    """``prompt`` (token ids and ranges) or ``prompt_text`` (see engine/lab/tokenizer.py)."""
     if "prompt_text" not in raw:
         return parse_tokens(raw.get("prompt"), where)
     text = raw["prompt_text"]

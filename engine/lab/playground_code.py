@@ -16,7 +16,7 @@ import zlib
 from collections.abc import Mapping
 from typing import Any
 
-from engine.scenario import ScenarioError
+from engine.lab.scenario import ScenarioError
 
 VERSION = "p1."  # a code starts with its format's version
 MAX_CODE_CHARS = 16_000  # browsers and servers keep addresses well below 64 KB

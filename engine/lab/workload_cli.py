@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn, TextIO
 
-from engine.workload import KNOB_TYPES, WorkloadError, load_preset, preset_names, run_workload
+from engine.lab.workload import KNOB_TYPES, WorkloadError, load_preset, preset_names, run_workload
 
 LIST = "list"
 

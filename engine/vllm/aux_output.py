@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from engine.scheduler import SchedulerOutput
+    from engine.vllm.scheduler import SchedulerOutput
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import importlib
 import json
 import logging
+import pkgutil
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
@@ -18,44 +20,26 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from engine import (
-    api_server,
-    aux_output,
-    block_pool,
-    core,
-    kv_cache_manager,
-    kv_cache_utils,
-    kv_offload,
-    metrics,
-    request,
-    scheduler,
-)
-from engine.api_server import APIServer, EngineCoreClient, HTTPRequest
-from engine.aux_output import AuxOutputSchedulerConnector
-from engine.core import EngineCore
-from engine.kv_offload import SimpleCPUOffloadScheduler, SimpleCPUOffloadSchedulerWithoutFix
-from engine.logger import LOGGER_ROOTS
-from engine.narration import describe_step, fill_narration
-from engine.request import Request, RequestStatus
-from engine.scenario import Action, Mode, Scenario, check_mode, reserve_full_isl, reset_flags
-from engine.scheduler import Scheduler, SchedulerWithoutKeepFix
-from engine.snapshot import LogLine, Snapshot, Stats, take_snapshot
-from engine.step_facts import PoolRecorder, StepFacts
-from engine.trace import FunctionTrace, SourceIndex, Tracer
+import engine.vllm
+from engine.lab.narration import describe_step, fill_narration
+from engine.lab.scenario import Action, Mode, Scenario, check_mode, reserve_full_isl, reset_flags
+from engine.lab.snapshot import LogLine, Snapshot, Stats, take_snapshot
+from engine.lab.step_facts import PoolRecorder, StepFacts
+from engine.lab.trace import FunctionTrace, SourceIndex, Tracer
+from engine.vllm import core
+from engine.vllm.api_server import APIServer, EngineCoreClient, HTTPRequest
+from engine.vllm.aux_output import AuxOutputSchedulerConnector
+from engine.vllm.core import EngineCore
+from engine.vllm.kv_offload import SimpleCPUOffloadScheduler, SimpleCPUOffloadSchedulerWithoutFix
+from engine.vllm.logger import LOGGER_ROOTS
+from engine.vllm.request import Request, RequestStatus
+from engine.vllm.scheduler import Scheduler, SchedulerWithoutKeepFix
 
-# The modules whose lines the code panel may show: the model of vLLM itself,
-# not the machinery that records it.
-TRACED_MODULES = (
-    kv_cache_utils,
-    block_pool,
-    kv_cache_manager,
-    scheduler,
-    core,
-    request,
-    metrics,
-    kv_offload,
-    aux_output,
-    api_server,
+# The modules whose lines the code panel may show: every module of the model of
+# vLLM (the package engine.vllm), not the machinery that records it.
+TRACED_MODULES = tuple(
+    importlib.import_module(f"{engine.vllm.__name__}.{module.name}")
+    for module in pkgutil.iter_modules(engine.vllm.__path__)
 )
 
 # The function a step is "about", whose last line is marked as the current one:
@@ -75,7 +59,7 @@ ENGINE_DEAD_RESULT = "not run: the engine core is dead (EngineDeadError)"
 START_NARRATION_KEY = "start"
 
 # `run_until_idle` stops here even if requests remain: a timeline has at most
-# this many steps after the start (a playground's limit, engine/scenario_file.py).
+# this many steps after the start (a playground's limit, engine/lab/scenario_file.py).
 MAX_TIMELINE_STEPS = 2_000
 
 

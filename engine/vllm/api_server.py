@@ -37,9 +37,9 @@ from http import HTTPStatus
 from typing import Any
 from urllib.parse import parse_qs
 
-from engine.core import EngineCore
-from engine.logger import init_logger
-from engine.variants import changed_by
+from engine.lab.variants import changed_by
+from engine.vllm.core import EngineCore
+from engine.vllm.logger import init_logger
 
 # The loggers of the modules that write these lines in vLLM 0.33.0.
 logger = init_logger("vllm.entrypoints.serve.dev.cache.api_router")

@@ -8,12 +8,12 @@ import textwrap
 from collections.abc import Sequence
 from typing import TextIO
 
-from engine import workload_cli
-from engine.event_labels import event_hash_labels, event_label
-from engine.scenario import Scenario, ScenarioError, load_scenario, scenario_names
-from engine.scenario_file import read_toml, scenario_from_dict
-from engine.snapshot import BlockView, EventView, HashMapEntry, Snapshot
-from engine.timeline import Step, Timeline, build_timeline
+from engine.lab import workload_cli
+from engine.lab.event_labels import event_hash_labels, event_label
+from engine.lab.scenario import Scenario, ScenarioError, load_scenario, scenario_names
+from engine.lab.scenario_file import read_toml, scenario_from_dict
+from engine.lab.snapshot import BlockView, EventView, HashMapEntry, Snapshot
+from engine.lab.timeline import Step, Timeline, build_timeline
 
 STATE_MARK = {"null": "null", "held": "held", "free-cached": "cached", "free-empty": "free"}
 
@@ -133,7 +133,7 @@ def _chosen_scenario(args: argparse.Namespace) -> Scenario:
 
 def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    # Workloads have knobs of their own: engine/workload_cli.py parses them.
+    # Workloads have knobs of their own: engine/lab/workload_cli.py parses them.
     if any(arg == "--workload" or arg.startswith("--workload=") for arg in argv):
         return workload_cli.main(argv, out)
     args = parse_args(argv)

@@ -11,11 +11,11 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from engine.block_pool import BlockPool, KeepModeBlockPool
-from engine.kv_cache_utils import BlockHash, KVCacheBlock
-from engine.kv_events import KVCacheEvent
-from engine.metrics import PrefixCacheStats
-from engine.request import Request, RequestStatus
+from engine.vllm.block_pool import BlockPool, KeepModeBlockPool
+from engine.vllm.kv_cache_utils import BlockHash, KVCacheBlock
+from engine.vllm.kv_events import KVCacheEvent
+from engine.vllm.metrics import PrefixCacheStats
+from engine.vllm.request import Request, RequestStatus
 
 
 def cdiv(a: int, b: int) -> int:

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from engine.trace import source_file
+from engine.lab.trace import source_file
 
 RELEASED = "vLLM 0.33.0 (released)"
 PROPOSED = "proposed (not in vLLM 0.33.0)"

@@ -16,12 +16,12 @@ from pathlib import Path
 from types import FrameType, ModuleType
 from typing import Any
 
-# The whole repo-relative path is shown to the learner, e.g. "engine/block_pool.py".
-_REPO_ROOT = Path(__file__).resolve().parent.parent
+# The whole repo-relative path is shown to the learner, e.g. "engine/vllm/block_pool.py".
+_REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def source_file(module: ModuleType) -> str:
-    """The name a module's source is shown under: repo-relative, e.g. "engine/block_pool.py"."""
+    """The name a module's source is shown under, repo-relative: "engine/vllm/block_pool.py"."""
     path = Path(str(module.__file__)).resolve()
     try:
         return path.relative_to(_REPO_ROOT).as_posix()

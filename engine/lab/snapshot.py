@@ -13,14 +13,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from engine.aux_output import AuxOutputWorkerConnector
-from engine.block_pool import BlockPool
-from engine.kv_cache_utils import KVCacheBlock, generate_block_hash_extra_keys, get_block_hash
-from engine.kv_events import KVCacheEvent
-from engine.kv_offload import SimpleCPUOffloadScheduler
-from engine.metrics import PrefixCacheStats
-from engine.request import Request
-from engine.scheduler import Scheduler
+from engine.vllm.aux_output import AuxOutputWorkerConnector
+from engine.vllm.block_pool import BlockPool
+from engine.vllm.kv_cache_utils import KVCacheBlock, generate_block_hash_extra_keys, get_block_hash
+from engine.vllm.kv_events import KVCacheEvent
+from engine.vllm.kv_offload import SimpleCPUOffloadScheduler
+from engine.vllm.metrics import PrefixCacheStats
+from engine.vllm.request import Request
+from engine.vllm.scheduler import Scheduler
 
 BlockState = Literal["null", "held", "free-cached", "free-empty"]
 HASH_LABEL_LENGTH = 6

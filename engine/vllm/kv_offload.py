@@ -29,14 +29,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from engine.block_pool import BlockPool
-from engine.kv_cache_utils import KVCacheBlock
-from engine.logger import init_logger
-from engine.variants import BEFORE_FIX, WITH_FIX, changed_by
+from engine.lab.variants import BEFORE_FIX, WITH_FIX, changed_by
+from engine.vllm.block_pool import BlockPool
+from engine.vllm.kv_cache_utils import KVCacheBlock
+from engine.vllm.logger import init_logger
 
 if TYPE_CHECKING:
-    from engine.request import Request
-    from engine.scheduler import SchedulerOutput
+    from engine.vllm.request import Request
+    from engine.vllm.scheduler import SchedulerOutput
 
 logger = init_logger("vllm.v1.simple_kv_offload.manager")
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NewType
 
 if TYPE_CHECKING:
-    from engine.request import Request
+    from engine.vllm.request import Request
 
 # A block hash is the digest of (parent hash, the block's token ids, extra keys).
 BlockHash = NewType("BlockHash", bytes)

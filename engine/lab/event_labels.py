@@ -8,9 +8,9 @@ labelled as the pool labels the block (the page and the terminal player alike).
 
 from __future__ import annotations
 
-from engine.kv_cache_utils import BlockHash, maybe_convert_block_hash
-from engine.snapshot import HASH_LABEL_LENGTH, BlockView, EventView, Snapshot
-from engine.timeline import Timeline
+from engine.lab.snapshot import HASH_LABEL_LENGTH, BlockView, EventView, Snapshot
+from engine.lab.timeline import Timeline
+from engine.vllm.kv_cache_utils import BlockHash, maybe_convert_block_hash
 
 
 def _blocks(snapshot: Snapshot) -> tuple[BlockView, ...]:

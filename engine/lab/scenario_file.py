@@ -1,6 +1,6 @@
 """A learner's own scenario: from a TOML file or a dict, in the ``content/scenarios`` format.
 
-The format is the built-in scenarios' one (parsed by engine/scenario.py); this
+The format is the built-in scenarios' one (parsed by engine/lab/scenario.py); this
 module adds what a file from anywhere needs before that parser sees it: the
 shape of every table and list, no unknown keys, and the playground's limits,
 each refused with one line that names the field.
@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from engine.scenario import MODES, Scenario, ScenarioError, parse_scenario
+from engine.lab.scenario import MODES, Scenario, ScenarioError, parse_scenario
 
 # A playground scenario is named after its data ("playground-" and a hash), so a
 # file played by the CLI and the same scenario in the browser build byte-identical

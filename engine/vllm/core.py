@@ -6,11 +6,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engine.aux_output import AuxOutputWorkerConnector
-from engine.kv_offload import SimpleCPUOffloadWorker
-from engine.logger import init_logger
-from engine.request import Request
-from engine.scheduler import Scheduler, SchedulerOutput
+from engine.vllm.aux_output import AuxOutputWorkerConnector
+from engine.vllm.kv_offload import SimpleCPUOffloadWorker
+from engine.vllm.logger import init_logger
+from engine.vllm.request import Request
+from engine.vllm.scheduler import Scheduler, SchedulerOutput
 
 logger = init_logger("vllm.v1.engine.core")
 
