@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.lab.snapshot import RequestView, Snapshot
+from engine.lab.snapshot import RequestRecord, Snapshot
 from engine.lab.timeline import Step, Timeline
 
 RESET_CALL = "reset_prefix_cache("
@@ -60,7 +60,7 @@ def _reset_result(step: Step) -> Question | None:
     )
 
 
-def _holder(snapshot: Snapshot) -> RequestView | None:
+def _holder(snapshot: Snapshot) -> RequestRecord | None:
     """The running request holding the most blocks (the first such in arrival order)."""
     running = [r for r in snapshot.requests if r.request_id in snapshot.running and r.block_ids]
     return max(running, key=lambda r: len(r.block_ids), default=None)

@@ -18,7 +18,7 @@ from app.theme import CSS
 from app.timelines import timeline_key
 from app.views.base import TERM_CSS, esc, move_or_render
 from app.views.step_deck import Deck, StepDeck
-from engine.lab.snapshot import ChainLink, RequestView, Snapshot
+from engine.lab.snapshot import ChainLink, RequestRecord, Snapshot
 from engine.lab.timeline import Timeline
 
 # Chains longer than this show their first and last EDGE rows; the middle folds.
@@ -76,7 +76,7 @@ def _row(index: int, a: ChainLink | None, b: ChainLink | None, compare: bool) ->
     )
 
 
-def _summary(a: RequestView, b: RequestView | None) -> str:
+def _summary(a: RequestRecord, b: RequestRecord | None) -> str:
     cached = (
         f"hit {a.num_cached_tokens} tokens at admission"
         if a.num_cached_tokens >= 0

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from app.views.base import StepView, esc
-from engine.lab.snapshot import AuxOutputView
+from engine.lab.snapshot import AuxOutputRecord
 from engine.lab.timeline import Timeline
 
 # Results that report a failure: a raised error, or an HTTP status of 400 or more.
@@ -19,7 +19,7 @@ def result_class(result: str) -> str:
     return "result error" if _FAILED.match(result) else "result"
 
 
-def render_aux(aux: AuxOutputView) -> str:
+def render_aux(aux: AuxOutputRecord) -> str:
     apart = aux.scheduler_generation != aux.worker_generation
     return (
         f'<div class="aux{" apart" if apart else ""}" data-testid="aux-output" '

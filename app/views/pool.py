@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from app.glossary import term
 from app.views.base import StepView, changed_at, esc
-from engine.lab.snapshot import BlockView
+from engine.lab.snapshot import BlockRecord
 from engine.lab.timeline import Timeline
 
 # Text shown in each cell and in the legend, so state never relies on colour alone.
@@ -25,7 +25,7 @@ def changed_blocks(timeline: Timeline, step: int) -> set[int]:
     return changed_at(timeline, step, lambda s: s.blocks, lambda b: b.block_id)
 
 
-def block_cell(block: BlockView, changed: bool, testid: str = "block") -> str:
+def block_cell(block: BlockRecord, changed: bool, testid: str = "block") -> str:
     hash_text = block.hash_label or "—"
     title = f"block {block.block_id}: ref_cnt {block.ref_cnt}, " + (
         f"hash {block.block_hash}" if block.block_hash else "no hash"

@@ -19,11 +19,11 @@ from app.timelines import timeline_key
 from app.views.base import esc, move_or_render
 from app.views.step_deck import Deck, StepDeck
 from engine.lab.prefill_cost import prefill_cost
-from engine.lab.snapshot import RequestView, Snapshot
+from engine.lab.snapshot import RequestRecord, Snapshot
 from engine.lab.timeline import Timeline
 
 
-def step_request(snapshot: Snapshot) -> RequestView | None:
+def step_request(snapshot: Snapshot) -> RequestRecord | None:
     """The most recently admitted request (its prefix-cache hit is known)."""
     admitted = [r for r in snapshot.requests if r.num_cached_tokens >= 0]
     return admitted[-1] if admitted else None

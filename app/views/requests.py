@@ -6,11 +6,11 @@ from collections.abc import Mapping
 
 from app.glossary import term
 from app.views.base import StepView, changed_at, esc
-from engine.lab.snapshot import RequestView
+from engine.lab.snapshot import RequestRecord
 from engine.lab.timeline import Timeline
 
 
-def _row(request: RequestView, states: Mapping[int, str], changed: bool) -> str:
+def _row(request: RequestRecord, states: Mapping[int, str], changed: bool) -> str:
     chips = (
         "".join(f'<span class="chip state-{states[b]}">#{b}</span>' for b in request.block_ids)
         or '<span class="empty-note">none</span>'

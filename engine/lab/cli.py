@@ -12,13 +12,13 @@ from engine.lab import workload_cli
 from engine.lab.event_labels import event_hash_labels, event_label
 from engine.lab.scenario import Scenario, ScenarioError, load_scenario, scenario_names
 from engine.lab.scenario_file import read_toml, scenario_from_dict
-from engine.lab.snapshot import BlockView, EventView, HashMapEntry, Snapshot
+from engine.lab.snapshot import BlockRecord, EventRecord, HashMapEntry, Snapshot
 from engine.lab.timeline import Step, Timeline, build_timeline
 
 STATE_MARK = {"null": "null", "held": "held", "free-cached": "cached", "free-empty": "free"}
 
 
-def _block_text(block: BlockView) -> str:
+def _block_text(block: BlockRecord) -> str:
     label = block.hash_label or "-"
     return f"[{block.block_id} r{block.ref_cnt} {label} {STATE_MARK[block.state]}]"
 
@@ -28,7 +28,7 @@ def _map_text(entries: Sequence[HashMapEntry]) -> str:
     return "cached_block_hash_to_block: {" + ", ".join(shown) + "}"
 
 
-def _event_text(event: EventView, labels: dict[int, str]) -> str:
+def _event_text(event: EventRecord, labels: dict[int, str]) -> str:
     """An event's fields, its hashes shown by the pool's labels for them."""
     fields = event.to_dict()
     for name in ("block_hashes", "parent_block_hash"):

@@ -8,12 +8,12 @@ labelled as the pool labels the block (the page and the terminal player alike).
 
 from __future__ import annotations
 
-from engine.lab.snapshot import HASH_LABEL_LENGTH, BlockView, EventView, Snapshot
+from engine.lab.snapshot import HASH_LABEL_LENGTH, BlockRecord, EventRecord, Snapshot
 from engine.lab.timeline import Timeline
 from engine.vllm.kv_cache_utils import BlockHash, maybe_convert_block_hash
 
 
-def _blocks(snapshot: Snapshot) -> tuple[BlockView, ...]:
+def _blocks(snapshot: Snapshot) -> tuple[BlockRecord, ...]:
     cpu = snapshot.offload.cpu_blocks if snapshot.offload else ()
     return snapshot.blocks + cpu
 
@@ -55,7 +55,7 @@ def event_label(value: object, labels: dict[int, str]) -> str:
     return f"~{str(value)[:HASH_LABEL_LENGTH]}"
 
 
-def event_hashes(event: EventView) -> list[object]:
+def event_hashes(event: EventRecord) -> list[object]:
     """The block hashes an event names (BlockStored, BlockRemoved), in its order."""
     fields = dict(event.fields)
     hashes = fields.get("block_hashes") or []

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.lab.prefill_cost import SEED_REQUESTS_PER_SECOND, Saturation
-from engine.lab.snapshot import RequestView, Snapshot
+from engine.lab.snapshot import RequestRecord, Snapshot
 from engine.lab.step_facts import StepFacts
 
 PLACEHOLDER = re.compile(
@@ -127,7 +127,7 @@ def _run_label(run: tuple[int, ...]) -> str:
 
 @dataclass(frozen=True)
 class RequestFacts:
-    view: RequestView
+    view: RequestRecord
     block_size: int
 
     @property

@@ -18,7 +18,7 @@ from engine.vllm.block_pool import BlockPool
 from engine.vllm.kv_cache_utils import KVCacheBlock, generate_block_hash_extra_keys, get_block_hash
 from engine.vllm.kv_events import KVCacheEvent
 from engine.vllm.kv_offload import SimpleCPUOffloadScheduler
-from engine.vllm.metrics import PrefixCacheStats
+from engine.vllm.metrics import PrefixCacheCounters, PrefixCacheStats
 from engine.vllm.request import Request
 from engine.vllm.scheduler import Scheduler
 
@@ -40,7 +40,7 @@ def block_state(block: KVCacheBlock) -> BlockState:
 
 
 @dataclass(frozen=True)
-class BlockView:
+class BlockRecord:
     block_id: int
     ref_cnt: int
     block_hash: str | None  # full hex digest (without the group id)
@@ -67,7 +67,7 @@ class ChainLink:
 
 
 @dataclass(frozen=True)
-class RequestView:
+class RequestRecord:
     request_id: str
     status: str
     num_prompt_tokens: int
@@ -96,7 +96,7 @@ class LogLine:
 
 
 @dataclass(frozen=True)
-class EventView:
+class EventRecord:
     type: str
     fields: tuple[tuple[str, Any], ...]
 
@@ -104,34 +104,28 @@ class EventView:
         return {"type": self.type, **dict(self.fields)}
 
 
-@dataclass(frozen=True)
-class Stats:
-    """Cumulative prefix-cache counters since the scenario started, in tokens."""
+@dataclass
+class Stats(PrefixCacheCounters):
+    """Cumulative prefix-cache counters since the scenario started, in tokens.
 
-    requests: int = 0
-    queries: int = 0
-    hits: int = 0
-    preempted_requests: int = 0
-    preempted_queries: int = 0
-    preempted_hits: int = 0
+    Never changed once made (``plus`` makes a new one); not frozen only because
+    the counters it shares with vLLM's ``PrefixCacheStats`` are not.
+    """
+
     resets: int = 0
 
     def plus(self, delta: PrefixCacheStats | None) -> Stats:
         if delta is None:
             return self
-        return Stats(
-            requests=self.requests + delta.requests,
-            queries=self.queries + delta.queries,
-            hits=self.hits + delta.hits,
-            preempted_requests=self.preempted_requests + delta.preempted_requests,
-            preempted_queries=self.preempted_queries + delta.preempted_queries,
-            preempted_hits=self.preempted_hits + delta.preempted_hits,
-            resets=self.resets + int(delta.reset),
-        )
+        sums = {
+            field.name: getattr(self, field.name) + getattr(delta, field.name)
+            for field in dataclasses.fields(PrefixCacheCounters)
+        }
+        return Stats(**sums, resets=self.resets + int(delta.reset))
 
 
 @dataclass(frozen=True)
-class StoreView:
+class StoreRecord:
     """A CPU offload store in flight: GPU block i is being copied into CPU block i."""
 
     store_event: int
@@ -140,17 +134,17 @@ class StoreView:
 
 
 @dataclass(frozen=True)
-class OffloadView:
+class OffloadRecord:
     """The CPU side of CPU offload: its own pool, free queue and hash map."""
 
-    cpu_blocks: tuple[BlockView, ...]
+    cpu_blocks: tuple[BlockRecord, ...]
     cpu_free_queue: tuple[int, ...]
     cpu_hash_map: tuple[HashMapEntry, ...]
-    stores_in_flight: tuple[StoreView, ...]
+    stores_in_flight: tuple[StoreRecord, ...]
 
 
 @dataclass(frozen=True)
-class AuxOutputView:
+class AuxOutputRecord:
     """The auxiliary output generation on both sides, and the outputs in flight."""
 
     scheduler_generation: int
@@ -160,24 +154,24 @@ class AuxOutputView:
 
 @dataclass(frozen=True)
 class Snapshot:
-    blocks: tuple[BlockView, ...]
+    blocks: tuple[BlockRecord, ...]
     free_queue: tuple[int, ...]  # head (reused first) to tail
     hash_map: tuple[HashMapEntry, ...]  # in the map's own order
-    requests: tuple[RequestView, ...]  # in arrival order, finished ones included
+    requests: tuple[RequestRecord, ...]  # in arrival order, finished ones included
     running: tuple[str, ...]
     waiting: tuple[str, ...]
     logs: tuple[LogLine, ...]  # emitted during this step
-    events: tuple[EventView, ...]  # emitted during this step
+    events: tuple[EventRecord, ...]  # emitted during this step
     stats: Stats
     usage: float
-    offload: OffloadView | None = None  # None: no CPU offload in this scenario
-    aux_output: AuxOutputView | None = None  # None: no auxiliary outputs
+    offload: OffloadRecord | None = None  # None: no CPU offload in this scenario
+    aux_output: AuxOutputRecord | None = None  # None: no auxiliary outputs
     engine_dead: bool = False  # the engine core died (an assertion failed in it)
 
-    def block(self, block_id: int) -> BlockView:
+    def block(self, block_id: int) -> BlockRecord:
         return self.blocks[block_id]
 
-    def request(self, request_id: str) -> RequestView:
+    def request(self, request_id: str) -> RequestRecord:
         return next(r for r in self.requests if r.request_id == request_id)
 
     def to_dict(self) -> dict[str, Any]:
@@ -200,11 +194,11 @@ def _event_value(value: Any) -> Any:
     return value
 
 
-def event_view(event: KVCacheEvent) -> EventView:
+def event_record(event: KVCacheEvent) -> EventRecord:
     fields = tuple(
         (f.name, _event_value(getattr(event, f.name))) for f in dataclasses.fields(event)
     )
-    return EventView(type(event).__name__, fields)
+    return EventRecord(type(event).__name__, fields)
 
 
 def _chain(request: Request, block_size: int) -> tuple[ChainLink, ...]:
@@ -227,8 +221,8 @@ def _chain(request: Request, block_size: int) -> tuple[ChainLink, ...]:
     return tuple(links)
 
 
-def _request_view(request: Request, scheduler: Scheduler) -> RequestView:
-    return RequestView(
+def _request_record(request: Request, scheduler: Scheduler) -> RequestRecord:
+    return RequestRecord(
         request_id=request.request_id,
         status=request.status.name,
         num_prompt_tokens=request.num_prompt_tokens,
@@ -243,9 +237,9 @@ def _request_view(request: Request, scheduler: Scheduler) -> RequestView:
     )
 
 
-def _block_views(pool: BlockPool) -> tuple[BlockView, ...]:
+def _block_views(pool: BlockPool) -> tuple[BlockRecord, ...]:
     return tuple(
-        BlockView(
+        BlockRecord(
             block_id=block.block_id,
             ref_cnt=block.ref_cnt,
             block_hash=get_block_hash(block.block_hash).hex() if block.block_hash else None,
@@ -271,14 +265,14 @@ def _free_queue(pool: BlockPool) -> tuple[int, ...]:
     return tuple(b.block_id for b in pool.free_block_queue.get_all_free_blocks())
 
 
-def _offload_view(connector: SimpleCPUOffloadScheduler) -> OffloadView:
+def _offload_record(connector: SimpleCPUOffloadScheduler) -> OffloadRecord:
     cpu_pool = connector.cpu_block_pool
-    return OffloadView(
+    return OffloadRecord(
         cpu_blocks=_block_views(cpu_pool),
         cpu_free_queue=_free_queue(cpu_pool),
         cpu_hash_map=_hash_map_entries(cpu_pool),
         stores_in_flight=tuple(
-            StoreView(event, transfer.gpu_block_ids, transfer.cpu_block_ids)
+            StoreRecord(event, transfer.gpu_block_ids, transfer.cpu_block_ids)
             for event, transfer in connector.stores_in_flight().items()
         ),
     )
@@ -296,7 +290,7 @@ def take_snapshot(
     pool = scheduler.kv_cache_manager.block_pool
     aux_output = None
     if scheduler.aux_output_connector is not None and aux_output_worker is not None:
-        aux_output = AuxOutputView(
+        aux_output = AuxOutputRecord(
             scheduler_generation=scheduler.aux_output_connector.generation,
             worker_generation=aux_output_worker.generation,
             outputs_in_flight=len(aux_output_worker.pending_outputs),
@@ -305,14 +299,14 @@ def take_snapshot(
         blocks=_block_views(pool),
         free_queue=_free_queue(pool),
         hash_map=_hash_map_entries(pool),
-        requests=tuple(_request_view(r, scheduler) for r in all_requests),
+        requests=tuple(_request_record(r, scheduler) for r in all_requests),
         running=tuple(r.request_id for r in scheduler.running),
         waiting=tuple(r.request_id for r in scheduler.waiting),
         logs=tuple(LogLine(r.levelname, r.name, r.getMessage()) for r in logs),
-        events=tuple(event_view(e) for e in events),
+        events=tuple(event_record(e) for e in events),
         stats=stats,
         usage=round(pool.get_usage(), 4),
-        offload=_offload_view(scheduler.connector) if scheduler.connector else None,
+        offload=_offload_record(scheduler.connector) if scheduler.connector else None,
         aux_output=aux_output,
         engine_dead=engine_dead,
     )

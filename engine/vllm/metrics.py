@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 
 @dataclass
-class PrefixCacheStats:
+class PrefixCacheCounters:
     """Counts in tokens, not requests, as the Prometheus counters are.
 
     Requests that skip the cache lookup are not recorded at all, so
@@ -15,13 +15,19 @@ class PrefixCacheStats:
     work survived in the cache.
     """
 
-    reset: bool = False
     requests: int = 0
     queries: int = 0
     hits: int = 0
     preempted_requests: int = 0
     preempted_queries: int = 0
     preempted_hits: int = 0
+
+
+@dataclass
+class PrefixCacheStats(PrefixCacheCounters):
+    """The counters of one interval, as the scheduler hands them out."""
+
+    reset: bool = False
 
     def record(self, num_tokens: int, num_hits: int, preempted: bool) -> None:
         if preempted:
