@@ -14,12 +14,12 @@ from typing import TypeVar
 import panel as pn
 import param
 
+from app.components.step_deck import Deck, StepDeck
 from app.errors import logged
 from app.state import SimulatorState
 from app.stylesheets import stylesheet
 from app.theme import CSS
 from app.timelines import timeline_key
-from app.views.step_deck import Deck, StepDeck
 from engine.lab.snapshot import Snapshot
 from engine.lab.timeline import Timeline
 

@@ -19,7 +19,7 @@ from bokeh.events import Event, Tap
 from bokeh.models import ColumnDataSource, DataRange1d, NumeralTickFormatter, Range1d
 from bokeh.plotting import figure
 
-from app.address_bar import AddressBar
+from app.components.address_bar import AddressBar
 from app.errors import logged
 from app.lab import (
     LabResult,

@@ -13,7 +13,8 @@ import pytest
 
 from app import timelines
 from app.code_render import function_range, highlighted_lines, highlighted_range, variant_of
-from app.keyboard import KEY_BUTTONS
+from app.components.keyboard import KEY_BUTTONS
+from app.components.player_bar import BUTTON_NAMES
 from app.layout import App
 from app.prefill_inputs import SEED_FLOPS, parse_inputs, seed_texts
 from app.state import SimulatorState
@@ -27,7 +28,6 @@ from app.views.log import render_log
 from app.views.metrics import render_metrics
 from app.views.narration import render_narration
 from app.views.offload import render_offload
-from app.views.player_bar import BUTTON_NAMES
 from app.views.pool import changed_blocks, render_pool
 from app.views.prefill import PrefillView, render_prefill, step_request
 from app.views.queue import queue_marks, render_queue

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import param
 
-from app.views.step_deck import LeanComponent
+from app.components.step_deck import LeanComponent
 
 SLOT = '<div class="code-slot"></div>'  # where the frame takes the lines
 PICKER_LABEL = "Functions that ran at this step (in the order entered)"

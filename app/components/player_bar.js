@@ -1,4 +1,4 @@
-import { WORKS_EARLY } from '../early.js'
+import { WORKS_EARLY } from './early.js'
 import { announce, onStep, position } from './step_channel.js'
 
 export function render({ model }) {

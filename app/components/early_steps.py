@@ -25,7 +25,7 @@ from pathlib import Path
 
 import param
 
-from app.esm import FileComponent
+from app.components.esm import FileComponent
 
 HINT = "Steps, modes and scenarios work now; the other controls start with Python."
 # The address parameters a copy follows: a position, and `quiz` (views/quiz.js reads it).

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import param
 
-from app.views.step_deck import LeanComponent
+from app.components.step_deck import LeanComponent
 
 LABEL = "Mode"
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import param
 
-from app.esm import FileComponent
+from app.components.esm import FileComponent
 
 
 class LeanComponent(FileComponent):

@@ -1,5 +1,5 @@
 import { EARLY, WORKS_EARLY } from './early.js'
-import { announce } from './views/step_channel.js'
+import { announce } from './step_channel.js'
 
 // Every way a control outside the step bar could change before Python listens.
 const HELD_EVENTS = ['pointerdown', 'mousedown', 'pointerup', 'mouseup', 'click', 'dblclick',

@@ -1,4 +1,4 @@
-import { WORKS_EARLY } from '../early.js'
+import { WORKS_EARLY } from './early.js'
 import { announce, onStep } from './step_channel.js'
 
 let groups = 0  // radio names must not collide between pickers on one page

@@ -1,4 +1,4 @@
-import { WORKS_EARLY } from '../early.js'
+import { WORKS_EARLY } from './early.js'
 
 // Tabs (panel_tabs.py): one panel shown; a tab whose panel has nothing to show hides.
 const REVEAL_EVENT = 'pcl-reveal'  // sent by a panel that wants to be seen (glossary.js)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import param
 
-from app.views.step_deck import LeanComponent
+from app.components.step_deck import LeanComponent
 
 # Steps per second offered by the speed control, and their labels.
 SPEEDS: dict[str, float] = {"0.5 steps/s": 0.5, "1 step/s": 1.0, "2 steps/s": 2.0, "4 steps/s": 4.0}

@@ -13,8 +13,8 @@ from typing import ClassVar
 import param
 from panel.viewable import Children
 
+from app.components.step_deck import LeanComponent
 from app.stylesheets import stylesheet
-from app.views.step_deck import LeanComponent
 
 
 class PanelTabs(LeanComponent):
@@ -23,4 +23,4 @@ class PanelTabs(LeanComponent):
     active = param.Integer(default=0, doc="The panel shown first")
 
     _esm = "panel_tabs.js"
-    _stylesheets: ClassVar[list[str]] = [stylesheet("app.views", "panel_tabs.css")]
+    _stylesheets: ClassVar[list[str]] = [stylesheet("app.components", "panel_tabs.css")]

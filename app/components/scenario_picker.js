@@ -1,4 +1,4 @@
-import { EARLY, WORKS_EARLY } from '../early.js'
+import { EARLY, WORKS_EARLY } from './early.js'
 
 export function render({ model }) {
   const label = document.createElement('label')
