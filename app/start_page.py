@@ -18,9 +18,9 @@ from panel.custom import JSComponent
 
 from app import timelines
 from app.content_files import load_toml, one_line
+from app.render.html import esc
 from app.stylesheets import stylesheet
 from app.url import POSITION_PARAMETERS, TRUE_VALUES
-from app.views.base import esc
 
 
 @dataclass(frozen=True)

@@ -13,11 +13,12 @@ import param
 
 from app.components.step_deck import Deck, StepDeck
 from app.errors import logged
-from app.glossary import term
+from app.render.glossary import term
+from app.render.html import esc
 from app.state import SimulatorState
 from app.theme import CSS
 from app.timelines import timeline_key
-from app.views.base import TERM_CSS, esc, move_or_render
+from app.views.base import TERM_CSS, move_or_render
 from engine.lab.snapshot import ChainLink, RequestRecord, Snapshot
 from engine.lab.timeline import Timeline
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from app.glossary import code_term
-from app.views.base import StepView, changed_at, esc
+from app.render.glossary import code_term
+from app.render.html import changed_at, esc
+from app.views.base import StepView
 from engine.lab.timeline import Timeline
 
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from app import timelines
-from app.glossary import code_term, term
-from app.views.base import StepView, esc
+from app.render.glossary import code_term, term
+from app.render.html import esc
+from app.views.base import StepView
 from engine.lab.timeline import Timeline
 
 HOW_TO_READ = (

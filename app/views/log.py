@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from app.views.base import StepView, esc
+from app.render.html import esc
+from app.views.base import StepView
 from engine.lab.timeline import Timeline
 
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from app.glossary import term
-from app.views.base import StepView, esc
+from app.render.glossary import term
+from app.render.html import esc
+from app.views.base import StepView
 from engine.lab.event_labels import event_hash_labels, event_hashes, event_label
 from engine.lab.snapshot import Stats
 from engine.lab.timeline import Timeline

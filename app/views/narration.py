@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import re
 
-from app.views.base import StepView, esc
+from app.render.html import esc
+from app.views.base import StepView
 from engine.lab.snapshot import AuxOutputRecord
 from engine.lab.timeline import Timeline
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import panel as pn
 
+from app.render.html import esc
 from app.theme import CSS
-from app.views.base import esc
 
 
 def render_notice(notices: tuple[str, ...]) -> str:

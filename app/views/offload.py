@@ -5,7 +5,8 @@ Rendered only for scenarios that run CPU offload (the snapshot has ``offload``).
 
 from __future__ import annotations
 
-from app.views.base import StepView, changed_at, esc
+from app.render.html import changed_at, esc
+from app.views.base import StepView
 from app.views.pool import block_cell
 from engine.lab.timeline import Timeline
 

@@ -14,10 +14,11 @@ import param
 from app.components.step_deck import Deck, StepDeck
 from app.errors import logged
 from app.prefill_inputs import FIELDS, PrefillInputs, model_texts, parse_inputs, seed_texts
+from app.render.html import esc
 from app.state import SimulatorState
 from app.theme import CSS
 from app.timelines import timeline_key
-from app.views.base import esc, move_or_render
+from app.views.base import move_or_render
 from engine.lab.prefill_cost import prefill_cost
 from engine.lab.snapshot import RequestRecord, Snapshot
 from engine.lab.timeline import Timeline

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from app.glossary import term
-from app.views.base import StepView, changed_at, esc
+from app.render.glossary import term
+from app.render.html import changed_at, esc
+from app.views.base import StepView
 from engine.lab.snapshot import RequestRecord
 from engine.lab.timeline import Timeline
 

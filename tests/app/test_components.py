@@ -12,11 +12,11 @@ import param
 import pytest
 
 from app import timelines
-from app.code_render import function_range, highlighted_lines, highlighted_range, variant_of
 from app.components.keyboard import KEY_BUTTONS
 from app.components.player_bar import BUTTON_NAMES
 from app.layout import App
 from app.prefill_inputs import SEED_FLOPS, parse_inputs, seed_texts
+from app.render.code import function_range, highlighted_lines, highlighted_range, variant_of
 from app.state import SimulatorState
 from app.url import parse_link
 from app.views.chain import COLLAPSE_FROM, EDGE, ChainView, default_pair, render_chain

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from app import glossary, timelines
+from app import timelines
 from app.layout import App
 from app.questions import BLOCK_FATES, RESET_OPTIONS, all_questions, questions_at
+from app.render import glossary
 from app.start_page import learning_path, render_start_page
 from app.url import START_COPY, copy_of, parse_link, prerendered_copies
 from app.views.chain import render_chain

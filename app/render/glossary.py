@@ -10,14 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from typing import ClassVar
-
-import param
-from panel.custom import JSComponent
 
 from app.content_files import load_toml, one_line
-from app.stylesheets import stylesheet
-from app.views.base import esc
+from app.render.html import esc
 
 ANCHOR_PREFIX = "term-"
 
@@ -65,12 +60,3 @@ def render_glossary(open_: bool = False) -> str:
         "<summary>Glossary</summary>"
         f"<dl>{items}</dl></details>"
     )
-
-
-class Glossary(JSComponent):
-    """The glossary panel; a click on any term on the page opens it at that entry."""
-
-    html = param.String(default="", doc="The panel (render_glossary)")
-
-    _esm = "glossary.js"
-    _stylesheets: ClassVar[list[str]] = [stylesheet("app", "glossary.css")]
