@@ -32,11 +32,11 @@ from app.lab import (
     presets,
     run_steps,
 )
+from app.render.metrics import render_metrics
+from app.render.pool import render_pool
+from app.render.requests import render_requests
 from app.theme import CSS
-from app.views.metrics import render_metrics
-from app.views.pool import render_pool
 from app.views.queue import render_queue
-from app.views.requests import render_requests
 from engine.lab.scenario import MODES
 from engine.lab.workload import (
     KNOB_TYPES,
