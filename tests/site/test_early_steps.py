@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from app.static_site.pins import PANEL_VERSION
-from app.views.prefill import step_request
+from app.render.prefill import step_request
 from engine.lab.scenario import load_scenario
 from engine.lab.timeline import build_timeline
 from tests.app.page_checks import check_step
