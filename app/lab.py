@@ -1,6 +1,6 @@
 """The workload lab's logic, without widgets: knobs -> workloads -> runs -> chart columns.
 
-The engine does the work (engine/workload.py); this module only decides which runs
+The engine does the work (engine/lab/workload.py); this module only decides which runs
 the lab shows and turns a run's series into the columns a Bokeh ColumnDataSource
 takes. ``LabRun`` plays the runs in slices and awaits between them, so the page
 stays responsive, shows progress and can stop a long run.
@@ -16,8 +16,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from engine.timeline import Timeline, build_timeline
-from engine.workload import (
+from engine.lab.timeline import Timeline, build_timeline
+from engine.lab.workload import (
     COLUMNS,
     PROGRESS_EVERY_STEPS,
     Preset,

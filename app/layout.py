@@ -14,13 +14,15 @@ import panel as pn
 import param
 
 from app import timelines
-from app.address_bar import AddressBar
-from app.early_steps import EarlySteps
+from app.components.address_bar import AddressBar
+from app.components.early_steps import EarlySteps
+from app.components.glossary import Glossary
+from app.components.keyboard import Keyboard
+from app.components.panel_tabs import PanelTabs
 from app.errors import logged
-from app.glossary import Glossary, render_glossary
-from app.keyboard import Keyboard
 from app.playground.editor import PlaygroundEditor
 from app.playground.store import is_playground
+from app.render.glossary import render_glossary
 from app.start_page import StartPage, render_start_page
 from app.state import SimulatorState
 from app.url import LinkState, link_query, parse_link
@@ -35,7 +37,6 @@ from app.views.metrics import MetricsView
 from app.views.narration import NarrationView
 from app.views.notice import notice_pane
 from app.views.offload import OffloadView
-from app.views.panel_tabs import PanelTabs
 from app.views.pool import PoolView
 from app.views.prefill import PrefillView
 from app.views.queue import QueueView

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.snapshot import RequestView, Snapshot
-from engine.timeline import Step, Timeline
+from engine.lab.snapshot import RequestRecord, Snapshot
+from engine.lab.timeline import Step, Timeline
 
 RESET_CALL = "reset_prefix_cache("
 RESET_OPTIONS = ("Yes: it returns True", "No: it returns False", "It raises an error")
@@ -63,7 +63,7 @@ def _reset_result(step: Step) -> Question | None:
     )
 
 
-def _holder(snapshot: Snapshot) -> RequestView | None:
+def _holder(snapshot: Snapshot) -> RequestRecord | None:
     """The running request holding the most blocks (the first such in arrival order)."""
     running = [r for r in snapshot.requests if r.request_id in snapshot.running and r.block_ids]
     return max(running, key=lambda r: len(r.block_ids), default=None)

@@ -18,11 +18,11 @@ from typing import ClassVar
 import param
 
 from app import timelines
+from app.components.esm import FileComponent
 from app.content_files import load_toml, one_line
-from app.esm import FileComponent
+from app.render.html import esc
 from app.stylesheets import stylesheet
 from app.url import LAB, POSITION_PARAMETERS, TRUE_VALUES
-from app.views.base import esc
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,8 @@ import param
 
 from app import timelines
 from app.playground.store import is_playground, last_step
-from engine.scenario import MODES
-from engine.timeline import Step, Timeline
+from engine.lab.scenario import MODES
+from engine.lab.timeline import Step, Timeline
 
 
 class SimulatorState(param.Parameterized):

@@ -10,8 +10,8 @@ from __future__ import annotations
 from functools import cache
 
 from app.playground import store as playground
-from engine.scenario import Scenario, load_scenario, scenario_names
-from engine.timeline import Timeline, build_timeline
+from engine.lab.scenario import Scenario, load_scenario, scenario_names
+from engine.lab.timeline import Timeline, build_timeline
 
 DEFAULT_SCENARIO = "reset"
 

@@ -17,8 +17,8 @@ from urllib.parse import parse_qsl, urlencode
 
 from app import timelines
 from app.playground import store as playground
-from engine import playground_code
-from engine.scenario import ScenarioError
+from engine.lab import playground_code
+from engine.lab.scenario import ScenarioError
 
 TRUE_VALUES = ("1", "true", "yes", "on")
 # Set by build.py while it pre-renders a copy of the page at another address: there

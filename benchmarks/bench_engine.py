@@ -12,11 +12,11 @@ import statistics
 import time
 from typing import Any
 
-from engine.kv_cache_manager import KVCacheManager
-from engine.kv_cache_utils import get_request_block_hasher, sha256
-from engine.request import Request
-from engine.scenario import load_scenario, scenario_names
-from engine.timeline import build_timeline
+from engine.lab.scenario import load_scenario, scenario_names
+from engine.lab.timeline import build_timeline
+from engine.vllm.kv_cache_manager import KVCacheManager
+from engine.vllm.kv_cache_utils import get_request_block_hasher, sha256
+from engine.vllm.request import Request
 
 NUM_BLOCKS = 10_000
 BLOCK_SIZE = 16

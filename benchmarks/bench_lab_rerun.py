@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.lab import FinishedRuns, LabRun, chart_data, preset
-from engine.workload import Workload
+from engine.lab.workload import Workload
 
 
 def rerun_seconds(name: str, workload: Workload, finished: FinishedRuns) -> float:

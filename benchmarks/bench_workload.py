@@ -31,8 +31,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.block_pool import BlockPool
-from engine.workload import Workload, WorkloadRunner, run_workload
+from engine.lab.workload import Workload, WorkloadRunner, run_workload
+from engine.vllm.block_pool import BlockPool
 
 POOL_OPERATIONS = ("get_new_blocks", "touch", "free_blocks", "cache_full_blocks")
 

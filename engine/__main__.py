@@ -1,6 +1,6 @@
 import sys
 
-from engine.cli import main
+from engine.lab.cli import main
 
 try:
     sys.exit(main())

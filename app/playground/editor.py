@@ -20,11 +20,11 @@ import param
 from app.errors import logged
 from app.playground import store
 from app.playground.script_lines import format_lines, parse_lines
+from app.render.html import esc
 from app.state import SimulatorState
-from app.views.base import esc
-from engine import toml_writer
-from engine.scenario import ScenarioError, scenario_data
-from engine.scenario_file import (
+from engine.lab import toml_writer
+from engine.lab.scenario import ScenarioError, scenario_data
+from engine.lab.scenario_file import (
     MAX_BLOCK_SIZE,
     MAX_FILE_BYTES,
     MAX_POOL_BLOCKS,

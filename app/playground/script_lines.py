@@ -2,7 +2,7 @@
 
 A line is the action's ``do`` name, its main argument, any other field as
 ``key=value``, and last the prompt after ``prompt:`` (token ids and ranges) or
-``text:`` (plain text, engine/tokenizer.py)::
+``text:`` (plain text, engine/lab/tokenizer.py)::
 
     add_request A max_tokens=3 cache_salt=u1 prompt: 1..12, 40, 41
     add_request B text: You are a helpful assistant. Hello!
@@ -13,7 +13,7 @@ A line is the action's ``do`` name, its main argument, any other field as
 
 Inserting, deleting and reordering actions is editing lines. A line becomes
 the same table as a ``[[steps]]`` entry of a scenario file; the engine checks
-the values (engine/scenario.py), this only reads the layout of a line.
+the values (engine/lab/scenario.py), this only reads the layout of a line.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
-from engine.scenario import ACTION_KINDS, ScenarioError
+from engine.lab.scenario import ACTION_KINDS, ScenarioError
 
 # The one argument each action takes without a key.
 MAIN_ARGUMENT = {"add_request": "id", "abort": "id", "step": "count"}

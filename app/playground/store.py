@@ -1,6 +1,6 @@
 """Playground scenarios the app has seen, by name, so the timelines module can serve them.
 
-A playground's name is a hash of its data (engine/scenario_file.py), so an entry
+A playground's name is a hash of its data (engine/lab/scenario_file.py), so an entry
 never changes and can be shared by every session; the oldest are dropped.
 """
 
@@ -11,10 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from engine import playground_code
-from engine.scenario import Scenario
-from engine.scenario_file import PLAYGROUND_PREFIX, scenario_from_dict
-from engine.timeline import Timeline, build_timeline
+from engine.lab import playground_code
+from engine.lab.scenario import Scenario
+from engine.lab.scenario_file import PLAYGROUND_PREFIX, scenario_from_dict
+from engine.lab.timeline import Timeline, build_timeline
 
 MAX_KEPT = 32
 

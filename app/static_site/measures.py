@@ -15,7 +15,7 @@ The benchmark's yardstick (benchmarks/bench_site.py) is a stock app built withou
   early the page starts the Pyodide worker first thing, before Bokeh's JS;
   copies every scenario, in both layouts (full page and `embed=1`, the write-up's
         iframes), has a pre-rendered copy (copies/NAME.json.gz, fetched only by its
-        addresses), so every address steps before Python is ready (app/early_steps.py),
+        addresses), so every address steps before Python is ready (app/components/early_steps.py),
         not just the page's own copy of the default scenario.
 """
 

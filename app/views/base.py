@@ -7,45 +7,23 @@ every deck in the browser (see step_deck.py).
 
 from __future__ import annotations
 
-import html
-from collections.abc import Callable, Hashable, Iterable
-from typing import TypeVar
+from collections.abc import Callable
 
 import panel as pn
 import param
 
+from app.components.step_deck import Deck, StepDeck
 from app.errors import logged
 from app.state import SimulatorState
 from app.stylesheets import stylesheet
 from app.theme import CSS
 from app.timelines import timeline_key
-from app.views.step_deck import Deck, StepDeck
-from engine.snapshot import Snapshot
-from engine.timeline import Timeline
+from engine.lab.timeline import Timeline
 
-# How a glossary term looks inside a view (app/glossary.py writes the links).
+# How a glossary term looks inside a view (app/render/glossary.py writes the links).
 TERM_CSS = stylesheet("app.views", "term.css")
 # The embed's denser spacing (layout.py), on top of the app's stylesheet.
 COMPACT_CSS = stylesheet("app.views", "compact.css")
-Record = TypeVar("Record")
-Key = TypeVar("Key", bound=Hashable)
-
-
-def esc(value: object) -> str:
-    return html.escape(str(value), quote=True)
-
-
-def changed_at(
-    timeline: Timeline,
-    step: int,
-    records: Callable[[Snapshot], Iterable[Record]],
-    key: Callable[[Record], Key],
-) -> set[Key]:
-    """Keys of the step's records that differ from the previous step's (none at step 0)."""
-    if step == 0:
-        return set()
-    before = {key(r): r for r in records(timeline.steps[step - 1].snapshot)}
-    return {key(r) for r in records(timeline.steps[step].snapshot) if before.get(key(r)) != r}
 
 
 def move_or_render(deck: StepDeck, key: str, step: int, render: Callable[[], None]) -> None:

@@ -1,164 +1,18 @@
-"""A request's hash chain: each full block's hash = H(parent, tokens, extra keys).
-
-Two requests side by side, aligned by block position, with equal hashes marked:
-one token in front (prepend-token) or a salt (cache-salt) changes the first hash,
-and by the chain every hash after it. The hashes come from the snapshot; the app
-only compares their labels.
-"""
+"""The panel of app/render/chain.py, in Panel."""
 
 from __future__ import annotations
 
 import panel as pn
 import param
 
+from app.components.step_deck import Deck, StepDeck
 from app.errors import logged
-from app.glossary import term
+from app.render.chain import NONE, default_pair, render_chain
 from app.state import SimulatorState
 from app.theme import CSS
 from app.timelines import timeline_key
-from app.views.base import TERM_CSS, esc, move_or_render
-from app.views.step_deck import Deck, StepDeck
-from engine.snapshot import ChainLink, RequestView, Snapshot
-from engine.timeline import Timeline
-
-# Chains longer than this show their first and last EDGE rows; the middle folds.
-COLLAPSE_FROM = 12
-EDGE = 4
-SHOWN_TOKENS = 4  # tokens written out per block; the rest are in the tooltip
-NONE = ""  # the picker's "no second request"
-
-
-def default_pair(snapshot: Snapshot) -> tuple[str | None, str | None]:
-    """The most recent request, and the one that arrived before it."""
-    ids = [r.request_id for r in snapshot.requests]
-    if not ids:
-        return None, None
-    return ids[-1], (ids[-2] if len(ids) > 1 else None)
-
-
-def _tokens(link: ChainLink) -> str:
-    shown = " ".join(map(str, link.token_ids[:SHOWN_TOKENS]))
-    more = " …" if len(link.token_ids) > SHOWN_TOKENS else ""
-    return f"[{shown}{more}]"
-
-
-def _formula(link: ChainLink | None, state: str) -> str:
-    if link is None:
-        return '<div class="f none">no full block here</div>'
-    parent = esc(link.parent_label) if link.parent_label else term("none-hash")
-    extra = esc(link.extra_keys) if link.extra_keys else "None"
-    extra_class = "xk on" if link.extra_keys else "xk"
-    full = " ".join(map(str, link.token_ids))
-    return (
-        f'<div class="f {state}" data-hash="{esc(link.hash_label)}">H(<span class="par">'
-        f'{parent}</span>, <span class="tok" title="tokens {link.first_token}&ndash;'
-        f'{link.first_token + len(link.token_ids) - 1}: {esc(full)}">{esc(_tokens(link))}</span>, '
-        f'<span class="{extra_class}">{extra}</span>) = '
-        f'<b class="h">{esc(link.hash_label)}</b></div>'
-    )
-
-
-def _row(index: int, a: ChainLink | None, b: ChainLink | None, compare: bool) -> str:
-    same = a is not None and b is not None and a.hash_label == b.hash_label
-    state = "same" if same else "diff"
-    marker = ""
-    if compare:
-        marker = (
-            '<span class="cmp same" title="equal hashes">=</span>'
-            if same
-            else '<span class="cmp diff" title="different hashes">≠</span>'
-        )
-    other = _formula(b, state) if compare else ""
-    return (
-        f'<div class="crow" data-index="{index}" data-same="{str(same).lower()}">'
-        f'<span class="ix">{index}</span>{_formula(a, state if compare else "")}'
-        f"{marker}{other}</div>"
-    )
-
-
-def _summary(a: RequestView, b: RequestView | None) -> str:
-    cached = (
-        f"hit {a.num_cached_tokens} tokens at admission"
-        if a.num_cached_tokens >= 0
-        else "not admitted yet"
-    )
-    salt = f" · cache_salt {esc(a.cache_salt)!r}" if a.cache_salt else ""
-    text = (
-        f"<b>{esc(a.request_id)}</b>: {len(a.chain)} full blocks of {a.num_tokens} tokens · "
-        f"{cached}{salt}"
-    )
-    if b is not None:
-        pairs = list(zip(a.chain, b.chain, strict=False))
-        equal = sum(1 for x, y in pairs if x.hash_label == y.hash_label)
-        first_diff = next(
-            (i for i, (x, y) in enumerate(pairs) if x.hash_label != y.hash_label), None
-        )
-        where = "" if first_diff is None else f"; first difference at block {first_diff}"
-        text += (
-            f'<br><b>{esc(b.request_id)}</b>: equal hashes at <span data-testid="chain-equal">'
-            f"{equal}</span> of {len(pairs)} aligned blocks{where}"
-        )
-    return f'<div class="chain-sum">{text}</div>'
-
-
-def render_chain(
-    timeline: Timeline, step: int, primary: str | None = None, other: str | None = None
-) -> str:
-    snapshot = timeline.steps[step].snapshot
-    ids = {r.request_id for r in snapshot.requests}
-    auto_a, _ = default_pair(snapshot)
-    primary = primary if primary in ids else auto_a
-    head = (
-        '<section class="box" aria-label="hash chain">'
-        f'<h3 class="panel-title">Hash chain · H(parent, tokens, {term("extra-keys")})</h3>'
-    )
-    if primary is None:
-        return (
-            head
-            + '<div data-testid="hash-chain" class="empty-note">no requests yet</div></section>'
-        )
-    a = snapshot.request(primary)
-    if other == primary or (other is not None and other not in ids):
-        other = None
-    b = snapshot.request(other) if other else None
-    n = max(len(a.chain), len(b.chain) if b else 0)
-
-    def link(chain: tuple[ChainLink, ...], i: int) -> ChainLink | None:
-        return chain[i] if i < len(chain) else None
-
-    rows = [
-        _row(i, link(a.chain, i), link(b.chain, i) if b else None, b is not None) for i in range(n)
-    ]
-    if n > COLLAPSE_FROM:
-        middle = rows[EDGE : n - EDGE]
-        same = sum(1 for r in middle if 'data-same="true"' in r)
-        note = f", {same} of them equal" if b else ""
-        rows = [
-            *rows[:EDGE],
-            f'<details class="cmid"><summary>blocks {EDGE}&ndash;{n - EDGE - 1} ({len(middle)} more'
-            f"{note})</summary>{''.join(middle)}</details>",
-            *rows[n - EDGE :],
-        ]
-    columns = (
-        f'<div class="chead"><span>#</span><span>{esc(a.request_id)}</span>'
-        + (f"<span></span><span>{esc(b.request_id)}</span>" if b else "")
-        + "</div>"
-    )
-    return (
-        head + f'<div data-testid="hash-chain" data-request="{esc(primary)}" '
-        f'data-other="{esc(other or "")}" data-blocks="{len(a.chain)}" '
-        f'data-hashes="{esc(" ".join(a.block_hash_labels))}" '
-        f'data-other-hashes="{esc(" ".join(b.block_hash_labels) if b else "")}">'
-        + _summary(a, b)
-        + f'<div class="chain{" two" if b else ""}">{columns}{"".join(rows)}</div>'
-        + "</div>"
-        '<div class="note">Only full blocks have a hash. Equal tokens from position 0 and '
-        "equal extra keys (LoRA, cache_salt) give equal hashes, so the block can be shared. "
-        "The converse is trusted, not checked: vLLM never compares the tokens, so two "
-        "prefixes whose hashes collided would share a block (no SHA-256 collision is known; "
-        "xxhash, also offered, is not collision resistant).</div>"
-        "</section>"
-    )
+from app.views.base import TERM_CSS, move_or_render
+from engine.lab.timeline import Timeline
 
 
 class ChainView(pn.viewable.Viewer):

@@ -13,15 +13,15 @@ from functools import cache
 import panel as pn
 import param
 
-from app.code_render import code_lines, style_defs, variant_of
+from app.components.code_panel import SLOT, CodePanel
 from app.errors import logged
+from app.render.code import code_lines, style_defs, variant_of
+from app.render.html import esc
 from app.state import SimulatorState
 from app.theme import CSS
 from app.timelines import timeline_key
-from app.views.base import esc
-from app.views.code_panel import SLOT, CodePanel
-from engine.timeline import Timeline
-from engine.trace import FunctionTrace
+from engine.lab.timeline import Timeline
+from engine.lab.trace import FunctionTrace
 
 # Pygments first, so the app's own rules (backgrounds of ran lines) win.
 CODE_CSS = style_defs(".code") + CSS + ".code { background: transparent; }"

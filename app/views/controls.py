@@ -14,13 +14,13 @@ import panel as pn
 import param
 
 from app import timelines
+from app.components.mode_picker import ModePicker
+from app.components.player_bar import PlayerBar
+from app.components.scenario_picker import ScenarioPicker
 from app.errors import logged
 from app.state import SimulatorState
 from app.theme import CSS
 from app.views.base import COMPACT_CSS
-from app.views.mode_picker import ModePicker
-from app.views.player_bar import PlayerBar
-from app.views.scenario_picker import ScenarioPicker
 
 
 def scenario_options() -> list[list[str]]:

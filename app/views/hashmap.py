@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from app.glossary import code_term
-from app.views.base import StepView, changed_at, esc
-from engine.timeline import Timeline
+from app.render.glossary import code_term
+from app.render.html import changed_at, esc
+from app.views.base import StepView
+from engine.lab.timeline import Timeline
 
 
 def render_hash_map(timeline: Timeline, step: int) -> str:

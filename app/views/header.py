@@ -1,65 +1,9 @@
-"""The header: which scenario this is, and a short "how to read this"."""
+"""The panel of app/render/header.py: every step of the timeline, shown through a StepDeck."""
 
 from __future__ import annotations
 
-from app import timelines
-from app.glossary import code_term, term
-from app.views.base import StepView, esc
-from engine.timeline import Timeline
-
-HOW_TO_READ = (
-    f"Each cell is one KV-cache block: its id, <b>{term('ref_cnt')}</b> (how many requests "
-    "hold it) and a short label of its hash. Colour and the word in the corner give its state.",
-    f"{code_term('free-block-queue')} runs from head to tail: new blocks come from the head, "
-    "so a free block that still has a hash can be hit until it reaches the head.",
-    f"{code_term('cached-block-hash-to-block')} is what a new request looks its prefix up in.",
-    f"A hit {term('touch', 'touches')} each block it finds; a long prompt is computed over "
-    f"several steps ({term('chunked-prefill')}); a running request can lose its blocks to "
-    f"{term('preemption')}; the {term('engine-core')} runs all of it, one step at a time.",
-    "The code panel shows the engine's own source: lines that ran at this step are "
-    "highlighted, ▶ marks the last one.",
-    "Keys: ← → step, space plays or pauses, Home restarts.",
-)
-
-
-def scenario_list(current: str) -> str:
-    """Every scenario with its title and summary, each a deep link."""
-    items = []
-    for name in timelines.names():
-        scenario = timelines.scenario(name)
-        here = ' aria-current="page" class="here"' if name == current else ""
-        items.append(
-            f'<li data-scenario="{esc(name)}"{here}><a href="?scenario={esc(name)}">'
-            f'{esc(scenario.title)}</a> <span class="mono muted">{esc(name)}</span>'
-            f"<br><span class=muted>{esc(' '.join(scenario.summary.split()))}</span></li>"
-        )
-    return (
-        '<details class="scenarios"><summary>All scenarios</summary>'
-        f'<ol data-testid="scenario-list">{"".join(items)}</ol></details>'
-    )
-
-
-def render_header(timeline: Timeline, step: int) -> str:
-    items = "".join(f"<li>{item}</li>" for item in HOW_TO_READ)
-    return (
-        '<header class="header" data-testid="app-header">'
-        '<div class="kicker"><a href="?" data-testid="start-link">Prefix Cache Lab</a>'
-        " · vLLM v1 BlockPool</div>"
-        f"<h1>{esc(timeline.title)}</h1>"
-        f"<p>{esc(' '.join(timeline.summary.split()))}</p>"
-        f'<details class="howto-box" open><summary>'
-        f'How to read this</summary><ul class="howto">{items}</ul></details>'
-        f"{scenario_list(timeline.scenario)}"
-        "</header>"
-    )
-
-
-def render_embed_header(timeline: Timeline, step: int) -> str:
-    return (
-        '<div class="header" data-testid="embed-title">'
-        f'<span class="kicker">Interactive · BlockPool with {timeline.num_gpu_blocks} blocks</span>'
-        f" · <b>{esc(timeline.title)}</b></div>"
-    )
+from app.render.header import render_embed_header, render_header
+from app.views.base import StepView
 
 
 class HeaderView(StepView):

@@ -19,7 +19,7 @@ from bokeh.events import Event, Tap
 from bokeh.models import ColumnDataSource, DataRange1d, NumeralTickFormatter, Range1d
 from bokeh.plotting import figure
 
-from app.address_bar import AddressBar
+from app.components.address_bar import AddressBar
 from app.errors import logged
 from app.lab import (
     LabResult,
@@ -32,13 +32,13 @@ from app.lab import (
     presets,
     run_steps,
 )
+from app.render.metrics import render_metrics
+from app.render.pool import render_pool
+from app.render.requests import render_requests
 from app.theme import CSS
-from app.views.metrics import render_metrics
-from app.views.pool import render_pool
 from app.views.queue import render_queue
-from app.views.requests import render_requests
-from engine.scenario import MODES
-from engine.workload import (
+from engine.lab.scenario import MODES
+from engine.lab.workload import (
     KNOB_TYPES,
     MAX_SCENARIO_BLOCKS,
     SALT_POLICIES,

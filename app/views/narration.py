@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import re
 
-from app.glossary import link_terms
-from app.views.base import StepView, esc
-from engine.snapshot import AuxOutputView
-from engine.timeline import Timeline
+from app.render.glossary import link_terms
+from app.render.html import esc
+from app.views.base import StepView
+from engine.lab.snapshot import AuxOutputRecord
+from engine.lab.timeline import Timeline
 
 # Results that report a failure: a raised error, or an HTTP status of 400 or more.
 _FAILED = re.compile(r"^(\w+Error\b|HTTP [45]\d\d\b|not run\b)")
@@ -20,7 +21,7 @@ def result_class(result: str) -> str:
     return "result error" if _FAILED.match(result) else "result"
 
 
-def render_aux(aux: AuxOutputView) -> str:
+def render_aux(aux: AuxOutputRecord) -> str:
     apart = aux.scheduler_generation != aux.worker_generation
     return (
         f'<div class="aux{" apart" if apart else ""}" data-testid="aux-output" '

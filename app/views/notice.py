@@ -1,21 +1,11 @@
-"""A visible notice naming each deep-link parameter that was ignored."""
+"""The panel of app/render/notice.py, in Panel."""
 
 from __future__ import annotations
 
 import panel as pn
 
+from app.render.notice import render_notice
 from app.theme import CSS
-from app.views.base import esc
-
-
-def render_notice(notices: tuple[str, ...]) -> str:
-    if not notices:
-        return ""
-    items = "".join(f"<li>{esc(n)}</li>" for n in notices)
-    return (
-        '<div class="notice" role="alert" data-testid="notice">'
-        f"<b>Some link parameters were ignored.</b><ul>{items}</ul></div>"
-    )
 
 
 def notice_pane(notices: tuple[str, ...]) -> pn.pane.HTML:

@@ -12,9 +12,10 @@ from bisect import bisect_left
 from collections.abc import Sequence
 from pathlib import Path
 
+from app.render.html import esc
 from app.theme import CSS
-from app.views.base import StepView, esc
-from engine.timeline import Timeline
+from app.views.base import StepView
+from engine.lab.timeline import Timeline
 
 QUEUE_CSS = Path(__file__).with_name("queue.css").read_text(encoding="utf-8")
 

@@ -1,4 +1,4 @@
-import { WORKS_EARLY } from '../early.js'
+import { WORKS_EARLY } from '../components/early.js'
 
 // Predict, then see (quiz.py): the questions of the step shown, answered in the browser.
 // The step channel (views/step_deck.py): the controls set globalThis.__pclStep and fire

@@ -14,12 +14,12 @@ from typing import ClassVar
 
 import param
 
+from app.components.step_deck import LeanComponent
 from app.errors import logged
 from app.questions import all_questions
 from app.state import SimulatorState
 from app.stylesheets import stylesheet
 from app.timelines import timeline_key
-from app.views.step_deck import LeanComponent
 
 STORAGE_KEY = "pcl-quiz"
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from engine.timeline import Timeline
+from engine.lab.timeline import Timeline
 
 expect = pytest.importorskip("playwright.sync_api").expect
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from app.lab import preset
-from engine.workload import run_workload
+from engine.lab.workload import run_workload
 from tests.app import test_browser_serve as serve
 from tests.app.test_browser_serve import Watched
 

@@ -15,9 +15,9 @@ import pytest
 
 from app.playground.editor import EMPTY, fork
 from app.playground.script_lines import parse_lines
-from engine import toml_writer
-from engine.scenario_file import scenario_from_dict
-from engine.timeline import Timeline, build_timeline
+from engine.lab import toml_writer
+from engine.lab.scenario_file import scenario_from_dict
+from engine.lab.timeline import Timeline, build_timeline
 from tests.app import test_browser_serve as serve
 from tests.app.page_checks import expected, read_page, wait_for_step
 from tests.app.test_browser_serve import Watched, open_app

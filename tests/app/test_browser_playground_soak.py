@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from app.playground.script_lines import format_lines, parse_lines
-from engine.scenario import ScenarioError
-from engine.scenario_file import scenario_from_dict
-from engine.timeline import Timeline, build_timeline
+from engine.lab.scenario import ScenarioError
+from engine.lab.scenario_file import scenario_from_dict
+from engine.lab.timeline import Timeline, build_timeline
 from tests.app import test_browser_serve as serve
 from tests.app.test_browser_playground import check_playground_step, field, open_fork
 from tests.app.test_browser_serve import Watched, open_app

@@ -13,7 +13,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from app import timelines
-from engine.timeline import Timeline
+from engine.lab.timeline import Timeline
 from tests.app.browser import REPO, chromium, panel_serve
 from tests.app.page_checks import check_step, exercise_keyboard, wait_for_step
 

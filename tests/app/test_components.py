@@ -12,30 +12,32 @@ import param
 import pytest
 
 from app import timelines
-from app.code_render import function_range, highlighted_lines, highlighted_range, variant_of
-from app.keyboard import KEY_BUTTONS
+from app.components.keyboard import KEY_BUTTONS
+from app.components.player_bar import BUTTON_NAMES
 from app.layout import App
 from app.prefill_inputs import SEED_FLOPS, parse_inputs, seed_texts
+from app.render.chain import COLLAPSE_FROM, EDGE, default_pair, render_chain
+from app.render.code import function_range, highlighted_lines, highlighted_range, variant_of
+from app.render.log import render_log
+from app.render.metrics import render_metrics
+from app.render.offload import render_offload
+from app.render.pool import changed_blocks, render_pool
+from app.render.prefill import render_prefill, step_request
+from app.render.requests import render_requests
 from app.state import SimulatorState
 from app.url import parse_link
-from app.views.chain import COLLAPSE_FROM, EDGE, ChainView, default_pair, render_chain
+from app.views.chain import ChainView
 from app.views.code import CodeView, code_parts, function_options
 from app.views.controls import Controls, scenario_options
 from app.views.hashmap import render_hash_map
 from app.views.header import HeaderView
-from app.views.log import render_log
-from app.views.metrics import render_metrics
 from app.views.narration import render_narration
-from app.views.offload import render_offload
-from app.views.player_bar import BUTTON_NAMES
-from app.views.pool import changed_blocks, render_pool
-from app.views.prefill import PrefillView, render_prefill, step_request
+from app.views.prefill import PrefillView
 from app.views.queue import queue_marks, render_queue
-from app.views.requests import render_requests
-from engine.prefill_cost import prefill_cost
-from engine.timeline import Timeline
-from engine.trace import FunctionTrace
-from engine.variants import CHANGES
+from engine.lab.prefill_cost import prefill_cost
+from engine.lab.timeline import Timeline
+from engine.lab.trace import FunctionTrace
+from engine.lab.variants import CHANGES
 from tests.app.conftest import parse
 
 MODES = timelines.scenario("reset").modes

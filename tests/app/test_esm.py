@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from app.address_bar import AddressBar
-from app.early_steps import EarlySteps
-from app.esm import inline_imports
-from app.keyboard import KeyboardShortcuts
-from app.views.code_panel import CodePanel
-from app.views.mode_picker import ModePicker
-from app.views.player_bar import PlayerBar
-from app.views.scenario_picker import ScenarioPicker
-from app.views.step_deck import StepDeck
+from app.components.address_bar import AddressBar
+from app.components.code_panel import CodePanel
+from app.components.early_steps import EarlySteps
+from app.components.esm import inline_imports
+from app.components.keyboard import KeyboardShortcuts
+from app.components.mode_picker import ModePicker
+from app.components.player_bar import PlayerBar
+from app.components.scenario_picker import ScenarioPicker
+from app.components.step_deck import StepDeck
 
 COMPONENTS = [
     AddressBar,

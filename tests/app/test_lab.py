@@ -10,7 +10,7 @@ import pytest
 
 from app.lab import FinishedRuns, LabResult, LabRun, chart_data, check_knobs, preset
 from app.views.lab import CHARTS, LabView, open_lab, render_outcome
-from engine.workload import COLUMNS, run_workload
+from engine.lab.workload import COLUMNS, run_workload
 from tests.app.conftest import parse
 
 SMALL_KNOBS = {"requests": 12, "shared_tokens": 64, "unique_tokens": 16, "output_tokens": 2}

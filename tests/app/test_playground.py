@@ -14,10 +14,10 @@ from app.playground import store
 from app.playground.editor import EMPTY, fork
 from app.playground.script_lines import format_lines, parse_lines
 from app.url import parse_link
-from engine import toml_writer
-from engine.scenario import scenario_names
-from engine.scenario_file import scenario_from_dict
-from engine.timeline import build_timeline
+from engine.lab import toml_writer
+from engine.lab.scenario import scenario_names
+from engine.lab.scenario_file import scenario_from_dict
+from engine.lab.timeline import build_timeline
 
 TWO_REQUESTS = """add_request A max_tokens=2 prompt: 1..12
 step

@@ -9,11 +9,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from engine import kv_cache_utils
-from engine.block_pool import BlockPool
-from engine.kv_cache_utils import get_block_hash
-from engine.kv_events import KVCacheEvent
-from engine.snapshot import event_view
+from engine.lab.snapshot import event_record
+from engine.vllm import kv_cache_utils
+from engine.vllm.block_pool import BlockPool
+from engine.vllm.kv_cache_utils import get_block_hash
+from engine.vllm.kv_events import KVCacheEvent
 
 
 def readable_hash(obj: Any) -> bytes:
@@ -59,7 +59,7 @@ def event_dicts(events: list[KVCacheEvent]) -> list[dict[str, Any]]:
     """Events with bytes hashes shown readably, in the transcripts' field subset."""
     shown = []
     for event in events:
-        data = event_view(event).to_dict()
+        data = event_record(event).to_dict()
         for key in ("block_hashes",):
             if key in data:
                 data[key] = [bytes.fromhex(h).decode() for h in data[key]]

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from engine.core import EngineCore
-from engine.kv_cache_manager import KVCacheManager
-from engine.request import Request, RequestStatus
-from engine.scenario import ScenarioError, load_scenario, parse_scenario
-from engine.scheduler import Scheduler
-from engine.timeline import Timeline, build_timeline
+from engine.lab.scenario import ScenarioError, load_scenario, parse_scenario
+from engine.lab.timeline import Timeline, build_timeline
+from engine.vllm.core import EngineCore
+from engine.vllm.kv_cache_manager import KVCacheManager
+from engine.vllm.request import Request, RequestStatus
+from engine.vllm.scheduler import Scheduler
 
 BLOCK_SIZE = 4
 

@@ -7,11 +7,11 @@ import logging
 
 import pytest
 
-from engine.api_server import APIServer, EngineCoreClient, HTTPRequest, HTTPResponse
-from engine.core import EngineCore
-from engine.scenario import load_scenario
-from engine.scheduler import Scheduler
-from engine.timeline import Step, Timeline, build_timeline
+from engine.lab.scenario import load_scenario
+from engine.lab.timeline import Step, Timeline, build_timeline
+from engine.vllm.api_server import APIServer, EngineCoreClient, HTTPRequest, HTTPResponse
+from engine.vllm.core import EngineCore
+from engine.vllm.scheduler import Scheduler
 
 BOTH = "reset_running_requests=true&keep_running_requests=true"
 ROUTER = "vllm.entrypoints.serve.dev.cache.api_router"
@@ -71,7 +71,7 @@ def test_http_answers_400_before_any_engine_call(timeline: Timeline) -> None:
     assert not any(
         name.startswith(("EngineCore", "Scheduler", "EngineCoreClient")) for name in names
     )
-    assert all(trace.file == "engine/api_server.py" for trace in step.code)
+    assert all(trace.file == "engine/vllm/api_server.py" for trace in step.code)
     assert step.focus is not None and step.focus.qualname == "reset_prefix_cache"
     assert [(line.level, line.logger, line.message) for line in step.snapshot.logs] == [
         ("ERROR", HANDLER, "Exception caught. Request id: None"),

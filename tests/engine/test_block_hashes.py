@@ -4,8 +4,13 @@ The values were computed before the hashing was sped up; CPython and the browser
 must agree on every block hash, and saved links and goldens carry them.
 """
 
-from engine.kv_cache_utils import NONE_HASH, get_request_block_hasher, hash_block_tokens, sha256
-from engine.request import Request
+from engine.vllm.kv_cache_utils import (
+    NONE_HASH,
+    get_request_block_hasher,
+    hash_block_tokens,
+    sha256,
+)
+from engine.vllm.request import Request
 
 
 def test_none_hash_is_pinned() -> None:

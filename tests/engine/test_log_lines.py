@@ -11,8 +11,8 @@ import re
 
 import pytest
 
-from engine.scenario import load_scenario, scenario_names
-from engine.timeline import build_timeline
+from engine.lab.scenario import load_scenario, scenario_names
+from engine.lab.timeline import build_timeline
 
 VLLM_LINES: dict[str, tuple[str, ...]] = {
     # vllm/v1/core/block_pool.py, BlockPool.reset_prefix_cache

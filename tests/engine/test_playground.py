@@ -20,12 +20,12 @@ import hypothesis.strategies as st
 import pytest
 from hypothesis import given, settings
 
-from engine import playground_code, toml_writer
-from engine.cli import main
-from engine.scenario import MODES, ScenarioError, scenario_data, scenario_names
-from engine.scenario_file import load_scenario_file, parse_toml, scenario_from_dict
-from engine.timeline import MAX_TIMELINE_STEPS, _Run, build_timeline
-from engine.tokenizer import tokenize
+from engine.lab import playground_code, toml_writer
+from engine.lab.cli import main
+from engine.lab.scenario import MODES, ScenarioError, scenario_data, scenario_names
+from engine.lab.scenario_file import load_scenario_file, parse_toml, scenario_from_dict
+from engine.lab.timeline import MAX_TIMELINE_STEPS, _Run, build_timeline
+from engine.lab.tokenizer import tokenize
 from tests.engine import test_pool_invariants as pool_checks
 
 

@@ -8,10 +8,10 @@ import hypothesis.strategies as st
 from hypothesis import settings
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from engine.block_pool import BlockPool
-from engine.kv_cache_manager import KVCacheManager, cdiv
-from engine.kv_cache_utils import get_block_hash, get_request_block_hasher, sha256
-from engine.request import Request, RequestStatus
+from engine.vllm.block_pool import BlockPool
+from engine.vllm.kv_cache_manager import KVCacheManager, cdiv
+from engine.vllm.kv_cache_utils import get_block_hash, get_request_block_hasher, sha256
+from engine.vllm.request import Request, RequestStatus
 
 BLOCK_SIZE = 2
 NUM_BLOCKS = 12

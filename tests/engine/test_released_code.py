@@ -6,13 +6,13 @@ import inspect
 
 import pytest
 
-from engine.block_pool import BlockPool, KeepModeBlockPool
-from engine.scenario import load_scenario
-from engine.timeline import build_timeline
-from engine.variants import CHANGES, PROPOSED, RELEASED, FunctionRef, counterpart
+from engine.lab.scenario import load_scenario
+from engine.lab.timeline import build_timeline
+from engine.lab.variants import CHANGES, PROPOSED, RELEASED, FunctionRef, counterpart
+from engine.vllm.block_pool import BlockPool, KeepModeBlockPool
 
-RELEASED_REF = FunctionRef("engine/block_pool.py", "BlockPool.reset_prefix_cache")
-PROPOSED_REF = FunctionRef("engine/block_pool.py", "KeepModeBlockPool.reset_prefix_cache")
+RELEASED_REF = FunctionRef("engine/vllm/block_pool.py", "BlockPool.reset_prefix_cache")
+PROPOSED_REF = FunctionRef("engine/vllm/block_pool.py", "KeepModeBlockPool.reset_prefix_cache")
 
 
 def test_the_released_reset_has_the_released_signature() -> None:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from engine.scenario import load_scenario
-from engine.timeline import Step, Timeline, build_timeline
-from engine.trace import FunctionTrace
+from engine.lab.scenario import load_scenario
+from engine.lab.timeline import Step, Timeline, build_timeline
+from engine.lab.trace import FunctionTrace
 
-POOL_FILE = "engine/block_pool.py"
+POOL_FILE = "engine/vllm/block_pool.py"
 
 
 @pytest.fixture(scope="module")
@@ -88,3 +90,16 @@ def test_untraced_timeline_has_the_same_states(timelines: dict[str, Timeline]) -
     plain = build_timeline(load_scenario("reset"), "keep", trace=False)
     assert [s.snapshot for s in plain.steps] == [s.snapshot for s in timelines["keep"].steps]
     assert all(s.code == () for s in plain.steps)
+
+
+def test_every_module_of_the_model_is_traced_and_nothing_of_the_lab(
+    timelines: dict[str, Timeline],
+) -> None:
+    # The model is the package engine/vllm/, whatever modules it holds: a new one is
+    # traced (and its source shipped to the code panel) without being listed anywhere.
+    on_disk = {
+        f"engine/vllm/{path.name}"
+        for path in (Path(__file__).resolve().parents[2] / "engine" / "vllm").glob("*.py")
+        if path.name != "__init__.py"
+    }
+    assert {file for file, _ in timelines["keep"].sources} == on_disk

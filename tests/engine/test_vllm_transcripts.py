@@ -10,11 +10,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from engine.block_pool import BlockPool
-from engine.kv_cache_manager import KVCacheManager
-from engine.kv_cache_utils import get_request_block_hasher
-from engine.request import Request
-from engine.scheduler import Scheduler
+from engine.vllm.block_pool import BlockPool
+from engine.vllm.kv_cache_manager import KVCacheManager
+from engine.vllm.kv_cache_utils import get_request_block_hasher
+from engine.vllm.request import Request
+from engine.vllm.scheduler import Scheduler
 from tests.engine.readable import event_dicts, readable_hash, state
 
 BS = 4

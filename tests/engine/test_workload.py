@@ -11,10 +11,10 @@ from collections import Counter
 
 import pytest
 
-from engine.cli import main
-from engine.snapshot import block_state
-from engine.timeline import build_timeline
-from engine.workload import (
+from engine.lab.cli import main
+from engine.lab.snapshot import block_state
+from engine.lab.timeline import build_timeline
+from engine.lab.workload import (
     COLUMNS,
     Workload,
     WorkloadError,

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from app.static_site.pins import PANEL_VERSION
-from app.views.prefill import step_request
-from engine.scenario import load_scenario
-from engine.timeline import build_timeline
+from app.render.prefill import step_request
+from engine.lab.scenario import load_scenario
+from engine.lab.timeline import build_timeline
 from tests.app.page_checks import check_step
 from tests.site.conftest import (
     RECORDER_JS,

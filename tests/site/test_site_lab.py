@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from app.lab import preset
-from engine.workload import run_workload
+from engine.lab.workload import run_workload
 from tests.app.test_browser_lab import SOURCE_JS
 
 playwright_api = pytest.importorskip("playwright.sync_api")

@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from engine import toml_writer
-from engine.scenario_file import scenario_from_dict
-from engine.timeline import build_timeline
+from engine.lab import toml_writer
+from engine.lab.scenario_file import scenario_from_dict
+from engine.lab.timeline import build_timeline
 from tests.app.test_browser_playground import (
     SCRIPT,
     check_playground_step,
@@ -40,8 +40,8 @@ DIGEST_IN_WORKER = """async ([data, mode, timeoutMs]) => {
   const code = `
 import json
 import os
-from engine.scenario_file import scenario_from_dict
-from engine.timeline import build_timeline
+from engine.lab.scenario_file import scenario_from_dict
+from engine.lab.timeline import build_timeline
 build_timeline(scenario_from_dict(json.loads(${JSON.stringify(data)})), "${mode}").digest()
 `;
   const timeout = new Promise((_, reject) =>

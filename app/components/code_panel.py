@@ -1,0 +1,41 @@
+"""The code panel in the browser: every step's code sent once per scenario.
+
+A function's highlighted source is tens of kilobytes of HTML and the same
+function runs at many steps (and in every mode), so the panel receives, for
+the scenario's timelines, the distinct frames (heading, legend) and bodies (a
+function's lines, unmarked) and a plan per timeline: per step, which frame and
+body show the step's focus function, which lines ran, which ran last, and the
+names of every function that ran. The position comes by the step channel
+(step_deck.py). The browser marks the lines and scrolls the code box
+(not the page) so the last line that ran sits in its middle.
+
+The function picker lives here too: picking the focus shows the plan; picking
+another function asks Python (`pick`), whose answer (`picked`) is shown while
+the position and the pick still match.
+"""
+
+from __future__ import annotations
+
+import param
+
+from app.components.step_deck import LeanComponent
+
+SLOT = '<div class="code-slot"></div>'  # where the frame takes the lines
+PICKER_LABEL = "Functions that ran at this step (in the order entered)"
+
+
+class CodePanel(LeanComponent):
+    frames = param.List(default=[], item_type=str, doc="Distinct frames; SLOT marks the lines")
+    bodies = param.List(default=[], item_type=str, doc="Distinct bodies: a function's lines")
+    plans = param.Dict(
+        default={},
+        doc="Timeline key -> per step: [frame, body, ran lines, last line, labels, focus index]",
+    )
+    key = param.String(default="", doc="The timeline to show until the channel names one held")
+    step = param.Integer(default=0, doc="The step to show until the channel names one held")
+    pick = param.List(default=[], doc="From the browser: [key, step, index] of a picked function")
+    picked = param.Dict(default={}, doc="The picked function's position, index, frame, body, marks")
+
+    picker_label = param.String(default=PICKER_LABEL, constant=True, doc="The picker's caption")
+
+    _esm = "code_panel.js"

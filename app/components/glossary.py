@@ -1,0 +1,20 @@
+"""The glossary panel in the browser: a click on any term on the page opens it at that
+entry (glossary.js; the entries are rendered by app/render/glossary.py)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import param
+from panel.custom import JSComponent
+
+from app.stylesheets import stylesheet
+
+
+class Glossary(JSComponent):
+    """The glossary panel; a click on any term on the page opens it at that entry."""
+
+    html = param.String(default="", doc="The panel (render_glossary)")
+
+    _esm = "glossary.js"
+    _stylesheets: ClassVar[list[str]] = [stylesheet("app.components", "glossary.css")]

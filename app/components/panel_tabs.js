@@ -1,0 +1,85 @@
+import { WORKS_EARLY } from './early.js'
+
+// Tabs (panel_tabs.py): one panel shown; a tab whose panel has nothing to show hides.
+const REVEAL_EVENT = 'pcl-reveal'  // sent by a panel that wants to be seen (glossary.js)
+const CONCEAL_EVENT = 'pcl-conceal'  // sent by a panel with nothing to show (quiz.js)
+
+export function render({ model }) {
+  const root = document.createElement('div')
+  root.className = model.dense ? 'tabs dense' : 'tabs'
+  const list = document.createElement('div')
+  list.className = 'tablist'
+  list.setAttribute('role', 'tablist')
+  list.setAttribute(WORKS_EARLY, '')  // works before Python (early_steps.py)
+  const panels = document.createElement('div')
+  panels.className = 'panels'
+  root.append(list, panels)
+  let active = model.active
+  let buttons = []
+  let boxes = []
+
+  function select(index) {
+    active = index
+    buttons.forEach((b, i) => {
+      b.setAttribute('aria-selected', String(i === index))
+      b.tabIndex = i === index ? 0 : -1
+    })
+    boxes.forEach((box, i) => { box.hidden = i !== index })
+  }
+  // A deck with no page for this scenario hides its own element (step_deck.py).
+  function fitTabs() {
+    boxes.forEach((box, i) => {
+      const child = box.firstElementChild
+      buttons[i].hidden = !child || child.style.display === 'none'
+    })
+    if (buttons[active] && buttons[active].hidden) { select(0) }
+  }
+  const watcher = new MutationObserver(fitTabs)
+  function build() {
+    const children = model.get_child('objects')
+    buttons = model.labels.map((label, i) => {
+      const b = document.createElement('button')
+      b.type = 'button'
+      b.className = 'tab'
+      b.textContent = label
+      b.setAttribute('role', 'tab')
+      b.dataset.testid = 'tab'
+      b.addEventListener('click', () => select(i))
+      return b
+    })
+    boxes = children.map((child) => {
+      const box = document.createElement('div')
+      box.className = 'panel'
+      box.setAttribute('role', 'tabpanel')
+      box.append(child)
+      watcher.observe(child, { attributes: true, attributeFilter: ['style'] })
+      return box
+    })
+    list.replaceChildren(...buttons)
+    panels.replaceChildren(...boxes)
+    select(Math.min(active, boxes.length - 1))
+    fitTabs()
+  }
+  list.addEventListener('keydown', (event) => {
+    const step = { ArrowRight: 1, ArrowLeft: -1 }[event.key]
+    if (!step) { return }
+    event.stopPropagation()  // (the page's arrow keys step the timeline)
+    const shown = buttons.filter((b) => !b.hidden)
+    const next = shown[(shown.indexOf(buttons[active]) + step + shown.length) % shown.length]
+    select(buttons.indexOf(next))
+    next.focus()
+  })
+  root.addEventListener(REVEAL_EVENT, (event) => {
+    const index = boxes.findIndex((box) => event.composedPath().includes(box))
+    if (index >= 0) { select(index) }
+  })
+  // A panel with nothing left to show hands its place back to the first tab.
+  root.addEventListener(CONCEAL_EVENT, (event) => {
+    const index = boxes.findIndex((box) => event.composedPath().includes(box))
+    if (index > 0 && index === active) { select(0) }
+  })
+  model.on('objects', build)
+  model.on('remove', () => watcher.disconnect())
+  build()
+  return root
+}

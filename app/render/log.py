@@ -1,0 +1,26 @@
+"""vLLM-style log lines from the start up to this step; the newest stays in view."""
+
+from __future__ import annotations
+
+from app.render.html import esc
+from engine.lab.timeline import Timeline
+
+
+def render_log(timeline: Timeline, step: int) -> str:
+    lines = []
+    for index, s in enumerate(timeline.steps[: step + 1]):
+        for line in s.snapshot.logs:
+            new = " new" if index == step else ""
+            lines.append(
+                f'<div class="line{new}" data-step="{index}">'
+                f'<span class="lvl-{esc(line.level)}">{esc(line.level)}</span> '
+                f"{esc(line.logger)}: {esc(line.message)}</div>"
+            )
+    body = "".join(lines) or '<div class="empty-note">no log lines yet</div>'
+    # column-reverse keeps the scroll position at the newest (last) line, without JS.
+    return (
+        f'<section class="box" aria-label="log">'
+        '<h3 class="panel-title">Log</h3>'
+        f'<div class="log mono" data-testid="log" role="log"><div>{body}</div></div>'
+        "</section>"
+    )

@@ -1,0 +1,110 @@
+"""vLLM's prefix-cache counters (in tokens) up to this step, and this step's KV events."""
+
+from __future__ import annotations
+
+from app.render.glossary import term
+from app.render.html import esc
+from engine.lab.event_labels import event_hash_labels, event_hashes, event_label
+from engine.lab.snapshot import Stats
+from engine.lab.timeline import Timeline
+
+# KV event types -> their glossary entries.
+EVENT_TERMS = {
+    "BlockStored": "block-stored",
+    "BlockRemoved": "block-removed",
+    "AllBlocksCleared": "all-blocks-cleared",
+}
+
+
+def ratio(part: int, whole: int) -> float | None:
+    return part / whole if whole else None
+
+
+def percent(value: float | None) -> str:
+    return "—" if value is None else f"{value:.1%}"
+
+
+def _metric(label: str, value: str, hint: str) -> str:
+    return f'<div class="metric" title="{esc(hint)}"><dt>{label}</dt><dd>{value}</dd></div>'
+
+
+def render_stats(stats: Stats) -> str:
+    hit_rate = ratio(stats.hits, stats.queries)
+    survival = ratio(stats.preempted_hits, stats.preempted_queries)
+    attrs = (
+        f'data-requests="{stats.requests}" data-queries="{stats.queries}" '
+        f'data-hits="{stats.hits}" data-hit-rate="{"" if hit_rate is None else f"{hit_rate:.6f}"}" '
+        f'data-preempted-requests="{stats.preempted_requests}" '
+        f'data-preempted-queries="{stats.preempted_queries}" '
+        f'data-preempted-hits="{stats.preempted_hits}" '
+        f'data-survival="{"" if survival is None else f"{survival:.6f}"}" '
+        f'data-resets="{stats.resets}"'
+    )
+    cells = "".join(
+        (
+            _metric("prefix_cache_queries", f"{stats.queries:,}", "tokens looked up"),
+            _metric("prefix_cache_hits", f"{stats.hits:,}", "tokens found in the cache"),
+            _metric("hit rate", percent(hit_rate), "hits / queries"),
+            _metric(
+                "preempted_requests", f"{stats.preempted_requests:,}", "resumed after preemption"
+            ),
+            _metric(
+                "preempted hits / queries",
+                f"{stats.preempted_hits:,} / {stats.preempted_queries:,}",
+                "tokens of resumed requests",
+            ),
+            _metric(
+                "survival fraction",
+                percent(survival),
+                "preempted_hits / preempted_queries: how much of a preempted request's "
+                "KV was still cached when it resumed",
+            ),
+            _metric("resets", f"{stats.resets:,}", "successful prefix-cache resets"),
+        )
+    )
+    return (
+        f'<dl class="metrics" data-testid="metrics" {attrs}>{cells}</dl>'
+        f'<div class="note">Counters in tokens since the start ({stats.requests} new '
+        f"request{'' if stats.requests == 1 else 's'}); a request that skips the lookup "
+        "counts in neither.</div>"
+    )
+
+
+def event_type(name: str) -> str:
+    """The event's type, linked to its glossary entry when it has one."""
+    key = EVENT_TERMS.get(name)
+    return term(key, name) if key else esc(name)
+
+
+def render_events(timeline: Timeline, step: int) -> str:
+    events = timeline.steps[step].snapshot.events
+    labels = event_hash_labels(timeline, step) if events else {}
+    items = []
+    for event in events:
+        fields = dict(event.fields)
+        shown = [event_label(h, labels) for h in event_hashes(event)]
+        chips = "".join(
+            f'<span class="chip mono" title="event hash {esc(h)}">{esc(label)}</span>'
+            for h, label in zip(event_hashes(event), shown, strict=True)
+        )
+        medium = fields.get("medium")
+        where = f' <span class="muted">{esc(medium)}</span>' if medium else ""
+        items.append(
+            f'<li class="ev ev-{esc(event.type)}" data-type="{esc(event.type)}" '
+            f'data-hashes="{esc(" ".join(shown))}">'
+            f"<b>{event_type(event.type)}</b>{where} {chips}</li>"
+        )
+    body = "".join(items) or '<li class="empty-note">no KV events at this step</li>'
+    return f'<ul class="events" data-testid="events" aria-label="KV events">{body}</ul>'
+
+
+def render_metrics(timeline: Timeline, step: int) -> str:
+    snapshot = timeline.steps[step].snapshot
+    return (
+        f'<section class="box" aria-label="prefix-cache metrics">'
+        '<h3 class="panel-title">Prefix-cache metrics</h3>'
+        f"{render_stats(snapshot.stats)}"
+        '<h3 class="panel-title" style="margin-top:8px">KV events of this step</h3>'
+        f"{render_events(timeline, step)}"
+        "</section>"
+    )

@@ -1,0 +1,71 @@
+"""The GPU block pool: one cell per block, state by colour *and* by text."""
+
+from __future__ import annotations
+
+from app.render.glossary import term
+from app.render.html import changed_at, esc
+from engine.lab.snapshot import BlockRecord
+from engine.lab.timeline import Timeline
+
+# Text shown in each cell and in the legend, so state never relies on colour alone.
+STATE_TAGS = {"null": "null", "held": "held", "free-cached": "cached", "free-empty": "empty"}
+LEGEND = (  # (state, HTML)
+    ("null", f"{term('null-block')} (always used)"),
+    ("held", f"held ({term('ref_cnt')} &gt; 0)"),
+    ("free-cached", "free, still cached"),
+    ("free-empty", "free, empty"),
+)
+# Above this many blocks the cells shrink to id + ref_cnt (hash in the tooltip).
+DENSE_FROM = 40
+SMALL_POOL = 12
+
+
+def changed_blocks(timeline: Timeline, step: int) -> set[int]:
+    """Blocks whose view differs from the previous step's (nothing changed at step 0)."""
+    return changed_at(timeline, step, lambda s: s.blocks, lambda b: b.block_id)
+
+
+def block_cell(block: BlockRecord, changed: bool, testid: str = "block") -> str:
+    hash_text = block.hash_label or "—"
+    title = f"block {block.block_id}: ref_cnt {block.ref_cnt}, " + (
+        f"hash {block.block_hash}" if block.block_hash else "no hash"
+    )
+    return (
+        f'<li class="cell state-{block.state}{" changed" if changed else ""}" '
+        f'data-testid="{testid}-{block.block_id}" data-block-id="{block.block_id}" '
+        f'data-ref-cnt="{block.ref_cnt}" data-state="{block.state}" '
+        f'data-hash="{esc(block.hash_label or "")}" data-changed="{str(changed).lower()}" '
+        f'title="{esc(title)}">'
+        f'<span class="top"><span class="id">#{block.block_id}</span>'
+        f'<span class="tag">{STATE_TAGS[block.state]}</span>'
+        f'<span class="tag-short" aria-hidden="true">{STATE_TAGS[block.state][0]}</span></span>'
+        f'<span class="rc"><span class="rc-label">ref_cnt </span><b>{block.ref_cnt}</b></span>'
+        f'<span class="hash mono">{esc(hash_text)}</span>'
+        f"{'<span class=sr-only>, changed at this step</span>' if changed else ''}"
+        "</li>"
+    )
+
+
+def render_pool(timeline: Timeline, step: int) -> str:
+    snapshot = timeline.steps[step].snapshot
+    changed = changed_blocks(timeline, step)
+    count = len(snapshot.blocks)
+    dense = " dense" if count >= DENSE_FROM else ""
+    # Small pools get even rows (10 blocks: 2 rows of 5); big ones wrap to the width.
+    columns = f' style="--cols:{-(-count // 2)}"' if count <= SMALL_POOL else ""
+    fixed = " fixed" if count <= SMALL_POOL else ""
+    cells = "".join(block_cell(b, b.block_id in changed) for b in snapshot.blocks)
+    legend = "".join(
+        f'<li><span class="swatch state-{state}"></span>{text}</li>' for state, text in LEGEND
+    )
+    legend += '<li><span class="swatch changed"></span>changed at this step</li>'
+    held = sum(1 for b in snapshot.blocks if b.state == "held")
+    return (
+        f'<section class="box" data-testid="pool" aria-label="GPU block pool">'
+        f'<h3 class="panel-title">GPU block pool · {len(snapshot.blocks)} blocks of '
+        f"{timeline.block_size} tokens</h3>"
+        f'<ol class="pool{dense}{fixed}"{columns}>{cells}</ol>'
+        f'<ul class="legend" aria-label="legend">{legend}</ul>'
+        f'<div class="usage">{held} held · usage {snapshot.usage:.0%} of the usable blocks</div>'
+        "</section>"
+    )

@@ -1,0 +1,112 @@
+"""What a hit saves: prefill FLOPs and time with and without the cached prefix.
+
+The arithmetic is the engine's (engine.lab.prefill_cost); this view parses the
+fields, follows the current step's request until the learner types, and shows
+the result or an inline message. While it follows, every step's result is in
+the browser (a StepDeck), so it steps with the page, before Python too.
+"""
+
+from __future__ import annotations
+
+from app.prefill_inputs import PrefillInputs, parse_inputs, seed_texts
+from app.render.html import esc
+from engine.lab.prefill_cost import prefill_cost
+from engine.lab.snapshot import RequestRecord, Snapshot
+from engine.lab.timeline import Timeline
+
+
+def step_request(snapshot: Snapshot) -> RequestRecord | None:
+    """The most recently admitted request (its prefix-cache hit is known)."""
+    admitted = [r for r in snapshot.requests if r.num_cached_tokens >= 0]
+    return admitted[-1] if admitted else None
+
+
+def format_flops(flops: float) -> str:
+    if flops >= 1e12:
+        return f"{flops / 1e12:,.2f} TFLOP"
+    return f"{flops / 1e9:,.2f} GFLOP"
+
+
+def format_seconds(seconds: float) -> str:
+    if seconds >= 1:
+        return f"{seconds:,.2f} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.1f} ms"
+    return f"{seconds * 1e6:.1f} µs"
+
+
+def render_prefill(inputs: PrefillInputs | list[str], source: str) -> str:
+    head = (
+        '<section class="box prefill" aria-label="prefill cost">'
+        '<h3 class="panel-title">Prefill cost of this prompt</h3>'
+        f'<div class="note src">{source}</div>'
+    )
+    if isinstance(inputs, list):
+        items = "".join(f"<li>{esc(e)}</li>" for e in inputs)
+        return (
+            head + '<div data-testid="prefill-cost" data-valid="false" class="bad" role="alert">'
+            f"<b>Cannot compute:</b><ul>{items}</ul></div></section>"
+        )
+    cost = prefill_cost(
+        inputs.prompt_tokens, inputs.cached_tokens, inputs.flops_per_second, inputs.model
+    )
+    rows = (
+        (
+            "without cache",
+            format_flops(cost.flops_without_cache),
+            format_seconds(cost.seconds_without_cache),
+        ),
+        (
+            f"with {cost.cached_tokens:,} cached",
+            format_flops(cost.flops_with_cache),
+            format_seconds(cost.seconds_with_cache),
+        ),
+    )
+    table = "".join(
+        f"<tr><td>{a}</td><td class=num>{b}</td><td class=num>{c}</td></tr>" for a, b, c in rows
+    )
+    return (
+        head + f'<div data-testid="prefill-cost" data-valid="true" '
+        f'data-flops-without="{cost.flops_without_cache:.6e}" '
+        f'data-flops-with="{cost.flops_with_cache:.6e}" data-speedup="{cost.speedup:.4f}" '
+        f'data-redundant="{cost.redundant_fraction:.6f}" '
+        f'data-seconds-saved="{cost.seconds_saved:.6e}">'
+        f'<table class="compact"><thead><tr><th>{cost.prompt_tokens:,} prompt tokens</th>'
+        "<th class=num>FLOPs</th><th class=num>time</th></tr></thead>"
+        f"<tbody>{table}</tbody></table>"
+        '<dl class="metrics big">'
+        '<div class="metric"><dt>speedup</dt>'
+        f'<dd data-k="speedup">{cost.speedup:.1f}&times;</dd></div>'
+        f'<div class="metric"><dt>redundant</dt><dd data-k="redundant">'
+        f"{cost.redundant_fraction * 100:.1f} %</dd></div>"
+        f'<div class="metric"><dt>time saved</dt><dd data-k="saved">'
+        f"{format_seconds(cost.seconds_saved)}</dd></div></dl>"
+        "</div>"
+        '<div class="note">Per token at position s: 2P + 4·L·h·d_h·s FLOPs; a cached prefix '
+        "skips its positions. Time = FLOPs / achieved FLOP/s.</div></section>"
+    )
+
+
+def follow(snapshot: Snapshot, base: dict[str, str]) -> tuple[dict[str, str], str]:
+    """The fields while they follow a step, and where they come from: the step's latest
+    admitted request (the learner's model and FLOP/s kept), or else the seed's example."""
+    request = step_request(snapshot)
+    if request is None:
+        return seed_texts(), "No request admitted yet: the seed's example."
+    texts = {
+        **base,
+        "prompt_tokens": str(request.num_prompt_tokens),
+        "cached_tokens": str(request.num_cached_tokens),
+        "flops_per_second": base.get("flops_per_second") or seed_texts()["flops_per_second"],
+    }
+    source = (
+        f"From request <b>{esc(request.request_id)}</b>, the latest admitted: "
+        f"{request.num_prompt_tokens} prompt tokens, num_cached_tokens "
+        f"{request.num_cached_tokens}."
+    )
+    return texts, source
+
+
+def follow_page(timeline: Timeline, step: int, base: dict[str, str]) -> str:
+    texts, source = follow(timeline.steps[step].snapshot, base)
+    return render_prefill(parse_inputs(texts), source)

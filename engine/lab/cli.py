@@ -1,0 +1,159 @@
+"""``python -m engine``: list the scenarios, or play one in the terminal step by step."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import textwrap
+from collections.abc import Sequence
+from typing import TextIO
+
+from engine.lab import workload_cli
+from engine.lab.event_labels import event_hash_labels, event_label
+from engine.lab.scenario import Scenario, ScenarioError, load_scenario, scenario_names
+from engine.lab.scenario_file import read_toml, scenario_from_dict
+from engine.lab.snapshot import BlockRecord, EventRecord, HashMapEntry, Snapshot
+from engine.lab.timeline import Step, Timeline, build_timeline
+
+STATE_MARK = {"null": "null", "held": "held", "free-cached": "cached", "free-empty": "free"}
+
+
+def _block_text(block: BlockRecord) -> str:
+    label = block.hash_label or "-"
+    return f"[{block.block_id} r{block.ref_cnt} {label} {STATE_MARK[block.state]}]"
+
+
+def _map_text(entries: Sequence[HashMapEntry]) -> str:
+    shown = [f"{e.hash_label}->{','.join(map(str, e.block_ids))}" for e in entries]
+    return "cached_block_hash_to_block: {" + ", ".join(shown) + "}"
+
+
+def _event_text(event: EventRecord, labels: dict[int, str]) -> str:
+    """An event's fields, its hashes shown by the pool's labels for them."""
+    fields = event.to_dict()
+    for name in ("block_hashes", "parent_block_hash"):
+        value = fields.get(name)
+        if isinstance(value, list):
+            fields[name] = [event_label(h, labels) for h in value]
+        elif value is not None:
+            fields[name] = event_label(value, labels)
+    return f"event: {fields}"
+
+
+def render_snapshot(snapshot: Snapshot, event_labels: dict[int, str] | None = None) -> list[str]:
+    lines = ["pool:  " + " ".join(_block_text(b) for b in snapshot.blocks)]
+    lines.append(
+        "free_block_queue (head is reused first): " + " ".join(map(str, snapshot.free_queue))
+    )
+    lines.append(_map_text(snapshot.hash_map))
+    for r in snapshot.requests:
+        lines.append(
+            f"request {r.request_id}: {r.status}, computed {r.num_computed_tokens}/{r.num_tokens} "
+            f"tokens, blocks {list(r.block_ids)}, preemptions {r.num_preemptions}"
+        )
+    if snapshot.offload is not None:
+        cpu = snapshot.offload
+        lines.append("cpu pool: " + " ".join(_block_text(b) for b in cpu.cpu_blocks))
+        lines.append("cpu " + _map_text(cpu.cpu_hash_map))
+        for store in cpu.stores_in_flight:
+            lines.append(
+                f"store {store.store_event} in flight: gpu {list(store.gpu_block_ids)} -> "
+                f"cpu {list(store.cpu_block_ids)}"
+            )
+    if snapshot.aux_output is not None:
+        aux = snapshot.aux_output
+        lines.append(
+            f"aux output: generation scheduler {aux.scheduler_generation} / worker "
+            f"{aux.worker_generation}, outputs in flight {aux.outputs_in_flight}"
+        )
+    if snapshot.engine_dead:
+        lines.append("engine core: DEAD")
+    s = snapshot.stats
+    lines.append(
+        f"stats: queries {s.queries} hits {s.hits} (preempted: {s.preempted_queries} / "
+        f"{s.preempted_hits}) resets {s.resets}"
+    )
+    lines.extend(f"log: {line}" for line in snapshot.logs)
+    lines.extend(_event_text(event, event_labels or {}) for event in snapshot.events)
+    return lines
+
+
+def render_step(timeline: Timeline, step: Step) -> list[str]:
+    head = f"== step {step.index} / {len(timeline) - 1}: {step.label}"
+    if step.result is not None:
+        head += f" -> {step.result}"
+    lines = [head]
+    narration = timeline.narration_text(step)
+    if narration:
+        lines.extend(textwrap.wrap(" ".join(narration.split()), 88))
+    labels = event_hash_labels(timeline, step.index) if step.snapshot.events else {}
+    lines.extend(render_snapshot(step.snapshot, labels))
+    if step.focus is not None:
+        ran = ", ".join(f"{t.qualname} ({len(t.lines)} lines)" for t in step.code)
+        lines.append(f"code: {step.focus.file} line {step.focus.last_line}; ran {ran}")
+    return lines
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m engine",
+        description="Play a scenario of vLLM's prefix cache step by step.",
+    )
+    parser.add_argument("--list", action="store_true", help="list the scenarios and exit")
+    parser.add_argument(
+        "--workload",
+        metavar="PRESET",
+        help="run a workload preset untraced and print its per-step series ('list' lists "
+        "the presets; --workload NAME --help lists its knobs)",
+    )
+    parser.add_argument("--scenario", default="reset", help="scenario name (default: reset)")
+    parser.add_argument(
+        "--file", default=None, help="play a scenario file (the content/scenarios TOML format)"
+    )
+    parser.add_argument("--mode", default=None, help="default, preempt or keep")
+    parser.add_argument("--num-blocks", type=int, default=None, help="override the pool size")
+    parser.add_argument("--block-size", type=int, default=None, help="override the block size")
+    parser.add_argument("--json", action="store_true", help="print the whole timeline as JSON")
+    parser.add_argument("--no-trace", action="store_true", help="do not record the code that ran")
+    parser.add_argument(
+        "--pause", action="store_true", help="wait for Enter between steps (interactive)"
+    )
+    return parser.parse_args(argv)
+
+
+def _chosen_scenario(args: argparse.Namespace) -> Scenario:
+    """``--file`` (a playground scenario, as the browser plays it) or ``--scenario``."""
+    if args.file is not None:  # a pool override is checked against the playground's limits
+        data = read_toml(args.file)
+        changes = {"num_gpu_blocks": args.num_blocks, "block_size": args.block_size}
+        pool = {**data.get("pool", {}), **{k: v for k, v in changes.items() if v is not None}}
+        return scenario_from_dict({**data, "pool": pool})
+    return load_scenario(args.scenario)
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    # Workloads have knobs of their own: engine/lab/workload_cli.py parses them.
+    if any(arg == "--workload" or arg.startswith("--workload=") for arg in argv):
+        return workload_cli.main(argv, out)
+    args = parse_args(argv)
+    if args.list:
+        for name in scenario_names():
+            scenario = load_scenario(name)
+            print(f"{name:18} {scenario.title} (modes: {', '.join(scenario.modes)})", file=out)
+        return 0
+    try:
+        scenario = _chosen_scenario(args).with_pool(args.num_blocks, args.block_size)
+        timeline = build_timeline(scenario, args.mode or scenario.modes[0], trace=not args.no_trace)
+    except ScenarioError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(timeline.to_json(), file=out)
+        return 0
+    print(f"{timeline.title} [{timeline.mode}]", file=out)
+    for step in timeline.steps:
+        print("\n".join(render_step(timeline, step)), file=out)
+        if args.pause and step.index < len(timeline) - 1:
+            input("-- Enter for the next step --")
+    return 0

@@ -1,0 +1,293 @@
+"""Narration templates filled from a step's own data, so a text cannot name a block it did not see.
+
+A scenario's narration may say ``{allocated}`` or ``{B.blocks}`` instead of writing
+block ids, and ``{C.hit_tokens}`` instead of a count. Every placeholder is looked up
+in the step's facts (what the pool did during the step) and its snapshot (the
+state after it):
+
+- ids, in the pool's order, written ``#5``, ``#2, #3 and #6`` or, for a run, ``#1 to #8``:
+  ``allocated``,
+  ``hit``, ``cached``, ``evicted``, ``freed``, ``freed_to_head``, ``freed_to_tail``,
+  ``released`` (lost a reference, still held), ``cleared`` (hash dropped by a reset),
+  ``taken_and_freed`` (handed out and back within the step), ``free_queue``, ``held``;
+  each has ``.count`` and ``[i]`` (``{free_queue[0]}`` is the head);
+- counts: ``num_free``, ``num_held`` (held blocks, the null block left out),
+  ``num_used`` (blocks not in the free queue, the null block included),
+  ``map_size`` (keys in the map), ``usable`` (blocks minus the null block),
+  ``block_size``, ``num_gpu_blocks``, and ``stats.hits``, ``stats.queries``,
+  ``stats.preempted_hits``, ``stats.preempted_queries``, ``stats.resets``;
+- per request, by its id: ``{B.blocks}``, ``{B.num_blocks}``, ``{B.prompt_tokens}``,
+  ``{B.num_tokens}``, ``{B.computed}``, ``{B.hit_tokens}``, ``{B.missed_tokens}``,
+  ``{B.hit_blocks}``,
+  ``{B.full_blocks}`` (its hashed blocks), ``{B.prompt_full_blocks}``,
+  ``{B.unhashed_tokens}`` (prompt tokens past the last full block), ``{B.preemptions}``,
+  and ``{B.saturation.redundant_tflops}`` (with ``.rate``, ``.achieved_tflops``,
+  ``.peak_tflops``, ``.mfu_percent``): the seed's load recomputing B's hit
+  (engine/lab/prefill_cost.py).
+
+- with CPU offload: ``num_cpu_blocks``, ``cpu_map_size``, ``cpu_free_queue``, ``cpu_held``
+  and, while
+  a store is in flight, ``store.event``, ``store.gpu_blocks``, ``store.cpu_blocks``
+  (CPU ids read ``CPU #1``); with auxiliary outputs: ``aux.scheduler_generation``,
+  ``aux.worker_generation``, ``aux.outputs_in_flight``.
+
+A format spec works as in Python: ``{D.prompt_tokens:,}`` gives ``2,200``.
+Anything else in braces (a JSON body, say) is left alone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from engine.lab.prefill_cost import SEED_REQUESTS_PER_SECOND, Saturation
+from engine.lab.snapshot import RequestRecord, Snapshot
+from engine.lab.step_facts import StepFacts
+
+PLACEHOLDER = re.compile(
+    r"\{(?P<name>[A-Za-z_][\w-]*)(?P<attr>(?:\.\w+)*)(?:\[(?P<index>-?\d+)\])?"
+    r"(?::(?P<spec>[^{}]+))?\}"
+)
+
+FACT_LISTS = (
+    "allocated",
+    "hit",
+    "cached",
+    "evicted",
+    "freed",
+    "freed_to_head",
+    "freed_to_tail",
+    "released",
+    "cleared",
+    "taken_and_freed",
+)
+
+
+def block_label(block_id: int) -> str:
+    """A physical block, as every narration writes it: ``#4`` (``#0`` is the null block)."""
+    return f"#{block_id}"
+
+
+class BlockIds:
+    """Physical block ids, written as ``#2, #3 and #4`` (``CPU #1`` in the CPU pool)."""
+
+    def __init__(self, ids: Iterable[int], pool: str = "") -> None:
+        self.ids = tuple(ids)
+        self.prefix = f"{pool} " if pool else ""
+
+    @property
+    def count(self) -> int:
+        return len(self.ids)
+
+    def __getitem__(self, index: int) -> str:
+        return self.prefix + block_label(self.ids[index])
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.ids)
+
+    def __str__(self) -> str:
+        labels = [self.prefix + _run_label(run) for run in _runs(self.ids)]
+        if not labels:
+            return "no block"
+        if len(labels) == 1:
+            return labels[0]
+        return ", ".join(labels[:-1]) + " and " + labels[-1]
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+
+def _runs(ids: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """Split into runs of consecutive ids, counting up or down (the order is kept)."""
+    runs: list[list[int]] = []
+    for block_id in ids:
+        run = runs[-1] if runs else None
+        if run and (
+            (len(run) == 1 and abs(block_id - run[0]) == 1)
+            or (len(run) > 1 and block_id - run[-1] == run[-1] - run[-2])
+        ):
+            run.append(block_id)
+        else:
+            runs.append([block_id])
+    # a pair reads better as two ids than as a run
+    pieces: list[tuple[int, ...]] = []
+    for run in runs:
+        pieces.extend([(b,) for b in run] if len(run) < 3 else [tuple(run)])
+    return pieces
+
+
+def _run_label(run: tuple[int, ...]) -> str:
+    """``#4`` or, for three ids or more, ``#4 to #9`` (``#9 to #4`` when freed downwards)."""
+    if len(run) == 1:
+        return block_label(run[0])
+    return f"{block_label(run[0])} to #{run[-1]}"
+
+
+@dataclass(frozen=True)
+class RequestFacts:
+    view: RequestRecord
+    block_size: int
+
+    @property
+    def blocks(self) -> BlockIds:
+        return BlockIds(self.view.block_ids)
+
+    @property
+    def num_blocks(self) -> int:
+        return len(self.view.block_ids)
+
+    @property
+    def prompt_tokens(self) -> int:
+        return self.view.num_prompt_tokens
+
+    @property
+    def num_tokens(self) -> int:
+        return self.view.num_tokens
+
+    @property
+    def computed(self) -> int:
+        return self.view.num_computed_tokens
+
+    @property
+    def hit_tokens(self) -> int:
+        return max(self.view.num_cached_tokens, 0)
+
+    @property
+    def missed_tokens(self) -> int:
+        """Prompt tokens the cache did not supply: the prefill."""
+        return self.view.num_prompt_tokens - self.hit_tokens
+
+    @property
+    def hit_blocks(self) -> int:
+        return self.hit_tokens // self.block_size
+
+    @property
+    def full_blocks(self) -> int:
+        return len(self.view.chain)
+
+    @property
+    def prompt_full_blocks(self) -> int:
+        return self.view.num_prompt_tokens // self.block_size
+
+    @property
+    def unhashed_tokens(self) -> int:
+        return self.view.num_prompt_tokens % self.block_size
+
+    @property
+    def preemptions(self) -> int:
+        return self.view.num_preemptions
+
+    @property
+    def saturation(self) -> Saturation:
+        """The seed's load: what recomputing this request's hit would cost per second."""
+        return Saturation(SEED_REQUESTS_PER_SECOND, self.hit_tokens)
+
+
+@dataclass(frozen=True)
+class StoreFacts:
+    """The first CPU offload store in flight."""
+
+    event: int
+    gpu_blocks: BlockIds
+    cpu_blocks: BlockIds
+
+
+def narration_context(facts: StepFacts, snapshot: Snapshot, block_size: int) -> dict[str, Any]:
+    """Every name a narration template may use at this step."""
+    context: dict[str, Any] = {r.request_id: RequestFacts(r, block_size) for r in snapshot.requests}
+    context.update({name: BlockIds(getattr(facts, name)) for name in FACT_LISTS})
+    context.update(
+        free_queue=BlockIds(snapshot.free_queue),
+        held=BlockIds(b.block_id for b in snapshot.blocks if b.state == "held"),
+        num_free=len(snapshot.free_queue),
+        num_held=sum(b.state == "held" for b in snapshot.blocks),
+        num_used=len(snapshot.blocks) - len(snapshot.free_queue),
+        map_size=len(snapshot.hash_map),
+        usable=len(snapshot.blocks) - 1,
+        num_gpu_blocks=len(snapshot.blocks),
+        block_size=block_size,
+        stats=snapshot.stats,
+    )
+    if snapshot.aux_output is not None:
+        context["aux"] = snapshot.aux_output
+    if snapshot.offload is not None:
+        offload = snapshot.offload
+        context.update(
+            num_cpu_blocks=len(offload.cpu_blocks),
+            cpu_map_size=len(offload.cpu_hash_map),
+            cpu_free_queue=BlockIds(offload.cpu_free_queue, "CPU"),
+            cpu_held=BlockIds((b.block_id for b in offload.cpu_blocks if b.state == "held"), "CPU"),
+        )
+        if offload.stores_in_flight:
+            store = offload.stores_in_flight[0]
+            context["store"] = StoreFacts(
+                store.store_event,
+                BlockIds(store.gpu_block_ids),
+                BlockIds(store.cpu_block_ids, "CPU"),
+            )
+    return context
+
+
+def _resolve(match: re.Match[str], context: dict[str, Any]) -> str:
+    if match["name"] not in context:
+        return match[0]  # not a placeholder of ours
+    value = context[match["name"]]
+    try:
+        for attr in match["attr"].split(".")[1:]:
+            value = getattr(value, attr)
+        if match["index"] is not None:
+            value = value[int(match["index"])]
+        return format(value, match["spec"] or "")
+    except (AttributeError, IndexError, ValueError, TypeError):
+        return match[0]  # left visible, and the narration tests reject it
+
+
+def fill_narration(template: str, facts: StepFacts, snapshot: Snapshot, block_size: int) -> str:
+    context = narration_context(facts, snapshot, block_size)
+    return PLACEHOLDER.sub(lambda m: _resolve(m, context), template)
+
+
+def placeholders(template: str) -> list[str]:
+    """The placeholders a template uses, as written (for the narration tests)."""
+    return [m[0] for m in PLACEHOLDER.finditer(template)]
+
+
+def describe_step(facts: StepFacts, before: Snapshot | None, after: Snapshot) -> str:
+    """A narration template for a step nobody wrote a text for (a playground's): one
+    sentence per kind of thing the pool did, in the words the written texts use."""
+    if before is None:
+        return (
+            "A pool of {usable} usable blocks of {block_size} tokens ({num_gpu_blocks} with "
+            "the null block #0): {num_held} held, {num_free} in the free queue."
+        )
+    sentences = []
+    queries = after.stats.queries - before.stats.queries
+    if queries:
+        hits = after.stats.hits - before.stats.hits
+        sentences.append(f"{hits:,} of {queries:,} looked-up prompt tokens hit the cache.")
+    if facts.hit:
+        sentences.append("Cache hits on {hit}: touched, so ref_cnt goes up.")
+    if facts.allocated:
+        sentences.append("Handed out from the head of the free queue: {allocated}.")
+    if facts.evicted:
+        its = "its" if len(facts.evicted) == 1 else "their"
+        sentences.append(
+            f"{{evicted}} lost {its} old hash when handed out (evicted, BlockRemoved)."
+        )
+    if facts.cached:
+        sentences.append("Became full and cached: {cached}.")
+    if facts.released:
+        sentences.append("{released} lost a reference; another request still holds it.")
+    if facts.freed_to_head:
+        sentences.append("Freed without a hash, to the head of the free queue: {freed_to_head}.")
+    if facts.freed_to_tail:
+        its = "its hash" if len(facts.freed_to_tail) == 1 else "their hashes"
+        sentences.append(f"Freed with {its}, to the tail (still cached): {{freed_to_tail}}.")
+    if facts.taken_and_freed:
+        was = "was" if len(facts.taken_and_freed) == 1 else "were"
+        sentences.append(f"{{taken_and_freed}} {was} taken and freed within this step.")
+    if facts.cleared:
+        sentences.append("The reset cleared the hash of {cleared}; the map is empty.")
+    return " ".join(sentences) or "The pool did not change."

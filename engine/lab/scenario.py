@@ -1,0 +1,431 @@
+"""Scenarios: a pool, a setup and a script of actions, read from ``content/scenarios/*.toml``.
+
+A scenario is data, checked here once, so that a bad one is refused with a
+one-line message naming the problem instead of failing halfway through a run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any, Literal, get_args
+
+from engine.lab.tokenizer import tokenize
+from engine.vllm.kv_cache_manager import cdiv
+
+# preempt and keep set the reset's flags; first-chunk turns off the admission
+# check (scheduler_reserve_full_isl), so a waiting request needs room only for its
+# first chunk.
+Mode = Literal["default", "preempt", "keep", "first-chunk"]
+MODES: tuple[Mode, ...] = get_args(Mode)
+ActionKind = Literal[
+    "add_request", "step", "run_until_idle", "reset_prefix_cache", "abort", "http_reset"
+]
+ACTION_KINDS: tuple[ActionKind, ...] = get_args(ActionKind)
+
+# A prompt longer than this is refused: the page would have to draw it.
+MAX_PROMPT_TOKENS = 100_000
+MAX_POOL_BLOCKS = 100_000
+# One `step` action may stand for this many engine steps (`count = N`).
+MAX_STEP_COUNT = 2_000
+
+
+class ScenarioError(ValueError):
+    """A scenario, mode or parameter that cannot be played; the message says why."""
+
+
+@dataclass(frozen=True)
+class RequestSpec:
+    request_id: str
+    prompt_token_ids: tuple[int, ...]
+    max_tokens: int = 1
+    cache_salt: str | None = None
+    lora_name: str | None = None
+    prompt_logprobs: int | None = None
+
+
+@dataclass(frozen=True)
+class Action:
+    kind: ActionKind
+    say: str  # narration key
+    request: RequestSpec | None = None  # add_request
+    request_id: str | None = None  # abort
+    count: int = 1  # step: how many engine steps the action takes
+    # reset_prefix_cache: None means "as the chosen mode says"
+    reset_running_requests: bool | None = None
+    keep_running_requests: bool | None = None
+    # http_reset: the query string, and whether the handler checks the flags
+    query: str | None = None
+    check_flags: bool = True
+    # the function the code panel should open on, if it runs (e.g. "Scheduler.schedule")
+    focus: str | None = None
+
+    def label(self, mode: Mode) -> str:
+        """How the action reads in a log or a step list."""
+        if self.kind == "add_request":
+            assert self.request is not None
+            num_tokens = len(self.request.prompt_token_ids)
+            return f"add_request({self.request.request_id!r}, {num_tokens} tokens)"
+        if self.kind == "abort":
+            return f"abort({self.request_id!r})"
+        if self.kind == "run_until_idle":
+            return "step() until idle"
+        if self.kind == "reset_prefix_cache":
+            flags = reset_flags(self, mode)
+            args = ", ".join(f"{name}=True" for name, on in flags.items() if on)
+            return f"reset_prefix_cache({args})"
+        if self.kind == "http_reset":
+            target = "/reset_prefix_cache" + (f"?{self.query}" if self.query else "")
+            return f"POST {target}" + ("" if self.check_flags else " (no flag check)")
+        return "step()"
+
+
+def reset_flags(action: Action, mode: Mode) -> dict[str, bool]:
+    """The reset's keyword arguments: the scenario's own, or the learner's mode."""
+    return {
+        "reset_running_requests": action.reset_running_requests
+        if action.reset_running_requests is not None
+        else mode == "preempt",
+        "keep_running_requests": action.keep_running_requests
+        if action.keep_running_requests is not None
+        else mode == "keep",
+    }
+
+
+def reserve_full_isl(scenario: Scenario, mode: Mode) -> bool:
+    """Whether admission needs room for the whole sequence: the scenario's
+    ``[pool]`` setting, unless the learner's mode checks only the first chunk."""
+    return scenario.scheduler_reserve_full_isl and mode != "first-chunk"
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """The ``[engine]`` table: which connectors run, and with or without keep mode's fixes."""
+
+    offload: bool = False  # CPU offload of computed blocks (simple_kv_offload)
+    num_cpu_blocks: int = 8
+    aux_output: bool = False  # auxiliary outputs with async scheduling
+    keep_mode_fixes: bool = True  # False: the code before keep mode's two fixes
+
+
+# option -> "bool" or "int" (the annotations are strings here)
+ENGINE_OPTION_TYPES: dict[str, str] = {
+    f.name: str(f.type) for f in dataclasses.fields(EngineOptions)
+}
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    title: str
+    summary: str
+    order: int  # place in the scenario list
+    modes: tuple[Mode, ...]
+    num_gpu_blocks: int
+    block_size: int
+    max_num_batched_tokens: int
+    setup: tuple[Action, ...]
+    script: tuple[Action, ...]
+    # narration[mode or ""][key] -> text; "" holds the texts shared by all modes
+    narration: Mapping[str, Mapping[str, str]]
+    engine: EngineOptions = EngineOptions()
+    # vLLM's SchedulerConfig defaults: admit a waiting request only when its
+    # whole sequence fits, and keep no watermark free.
+    scheduler_reserve_full_isl: bool = True
+    watermark: float = 0.0
+
+    def narration_for(self, mode: Mode) -> dict[str, str]:
+        return {**self.narration.get("", {}), **self.narration.get(mode, {})}
+
+    def with_pool(
+        self, num_gpu_blocks: int | None = None, block_size: int | None = None
+    ) -> Scenario:
+        """The same scenario on another pool, checked again."""
+        changed = dataclasses.replace(
+            self,
+            num_gpu_blocks=self.num_gpu_blocks if num_gpu_blocks is None else num_gpu_blocks,
+            block_size=self.block_size if block_size is None else block_size,
+        )
+        validate(changed)
+        return changed
+
+
+def parse_tokens(spec: Any, where: str) -> tuple[int, ...]:
+    """Token ids from ``[1, 2, 3]``, ``"1..4"``, ``"1..12, 40, 41"`` or a list mixing them."""
+    parts: list[Any] = []
+    for part in spec if isinstance(spec, list) else [spec]:
+        # "1..12, 40" is two parts; "40" alone is a token id
+        if not isinstance(part, str):
+            parts.append(part)
+            continue
+        pieces = [piece.strip() for piece in part.split(",")]
+        parts += [int(p) if p.isascii() and p.isdigit() and len(p) < 10 else p for p in pieces]
+    tokens: list[int] = []
+    for part in parts:
+        if isinstance(part, int) and not isinstance(part, bool):
+            tokens.append(part)
+        elif isinstance(part, str) and ".." in part:
+            first, _, last = part.partition("..")
+            try:
+                lo, hi = int(first), int(last)
+            except ValueError:
+                raise ScenarioError(f"{where}: {part!r} is not a range like '1..16'") from None
+            if hi < lo or hi - lo >= MAX_PROMPT_TOKENS:
+                raise ScenarioError(f"{where}: range {part!r} is empty or too long")
+            tokens.extend(range(lo, hi + 1))
+        else:
+            raise ScenarioError(f"{where}: {part!r} is not a token id or a range like '1..16'")
+    if not tokens:
+        raise ScenarioError(f"{where}: the prompt is empty")
+    if len(tokens) > MAX_PROMPT_TOKENS:
+        raise ScenarioError(f"{where}: {len(tokens)} tokens is more than {MAX_PROMPT_TOKENS}")
+    return tuple(tokens)
+
+
+def _optional(raw: Mapping[str, Any], key: str, kind: type, where: str) -> Any:
+    value = raw.get(key)
+    if value is not None and (
+        not isinstance(value, kind) or isinstance(value, bool) != (kind is bool)
+    ):
+        raise ScenarioError(f"{where}: {key} must be a {kind.__name__}")
+    return value
+
+
+def parse_action(raw: Mapping[str, Any], where: str) -> Action:
+    action = _parse_action(raw, where)
+    focus = _optional(raw, "focus", str, where)
+    return dataclasses.replace(action, focus=focus) if focus else action
+
+
+def _parse_action(raw: Mapping[str, Any], where: str) -> Action:
+    kind = raw.get("do")
+    if kind not in ACTION_KINDS:
+        raise ScenarioError(f"{where}: unknown action {kind!r} (one of {', '.join(ACTION_KINDS)})")
+    say = str(raw.get("say", kind))
+    if kind == "add_request":
+        request_id = raw.get("id")
+        if not isinstance(request_id, str) or not request_id:
+            raise ScenarioError(f"{where}: add_request needs an id")
+        max_tokens = raw.get("max_tokens", 1)
+        if not isinstance(max_tokens, int) or max_tokens < 1:
+            raise ScenarioError(f"{where}: max_tokens of {request_id!r} must be at least 1")
+        spec = RequestSpec(
+            request_id=request_id,
+            prompt_token_ids=_prompt_tokens(raw, f"{where} ({request_id})"),
+            max_tokens=max_tokens,
+            cache_salt=_optional(raw, "cache_salt", str, where),
+            lora_name=_optional(raw, "lora_name", str, where),
+            prompt_logprobs=_optional(raw, "prompt_logprobs", int, where),
+        )
+        return Action(kind, say, request=spec)
+    if kind == "abort":
+        request_id = raw.get("id")
+        if not isinstance(request_id, str):
+            raise ScenarioError(f"{where}: abort needs an id")
+        return Action(kind, say, request_id=request_id)
+    if kind == "http_reset":
+        query = raw.get("query", "")
+        if not isinstance(query, str):
+            raise ScenarioError(
+                f"{where}: query must be a string like 'keep_running_requests=true'"
+            )
+        check_flags = raw.get("check_flags", True)
+        if not isinstance(check_flags, bool):
+            raise ScenarioError(f"{where}: check_flags must be true or false")
+        return Action(kind, say, query=query, check_flags=check_flags)
+    if kind == "reset_prefix_cache":
+        return Action(
+            kind,
+            say,
+            reset_running_requests=_optional(raw, "reset_running_requests", bool, where),
+            keep_running_requests=_optional(raw, "keep_running_requests", bool, where),
+        )
+    if kind == "step":
+        count = raw.get("count", 1)
+        if (
+            not isinstance(count, int)
+            or isinstance(count, bool)
+            or not 1 <= count <= MAX_STEP_COUNT
+        ):
+            raise ScenarioError(
+                f"{where}: count must be a whole number from 1 to {MAX_STEP_COUNT}, not {count!r}"
+            )
+        return Action(kind, say, count=count)
+    return Action(kind, say)
+
+
+def _prompt_tokens(raw: Mapping[str, Any], where: str) -> tuple[int, ...]:
+    """``prompt`` (token ids and ranges) or ``prompt_text`` (see engine/lab/tokenizer.py)."""
+    if "prompt_text" not in raw:
+        return parse_tokens(raw.get("prompt"), where)
+    text = raw["prompt_text"]
+    if "prompt" in raw:
+        raise ScenarioError(f"{where}: give prompt or prompt_text, not both")
+    if not isinstance(text, str):
+        raise ScenarioError(f"{where}: prompt_text must be a string")
+    tokens = tokenize(text)
+    if not tokens:
+        raise ScenarioError(f"{where}: prompt_text has no words, so the prompt is empty")
+    if len(tokens) > MAX_PROMPT_TOKENS:
+        raise ScenarioError(f"{where}: {len(tokens)} tokens is more than {MAX_PROMPT_TOKENS}")
+    return tokens
+
+
+def _positive_int(raw: Mapping[str, Any], key: str, default: int) -> int:
+    value = raw.get(key, default)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ScenarioError(f"{key} must be a whole number, not {value!r}")
+    return value
+
+
+def _pool_bool(pool: Mapping[str, Any], key: str, default: bool) -> bool:
+    value = pool.get(key, default)
+    if not isinstance(value, bool):
+        raise ScenarioError(f"[pool]: {key} must be true or false, not {value!r}")
+    return value
+
+
+def _pool_number(pool: Mapping[str, Any], key: str, default: float) -> float:
+    value = pool.get(key, default)
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        raise ScenarioError(f"[pool]: {key} must be a number, not {value!r}")
+    return float(value)
+
+
+def parse_engine_options(raw: Any) -> EngineOptions:
+    if not isinstance(raw, Mapping):
+        raise ScenarioError("[engine] must be a table")
+    for key, value in raw.items():
+        kind = ENGINE_OPTION_TYPES.get(key)
+        if kind is None:
+            known = ", ".join(ENGINE_OPTION_TYPES)
+            raise ScenarioError(f"[engine]: unknown option {key!r} (one of {known})")
+        if kind == "bool" and not isinstance(value, bool):
+            raise ScenarioError(f"[engine]: {key} must be true or false, not {value!r}")
+        if kind == "int" and (not isinstance(value, int) or isinstance(value, bool)):
+            raise ScenarioError(f"[engine]: {key} must be a whole number, not {value!r}")
+    return EngineOptions(**raw)
+
+
+def parse_scenario(name: str, data: Mapping[str, Any]) -> Scenario:
+    pool = data.get("pool", {})
+    modes = tuple(data.get("modes", ["default"]))
+    for mode in modes:
+        if mode not in MODES:
+            raise ScenarioError(f"scenario {name!r}: unknown mode {mode!r}")
+    actions = {
+        part: tuple(
+            parse_action(raw, f"{name} {part} #{i + 1}") for i, raw in enumerate(data.get(part, []))
+        )
+        for part in ("setup", "steps")
+    }
+    narration_raw = data.get("narration", {})
+    shared = {k: v for k, v in narration_raw.items() if isinstance(v, str)}
+    per_mode = {k: dict(v) for k, v in narration_raw.items() if isinstance(v, dict)}
+    scenario = Scenario(
+        name=name,
+        title=str(data.get("title", name)),
+        summary=str(data.get("summary", "")).strip(),
+        order=_positive_int(data, "order", 100),
+        modes=modes,  # checked above
+        num_gpu_blocks=_positive_int(pool, "num_gpu_blocks", 10),
+        block_size=_positive_int(pool, "block_size", 4),
+        max_num_batched_tokens=_positive_int(pool, "max_num_batched_tokens", 8192),
+        scheduler_reserve_full_isl=_pool_bool(pool, "scheduler_reserve_full_isl", True),
+        watermark=_pool_number(pool, "watermark", 0.0),
+        setup=actions["setup"],
+        script=actions["steps"],
+        narration={"": shared, **per_mode},
+        engine=parse_engine_options(data.get("engine", {})),
+    )
+    validate(scenario)
+    return scenario
+
+
+def validate(scenario: Scenario) -> None:
+    """Refuse what cannot be played, with the reason."""
+    if scenario.num_gpu_blocks < 2:
+        raise ScenarioError(
+            f"num_gpu_blocks must be at least 2 (block 0 is the null block), "
+            f"not {scenario.num_gpu_blocks}"
+        )
+    if scenario.num_gpu_blocks > MAX_POOL_BLOCKS:
+        raise ScenarioError(f"num_gpu_blocks must be at most {MAX_POOL_BLOCKS}")
+    if scenario.block_size < 1:
+        raise ScenarioError(f"block_size must be at least 1, not {scenario.block_size}")
+    if scenario.max_num_batched_tokens < 1:
+        raise ScenarioError("max_num_batched_tokens must be at least 1")
+    if not 0.0 <= scenario.watermark < 1.0:
+        raise ScenarioError(
+            f"[pool]: watermark is a fraction of the pool, at least 0.0 and below 1.0, "
+            f"not {scenario.watermark}"
+        )
+    num_cpu_blocks = scenario.engine.num_cpu_blocks
+    if not 2 <= num_cpu_blocks <= MAX_POOL_BLOCKS:
+        raise ScenarioError(
+            f"[engine]: num_cpu_blocks must be between 2 (block 0 is the null block) and "
+            f"{MAX_POOL_BLOCKS}, not {num_cpu_blocks}"
+        )
+    usable = scenario.num_gpu_blocks - 1
+    seen: set[str] = set()
+    for action in scenario.setup + scenario.script:
+        spec = action.request
+        if spec is None:
+            continue
+        if spec.request_id in seen:
+            raise ScenarioError(f"request id {spec.request_id!r} is used twice")
+        seen.add(spec.request_id)
+        # The last sampled token is never computed, so it needs no slot.
+        num_tokens = len(spec.prompt_token_ids) + spec.max_tokens - 1
+        needed = cdiv(num_tokens, scenario.block_size)
+        if needed > usable:
+            raise ScenarioError(
+                f"request {spec.request_id!r} needs {needed} blocks "
+                f"({num_tokens} tokens at block_size {scenario.block_size}) but the pool "
+                f"has only {usable} usable blocks (num_gpu_blocks {scenario.num_gpu_blocks} "
+                f"minus the null block)"
+            )
+    for action in scenario.setup + scenario.script:
+        if action.kind == "abort" and action.request_id not in seen:
+            raise ScenarioError(f"abort names request {action.request_id!r}, which never arrives")
+
+
+def _scenario_text(name: str) -> str:
+    return resources.files("content").joinpath("scenarios", f"{name}.toml").read_text("utf-8")
+
+
+@cache
+def scenario_names() -> tuple[str, ...]:
+    """Every scenario under content/scenarios, in the order the list shows them."""
+    folder = resources.files("content").joinpath("scenarios")
+    names = [e.name.removesuffix(".toml") for e in folder.iterdir() if e.name.endswith(".toml")]
+    order = {name: tomllib.loads(_scenario_text(name)).get("order", 100) for name in names}
+    return tuple(sorted(names, key=lambda name: (order[name], name)))
+
+
+def scenario_data(name: str) -> dict[str, Any]:
+    """A built-in scenario's file as data (not yet checked)."""
+    names = scenario_names()
+    if name not in names:
+        raise ScenarioError(f"unknown scenario {name!r} (one of {', '.join(names)})")
+    try:
+        return tomllib.loads(_scenario_text(name))
+    except tomllib.TOMLDecodeError as error:
+        raise ScenarioError(f"scenario {name!r} is not valid TOML: {error}") from None
+
+
+def load_scenario(name: str) -> Scenario:
+    return parse_scenario(name, scenario_data(name))
+
+
+def check_mode(scenario: Scenario, mode: str) -> Mode:
+    if mode not in scenario.modes:
+        raise ScenarioError(
+            f"unknown mode {mode!r} for scenario {scenario.name!r} "
+            f"(one of {', '.join(scenario.modes)})"
+        )
+    return mode  # checked above

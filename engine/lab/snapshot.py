@@ -1,0 +1,312 @@
+"""A complete, plain-data picture of the engine at one moment.
+
+Every step of a timeline carries one, so a viewer can render any step without
+looking at its neighbours (step back, scrub and deep links come for free).
+Everything here is immutable and JSON-serialisable via ``to_dict``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from engine.vllm.aux_output import AuxOutputWorkerConnector
+from engine.vllm.block_pool import BlockPool
+from engine.vllm.kv_cache_utils import KVCacheBlock, generate_block_hash_extra_keys, get_block_hash
+from engine.vllm.kv_events import KVCacheEvent
+from engine.vllm.kv_offload import SimpleCPUOffloadScheduler
+from engine.vllm.metrics import PrefixCacheCounters, PrefixCacheStats
+from engine.vllm.request import Request
+from engine.vllm.scheduler import Scheduler
+
+BlockState = Literal["null", "held", "free-cached", "free-empty"]
+HASH_LABEL_LENGTH = 6
+
+
+def hash_label(block_hash: bytes) -> str:
+    """A short name for a block hash: the first hex digits of the digest."""
+    return block_hash.hex()[:HASH_LABEL_LENGTH]
+
+
+def block_state(block: KVCacheBlock) -> BlockState:
+    if block.is_null:
+        return "null"
+    if block.ref_cnt > 0:
+        return "held"
+    return "free-cached" if block.block_hash is not None else "free-empty"
+
+
+@dataclass(frozen=True)
+class BlockRecord:
+    block_id: int
+    ref_cnt: int
+    block_hash: str | None  # full hex digest (without the group id)
+    hash_label: str | None
+    state: BlockState
+
+
+@dataclass(frozen=True)
+class HashMapEntry:
+    block_hash: str
+    hash_label: str
+    block_ids: tuple[int, ...]  # lookups return the first
+
+
+@dataclass(frozen=True)
+class ChainLink:
+    """One full block of a request: hash = H(parent hash, its tokens, extra keys)."""
+
+    hash_label: str
+    parent_label: str | None  # None: the chain starts at NONE_HASH
+    first_token: int  # position of the block's first token in the request
+    token_ids: tuple[int, ...]
+    extra_keys: str | None  # as written into the hash input, e.g. "('cache_salt', 'alice')"
+
+
+@dataclass(frozen=True)
+class RequestRecord:
+    request_id: str
+    status: str
+    num_prompt_tokens: int
+    num_tokens: int
+    num_computed_tokens: int
+    num_cached_tokens: int  # prefix-cache hit at first admission, -1 before it
+    num_preemptions: int
+    block_ids: tuple[int, ...]
+    chain: tuple[ChainLink, ...]  # the request's own full-block hashes, parent to child
+    cache_salt: str | None
+    skip_reading_prefix_cache: bool
+
+    @property
+    def block_hash_labels(self) -> tuple[str, ...]:
+        return tuple(link.hash_label for link in self.chain)
+
+
+@dataclass(frozen=True)
+class LogLine:
+    level: str
+    logger: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.level} {self.logger}: {self.message}"
+
+
+@dataclass(frozen=True)
+class EventRecord:
+    type: str
+    fields: tuple[tuple[str, Any], ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, **dict(self.fields)}
+
+
+@dataclass
+class Stats(PrefixCacheCounters):
+    """Cumulative prefix-cache counters since the scenario started, in tokens.
+
+    Never changed once made (``plus`` makes a new one); not frozen only because
+    the counters it shares with vLLM's ``PrefixCacheStats`` are not.
+    """
+
+    resets: int = 0
+
+    def plus(self, delta: PrefixCacheStats | None) -> Stats:
+        if delta is None:
+            return self
+        sums = {
+            field.name: getattr(self, field.name) + getattr(delta, field.name)
+            for field in dataclasses.fields(PrefixCacheCounters)
+        }
+        return Stats(**sums, resets=self.resets + int(delta.reset))
+
+
+@dataclass(frozen=True)
+class StoreRecord:
+    """A CPU offload store in flight: GPU block i is being copied into CPU block i."""
+
+    store_event: int
+    gpu_block_ids: tuple[int, ...]
+    cpu_block_ids: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class OffloadRecord:
+    """The CPU side of CPU offload: its own pool, free queue and hash map."""
+
+    cpu_blocks: tuple[BlockRecord, ...]
+    cpu_free_queue: tuple[int, ...]
+    cpu_hash_map: tuple[HashMapEntry, ...]
+    stores_in_flight: tuple[StoreRecord, ...]
+
+
+@dataclass(frozen=True)
+class AuxOutputRecord:
+    """The auxiliary output generation on both sides, and the outputs in flight."""
+
+    scheduler_generation: int
+    worker_generation: int
+    outputs_in_flight: int
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    blocks: tuple[BlockRecord, ...]
+    free_queue: tuple[int, ...]  # head (reused first) to tail
+    hash_map: tuple[HashMapEntry, ...]  # in the map's own order
+    requests: tuple[RequestRecord, ...]  # in arrival order, finished ones included
+    running: tuple[str, ...]
+    waiting: tuple[str, ...]
+    logs: tuple[LogLine, ...]  # emitted during this step
+    events: tuple[EventRecord, ...]  # emitted during this step
+    stats: Stats
+    usage: float
+    offload: OffloadRecord | None = None  # None: no CPU offload in this scenario
+    aux_output: AuxOutputRecord | None = None  # None: no auxiliary outputs
+    engine_dead: bool = False  # the engine core died (an assertion failed in it)
+
+    def block(self, block_id: int) -> BlockRecord:
+        return self.blocks[block_id]
+
+    def request(self, request_id: str) -> RequestRecord:
+        return next(r for r in self.requests if r.request_id == request_id)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["events"] = [event.to_dict() for event in self.events]
+        return data
+
+
+def _event_value(value: Any) -> Any:
+    """Event fields as JSON-safe values: 64-bit int hashes as 16 hex digits,
+    since JSON numbers lose precision above 2**53."""
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int) and value >= 2**53:
+        return f"{value:016x}"
+    if isinstance(value, bytes):
+        return value.hex()
+    if isinstance(value, tuple | list):
+        return [_event_value(v) for v in value]
+    return value
+
+
+def event_record(event: KVCacheEvent) -> EventRecord:
+    fields = tuple(
+        (f.name, _event_value(getattr(event, f.name))) for f in dataclasses.fields(event)
+    )
+    return EventRecord(type(event).__name__, fields)
+
+
+def _chain(request: Request, block_size: int) -> tuple[ChainLink, ...]:
+    links = []
+    parent: str | None = None
+    for position, block_hash in enumerate(request.block_hashes):
+        start = position * block_size
+        extra_keys = generate_block_hash_extra_keys(request, start, start + block_size)
+        label = hash_label(block_hash)
+        links.append(
+            ChainLink(
+                hash_label=label,
+                parent_label=parent,
+                first_token=start,
+                token_ids=tuple(request.all_token_ids[start : start + block_size]),
+                extra_keys=None if extra_keys is None else ", ".join(map(repr, extra_keys)),
+            )
+        )
+        parent = label
+    return tuple(links)
+
+
+def _request_record(request: Request, scheduler: Scheduler) -> RequestRecord:
+    return RequestRecord(
+        request_id=request.request_id,
+        status=request.status.name,
+        num_prompt_tokens=request.num_prompt_tokens,
+        num_tokens=request.num_tokens,
+        num_computed_tokens=request.num_computed_tokens,
+        num_cached_tokens=request.num_cached_tokens,
+        num_preemptions=request.num_preemptions,
+        block_ids=tuple(scheduler.kv_cache_manager.get_block_ids(request.request_id)[0]),
+        chain=_chain(request, scheduler.block_size),
+        cache_salt=request.cache_salt,
+        skip_reading_prefix_cache=request.skip_reading_prefix_cache,
+    )
+
+
+def _block_views(pool: BlockPool) -> tuple[BlockRecord, ...]:
+    return tuple(
+        BlockRecord(
+            block_id=block.block_id,
+            ref_cnt=block.ref_cnt,
+            block_hash=get_block_hash(block.block_hash).hex() if block.block_hash else None,
+            hash_label=hash_label(get_block_hash(block.block_hash)) if block.block_hash else None,
+            state=block_state(block),
+        )
+        for block in pool.blocks
+    )
+
+
+def _hash_map_entries(pool: BlockPool) -> tuple[HashMapEntry, ...]:
+    return tuple(
+        HashMapEntry(
+            block_hash=get_block_hash(key).hex(),
+            hash_label=hash_label(get_block_hash(key)),
+            block_ids=tuple(b.block_id for b in cached),
+        )
+        for key, cached in pool.cached_block_hash_to_block.items()
+    )
+
+
+def _free_queue(pool: BlockPool) -> tuple[int, ...]:
+    return tuple(b.block_id for b in pool.free_block_queue.get_all_free_blocks())
+
+
+def _offload_record(connector: SimpleCPUOffloadScheduler) -> OffloadRecord:
+    cpu_pool = connector.cpu_block_pool
+    return OffloadRecord(
+        cpu_blocks=_block_views(cpu_pool),
+        cpu_free_queue=_free_queue(cpu_pool),
+        cpu_hash_map=_hash_map_entries(cpu_pool),
+        stores_in_flight=tuple(
+            StoreRecord(event, transfer.gpu_block_ids, transfer.cpu_block_ids)
+            for event, transfer in connector.stores_in_flight().items()
+        ),
+    )
+
+
+def take_snapshot(
+    scheduler: Scheduler,
+    all_requests: Sequence[Request],
+    logs: Iterable[logging.LogRecord],
+    events: Iterable[KVCacheEvent],
+    stats: Stats,
+    aux_output_worker: AuxOutputWorkerConnector | None = None,
+    engine_dead: bool = False,
+) -> Snapshot:
+    pool = scheduler.kv_cache_manager.block_pool
+    aux_output = None
+    if scheduler.aux_output_connector is not None and aux_output_worker is not None:
+        aux_output = AuxOutputRecord(
+            scheduler_generation=scheduler.aux_output_connector.generation,
+            worker_generation=aux_output_worker.generation,
+            outputs_in_flight=len(aux_output_worker.pending_outputs),
+        )
+    return Snapshot(
+        blocks=_block_views(pool),
+        free_queue=_free_queue(pool),
+        hash_map=_hash_map_entries(pool),
+        requests=tuple(_request_record(r, scheduler) for r in all_requests),
+        running=tuple(r.request_id for r in scheduler.running),
+        waiting=tuple(r.request_id for r in scheduler.waiting),
+        logs=tuple(LogLine(r.levelname, r.name, r.getMessage()) for r in logs),
+        events=tuple(event_record(e) for e in events),
+        stats=stats,
+        usage=round(pool.get_usage(), 4),
+        offload=_offload_record(scheduler.connector) if scheduler.connector else None,
+        aux_output=aux_output,
+        engine_dead=engine_dead,
+    )

@@ -1,0 +1,365 @@
+"""Play a scenario in a mode and record every step: state, log, events, and the code that ran.
+
+``build_timeline(scenario, mode)`` is a pure function of its inputs: the same
+scenario and mode give byte-identical JSON on every machine, in CPython and in
+Pyodide alike, so the browser can be checked against the test suite.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import importlib
+import json
+import logging
+import pkgutil
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import engine.vllm
+from engine.lab.narration import describe_step, fill_narration
+from engine.lab.scenario import Action, Mode, Scenario, check_mode, reserve_full_isl, reset_flags
+from engine.lab.snapshot import LogLine, Snapshot, Stats, take_snapshot
+from engine.lab.step_facts import PoolRecorder, StepFacts
+from engine.lab.trace import FunctionTrace, SourceIndex, Tracer
+from engine.vllm import core
+from engine.vllm.api_server import APIServer, EngineCoreClient, HTTPRequest
+from engine.vllm.aux_output import AuxOutputSchedulerConnector
+from engine.vllm.core import EngineCore
+from engine.vllm.kv_offload import SimpleCPUOffloadScheduler, SimpleCPUOffloadSchedulerWithoutFix
+from engine.vllm.logger import LOGGER_ROOTS
+from engine.vllm.request import Request, RequestStatus
+from engine.vllm.scheduler import Scheduler, SchedulerWithoutKeepFix
+
+# The modules whose lines the code panel may show: every module of the model of
+# vLLM (the package engine.vllm), not the machinery that records it.
+TRACED_MODULES = tuple(
+    importlib.import_module(f"{engine.vllm.__name__}.{module.name}")
+    for module in pkgutil.iter_modules(engine.vllm.__path__)
+)
+
+# The function a step is "about", whose last line is marked as the current one:
+# the first of these that ran. Before them come the function an error was raised
+# in, then the scenario's own choice (an action's ``focus``).
+FOCUS: dict[str, tuple[str, ...]] = {
+    "add_request": ("Request.__init__",),
+    "step": ("Scheduler.schedule",),
+    "run_until_idle": ("Scheduler.schedule",),
+    "reset_prefix_cache": ("BlockPool.reset_prefix_cache", "KeepModeBlockPool.reset_prefix_cache"),
+    "abort": ("Scheduler.finish_requests",),
+    "http_reset": ("reset_prefix_cache", "reset_prefix_cache_without_flag_check"),
+}
+
+ENGINE_DEAD_RESULT = "not run: the engine core is dead (EngineDeadError)"
+
+START_NARRATION_KEY = "start"
+
+# `run_until_idle` stops here even if requests remain: a timeline has at most
+# this many steps after the start (a playground's limit, engine/lab/scenario_file.py).
+MAX_TIMELINE_STEPS = 2_000
+
+
+@dataclass(frozen=True)
+class Step:
+    index: int
+    label: str  # the action, as a call
+    narration_key: str
+    result: str | None  # what the action returned or raised
+    snapshot: Snapshot
+    code: tuple[FunctionTrace, ...]  # in the order first entered
+    focus: FunctionTrace | None
+    facts: StepFacts  # what the pool did during the step, block by block
+
+
+@dataclass(frozen=True)
+class Timeline:
+    scenario: str
+    title: str
+    summary: str
+    mode: Mode
+    modes: tuple[Mode, ...]
+    num_gpu_blocks: int
+    block_size: int
+    traced: bool
+    steps: tuple[Step, ...]
+    narration: tuple[tuple[str, str], ...]  # key -> text, for this mode
+    sources: tuple[tuple[str, str], ...]  # file -> text, for every traced file
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def narration_template(self, step: Step) -> str:
+        return dict(self.narration).get(step.narration_key, "")
+
+    def narration_text(self, step: Step) -> str:
+        """The step's narration, its placeholders filled from the step's own data; a step
+        without a text (a playground's) is described from what the pool did."""
+        template = self.narration_template(step)
+        if not template.strip():
+            before = self.steps[step.index - 1].snapshot if step.index else None
+            template = describe_step(step.facts, before, step.snapshot)
+        return fill_narration(template, step.facts, step.snapshot, self.block_size)
+
+    def source(self, file: str) -> str:
+        return dict(self.sources)[file]
+
+    def logs_until(self, index: int) -> list[LogLine]:
+        """Every log line from the start up to and including step ``index``."""
+        return [line for step in self.steps[: index + 1] for line in step.snapshot.logs]
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        for step_data, step in zip(data["steps"], self.steps, strict=True):
+            step_data["snapshot"] = step.snapshot.to_dict()
+        data["narration"] = dict(self.narration)
+        data["sources"] = dict(self.sources)
+        return data
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), separators=(",", ":"), ensure_ascii=True)
+
+    def digest(self) -> str:
+        """SHA-256 of the JSON: equal digests mean byte-identical timelines."""
+        return hashlib.sha256(self.to_json().encode()).hexdigest()
+
+
+@cache
+def source_indexes() -> tuple[SourceIndex, ...]:
+    return tuple(SourceIndex(module) for module in TRACED_MODULES)
+
+
+class _LogCollector(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.exc_info and record.exc_info[1] is not None:
+            # A logged exception, as a log file shows it: the line, then the
+            # traceback. Its frames are left out (they name paths on this machine).
+            error = record.exc_info[1]
+            message = record.getMessage()
+            message += "" if message.endswith("\n") else "\n"
+            message += "Traceback (most recent call last):\n  ...\n"
+            message += "".join(traceback.format_exception_only(error)).rstrip("\n")
+            record = logging.makeLogRecord(
+                {**record.__dict__, "msg": message, "args": None, "exc_info": None}
+            )
+        self.records.append(record)
+
+    def take(self) -> list[logging.LogRecord]:
+        records, self.records = self.records, []
+        return records
+
+
+@contextmanager
+def _collect_logs() -> Iterator[_LogCollector]:
+    collector = _LogCollector()
+    loggers = [logging.getLogger(name) for name in LOGGER_ROOTS]
+    for logger in loggers:
+        logger.addHandler(collector)
+    try:
+        yield collector
+    finally:
+        for logger in loggers:
+            logger.removeHandler(collector)
+
+
+def _raised_in(error: BaseException) -> str | None:
+    """The qualified name of the function an exception was raised in."""
+    tb = error.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb.tb_frame.f_code.co_qualname if tb is not None else None
+
+
+def _assertion_text(error: AssertionError) -> str:
+    """The assertion's message or, when it has none, its source line."""
+    frames = traceback.extract_tb(error.__traceback__)
+    return str(error) or (frames[-1].line if frames and frames[-1].line else "")
+
+
+class _Run:
+    """The live engine while a timeline is recorded."""
+
+    def __init__(self, scenario: Scenario, mode: Mode) -> None:
+        self.mode = mode
+        options = scenario.engine
+        connector = None
+        if options.offload:
+            offload_cls = (
+                SimpleCPUOffloadScheduler
+                if options.keep_mode_fixes
+                else SimpleCPUOffloadSchedulerWithoutFix
+            )
+            connector = offload_cls(options.num_cpu_blocks, scenario.block_size)
+        scheduler_cls = Scheduler if options.keep_mode_fixes else SchedulerWithoutKeepFix
+        self.scheduler = scheduler_cls(
+            scenario.num_gpu_blocks,
+            scenario.block_size,
+            max_num_batched_tokens=scenario.max_num_batched_tokens,
+            connector=connector,
+            aux_output_connector=AuxOutputSchedulerConnector() if options.aux_output else None,
+            scheduler_reserve_full_isl=reserve_full_isl(scenario, mode),
+            watermark=scenario.watermark,
+        )
+        self.engine = EngineCore(self.scheduler)
+        self.recorder = PoolRecorder(self.scheduler.kv_cache_manager.block_pool)
+        self.engine_client = EngineCoreClient(self.engine)
+        self.requests: list[Request] = []  # arrival order; finished ones stay visible
+        self.stats = Stats()
+        self.engine_dead = False
+        self.error_site: str | None = None  # the function the action's error came from
+
+    def perform(self, action: Action) -> str | None:
+        """Run one action; the model's own errors become the step's result.
+
+        A failed assertion takes the engine core down, as it does in vLLM: the
+        step records it, and every later action is not run.
+        """
+        self.error_site = None
+        if self.engine_dead:
+            return ENGINE_DEAD_RESULT
+        handler: Callable[[Action], str | None] = getattr(self, f"_do_{action.kind}")
+        try:
+            return handler(action)
+        except (ValueError, RuntimeError) as error:
+            self.error_site = _raised_in(error)
+            return f"{type(error).__name__}: {error}"
+        except AssertionError as error:
+            message = _assertion_text(error)
+            self.error_site = _raised_in(error)
+            self.engine_dead = True
+            core.logger.exception("EngineCore encountered a fatal error.")
+            return f"AssertionError: {message}"
+
+    def _do_add_request(self, action: Action) -> str | None:
+        spec = action.request
+        assert spec is not None
+        new_request = Request(
+            spec.request_id,
+            spec.prompt_token_ids,
+            max_tokens=spec.max_tokens,
+            block_hasher=self.scheduler.request_block_hasher,
+            cache_salt=spec.cache_salt,
+            lora_name=spec.lora_name,
+            prompt_logprobs=spec.prompt_logprobs,
+        )
+        self.engine.add_request(new_request)
+        self.requests.append(new_request)
+        return None
+
+    def _do_step(self, action: Action) -> str | None:
+        result = self.engine.step()
+        parts = [
+            f"{rid}: {n} token{'' if n == 1 else 's'}"
+            for rid, n in result.scheduler_output.num_scheduled_tokens.items()
+        ]
+        text = "scheduled " + (", ".join(parts) if parts else "nothing")
+        if result.scheduler_output.preempted_req_ids:
+            text += "; preempted " + ", ".join(result.scheduler_output.preempted_req_ids)
+        if result.finished_req_ids:
+            text += "; finished " + ", ".join(result.finished_req_ids)
+        return text
+
+    _do_run_until_idle = _do_step  # one engine step; build_timeline repeats it
+
+    def repeats(self, action: Action, done: int, total: int) -> bool:
+        """Whether ``action`` takes another engine step after ``done`` of them."""
+        if total >= MAX_TIMELINE_STEPS or self.engine_dead:
+            return False
+        if action.kind == "run_until_idle":
+            return self.scheduler.has_unfinished_requests()
+        return done < action.count
+
+    def _do_reset_prefix_cache(self, action: Action) -> str | None:
+        return str(self.engine.reset_prefix_cache(**reset_flags(action, self.mode)))
+
+    def _do_abort(self, action: Action) -> str | None:
+        assert action.request_id is not None
+        self.scheduler.finish_requests([action.request_id], RequestStatus.FINISHED_ABORTED)
+        return None
+
+    def _do_http_reset(self, action: Action) -> str | None:
+        # The endpoint exists only in development mode (VLLM_SERVER_DEV_MODE=1).
+        server = APIServer(self.engine_client, dev_mode=True, check_reset_flags=action.check_flags)
+        response = server.handle(HTTPRequest("POST", "/reset_prefix_cache", action.query or ""))
+        return f"HTTP {response.status_code} {response.reason} {response.body}"
+
+    def snapshot(self, logs: list[logging.LogRecord]) -> Snapshot:
+        """The state after an action; collecting stats and events is not part of the action."""
+        self.stats = self.stats.plus(self.scheduler.make_stats())
+        events = self.scheduler.kv_cache_manager.take_events()
+        return take_snapshot(
+            self.scheduler,
+            self.requests,
+            logs,
+            events,
+            self.stats,
+            aux_output_worker=self.engine.aux_output_worker,
+            engine_dead=self.engine_dead,
+        )
+
+
+def build_timeline(scenario: Scenario, mode: str, trace: bool = True) -> Timeline:
+    """Play ``scenario`` in ``mode``; step 0 is the state after the setup."""
+    checked_mode = check_mode(scenario, mode)
+    run = _Run(scenario, checked_mode)
+    steps: list[Step] = []
+    with _collect_logs() as logs:
+        for action in scenario.setup:
+            run.perform(action)
+        steps.append(
+            Step(
+                0,
+                "start",
+                START_NARRATION_KEY,
+                None,
+                run.snapshot(logs.take()),
+                (),
+                None,
+                run.recorder.take(),
+            )
+        )
+        for action in scenario.script:
+            done = 0  # `step` with a count and `run_until_idle` take several steps
+            while done == 0 or run.repeats(action, done, len(steps) - 1):
+                done += 1
+                tracer = Tracer(source_indexes()) if trace else None
+                with tracer or nullcontext():
+                    result = run.perform(action)
+                code = tracer.result() if tracer else ()
+                focus_names = (run.error_site, action.focus, *FOCUS[action.kind])
+                focus = next(
+                    (t for name in focus_names for t in code if t.qualname == name),
+                    code[0] if code else None,
+                )
+                steps.append(
+                    Step(
+                        index=len(steps),
+                        label=action.label(checked_mode),
+                        narration_key=action.say,
+                        result=result,
+                        snapshot=run.snapshot(logs.take()),
+                        code=code,
+                        focus=focus,
+                        facts=run.recorder.take(),
+                    )
+                )
+    return Timeline(
+        scenario=scenario.name,
+        title=scenario.title,
+        summary=scenario.summary,
+        mode=checked_mode,
+        modes=scenario.modes,
+        num_gpu_blocks=scenario.num_gpu_blocks,
+        block_size=scenario.block_size,
+        traced=trace,
+        steps=tuple(steps),
+        narration=tuple(scenario.narration_for(checked_mode).items()),
+        sources=tuple((index.file, index.text) for index in source_indexes()) if trace else (),
+    )

@@ -1,0 +1,165 @@
+"""Record which lines of the engine's own source ran, so the code panel shows the truth.
+
+Line events are normalised to whole statements (via ``ast``) and attributed to
+the innermost enclosing ``def``. That makes the record the same on every
+CPython version: 3.12 inlines comprehensions and reports some line events
+differently from 3.11, but both run the same statements of the same functions.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType, ModuleType
+from typing import Any
+
+# The whole repo-relative path is shown to the learner, e.g. "engine/vllm/block_pool.py".
+_REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def source_file(module: ModuleType) -> str:
+    """The name a module's source is shown under, repo-relative: "engine/vllm/block_pool.py"."""
+    path = Path(str(module.__file__)).resolve()
+    try:
+        return path.relative_to(_REPO_ROOT).as_posix()
+    except ValueError:  # installed as a wheel: keep the package-relative path
+        return f"{module.__name__.replace('.', '/')}.py"
+
+
+@dataclass(frozen=True)
+class FunctionSpan:
+    """Where one function's source sits in its file (1-based, inclusive)."""
+
+    qualname: str
+    def_line: int  # the `def` line itself
+    start_line: int  # first decorator, or the def line
+    end_line: int
+
+
+@dataclass(frozen=True)
+class FunctionTrace:
+    """One function that ran during a step and the source lines it ran."""
+
+    file: str
+    qualname: str
+    start_line: int
+    end_line: int
+    lines: tuple[int, ...]  # every physical line of every statement that ran
+    last_line: int  # first line of the last statement that ran (the "current" one)
+
+
+class SourceIndex:
+    """Per file: each line's statement and enclosing function."""
+
+    def __init__(self, module: ModuleType) -> None:
+        path = Path(str(module.__file__)).resolve()
+        self.path = str(path)
+        self.file = source_file(module)
+        self.text = path.read_text(encoding="utf-8")
+        tree = ast.parse(self.text)
+        # line -> (statement start, statement end of the part that "runs" on that line)
+        self.statement_of_line: dict[int, tuple[int, int]] = {}
+        # line -> innermost enclosing function
+        self.function_of_line: dict[int, FunctionSpan] = {}
+        self._index(tree, prefix="")
+
+    def _index(self, node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            qualname_prefix = prefix
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                qualname = f"{prefix}{child.name}"
+                if isinstance(child, ast.ClassDef):
+                    qualname_prefix = f"{qualname}."
+                else:
+                    qualname_prefix = f"{qualname}.<locals>."
+                    start = min([d.lineno for d in child.decorator_list] + [child.lineno])
+                    assert child.end_lineno is not None
+                    span = FunctionSpan(qualname, child.lineno, start, child.end_lineno)
+                    for line in range(start, child.end_lineno + 1):
+                        self.function_of_line[line] = span  # inner defs overwrite later
+            if isinstance(child, ast.stmt):
+                self._index_statement(child)
+            self._index(child, qualname_prefix)
+
+    def _index_statement(self, stmt: ast.stmt) -> None:
+        end = stmt.end_lineno or stmt.lineno
+        body = getattr(stmt, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
+            # A compound statement "runs" only its header (up to the end of its
+            # test, iterable, signature...); its body has lines of its own.
+            header_parts = [
+                part
+                for part in ast.iter_child_nodes(stmt)
+                if not isinstance(part, ast.stmt | ast.excepthandler | ast.match_case)
+            ]
+            end = max([stmt.lineno] + [getattr(p, "end_lineno", None) or 0 for p in header_parts])
+        for line in range(stmt.lineno, end + 1):
+            self.statement_of_line[line] = (stmt.lineno, end)
+
+
+class Tracer:
+    """Context manager recording the engine lines that run inside it.
+
+    Use one per step; ``result()`` gives the functions in the order first entered.
+    """
+
+    def __init__(self, indexes: Iterable[SourceIndex]) -> None:
+        self._by_path = {index.path: index for index in indexes}
+        self._order: list[tuple[str, FunctionSpan]] = []
+        self._statements: dict[tuple[str, FunctionSpan], set[int]] = {}
+        self._last: dict[tuple[str, FunctionSpan], int] = {}
+        self._previous: Any = None
+
+    def __enter__(self) -> Tracer:
+        self._previous = sys.gettrace()
+        sys.settrace(self._on_call)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        sys.settrace(self._previous)
+
+    def _on_call(self, frame: FrameType, event: str, arg: object) -> Any:
+        if frame.f_code.co_filename in self._by_path:
+            return self._on_line
+        return None
+
+    def _on_line(self, frame: FrameType, event: str, arg: object) -> Any:
+        if event == "line":
+            self._record(frame.f_code.co_filename, frame.f_lineno)
+        return self._on_line
+
+    def _record(self, path: str, line: int) -> None:
+        index = self._by_path[path]
+        span = index.function_of_line.get(line)
+        statement = index.statement_of_line.get(line)
+        if span is None or statement is None:
+            return  # module or class body: import time only
+        key = (index.file, span)
+        if key not in self._statements:
+            self._order.append(key)
+            self._statements[key] = set()
+        self._statements[key].add(statement[0])
+        self._last[key] = statement[0]
+
+    def result(self) -> tuple[FunctionTrace, ...]:
+        traces = []
+        for key in self._order:
+            file, span = key
+            index = next(i for i in self._by_path.values() if i.file == file)
+            lines: set[int] = set()
+            for start in self._statements[key]:
+                lines.update(range(start, index.statement_of_line[start][1] + 1))
+            traces.append(
+                FunctionTrace(
+                    file=file,
+                    qualname=span.qualname,
+                    start_line=span.start_line,
+                    end_line=span.end_line,
+                    lines=tuple(sorted(lines)),
+                    last_line=self._last[key],
+                )
+            )
+        return tuple(traces)

@@ -1,0 +1,244 @@
+"""Blocks, the free block queue and block hashing (vLLM's ``v1/core/kv_cache_utils.py``).
+
+Standard library only, so the same file runs in CPython and in Pyodide.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NewType
+
+if TYPE_CHECKING:
+    from engine.vllm.request import Request
+
+# A block hash is the digest of (parent hash, the block's token ids, extra keys).
+BlockHash = NewType("BlockHash", bytes)
+# The map's key: a block hash followed by the 4-byte big-endian KV-cache group id.
+BlockHashWithGroupId = NewType("BlockHashWithGroupId", bytes)
+# What KV events carry: by default the low 64 bits of the digest, as vLLM sends them.
+ExternalBlockHash = bytes | int
+
+HashFunction = Callable[[Any], bytes]
+
+DEFAULT_NONE_HASH_SEED = "vllm-none-hash"
+
+
+def _canonical_bytes(obj: Any) -> bytes:
+    """Serialise a hash input the same way on every machine and Python version.
+
+    vLLM pickles the tuple before hashing; pickle output is an implementation detail,
+    so we use a tagged, length-prefixed encoding that cannot be ambiguous.
+    """
+    # Tuples first: every block hash is a tuple holding one (its token ids).
+    if isinstance(obj, tuple | list):
+        if obj and set(map(type, obj)) == {int}:
+            # A block's token ids, hashed for every block of every prompt: the same
+            # bytes as the general case below, formatted in one call.
+            body = b"i%d;" * len(obj) % tuple(obj)
+        else:
+            body = b"".join(map(_canonical_bytes, obj))
+        return b"t%d:%s" % (len(obj), body)
+    if isinstance(obj, bytes):
+        return b"b%d:%s" % (len(obj), obj)
+    if obj is None:
+        return b"N"
+    if isinstance(obj, bool):
+        return b"T" if obj else b"F"
+    if isinstance(obj, int):
+        return b"i%d;" % obj
+    if isinstance(obj, str):
+        raw = obj.encode()
+        return b"s%d:%s" % (len(raw), raw)
+    raise TypeError(f"cannot hash a value of type {type(obj).__name__}")
+
+
+def sha256(obj: Any) -> bytes:
+    """The default hash function: SHA-256 over a canonical serialisation."""
+    return hashlib.sha256(_canonical_bytes(obj)).digest()
+
+
+def init_none_hash(hash_fn: HashFunction, seed: str = DEFAULT_NONE_HASH_SEED) -> None:
+    """Set NONE_HASH, the parent hash of every chain's first block.
+
+    vLLM derives it from a fixed seed for cryptographic hashes, so independent
+    processes (here: CPython and the browser) agree on every block hash.
+    """
+    global NONE_HASH
+    NONE_HASH = BlockHash(hash_fn(seed))
+
+
+NONE_HASH: BlockHash = BlockHash(sha256(DEFAULT_NONE_HASH_SEED))
+
+
+def hash_block_tokens(
+    hash_function: HashFunction,
+    parent_block_hash: BlockHash | None,
+    curr_block_token_ids: Sequence[int],
+    extra_keys: tuple[Any, ...] | None = None,
+) -> BlockHash:
+    """Hash one full block, chained to its parent: equal prefixes give equal hashes.
+
+    Lookups trust the hash and never re-check the tokens, so a collision would
+    be a false hit; SHA-256 (the default) makes one practically impossible.
+    """
+    if not parent_block_hash:
+        parent_block_hash = NONE_HASH
+    return BlockHash(hash_function((parent_block_hash, tuple(curr_block_token_ids), extra_keys)))
+
+
+def make_block_hash_with_group_id(block_hash: BlockHash, group_id: int) -> BlockHashWithGroupId:
+    return BlockHashWithGroupId(block_hash + group_id.to_bytes(4, "big", signed=False))
+
+
+def get_block_hash(key: BlockHashWithGroupId) -> BlockHash:
+    return BlockHash(key[:-4])
+
+
+def maybe_convert_block_hash(block_hash: BlockHash, use_int: bool = True) -> ExternalBlockHash:
+    """KV events carry the low 64 bits of the digest as an int unless told otherwise."""
+    if use_int:
+        return int.from_bytes(block_hash[-8:], "big")
+    return block_hash
+
+
+def generate_block_hash_extra_keys(
+    request: Request, start_token_idx: int, end_token_idx: int
+) -> tuple[Any, ...] | None:
+    """What changes a block's KV besides its token ids; None when nothing does.
+
+    Order as in vLLM: LoRA first, then the cache salt (first block only). Multimodal
+    inputs and prompt embeddings are outside this simulator.
+    """
+    extra_keys: list[Any] = []
+    if request.lora_name is not None:
+        extra_keys.append(("lora", request.lora_name))
+    if start_token_idx == 0 and request.cache_salt:
+        extra_keys.append(("cache_salt", request.cache_salt))
+    return tuple(extra_keys) if extra_keys else None
+
+
+def get_request_block_hasher(
+    block_size: int, hash_function: HashFunction
+) -> Callable[[Request], list[BlockHash]]:
+    """Return a function that hashes a request's new *full* blocks, chaining on."""
+
+    def request_block_hasher(request: Request) -> list[BlockHash]:
+        start_token_idx = len(request.block_hashes) * block_size
+        prev_block_hash = request.block_hashes[-1] if request.block_hashes else None
+        new_block_hashes: list[BlockHash] = []
+        while start_token_idx + block_size <= request.num_tokens:
+            end_token_idx = start_token_idx + block_size
+            extra_keys = generate_block_hash_extra_keys(request, start_token_idx, end_token_idx)
+            block_tokens = request.all_token_ids[start_token_idx:end_token_idx]
+            block_hash = hash_block_tokens(hash_function, prev_block_hash, block_tokens, extra_keys)
+            new_block_hashes.append(block_hash)
+            prev_block_hash = block_hash
+            start_token_idx = end_token_idx
+        return new_block_hashes
+
+    return request_block_hasher
+
+
+@dataclass(eq=False)
+class KVCacheBlock:
+    """One KV-cache block: who holds it (ref_cnt) and which prefix it stores (hash)."""
+
+    block_id: int
+    ref_cnt: int = 0
+    # The key under which the block sits in the hash map, or None while it is
+    # not a full cached block.
+    _block_hash: BlockHashWithGroupId | None = None
+    prev_free_block: KVCacheBlock | None = field(default=None, repr=False)
+    next_free_block: KVCacheBlock | None = field(default=None, repr=False)
+    is_null: bool = False
+
+    @property
+    def block_hash(self) -> BlockHashWithGroupId | None:
+        return self._block_hash
+
+    def set_block_hash(self, block_hash: BlockHashWithGroupId) -> None:
+        assert self._block_hash is None, "The block already has a hash. This should not happen."
+        self._block_hash = block_hash
+
+    def reset_hash(self) -> None:
+        self._block_hash = None
+
+
+class FreeKVCacheBlockQueue:
+    """The free blocks as a doubly linked list, so a cache hit leaves it in O(1).
+
+    Eviction order: the head is reused first. Blocks start in id order. Freed
+    blocks without a hash go to the head (they can never be hit, so reuse them
+    first); freed blocks with a hash go to the tail, so the least recently freed
+    cached block is evicted first. A request's blocks are freed tail-first, so
+    within one request the deeper blocks (less likely to be shared) go first.
+    """
+
+    def __init__(self, blocks: list[KVCacheBlock]) -> None:
+        self.num_free_blocks = len(blocks)
+        # Sentinels with block_id -1 spare every operation its edge cases.
+        self.fake_free_list_head = KVCacheBlock(block_id=-1)
+        self.fake_free_list_tail = KVCacheBlock(block_id=-1)
+        previous = self.fake_free_list_head
+        for block in blocks:
+            previous.next_free_block = block
+            block.prev_free_block = previous
+            previous = block
+        previous.next_free_block = self.fake_free_list_tail
+        self.fake_free_list_tail.prev_free_block = previous
+
+    def popleft(self) -> KVCacheBlock:
+        first = self.fake_free_list_head.next_free_block
+        if first is None or first is self.fake_free_list_tail:
+            raise ValueError("No free blocks available")
+        self.remove(first)
+        return first
+
+    def popleft_n(self, n: int) -> list[KVCacheBlock]:
+        assert self.num_free_blocks >= n, f"Cannot pop {n} blocks from {self.num_free_blocks}"
+        return [self.popleft() for _ in range(n)]
+
+    def remove(self, block: KVCacheBlock) -> None:
+        prev_block, next_block = block.prev_free_block, block.next_free_block
+        if prev_block is None or next_block is None:
+            raise RuntimeError(f"remove() called on an invalid block: {block}")
+        prev_block.next_free_block = next_block
+        next_block.prev_free_block = prev_block
+        block.prev_free_block = block.next_free_block = None
+        self.num_free_blocks -= 1
+
+    def _insert_after(self, anchor: KVCacheBlock, blocks: Iterable[KVCacheBlock]) -> None:
+        """Link ``blocks`` in order right after ``anchor``."""
+        after = anchor.next_free_block
+        assert after is not None
+        for block in blocks:
+            anchor.next_free_block = block
+            block.prev_free_block = anchor
+            anchor = block
+            self.num_free_blocks += 1
+        anchor.next_free_block = after
+        after.prev_free_block = anchor
+
+    def append(self, block: KVCacheBlock) -> None:
+        self.append_n([block])
+
+    def append_n(self, blocks: Sequence[KVCacheBlock]) -> None:
+        """Put ``blocks`` at the tail, keeping their order: they are evicted last."""
+        last = self.fake_free_list_tail.prev_free_block
+        assert last is not None
+        self._insert_after(last, blocks)
+
+    def prepend_n(self, blocks: Sequence[KVCacheBlock]) -> None:
+        """Put ``blocks`` at the head, keeping their order: the first is reused first."""
+        self._insert_after(self.fake_free_list_head, blocks)
+
+    def get_all_free_blocks(self) -> list[KVCacheBlock]:
+        """The free blocks from head (reused first) to tail."""
+        result = []
+        block = self.fake_free_list_head.next_free_block
+        while block is not None and block is not self.fake_free_list_tail:
+            result.append(block)
+            block = block.next_free_block
+        return result

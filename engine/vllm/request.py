@@ -1,0 +1,103 @@
+"""A generation request and its life cycle (vLLM's ``v1/request.py``)."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Sequence
+
+from engine.vllm.kv_cache_utils import BlockHash
+
+
+class RequestStatus(enum.IntEnum):
+    """Where a request is; every status after PREEMPTED means finished."""
+
+    WAITING = enum.auto()
+    RUNNING = enum.auto()
+    PREEMPTED = enum.auto()
+    FINISHED_STOPPED = enum.auto()
+    FINISHED_LENGTH_CAPPED = enum.auto()
+    FINISHED_ABORTED = enum.auto()
+
+    @staticmethod
+    def is_finished(status: RequestStatus) -> bool:
+        return status > RequestStatus.PREEMPTED
+
+
+class Request:
+    """Prompt, generated tokens, progress and the hashes of its full blocks.
+
+    The hashes are kept up to date by the block hasher: at construction for the
+    prompt and on every appended output token, so generated tokens are cached
+    exactly like prompt tokens.
+    """
+
+    def __init__(
+        self,
+        request_id: str,
+        prompt_token_ids: Sequence[int],
+        max_tokens: int = 16,
+        block_hasher: Callable[[Request], list[BlockHash]] | None = None,
+        cache_salt: str | None = None,
+        lora_name: str | None = None,
+        lora_int_id: int | None = None,
+        prompt_logprobs: int | None = None,
+    ) -> None:
+        self.request_id = request_id
+        self.prompt_token_ids = list(prompt_token_ids)
+        self.max_tokens = max_tokens
+        self.cache_salt = cache_salt
+        self.lora_name = lora_name
+        self.lora_int_id = lora_int_id
+        self.prompt_logprobs = prompt_logprobs
+        # Prompt logprobs need the logits of every prompt token, so such a
+        # request must compute its whole prompt instead of reading the cache.
+        self.skip_reading_prefix_cache = prompt_logprobs is not None
+
+        self.status = RequestStatus.WAITING
+        self.num_computed_tokens = 0
+        self.num_preemptions = 0
+        # Tokens found in the prefix cache at first admission; -1 until then.
+        self.num_cached_tokens = -1
+        self._output_token_ids: list[int] = []
+        self._all_token_ids: list[int] = list(prompt_token_ids)
+
+        self.block_hashes: list[BlockHash] = []
+        self._block_hasher = block_hasher
+        self.update_block_hashes()
+
+    def update_block_hashes(self) -> None:
+        if self._block_hasher is not None:
+            self.block_hashes.extend(self._block_hasher(self))
+
+    def append_output_token_ids(self, token_ids: int | Sequence[int]) -> None:
+        if isinstance(token_ids, int):
+            token_ids = [token_ids]
+        self._output_token_ids.extend(token_ids)
+        self._all_token_ids.extend(token_ids)
+        self.update_block_hashes()
+
+    @property
+    def all_token_ids(self) -> list[int]:
+        return self._all_token_ids
+
+    @property
+    def output_token_ids(self) -> list[int]:
+        return self._output_token_ids
+
+    @property
+    def num_tokens(self) -> int:
+        return len(self._all_token_ids)
+
+    @property
+    def num_prompt_tokens(self) -> int:
+        return len(self.prompt_token_ids)
+
+    @property
+    def num_output_tokens(self) -> int:
+        return len(self._output_token_ids)
+
+    def is_finished(self) -> bool:
+        return RequestStatus.is_finished(self.status)
+
+    def __repr__(self) -> str:
+        return f"Request({self.request_id!r}, {self.status.name}, tokens={self.num_tokens})"
