@@ -22,14 +22,17 @@ QUEUE_CSS = Path(__file__).with_name("queue.css").read_text(encoding="utf-8")
 def _keeping_order(order: Sequence[int]) -> set[int]:
     """Indices into ``order`` of one longest increasing subsequence."""
     tails: list[int] = []  # tails[k]: index of the smallest tail of a run of length k + 1
+    tail_values: list[int] = []  # order[tails[k]], kept beside it so each search is log n
     previous: list[int] = [-1] * len(order)
     for i, value in enumerate(order):
-        k = bisect_left([order[t] for t in tails], value)
+        k = bisect_left(tail_values, value)
         previous[i] = tails[k - 1] if k else -1
         if k == len(tails):
             tails.append(i)
+            tail_values.append(value)
         else:
             tails[k] = i
+            tail_values[k] = value
     kept: set[int] = set()
     i = tails[-1] if tails else -1
     while i >= 0:
