@@ -9,13 +9,17 @@ freed within the step that came back to the same place (the engine records them)
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from app.theme import CSS
-from app.views.base import StepView, esc
+from app.views.base import StepView, esc, with_gaps
 from engine.timeline import Timeline
 
+# A longer queue is shown as runs of consecutive ids, and past 2 x EDGE runs, as its head,
+# its tail and the blocks marked at the step, with a count of the others between.
+FULL_UP_TO = 64
+EDGE = 16
 QUEUE_CSS = Path(__file__).with_name("queue.css").read_text(encoding="utf-8")
 
 
@@ -52,6 +56,57 @@ def queue_marks(before: Sequence[int], after: Sequence[int]) -> tuple[set[int], 
     return arrived, moved
 
 
+def _runs(queue: Sequence[int], state: Callable[[int], str], marked: set[int]) -> list[range]:
+    """The queue as runs of consecutive ids in one state, none of them marked (a marked
+    block is a run of its own)."""
+    runs: list[range] = []
+    for b in queue:
+        last = runs[-1] if runs else None
+        if (
+            last is not None
+            and b == last.stop
+            and b not in marked
+            and last.start not in marked
+            and state(b) == state(last.start)
+        ):
+            runs[-1] = range(last.start, b + 1)
+        else:
+            runs.append(range(b, b + 1))
+    return runs
+
+
+def _long_queue(
+    queue: Sequence[int],
+    state: Callable[[int], str],
+    marked: set[int],
+    item: Callable[[int], str],
+) -> str:
+    """A long queue, readable: runs of consecutive ids as one item ("#12 to #480"), and if
+    still long, the head and the tail and every marked block, with a count between."""
+    runs = _runs(queue, state, marked)
+    keep = [i for i, run in enumerate(runs) if run.start in marked]
+    parts = []
+    for shown in with_gaps(len(runs), keep, EDGE):
+        if isinstance(shown, range):
+            blocks = sum(len(runs[i]) for i in shown)
+            parts.append(
+                f'<li class="gap" data-gap="{blocks}" title="{blocks:,} blocks not shown">'
+                f"… {blocks:,} more …</li>"
+            )
+            continue
+        run = runs[shown]
+        if len(run) == 1:
+            parts.append(item(run.start))
+            continue
+        first, last, kind = run.start, run.stop - 1, state(run.start)
+        parts.append(
+            f'<li class="state-{kind} run" data-first="{first}" data-last="{last}" '
+            f'title="#{first} to #{last}: {len(run):,} blocks, {esc(kind)}, in this order">'
+            f"{first} to {last}</li>"
+        )
+    return "".join(parts)
+
+
 def render_queue(timeline: Timeline, step: int) -> str:
     snapshot = timeline.steps[step].snapshot
     before = timeline.steps[step - 1].snapshot.free_queue if step > 0 else snapshot.free_queue
@@ -80,7 +135,13 @@ def render_queue(timeline: Timeline, step: int) -> str:
             f'title="#{b}: {esc(state)}{note}">{b}</li>'
         )
 
-    items = "".join(item(b) for b in snapshot.free_queue)
+    queue = snapshot.free_queue
+    if len(queue) <= FULL_UP_TO:
+        items = "".join(item(b) for b in queue)
+    else:
+        items = _long_queue(
+            queue, lambda b: snapshot.block(b).state, arrived | moved | returned, item
+        )
     if not items:
         items = '<li class="empty-note" style="border:none">empty: every block is held</li>'
     counts = []
