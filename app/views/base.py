@@ -2,7 +2,8 @@
 
 Every step's HTML, in every mode of the scenario, is rendered when the
 scenario opens and sent once; the step controls and the mode picker then move
-every deck in the browser (see step_deck.py).
+every deck in the browser (see step_deck.py). A large timeline (blocks x steps
+from SENT_AROUND_FROM) is rendered a few steps at a time, around the step shown.
 """
 
 from __future__ import annotations
