@@ -81,7 +81,7 @@ def _long_queue(
     marked: set[int],
     item: Callable[[int], str],
 ) -> str:
-    """A long queue, readable: runs of consecutive ids as one item ("#12 to #480"), and if
+    """A long queue, readable: runs of consecutive ids as one item ("12 to 480"), and if
     still long, the head and the tail and every marked block, with a count between."""
     runs = _runs(queue, state, marked)
     keep = [i for i, run in enumerate(runs) if run.start in marked]
