@@ -10,9 +10,10 @@ names it, and the step counter agrees). The traced build of the shown mode, the
 rendering of every step of every view and the transfer are all included.
 Prints p50 and p95.
 
-With --large, the script is a 10,000-block pool of block size 16 with 200
-requests (about 230 steps), whose decks hold only the pages around the shown
-step; then Step forward is timed too, from the click to the frame where every
+With --large, a 10,000-block pool of block size 16 with 200 requests (about
+230 steps; longer than the script field takes, so opened by its address), whose
+decks hold only the pages around the shown step; an edit changes the pool's
+size (a new one each time); then Step forward is timed too, from the click to the frame where every
 view shows the next step (its pages asked of Python when it moves).
 
     python benchmarks/bench_playground_edit.py [--edits 30] [--site] [--large]
@@ -34,6 +35,7 @@ from playwright.sync_api import sync_playwright
 
 import build
 from app.playground.script_lines import parse_lines
+from engine import playground_code
 from engine.scenario_file import scenario_from_dict
 from engine.timeline import count_steps
 from tests.app.browser import chromium, panel_serve
@@ -159,9 +161,6 @@ def main() -> None:
     parser.add_argument("--site", action="store_true", help="the static site (site/), Pyodide")
     parser.add_argument("--large", action="store_true", help="10,000 blocks, 200 requests")
     args = parser.parse_args()
-    script, blocks, size = (
-        (large_script, "10000", "16") if args.large else (SCRIPT.format, "10", "4")
-    )
     warm_up = 1 if args.large else 3
     samples: list[float] = []
     step_samples: list[float] = []
@@ -176,21 +175,30 @@ def main() -> None:
         page.wait_for_function(
             "() => !document.body.classList.contains('pn-loading')", timeout=120_000
         )
-        page.get_by_role("button", name="Edit a copy").click()
-        page.get_by_role("button", name="Start empty").click()
-        page.get_by_label("GPU blocks").fill(blocks)
-        page.get_by_label("Block size").fill(size)
-        area = page.get_by_label("Script (one action per line)")
-        area.fill(script(a=4, g=FIRST_TOKEN))
-        steps, _ = parse_lines(script(a=4, g=FIRST_TOKEN))
-        pool = {"num_gpu_blocks": int(blocks), "block_size": int(size)}
-        last = count_steps(scenario_from_dict({"pool": pool, "steps": steps}), "default")
-        page.get_by_test_id("step-counter").filter(has_text=f"/ {last}").wait_for()
-        handle = area.element_handle()
-        for i in range(args.edits + warm_up):
-            ms = float(
-                page.evaluate(MEASURE, [handle, script(a=4 + (i + 1) % 2, g=FIRST_TOKEN + i + 1)])
-            )
+        if args.large:  # longer than the script field takes (5,000 characters): by address
+            steps, _ = parse_lines(large_script(a=4, g=FIRST_TOKEN))
+            data = {"title": "large", "pool": {"num_gpu_blocks": 10_000, "block_size": 16}}
+            code = playground_code.encode({**data, "steps": steps})
+            page.goto(f"{url}?scenario=playground&playground={code}")
+            last = count_steps(scenario_from_dict({**data, "steps": steps}), "default")
+            page.get_by_test_id("step-counter").filter(has_text=f"/ {last}").wait_for()
+            # An edit: the pool's size, a new one each time.
+            field = page.get_by_label("GPU blocks")
+            edits = [str(10_000 - i - 1) for i in range(args.edits + warm_up)]
+        else:
+            page.get_by_role("button", name="Edit a copy").click()
+            page.get_by_role("button", name="Start empty").click()
+            page.get_by_label("GPU blocks").fill("10")
+            field = page.get_by_label("Script (one action per line)")
+            field.fill(SCRIPT.format(a=4, g=FIRST_TOKEN))
+            page.get_by_test_id("step-counter").filter(has_text="/ 40").wait_for()
+            edits = [
+                SCRIPT.format(a=4 + (i + 1) % 2, g=FIRST_TOKEN + i + 1)
+                for i in range(args.edits + warm_up)
+            ]
+        handle = field.element_handle()
+        for i, text in enumerate(edits):
+            ms = float(page.evaluate(MEASURE, [handle, text]))
             if i >= warm_up:
                 samples.append(ms)
         if args.large:
