@@ -3,13 +3,20 @@
 Opens an empty playground (on `panel serve`, or with --site on the static site
 built by build.py, where the engine runs in Pyodide), types a 10-block script
 of 40 steps, then for each sample changes one value in the script (request A's
-max_tokens, back and forth) and times, inside the page, from the input event to
+max_tokens, back and forth, and the last request's last token, new each time,
+so no edit finds a timeline already built) and times, inside the page, from the input event to
 the frame where every view shows the new timeline (every StepDeck's `data-at`
-names it, and the step counter agrees). The traced build of every mode, the
+names it, and the step counter agrees). The traced build of the shown mode, the
 rendering of every step of every view and the transfer are all included.
 Prints p50 and p95.
 
-    python benchmarks/bench_playground_edit.py [--edits 30] [--site]
+With --large, a 10,000-block pool of block size 16 with 200 requests (about
+230 steps; longer than the script field takes, so opened by its address), whose
+decks hold only the pages around the shown step; an edit changes the pool's
+size (a new one each time); then Step forward is timed too, from the click to the frame where every
+view shows the next step (its pages asked of Python when it moves).
+
+    python benchmarks/bench_playground_edit.py [--edits 30] [--site] [--large]
 """
 
 from __future__ import annotations
@@ -27,6 +34,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from playwright.sync_api import sync_playwright
 
 import build
+from app.playground.script_lines import parse_lines
+from engine.lab import playground_code
+from engine.lab.scenario_file import scenario_from_dict
+from engine.lab.timeline import count_steps
 from tests.app.browser import chromium, panel_serve
 
 # 10 blocks of 4 tokens, 40 steps after the start: arrivals sharing a prefix, steps,
@@ -47,10 +58,52 @@ SCRIPT = "\n".join(
         "add_request F max_tokens=2 prompt: 1..8, 50",
         "abort E",
         "step 9",
-        "add_request G prompt: 1..12",
+        "add_request G prompt: 1..11, {g}",
         "step 3",
     ]
 )
+
+
+def large_script(a: int, g: int, requests: int = 200) -> str:
+    """Requests sharing a 64-token prefix, ten at a time between two engine steps."""
+    lines = []
+    for i in range(requests):
+        first = 1_000 + 40 * i
+        tokens = a if i == 0 else 8
+        prompt = f"1..64, {first}..{first + 39}" + (f", {g}" if i == requests - 1 else "")
+        lines.append(f"add_request R{i} max_tokens={tokens} prompt: {prompt}")
+        if i % 10 == 9:
+            lines.append("step 2")
+    return "\n".join([*lines, "run_until_idle"])
+
+
+# Runs in the page: click Step forward, then wait for the frame in which every deck
+# shows the next step. Returns milliseconds.
+MEASURE_STEP = """
+async (button) => {
+  const deepAll = (root, selector, out = []) => {
+    out.push(...root.querySelectorAll(selector))
+    for (const el of root.querySelectorAll('*')) {
+      if (el.shadowRoot) { deepAll(el.shadowRoot, selector, out) }
+    }
+    return out
+  }
+  const steps = () => deepAll(document, '[data-at]').map((e) => e.dataset.at.split('@')[1])
+  const next = String(Number(steps()[0]) + 1)
+  const start = performance.now()
+  button.click()
+  await new Promise((resolve) => {
+    const done = () => steps().every((s) => s === next)
+    const poll = () => (done() ? setTimeout(resolve) : requestAnimationFrame(poll))
+    requestAnimationFrame(poll)
+  })
+  return performance.now() - start
+}
+"""
+
+# The last request's last token, new at every edit: every edit is a timeline not built
+# before (the playground keeps the timelines it built, by the script's digest).
+FIRST_TOKEN = 100_000
 
 # Runs in the page: set the script field's text, fire `input`, then wait for the frame
 # in which every deck shows another timeline than before. Returns milliseconds.
@@ -94,39 +147,76 @@ def static_site() -> Iterator[str]:
         server.server_close()
 
 
+def report(title: str, samples: list[float]) -> None:
+    print(title)
+    print(f"  p50 {percentile(samples, 0.50):.0f} ms")
+    print(f"  p95 {percentile(samples, 0.95):.0f} ms")
+    mean = statistics.fmean(samples)
+    print(f"  min {min(samples):.0f} ms  max {max(samples):.0f} ms  mean {mean:.0f} ms")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--edits", type=int, default=30)
     parser.add_argument("--site", action="store_true", help="the static site (site/), Pyodide")
+    parser.add_argument("--large", action="store_true", help="10,000 blocks, 200 requests")
     args = parser.parse_args()
+    warm_up = 1 if args.large else 3
     samples: list[float] = []
+    step_samples: list[float] = []
     with (
         static_site() if args.site else panel_serve() as url,
         sync_playwright() as playwright,
         chromium(playwright, viewport={"width": 1280, "height": 800}) as context,
     ):
         page = context.new_page()
+        page.set_default_timeout(900_000)
         page.goto(f"{url}?scenario=reset")
         page.wait_for_function(
             "() => !document.body.classList.contains('pn-loading')", timeout=120_000
         )
-        page.get_by_role("button", name="Edit a copy").click()
-        page.get_by_role("button", name="Start empty").click()
-        page.get_by_label("GPU blocks").fill("10")
-        area = page.get_by_label("Script (one action per line)")
-        area.fill(SCRIPT.format(a=4))
-        page.get_by_test_id("step-counter").filter(has_text="/ 40").wait_for(timeout=60_000)
-        handle = area.element_handle()
-        for i in range(args.edits + 3):  # the first three warm up
-            ms = float(page.evaluate(MEASURE, [handle, SCRIPT.format(a=4 + (i + 1) % 2)]))
-            if i >= 3:
+        if args.large:  # longer than the script field takes (5,000 characters): by address
+            steps, _ = parse_lines(large_script(a=4, g=FIRST_TOKEN))
+            data = {"title": "large", "pool": {"num_gpu_blocks": 10_000, "block_size": 16}}
+            code = playground_code.encode({**data, "steps": steps})
+            page.goto(f"{url}?scenario=playground&playground={code}")
+            last = count_steps(scenario_from_dict({**data, "steps": steps}), "default")
+            page.get_by_test_id("step-counter").filter(has_text=f"/ {last}").wait_for()
+            # An edit: the pool's size, a new one each time.
+            field = page.get_by_label("GPU blocks")
+            edits = [str(10_000 - i - 1) for i in range(args.edits + warm_up)]
+        else:
+            page.get_by_role("button", name="Edit a copy").click()
+            page.get_by_role("button", name="Start empty").click()
+            page.get_by_label("GPU blocks").fill("10")
+            field = page.get_by_label("Script (one action per line)")
+            field.fill(SCRIPT.format(a=4, g=FIRST_TOKEN))
+            page.get_by_test_id("step-counter").filter(has_text="/ 40").wait_for()
+            edits = [
+                SCRIPT.format(a=4 + (i + 1) % 2, g=FIRST_TOKEN + i + 1)
+                for i in range(args.edits + warm_up)
+            ]
+        handle = field.element_handle()
+        for i, text in enumerate(edits):
+            ms = float(page.evaluate(MEASURE, [handle, text]))
+            if i >= warm_up:
                 samples.append(ms)
+        if args.large:
+            forward = page.get_by_role("button", name="Step forward").element_handle()
+            page.get_by_role("button", name="Restart").click()
+            for _ in range(20):
+                step_samples.append(float(page.evaluate(MEASURE_STEP, forward)))
     where = "static site (Pyodide)" if args.site else "panel serve"
-    print(f"Playground edit to views, 10 blocks, 40 steps, {len(samples)} edits, {where}")
-    print(f"  p50 {percentile(samples, 0.50):.0f} ms")
-    print(f"  p95 {percentile(samples, 0.95):.0f} ms")
-    mean = statistics.fmean(samples)
-    print(f"  min {min(samples):.0f} ms  max {max(samples):.0f} ms  mean {mean:.0f} ms")
+    if args.large:
+        report(
+            f"Playground edit to views, 10,000 blocks, 200 requests, {len(samples)} edits, {where}",
+            samples,
+        )
+        report(f"Step forward to views, same playground, {len(step_samples)} steps", step_samples)
+    else:
+        report(
+            f"Playground edit to views, 10 blocks, 40 steps, {len(samples)} edits, {where}", samples
+        )
 
 
 if __name__ == "__main__":

@@ -38,7 +38,8 @@ class EarlySteps(FileComponent):
     default_scenario = param.String(default="", doc="The scenario of an address that names none")
 
     style = param.String(
-        default=stylesheet("app.components", "early_steps.css") + stylesheet("app", "status_note.css"),
+        default=stylesheet("app.components", "early_steps.css")
+        + stylesheet("app", "status_note.css"),
         constant=True,
         doc="The page's style while the copy steps before Python",
     )

@@ -1,5 +1,8 @@
 import { onStep, position } from './step_channel.js'
 
+// An order's mark for a page Python has not sent yet (step_deck.py's NOT_SENT).
+const NOT_SENT = -1
+
 export function render({ model, view }) {
   const host = document.createElement('div')
   let shown = null
@@ -7,6 +10,7 @@ export function render({ model, view }) {
     const at = position(model, (key) => key in model.orders)
     const order = model.orders[at.key]
     const index = order ? order[at.step] : undefined
+    if (index === NOT_SENT) { return }  // Python sends it: keep the page shown until then
     const page = index === undefined ? '' : model.pages[index]
     host.dataset.at = `${at.key}@${at.step}`  // the position shown (tests, benchmarks)
     if (page === shown) { return }

@@ -11,6 +11,11 @@ milliseconds of Panel bookkeeping, and a view is a dozen models).
 
 A deck that does not hold the channel's timeline (a new scenario still
 arriving) shows its own `key` and `step` until they agree.
+
+A large timeline (a playground of thousands of blocks) would be hundreds of
+megabytes of pages: its deck holds only the pages around the shown step, and
+Python sends the next ones when the step moves (base.py); until they arrive
+the deck keeps its page.
 """
 
 from __future__ import annotations
@@ -40,6 +45,11 @@ class LeanComponent(FileComponent):
         )
 
 
+# In an order: this step's page is not in the browser yet; the deck keeps showing what
+# it shows until Python sends it (step_deck.js).
+NOT_SENT = -1
+
+
 @dataclass(frozen=True)
 class Deck:
     """Distinct pages, and which page each step of each timeline shows."""
@@ -48,10 +58,15 @@ class Deck:
     orders: Mapping[str, tuple[int, ...]]  # timeline key -> index into pages, per step
 
     @classmethod
-    def of(cls, per_timeline: Mapping[str, Sequence[str]]) -> Deck:
+    def of(cls, per_timeline: Mapping[str, Sequence[str | None]]) -> Deck:
+        """A step whose page is None is not sent (NOT_SENT): a large timeline's deck
+        holds only the pages around the shown step (base.py)."""
         index: dict[str, int] = {}
         orders = {
-            key: tuple(index.setdefault(page, len(index)) for page in per_step)
+            key: tuple(
+                NOT_SENT if page is None else index.setdefault(page, len(index))
+                for page in per_step
+            )
             for key, per_step in per_timeline.items()
         }
         return cls(tuple(index), orders)
@@ -76,7 +91,11 @@ class StepDeck(LeanComponent):
     def holds(self, key: str) -> bool:
         return key in self.orders
 
+    def holds_page(self, key: str, step: int) -> bool:
+        order = self.orders.get(key, [])
+        return 0 <= step < len(order) and order[step] != NOT_SENT
+
     def page(self, key: str, step: int) -> str:
         """What the browser shows at this position (for tests)."""
         order = self.orders.get(key, [])
-        return self.pages[order[step]] if 0 <= step < len(order) else ""
+        return self.pages[order[step]] if self.holds_page(key, step) else ""

@@ -14,7 +14,7 @@ from typing import Any
 from engine.lab import playground_code
 from engine.lab.scenario import Scenario
 from engine.lab.scenario_file import PLAYGROUND_PREFIX, scenario_from_dict
-from engine.lab.timeline import Timeline, build_timeline
+from engine.lab.timeline import Timeline, build_timeline, count_steps
 
 MAX_KEPT = 32
 
@@ -64,10 +64,11 @@ def timeline(name: str, mode: str) -> Timeline:
 
 
 def last_step(name: str, mode: str) -> int:
-    """The last step of a mode's timeline, from an untraced build (a few ms) unless the
-    traced one is at hand: the step controls need it for modes not shown yet."""
+    """The last step of a mode's timeline, from a run that records nothing (a few ms)
+    unless the timeline is at hand: the step controls need it for modes not shown yet."""
     key = (name, mode)
     if key not in _last_steps:
-        built = _timelines.get(key) or build_timeline(get(name).scenario, mode, trace=False)
-        _keep(_last_steps, key, len(built.steps) - 1)
+        built = _timelines.get(key)
+        count = len(built.steps) - 1 if built else count_steps(get(name).scenario, mode)
+        _keep(_last_steps, key, count)
     return _last_steps[key]

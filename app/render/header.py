@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from app import timelines
 from app.render.glossary import code_term, term
 from app.render.html import esc
@@ -22,8 +24,10 @@ HOW_TO_READ = (
 )
 
 
+@lru_cache(maxsize=64)
 def scenario_list(current: str) -> str:
-    """Every scenario with its title and summary, each a deep link."""
+    """Every scenario with its title and summary, each a deep link (the same at every step
+    of a timeline, so made once: a tenth of a playground edit's rendering otherwise)."""
     items = []
     for name in timelines.names():
         scenario = timelines.scenario(name)

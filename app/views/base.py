@@ -2,12 +2,13 @@
 
 Every step's HTML, in every mode of the scenario, is rendered when the
 scenario opens and sent once; the step controls and the mode picker then move
-every deck in the browser (see step_deck.py).
+every deck in the browser (see step_deck.py). A large timeline (blocks x steps
+from SENT_AROUND_FROM) is rendered a few steps at a time, around the step shown.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 import panel as pn
 import param
@@ -24,25 +25,63 @@ from engine.lab.timeline import Timeline
 TERM_CSS = stylesheet("app.views", "term.css")
 # The embed's denser spacing (layout.py), on top of the app's stylesheet.
 COMPACT_CSS = stylesheet("app.views", "compact.css")
+# A timeline of at least this many blocks x steps is sent a few steps at a time: a
+# 10,000-block pool's page is megabytes, and every step of it would be gigabytes.
+# Every built-in scenario is far below (at most about 1,100).
+SENT_AROUND_FROM = 20_000
+
+
+def with_gaps(count: int, keep: Collection[int], edge: int) -> list[int | range]:
+    """Positions 0..count-1 to show in a long list: the first and last ``edge`` and every
+    one in ``keep``; each run of the others becomes one range (shown as a count)."""
+    shown = sorted({*range(min(edge, count)), *range(max(0, count - edge), count), *keep})
+    out: list[int | range] = []
+    previous = -1
+    for i in shown:
+        if i > previous + 1:
+            out.append(range(previous + 1, i))
+        out.append(i)
+        previous = i
+    return out
 
 
 def move_or_render(deck: StepDeck, key: str, step: int, render: Callable[[], None]) -> None:
-    """A new timeline at `key`: one the deck holds (another mode of the open scenario)
-    only moves the deck there; any other (a new scenario) has `render` fill it."""
-    if deck.holds(key):
+    """A new position: one whose page the deck holds (another mode of the open scenario)
+    only moves the deck there; any other (a new scenario, or a step of a large timeline
+    not sent yet) has `render` fill it."""
+    if deck.holds_page(key, step):
         deck.param.update(key=key, step=step)
     else:
         render()
 
 
-def render_deck(render: object, timelines: tuple[Timeline, ...]) -> Deck:
+def sends_every_step(timeline: Timeline) -> bool:
+    """Whether a deck holds every step of the timeline (below SENT_AROUND_FROM) or only
+    the pages around the shown step."""
+    return timeline.num_gpu_blocks * len(timeline.steps) < SENT_AROUND_FROM
+
+
+def sent_steps(timeline: Timeline, step: int) -> range:
+    """The steps whose pages the deck holds while `step` is shown."""
+    if sends_every_step(timeline):
+        return range(len(timeline.steps))
+    return range(max(0, step - 1), min(len(timeline.steps), step + 2))
+
+
+def render_deck(
+    render: object, timelines: tuple[Timeline, ...], shown: str = "", step: int = 0
+) -> Deck:
+    """Every step of every timeline; of a large timeline only the steps around ``step``
+    if it is the ``shown`` one (its other steps, and a large timeline not shown, wait)."""
     assert callable(render)
-    return Deck.of(
-        {
-            timeline_key(timeline): [render(timeline, step) for step in range(len(timeline.steps))]
-            for timeline in timelines
-        }
-    )
+    per_timeline: dict[str, list[str | None]] = {}
+    for timeline in timelines:
+        key = timeline_key(timeline)
+        sent = sent_steps(timeline, step) if key == shown or sends_every_step(timeline) else ()
+        per_timeline[key] = [
+            render(timeline, s) if s in sent else None for s in range(len(timeline.steps))
+        ]
+    return Deck.of(per_timeline)
 
 
 class StepView(pn.viewable.Viewer):
@@ -63,7 +102,7 @@ class StepView(pn.viewable.Viewer):
             margin=0,
         )
         self._timeline: Timeline | None = None
-        self.state.param.watch(self._refresh, ["timeline"])
+        self.state.param.watch(self._refresh, ["timeline", "step"])
         self._refresh()
 
     @staticmethod
@@ -74,15 +113,20 @@ class StepView(pn.viewable.Viewer):
     def _refresh(self, *_: object) -> None:
         timeline = self.state.timeline
         assert timeline is not None
-        if timeline is self._timeline:
+        # A large timeline's deck holds a few steps: a step moved to may need its page.
+        if timeline is self._timeline and self._deck.holds_page(self.state.key, self.state.step):
             return
         self._timeline = timeline
         move_or_render(self._deck, self.state.key, self.state.step, self._render_deck)
 
     def _render_deck(self) -> None:
-        deck = render_deck(self.render, self.state.scenario_timelines)
-        # A view with nothing to show in the whole scenario leaves the layout.
-        self._deck.visible = any(deck.pages)
+        state = self.state
+        deck = render_deck(self.render, state.scenario_timelines, state.key, state.step)
+        # A view with nothing to show in the whole scenario leaves the layout (a large
+        # timeline's deck cannot know: an empty page hides it in the browser).
+        self._deck.visible = any(deck.pages) or not all(
+            sends_every_step(t) for t in state.scenario_timelines
+        )
         self._deck.load(deck, self.state.key, self.state.step)
 
     @property

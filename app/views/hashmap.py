@@ -4,15 +4,38 @@ from __future__ import annotations
 
 from app.render.glossary import code_term
 from app.render.html import changed_at, esc
-from app.views.base import StepView
+from app.views.base import StepView, with_gaps
 from engine.lab.timeline import Timeline
+
+# A longer map shows its first and last EDGE entries and the entries changed at the step,
+# with a count of the others between.
+FULL_UP_TO = 64
+EDGE = 16
 
 
 def render_hash_map(timeline: Timeline, step: int) -> str:
     snapshot = timeline.steps[step].snapshot
     changed_hashes = changed_at(timeline, step, lambda s: s.hash_map, lambda e: e.block_hash)
     rows = []
-    for entry in snapshot.hash_map:
+    entries = snapshot.hash_map
+    # A long map shows its first and last entries and every entry changed at the step.
+    shown = (
+        range(len(entries))
+        if len(entries) <= FULL_UP_TO
+        else with_gaps(
+            len(entries),
+            [i for i, e in enumerate(entries) if e.block_hash in changed_hashes],
+            EDGE,
+        )
+    )
+    for position in shown:
+        if isinstance(position, range):
+            rows.append(
+                f'<tr class="gap" data-gap="{len(position)}"><td colspan="2" class="empty-note">'
+                f"… {len(position):,} more entries, unchanged at this step</td></tr>"
+            )
+            continue
+        entry = entries[position]
         changed = entry.block_hash in changed_hashes
         chips = "".join(
             f'<span class="chip state-{snapshot.block(b).state}{" first" if i == 0 else ""}">'

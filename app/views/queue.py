@@ -9,28 +9,35 @@ freed within the step that came back to the same place (the engine records them)
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from app.render.html import esc
 from app.theme import CSS
-from app.views.base import StepView
+from app.views.base import StepView, with_gaps
 from engine.lab.timeline import Timeline
 
+# A longer queue is shown as runs of consecutive ids, and past 2 x EDGE runs, as its head,
+# its tail and the blocks marked at the step, with a count of the others between.
+FULL_UP_TO = 64
+EDGE = 16
 QUEUE_CSS = Path(__file__).with_name("queue.css").read_text(encoding="utf-8")
 
 
 def _keeping_order(order: Sequence[int]) -> set[int]:
     """Indices into ``order`` of one longest increasing subsequence."""
     tails: list[int] = []  # tails[k]: index of the smallest tail of a run of length k + 1
+    tail_values: list[int] = []  # order[tails[k]], kept beside it so each search is log n
     previous: list[int] = [-1] * len(order)
     for i, value in enumerate(order):
-        k = bisect_left([order[t] for t in tails], value)
+        k = bisect_left(tail_values, value)
         previous[i] = tails[k - 1] if k else -1
         if k == len(tails):
             tails.append(i)
+            tail_values.append(value)
         else:
             tails[k] = i
+            tail_values[k] = value
     kept: set[int] = set()
     i = tails[-1] if tails else -1
     while i >= 0:
@@ -48,6 +55,57 @@ def queue_marks(before: Sequence[int], after: Sequence[int]) -> tuple[set[int], 
     kept = _keeping_order([position[b] for b in stayed])
     moved = {b for i, b in enumerate(stayed) if i not in kept}
     return arrived, moved
+
+
+def _runs(queue: Sequence[int], state: Callable[[int], str], marked: set[int]) -> list[range]:
+    """The queue as runs of consecutive ids in one state, none of them marked (a marked
+    block is a run of its own)."""
+    runs: list[range] = []
+    for b in queue:
+        last = runs[-1] if runs else None
+        if (
+            last is not None
+            and b == last.stop
+            and b not in marked
+            and last.start not in marked
+            and state(b) == state(last.start)
+        ):
+            runs[-1] = range(last.start, b + 1)
+        else:
+            runs.append(range(b, b + 1))
+    return runs
+
+
+def _long_queue(
+    queue: Sequence[int],
+    state: Callable[[int], str],
+    marked: set[int],
+    item: Callable[[int], str],
+) -> str:
+    """A long queue, readable: runs of consecutive ids as one item ("12 to 480"), and if
+    still long, the head and the tail and every marked block, with a count between."""
+    runs = _runs(queue, state, marked)
+    keep = [i for i, run in enumerate(runs) if run.start in marked]
+    parts = []
+    for shown in with_gaps(len(runs), keep, EDGE):
+        if isinstance(shown, range):
+            blocks = sum(len(runs[i]) for i in shown)
+            parts.append(
+                f'<li class="gap" data-gap="{blocks}" title="{blocks:,} blocks not shown">'
+                f"… {blocks:,} more …</li>"
+            )
+            continue
+        run = runs[shown]
+        if len(run) == 1:
+            parts.append(item(run.start))
+            continue
+        first, last, kind = run.start, run.stop - 1, state(run.start)
+        parts.append(
+            f'<li class="state-{kind} run" data-first="{first}" data-last="{last}" '
+            f'title="#{first} to #{last}: {len(run):,} blocks, {esc(kind)}, in this order">'
+            f"{first} to {last}</li>"
+        )
+    return "".join(parts)
 
 
 def render_queue(timeline: Timeline, step: int) -> str:
@@ -78,7 +136,13 @@ def render_queue(timeline: Timeline, step: int) -> str:
             f'title="#{b}: {esc(state)}{note}">{b}</li>'
         )
 
-    items = "".join(item(b) for b in snapshot.free_queue)
+    queue = snapshot.free_queue
+    if len(queue) <= FULL_UP_TO:
+        items = "".join(item(b) for b in queue)
+    else:
+        items = _long_queue(
+            queue, lambda b: snapshot.block(b).state, arrived | moved | returned, item
+        )
     if not items:
         items = '<li class="empty-note" style="border:none">empty: every block is held</li>'
     counts = []

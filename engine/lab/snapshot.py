@@ -237,17 +237,32 @@ def _request_record(request: Request, scheduler: Scheduler) -> RequestRecord:
     )
 
 
+# Block records by (id, ref_cnt, hash key, null): most blocks are unchanged from one
+# snapshot to the next, so their immutable records are shared, not remade (a 10,000-block
+# pool's snapshot is then a lookup per block). Cleared when it grows past the bound.
+_BLOCK_VIEWS: dict[tuple[int, int, bytes | None, bool], BlockRecord] = {}
+_BLOCK_VIEWS_BOUND = 1 << 16
+
+
 def _block_views(pool: BlockPool) -> tuple[BlockRecord, ...]:
-    return tuple(
-        BlockRecord(
-            block_id=block.block_id,
-            ref_cnt=block.ref_cnt,
-            block_hash=get_block_hash(block.block_hash).hex() if block.block_hash else None,
-            hash_label=hash_label(get_block_hash(block.block_hash)) if block.block_hash else None,
-            state=block_state(block),
-        )
-        for block in pool.blocks
-    )
+    views = []
+    for block in pool.blocks:
+        key = (block.block_id, block.ref_cnt, block.block_hash, block.is_null)
+        view = _BLOCK_VIEWS.get(key)
+        if view is None:
+            if len(_BLOCK_VIEWS) >= _BLOCK_VIEWS_BOUND:
+                _BLOCK_VIEWS.clear()
+            view = _BLOCK_VIEWS[key] = BlockRecord(
+                block_id=block.block_id,
+                ref_cnt=block.ref_cnt,
+                block_hash=get_block_hash(block.block_hash).hex() if block.block_hash else None,
+                hash_label=hash_label(get_block_hash(block.block_hash))
+                if block.block_hash
+                else None,
+                state=block_state(block),
+            )
+        views.append(view)
+    return tuple(views)
 
 
 def _hash_map_entries(pool: BlockPool) -> tuple[HashMapEntry, ...]:

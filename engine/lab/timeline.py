@@ -305,6 +305,31 @@ class _Run:
         )
 
 
+def _played(
+    run: _Run, scenario: Scenario, trace: bool
+) -> Iterator[tuple[Action, str | None, tuple[FunctionTrace, ...]]]:
+    """Run the script's actions, one engine step at a time: (action, result, code)."""
+    steps = 0
+    for action in scenario.script:
+        done = 0  # `step` with a count and `run_until_idle` take several steps
+        while done == 0 or run.repeats(action, done, steps):
+            done += 1
+            steps += 1
+            tracer = Tracer(source_indexes()) if trace else None
+            with tracer or nullcontext():
+                result = run.perform(action)
+            yield action, result, tracer.result() if tracer else ()
+
+
+def count_steps(scenario: Scenario, mode: str) -> int:
+    """How many steps ``build_timeline`` records after the start, without recording them."""
+    run = _Run(scenario, check_mode(scenario, mode))
+    with _collect_logs():
+        for action in scenario.setup:
+            run.perform(action)
+        return sum(1 for _ in _played(run, scenario, trace=False))
+
+
 def build_timeline(scenario: Scenario, mode: str, trace: bool = True) -> Timeline:
     """Play ``scenario`` in ``mode``; step 0 is the state after the setup."""
     checked_mode = check_mode(scenario, mode)
@@ -325,31 +350,24 @@ def build_timeline(scenario: Scenario, mode: str, trace: bool = True) -> Timelin
                 run.recorder.take(),
             )
         )
-        for action in scenario.script:
-            done = 0  # `step` with a count and `run_until_idle` take several steps
-            while done == 0 or run.repeats(action, done, len(steps) - 1):
-                done += 1
-                tracer = Tracer(source_indexes()) if trace else None
-                with tracer or nullcontext():
-                    result = run.perform(action)
-                code = tracer.result() if tracer else ()
-                focus_names = (run.error_site, action.focus, *FOCUS[action.kind])
-                focus = next(
-                    (t for name in focus_names for t in code if t.qualname == name),
-                    code[0] if code else None,
+        for action, result, code in _played(run, scenario, trace):
+            focus_names = (run.error_site, action.focus, *FOCUS[action.kind])
+            focus = next(
+                (t for name in focus_names for t in code if t.qualname == name),
+                code[0] if code else None,
+            )
+            steps.append(
+                Step(
+                    index=len(steps),
+                    label=action.label(checked_mode),
+                    narration_key=action.say,
+                    result=result,
+                    snapshot=run.snapshot(logs.take()),
+                    code=code,
+                    focus=focus,
+                    facts=run.recorder.take(),
                 )
-                steps.append(
-                    Step(
-                        index=len(steps),
-                        label=action.label(checked_mode),
-                        narration_key=action.say,
-                        result=result,
-                        snapshot=run.snapshot(logs.take()),
-                        code=code,
-                        focus=focus,
-                        facts=run.recorder.take(),
-                    )
-                )
+            )
     return Timeline(
         scenario=scenario.name,
         title=scenario.title,

@@ -15,10 +15,14 @@ import pytest
 
 from app.playground.editor import EMPTY, fork
 from app.playground.script_lines import parse_lines
+from app.views.base import sends_every_step
+from app.views.hashmap import render_hash_map
+from app.views.queue import render_queue
 from engine.lab import toml_writer
 from engine.lab.scenario_file import scenario_from_dict
 from engine.lab.timeline import Timeline, build_timeline
 from tests.app import test_browser_serve as serve
+from tests.app.conftest import parse
 from tests.app.page_checks import expected, read_page, wait_for_step
 from tests.app.test_browser_serve import Watched, open_app
 
@@ -156,3 +160,72 @@ def test_user_text_in_a_message_is_escaped(watched: Watched, server: str) -> Non
 def test_a_damaged_playground_address_gets_a_notice(watched: Watched, server: str) -> None:
     page = open_app(watched, server, "?scenario=playground&playground=p1.eNoLy8xJ")
     expect(page.get_by_test_id("notice")).to_contain_text("Ignored playground")
+
+
+def large_script(requests: int) -> str:
+    """Requests sharing a 64-token prefix, ten at a time between engine steps."""
+    lines = []
+    for i in range(requests):
+        first = 1_000 + 40 * i
+        lines.append(f"add_request R{i} max_tokens=4 prompt: 1..64, {first}..{first + 39}")
+        if i % 10 == 9:
+            lines.append("step 2")
+    return "\n".join([*lines, "run_until_idle"])
+
+
+def shown_list(page: Any, selector: str) -> list[list[str]]:
+    """A long queue's or map's items as the page shows them: ids, runs and gaps."""
+    return page.locator(selector).evaluate_all(
+        "els => els.map(e => [e.dataset.blockId || '', e.dataset.first || '',"
+        " e.dataset.last || '', e.dataset.gap || '', e.dataset.hash || ''])"
+    )
+
+
+def rendered_list(html: str, selector: str) -> list[list[str]]:
+    root = parse(html)
+    items = (
+        root.find_all(data_testid="free-queue")[0].children
+        if selector == "queue"
+        else [
+            r for r in root.iter() if r.tag == "tr" and ({"data-gap", "data-hash"} & set(r.attrs))
+        ]
+    )
+    keys = ("data-block-id", "data-first", "data-last", "data-gap", "data-hash")
+    return [[li.attrs.get(k, "") for k in keys] for li in items]
+
+
+def test_a_2000_block_playground_opens_and_steps(watched: Watched, server: str) -> None:
+    page = open_app(watched, server, "?scenario=reset")
+    page.get_by_role("button", name="Edit a copy").click()
+    page.get_by_role("button", name="Start empty").click()
+    field(page, "GPU blocks").fill("2000")
+    field(page, "Block size").fill("16")
+    script = large_script(30)
+    field(page, "Script (one action per line)").fill(script)
+    timeline = build_timeline(scenario_from_dict(typed(2000, 16, script)), "default")
+    assert not sends_every_step(timeline)  # its decks hold a few steps at a time
+
+    def check(step: int) -> None:
+        wait_for_step(page, timeline, step)
+        shown = read_page(page)
+        want = expected(timeline, step)
+        for part in ("blocks", "requests", "log", "metrics", "ran"):
+            assert shown[part] == want[part], part
+        queue = '[data-testid="free-queue"] > li'
+        assert shown_list(page, queue) == rendered_list(render_queue(timeline, step), "queue")
+        rows = '[data-testid="hash-map"] tr[data-hash], [data-testid="hash-map"] tr[data-gap]'
+        assert shown_list(page, rows) == rendered_list(render_hash_map(timeline, step), "map")
+
+    last = len(timeline.steps) - 1
+    expect(page.get_by_test_id("step-counter")).to_contain_text(f"/ {last}")
+    page.get_by_role("button", name="Restart").click()
+    check(0)
+    forward = page.get_by_role("button", name="Step forward")
+    for step in (1, 2, 3):
+        forward.click()
+        check(step)
+    for _ in range(5):  # faster than Python sends pages: the views catch up
+        forward.click()
+    check(8)
+    page.get_by_role("slider", name="Step").fill(str(last))  # the scrubber, to the end
+    check(last)

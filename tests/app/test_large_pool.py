@@ -1,0 +1,127 @@
+"""A playground of thousands of blocks: readable views, and decks that hold a few steps."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import pytest
+
+from app.playground import store
+from app.state import SimulatorState
+from app.views.base import StepView, sends_every_step
+from app.views.hashmap import EDGE as MAP_EDGE
+from app.views.hashmap import render_hash_map
+from app.views.queue import render_queue
+from engine.lab.timeline import Timeline, build_timeline
+from tests.app.conftest import Element, parse
+
+BLOCKS = 2_000
+
+
+def large_data(requests: int = 40) -> dict[str, object]:
+    """Requests sharing a 64-token prefix, arriving ten at a time between engine steps."""
+    steps: list[dict[str, object]] = []
+    for i in range(requests):
+        first = 1_000 + 40 * i
+        prompt = f"1..64, {first}..{first + 39}"
+        steps.append({"do": "add_request", "id": f"R{i}", "prompt": prompt, "max_tokens": 6})
+        if i % 10 == 9:
+            steps.append({"do": "step", "count": 2})
+    steps.append({"do": "run_until_idle"})
+    return {"title": "large", "pool": {"num_gpu_blocks": BLOCKS, "block_size": 16}, "steps": steps}
+
+
+@pytest.fixture(scope="module")
+def large() -> Timeline:
+    return build_timeline(store.register(large_data()).scenario, "default", trace=False)
+
+
+def queue_items(timeline: Timeline, step: int) -> list[Element]:
+    return parse(render_queue(timeline, step)).find_all(data_testid="free-queue")[0].children
+
+
+def test_a_long_free_queue_is_runs_of_ids_its_ends_and_its_marked_blocks(large: Timeline) -> None:
+    for step in range(len(large.steps)):
+        queue = large.steps[step].snapshot.free_queue
+        items = queue_items(large, step)
+        assert len(items) <= 80  # not one item per free block
+        at = 0  # walk the queue in order: every block is shown or counted, none twice
+        for li in items:
+            if "data-gap" in li.attrs:
+                at += int(li.attrs["data-gap"])
+            elif "data-first" in li.attrs:
+                first, last = int(li.attrs["data-first"]), int(li.attrs["data-last"])
+                assert list(queue[at : at + last - first + 1]) == list(range(first, last + 1))
+                assert f"{first} to {last}" in li.text
+                at += last - first + 1
+            else:
+                assert int(li.attrs["data-block-id"]) == queue[at]
+                at += 1
+        assert at == len(queue)
+        assert "data-gap" not in items[0].attrs and "data-gap" not in items[-1].attrs
+        marked = {int(li.attrs["data-block-id"]) for li in items if li.attrs.get("data-change")}
+        before = large.steps[step - 1].snapshot.free_queue if step else queue
+        assert set(queue) - set(before) <= marked  # every block that arrived is in view
+
+
+def test_a_long_hash_map_shows_its_ends_and_every_entry_changed_at_the_step(
+    large: Timeline,
+) -> None:
+    longest = max(range(len(large.steps)), key=lambda s: len(large.steps[s].snapshot.hash_map))
+    for step in (longest, len(large.steps) - 1):
+        entries = large.steps[step].snapshot.hash_map
+        assert len(entries) > 4 * MAP_EDGE
+        rows = parse(render_hash_map(large, step)).find_all(data_testid="hash-map")[0]
+        body = [
+            r
+            for r in rows.iter()
+            if r.tag == "tr" and ("data-hash" in r.attrs or "data-gap" in r.attrs)
+        ]
+        shown, at = [], 0
+        for row in body:
+            if "data-gap" in row.attrs:
+                at += int(row.attrs["data-gap"])
+            else:
+                assert row.attrs["data-hash"] == entries[at].hash_label
+                shown.append(at)
+                at += 1
+        assert at == len(entries)
+        ends = {*range(MAP_EDGE), *range(len(entries) - MAP_EDGE, len(entries))}
+        assert ends <= set(shown)
+        before = {e.block_hash: e for e in large.steps[step - 1].snapshot.hash_map}
+        changed = {i for i, e in enumerate(entries) if before.get(e.block_hash) != e}
+        assert changed <= set(shown)
+        assert len(shown) < len(entries)
+
+
+class CountingView(StepView):
+    rendered: ClassVar[list[int]] = []
+
+    @staticmethod
+    def render(timeline: Timeline, step: int) -> str:
+        CountingView.rendered.append(step)
+        return f"<p>step {step}</p>"
+
+
+def test_a_large_timelines_deck_renders_the_steps_around_the_shown_one_only() -> None:
+    name = store.register(large_data()).scenario.name
+    state = SimulatorState()
+    state.open(name, "default", 5)
+    assert state.timeline is not None and not sends_every_step(state.timeline)
+    CountingView.rendered = []
+    view = CountingView(state=state)
+    assert sorted(CountingView.rendered) == [4, 5, 6]
+    assert view.html == "<p>step 5</p>"
+    state.step = 6  # held already: nothing rendered
+    assert view.html == "<p>step 6</p>" and len(CountingView.rendered) == 3
+    state.step = 30
+    assert view.html == "<p>step 30</p>"
+    assert sorted(CountingView.rendered[3:]) == [29, 30, 31]
+
+
+def test_a_small_timelines_deck_holds_every_step_of_every_mode() -> None:
+    state = SimulatorState()
+    state.open("reset", "default", 0)
+    CountingView.rendered = []
+    CountingView(state=state)
+    assert len(CountingView.rendered) == sum(len(t.steps) for t in state.scenario_timelines)
