@@ -68,7 +68,8 @@ def open_fork(page: Any) -> None:
 def walk(page: Any, timeline: Timeline) -> None:
     """Every step, from the first, compared with the engine."""
     last = len(timeline.steps) - 1
-    expect(page.get_by_test_id("step-counter")).to_contain_text(f"/ {last}")  # it arrived
+    # it arrived (a traced build on a busy machine can take seconds)
+    expect(page.get_by_test_id("step-counter")).to_contain_text(f"/ {last}", timeout=30_000)
     page.get_by_role("button", name="Restart").click()
     check_playground_step(page, timeline, 0)
     forward = page.get_by_role("button", name="Step forward")
