@@ -9,7 +9,8 @@ from engine.lab.timeline import Timeline
 
 # A longer map shows its first and last EDGE entries and the entries changed at the step,
 # with a count of the others between.
-FULL_UP_TO = 64
+# Every built-in scenario's map (pools of at most 160 blocks) is shown in full.
+FULL_UP_TO = 256
 EDGE = 16
 
 

@@ -19,7 +19,8 @@ from engine.lab.timeline import Timeline
 
 # A longer queue is shown as runs of consecutive ids, and past 2 x EDGE runs, as its head,
 # its tail and the blocks marked at the step, with a count of the others between.
-FULL_UP_TO = 64
+# Every built-in scenario's queue (pools of at most 160 blocks) is shown in full.
+FULL_UP_TO = 256
 EDGE = 16
 QUEUE_CSS = Path(__file__).with_name("queue.css").read_text(encoding="utf-8")
 

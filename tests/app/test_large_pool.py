@@ -8,6 +8,7 @@ import pytest
 
 from app.playground import store
 from app.state import SimulatorState
+from app.views import hashmap as hashmap_view
 from app.views.base import StepView, sends_every_step
 from app.views.hashmap import EDGE as MAP_EDGE
 from app.views.hashmap import render_hash_map
@@ -65,8 +66,11 @@ def test_a_long_free_queue_is_runs_of_ids_its_ends_and_its_marked_blocks(large: 
 
 
 def test_a_long_hash_map_shows_its_ends_and_every_entry_changed_at_the_step(
-    large: Timeline,
+    large: Timeline, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # This timeline's map holds fewer entries than the built-in threshold: the mechanism
+    # is tested with a lower one.
+    monkeypatch.setattr(hashmap_view, "FULL_UP_TO", 4 * MAP_EDGE)
     longest = max(range(len(large.steps)), key=lambda s: len(large.steps[s].snapshot.hash_map))
     for step in (longest, len(large.steps) - 1):
         entries = large.steps[step].snapshot.hash_map
