@@ -243,7 +243,11 @@ def record(page: Any, run: PageRun) -> Callable[[], None]:
         )
 
     def on_failed(request: Any) -> None:
-        run.failed.append(f"{request.url} ({request.failure})")
+        # A download the page itself cancelled (the learner followed a link while the
+        # runtime was still loading) is not a failure of the site: a missing or
+        # refused file fails otherwise (a 404 status, ERR_FAILED, ERR_CONNECTION_*).
+        if request.failure != "net::ERR_ABORTED":
+            run.failed.append(f"{request.url} ({request.failure})")
         run.requests.append({"url": request.url, "status": 0, "bytes": 0})
 
     def on_console(msg: Any) -> None:
