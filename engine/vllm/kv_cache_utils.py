@@ -6,6 +6,7 @@ Standard library only, so the same file runs in CPython and in Pyodide.
 from __future__ import annotations
 
 import hashlib
+import pickle
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NewType
@@ -25,38 +26,14 @@ HashFunction = Callable[[Any], bytes]
 DEFAULT_NONE_HASH_SEED = "vllm-none-hash"
 
 
-def _canonical_bytes(obj: Any) -> bytes:
-    """Serialise a hash input the same way on every machine and Python version.
-
-    vLLM pickles the tuple before hashing; pickle output is an implementation detail,
-    so we use a tagged, length-prefixed encoding that cannot be ambiguous.
-    """
-    # Tuples first: every block hash is a tuple holding one (its token ids).
-    if isinstance(obj, tuple | list):
-        if obj and set(map(type, obj)) == {int}:
-            # A block's token ids, hashed for every block of every prompt: the same
-            # bytes as the general case below, formatted in one call.
-            body = b"i%d;" * len(obj) % tuple(obj)
-        else:
-            body = b"".join(map(_canonical_bytes, obj))
-        return b"t%d:%s" % (len(obj), body)
-    if isinstance(obj, bytes):
-        return b"b%d:%s" % (len(obj), obj)
-    if obj is None:
-        return b"N"
-    if isinstance(obj, bool):
-        return b"T" if obj else b"F"
-    if isinstance(obj, int):
-        return b"i%d;" % obj
-    if isinstance(obj, str):
-        raw = obj.encode()
-        return b"s%d:%s" % (len(raw), raw)
-    raise TypeError(f"cannot hash a value of type {type(obj).__name__}")
-
-
 def sha256(obj: Any) -> bytes:
-    """The default hash function: SHA-256 over a canonical serialisation."""
-    return hashlib.sha256(_canonical_bytes(obj)).digest()
+    """vLLM's default hash function: SHA-256 over the input's pickle.
+
+    Pickle output for the types a hash input holds (bytes, ints, strings, None and
+    tuples of them) is the same on every CPython, the browser's included, so these
+    digests are byte for byte the ones vLLM computes for the same blocks.
+    """
+    return hashlib.sha256(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)).digest()
 
 
 def init_none_hash(hash_fn: HashFunction, seed: str = DEFAULT_NONE_HASH_SEED) -> None:
@@ -113,7 +90,7 @@ def generate_block_hash_extra_keys(
     """
     extra_keys: list[Any] = []
     if request.lora_name is not None:
-        extra_keys.append(("lora", request.lora_name))
+        extra_keys.append(("lora", request.lora_name, request.lora_path))
     if start_token_idx == 0 and request.cache_salt:
         extra_keys.append(("cache_salt", request.cache_salt))
     return tuple(extra_keys) if extra_keys else None
@@ -141,7 +118,7 @@ def get_request_block_hasher(
     return request_block_hasher
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class KVCacheBlock:
     """One KV-cache block: who holds it (ref_cnt) and which prefix it stores (hash)."""
 

@@ -41,6 +41,7 @@ class Request:
         lora_name: str | None = None,
         lora_int_id: int | None = None,
         prompt_logprobs: int | None = None,
+        lora_path: str | None = None,
     ) -> None:
         self.request_id = request_id
         self.prompt_token_ids = list(prompt_token_ids)
@@ -48,6 +49,9 @@ class Request:
         self.cache_salt = cache_salt
         self.lora_name = lora_name
         self.lora_int_id = lora_int_id
+        # vLLM's LoRARequest needs a non-empty path, and the path is part of the block
+        # hash; a scenario names only the adapter, so its path is derived from the name.
+        self.lora_path = lora_path or (f"/adapters/{lora_name}" if lora_name else None)
         self.prompt_logprobs = prompt_logprobs
         # Prompt logprobs need the logits of every prompt token, so such a
         # request must compute its whole prompt instead of reading the cache.

@@ -25,7 +25,7 @@ def test_event_hashes_carry_the_pools_labels() -> None:
     start = text.split("== step 1")[0]
     pool = next(line for line in start.splitlines() if line.startswith("pool:"))
     labels = re.findall(r"\[(\d+) r\d+ ([0-9a-f]{6}) ", pool)
-    assert dict(labels) == {"1": "ab823d", "2": "a264b7", "3": "f90530", "4": "b5da0c"}
+    assert dict(labels) == {"1": "52a7f1", "2": "f46029", "3": "dc09f9", "4": "279a84"}
     stored = [line for line in start.splitlines() if line.startswith("event:")]
-    assert "'block_hashes': ['ab823d']" in stored[0]
-    assert "'block_hashes': ['a264b7', 'f90530', 'b5da0c']" in stored[1]
+    assert "'block_hashes': ['52a7f1']" in stored[0]
+    assert "'block_hashes': ['f46029', 'dc09f9', '279a84']" in stored[1]

@@ -8,14 +8,19 @@ import json
 import subprocess
 import sys
 from collections import Counter
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 from engine.lab.cli import main
+from engine.lab.scenario import MODES
 from engine.lab.snapshot import block_state
 from engine.lab.timeline import build_timeline
 from engine.lab.workload import (
     COLUMNS,
+    SALT_POLICIES,
     Workload,
     WorkloadError,
     WorkloadRunner,
@@ -96,14 +101,46 @@ def test_pool_usage_counts_every_block_in_its_state() -> None:
         runner.advance(1)
         pool = runner.scheduler.kv_cache_manager.block_pool
         states = Counter(block_state(block) for block in pool.blocks)
-        assert pool_usage(runner.scheduler) == (
-            states["held"],
-            states["free-cached"],
-            states["free-empty"],
-        )
+        counts = (states["held"], states["free-cached"], states["free-empty"])
+        assert pool_usage(runner.scheduler) == counts
+        assert last_row_usage(runner) == counts
     run = runner.result()
     assert sum(run.series["evictions"]) > 0  # a small pool evicts
     assert run.series["finished"][-1] == SMALL.requests
+
+
+def last_row_usage(runner: WorkloadRunner) -> tuple[int, int, int]:
+    series = runner.series
+    return (
+        series["held_blocks"][-1],
+        series["free_cached_blocks"][-1],
+        series["free_empty_blocks"][-1],
+    )
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    requests=st.integers(1, 12),
+    arrival=st.integers(0, 3),
+    shared_tokens=st.integers(0, 40),
+    unique_tokens=st.integers(1, 24),
+    output_tokens=st.integers(1, 12),
+    num_gpu_blocks=st.integers(12, 60),
+    block_size=st.sampled_from([2, 4, 8]),
+    salt=st.sampled_from(SALT_POLICIES),
+    prepend_token=st.booleans(),
+    reset_step=st.integers(0, 8),
+    reset_mode=st.sampled_from(MODES),
+)
+def test_the_counted_pool_usage_equals_a_scan_after_every_step(**knobs: Any) -> None:
+    """The series' held / free-cached / free-empty counts are kept incrementally; across
+    preemptions, evictions, duplicate hits and resets in every mode they equal a scan."""
+    workload = Workload(users=3, max_num_batched_tokens=64, **knobs)
+    assume(not problems(workload))
+    runner = WorkloadRunner(workload)
+    while not runner.done and runner.step < 400:
+        runner.advance(1)
+        assert last_row_usage(runner) == pool_usage(runner.scheduler)
 
 
 def test_a_big_pool_never_evicts_and_prefill_shrinks_by_the_hits() -> None:
