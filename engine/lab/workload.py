@@ -25,7 +25,6 @@ from engine.lab.scenario import MODES, Action, Mode, RequestSpec, Scenario, rese
 from engine.vllm.core import EngineCore
 from engine.vllm.kv_cache_manager import cdiv
 from engine.vllm.kv_cache_utils import KVCacheBlock
-from engine.vllm.kv_events import BlockRemoved
 from engine.vllm.request import Request
 from engine.vllm.scheduler import Scheduler
 
@@ -229,7 +228,7 @@ COLUMNS: dict[str, str] = {
     "held_blocks": "blocks held by requests (ref_cnt > 0)",
     "free_cached_blocks": "free blocks that still hold a cached hash (can be hit)",
     "free_empty_blocks": "free blocks without a hash",
-    "evictions": "BlockRemoved events this step: cached hashes dropped to reuse a block",
+    "evictions": "cached blocks dropped to reuse them this step (a BlockRemoved event each)",
     "prefill_tokens": "tokens admissions had to compute this step (queries minus hits)",
     "prefill_tokens_without_cache": "tokens they would compute with no prefix cache",
     "cumulative_prefill_tokens": "prefill_tokens so far",
@@ -318,16 +317,18 @@ class WorkloadRunner:
     reset_prefix_cache, step), with vLLM's default scheduler settings.
     """
 
-    def __init__(self, workload: Workload) -> None:
+    def __init__(self, workload: Workload, enable_kv_cache_events: bool = False) -> None:
         validate(workload)
         self.workload = workload
         self.scheduler = Scheduler(
             workload.num_gpu_blocks,
             workload.block_size,
             max_num_batched_tokens=workload.max_num_batched_tokens,
+            # Off by default, as in vLLM; PoolCounter counts what the lab draws.
+            enable_kv_cache_events=enable_kv_cache_events,
         )
         self.engine = EngineCore(self.scheduler)
-        self.usage = PoolUsageCounter(self.scheduler)
+        self.pool_counter = PoolCounter(self.scheduler)
         self.series: Series = {column: [] for column in COLUMNS}
         self.requests: list[Request] = []  # arrived, in arrival order
         self._prepared: list[Request] = []  # built ahead of arrival (see prepare)
@@ -394,10 +395,6 @@ class WorkloadRunner:
         self.num_finished += len(result.finished_req_ids)
         stats = self.scheduler.make_stats()
         assert stats is not None  # log_stats is on by default
-        evictions = 0
-        for event in self.scheduler.kv_cache_manager.take_events():
-            if isinstance(event, BlockRemoved):
-                evictions += len(event.block_hashes)
         totals = self._totals
         totals["queries"] += stats.queries
         totals["hits"] += stats.hits
@@ -408,7 +405,7 @@ class WorkloadRunner:
         admitted_hits = stats.hits + stats.preempted_hits
         all_queries = totals["queries"] + totals["preempted_queries"]
         all_hits = totals["hits"] + totals["preempted_hits"]
-        held, free_cached, free_empty = self.usage.after_step(evictions, reset is not None)
+        evictions, held, free_cached, free_empty = self.pool_counter.take_step(reset is not None)
         row = {
             "step": step,
             "arrived": len(self.requests),
@@ -459,22 +456,27 @@ def pool_usage(scheduler: Scheduler) -> tuple[int, int, int]:
     return pool.num_gpu_blocks - 1 - num_free, free_cached, num_free - free_cached
 
 
-class PoolUsageCounter:
-    """The same three counts as ``pool_usage``, kept up to date as the pool changes.
+class PoolCounter:
+    """Evictions and the ``pool_usage`` counts of each step, kept as the pool changes.
 
+    The run leaves KV events off, as vLLM does by default: building a ``BlockStored``
+    event for every block cached was a fifth of a large run. An eviction is counted
+    where the pool would emit its ``BlockRemoved``: a cached block dropped for reuse.
     Scanning a 20,000-block pool after every step took a third of a large run, while a
     step changes few blocks. Only the free blocks that still hold a hash need counting
     (held blocks and free blocks in all follow from the free queue's length). A free
     block with a hash leaves that count when a request hits it (``touch``) or when it
-    is evicted for reuse (one ``BlockRemoved`` event each), and joins it when its last
-    reference is freed. After a reset the pool is scanned once.
+    is evicted, and joins it when its last reference is freed. After a reset the pool
+    is scanned once.
     """
 
     def __init__(self, scheduler: Scheduler) -> None:
         self.scheduler = scheduler
         self.pool = pool = scheduler.kv_cache_manager.block_pool
         self.free_cached = pool_usage(scheduler)[1]
+        self.evictions = 0
         touch, free_blocks = pool.touch, pool.free_blocks
+        maybe_evict_cached_block = pool._maybe_evict_cached_block
 
         # Wrapping the pool object's own calls leaves the traced model untouched.
         def counting_touch(blocks: Iterable[KVCacheBlock]) -> None:
@@ -493,18 +495,25 @@ class PoolUsageCounter:
                 if not block.ref_cnt and block._block_hash and not block.is_null
             )
 
+        def counting_maybe_evict_cached_block(block: KVCacheBlock) -> bool:
+            evicted = maybe_evict_cached_block(block)
+            self.evictions += evicted
+            return evicted
+
         pool.touch = counting_touch  # type: ignore[method-assign]
         pool.free_blocks = counting_free_blocks  # type: ignore[method-assign]
+        pool._maybe_evict_cached_block = counting_maybe_evict_cached_block  # type: ignore[method-assign]
 
-    def after_step(self, evictions: int, reset: bool) -> tuple[int, int, int]:
-        """The counts after a step that evicted ``evictions`` cached blocks."""
+    def take_step(self, reset: bool) -> tuple[int, int, int, int]:
+        """The step's evictions, then held, free-cached and free-empty blocks after it."""
+        evictions, self.evictions = self.evictions, 0
         if reset:
             self.free_cached = pool_usage(self.scheduler)[1]
         else:
             self.free_cached -= evictions
         num_free = self.pool.get_num_free_blocks()
         held = self.pool.num_gpu_blocks - 1 - num_free
-        return held, self.free_cached, num_free - self.free_cached
+        return evictions, held, self.free_cached, num_free - self.free_cached
 
 
 def _distinct(blocks: list[KVCacheBlock]) -> Iterable[KVCacheBlock]:

@@ -32,6 +32,7 @@ from engine.lab.workload import (
     run_workload,
     workload_scenario,
 )
+from engine.vllm.kv_events import BlockRemoved
 
 # 50 requests of a 512-token system prompt plus 64 tokens of their own: quick to run.
 SMALL = Workload(requests=50, shared_tokens=512, unique_tokens=64, output_tokens=4)
@@ -97,6 +98,7 @@ def test_a_small_pool_evicts_but_keeps_the_shared_prompt() -> None:
 
 def test_pool_usage_counts_every_block_in_its_state() -> None:
     runner = WorkloadRunner(SMALL.replace(num_gpu_blocks=120, arrival=3))
+    assert not runner.scheduler.kv_cache_manager.block_pool.enable_kv_cache_events
     while not runner.done:
         runner.advance(1)
         pool = runner.scheduler.kv_cache_manager.block_pool
@@ -137,10 +139,17 @@ def test_the_counted_pool_usage_equals_a_scan_after_every_step(**knobs: Any) -> 
     preemptions, evictions, duplicate hits and resets in every mode they equal a scan."""
     workload = Workload(users=3, max_num_batched_tokens=64, **knobs)
     assume(not problems(workload))
-    runner = WorkloadRunner(workload)
+    runner = WorkloadRunner(workload, enable_kv_cache_events=True)
     while not runner.done and runner.step < 400:
         runner.advance(1)
         assert last_row_usage(runner) == pool_usage(runner.scheduler)
+        # Evictions are counted with KV events off; here they are on, and agree.
+        removed = [
+            event
+            for event in runner.scheduler.kv_cache_manager.take_events()
+            if isinstance(event, BlockRemoved)
+        ]
+        assert runner.series["evictions"][-1] == sum(len(e.block_hashes) for e in removed)
 
 
 def test_a_big_pool_never_evicts_and_prefill_shrinks_by_the_hits() -> None:
