@@ -20,12 +20,15 @@ import param
 
 from app.components.step_deck import LeanComponent
 
-SLOT = '<div class="code-slot"></div>'  # where the frame takes the lines
 PICKER_LABEL = "Functions that ran at this step (in the order entered)"
 
 
 class CodePanel(LeanComponent):
-    frames = param.List(default=[], item_type=str, doc="Distinct frames; SLOT marks the lines")
+    frames = param.List(
+        default=[],
+        item_type=str,
+        doc="Distinct frames; SLOT (app/render/code_plan.py) marks the lines",
+    )
     bodies = param.List(default=[], item_type=str, doc="Distinct bodies: a function's lines")
     plans = param.Dict(
         default={},

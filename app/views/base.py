@@ -8,7 +8,7 @@ from SENT_AROUND_FROM) is rendered a few steps at a time, around the step shown.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 
 import panel as pn
 import param
@@ -29,20 +29,6 @@ COMPACT_CSS = stylesheet("app.views", "compact.css")
 # 10,000-block pool's page is megabytes, and every step of it would be gigabytes.
 # Every built-in scenario is far below (at most about 1,100).
 SENT_AROUND_FROM = 20_000
-
-
-def with_gaps(count: int, keep: Collection[int], edge: int) -> list[int | range]:
-    """Positions 0..count-1 to show in a long list: the first and last ``edge`` and every
-    one in ``keep``; each run of the others becomes one range (shown as a count)."""
-    shown = sorted({*range(min(edge, count)), *range(max(0, count - edge), count), *keep})
-    out: list[int | range] = []
-    previous = -1
-    for i in shown:
-        if i > previous + 1:
-            out.append(range(previous + 1, i))
-        out.append(i)
-        previous = i
-    return out
 
 
 def move_or_render(deck: StepDeck, key: str, step: int, render: Callable[[], None]) -> None:

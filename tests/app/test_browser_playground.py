@@ -15,9 +15,9 @@ import pytest
 
 from app.playground.editor import EMPTY, fork
 from app.playground.script_lines import parse_lines
+from app.render.hashmap import render_hash_map
+from app.render.queue import render_queue
 from app.views.base import sends_every_step
-from app.views.hashmap import render_hash_map
-from app.views.queue import render_queue
 from engine.lab import toml_writer
 from engine.lab.scenario_file import scenario_from_dict
 from engine.lab.timeline import Timeline, build_timeline

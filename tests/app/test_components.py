@@ -18,22 +18,23 @@ from app.layout import App
 from app.prefill_inputs import SEED_FLOPS, parse_inputs, seed_texts
 from app.render.chain import COLLAPSE_FROM, EDGE, default_pair, render_chain
 from app.render.code import function_range, highlighted_lines, highlighted_range, variant_of
+from app.render.code_plan import code_parts, function_options
+from app.render.hashmap import render_hash_map
 from app.render.log import render_log
 from app.render.metrics import render_metrics
+from app.render.narration import render_narration
 from app.render.offload import render_offload
 from app.render.pool import changed_blocks, render_pool
 from app.render.prefill import render_prefill, step_request
+from app.render.queue import queue_marks, render_queue
 from app.render.requests import render_requests
 from app.state import SimulatorState
 from app.url import parse_link
 from app.views.chain import ChainView
-from app.views.code import CodeView, code_parts, function_options
+from app.views.code import CodeView
 from app.views.controls import Controls, scenario_options
-from app.views.hashmap import render_hash_map
 from app.views.header import HeaderView
-from app.views.narration import render_narration
 from app.views.prefill import PrefillView
-from app.views.queue import queue_marks, render_queue
 from engine.lab.prefill_cost import prefill_cost
 from engine.lab.timeline import Timeline
 from engine.lab.trace import FunctionTrace
