@@ -32,7 +32,7 @@ class CodePanel(LeanComponent):
     bodies = param.List(default=[], item_type=str, doc="Distinct bodies: a function's lines")
     plans = param.Dict(
         default={},
-        doc="Timeline key -> per step: [frame, body, ran lines, last line, labels, focus index]",
+        doc="Timeline key -> per step: a Plan (app/render/code_plan.py) by name",
     )
     key = param.String(default="", doc="The timeline to show until the channel names one held")
     step = param.Integer(default=0, doc="The step to show until the channel names one held")

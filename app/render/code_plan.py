@@ -118,7 +118,21 @@ def code_parts(timeline: Timeline, step: int, index: int | None = None) -> CodeP
     return CodeParts(frame, body, tuple(sorted(trace.lines)), trace.last_line)
 
 
-Plan = tuple[int, int, tuple[int, ...], int, tuple[str, ...], int]
+@dataclass(frozen=True)
+class Plan:
+    """The code panel at one step: which frame and body (indices into the shared ones)
+    show the step's focus function, its marks, and every function that ran."""
+
+    frame: int
+    body: int
+    ran: tuple[int, ...]  # lines that ran
+    current: int  # the last line that ran; -1: none
+    labels: tuple[str, ...]  # the picker's entries, one per function that ran
+    focus: int  # the focus function's index into labels; -1: none
+
+    def as_dict(self) -> dict[str, object]:
+        """As the browser reads it (code_panel.js), by name."""
+        return {**dataclasses.asdict(self), "ran": list(self.ran), "labels": list(self.labels)}
 
 
 @dataclass(frozen=True)
@@ -130,8 +144,7 @@ class CodePlan:
 
     frames: tuple[str, ...]
     bodies: tuple[str, ...]
-    # per timeline key, per step: frame, body, lines that ran, last line, labels, focus index
-    plans: dict[str, tuple[Plan, ...]]
+    plans: dict[str, tuple[Plan, ...]]  # per timeline key, per step
 
     @classmethod
     def of(cls, timelines: tuple[Timeline, ...]) -> CodePlan:
@@ -142,21 +155,19 @@ class CodePlan:
             plan = []
             for step in range(len(timeline.steps)):
                 parts = code_parts(timeline, step)
-                frame = frames.setdefault(parts.frame, len(frames))
-                body = bodies.setdefault(parts.body, len(bodies))
-                labels = tuple(function_options(timeline, step))
                 focus = focus_index(timeline, step)
                 plan.append(
-                    (frame, body, parts.ran, parts.current, labels, -1 if focus is None else focus)
+                    Plan(
+                        frame=frames.setdefault(parts.frame, len(frames)),
+                        body=bodies.setdefault(parts.body, len(bodies)),
+                        ran=parts.ran,
+                        current=parts.current,
+                        labels=tuple(function_options(timeline, step)),
+                        focus=-1 if focus is None else focus,
+                    )
                 )
             plans[timeline_key(timeline)] = tuple(plan)
         return cls(tuple(frames), tuple(bodies), plans)
 
-    def as_lists(self) -> dict[str, list[list[object]]]:
-        return {
-            key: [
-                [f, b, list(ran), cur, list(labels), focus]
-                for f, b, ran, cur, labels, focus in plan
-            ]
-            for key, plan in self.plans.items()
-        }
+    def as_dicts(self) -> dict[str, list[dict[str, object]]]:
+        return {key: [p.as_dict() for p in plan] for key, plan in self.plans.items()}

@@ -47,7 +47,7 @@ class CodeView(pn.viewable.Viewer):
         self._panel.param.update(
             frames=list(plan.frames),
             bodies=list(plan.bodies),
-            plans=plan.as_lists(),
+            plans=plan.as_dicts(),
             key=key,
             step=self.state.step,
             picked={},
