@@ -12,7 +12,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Sequence
 
 from app.render.gaps import with_gaps
-from app.render.html import esc
+from app.render.html import esc, previous_and_current
 from engine.lab.timeline import Timeline
 
 # A longer queue is shown as runs of consecutive ids, and past 2 x EDGE runs, as its head,
@@ -108,8 +108,7 @@ def _long_queue(
 
 def render_queue(timeline: Timeline, step: int) -> str:
     snapshot = timeline.steps[step].snapshot
-    before = timeline.steps[step - 1].snapshot.free_queue if step > 0 else snapshot.free_queue
-    arrived, moved = queue_marks(before, snapshot.free_queue)
+    arrived, moved = queue_marks(*previous_and_current(timeline, step, lambda s: s.free_queue))
     returned = set(timeline.steps[step].facts.taken_and_freed) - arrived - moved
 
     def item(b: int) -> str:
