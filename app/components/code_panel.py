@@ -42,3 +42,7 @@ class CodePanel(LeanComponent):
     picker_label = param.String(default=PICKER_LABEL, constant=True, doc="The picker's caption")
 
     _esm = "code_panel.js"
+
+    def holds_page(self, key: str, step: int) -> bool:
+        """Whether the browser has this position's code (every step of a timeline held)."""
+        return 0 <= step < len(self.plans.get(key, []))

@@ -22,4 +22,9 @@ class QuizPanel(LeanComponent):
     storage_key = param.String(default=STORAGE_KEY, constant=True)
 
     _esm = "quiz.js"
+
+    def holds_page(self, key: str, step: int) -> bool:
+        """Whether the browser has this position's questions (every step of a timeline held)."""
+        return 0 <= step < len(self.questions.get(key, []))
+
     _stylesheets: ClassVar[list[str]] = [stylesheet("app.components", "quiz.css")]

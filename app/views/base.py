@@ -9,6 +9,7 @@ from SENT_AROUND_FROM) is rendered a few steps at a time, around the step shown.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any, Protocol
 
 import panel as pn
 import param
@@ -31,7 +32,16 @@ COMPACT_CSS = stylesheet("app.views", "compact.css")
 SENT_AROUND_FROM = 20_000
 
 
-def move_or_render(deck: StepDeck, key: str, step: int, render: Callable[[], None]) -> None:
+class HoldsPages(Protocol):
+    """A browser component that holds pages per position (a StepDeck, the code panel,
+    the quiz) and shows the one at its `key` and `step`."""
+
+    param: Any
+
+    def holds_page(self, key: str, step: int) -> bool: ...
+
+
+def move_or_render(deck: HoldsPages, key: str, step: int, render: Callable[[], None]) -> None:
     """A new position: one whose page the deck holds (another mode of the open scenario)
     only moves the deck there; any other (a new scenario, or a step of a large timeline
     not sent yet) has `render` fill it."""

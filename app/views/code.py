@@ -13,6 +13,7 @@ from app.render.code_plan import CodeParts, CodePlan, code_parts
 from app.state import SimulatorState
 from app.theme import CSS
 from app.timelines import timeline_key
+from app.views.base import move_or_render
 from engine.lab.timeline import Timeline
 
 # Pygments first, so the app's own rules (backgrounds of ran lines) win.
@@ -39,16 +40,16 @@ class CodeView(pn.viewable.Viewer):
         if timeline is self._timeline:
             return  # a step: the browser has every step's code already
         self._timeline = timeline
-        key = self.state.key
-        if key in self._panel.plans:  # another mode of this scenario: the browser has it
-            self._panel.param.update(key=key, step=self.state.step)
-            return
+        move_or_render(self._panel, self.state.key, self.state.step, self._send_plan)
+
+    def _send_plan(self) -> None:
+        """A new scenario: every step's code of every mode, in one update."""
         plan = CodePlan.of(self.state.scenario_timelines)
         self._panel.param.update(
             frames=list(plan.frames),
             bodies=list(plan.bodies),
             plans=plan.as_dicts(),
-            key=key,
+            key=self.state.key,
             step=self.state.step,
             picked={},
         )

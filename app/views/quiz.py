@@ -17,6 +17,7 @@ from app.errors import logged
 from app.questions import all_questions
 from app.state import SimulatorState
 from app.timelines import timeline_key
+from app.views.base import move_or_render
 
 
 class Quiz(param.Parameterized):
@@ -32,9 +33,10 @@ class Quiz(param.Parameterized):
 
     @logged
     def _refresh(self, *_: object) -> None:
+        move_or_render(self.panel, self.state.key, self.state.step, self._send_questions)
+
+    def _send_questions(self) -> None:
+        """A new scenario: every step's questions of every mode, in one update."""
         state = self.state
-        if state.key in self.panel.questions:
-            self.panel.param.update(key=state.key, step=state.step)
-            return
         questions = {timeline_key(t): all_questions(t) for t in state.scenario_timelines}
         self.panel.param.update(questions=questions, key=state.key, step=state.step)
