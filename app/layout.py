@@ -19,11 +19,12 @@ from app.components.early_steps import EarlySteps
 from app.components.glossary import Glossary
 from app.components.keyboard import Keyboard
 from app.components.panel_tabs import PanelTabs
+from app.components.start_page import StartPage
 from app.errors import logged
 from app.playground.editor import PlaygroundEditor
 from app.playground.store import is_playground
 from app.render.glossary import render_glossary
-from app.start_page import StartPage, render_start_page
+from app.render.start_page import render_start_page
 from app.state import SimulatorState
 from app.url import LinkState, link_query, parse_link
 from app.views.chain import ChainView

@@ -21,8 +21,8 @@ export function render({ model }) {
   const here = () => position(model, (key) => key in model.plans)
   function planned(at) {
     const plan = (model.plans[at.key] || [])[at.step]
-    return plan ? { frame: model.frames[plan[0]], body: model.bodies[plan[1]], ran: plan[2],
-                     current: plan[3], labels: plan[4], focus: plan[5] } : null
+    return plan ? { ...plan, frame: model.frames[plan.frame], body: model.bodies[plan.body] }
+      : null
   }
   function parts(at, plan) {
     const choice = Number(picker.value)

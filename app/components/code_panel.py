@@ -20,16 +20,19 @@ import param
 
 from app.components.step_deck import LeanComponent
 
-SLOT = '<div class="code-slot"></div>'  # where the frame takes the lines
 PICKER_LABEL = "Functions that ran at this step (in the order entered)"
 
 
 class CodePanel(LeanComponent):
-    frames = param.List(default=[], item_type=str, doc="Distinct frames; SLOT marks the lines")
+    frames = param.List(
+        default=[],
+        item_type=str,
+        doc="Distinct frames; SLOT (app/render/code_plan.py) marks the lines",
+    )
     bodies = param.List(default=[], item_type=str, doc="Distinct bodies: a function's lines")
     plans = param.Dict(
         default={},
-        doc="Timeline key -> per step: [frame, body, ran lines, last line, labels, focus index]",
+        doc="Timeline key -> per step: a Plan (app/render/code_plan.py) by name",
     )
     key = param.String(default="", doc="The timeline to show until the channel names one held")
     step = param.Integer(default=0, doc="The step to show until the channel names one held")
@@ -39,3 +42,7 @@ class CodePanel(LeanComponent):
     picker_label = param.String(default=PICKER_LABEL, constant=True, doc="The picker's caption")
 
     _esm = "code_panel.js"
+
+    def holds_page(self, key: str, step: int) -> bool:
+        """Whether the browser has this position's code (every step of a timeline held)."""
+        return 0 <= step < len(self.plans.get(key, []))

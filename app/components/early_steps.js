@@ -1,5 +1,5 @@
 import { EARLY, WORKS_EARLY } from './early.js'
-import { statusNote } from '../status_note.js'
+import { statusNote } from './status_note.js'
 import { announce } from './step_channel.js'
 
 // Every way a control outside the step bar could change before Python listens.

@@ -27,7 +27,7 @@ from app.components.esm import FileComponent
 from app.stylesheets import stylesheet
 
 HINT = "Steps, modes and scenarios work now; the other controls start with Python."
-# The address parameters a copy follows: a position, and `quiz` (views/quiz.js reads it).
+# The address parameters a copy follows: a position, and `quiz` (components/quiz.js reads it).
 # Any other must be as the copy was rendered.
 POSITION_PARAMETERS = ("scenario", "mode", "step", "quiz")
 
@@ -39,7 +39,7 @@ class EarlySteps(FileComponent):
 
     style = param.String(
         default=stylesheet("app.components", "early_steps.css")
-        + stylesheet("app", "status_note.css"),
+        + stylesheet("app.components", "status_note.css"),
         constant=True,
         doc="The page's style while the copy steps before Python",
     )

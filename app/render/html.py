@@ -1,9 +1,9 @@
-"""What every renderer needs: escaping, and which records changed at a step."""
+"""What every renderer needs: escaping, and what changed at a step."""
 
 from __future__ import annotations
 
 import html
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Sequence
 from typing import TypeVar
 
 from engine.lab.snapshot import Snapshot
@@ -17,14 +17,24 @@ def esc(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
+def previous_and_current(
+    timeline: Timeline, step: int, records: Callable[[Snapshot], Sequence[Record]]
+) -> tuple[Sequence[Record], Sequence[Record]]:
+    """The step's records before and after it (at step 0, the same records: nothing
+    changed at the state after the setup)."""
+    current = records(timeline.steps[step].snapshot)
+    return (records(timeline.steps[step - 1].snapshot) if step > 0 else current), current
+
+
 def changed_at(
     timeline: Timeline,
     step: int,
-    records: Callable[[Snapshot], Iterable[Record]],
+    records: Callable[[Snapshot], Sequence[Record]],
     key: Callable[[Record], Key],
 ) -> set[Key]:
     """Keys of the step's records that differ from the previous step's (none at step 0)."""
     if step == 0:
         return set()
-    before = {key(r): r for r in records(timeline.steps[step - 1].snapshot)}
-    return {key(r) for r in records(timeline.steps[step].snapshot) if before.get(key(r)) != r}
+    previous, current = previous_and_current(timeline, step, records)
+    before = {key(r): r for r in previous}
+    return {key(r) for r in current if before.get(key(r)) != r}

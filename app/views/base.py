@@ -8,7 +8,8 @@ from SENT_AROUND_FROM) is rendered a few steps at a time, around the step shown.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable
+from typing import Any, Protocol
 
 import panel as pn
 import param
@@ -31,21 +32,16 @@ COMPACT_CSS = stylesheet("app.views", "compact.css")
 SENT_AROUND_FROM = 20_000
 
 
-def with_gaps(count: int, keep: Collection[int], edge: int) -> list[int | range]:
-    """Positions 0..count-1 to show in a long list: the first and last ``edge`` and every
-    one in ``keep``; each run of the others becomes one range (shown as a count)."""
-    shown = sorted({*range(min(edge, count)), *range(max(0, count - edge), count), *keep})
-    out: list[int | range] = []
-    previous = -1
-    for i in shown:
-        if i > previous + 1:
-            out.append(range(previous + 1, i))
-        out.append(i)
-        previous = i
-    return out
+class HoldsPages(Protocol):
+    """A browser component that holds pages per position (a StepDeck, the code panel,
+    the quiz) and shows the one at its `key` and `step`."""
+
+    param: Any
+
+    def holds_page(self, key: str, step: int) -> bool: ...
 
 
-def move_or_render(deck: StepDeck, key: str, step: int, render: Callable[[], None]) -> None:
+def move_or_render(deck: HoldsPages, key: str, step: int, render: Callable[[], None]) -> None:
     """A new position: one whose page the deck holds (another mode of the open scenario)
     only moves the deck there; any other (a new scenario, or a step of a large timeline
     not sent yet) has `render` fill it."""

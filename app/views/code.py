@@ -1,173 +1,23 @@
-"""The engine's own source of the functions that ran at this step.
-
-Lines that ran are highlighted and the current one is marked, from the trace
-recorded by the engine (sys.settrace), never from a hand-kept map.
-"""
+"""The code panel's viewer: the engine's own source of the functions that ran at this
+step (planned in app/render/code_plan.py), the step's focus function or the one picked."""
 
 from __future__ import annotations
-
-import dataclasses
-from dataclasses import dataclass
-from functools import cache
 
 import panel as pn
 import param
 
-from app.components.code_panel import SLOT, CodePanel
+from app.components.code_panel import CodePanel
 from app.errors import logged
-from app.render.code import code_lines, style_defs, variant_of
-from app.render.html import esc
+from app.render.code import style_defs
+from app.render.code_plan import CodeParts, CodePlan, code_parts
 from app.state import SimulatorState
 from app.theme import CSS
 from app.timelines import timeline_key
+from app.views.base import move_or_render
 from engine.lab.timeline import Timeline
-from engine.lab.trace import FunctionTrace
 
 # Pygments first, so the app's own rules (backgrounds of ran lines) win.
 CODE_CSS = style_defs(".code") + CSS + ".code { background: transparent; }"
-
-
-def focus_index(timeline: Timeline, step: int) -> int | None:
-    current = timeline.steps[step]
-    if not current.code:
-        return None
-    return current.code.index(current.focus) if current.focus in current.code else 0
-
-
-def function_options(timeline: Timeline, step: int) -> dict[str, int]:
-    """Label -> index into the step's traces, in the order they were first entered."""
-    current = timeline.steps[step]
-    return {
-        f"{'▶ ' if t == current.focus else ''}{t.qualname}  ({t.file}:{t.start_line})": i
-        for i, t in enumerate(current.code)
-    }
-
-
-def _line_html(kind: str, html: str, line: int | None, other: int | None) -> str:
-    """One line, unmarked: the browser marks what ran (see code_panel.py)."""
-    classes = " ".join(["ln", *([kind] if kind != "same" else [])])
-    marker = {"add": "+", "del": "\N{MINUS SIGN}"}.get(kind, "")
-    attrs = f' data-line="{line}"' if line is not None else f' data-other-line="{other}"'
-    if marker:
-        attrs += f' data-mk="{marker}"'
-    number = line if line is not None else ""
-    return (
-        f'<div class="{classes}"{attrs}><span class="no">{number}</span>'
-        f'<span class="mk">{marker}</span><code>{html}</code></div>'
-    )
-
-
-@dataclass(frozen=True)
-class CodeParts:
-    """The code panel of one step: frame and lines as HTML, and the marks."""
-
-    frame: str  # contains SLOT where the lines go, unless nothing ran
-    body: str
-    ran: tuple[int, ...]
-    current: int  # -1: none
-
-    @property
-    def html(self) -> str:
-        return self.frame.replace(SLOT, f'<div class="code mono" role="list">{self.body}</div>')
-
-
-@cache
-def _body(sources: tuple[tuple[str, str], ...], trace: FunctionTrace) -> str:
-    """A function's lines (unmarked, so one body serves every step that shows it)."""
-    lines = code_lines(dict(sources).__getitem__, trace)
-    return "".join(_line_html(c.kind, c.html, c.line, c.other_line) for c in lines)
-
-
-def code_parts(timeline: Timeline, step: int, index: int | None = None) -> CodeParts:
-    current = timeline.steps[step]
-    if index is None:
-        index = focus_index(timeline, step)
-    if index is None or not timeline.traced:
-        frame = (
-            f'<section class="box" data-testid="code-panel" data-step="{step}" aria-label="code">'
-            '<h3 class="panel-title">Code that ran</h3>'
-            '<p class="empty-note">No engine code ran: step 0 is the state after the setup. '
-            "Step forward to see the functions each action runs.</p></section>"
-        )
-        return CodeParts(frame, "", (), -1)
-    trace = current.code[index]
-    variant = variant_of(trace)
-    diff = variant is not None and variant.other is not None
-    diff_note = heading = ""
-    if variant is not None:
-        heading = f" · {variant.label}"
-    if variant is not None and diff:
-        heading += f", shown against {variant.other_label}"
-        old, new = (
-            (variant.other_label, variant.label)
-            if variant.other_is_old
-            else (variant.label, variant.other_label)
-        )
-        diff_note = (
-            f'<span class="k-del">only in {esc(old)}</span>'
-            f'<span class="k-add">only in {esc(new)}</span>'
-        )
-    frame = (
-        f'<section class="box" data-testid="code-panel" data-step="{step}" '
-        f'data-qualname="{esc(trace.qualname)}" data-file="{esc(trace.file)}" '
-        f'data-diff="{str(diff).lower()}" aria-label="code">'
-        '<div class="code-head">'
-        f'<span><b class="mono">{esc(trace.qualname)}</b>{esc(heading)}</span>'
-        f'<span class="where mono">{esc(trace.file)}:{trace.start_line}&ndash;{trace.end_line} · '
-        f"{len(trace.lines)} lines ran</span></div>"
-        f'<div class="code-scroll">{SLOT}</div>'
-        '<div class="code-legend"><span class="k-ran">ran at this step</span>'
-        f'<span class="k-current">last line that ran (▶)</span>{diff_note}</div>'
-        "</section>"
-    )
-    # The marks are not part of the body: drop them from the cache key.
-    unmarked = dataclasses.replace(trace, lines=(), last_line=0)
-    body = _body(timeline.sources, unmarked)
-    return CodeParts(frame, body, tuple(sorted(trace.lines)), trace.last_line)
-
-
-Plan = tuple[int, int, tuple[int, ...], int, tuple[str, ...], int]
-
-
-@dataclass(frozen=True)
-class CodePlan:
-    """The code panel of every step (each step's focus function) of some timelines.
-
-    Frames and bodies are shared by every timeline: modes mostly run the same code.
-    """
-
-    frames: tuple[str, ...]
-    bodies: tuple[str, ...]
-    # per timeline key, per step: frame, body, lines that ran, last line, labels, focus index
-    plans: dict[str, tuple[Plan, ...]]
-
-    @classmethod
-    def of(cls, timelines: tuple[Timeline, ...]) -> CodePlan:
-        frames: dict[str, int] = {}
-        bodies: dict[str, int] = {}
-        plans: dict[str, tuple[Plan, ...]] = {}
-        for timeline in timelines:
-            plan = []
-            for step in range(len(timeline.steps)):
-                parts = code_parts(timeline, step)
-                frame = frames.setdefault(parts.frame, len(frames))
-                body = bodies.setdefault(parts.body, len(bodies))
-                labels = tuple(function_options(timeline, step))
-                focus = focus_index(timeline, step)
-                plan.append(
-                    (frame, body, parts.ran, parts.current, labels, -1 if focus is None else focus)
-                )
-            plans[timeline_key(timeline)] = tuple(plan)
-        return cls(tuple(frames), tuple(bodies), plans)
-
-    def as_lists(self) -> dict[str, list[list[object]]]:
-        return {
-            key: [
-                [f, b, list(ran), cur, list(labels), focus]
-                for f, b, ran, cur, labels, focus in plan
-            ]
-            for key, plan in self.plans.items()
-        }
 
 
 class CodeView(pn.viewable.Viewer):
@@ -190,16 +40,16 @@ class CodeView(pn.viewable.Viewer):
         if timeline is self._timeline:
             return  # a step: the browser has every step's code already
         self._timeline = timeline
-        key = self.state.key
-        if key in self._panel.plans:  # another mode of this scenario: the browser has it
-            self._panel.param.update(key=key, step=self.state.step)
-            return
+        move_or_render(self._panel, self.state.key, self.state.step, self._send_plan)
+
+    def _send_plan(self) -> None:
+        """A new scenario: every step's code of every mode, in one update."""
         plan = CodePlan.of(self.state.scenario_timelines)
         self._panel.param.update(
             frames=list(plan.frames),
             bodies=list(plan.bodies),
-            plans=plan.as_lists(),
-            key=key,
+            plans=plan.as_dicts(),
+            key=self.state.key,
             step=self.state.step,
             picked={},
         )

@@ -8,7 +8,6 @@ the page shows progress and Stop works.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -32,18 +31,14 @@ from app.lab import (
     presets,
     run_steps,
 )
-from app.render.metrics import render_metrics
-from app.render.pool import render_pool
-from app.render.requests import render_requests
+from app.render.html import esc
+from app.render.lab import render_outcome, render_step_view, step_hint
 from app.theme import CSS
-from app.views.queue import render_queue
 from engine.lab.scenario import MODES
 from engine.lab.workload import (
     KNOB_TYPES,
-    MAX_SCENARIO_BLOCKS,
     SALT_POLICIES,
     Workload,
-    WorkloadRun,
 )
 
 LAB_CSS = Path(__file__).with_name("lab.css").read_text(encoding="utf-8")
@@ -133,10 +128,6 @@ LINE_DASHES = ("solid", "dotted", "dotdash")
 RUN_NAMES = ("run", "compare")
 
 
-def esc(value: object) -> str:
-    return html.escape(str(value), quote=True)
-
-
 def knob_widget(knob: str, value: Any) -> pn.widgets.Widget:
     fit = {"label": KNOB_LABELS[knob], "value": value, "sizing_mode": "stretch_width"}
     if knob == "salt":
@@ -203,88 +194,6 @@ def make_figure(
     legend.click_policy = "hide"
     fig.add_layout(legend, "below")  # beside the lines it would hide them
     return fig
-
-
-def render_numbers(result: LabResult) -> str:
-    """The engine's headline numbers for both runs, side by side."""
-    runs: list[tuple[str, WorkloadRun]] = [(result.preset.label, result.run)]
-    if result.compare is not None:
-        runs.append((result.preset.compare_label, result.compare))
-    rows = (
-        ("hit rate (cumulative)", "hit_rate", "{:.1%}"),
-        ("prefix_cache_hits", "hits", "{:,}"),
-        ("prefix_cache_queries", "queries", "{:,}"),
-        ("evictions", "evictions", "{:,}"),
-        ("preemptions", "preemptions", "{:,}"),
-        ("survival fraction", "survival_fraction", "{:.1%}"),
-        ("tokens prefilled", "prefill_tokens", "{:,}"),
-        ("tokens without the cache", "prefill_tokens_without_cache", "{:,}"),
-        ("engine steps", "steps", "{:,}"),
-    )
-    summaries = [run.summary() for _, run in runs]
-    head = "".join(f"<th scope=col>{esc(name)}</th>" for name, _ in runs)
-    body = []
-    for label, key, fmt in rows:
-        cells = "".join(
-            f'<td data-key="{key}">{esc("n/a" if s[key] is None else fmt.format(s[key]))}</td>'
-            for s in summaries
-        )
-        body.append(f"<tr><th scope=row>{esc(label)}</th>{cells}</tr>")
-    return (
-        '<table class="lab-numbers" data-testid="lab-numbers"><thead><tr><th></th>'
-        f"{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
-    )
-
-
-def render_outcome(result: LabResult) -> str:
-    """The preset's expected outcome, its numbers filled in by this run."""
-    preset_ = result.preset
-    if result.is_preset:
-        note = ""
-        text = result.outcome_text()
-    else:
-        note = (
-            '<p class="lab-note">The knobs differ from the preset, so its expected outcome '
-            "may not hold; the numbers below are this run's.</p>"
-        )
-        text = ""
-    key = f"Solid: {esc(preset_.label)}"
-    if result.compare is not None:
-        key += f" · dashed: {esc(preset_.compare_label)}"
-    return (
-        f'<div class="lab-outcome" data-testid="lab-outcome"><h2>{esc(preset_.title)}</h2>'
-        f'<p class="lab-key">{key}</p>{note}'
-        + (f'<p class="lab-expected" data-testid="lab-expected">{esc(text)}</p>' if text else "")
-        + render_numbers(result)
-        + "</div>"
-    )
-
-
-def render_step_view(steps: RunSteps, engine_step: int) -> str:
-    """The pool, free queue, requests and counters after one engine step of the run."""
-    index = steps.index(engine_step)
-    shown = steps.after_step.index(index) + 1
-    last = len(steps.after_step)
-    parts = (render_pool, render_queue, render_requests, render_metrics)
-    return (
-        f'<section class="lab-step" data-testid="lab-step" data-step="{shown}">'
-        f"<h2>After engine step {shown} of {last}</h2>"
-        + "".join(render(steps.timeline, index) for render in parts)
-        + "</section>"
-    )
-
-
-def step_hint(steps: RunSteps | None) -> str:
-    if steps is None:
-        return (
-            '<p class="lab-hint">Click-to-step needs a run small enough to draw block by '
-            f"block (a pool of at most {MAX_SCENARIO_BLOCKS} blocks and a few dozen "
-            "requests): this one is too big.</p>"
-        )
-    return (
-        '<p class="lab-hint" data-testid="lab-hint">Click a chart at a step to see the '
-        "pool, the free queue and the requests after that step, below the charts.</p>"
-    )
 
 
 class LabView(pn.viewable.Viewer):

@@ -1,71 +1,9 @@
-"""What this step did, as a call and its result, the narration text from `content/`,
-and the engine's health: a dead engine core and the auxiliary-output generations."""
+"""The panel of app/render/narration.py: every step of the timeline, shown through a StepDeck."""
 
 from __future__ import annotations
 
-import re
-
-from app.render.glossary import link_terms
-from app.render.html import esc
+from app.render.narration import render_narration
 from app.views.base import StepView
-from engine.lab.snapshot import AuxOutputRecord
-from engine.lab.timeline import Timeline
-
-# Results that report a failure: a raised error, or an HTTP status of 400 or more.
-_FAILED = re.compile(r"^(\w+Error\b|HTTP [45]\d\d\b|not run\b)")
-
-
-def result_class(result: str) -> str:
-    if result.startswith("HTTP 4"):
-        return "result warn"
-    return "result error" if _FAILED.match(result) else "result"
-
-
-def render_aux(aux: AuxOutputRecord) -> str:
-    apart = aux.scheduler_generation != aux.worker_generation
-    return (
-        f'<div class="aux{" apart" if apart else ""}" data-testid="aux-output" '
-        f'data-scheduler-generation="{aux.scheduler_generation}" '
-        f'data-worker-generation="{aux.worker_generation}" '
-        f'data-in-flight="{aux.outputs_in_flight}">'
-        f"Auxiliary outputs · generation: scheduler <b>{aux.scheduler_generation}</b>, "
-        f"worker <b>{aux.worker_generation}</b>"
-        f"{' (they differ)' if apart else ''} · "
-        f"<b>{aux.outputs_in_flight}</b> output{'' if aux.outputs_in_flight == 1 else 's'} "
-        "in flight</div>"
-    )
-
-
-DEAD_BANNER = (
-    '<div class="dead-banner" role="alert" data-testid="engine-dead">'
-    "<b>Engine core died.</b> An assertion failed inside the engine core process; "
-    "from now on every request on this server fails with <code>EngineDeadError</code>, "
-    "not only the one that tripped it.</div>"
-)
-
-
-def render_narration(timeline: Timeline, step: int) -> str:
-    current = timeline.steps[step]
-    snapshot = current.snapshot
-    text = " ".join(timeline.narration_text(current).split())  # TOML line breaks are not meaning
-    call = "" if current.index == 0 else f"<code>{esc(current.label)}</code>"
-    result = (
-        f' <span class="{result_class(current.result)}">→ {esc(current.result)}</span>'
-        if current.result
-        else ""
-    )
-    head = call + result if call else '<span class="result">state after the setup</span>'
-    dead = " dead" if snapshot.engine_dead else ""
-    return (
-        f'<section class="box narration{dead}" data-testid="narration" data-step="{step}" '
-        f'data-engine-dead="{str(snapshot.engine_dead).lower()}" '
-        f'aria-live="polite" aria-label="narration">'
-        f"{DEAD_BANNER if snapshot.engine_dead else ''}"
-        f'<div class="call">Step {step} · {head}</div>'
-        f"<p>{link_terms(text)}</p>"
-        f"{render_aux(snapshot.aux_output) if snapshot.aux_output else ''}"
-        "</section>"
-    )
 
 
 class NarrationView(StepView):

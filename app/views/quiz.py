@@ -2,37 +2,22 @@
 
 The questions and their answers come from the timeline (app/questions.py); every
 step's questions, in every mode of the scenario, are sent once, like a StepDeck's
-pages, and quiz.js follows the step channel, so answering needs no Python (it works
-on the static site before Python is ready). The score stays in the browser
-(localStorage). On by default on the full page, where the learner can switch it off;
-off in the embed unless its address says `quiz=1`.
+pages, and the QuizPanel (app/components/quiz.py) follows the step channel, so
+answering needs no Python (it works on the static site before Python is ready). The
+score stays in the browser (localStorage). On by default on the full page, where the
+learner can switch it off; off in the embed unless its address says `quiz=1`.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 import param
 
-from app.components.step_deck import LeanComponent
+from app.components.quiz import QuizPanel
 from app.errors import logged
 from app.questions import all_questions
 from app.state import SimulatorState
-from app.stylesheets import stylesheet
 from app.timelines import timeline_key
-
-STORAGE_KEY = "pcl-quiz"
-
-
-class QuizPanel(LeanComponent):
-    questions = param.Dict(default={}, doc="Timeline key -> per step, its questions")
-    key = param.String(default="", doc="The timeline to show until the channel names one held")
-    step = param.Integer(default=0, doc="The step to show until the channel names one held")
-    compact = param.Boolean(default=False, doc="The embed: off unless the address says quiz=1")
-    storage_key = param.String(default=STORAGE_KEY, constant=True)
-
-    _esm = "quiz.js"
-    _stylesheets: ClassVar[list[str]] = [stylesheet("app.views", "quiz.css")]
+from app.views.base import move_or_render
 
 
 class Quiz(param.Parameterized):
@@ -48,9 +33,10 @@ class Quiz(param.Parameterized):
 
     @logged
     def _refresh(self, *_: object) -> None:
+        move_or_render(self.panel, self.state.key, self.state.step, self._send_questions)
+
+    def _send_questions(self) -> None:
+        """A new scenario: every step's questions of every mode, in one update."""
         state = self.state
-        if state.key in self.panel.questions:
-            self.panel.param.update(key=state.key, step=state.step)
-            return
         questions = {timeline_key(t): all_questions(t) for t in state.scenario_timelines}
         self.panel.param.update(questions=questions, key=state.key, step=state.step)

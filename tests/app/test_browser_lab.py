@@ -10,6 +10,7 @@ import pytest
 from app.lab import preset
 from engine.lab.workload import run_workload
 from tests.app import test_browser_serve as serve
+from tests.app.lab_checks import click_a_chart, preset_runs, source
 from tests.app.test_browser_serve import Watched
 
 playwright_api = pytest.importorskip("playwright.sync_api")
@@ -22,19 +23,6 @@ server, playwright, browser, watched = serve.server, serve.playwright, serve.bro
 
 RUN_TIMEOUT_MS = 60_000
 
-SOURCE_JS = """([name, column]) => {
-  // The live document is the last one (a static site's pre-rendered copy comes first).
-  const sources = Bokeh.documents.map(doc => doc.get_model_by_name(name)).filter(s => s);
-  const source = sources[sources.length - 1];
-  return source ? {id: source.id, values: Array.from(source.data[column])} : null;
-}"""
-
-
-def source(page: Any, name: str, column: str) -> dict[str, Any]:
-    result = page.evaluate(SOURCE_JS, [f"lab-source-{name}", column])
-    assert result is not None, f"no source {name}"
-    return dict(result)
-
 
 def open_lab(watched: Watched, server: str, query: str) -> Any:
     page = watched.page
@@ -46,11 +34,7 @@ def open_lab(watched: Watched, server: str, query: str) -> Any:
 def test_a_preset_runs_and_its_charts_hold_the_engines_series(
     watched: Watched, server: str
 ) -> None:
-    shared = preset("shared-prefix")
-    run = run_workload(shared.workload)
-    compare_workload = shared.compare_workload()
-    assert compare_workload is not None
-    compare = run_workload(compare_workload)
+    shared, run, compare = preset_runs("shared-prefix")
     page = open_lab(watched, server, "?lab=shared-prefix")
     hit_rate = source(page, "run", "cumulative_hit_rate")
     assert hit_rate["values"] == pytest.approx(run.series["cumulative_hit_rate"])
@@ -111,14 +95,7 @@ def test_a_click_on_a_chart_opens_the_step_view_at_that_step(watched: Watched, s
     run = run_workload(small.workload)
     page = open_lab(watched, server, "?lab=small-pool")
     expect(page.get_by_test_id("lab-hint")).to_be_visible()
-    canvas = page.locator(".bk-Canvas").first
-    box = canvas.bounding_box()
-    assert box is not None
-    # A fifth of the way in: within the solid run (the dashed one runs longer).
-    canvas.click(position={"x": box["width"] / 5, "y": box["height"] / 3})
-    step_view = page.get_by_test_id("lab-step")
-    expect(step_view).to_be_visible(timeout=RUN_TIMEOUT_MS)
-    step = int(step_view.get_attribute("data-step") or "0")
+    step_view, step = click_a_chart(page, RUN_TIMEOUT_MS)
     assert 1 < step < run.num_steps
     cells = step_view.locator("[data-state]")
     expect(cells).to_have_count(small.workload.num_gpu_blocks)

@@ -7,23 +7,30 @@ chain) and compares it with build_timeline of the scenario the learner typed.
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from app.playground.editor import EMPTY, fork
-from app.playground.script_lines import parse_lines
+from app.playground.editor import fork
+from app.render.hashmap import render_hash_map
+from app.render.queue import render_queue
 from app.views.base import sends_every_step
-from app.views.hashmap import render_hash_map
-from app.views.queue import render_queue
-from engine.lab import toml_writer
 from engine.lab.scenario_file import scenario_from_dict
-from engine.lab.timeline import Timeline, build_timeline
+from engine.lab.timeline import build_timeline
 from tests.app import test_browser_serve as serve
 from tests.app.conftest import parse
 from tests.app.page_checks import expected, read_page, wait_for_step
+from tests.app.playground_checks import (
+    SCRIPT,
+    build_by_hand,
+    check_playground_step,
+    export_toml,
+    field,
+    open_fork,
+    typed,
+    walk,
+)
 from tests.app.test_browser_serve import Watched, open_app
 
 # The same fixtures as the other `panel serve` tests (a server for this module).
@@ -32,50 +39,6 @@ server, playwright, browser, watched = serve.server, serve.playwright, serve.bro
 expect = pytest.importorskip("playwright.sync_api").expect
 
 pytestmark = pytest.mark.browser
-
-SCRIPT = """add_request A max_tokens=3 text: You are a helpful assistant. Tell me a joke.
-step
-add_request B text: You are a helpful assistant. Tell me a story.
-step
-reset_prefix_cache keep
-run_until_idle"""
-
-
-def typed(blocks: int, block_size: int, script: str) -> dict[str, Any]:
-    """The data the editor makes of what the test types into an empty playground."""
-    steps, errors = parse_lines(script)
-    assert not errors
-    return {**EMPTY, "pool": {"num_gpu_blocks": blocks, "block_size": block_size}, "steps": steps}
-
-
-def check_playground_step(page: Any, timeline: Timeline, step: int) -> None:
-    wait_for_step(page, timeline, step)
-    shown = read_page(page)
-    narration = timeline.narration_text(timeline.steps[step])
-    assert " ".join(narration.split()) in " ".join(shown.pop("narration").split())
-    assert shown == expected(timeline, step)
-
-
-def field(page: Any, label: str) -> Any:
-    return page.get_by_label(label, exact=False)
-
-
-def open_fork(page: Any) -> None:
-    page.get_by_role("button", name="Edit a copy").click()
-    expect(page.get_by_role("heading", level=1)).to_contain_text("(playground)")
-
-
-def walk(page: Any, timeline: Timeline) -> None:
-    """Every step, from the first, compared with the engine."""
-    last = len(timeline.steps) - 1
-    # it arrived (a traced build on a busy machine can take seconds)
-    expect(page.get_by_test_id("step-counter")).to_contain_text(f"/ {last}", timeout=30_000)
-    page.get_by_role("button", name="Restart").click()
-    check_playground_step(page, timeline, 0)
-    forward = page.get_by_role("button", name="Step forward")
-    for step in range(1, len(timeline.steps)):
-        forward.click()
-        check_playground_step(page, timeline, step)
 
 
 def test_a_scenario_built_by_hand_matches_the_engine_and_survives_reload_and_files(
@@ -86,11 +49,7 @@ def test_a_scenario_built_by_hand_matches_the_engine_and_survives_reload_and_fil
     forked = build_timeline(scenario_from_dict(fork("reset")), "keep")
     check_playground_step(page, forked, 2)  # forked at the step the learner was on
 
-    page.get_by_role("button", name="Start empty").click()
-    field(page, "GPU blocks").fill("20")
-    field(page, "Script (one action per line)").fill(SCRIPT)
-    data = typed(20, 4, SCRIPT)
-    timeline = build_timeline(scenario_from_dict(data), "keep")
+    data, timeline = build_by_hand(page)
     walk(page, timeline)
     assert timeline.steps[4].snapshot.stats.hits == 8  # the shared beginning hit
     preempt = build_timeline(scenario_from_dict(data), "preempt")
@@ -106,12 +65,7 @@ def test_a_scenario_built_by_hand_matches_the_engine_and_survives_reload_and_fil
     check_playground_step(page, timeline, len(timeline.steps) - 1)
     expect(field(page, "Script (one action per line)")).to_have_value(SCRIPT)
 
-    with page.expect_download() as download:
-        page.get_by_role("button", name="Export TOML").click()
-    exported = tmp_path / "mine.toml"
-    download.value.save_as(exported)
-    assert tomllib.loads(exported.read_text()) == data
-    assert exported.read_text() == toml_writer.dumps(data)
+    exported = export_toml(page, tmp_path, data)
 
     field(page, "Script (one action per line)").fill("add_request Z prompt: 1..4\nstep")
     wait_for_step(

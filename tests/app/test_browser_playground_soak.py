@@ -21,7 +21,7 @@ from engine.lab.scenario import ScenarioError
 from engine.lab.scenario_file import scenario_from_dict
 from engine.lab.timeline import Timeline, build_timeline
 from tests.app import test_browser_serve as serve
-from tests.app.test_browser_playground import check_playground_step, field, open_fork
+from tests.app.playground_checks import check_playground_step, field, open_fork
 from tests.app.test_browser_serve import Watched, open_app
 
 expect = pytest.importorskip("playwright.sync_api").expect

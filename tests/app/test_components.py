@@ -18,22 +18,23 @@ from app.layout import App
 from app.prefill_inputs import SEED_FLOPS, parse_inputs, seed_texts
 from app.render.chain import COLLAPSE_FROM, EDGE, default_pair, render_chain
 from app.render.code import function_range, highlighted_lines, highlighted_range, variant_of
+from app.render.code_plan import code_parts, function_options
+from app.render.hashmap import render_hash_map
 from app.render.log import render_log
 from app.render.metrics import render_metrics
+from app.render.narration import render_narration
 from app.render.offload import render_offload
 from app.render.pool import changed_blocks, render_pool
 from app.render.prefill import render_prefill, step_request
+from app.render.queue import queue_marks, render_queue
 from app.render.requests import render_requests
 from app.state import SimulatorState
 from app.url import parse_link
 from app.views.chain import ChainView
-from app.views.code import CodeView, code_parts, function_options
+from app.views.code import CodeView
 from app.views.controls import Controls, scenario_options
-from app.views.hashmap import render_hash_map
 from app.views.header import HeaderView
-from app.views.narration import render_narration
 from app.views.prefill import PrefillView
-from app.views.queue import queue_marks, render_queue
 from engine.lab.prefill_cost import prefill_cost
 from engine.lab.timeline import Timeline
 from engine.lab.trace import FunctionTrace
@@ -294,9 +295,9 @@ def test_code_view_picker_lists_the_traces_and_shows_the_picked_one() -> None:
     assert timeline is not None
     assert set(view._panel.plans) == {f"reset/{m}" for m in timelines.scenario("reset").modes}
     plan = view._panel.plans["reset/preempt"]
-    assert plan[0][4] == [] and plan[0][5] == -1  # step 0 ran nothing: no picker
+    assert plan[0]["labels"] == [] and plan[0]["focus"] == -1  # step 0 ran nothing: no picker
     state.step = step
-    labels, focus = plan[step][4], plan[step][5]
+    labels, focus = plan[step]["labels"], plan[step]["focus"]
     assert len(labels) == len(timeline.steps[step].code)
     assert focus == timeline.steps[step].code.index(timeline.steps[step].focus)
     assert labels[focus].startswith("▶ ")
@@ -870,9 +871,14 @@ def test_code_panel_holds_each_steps_focus_and_a_pick_until_the_next_step() -> N
     for mode in timelines.scenario("reset").modes:  # every mode is in the browser
         timeline = timelines.timeline("reset", mode)
         for step in range(len(timeline.steps)):
-            frame, body, ran, current, _labels, _focus = panel.plans[f"reset/{mode}"][step]
+            at = panel.plans[f"reset/{mode}"][step]
             parts = code_parts(timeline, step)
-            assert (panel.frames[frame], panel.bodies[body], tuple(ran), current) == (
+            assert (
+                panel.frames[at["frame"]],
+                panel.bodies[at["body"]],
+                tuple(at["ran"]),
+                at["current"],
+            ) == (
                 parts.frame,
                 parts.body,
                 parts.ran,
@@ -886,8 +892,8 @@ def test_code_panel_holds_each_steps_focus_and_a_pick_until_the_next_step() -> N
     panel.param.watch(lambda e: sent.append(e.name), watched)
     app.controls.player.step += 1
     assert sent == []  # a step sends nothing to the code panel: the bus carries it
-    focus = plan[1][5]
-    other = next(i for i in range(len(plan[1][4])) if i != focus)
+    focus = plan[1]["focus"]
+    other = next(i for i in range(len(plan[1]["labels"])) if i != focus)
     app.code.pick(other)
     assert panel.picked["frame"] == code_parts(timeline, 1, other).frame
     assert app.code.parts == code_parts(timeline, 1, other)

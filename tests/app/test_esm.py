@@ -14,7 +14,9 @@ from app.components.esm import inline_imports
 from app.components.keyboard import KeyboardShortcuts
 from app.components.mode_picker import ModePicker
 from app.components.player_bar import PlayerBar
+from app.components.quiz import QuizPanel
 from app.components.scenario_picker import ScenarioPicker
+from app.components.start_page import StartPage
 from app.components.step_deck import StepDeck
 
 COMPONENTS = [
@@ -24,7 +26,9 @@ COMPONENTS = [
     KeyboardShortcuts,
     ModePicker,
     PlayerBar,
+    QuizPanel,
     ScenarioPicker,
+    StartPage,
     StepDeck,
 ]
 

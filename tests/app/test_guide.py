@@ -9,14 +9,14 @@ from app.layout import App
 from app.questions import BLOCK_FATES, RESET_OPTIONS, all_questions, questions_at
 from app.render import glossary
 from app.render.chain import render_chain
+from app.render.hashmap import render_hash_map
 from app.render.header import render_header
 from app.render.metrics import render_metrics
+from app.render.narration import render_narration
 from app.render.pool import render_pool
 from app.render.requests import render_requests
-from app.start_page import learning_path, render_start_page
+from app.render.start_page import learning_path, render_start_page
 from app.url import START_COPY, copy_of, parse_link, prerendered_copies
-from app.views.hashmap import render_hash_map
-from app.views.narration import render_narration
 from tests.app.conftest import parse
 
 # The terms issue 13 asks the glossary to define.
@@ -76,7 +76,7 @@ def test_the_path_lists_every_scenario_once_in_the_content_order() -> None:
 
 
 def test_a_path_that_forgets_a_scenario_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    import app.start_page as start_page
+    import app.render.start_page as start_page
 
     data = {"part": [{"title": "One", "entry": [{"scenario": "reset", "teaches": "x"}]}]}
     monkeypatch.setattr(start_page, "load_toml", lambda _name: data)

@@ -9,7 +9,8 @@ import math
 import pytest
 
 from app.lab import FinishedRuns, LabResult, LabRun, chart_data, check_knobs, preset
-from app.views.lab import CHARTS, LabView, open_lab, render_outcome
+from app.render.lab import render_outcome
+from app.views.lab import CHARTS, LabView, open_lab
 from engine.lab.workload import COLUMNS, run_workload
 from tests.app.conftest import parse
 

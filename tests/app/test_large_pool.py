@@ -7,12 +7,12 @@ from typing import ClassVar
 import pytest
 
 from app.playground import store
+from app.render import hashmap as hashmap_render
+from app.render.hashmap import EDGE as MAP_EDGE
+from app.render.hashmap import render_hash_map
+from app.render.queue import render_queue
 from app.state import SimulatorState
-from app.views import hashmap as hashmap_view
 from app.views.base import StepView, sends_every_step
-from app.views.hashmap import EDGE as MAP_EDGE
-from app.views.hashmap import render_hash_map
-from app.views.queue import render_queue
 from engine.lab.timeline import Timeline, build_timeline
 from tests.app.conftest import Element, parse
 
@@ -70,7 +70,7 @@ def test_a_long_hash_map_shows_its_ends_and_every_entry_changed_at_the_step(
 ) -> None:
     # This timeline's map holds fewer entries than the built-in threshold: the mechanism
     # is tested with a lower one.
-    monkeypatch.setattr(hashmap_view, "FULL_UP_TO", 4 * MAP_EDGE)
+    monkeypatch.setattr(hashmap_render, "FULL_UP_TO", 4 * MAP_EDGE)
     longest = max(range(len(large.steps)), key=lambda s: len(large.steps[s].snapshot.hash_map))
     for step in (longest, len(large.steps) - 1):
         entries = large.steps[step].snapshot.hash_map

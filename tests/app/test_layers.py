@@ -1,9 +1,10 @@
 """The app's layers import one way: renderers (app/render/) are pure and import no Panel,
 components (app/components/) and viewers (app/views/) import renderers, never the reverse;
-components import no viewer."""
+components import no viewer; viewers write no HTML of their own."""
 
 from __future__ import annotations
 
+import ast
 import pkgutil
 import subprocess
 import sys
@@ -36,3 +37,17 @@ def test_renderers_import_no_panel_viewer_or_component() -> None:
 
 def test_components_import_no_viewer() -> None:
     assert not any(name.startswith("app.views") for name in imported_by(modules_of(app.components)))
+
+
+def test_viewers_leave_html_to_the_renderers() -> None:
+    # A function of plain data that returns HTML is a renderer: it lives in app/render/,
+    # where it runs without Panel and a test can call it without a page.
+    html_functions = [
+        f"{path.name}:{node.name}"
+        for path in sorted((ROOT / "app" / "views").glob("*.py"))
+        for node in ast.parse(path.read_text(encoding="utf-8")).body
+        if isinstance(node, ast.FunctionDef)
+        and isinstance(node.returns, ast.Name | ast.Constant)
+        and getattr(node.returns, "id", getattr(node.returns, "value", None)) == "str"
+    ]
+    assert html_functions == []

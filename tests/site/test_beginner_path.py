@@ -15,7 +15,7 @@ import pytest
 
 from app import timelines
 from app.questions import questions_at
-from app.start_page import learning_path
+from app.render.start_page import learning_path
 from tests.app.page_checks import check_step
 from tests.site.conftest import RECORDER_JS, PageRun, assert_clean, record, wait_interactive
 from tests.site.test_early_steps import EARLY_TIMEOUT_MS, HELD

@@ -10,7 +10,7 @@ import pytest
 
 from app.lab import preset
 from engine.lab.workload import run_workload
-from tests.app.test_browser_lab import SOURCE_JS
+from tests.app.lab_checks import click_a_chart, preset_runs, source
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 expect = playwright_api.expect
@@ -24,16 +24,11 @@ RUN_TIMEOUT_MS = 180_000
 def test_a_preset_runs_in_pyodide_with_the_engines_series(
     site_page: Callable[..., tuple[Any, Any]],
 ) -> None:
-    fixed = preset("fixed-salt")
-    run = run_workload(fixed.workload)
-    compare_workload = fixed.compare_workload()
-    assert compare_workload is not None
-    compare = run_workload(compare_workload)
+    fixed, run, compare = preset_runs("fixed-salt")
     page, _ = site_page("?lab=fixed-salt")
     expect(page.get_by_test_id("lab-outcome")).to_be_visible(timeout=RUN_TIMEOUT_MS)
-    hits = page.evaluate(SOURCE_JS, ["lab-source-run", "cumulative_hits"])
-    assert hits["values"] == run.series["cumulative_hits"]
-    compare_hits = page.evaluate(SOURCE_JS, ["lab-source-compare", "cumulative_hits"])
+    assert source(page, "run", "cumulative_hits")["values"] == run.series["cumulative_hits"]
+    compare_hits = source(page, "compare", "cumulative_hits")
     assert compare_hits["values"] == compare.series["cumulative_hits"]
     expect(page.get_by_test_id("lab-expected")).to_have_text(fixed.expected_text(run, compare))
 
@@ -45,13 +40,7 @@ def test_a_click_on_a_chart_opens_the_step_view_in_pyodide(
     run = run_workload(small.workload)
     page, _ = site_page("?lab=small-pool")
     expect(page.get_by_test_id("lab-hint")).to_be_visible(timeout=RUN_TIMEOUT_MS)
-    canvas = page.locator(".bk-Canvas").first
-    box = canvas.bounding_box()
-    assert box is not None
-    canvas.click(position={"x": box["width"] / 5, "y": box["height"] / 3})
-    step_view = page.get_by_test_id("lab-step")
-    expect(step_view).to_be_visible(timeout=RUN_TIMEOUT_MS)
-    step = int(step_view.get_attribute("data-step") or "0")
+    step_view, step = click_a_chart(page, RUN_TIMEOUT_MS)
     assert 1 <= step <= run.num_steps
     held = step_view.locator('[data-state="held"]')
     expect(held).to_have_count(run.series["held_blocks"][step - 1])

@@ -20,12 +20,13 @@ import pytest
 from engine.lab import toml_writer
 from engine.lab.scenario_file import scenario_from_dict
 from engine.lab.timeline import build_timeline
-from tests.app.test_browser_playground import (
+from tests.app.playground_checks import (
     SCRIPT,
+    build_by_hand,
     check_playground_step,
+    export_toml,
     field,
     open_fork,
-    typed,
     walk,
 )
 from tests.app.test_browser_playground_soak import SEED, soak
@@ -62,11 +63,7 @@ def test_a_scenario_built_by_hand_in_pyodide_matches_cpython(
 ) -> None:
     page, _ = site_page("?scenario=reset&mode=keep&step=2")
     open_fork(page)
-    page.get_by_role("button", name="Start empty").click()
-    field(page, "GPU blocks").fill("20")
-    field(page, "Script (one action per line)").fill(SCRIPT)
-    data = typed(20, 4, SCRIPT)
-    timeline = build_timeline(scenario_from_dict(data), "keep")
+    data, timeline = build_by_hand(page)
     walk(page, timeline)
 
     worker = next(w for w in page.workers if w.url.endswith(".js"))
@@ -80,12 +77,7 @@ def test_a_scenario_built_by_hand_in_pyodide_matches_cpython(
     check_playground_step(again, timeline, last)
     expect(field(again, "Script (one action per line)")).to_have_value(SCRIPT)
 
-    with again.expect_download() as download:
-        again.get_by_role("button", name="Export TOML").click()
-    exported = tmp_path / "mine.toml"
-    download.value.save_as(exported)
-    assert tomllib.loads(exported.read_text()) == data
-    assert exported.read_text() == toml_writer.dumps(data)
+    exported = export_toml(again, tmp_path, data)
     field(again, "GPU blocks").fill("1")
     expect(again.locator(".pg-message", has_text="num_gpu_blocks must be from 2")).to_be_visible()
     field(again, "Script (one action per line)").fill("step\nstep")

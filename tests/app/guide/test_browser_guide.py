@@ -11,7 +11,7 @@ from app import timelines
 from app.layout import EMBED_STORY_TABS, EMBED_TABS
 from app.questions import questions_at
 from app.render.glossary import glossary
-from app.start_page import learning_path
+from app.render.start_page import learning_path
 from tests.app.page_checks import check_step, wait_for_step
 from tests.app.test_browser_serve import ARTIFACTS, Watched, open_app
 

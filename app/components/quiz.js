@@ -1,9 +1,8 @@
-import { WORKS_EARLY } from '../components/early.js'
+import { WORKS_EARLY } from './early.js'
+import { onStep, position } from './step_channel.js'
 
-// Predict, then see (quiz.py): the questions of the step shown, answered in the browser.
-// The step channel (views/step_deck.py): the controls set globalThis.__pclStep and fire
-// 'pcl-step' on the document.
-const STEP_EVENT = 'pcl-step'
+// Predict, then see (quiz.py): the questions of the step shown, answered in the browser,
+// at the position the step channel (step_channel.js) names.
 // In the embed the quiz shares a tab row with the narration (panel_tabs.js): it asks to
 // be seen while a question waits, and gives the place back at a step with none.
 const REVEAL_EVENT = 'pcl-reveal'
@@ -35,11 +34,6 @@ export function render({ model }) {
   // The address decides if it says; else the full page is on unless switched off.
   let on = asked !== null ? TRUE.includes(asked.toLowerCase()) : (!model.compact && !saved.off)
 
-  const position = () => {
-    const channel = globalThis.__pclStep
-    return channel && channel.key in model.questions ? channel
-      : { key: model.key, step: model.step }
-  }
   const score = () => {
     const given = Object.values(saved.answers)
     return [given.filter((a) => a.right).length, given.length]
@@ -87,7 +81,7 @@ export function render({ model }) {
   }
 
   function show() {
-    const at = position()
+    const at = position(model, (key) => key in model.questions)
     const steps = model.questions[at.key] || []
     const here = on ? (steps[at.step] || []) : []
     root.replaceChildren()
@@ -137,9 +131,7 @@ export function render({ model }) {
         new CustomEvent(wanted, { bubbles: true, composed: true })))
     }
   }
-  const onStep = () => show()
-  document.addEventListener(STEP_EVENT, onStep)
-  model.on('remove', () => document.removeEventListener(STEP_EVENT, onStep))
+  onStep(model, () => show())
   model.on(['questions', 'key', 'step'], show)
   show()
   return root

@@ -1,0 +1,41 @@
+"""The start page in the browser (start_page.js): on the static site it lifts the loading
+veil from the pre-rendered copy at once, since every entry is a plain link; a `?lab=`
+address waits under the veil with a status line."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import param
+
+from app.components.esm import FileComponent
+from app.stylesheets import stylesheet
+from app.url import LAB, POSITION_PARAMETERS, TRUE_VALUES
+
+# `?lab=` shows this page's copy on the static site (the lab has none): what it waits for.
+LAB_HINT = (
+    "Opening the workload lab: it runs the engine in Python, which is still starting;"
+    " its knobs and charts appear when it is ready."
+)
+
+
+class StartPage(FileComponent):
+    html = param.String(default="", doc="The page (render_start_page)")
+    veil_css = param.String(
+        default=stylesheet("app.components", "start_veil.css"),
+        constant=True,
+        doc="The page-level rule that lifts the loading veil from the pre-rendered copy",
+    )
+    lab_css = param.String(
+        default=stylesheet("app.components", "start_lab_wait.css")
+        + stylesheet("app.components", "status_note.css"),
+        constant=True,
+        doc="The page-level rules while a `?lab=` address waits for Python under the veil",
+    )
+    lab_hint = param.String(default=LAB_HINT, constant=True)
+    lab_parameter = param.String(default=LAB, constant=True)
+    positions = param.List(default=list(POSITION_PARAMETERS), constant=True)
+    true_values = param.List(default=list(TRUE_VALUES), constant=True)
+
+    _esm = "start_page.js"
+    _stylesheets: ClassVar[list[str]] = [stylesheet("app.components", "start_page.css")]

@@ -1,0 +1,48 @@
+"""Reading the workload lab's page in a real browser: its charts' data, its step view.
+
+Shared by the `panel serve` tests and the static-site tests of the lab.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from app.lab import preset
+from engine.lab.workload import Preset, WorkloadRun, run_workload
+
+expect = pytest.importorskip("playwright.sync_api").expect
+
+SOURCE_JS = """([name, column]) => {
+  // The live document is the last one (a static site's pre-rendered copy comes first).
+  const sources = Bokeh.documents.map(doc => doc.get_model_by_name(name)).filter(s => s);
+  const source = sources[sources.length - 1];
+  return source ? {id: source.id, values: Array.from(source.data[column])} : null;
+}"""
+
+
+def source(page: Any, name: str, column: str) -> dict[str, Any]:
+    result = page.evaluate(SOURCE_JS, [f"lab-source-{name}", column])
+    assert result is not None, f"no source {name}"
+    return dict(result)
+
+
+def preset_runs(name: str) -> tuple[Preset, WorkloadRun, WorkloadRun]:
+    """A preset with the engine's runs of its workload and of its overlay, in CPython."""
+    chosen = preset(name)
+    compare_workload = chosen.compare_workload()
+    assert compare_workload is not None
+    return chosen, run_workload(chosen.workload), run_workload(compare_workload)
+
+
+def click_a_chart(page: Any, timeout_ms: int) -> tuple[Any, int]:
+    """Click the first chart a fifth of the way in (within the solid run: the dashed one
+    runs longer): the step view it opens, and the engine step it shows."""
+    canvas = page.locator(".bk-Canvas").first
+    box = canvas.bounding_box()
+    assert box is not None
+    canvas.click(position={"x": box["width"] / 5, "y": box["height"] / 3})
+    step_view = page.get_by_test_id("lab-step")
+    expect(step_view).to_be_visible(timeout=timeout_ms)
+    return step_view, int(step_view.get_attribute("data-step") or "0")

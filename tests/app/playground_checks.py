@@ -1,0 +1,86 @@
+"""Driving the playground in a real browser and checking it against the engine.
+
+Shared by the `panel serve` tests and the static-site tests of the playground.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.playground.editor import EMPTY
+from app.playground.script_lines import parse_lines
+from engine.lab import toml_writer
+from engine.lab.scenario_file import scenario_from_dict
+from engine.lab.timeline import Timeline, build_timeline
+from tests.app.page_checks import expected, read_page, wait_for_step
+
+expect = pytest.importorskip("playwright.sync_api").expect
+
+SCRIPT = """add_request A max_tokens=3 text: You are a helpful assistant. Tell me a joke.
+step
+add_request B text: You are a helpful assistant. Tell me a story.
+step
+reset_prefix_cache keep
+run_until_idle"""
+
+
+def typed(blocks: int, block_size: int, script: str) -> dict[str, Any]:
+    """The data the editor makes of what the test types into an empty playground."""
+    steps, errors = parse_lines(script)
+    assert not errors
+    return {**EMPTY, "pool": {"num_gpu_blocks": blocks, "block_size": block_size}, "steps": steps}
+
+
+def check_playground_step(page: Any, timeline: Timeline, step: int) -> None:
+    wait_for_step(page, timeline, step)
+    shown = read_page(page)
+    narration = timeline.narration_text(timeline.steps[step])
+    assert " ".join(narration.split()) in " ".join(shown.pop("narration").split())
+    assert shown == expected(timeline, step)
+
+
+def field(page: Any, label: str) -> Any:
+    return page.get_by_label(label, exact=False)
+
+
+def open_fork(page: Any) -> None:
+    page.get_by_role("button", name="Edit a copy").click()
+    expect(page.get_by_role("heading", level=1)).to_contain_text("(playground)")
+
+
+def walk(page: Any, timeline: Timeline) -> None:
+    """Every step, from the first, compared with the engine."""
+    last = len(timeline.steps) - 1
+    # it arrived (a traced build on a busy machine can take seconds)
+    expect(page.get_by_test_id("step-counter")).to_contain_text(f"/ {last}", timeout=30_000)
+    page.get_by_role("button", name="Restart").click()
+    check_playground_step(page, timeline, 0)
+    forward = page.get_by_role("button", name="Step forward")
+    for step in range(1, len(timeline.steps)):
+        forward.click()
+        check_playground_step(page, timeline, step)
+
+
+def build_by_hand(page: Any) -> tuple[dict[str, Any], Timeline]:
+    """Start an empty playground and type a 20-block pool and SCRIPT into it: the data
+    the editor makes of it, and its keep-mode timeline."""
+    page.get_by_role("button", name="Start empty").click()
+    field(page, "GPU blocks").fill("20")
+    field(page, "Script (one action per line)").fill(SCRIPT)
+    data = typed(20, 4, SCRIPT)
+    return data, build_timeline(scenario_from_dict(data), "keep")
+
+
+def export_toml(page: Any, tmp_path: Path, data: dict[str, Any]) -> Path:
+    """Export TOML: the downloaded file holds `data`, as toml_writer writes it."""
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Export TOML").click()
+    exported = tmp_path / "mine.toml"
+    download.value.save_as(exported)
+    assert tomllib.loads(exported.read_text()) == data
+    assert exported.read_text() == toml_writer.dumps(data)
+    return exported
