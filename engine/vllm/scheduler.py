@@ -223,17 +223,32 @@ class Scheduler:
             self.connector.update_connector_output(kv_connector_output)
         return finished
 
-    def finish_requests(self, request_ids: Iterable[str], finished_status: RequestStatus) -> None:
-        """Abort or stop requests from outside, wherever they are."""
+    def finish_requests(
+        self, request_ids: str | Iterable[str] | None, finished_status: RequestStatus
+    ) -> None:
+        """Abort or stop requests from outside, wherever they are (None: all of them).
+
+        As in vLLM, the ids go through a set first: several requests finished in
+        one call free their blocks in the set's iteration order, not the order given.
+        """
         assert RequestStatus.is_finished(finished_status)
+        if isinstance(request_ids, str):
+            request_ids = (request_ids,)
+        elif request_ids is not None:
+            request_ids = set(request_ids)
+        else:
+            request_ids = list(self.requests)
+        valid_requests = []
         for req_id in request_ids:
             request = self.requests.get(req_id)
             if request is None or request.is_finished():
                 continue
+            valid_requests.append(request)
             if request.status == RequestStatus.RUNNING:
                 self.running.remove(request)
             else:
                 self.waiting.remove(request)
+        for request in valid_requests:
             request.status = finished_status
             self._free_request(request)
 

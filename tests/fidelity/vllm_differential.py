@@ -94,6 +94,7 @@ def next_token(num_tokens: int) -> int:
 
 class Ours:
     def __init__(self, case: Case) -> None:
+        from engine.vllm.core import EngineCore
         from engine.vllm.scheduler import Scheduler
 
         self.scheduler = Scheduler(
@@ -103,6 +104,7 @@ class Ours:
             max_num_seqs=case.max_num_seqs,
             enable_kv_cache_events=False,
         )
+        self.core = EngineCore(self.scheduler)
         self.pool = self.scheduler.kv_cache_manager.block_pool
         self.step_stats: Any = None
 
@@ -128,14 +130,7 @@ class Ours:
         return self.scheduler.reset_prefix_cache(reset_running_requests)
 
     def step(self) -> dict[str, int]:
-        output = self.scheduler.schedule()
-        sampled = {
-            req_id: [next_token(self.scheduler.requests[req_id].num_tokens)]
-            for req_id in output.num_scheduled_tokens
-            if self.scheduler.requests[req_id].num_computed_tokens
-            >= self.scheduler.requests[req_id].num_tokens
-        }
-        self.scheduler.update_from_output(output, sampled)
+        output = self.core.step().scheduler_output
         # vLLM hands out the prefix-cache counters at the end of every update.
         self.step_stats = self.scheduler.make_stats()
         return dict(output.num_scheduled_tokens)
@@ -344,9 +339,26 @@ def first_difference(a: dict[str, Any], b: dict[str, Any]) -> str | None:
     return None
 
 
-def run_case(case: Case) -> str | None:
+@dataclass
+class Coverage:
+    """What the cases exercised, so a clean run is known not to be a trivial one."""
+
+    steps: int = 0
+    preemptions: int = 0
+    hit_tokens: int = 0
+    evictions: int = 0
+    resets_done: int = 0
+    resets_refused: int = 0
+    aborts: int = 0
+
+    def __str__(self) -> str:
+        return ", ".join(f"{name} {value}" for name, value in vars(self).items())
+
+
+def run_case(case: Case, coverage: Coverage) -> str | None:
     """None if both agree on every step, else a description of the first difference."""
     real, ours = Real(case), Ours(case)
+    previous_hashes = pool_snapshot(ours.pool)["block_hash"]
     pending = list(case.arrivals)
     for step in range(MAX_STEPS):
         for side in (real, ours):
@@ -358,20 +370,33 @@ def run_case(case: Case) -> str | None:
             real.abort(case.aborts[step])
             ours.abort(case.aborts[step])
             events.append(("abort", case.aborts[step]))
+            coverage.aborts += len(case.aborts[step])
         if step in case.resets:
             flag = case.resets[step]
             results = (real.reset(flag), ours.reset(flag))
             events.append(("reset", flag, results))
+            coverage.resets_done += results[1]
+            coverage.resets_refused += not results[1]
             if results[0] != results[1]:
                 return f"step {step}: reset_prefix_cache({flag}) returned {results}"
         if not pending and not real.has_unfinished() and not ours.has_unfinished():
             return None
         scheduled = (real.step(), ours.step())
         if scheduled[0] != scheduled[1]:
-            return f"step {step} {events}: scheduled\n  vllm: {scheduled[0]}\n  ours: {scheduled[1]}"
-        difference = first_difference(real.snapshot(), ours.snapshot())
+            vllm_side, our_side = scheduled
+            return f"step {step} {events}: scheduled\n  vllm: {vllm_side}\n  ours: {our_side}"
+        snapshot = ours.snapshot()
+        difference = first_difference(real.snapshot(), snapshot)
         if difference:
             return f"step {step} {events} scheduled {scheduled[0]}: {difference}"
+        coverage.steps += 1
+        coverage.preemptions += snapshot["stats"][3]
+        coverage.hit_tokens += snapshot["stats"][2] + snapshot["stats"][5]
+        coverage.evictions += sum(
+            old is not None and old != new
+            for old, new in zip(previous_hashes, snapshot["block_hash"], strict=True)
+        )
+        previous_hashes = snapshot["block_hash"]
     return None
 
 
@@ -382,15 +407,16 @@ def main() -> int:
     parser.add_argument("--stop-after", type=int, default=5, help="stop after this many failures")
     args = parser.parse_args()
     failures = 0
+    coverage = Coverage()
     for seed in range(args.seed, args.seed + args.cases):
         case = make_case(seed)
-        difference = run_case(case)
+        difference = run_case(case, coverage)
         if difference:
             failures += 1
             print(f"case seed={seed}: {case}\n{difference}\n", flush=True)
             if failures >= args.stop_after:
                 break
-    print(f"{args.cases} cases from seed {args.seed}: {failures} differed")
+    print(f"{args.cases} cases from seed {args.seed}: {failures} differed ({coverage})")
     return 1 if failures else 0
 
 
