@@ -37,6 +37,7 @@ class Arrival:
     prompt: list[int]
     max_tokens: int
     cache_salt: str | None
+    prompt_logprobs: int | None = None
 
 
 @dataclass
@@ -56,7 +57,7 @@ class Case:
 def make_case(seed: int) -> Case:
     rng = random.Random(seed)
     block_size = rng.randint(1, 16)
-    num_requests = rng.randint(1, 10)
+    num_requests = rng.choice([rng.randint(1, 10), rng.randint(10, 30)])
     documents = [
         [rng.randrange(1, 1000) for _ in range(rng.randint(1, 6 * block_size))] for _ in range(3)
     ]
@@ -68,7 +69,8 @@ def make_case(seed: int) -> Case:
         if not prompt:
             prompt = [rng.randrange(1, 1000)]
         salt = rng.choice(["a", "b"]) if rng.random() < 0.15 else None
-        arrivals.append(Arrival(step, f"r{index}", prompt, rng.randint(1, 24), salt))
+        logprobs = 1 if rng.random() < 0.05 else None
+        arrivals.append(Arrival(step, f"r{index}", prompt, rng.randint(1, 24), salt, logprobs))
         step += rng.choice([0, 0, 1, 2, 5])
     longest = max(len(a.prompt) + a.max_tokens for a in arrivals)
     # Small pools: from "the longest request barely fits" to a few of them.
@@ -118,6 +120,7 @@ class Ours:
                 max_tokens=arrival.max_tokens,
                 block_hasher=self.scheduler.request_block_hasher,
                 cache_salt=arrival.cache_salt,
+                prompt_logprobs=arrival.prompt_logprobs,
             )
         )
 
@@ -231,7 +234,11 @@ class Real:
             Request(
                 request_id=arrival.request_id,
                 prompt_token_ids=list(arrival.prompt),
-                sampling_params=SamplingParams(max_tokens=arrival.max_tokens, ignore_eos=True),
+                sampling_params=SamplingParams(
+                    max_tokens=arrival.max_tokens,
+                    ignore_eos=True,
+                    prompt_logprobs=arrival.prompt_logprobs,
+                ),
                 pooling_params=None,
                 cache_salt=arrival.cache_salt,
                 block_hasher=self.block_hasher,
