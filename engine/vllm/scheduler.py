@@ -192,6 +192,7 @@ class Scheduler:
         for req_id, num_tokens in scheduler_output.num_scheduled_tokens.items():
             self.requests[req_id].num_computed_tokens += num_tokens
         self.finished_req_ids = set()
+        self.reset_preempted_req_ids = set()
         self.prev_step_scheduled_req_ids = set(scheduler_output.num_scheduled_tokens)
 
     def update_from_output(
@@ -264,7 +265,10 @@ class Scheduler:
         """Free a running request's blocks and send it to the front of the queue.
 
         Its freed blocks keep their hashes, so unless they are evicted first, its
-        re-admission is mostly cache hits.
+        re-admission is mostly cache hits. Its id goes into the next
+        SchedulerOutput's preempted ids, as vLLM's ``reset_preempted_req_ids`` does
+        for every preemption (``drop_stale_output``: vLLM then drops the output in
+        flight; with no output in flight here, nothing changes).
         """
         assert request.status == RequestStatus.RUNNING
         self.kv_cache_manager.free(request)
@@ -272,8 +276,7 @@ class Scheduler:
         request.num_computed_tokens = 0
         request.num_preemptions += 1
         self.waiting.appendleft(request)
-        if drop_stale_output:
-            self.reset_preempted_req_ids.add(request.request_id)
+        self.reset_preempted_req_ids.add(request.request_id)
 
     def reset_prefix_cache(
         self, reset_running_requests: bool = False, keep_running_requests: bool = False

@@ -1,4 +1,4 @@
-"""Finishing requests from outside (aborts), as vLLM 0.33.0's Scheduler.finish_requests does.
+"""Requests leaving from outside: aborts and resets, as vLLM 0.33.0's Scheduler does.
 
 Found by the differential check (tests/fidelity/vllm_differential.py, seeds 654 and
 718): aborting two running requests in one call, vLLM freed their blocks in the
@@ -54,3 +54,14 @@ def test_finish_requests_accepts_one_id_or_none_for_all() -> None:
     assert list(s.requests) == ["b"]
     s.finish_requests(None, RequestStatus.FINISHED_ABORTED)
     assert s.requests == {} and not s.running
+
+
+def test_ids_preempted_by_a_reset_are_forgotten_once_the_next_step_is_scheduled() -> None:
+    # vLLM 0.33.0 (scheduler.py, _preempt_request / _update_after_schedule): every
+    # preempted id waits in reset_preempted_req_ids for the next SchedulerOutput,
+    # and schedule() clears the set; the differential check compares that output.
+    s = running(("a", "b"))
+    assert s.reset_prefix_cache(reset_running_requests=True) is True
+    assert s.reset_preempted_req_ids == {"a", "b"}
+    s.schedule()
+    assert s.reset_preempted_req_ids == set()

@@ -109,6 +109,7 @@ class Ours:
         self.core = EngineCore(self.scheduler)
         self.pool = self.scheduler.kv_cache_manager.block_pool
         self.step_stats: Any = None
+        self.output_ids: dict[str, list[str]] = {}
 
     def add(self, arrival: Arrival) -> None:
         from engine.vllm.request import Request
@@ -132,8 +133,16 @@ class Ours:
     def reset(self, reset_running_requests: bool) -> bool:
         return self.scheduler.reset_prefix_cache(reset_running_requests)
 
-    def step(self) -> dict[str, int]:
+    def step(self) -> dict[str, Any]:
+        preempted_before = set(self.scheduler.reset_preempted_req_ids)
         output = self.core.step().scheduler_output
+        self.output_ids = {
+            # vLLM's default (V2) model runner gets resumed requests as new ones.
+            "admitted": sorted(output.scheduled_new_req_ids + output.scheduled_resumed_req_ids),
+            # vLLM's output names every request preempted since the last schedule().
+            "preempted": sorted(preempted_before | set(output.preempted_req_ids)),
+            "finished": sorted(output.finished_req_ids),
+        }
         # vLLM hands out the prefix-cache counters at the end of every update.
         self.step_stats = self.scheduler.make_stats()
         return dict(output.num_scheduled_tokens)
@@ -148,6 +157,7 @@ class Ours:
         }
         manager = self.scheduler.kv_cache_manager
         return {
+            "output_ids": self.output_ids,
             "waiting": [r.request_id for r in self.scheduler.waiting],
             "running": [r.request_id for r in self.scheduler.running],
             "requests": requests,
@@ -225,6 +235,7 @@ class Real:
         self.pool = self.scheduler.kv_cache_manager.block_pool
         self.manager = self.scheduler.kv_cache_manager.coordinator.single_type_managers[0]
         self.step_stats: Any = None
+        self.output_ids: dict[str, list[str]] = {}
 
     def add(self, arrival: Arrival) -> None:
         from vllm.sampling_params import SamplingParams
@@ -255,7 +266,7 @@ class Real:
     def reset(self, reset_running_requests: bool) -> bool:
         return self.scheduler.reset_prefix_cache(reset_running_requests)
 
-    def step(self) -> dict[str, int]:
+    def step(self) -> dict[str, Any]:
         from vllm.v1.outputs import ModelRunnerOutput
 
         output = self.scheduler.schedule()
@@ -270,6 +281,14 @@ class Real:
             req_id_to_index={r: i for i, r in enumerate(req_ids)},
             sampled_token_ids=sampled,
         )
+        self.output_ids = {
+            "admitted": sorted(
+                [r.req_id for r in output.scheduled_new_reqs]
+                + list(output.scheduled_cached_reqs.resumed_req_ids)
+            ),
+            "preempted": sorted(output.preempted_req_ids),
+            "finished": sorted(output.finished_req_ids),
+        }
         outputs = self.scheduler.update_from_output(output, model_output)
         self.step_stats = outputs[0].scheduler_stats.prefix_cache_stats
         return dict(output.num_scheduled_tokens)
@@ -283,6 +302,7 @@ class Real:
             for r in self.scheduler.requests.values()
         }
         return {
+            "output_ids": self.output_ids,
             "waiting": [r.request_id for r in self.scheduler.waiting],
             "running": [r.request_id for r in self.scheduler.running],
             "requests": requests,
@@ -330,12 +350,15 @@ _FAKE_MODEL = Path("/tmp/pcl-fake-model")
 def fake_model_dir() -> str:
     """A config-only model directory: ModelConfig reads it offline, no weights needed."""
     _FAKE_MODEL.mkdir(exist_ok=True)
-    (_FAKE_MODEL / "config.json").write_text(
+    # Written aside and renamed, so that runs in parallel never read half a file.
+    scratch = _FAKE_MODEL / f"config.{os.getpid()}.json"
+    scratch.write_text(
         '{"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 64,'
         ' "intermediate_size": 128, "num_attention_heads": 4, "num_key_value_heads": 4,'
         ' "num_hidden_layers": 1, "vocab_size": 100000, "max_position_embeddings": 4096,'
         ' "torch_dtype": "float16", "rms_norm_eps": 1e-6}'
     )
+    os.replace(scratch, _FAKE_MODEL / "config.json")
     return str(_FAKE_MODEL)
 
 
