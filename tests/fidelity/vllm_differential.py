@@ -133,7 +133,7 @@ class Ours:
     def reset(self, reset_running_requests: bool) -> bool:
         return self.scheduler.reset_prefix_cache(reset_running_requests)
 
-    def step(self) -> dict[str, Any]:
+    def step(self) -> list[tuple[str, int]]:
         preempted_before = set(self.scheduler.reset_preempted_req_ids)
         output = self.core.step().scheduler_output
         self.output_ids = {
@@ -145,7 +145,7 @@ class Ours:
         }
         # vLLM hands out the prefix-cache counters at the end of every update.
         self.step_stats = self.scheduler.make_stats()
-        return dict(output.num_scheduled_tokens)
+        return list(output.num_scheduled_tokens.items())
 
     def has_unfinished(self) -> bool:
         return self.scheduler.has_unfinished_requests()
@@ -266,7 +266,7 @@ class Real:
     def reset(self, reset_running_requests: bool) -> bool:
         return self.scheduler.reset_prefix_cache(reset_running_requests)
 
-    def step(self) -> dict[str, Any]:
+    def step(self) -> list[tuple[str, int]]:
         from vllm.v1.outputs import ModelRunnerOutput
 
         output = self.scheduler.schedule()
@@ -291,7 +291,7 @@ class Real:
         }
         outputs = self.scheduler.update_from_output(output, model_output)
         self.step_stats = outputs[0].scheduler_stats.prefix_cache_stats
-        return dict(output.num_scheduled_tokens)
+        return list(output.num_scheduled_tokens.items())
 
     def has_unfinished(self) -> bool:
         return self.scheduler.get_num_unfinished_requests() > 0
@@ -438,7 +438,9 @@ def main() -> int:
     args = parser.parse_args()
     failures = 0
     coverage = Coverage()
+    num_run = 0
     for seed in range(args.seed, args.seed + args.cases):
+        num_run += 1
         case = make_case(seed)
         difference = run_case(case, coverage)
         if difference:
@@ -446,7 +448,7 @@ def main() -> int:
             print(f"case seed={seed}: {case}\n{difference}\n", flush=True)
             if failures >= args.stop_after:
                 break
-    print(f"{args.cases} cases from seed {args.seed}: {failures} differed ({coverage})")
+    print(f"{num_run} cases from seed {args.seed}: {failures} differed ({coverage})")
     return 1 if failures else 0
 
 
