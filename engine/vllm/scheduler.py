@@ -192,6 +192,7 @@ class Scheduler:
         for req_id, num_tokens in scheduler_output.num_scheduled_tokens.items():
             self.requests[req_id].num_computed_tokens += num_tokens
         self.finished_req_ids = set()
+        self.reset_preempted_req_ids = set()
         self.prev_step_scheduled_req_ids = set(scheduler_output.num_scheduled_tokens)
 
     def update_from_output(
@@ -223,17 +224,32 @@ class Scheduler:
             self.connector.update_connector_output(kv_connector_output)
         return finished
 
-    def finish_requests(self, request_ids: Iterable[str], finished_status: RequestStatus) -> None:
-        """Abort or stop requests from outside, wherever they are."""
+    def finish_requests(
+        self, request_ids: str | Iterable[str] | None, finished_status: RequestStatus
+    ) -> None:
+        """Abort or stop requests from outside, wherever they are (None: all of them).
+
+        As in vLLM, the ids go through a set first: several requests finished in
+        one call free their blocks in the set's iteration order, not the order given.
+        """
         assert RequestStatus.is_finished(finished_status)
+        if isinstance(request_ids, str):
+            request_ids = (request_ids,)
+        elif request_ids is not None:
+            request_ids = set(request_ids)
+        else:
+            request_ids = list(self.requests)
+        valid_requests = []
         for req_id in request_ids:
             request = self.requests.get(req_id)
             if request is None or request.is_finished():
                 continue
+            valid_requests.append(request)
             if request.status == RequestStatus.RUNNING:
                 self.running.remove(request)
             else:
                 self.waiting.remove(request)
+        for request in valid_requests:
             request.status = finished_status
             self._free_request(request)
 
@@ -249,7 +265,10 @@ class Scheduler:
         """Free a running request's blocks and send it to the front of the queue.
 
         Its freed blocks keep their hashes, so unless they are evicted first, its
-        re-admission is mostly cache hits.
+        re-admission is mostly cache hits. Its id goes into the next
+        SchedulerOutput's preempted ids, as vLLM's ``reset_preempted_req_ids`` does
+        for every preemption (``drop_stale_output``: vLLM then drops the output in
+        flight; with no output in flight here, nothing changes).
         """
         assert request.status == RequestStatus.RUNNING
         self.kv_cache_manager.free(request)
@@ -257,8 +276,7 @@ class Scheduler:
         request.num_computed_tokens = 0
         request.num_preemptions += 1
         self.waiting.appendleft(request)
-        if drop_stale_output:
-            self.reset_preempted_req_ids.add(request.request_id)
+        self.reset_preempted_req_ids.add(request.request_id)
 
     def reset_prefix_cache(
         self, reset_running_requests: bool = False, keep_running_requests: bool = False

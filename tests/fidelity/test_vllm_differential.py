@@ -1,0 +1,30 @@
+"""The differential check against vLLM 0.33.0's real Scheduler, when a Python that can
+import vLLM is named by PCL_VLLM_PYTHON (see README, "Faithful to what"); skipped otherwise."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+VLLM_PYTHON = os.environ.get("PCL_VLLM_PYTHON")
+DRIVER = Path(__file__).with_name("vllm_differential.py")
+
+
+@pytest.mark.skipif(not VLLM_PYTHON, reason="PCL_VLLM_PYTHON (a Python with vLLM 0.33.0) not set")
+def test_random_workloads_agree_with_vllm_step_by_step() -> None:
+    assert VLLM_PYTHON is not None
+    cases = os.environ.get("PCL_VLLM_CASES", "200")
+    result = subprocess.run(
+        [VLLM_PYTHON, str(DRIVER), "--cases", cases, "--seed", "0"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    summary = result.stdout.strip().splitlines()[-1:] or [result.stderr[-2000:]]
+    sys.stdout.write(result.stdout)
+    assert result.returncode == 0, result.stdout[-4000:] or result.stderr[-4000:]
+    assert " 0 differed" in summary[0]
