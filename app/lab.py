@@ -12,7 +12,7 @@ import asyncio
 import functools
 import math
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,13 +62,14 @@ def check_knobs(values: Mapping[str, Any]) -> tuple[Workload | None, dict[str, s
     return (None if found else workload), found
 
 
-def chart_data(run: WorkloadRun | None) -> ChartData:
-    """Every series column as floats (no value: NaN, which Bokeh draws as a gap)."""
+def chart_data(run: WorkloadRun | None, columns: Sequence[str] = tuple(COLUMNS)) -> ChartData:
+    """The series' columns as floats (no value: NaN, which Bokeh draws as a gap); a
+    chart sends only the columns it draws."""
     if run is None:
-        return {column: [] for column in COLUMNS}
+        return {column: [] for column in columns}
     return {
-        column: [math.nan if v is None else float(v) for v in values]
-        for column, values in run.series.items()
+        column: [math.nan if v is None else float(v) for v in run.series[column]]
+        for column in columns
     }
 
 

@@ -159,3 +159,24 @@ def test_a_big_run_says_it_is_too_big_to_step_through() -> None:
     assert "too big" in view.hint.object
     view.show_step(3)
     assert not view.step_view.visible
+
+
+def test_a_rerun_sends_only_the_charted_columns_and_leaves_the_buttons_alone() -> None:
+    """A button or a shown/hidden widget makes the browser lay out every chart again, so
+    a run too short to stop changes neither, and the sources carry only what is drawn."""
+    view = LabView("fresh-salt")
+    for knob, value in SMALL_KNOBS.items():
+        view.knobs[knob].value = value
+    play(view)
+    changed: list[str] = []
+    for widget in (view.run_button, view.stop_button):
+        widget.param.watch(lambda event: changed.append(event.name), ["disabled", "visible"])
+    view.knobs["output_tokens"].value = 3
+    play(view)
+    view.knobs["output_tokens"].value = SMALL_KNOBS["output_tokens"]  # set back: known
+    play(view)
+    assert changed == []
+    assert view.stop_button.disabled and not view.run_button.disabled
+    drawn = {column for _, _, series, _ in CHARTS for column, _ in series}
+    assert set(view.sources[0].data) == drawn | {"step"} < set(COLUMNS)
+    assert "Done" in view.status.object
