@@ -33,6 +33,7 @@ from app.lab import (
     presets,
     run_steps,
 )
+from app.render.lab_playground import render_open_in_playground
 from app.render.metrics import render_metrics
 from app.render.pool import render_pool
 from app.render.requests import render_requests
@@ -507,9 +508,11 @@ class LabView(pn.viewable.Viewer):
             self.sources[1].data = chart_data(result.compare, CHART_COLUMNS)
             self.outcome.object = render_outcome(result)
             self._steps = run_steps(result.run.workload, result.run.num_steps)
-            self.hint.object = step_hint(self._steps)
-            self.step_view.visible = False
             run = result.run
+            self.hint.object = step_hint(self._steps) + render_open_in_playground(
+                run.workload, run.num_steps
+            )
+            self.step_view.visible = False
             self.status.object = (
                 f"Done: {run.workload.requests:,} requests in {run.num_steps:,} engine steps."
             )
@@ -524,8 +527,15 @@ class LabView(pn.viewable.Viewer):
         """The step view of the learner's run after that engine step (nearest one)."""
         if self._steps is None:
             return
-        self.step_view.object = render_step_view(self._steps, engine_step)
-        self.step_view.visible = True
+        index = self._steps.index(engine_step)
+        run = self.result.run if self.result else None
+        with pn.io.hold():
+            self.step_view.object = render_step_view(self._steps, engine_step)
+            self.step_view.visible = True
+            if run is not None:  # the playground link opens at this step too
+                self.hint.object = step_hint(self._steps) + render_open_in_playground(
+                    run.workload, run.num_steps, index, self._steps.after_step.index(index) + 1
+                )
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self._layout

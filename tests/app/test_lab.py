@@ -5,11 +5,22 @@ from __future__ import annotations
 import asyncio
 import html
 import math
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from app.lab import FinishedRuns, LabResult, LabRun, chart_data, check_knobs, preset
+from app.lab import (
+    FinishedRuns,
+    LabResult,
+    LabRun,
+    chart_data,
+    check_knobs,
+    preset,
+    run_steps,
+)
 from app.views.lab import CHARTS, LabView, open_lab, render_outcome
+from engine.lab import playground_code
+from engine.lab.scenario_file import scenario_from_dict
 from engine.lab.workload import COLUMNS, run_workload
 from tests.app.conftest import parse
 
@@ -180,3 +191,32 @@ def test_a_rerun_sends_only_the_charted_columns_and_leaves_the_buttons_alone() -
     drawn = {column for _, _, series, _ in CHARTS for column, _ in series}
     assert set(view.sources[0].data) == drawn | {"step"} < set(COLUMNS)
     assert "Done" in view.status.object
+
+
+def test_a_small_run_links_to_the_playground_at_the_step_shown_and_a_big_one_says_why() -> None:
+    view = LabView("small-pool")
+    play(view)
+    assert view.result is not None
+    run = view.result.run
+    link = parse(view.hint.object).find_all(data_testid="lab-playground-link")[0]
+    query = parse_qs(urlsplit(html.unescape(link.attrs["href"])).query)
+    assert query["step"] == ["0"] and query["mode"] == ["default"]
+    scenario = scenario_from_dict(playground_code.decode(query["playground"][0]))
+    assert scenario.num_gpu_blocks == run.workload.num_gpu_blocks
+    requests = [a.request.request_id for a in scenario.script if a.request is not None]
+    assert requests == [f"req-{i}" for i in range(run.workload.requests)]
+    view.show_step(5)
+    link = parse(view.hint.object).find_all(data_testid="lab-playground-link")[0]
+    query = parse_qs(urlsplit(html.unescape(link.attrs["href"])).query)
+    steps = run_steps(run.workload, run.num_steps)
+    assert steps is not None and query["step"] == [str(steps.index(5))]
+    assert "after engine step 5" in link.text
+
+    big = LabView("shared-prefix")
+    for knob, value in SMALL_KNOBS.items():
+        big.knobs[knob].value = value
+    play(big)
+    page = parse(big.hint.object)
+    assert not page.find_all(data_testid="lab-playground-link")
+    reason = page.find_all(data_testid="lab-playground-reason")[0].text
+    assert "its pool has 20,000 blocks" in reason
