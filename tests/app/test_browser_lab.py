@@ -4,12 +4,18 @@ engine's series, a knob reruns it on the same charts, a bad knob says why beside
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
 from app.lab import preset
-from engine.lab.workload import run_workload
+from app.playground.script_lines import format_lines
+from engine.lab import playground_code
+from engine.lab.scenario_file import scenario_from_dict
+from engine.lab.timeline import build_timeline
+from engine.lab.workload import run_workload, workload_scenario
 from tests.app import test_browser_serve as serve
+from tests.app.test_browser_playground import check_playground_step, field
 from tests.app.test_browser_serve import Watched
 
 playwright_api = pytest.importorskip("playwright.sync_api")
@@ -69,6 +75,11 @@ def test_a_preset_runs_and_its_charts_hold_the_engines_series(
         timeout=RUN_TIMEOUT_MS,
     )
     assert source(page, "run", "cumulative_hit_rate")["id"] == hit_rate["id"]
+    # A 20,000-block pool cannot be drawn block by block: the lab says so, with no link.
+    expect(page.get_by_test_id("lab-playground-reason")).to_contain_text(
+        "its pool has 20,000 blocks"
+    )
+    expect(page.get_by_test_id("lab-playground-link")).to_have_count(0)
 
 
 def test_a_bad_knob_says_why_beside_it(watched: Watched, server: str) -> None:
@@ -106,24 +117,68 @@ def test_the_main_page_links_to_the_lab_and_a_bad_preset_gets_a_notice(
     expect(page.get_by_text("Ignored lab='nope'")).to_be_visible(timeout=RUN_TIMEOUT_MS)
 
 
+def click_a_chart(page: Any) -> int:
+    """Click the first chart a fifth of the way in (within the solid run, as the dashed
+    one runs longer); the engine step the step view then shows."""
+    canvas = page.locator(".bk-Canvas").first
+    box = canvas.bounding_box()
+    assert box is not None
+    canvas.click(position={"x": box["width"] / 5, "y": box["height"] / 3})
+    step_view = page.get_by_test_id("lab-step")
+    expect(step_view).to_be_visible(timeout=RUN_TIMEOUT_MS)
+    return int(step_view.get_attribute("data-step") or "0")
+
+
 def test_a_click_on_a_chart_opens_the_step_view_at_that_step(watched: Watched, server: str) -> None:
     small = preset("small-pool")
     run = run_workload(small.workload)
     page = open_lab(watched, server, "?lab=small-pool")
     expect(page.get_by_test_id("lab-hint")).to_be_visible()
-    canvas = page.locator(".bk-Canvas").first
-    box = canvas.bounding_box()
-    assert box is not None
-    # A fifth of the way in: within the solid run (the dashed one runs longer).
-    canvas.click(position={"x": box["width"] / 5, "y": box["height"] / 3})
-    step_view = page.get_by_test_id("lab-step")
-    expect(step_view).to_be_visible(timeout=RUN_TIMEOUT_MS)
-    step = int(step_view.get_attribute("data-step") or "0")
+    step = click_a_chart(page)
     assert 1 < step < run.num_steps
+    step_view = page.get_by_test_id("lab-step")
     cells = step_view.locator("[data-state]")
     expect(cells).to_have_count(small.workload.num_gpu_blocks)
     held = step_view.locator('[data-state="held"]')
     expect(held).to_have_count(run.series["held_blocks"][step - 1])
+
+
+def playground_of(link: Any) -> tuple[dict[str, Any], int]:
+    """The scenario data and the timeline step the lab's playground link opens."""
+    query = parse_qs(urlsplit(link.get_attribute("href") or "").query)
+    assert query["scenario"] == ["playground"] and query["mode"] == ["default"]
+    return playground_code.decode(query["playground"][0]), int(query["step"][0])
+
+
+def test_a_small_run_opens_in_the_playground_at_the_step_shown(
+    watched: Watched, server: str
+) -> None:
+    small = preset("small-pool")
+    run = run_workload(small.workload)
+    _, after_step = workload_scenario(small.workload, run.num_steps)
+    page = open_lab(watched, server, "?lab=small-pool")
+    link = page.get_by_test_id("lab-playground-link")
+    expect(link).to_be_visible()
+    assert playground_of(link)[1] == 0  # no step picked yet: the start of the run
+    engine_step = click_a_chart(page)
+    expect(link).to_contain_text(f"after engine step {engine_step}")
+    data, step = playground_of(link)
+    assert step == after_step[engine_step - 1]
+    with page.context.expect_page() as opened:
+        link.click()
+    playground = opened.value
+    seen = Watched(playground, watched.origin)
+    timeline = build_timeline(scenario_from_dict(data), "default")
+    check_playground_step(playground, timeline, step)
+    # The same requests, one add_request per request of the run, in the editor.
+    script = field(playground, "Script (one action per line)")
+    expect(script).to_have_value(format_lines(data["steps"]))
+    requests = [a["id"] for a in data["steps"] if a["do"] == "add_request"]
+    assert requests == [f"req-{i}" for i in range(small.workload.requests)]
+    held = playground.locator('[data-testid^="block-"][data-state="held"]')
+    expect(held).to_have_count(run.series["held_blocks"][engine_step - 1])
+    playground.close()
+    assert not seen.errors, f"console errors in the playground: {seen.errors}"
 
 
 def test_a_long_run_shows_progress_and_stops(watched: Watched, server: str) -> None:
