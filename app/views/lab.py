@@ -137,9 +137,9 @@ RUN_NAMES = ("run", "compare")
 CHART_COLUMNS = tuple(
     dict.fromkeys(["step", *(column for _, _, series, _ in CHARTS for column, _ in series)])
 )
-# A run still going after this long turns Stop on (a shorter one could not be stopped
-# in time anyway).
-STOPPABLE_AFTER_S = 0.5
+# A run still going after this long shows its progress and turns Stop on (a shorter
+# one could not be stopped in time anyway, and each update costs the page time).
+LONG_RUN_S = 0.5
 
 
 def esc(value: object) -> str:
@@ -477,10 +477,10 @@ class LabView(pn.viewable.Viewer):
 
         def show_progress(share: float) -> None:
             # Each button or layout change makes the browser lay out every chart again,
-            # so a run too short to stop changes none (see benchmarks/bench_lab_knob.py).
-            if time.perf_counter() - started > STOPPABLE_AFTER_S:
+            # so a short run changes none (see benchmarks/bench_lab_knob.py).
+            if time.perf_counter() - started > LONG_RUN_S:
                 self._show_running(True)
-            self.status.object = render_progress(share)
+                self.status.object = render_progress(share)
 
         result = await run.play(show_progress)
         if run is not self._run:
@@ -527,15 +527,16 @@ class LabView(pn.viewable.Viewer):
         """The step view of the learner's run after that engine step (nearest one)."""
         if self._steps is None:
             return
+        assert self.result is not None  # the steps are the shown run's
+        run = self.result.run
         index = self._steps.index(engine_step)
-        run = self.result.run if self.result else None
         with pn.io.hold():
             self.step_view.object = render_step_view(self._steps, engine_step)
             self.step_view.visible = True
-            if run is not None:  # the playground link opens at this step too
-                self.hint.object = step_hint(self._steps) + render_open_in_playground(
-                    run.workload, run.num_steps, index, self._steps.after_step.index(index) + 1
-                )
+            # The playground link opens at this step too.
+            self.hint.object = step_hint(self._steps) + render_open_in_playground(
+                run.workload, run.num_steps, index, self._steps.after_step.index(index) + 1
+            )
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self._layout
