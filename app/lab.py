@@ -120,8 +120,8 @@ class LabRun:
     """Plays the learner's workload (and the overlay's) a slice of steps at a time.
 
     A workload that was run a moment ago is not run again (see FinishedRuns).
-    ``stop()`` ends it at the next slice; ``progress`` is the share of requests
-    finished over the runs still to play.
+    ``stop()`` ends it at the next slice; ``progress`` is the share of the work done
+    over the runs still to play.
     """
 
     def __init__(
@@ -139,12 +139,16 @@ class LabRun:
         self.runners = [
             WorkloadRunner(w) for w in dict.fromkeys(self.workloads) if w not in self._known
         ]
+        self._num_prepared = dict.fromkeys(self.runners, 0)  # requests built so far
         self.stopped = False
 
     @property
     def progress(self) -> float:
-        total = sum(r.workload.requests for r in self.runners)
-        return sum(r.num_finished for r in self.runners) / total if total else 1.0
+        """The share of the work done: building the requests (hashing their prompts)
+        is the first half, running them to the end the second."""
+        total = 2 * sum(r.workload.requests for r in self.runners)
+        done = sum(self._num_prepared.values()) + sum(r.num_finished for r in self.runners)
+        return done / total if total else 1.0
 
     def stop(self) -> None:
         self.stopped = True
@@ -155,10 +159,12 @@ class LabRun:
         for runner in self.runners:
             # Hashing thousands of prompts at once would hold the page for seconds.
             while not runner.prepare(PREPARE_EVERY_REQUESTS):
+                self._num_prepared[runner] += PREPARE_EVERY_REQUESTS
                 on_progress(self.progress)
                 await asyncio.sleep(0)
                 if self.stopped:
                     return None
+            self._num_prepared[runner] = runner.workload.requests
             while not runner.done:
                 runner.advance(PROGRESS_EVERY_STEPS)
                 on_progress(self.progress)

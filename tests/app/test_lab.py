@@ -65,6 +65,17 @@ def test_a_lab_run_stops_when_asked() -> None:
     assert len(seen) == 1 and seen[0] < 1
 
 
+def test_a_long_runs_progress_moves_while_its_requests_are_built() -> None:
+    """Hashing the prompts takes most of a big run: the bar moves during it too."""
+    fresh = preset("fresh-salt")
+    lab_run = LabRun(fresh, fresh.workload, False, FinishedRuns())
+    seen: list[float] = []
+    asyncio.run(lab_run.play(seen.append))
+    built = next(i for i, share in enumerate(seen) if share >= 0.5)  # every request built
+    assert 0 < seen[0] < 0.5 and built > 1  # several slices before the first step
+    assert seen == sorted(seen) and seen[-1] == 1.0
+
+
 def test_a_knob_change_reruns_only_the_runs_it_changed() -> None:
     finished = FinishedRuns()
     shared = preset("shared-prefix")  # overlaid: the same requests, a fresh salt each
