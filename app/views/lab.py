@@ -139,7 +139,7 @@ CHART_COLUMNS = tuple(
 )
 # A run still going after this long shows its progress and turns Stop on (a shorter
 # one could not be stopped in time anyway, and each update costs the page time).
-LONG_RUN_S = 0.5
+LONG_RUN_S = 1.0
 
 
 def esc(value: object) -> str:
