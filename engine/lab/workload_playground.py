@@ -92,9 +92,10 @@ def workload_playground_code(workload: Workload, num_steps: int) -> str:
             f"pools of at most {MAX_SCENARIO_BLOCKS} block by block"
         )
     if not fits_a_scenario(workload, num_steps):
+        plural = "" if workload.requests == 1 else "s"
         raise ScenarioError(
-            f"{workload.requests:,} requests over {num_steps:,} engine steps are too many "
-            "to record step by step (a few dozen requests at most)"
+            f"{workload.requests:,} request{plural} over {num_steps:,} engine steps are too "
+            "much to record step by step (the playground takes a few dozen short requests)"
         )
     data = workload_playground_data(workload, num_steps)
     scenario_from_dict(data)  # the playground's own limits (e.g. block_size)
