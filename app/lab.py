@@ -12,7 +12,7 @@ import asyncio
 import functools
 import math
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,13 +62,14 @@ def check_knobs(values: Mapping[str, Any]) -> tuple[Workload | None, dict[str, s
     return (None if found else workload), found
 
 
-def chart_data(run: WorkloadRun | None) -> ChartData:
-    """Every series column as floats (no value: NaN, which Bokeh draws as a gap)."""
+def chart_data(run: WorkloadRun | None, columns: Sequence[str] = tuple(COLUMNS)) -> ChartData:
+    """The series' columns as floats (no value: NaN, which Bokeh draws as a gap); a
+    chart sends only the columns it draws."""
     if run is None:
-        return {column: [] for column in COLUMNS}
+        return {column: [] for column in columns}
     return {
-        column: [math.nan if v is None else float(v) for v in values]
-        for column, values in run.series.items()
+        column: [math.nan if v is None else float(v) for v in run.series[column]]
+        for column in columns
     }
 
 
@@ -119,8 +120,8 @@ class LabRun:
     """Plays the learner's workload (and the overlay's) a slice of steps at a time.
 
     A workload that was run a moment ago is not run again (see FinishedRuns).
-    ``stop()`` ends it at the next slice; ``progress`` is the share of requests
-    finished over the runs still to play.
+    ``stop()`` ends it at the next slice; ``progress`` is the share of the work done
+    over the runs still to play.
     """
 
     def __init__(
@@ -138,12 +139,16 @@ class LabRun:
         self.runners = [
             WorkloadRunner(w) for w in dict.fromkeys(self.workloads) if w not in self._known
         ]
+        self._num_prepared = dict.fromkeys(self.runners, 0)  # requests built so far
         self.stopped = False
 
     @property
     def progress(self) -> float:
-        total = sum(r.workload.requests for r in self.runners)
-        return sum(r.num_finished for r in self.runners) / total if total else 1.0
+        """The share of the work done: building the requests (hashing their prompts)
+        is the first half, running them to the end the second."""
+        total = 2 * sum(r.workload.requests for r in self.runners)
+        done = sum(self._num_prepared.values()) + sum(r.num_finished for r in self.runners)
+        return done / total if total else 1.0
 
     def stop(self) -> None:
         self.stopped = True
@@ -154,10 +159,12 @@ class LabRun:
         for runner in self.runners:
             # Hashing thousands of prompts at once would hold the page for seconds.
             while not runner.prepare(PREPARE_EVERY_REQUESTS):
+                self._num_prepared[runner] += PREPARE_EVERY_REQUESTS
                 on_progress(self.progress)
                 await asyncio.sleep(0)
                 if self.stopped:
                     return None
+            self._num_prepared[runner] = runner.workload.requests
             while not runner.done:
                 runner.advance(PROGRESS_EVERY_STEPS)
                 on_progress(self.progress)

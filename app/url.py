@@ -34,8 +34,6 @@ PLAYGROUND = "playground"
 POSITION_PARAMETERS = ("scenario", "mode", "step", PLAYGROUND)
 # `?lab=PRESET`: the workload lab, which has no pre-rendered copy (it needs Python).
 LAB = "lab"
-# `?lab=PRESET`: the workload lab, which has no pre-rendered copy (it needs Python).
-LAB = "lab"
 
 
 @dataclass(frozen=True)
@@ -107,9 +105,13 @@ def parse_link(query: str) -> LinkState:
 def link_query(scenario: str, mode: str, step: int) -> dict[str, str]:
     """The query parameters that reopen the app at this state."""
     if playground.is_playground(scenario):
-        code = playground.get(scenario).code
-        return {"scenario": PLAYGROUND, "playground": code, "mode": mode, "step": str(step)}
+        return playground_query(playground.get(scenario).code, mode, step)
     return {"scenario": scenario, "mode": mode, "step": str(step)}
+
+
+def playground_query(code: str, mode: str, step: int) -> dict[str, str]:
+    """The query parameters that open the playground ``code`` holds at this state."""
+    return {"scenario": PLAYGROUND, "playground": code, "mode": mode, "step": str(step)}
 
 
 def copy_name(scenario: str, embed: bool) -> str:

@@ -6,7 +6,8 @@ Times, for the preset's own knobs (200 requests for shared-prefix) with its over
 the first run (both runs played), a knob the overlay overrides changed (the salt: the
 overlay's run is reused, only the learner's run plays), and the knob set back (both
 runs reused). Each time includes turning the runs into chart columns. Figures, not
-assertions; the Bokeh update itself is not included.
+assertions; the Bokeh update itself is not included (benchmarks/bench_lab_knob.py
+measures the whole change in a browser).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.lab import FinishedRuns, LabRun, chart_data, preset
+from app.views.lab import CHART_COLUMNS
 from engine.lab.workload import Workload
 
 
@@ -28,7 +30,7 @@ def rerun_seconds(name: str, workload: Workload, finished: FinishedRuns) -> floa
     start = time.perf_counter()
     result = asyncio.run(LabRun(preset(name), workload, True, finished).play(lambda _: None))
     assert result is not None
-    chart_data(result.run), chart_data(result.compare)
+    chart_data(result.run, CHART_COLUMNS), chart_data(result.compare, CHART_COLUMNS)
     return time.perf_counter() - start
 
 

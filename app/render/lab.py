@@ -81,6 +81,13 @@ def render_step_view(steps: RunSteps, engine_step: int) -> str:
     )
 
 
+def render_progress(share: float) -> str:
+    return (
+        f'<progress max="100" value="{share * 100:.0f}"></progress> '
+        f"Running… {share:.0%} done (building the requests, then running them)"
+    )
+
+
 def step_hint(steps: RunSteps | None) -> str:
     if steps is None:
         return (

@@ -8,6 +8,7 @@ the page shows progress and Stop works.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,8 @@ from app.lab import (
     run_steps,
 )
 from app.render.html import esc
-from app.render.lab import render_outcome, render_step_view, step_hint
+from app.render.lab import render_outcome, render_progress, render_step_view, step_hint
+from app.render.lab_playground import render_open_in_playground
 from app.theme import CSS
 from engine.lab.scenario import MODES
 from engine.lab.workload import (
@@ -126,6 +128,13 @@ CHARTS: tuple[tuple[str, str, tuple[tuple[str, str], ...], bool], ...] = (
 SCATTER_COLUMNS = frozenset({"hit_rate"})
 LINE_DASHES = ("solid", "dotted", "dotdash")
 RUN_NAMES = ("run", "compare")
+# The columns the charts draw: the only ones sent to the browser.
+CHART_COLUMNS = tuple(
+    dict.fromkeys(["step", *(column for _, _, series, _ in CHARTS for column, _ in series)])
+)
+# A run still going after this long shows its progress and turns Stop on (a shorter
+# one could not be stopped in time anyway, and each update costs the page time).
+LONG_RUN_S = 1.0
 
 
 def knob_widget(knob: str, value: Any) -> pn.widgets.Widget:
@@ -222,8 +231,11 @@ class LabView(pn.viewable.Viewer):
         self.overlay = pn.widgets.Checkbox(label=self._overlay_label(), value=True)
         self.run_button = pn.widgets.Button(label="Run", color="primary", width=90)
         self.stop_button = pn.widgets.Button(label="Stop", disabled=True, width=90)
-        self.progress = pn.indicators.Progress(value=0, max=100, width=200, visible=False)
-        self.status = pn.pane.HTML("", stylesheets=STYLESHEETS, css_classes=["lab-status"])
+        # The progress bar is part of the status line: a widget shown and hidden would
+        # make the browser lay out the whole page twice per run.
+        self.status = pn.pane.HTML(
+            "", stylesheets=STYLESHEETS, css_classes=["lab-status"], width=420, height=34
+        )
         self.outcome = pn.pane.HTML("", stylesheets=STYLESHEETS, sizing_mode="stretch_width")
         self.notice = pn.pane.HTML(
             "".join(f'<p class="notice" role="alert">{esc(n)}</p>' for n in notices),
@@ -231,7 +243,8 @@ class LabView(pn.viewable.Viewer):
             stylesheets=STYLESHEETS,
         )
         self.sources = [
-            ColumnDataSource(chart_data(None), name=f"lab-source-{name}") for name in RUN_NAMES
+            ColumnDataSource(chart_data(None, CHART_COLUMNS), name=f"lab-source-{name}")
+            for name in RUN_NAMES
         ]
         self.figures = [make_figure(*chart, self.sources) for chart in CHARTS]
         self.hint = pn.pane.HTML("", stylesheets=STYLESHEETS, sizing_mode="stretch_width")
@@ -243,6 +256,7 @@ class LabView(pn.viewable.Viewer):
         self.address_bar = AddressBar(width=0, height=0, margin=0)
         self.result: LabResult | None = None
         self._run: LabRun | None = None
+        self._running = False  # Stop is on: the run has taken long enough to be stopped
         self._loading_preset = False
 
         self.preset_select.param.watch(self._on_preset, "value")
@@ -273,7 +287,7 @@ class LabView(pn.viewable.Viewer):
             self.notice,
             pn.Row(self.preset_select, self.overlay),
             pn.FlexBox(*knob_cells, flex_wrap="wrap", sizing_mode="stretch_width"),
-            pn.Row(self.run_button, self.stop_button, self.progress, self.status),
+            pn.Row(self.run_button, self.stop_button, self.status),
             sizing_mode="stretch_width",
         )
         charts = pn.FlexBox(
@@ -318,7 +332,7 @@ class LabView(pn.viewable.Viewer):
             message = found.get(knob, "")
             pane.object = f'<span role="alert">{esc(message)}</span>' if message else ""
             pane.visible = bool(message)
-        self.run_button.disabled = bool(found) or self._run is not None
+        self.run_button.disabled = bool(found) or self._running
         return None if found else workload
 
     @logged
@@ -359,37 +373,48 @@ class LabView(pn.viewable.Viewer):
         if self._run is not None:
             self._run.stop()
         run = self._run = LabRun(self._preset, workload, self.overlay.value)
-        self.stop_button.disabled = False
-        self.run_button.disabled = True
-        self.progress.param.update(value=0, visible=True)
-        self.status.object = "Running…"
-        result = await run.play(self._show_progress)
+        if run.runners:
+            self.status.object = render_progress(0.0)
+        started = time.perf_counter()
+
+        def show_progress(share: float) -> None:
+            # Each button or layout change makes the browser lay out every chart again,
+            # so a short run changes none (see benchmarks/bench_lab_knob.py).
+            if time.perf_counter() - started > LONG_RUN_S:
+                self._show_running(True)
+                self.status.object = render_progress(share)
+
+        result = await run.play(show_progress)
         if run is not self._run:
             return  # a newer run took over
         self._run = None
-        self.stop_button.disabled = True
-        self.progress.visible = False
-        self.checked_workload()  # re-enables Run
-        if result is None:
-            self.status.object = "Stopped: the charts still show the last finished run."
-            return
-        self.show_result(result)
+        with pn.io.hold():
+            self._show_running(False)
+            if result is None:
+                self.status.object = "Stopped: the charts still show the last finished run."
+            else:
+                self.show_result(result)
 
-    def _show_progress(self, share: float) -> None:
-        self.progress.value = int(share * 100)
-        self.status.object = f"Running… {share:.0%} of the requests finished"
+    def _show_running(self, running: bool) -> None:
+        """Stop on and Run off while a run goes on (Run stays off for bad knobs)."""
+        if self._running != running:
+            self._running = running
+            self.stop_button.disabled = not running
+            self.checked_workload()
 
     def show_result(self, result: LabResult) -> None:
         """Put a finished run on the charts: new data, the same figures."""
         self.result = result
         with pn.io.hold():
-            self.sources[0].data = chart_data(result.run)
-            self.sources[1].data = chart_data(result.compare)
+            self.sources[0].data = chart_data(result.run, CHART_COLUMNS)
+            self.sources[1].data = chart_data(result.compare, CHART_COLUMNS)
             self.outcome.object = render_outcome(result)
             self._steps = run_steps(result.run.workload, result.run.num_steps)
-            self.hint.object = step_hint(self._steps)
-            self.step_view.visible = False
             run = result.run
+            self.hint.object = step_hint(self._steps) + render_open_in_playground(
+                run.workload, run.num_steps
+            )
+            self.step_view.visible = False
             self.status.object = (
                 f"Done: {run.workload.requests:,} requests in {run.num_steps:,} engine steps."
             )
@@ -404,8 +429,16 @@ class LabView(pn.viewable.Viewer):
         """The step view of the learner's run after that engine step (nearest one)."""
         if self._steps is None:
             return
-        self.step_view.object = render_step_view(self._steps, engine_step)
-        self.step_view.visible = True
+        assert self.result is not None  # the steps are the shown run's
+        run = self.result.run
+        index = self._steps.index(engine_step)
+        with pn.io.hold():
+            self.step_view.object = render_step_view(self._steps, engine_step)
+            self.step_view.visible = True
+            # The playground link opens at this step too.
+            self.hint.object = step_hint(self._steps) + render_open_in_playground(
+                run.workload, run.num_steps, index, self._steps.after_step.index(index) + 1
+            )
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self._layout

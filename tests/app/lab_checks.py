@@ -6,10 +6,12 @@ Shared by the `panel serve` tests and the static-site tests of the lab.
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
 from app.lab import preset
+from engine.lab import playground_code
 from engine.lab.workload import Preset, WorkloadRun, run_workload
 
 expect = pytest.importorskip("playwright.sync_api").expect
@@ -46,3 +48,10 @@ def click_a_chart(page: Any, timeout_ms: int) -> tuple[Any, int]:
     step_view = page.get_by_test_id("lab-step")
     expect(step_view).to_be_visible(timeout=timeout_ms)
     return step_view, int(step_view.get_attribute("data-step") or "0")
+
+
+def playground_of(link: Any) -> tuple[dict[str, Any], int]:
+    """The scenario data and the timeline step the lab's playground link opens."""
+    query = parse_qs(urlsplit(link.get_attribute("href") or "").query)
+    assert query["scenario"] == ["playground"] and query["mode"] == ["default"]
+    return playground_code.decode(query["playground"][0]), int(query["step"][0])

@@ -8,9 +8,13 @@ from typing import Any
 import pytest
 
 from app.lab import preset
-from engine.lab.workload import run_workload
+from app.playground.script_lines import format_lines
+from engine.lab.scenario_file import scenario_from_dict
+from engine.lab.timeline import build_timeline
+from engine.lab.workload import run_workload, workload_scenario
 from tests.app import test_browser_serve as serve
-from tests.app.lab_checks import click_a_chart, preset_runs, source
+from tests.app.lab_checks import click_a_chart, playground_of, preset_runs, source
+from tests.app.playground_checks import check_playground_step, field
 from tests.app.test_browser_serve import Watched
 
 playwright_api = pytest.importorskip("playwright.sync_api")
@@ -53,6 +57,11 @@ def test_a_preset_runs_and_its_charts_hold_the_engines_series(
         timeout=RUN_TIMEOUT_MS,
     )
     assert source(page, "run", "cumulative_hit_rate")["id"] == hit_rate["id"]
+    # A 20,000-block pool cannot be drawn block by block: the lab says so, with no link.
+    expect(page.get_by_test_id("lab-playground-reason")).to_contain_text(
+        "its pool has 20,000 blocks"
+    )
+    expect(page.get_by_test_id("lab-playground-link")).to_have_count(0)
 
 
 def test_a_bad_knob_says_why_beside_it(watched: Watched, server: str) -> None:
@@ -101,6 +110,37 @@ def test_a_click_on_a_chart_opens_the_step_view_at_that_step(watched: Watched, s
     expect(cells).to_have_count(small.workload.num_gpu_blocks)
     held = step_view.locator('[data-state="held"]')
     expect(held).to_have_count(run.series["held_blocks"][step - 1])
+
+
+def test_a_small_run_opens_in_the_playground_at_the_step_shown(
+    watched: Watched, server: str
+) -> None:
+    small = preset("small-pool")
+    run = run_workload(small.workload)
+    _, after_step = workload_scenario(small.workload, run.num_steps)
+    page = open_lab(watched, server, "?lab=small-pool")
+    link = page.get_by_test_id("lab-playground-link")
+    expect(link).to_be_visible()
+    assert playground_of(link)[1] == 0  # no step picked yet: the start of the run
+    _, engine_step = click_a_chart(page, RUN_TIMEOUT_MS)
+    expect(link).to_contain_text(f"after engine step {engine_step}")
+    data, step = playground_of(link)
+    assert step == after_step[engine_step - 1]
+    with page.context.expect_page() as opened:
+        link.click()
+    playground = opened.value
+    seen = Watched(playground, watched.origin)
+    timeline = build_timeline(scenario_from_dict(data), "default")
+    check_playground_step(playground, timeline, step)
+    # The same requests, one add_request per request of the run, in the editor.
+    script = field(playground, "Script (one action per line)")
+    expect(script).to_have_value(format_lines(data["steps"]))
+    requests = [a["id"] for a in data["steps"] if a["do"] == "add_request"]
+    assert requests == [f"req-{i}" for i in range(small.workload.requests)]
+    held = playground.locator('[data-testid^="block-"][data-state="held"]')
+    expect(held).to_have_count(run.series["held_blocks"][engine_step - 1])
+    playground.close()
+    assert not seen.errors, f"console errors in the playground: {seen.errors}"
 
 
 def test_a_long_run_shows_progress_and_stops(watched: Watched, server: str) -> None:

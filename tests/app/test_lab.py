@@ -5,12 +5,23 @@ from __future__ import annotations
 import asyncio
 import html
 import math
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from app.lab import FinishedRuns, LabResult, LabRun, chart_data, check_knobs, preset
+from app.lab import (
+    FinishedRuns,
+    LabResult,
+    LabRun,
+    chart_data,
+    check_knobs,
+    preset,
+    run_steps,
+)
 from app.render.lab import render_outcome
 from app.views.lab import CHARTS, LabView, open_lab
+from engine.lab import playground_code
+from engine.lab.scenario_file import scenario_from_dict
 from engine.lab.workload import COLUMNS, run_workload
 from tests.app.conftest import parse
 
@@ -53,6 +64,17 @@ def test_a_lab_run_stops_when_asked() -> None:
 
     assert asyncio.run(lab_run.play(progress)) is None
     assert len(seen) == 1 and seen[0] < 1
+
+
+def test_a_long_runs_progress_moves_while_its_requests_are_built() -> None:
+    """Hashing the prompts takes most of a big run: the bar moves during it too."""
+    fresh = preset("fresh-salt")
+    lab_run = LabRun(fresh, fresh.workload, False, FinishedRuns())
+    seen: list[float] = []
+    asyncio.run(lab_run.play(seen.append))
+    built = next(i for i, share in enumerate(seen) if share >= 0.5)  # every request built
+    assert 0 < seen[0] < 0.5 and built > 1  # several slices before the first step
+    assert seen == sorted(seen) and seen[-1] == 1.0
 
 
 def test_a_knob_change_reruns_only_the_runs_it_changed() -> None:
@@ -160,3 +182,53 @@ def test_a_big_run_says_it_is_too_big_to_step_through() -> None:
     assert "too big" in view.hint.object
     view.show_step(3)
     assert not view.step_view.visible
+
+
+def test_a_rerun_sends_only_the_charted_columns_and_leaves_the_buttons_alone() -> None:
+    """A button or a shown/hidden widget makes the browser lay out every chart again, so
+    a run too short to stop changes neither, and the sources carry only what is drawn."""
+    view = LabView("fresh-salt")
+    for knob, value in SMALL_KNOBS.items():
+        view.knobs[knob].value = value
+    play(view)
+    changed: list[str] = []
+    for widget in (view.run_button, view.stop_button):
+        widget.param.watch(lambda event: changed.append(event.name), ["disabled", "visible"])
+    view.knobs["output_tokens"].value = 3
+    play(view)
+    view.knobs["output_tokens"].value = SMALL_KNOBS["output_tokens"]  # set back: known
+    play(view)
+    assert changed == []
+    assert view.stop_button.disabled and not view.run_button.disabled
+    drawn = {column for _, _, series, _ in CHARTS for column, _ in series}
+    assert set(view.sources[0].data) == drawn | {"step"} < set(COLUMNS)
+    assert "Done" in view.status.object
+
+
+def test_a_small_run_links_to_the_playground_at_the_step_shown_and_a_big_one_says_why() -> None:
+    view = LabView("small-pool")
+    play(view)
+    assert view.result is not None
+    run = view.result.run
+    link = parse(view.hint.object).find_all(data_testid="lab-playground-link")[0]
+    query = parse_qs(urlsplit(html.unescape(link.attrs["href"])).query)
+    assert query["step"] == ["0"] and query["mode"] == ["default"]
+    scenario = scenario_from_dict(playground_code.decode(query["playground"][0]))
+    assert scenario.num_gpu_blocks == run.workload.num_gpu_blocks
+    requests = [a.request.request_id for a in scenario.script if a.request is not None]
+    assert requests == [f"req-{i}" for i in range(run.workload.requests)]
+    view.show_step(5)
+    link = parse(view.hint.object).find_all(data_testid="lab-playground-link")[0]
+    query = parse_qs(urlsplit(html.unescape(link.attrs["href"])).query)
+    steps = run_steps(run.workload, run.num_steps)
+    assert steps is not None and query["step"] == [str(steps.index(5))]
+    assert "after engine step 5" in link.text
+
+    big = LabView("shared-prefix")
+    for knob, value in SMALL_KNOBS.items():
+        big.knobs[knob].value = value
+    play(big)
+    page = parse(big.hint.object)
+    assert not page.find_all(data_testid="lab-playground-link")
+    reason = page.find_all(data_testid="lab-playground-reason")[0].text
+    assert "its pool has 20,000 blocks" in reason

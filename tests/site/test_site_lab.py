@@ -9,8 +9,13 @@ from typing import Any
 import pytest
 
 from app.lab import preset
-from engine.lab.workload import run_workload
-from tests.app.lab_checks import click_a_chart, preset_runs, source
+from app.playground.script_lines import format_lines
+from engine.lab.scenario_file import scenario_from_dict
+from engine.lab.timeline import build_timeline
+from engine.lab.workload import run_workload, workload_scenario
+from tests.app.lab_checks import click_a_chart, playground_of, preset_runs, source
+from tests.app.playground_checks import check_playground_step, field
+from tests.site.conftest import PageRun, assert_clean, record, wait_interactive
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 expect = playwright_api.expect
@@ -33,14 +38,49 @@ def test_a_preset_runs_in_pyodide_with_the_engines_series(
     expect(page.get_by_test_id("lab-expected")).to_have_text(fixed.expected_text(run, compare))
 
 
-def test_a_click_on_a_chart_opens_the_step_view_in_pyodide(
-    site_page: Callable[..., tuple[Any, Any]],
+def test_a_click_on_a_chart_opens_the_step_view_and_the_playground_in_pyodide(
+    site_page: Callable[..., tuple[Any, Any]], site_url: str
 ) -> None:
     small = preset("small-pool")
     run = run_workload(small.workload)
+    _, after_step = workload_scenario(small.workload, run.num_steps)
     page, _ = site_page("?lab=small-pool")
     expect(page.get_by_test_id("lab-hint")).to_be_visible(timeout=RUN_TIMEOUT_MS)
-    step_view, step = click_a_chart(page, RUN_TIMEOUT_MS)
+    _, step = click_a_chart(page, RUN_TIMEOUT_MS)
     assert 1 <= step <= run.num_steps
-    held = step_view.locator('[data-state="held"]')
+    held = page.get_by_test_id("lab-step").locator('[data-state="held"]')
     expect(held).to_have_count(run.series["held_blocks"][step - 1])
+
+    # The run opens in the playground (a new tab) after the same step, same requests.
+    link = page.get_by_test_id("lab-playground-link")
+    expect(link).to_contain_text(f"after engine step {step}", timeout=RUN_TIMEOUT_MS)
+    data, index = playground_of(link)
+    assert index == after_step[step - 1]
+    with page.context.expect_page() as opened:
+        link.click()
+    playground = opened.value
+    loaded = PageRun(origin=site_url)
+    detach = record(playground, loaded)
+    wait_interactive(playground, loaded)
+    timeline = build_timeline(scenario_from_dict(data), "default")
+    expect.set_options(timeout=RUN_TIMEOUT_MS)
+    try:
+        check_playground_step(playground, timeline, index)
+    finally:
+        expect.set_options(timeout=5_000)  # Playwright's default
+    requests = [a["id"] for a in data["steps"] if a["do"] == "add_request"]
+    assert requests == [f"req-{i}" for i in range(small.workload.requests)]
+    script = field(playground, "Script (one action per line)")
+    expect(script).to_have_value(format_lines(data["steps"]))
+    detach()
+    playground.close()
+    assert_clean(loaded)
+
+
+def test_a_run_too_large_for_the_playground_says_why_in_pyodide(
+    site_page: Callable[..., tuple[Any, Any]],
+) -> None:
+    page, _ = site_page("?lab=fresh-salt")
+    reason = page.get_by_test_id("lab-playground-reason")
+    expect(reason).to_contain_text("its pool has 20,000 blocks", timeout=RUN_TIMEOUT_MS)
+    expect(page.get_by_test_id("lab-playground-link")).to_have_count(0)

@@ -1,0 +1,82 @@
+"""The lab's knob-to-chart time in `panel serve`, measured in a real browser.
+
+Starts `panel serve app/main.py` (as tests/app/browser.py does), opens
+`?lab=shared-prefix` (200 requests with its overlay) in headless Chromium and, each
+round, changes a knob the way the widget does (its model's value, which Bokeh sends
+to the server) and times, inside the page, from the change to the painted frame
+whose chart data is the new run's. Three changes per round, each to knobs not run
+before in that server: the output length (both runs play), the salt (the overlay's
+run is reused, the learner's plays) and the salt set back (both runs are known).
+Prints the median of each.
+
+    python benchmarks/bench_lab_knob.py [--rounds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from playwright.sync_api import sync_playwright
+
+from tests.app.browser import chromium, panel_serve
+
+# Runs in the page: set a widget's value by its title, then wait for the painted frame
+# after the learner's source got new data. Returns milliseconds.
+MEASURE = """
+async ([title, value]) => {
+  const doc = Bokeh.documents[Bokeh.documents.length - 1]
+  const models = Array.from(doc.all_models)
+  const widget = models.find((m) => m.title === title)
+  const source = doc.get_model_by_name('lab-source-run')
+  const before = source.data
+  const start = performance.now()
+  widget.value = value
+  await new Promise((resolve) => {
+    const poll = () => (source.data !== before ? setTimeout(resolve) : requestAnimationFrame(poll))
+    requestAnimationFrame(poll)
+  })
+  // The new data is drawn in the next frame.
+  await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve)))
+  return performance.now() - start
+}
+"""
+
+CASES = ("output length changed (both runs play)", "salt changed (overlay reused)")
+CASES += ("salt set back (both reused)",)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    samples: dict[str, list[float]] = {case: [] for case in CASES}
+    with (
+        panel_serve() as url,
+        sync_playwright() as playwright,
+        chromium(playwright, viewport={"width": 1280, "height": 900}) as context,
+    ):
+        page = context.new_page()
+        page.goto(f"{url}?lab=shared-prefix")
+        page.get_by_test_id("lab-outcome").wait_for(timeout=120_000)
+        for round_ in range(args.rounds):
+            changes = (
+                ("Output tokens per request", 17 + round_),
+                ("cache_salt", "fixed"),
+                ("cache_salt", "none"),
+            )
+            for case, (title, value) in zip(CASES, changes, strict=True):
+                samples[case].append(page.evaluate(MEASURE, [title, value]))
+                page.wait_for_timeout(300)  # let the status line settle
+    print(f"| `shared-prefix`, 200 requests, knob to painted chart | median of {args.rounds} |")
+    print("|---|---|")
+    for case, times in samples.items():
+        print(f"| {case} | {statistics.median(times):,.0f} ms |")
+
+
+if __name__ == "__main__":
+    main()
