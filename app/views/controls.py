@@ -87,7 +87,7 @@ class Controls(pn.viewable.Viewer):
     def _leaving(self, *events: param.parameterized.Event) -> None:
         old = {event.name: event.old for event in events}
         if "scenario" in old:
-            self._left = (old["scenario"], old.get("mode", self.state.mode))
+            self._left = (str(old["scenario"]), str(old.get("mode", self.state.mode)))
 
     @logged
     def _from_player(self, *_: object) -> None:
