@@ -144,6 +144,21 @@ def test_a_script_of_500_requests_fits_the_field_and_plays() -> None:
     assert app.state.timeline is not None and len(app.state.timeline.steps) > 1
 
 
+def test_a_mode_picked_on_the_playground_just_left_is_applied_to_the_new_one() -> None:
+    app = playground_app()
+    app.playground.load(EMPTY)
+    left = app.state.scenario
+    edit(app, "script", TWO_REQUESTS)
+    opened = app.state.scenario
+    assert opened != left and app.state.mode == "default"
+    player = app.controls.player
+    player.param.update(key=f"{left}/default", step=3)  # a step there: stale, dropped
+    assert (app.state.scenario, app.state.mode, app.state.step) == (opened, "default", 0)
+    player.param.update(key=f"{left}/keep", step=0)  # a mode picked there: meant for here
+    assert (app.state.scenario, app.state.mode, app.state.step) == (opened, "keep", 0)
+    assert player.key == f"{opened}/keep"
+
+
 def test_the_address_reopens_the_same_playground_and_a_bad_one_gets_a_notice() -> None:
     app = playground_app()
     app.playground.load(EMPTY)
