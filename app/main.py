@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import panel as pn
+from bokeh.settings import settings
 
 try:
     import app  # noqa: F401  (installed, or in Pyodide)
@@ -21,6 +22,10 @@ from app.views.lab import LabView, open_lab
 logging.basicConfig(level=logging.INFO)
 # No IDE signatures: building them for every Panel class costs Pyodide ~0.1 s at start.
 pn.extension(notifications=False, apply_signatures=False)
+# Bokeh's diagnostics (close-match suggestions for a missing attribute) ran difflib each
+# time Panel looked up a component's data property on its outer model (6-9% of a
+# playground edit's Python side in a profile).
+settings.perform_error_diagnostics.set_value(False)
 
 
 def current_query() -> str:

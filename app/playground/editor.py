@@ -66,6 +66,12 @@ def fork(name: str) -> dict[str, Any]:
     return data
 
 
+# The setup and script fields take as much text as a scenario file may hold (Panel's
+# default of 5,000 characters cannot hold 500 add_request lines), and a text the browser
+# cut at this length is refused with a message, never played cut short.
+MAX_FIELD_CHARS = MAX_FILE_BYTES
+
+
 def _message(text: str) -> str:
     return f'<div class="pg-message" role="alert">{esc(text)}</div>' if text else ""
 
@@ -79,6 +85,13 @@ def _pool_number(text: str, field: str, low: int, high: int) -> tuple[int | None
     return int(value), ""
 
 
+def _lines(text: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """A field's actions and messages; a text at the field's length may have been cut."""
+    if len(text) >= MAX_FIELD_CHARS:
+        return [], [f"at most {MAX_FIELD_CHARS - 1:,} characters (the field cuts a longer text)"]
+    return parse_lines(text)
+
+
 class PlaygroundEditor(pn.viewable.Viewer):
     state = param.ClassSelector(class_=SimulatorState)
 
@@ -90,9 +103,11 @@ class PlaygroundEditor(pn.viewable.Viewer):
         self.title = pn.widgets.TextInput(label="Title", **text)
         self.num_gpu_blocks = pn.widgets.TextInput(label="GPU blocks (num_gpu_blocks)", width=190)
         self.block_size = pn.widgets.TextInput(label="Block size (tokens)", width=150)
-        self.setup = pn.widgets.TextAreaInput(label="Setup (runs before step 0)", height=70, **text)
+        self.setup = pn.widgets.TextAreaInput(
+            label="Setup (runs before step 0)", height=70, max_length=MAX_FIELD_CHARS, **text
+        )
         self.script = pn.widgets.TextAreaInput(
-            label="Script (one action per line)", height=200, **text
+            label="Script (one action per line)", height=200, max_length=MAX_FIELD_CHARS, **text
         )
         self.messages = {
             field: pn.pane.HTML("", stylesheets=[CSS], margin=(0, 10), sizing_mode="stretch_width")
@@ -199,8 +214,8 @@ class PlaygroundEditor(pn.viewable.Viewer):
         size, size_error = _pool_number(
             self.block_size.value_input or "", "block_size", MIN_BLOCK_SIZE, MAX_BLOCK_SIZE
         )
-        setup, setup_errors = parse_lines(self.setup.value_input or "")
-        steps, step_errors = parse_lines(self.script.value_input or "")
+        setup, setup_errors = _lines(self.setup.value_input or "")
+        steps, step_errors = _lines(self.script.value_input or "")
         self._say("num_gpu_blocks", blocks_error)
         self._say("block_size", size_error)
         self._say("setup", "; ".join(setup_errors[:3]))

@@ -59,11 +59,15 @@ class Controls(pn.viewable.Viewer):
             sizing_mode="stretch_width", min_width=280, stylesheets=[CSS], margin=(2, 4)
         )
         self._following = False  # the state is following the browser: nothing to send back
+        # The scenario and mode the state last left: a mode picked there while Python was
+        # opening the next one (a fork, an edit, an address) is meant for the next one.
+        self._left: tuple[str, str] | None = None
 
         self.scenario.param.watch(
             action(lambda: setattr(state, "scenario", self.scenario.value)), "value"
         )
         self.player.param.watch(self._from_player, ["key", "step"])
+        state.param.watch(self._leaving, ["scenario", "mode"])
         state.param.watch(self._sync, ["timeline", "step", "scenario", "mode"])
         self._sync()
 
@@ -80,11 +84,24 @@ class Controls(pn.viewable.Viewer):
             margin=(6, 0),
         )
 
+    def _leaving(self, *events: param.parameterized.Event) -> None:
+        old = {event.name: event.old for event in events}
+        if "scenario" in old:
+            self._left = (str(old["scenario"]), str(old.get("mode", self.state.mode)))
+
     @logged
     def _from_player(self, *_: object) -> None:
         """The browser moved (a step, or a mode of this scenario): the state follows."""
         state = self.state
         scenario, mode = timelines.split_key(self.player.key)
+        left = self._left
+        if left and scenario == left[0] and mode != left[1] and mode in state.modes:
+            # A mode picked on the scenario just left, before the browser had the next one:
+            # the learner meant it for what opened, from its first step (as a mode picked).
+            self._left = None
+            with pn.io.hold():
+                state.open(state.scenario, mode, 0)  # the bar and the picker follow (_sync)
+            return
         if scenario != state.scenario or mode not in state.modes:
             self._sync()  # stale (another scenario) or forged: the bar goes back to the state
             return

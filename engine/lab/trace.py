@@ -65,6 +65,13 @@ class SourceIndex:
         # line -> innermost enclosing function
         self.function_of_line: dict[int, FunctionSpan] = {}
         self._index(tree, prefix="")
+        # line -> (its function, its statement's first line), for the lines a tracer counts
+        # (not a module or class body, which runs at import time only)
+        self.runs: dict[int, tuple[FunctionSpan, int]] = {
+            line: (span, self.statement_of_line[line][0])
+            for line, span in self.function_of_line.items()
+            if line in self.statement_of_line
+        }
 
     def _index(self, node: ast.AST, prefix: str) -> None:
         for child in ast.iter_child_nodes(node):
@@ -104,13 +111,14 @@ class Tracer:
     """Context manager recording the engine lines that run inside it.
 
     Use one per step; ``result()`` gives the functions in the order first entered.
+    A line event only appends (file, line): the tracer runs on every line of
+    every traced step, so the grouping waits for ``result()``, which sees each
+    distinct line once.
     """
 
     def __init__(self, indexes: Iterable[SourceIndex]) -> None:
         self._by_path = {index.path: index for index in indexes}
-        self._order: list[tuple[str, FunctionSpan]] = []
-        self._statements: dict[tuple[str, FunctionSpan], set[int]] = {}
-        self._last: dict[tuple[str, FunctionSpan], int] = {}
+        self._events: list[tuple[str, int]] = []
         self._previous: Any = None
 
     def __enter__(self) -> Tracer:
@@ -128,38 +136,39 @@ class Tracer:
 
     def _on_line(self, frame: FrameType, event: str, arg: object) -> Any:
         if event == "line":
-            self._record(frame.f_code.co_filename, frame.f_lineno)
+            self._events.append((frame.f_code.co_filename, frame.f_lineno))
         return self._on_line
 
-    def _record(self, path: str, line: int) -> None:
-        index = self._by_path[path]
-        span = index.function_of_line.get(line)
-        statement = index.statement_of_line.get(line)
-        if span is None or statement is None:
-            return  # module or class body: import time only
-        key = (index.file, span)
-        if key not in self._statements:
-            self._order.append(key)
-            self._statements[key] = set()
-        self._statements[key].add(statement[0])
-        self._last[key] = statement[0]
-
     def result(self) -> tuple[FunctionTrace, ...]:
+        # Each distinct event once: in the order first seen (which function was entered
+        # first), and in the order last seen (which statement of a function ran last).
+        first_seen = dict.fromkeys(self._events)
+        last_seen = reversed(dict.fromkeys(reversed(self._events)))
+        statements: dict[tuple[SourceIndex, FunctionSpan], set[int]] = {}
+        for path, line in first_seen:
+            index = self._by_path[path]
+            run = index.runs.get(line)
+            if run is not None:
+                statements.setdefault((index, run[0]), set()).add(run[1])
+        last: dict[tuple[SourceIndex, FunctionSpan], int] = {}
+        for path, line in last_seen:
+            index = self._by_path[path]
+            run = index.runs.get(line)
+            if run is not None:
+                last[(index, run[0])] = run[1]
         traces = []
-        for key in self._order:
-            file, span = key
-            index = next(i for i in self._by_path.values() if i.file == file)
+        for (index, span), starts in statements.items():
             lines: set[int] = set()
-            for start in self._statements[key]:
+            for start in starts:
                 lines.update(range(start, index.statement_of_line[start][1] + 1))
             traces.append(
                 FunctionTrace(
-                    file=file,
+                    file=index.file,
                     qualname=span.qualname,
                     start_line=span.start_line,
                     end_line=span.end_line,
                     lines=tuple(sorted(lines)),
-                    last_line=self._last[key],
+                    last_line=last[(index, span)],
                 )
             )
         return tuple(traces)

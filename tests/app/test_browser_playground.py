@@ -117,6 +117,40 @@ def test_a_damaged_playground_address_gets_a_notice(watched: Watched, server: st
     expect(page.get_by_test_id("notice")).to_contain_text("Ignored playground")
 
 
+# Runs in the page: an action, then a mode picked at once, in one task, so the pick leaves
+# the page before Python has answered the action: it names the scenario still on screen.
+PICK_DURING = """
+([target, radio, text]) => {
+  if (text === null) { target.click() } else {
+    target.value = text
+    target.dispatchEvent(new Event('input', { bubbles: true }))
+  }
+  radio.click()
+}
+"""
+
+
+@pytest.mark.parametrize("opening", ["fork", "edit"])
+def test_a_mode_picked_while_a_playground_opens_is_applied_to_it(
+    watched: Watched, server: str, opening: str
+) -> None:
+    page = open_app(watched, server, "?scenario=reset")
+    script = "add_request A max_tokens=4 prompt: 1..8\nstep\nreset_prefix_cache\nstep 2"
+    if opening == "fork":
+        target, text = page.get_by_role("button", name="Edit a copy"), None
+        data = fork("reset")
+    else:
+        open_fork(page)
+        page.get_by_role("button", name="Start empty").click()
+        check_playground_step(page, build_timeline(scenario_from_dict(EMPTY), "default"), 0)
+        target, text = field(page, "Script (one action per line)"), script
+        data = typed(10, 4, script)
+    radio = page.get_by_role("radio", name="keep")
+    page.evaluate(PICK_DURING, [target.element_handle(), radio.element_handle(), text])
+    check_playground_step(page, build_timeline(scenario_from_dict(data), "keep"), 0)
+    expect(radio).to_be_checked()
+
+
 def large_script(requests: int) -> str:
     """Requests sharing a 64-token prefix, ten at a time between engine steps."""
     lines = []

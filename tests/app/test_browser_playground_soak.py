@@ -110,9 +110,6 @@ def soak(page: Any, actions: int, seed: int) -> None:
     field(page, SCRIPT_LABEL).fill(script)
     data = played(blocks, script)
     assert data is not None
-    # The first action waits for this playground: a mode picked while the fork is still
-    # on screen is the fork's, and the new playground then opens in its first mode.
-    shown_position(page, scenario_from_dict(data).name)
     built: dict[tuple[str, str], Timeline] = {}
     for _ in range(actions):
         action = rng.choice(

@@ -113,6 +113,52 @@ def test_bad_input_gets_its_message_and_the_last_timeline_stays(
     assert not pane.visible
 
 
+@pytest.mark.parametrize(
+    ("script", "message"),
+    [
+        ("step\n" * 501, "501 actions is more than 500"),
+        ("step 1000\nstep 1001", "2,001 engine steps is more than 2,000"),
+        ("step\n" * 200_000, "at most 999,999 characters (the field cuts a longer text)"),
+    ],
+    ids=["500 actions", "2,000 steps", "the field's length"],
+)
+def test_a_script_over_a_limit_gets_its_message(script: str, message: str) -> None:
+    app = playground_app()
+    app.playground.load(EMPTY)
+    shown = app.state.timeline
+    edit(app, "script", script)
+    pane = app.playground.messages["script"]
+    assert pane.visible and message in pane.object
+    assert app.state.timeline is shown
+
+
+def test_a_script_of_500_requests_fits_the_field_and_plays() -> None:
+    app = playground_app()
+    app.playground.load(EMPTY)
+    script = "\n".join(f"add_request R{i} max_tokens=1 prompt: 1..4, {i + 10}" for i in range(499))
+    script += "\nrun_until_idle"
+    assert len(script) > 5_000  # Panel's default cap for a text area
+    assert app.playground.script.max_length > len(script)  # the browser keeps all of it
+    edit(app, "script", script)
+    assert not app.playground.messages["script"].visible
+    assert app.state.timeline is not None and len(app.state.timeline.steps) > 1
+
+
+def test_a_mode_picked_on_the_playground_just_left_is_applied_to_the_new_one() -> None:
+    app = playground_app()
+    app.playground.load(EMPTY)
+    left = app.state.scenario
+    edit(app, "script", TWO_REQUESTS)
+    opened = app.state.scenario
+    assert opened != left and app.state.mode == "default"
+    player = app.controls.player
+    player.param.update(key=f"{left}/default", step=3)  # a step there: stale, dropped
+    assert (app.state.scenario, app.state.mode, app.state.step) == (opened, "default", 0)
+    player.param.update(key=f"{left}/keep", step=0)  # a mode picked there: meant for here
+    assert (app.state.scenario, app.state.mode, app.state.step) == (opened, "keep", 0)
+    assert player.key == f"{opened}/keep"
+
+
 def test_the_address_reopens_the_same_playground_and_a_bad_one_gets_a_notice() -> None:
     app = playground_app()
     app.playground.load(EMPTY)
