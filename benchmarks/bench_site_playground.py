@@ -60,7 +60,7 @@ from tests.site.conftest import (  # noqa: E402
     wait_interactive,
 )
 
-SCRIPT = """add_request A max_tokens=6 text: You are a helpful assistant. Tell me a joke about caches.
+SCRIPT = """add_request A max_tokens=6 text: You are a helpful assistant. Tell me a joke.
 step 3
 add_request B max_tokens=6 text: You are a helpful assistant. Tell me a story about blocks.
 step 4
@@ -223,8 +223,8 @@ def table(stock: Stock, results: list[Figures]) -> str:
         "| | stock app: interactive | " + " | ".join(f.label for f in results) + " |",
         "|---" * (len(results) + 2) + "|",
     ]
-    for load in ("cold", "warm"):
-        base = med(getattr(stock, load))
+    for phase in ("cold", "warm"):
+        base = med(getattr(stock, phase))
         for name, key in (
             ("first view", "first_view_ms"),
             ("first edit lands", "first_edit_ms"),
@@ -232,16 +232,17 @@ def table(stock: Stock, results: list[Figures]) -> str:
         ):
             cells = []
             for f in results:
-                value = med([getattr(x, key) for x in getattr(f, load)])
+                value = med([getattr(x, key) for x in getattr(f, phase)])
                 cells.append(f"{value / 1e3:.2f} s ({value / base:.2f}x)")
-            rows.append(f"| {name}, {load} | {base / 1e3:.2f} s | " + " | ".join(cells) + " |")
+            rows.append(f"| {name}, {phase} | {base / 1e3:.2f} s | " + " | ".join(cells) + " |")
         cells = [
-            f"{med([x.first_edit_ms - x.edit_typed_ms for x in getattr(f, load)]):.0f} ms"
+            f"{med([x.first_edit_ms - x.edit_typed_ms for x in getattr(f, phase)]):.0f} ms"
             for f in results
         ]
-        rows.append(f"| first edit, typed to shown, {load} | | " + " | ".join(cells) + " |")
-        cells = [f"{sum(x.early for x in getattr(f, load))}/{len(getattr(f, load))}" for f in results]
-        rows.append(f"| first edit made before Python, {load} | | " + " | ".join(cells) + " |")
+        rows.append(f"| first edit, typed to shown, {phase} | | " + " | ".join(cells) + " |")
+        runs = [getattr(f, phase) for f in results]
+        cells = [f"{sum(x.early for x in r)}/{len(r)}" for r in runs]
+        rows.append(f"| first edit made before Python, {phase} | | " + " | ".join(cells) + " |")
     return "\n".join(rows)
 
 
