@@ -35,6 +35,11 @@ export default [
     languageOptions: { globals: { ...globals.worker } },
   },
   {
+    // The early playground's own Pyodide worker.
+    files: ['app/static_site/shims/early_engine.js'],
+    languageOptions: { globals: { ...globals.worker, loadPyodide: 'readonly' } },
+  },
+  {
     // Benchmarks that run Pyodide in Node.
     files: ['benchmarks/*.mjs'],
     languageOptions: { globals: { ...globals.node } },

@@ -16,9 +16,14 @@ The benchmark's yardstick (benchmarks/bench_site.py) is a stock app built withou
   copies every scenario, in both layouts (full page and `embed=1`, the write-up's
         iframes), has a pre-rendered copy (copies/NAME.json.gz, fetched only by its
         addresses), so every address steps before Python is ready (app/components/early_steps.py),
-        not just the page's own copy of the default scenario.
+        not just the page's own copy of the default scenario;
+  playground  a playground link (which has no copy) shows its views, steps, modes and
+        script edits from a Pyodide worker of its own with no package but the project's
+        wheel (app/early_playground.py), seconds before Panel's worker is ready.
 """
 
 from __future__ import annotations
 
-MEASURES = frozenset({"pyc", "sourceless", "numpy", "direct", "gzip", "lean", "early", "copies"})
+MEASURES = frozenset(
+    {"pyc", "sourceless", "numpy", "direct", "gzip", "lean", "early", "copies", "playground"}
+)

@@ -163,3 +163,22 @@ def patch_copy_choice(html: str, names: list[str], own: str) -> str:
     fetch = script("copy_fetch.js", copies=[*data, COPIES_DIR])
     html = replace_once(html, "</title>", f"</title>\n{fetch}", "converted HTML")
     return replace_once(html, EMBED_CALL, shim("copy_choice.js"), "converted HTML")
+
+
+# The page-wide step event (app/components/step_channel.js): the early playground
+# announces its position on it, for the live page to open there.
+STEP_EVENT = "pcl-step"
+
+
+def patch_early_playground(html: str, worker: str, wheel: str) -> str:
+    """A playground link shows its views from a package-less Pyodide worker of its own
+    (shims/early_playground.js starts shims/early_engine.js, saved as `worker`, which
+    loads the project's `wheel`) until the live page takes over."""
+    from app.early_playground import SCRIPT_LABEL  # the project's (see convert)
+
+    early = script(
+        "early_playground.js",
+        early=[f"./{worker}", f"./{wheel}", SCRIPT_LABEL, STEP_EVENT],
+        style=shim("early_playground.css"),
+    )
+    return replace_once(html, "</title>", f"</title>\n{early}", "converted HTML")

@@ -18,7 +18,7 @@ from app.static_site.cdn import check_local_refs, check_no_remote, copy_bokeh_js
 from app.static_site.convert import app_requirements, convert, install_names
 from app.static_site.copies import prerender_copies
 from app.static_site.fetch import cache_dir, pure_wheels, pyodide_dist_wheel, pyodide_tarball
-from app.static_site.layout import COPIES_DIR, INDEX_HTML
+from app.static_site.layout import COPIES_DIR, EARLY_ENGINE, INDEX_HTML
 from app.static_site.lock import (
     LockPackages,
     add_project_to_lock,
@@ -27,7 +27,13 @@ from app.static_site.lock import (
     write_lock,
 )
 from app.static_site.measures import MEASURES
-from app.static_site.patches import patch_copy_choice, patch_html, patch_worker
+from app.static_site.patches import (
+    patch_copy_choice,
+    patch_early_playground,
+    patch_html,
+    patch_worker,
+    shim,
+)
 from app.static_site.pins import PYODIDE_VERSION, SDIST_WHEELS
 from app.static_site.precompress import precompress
 from app.static_site.runtime import take_official_wheels, unpack_core
@@ -150,6 +156,9 @@ def assemble(
         (stage / COPIES_DIR).mkdir()
         for name, packed in copies.items():
             (stage / COPIES_DIR / f"{name}.json.gz").write_bytes(packed)
+    if shipped is not None and "playground" in measures:
+        html = patch_early_playground(html, EARLY_ENGINE, f"pyodide/{shipped.name}")
+        (stage / EARLY_ENGINE).write_text(shim(EARLY_ENGINE))
     converted.unlink()
     (stage / INDEX_HTML).write_text(html)
     worker = stage / f"{app.stem}.js"
