@@ -11,6 +11,7 @@
   const tag = document.currentScript
   const [WORKER, WHEEL, SCRIPT_LABEL, STEP_EVENT] = JSON.parse(tag.dataset.early)
   const STYLE = tag.dataset.style
+  const HANDOVER_MS = 10000  // the live page plays an edited script in well under this
   const wheel = new URL(WHEEL, window.location.href).href
   const worker = new Worker(WORKER)
   const waiting = new Map()
@@ -140,28 +141,38 @@
       { attributes: true, attributeFilter: ['class'] })
   }
   // The live page is ready: it carries on at the learner's mode and step, and gets the
-  // edited script, if any, through its own editor (app/playground/editor.py plays it).
+  // edited script, if any, through its own editor (app/playground/editor.py plays it);
+  // this stays on screen until the live page shows that script's timeline.
   function handOver() {
-    if (!live() || !host) { return }
-    host.remove()
-    host = null
+    if (!live() || !host || host.inert) { return }
+    host.inert = true
     worker.terminate()
     if (shown.name === linked.name) {
       announce(shown.key, shown.step)
+      leave()
       return
     }
     announce(`${linked.name}/${shown.mode}`, shown.step)  // Python's state learns it first
     const label = deepAll(document, 'label')
       .find((l) => l.textContent.trim().startsWith(SCRIPT_LABEL))
     const box = label && label.parentElement.querySelector('textarea')
-    if (!box) { return }
+    if (!box) { leave(); return }
+    const arrived = () => {
+      const channel = globalThis.__pclStep
+      if (channel && channel.key === shown.key) { leave() }
+    }
+    document.addEventListener(STEP_EVENT, arrived)
+    setTimeout(leave, HANDOVER_MS)  // never left covering the live page
     box.value = parts.script.value
     box.dispatchEvent(new Event('input', { bubbles: true, composed: true }))
     box.dispatchEvent(new Event('change', { bubbles: true, composed: true }))
   }
-  function quit(error) {
+  function leave() {
     if (host) { host.remove() }
     host = null
+  }
+  function quit(error) {
+    leave()
     worker.terminate()
     console.warn('early playground: Python will show this link', error)
   }
