@@ -16,11 +16,14 @@ from pathlib import Path
 import pytest
 
 from app.static_site.assets import AssetError
-from app.static_site.layout import BOKEH_CDN, PANEL_CDN
+from app.early_playground import SCRIPT_LABEL
+from app.static_site.layout import BOKEH_CDN, EARLY_ENGINE, PANEL_CDN, ROOT
 from app.static_site.patches import (
     EMBED_CALL,
     STAGES,
+    STEP_EVENT,
     patch_copy_choice,
+    patch_early_playground,
     patch_html,
     patch_worker,
     shim,
@@ -123,3 +126,28 @@ def test_an_anchor_panel_moved_stops_the_build(converted: tuple[str, str]) -> No
         patch_worker(converted[1].replace("await loadPyodide();", "await loadPyodide({});"))
     with pytest.raises(AssetError, match="unexpected converted HTML"):
         patch_copy_choice(converted[0].replace(EMBED_CALL, ""), ["reset"], "reset")
+
+
+def test_a_playground_link_starts_the_early_engine_with_the_projects_wheel(
+    converted: tuple[str, str],
+) -> None:
+    wheel = "pyodide/prefix_cache_lab-0.1.0-py3-none-any.whl"
+    page = patch_early_playground(patch_html(converted[0], "main"), EARLY_ENGINE, wheel)
+    assert shim("early_playground.js") in page
+    data = re.search(r'<script data-early="([^"]*)" data-style="([^"]*)">', page)
+    assert data is not None
+    assert json.loads(html_text.unescape(data.group(1))) == [
+        f"./{EARLY_ENGINE}",
+        f"./{wheel}",
+        SCRIPT_LABEL,
+        STEP_EVENT,
+    ]
+    assert html_text.unescape(data.group(2)) == shim("early_playground.css")
+
+
+def test_the_early_page_speaks_the_live_pages_names() -> None:
+    """The step event and the script field's label are the live page's own."""
+    channel = (ROOT / "app/components/step_channel.js").read_text()
+    assert f"const STEP_EVENT = '{STEP_EVENT}'" in channel
+    editor = (ROOT / "app/playground/editor.py").read_text()
+    assert f'label="{SCRIPT_LABEL}"' in editor
