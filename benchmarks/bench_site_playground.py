@@ -95,7 +95,10 @@ OPEN_AND_EDIT_JS = """async ([key, step, last, edited, editedLast, label, timeou
     }
     return out
   }
-  const early = () => document.querySelector('[data-testid="early-playground"]')
+  const early = () => {
+    const host = document.querySelector('[data-testid="early-playground"]')
+    return host && !host.inert ? host.shadowRoot : null  // (inert: handing over)
+  }
   const scope = () => early() || document
   const counter = () => deepAll(scope(),
     '[data-testid="step-counter"], [data-testid="early-step-counter"]')[0]
