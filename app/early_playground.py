@@ -2,14 +2,14 @@
 
 A playground link (`?scenario=playground&playground=CODE`) has no pre-rendered copy:
 its scenario is the learner's own. The engine and the pure renderers (app/render/)
-are standard library only, so a Pyodide worker of their own, with no package but
-this project's wheel (app/static_site/shims/early_engine.js), answers seconds before
-Panel and Bokeh have loaded: this module is what that worker runs. It opens the
+are standard library only, so the app's Pyodide worker loads this project's wheel
+alone first and answers with this module (app/static_site/shims/early_in_worker.js)
+while Panel and Bokeh install, seconds before the app starts. It opens the
 link's timeline at its mode and step, renders the views that have a pure renderer,
 and plays an edited script, as the live editor does (app/playground/editor.py):
 the same parsing, the same checks, the same timelines (app/playground/store.py).
 
-`handle` takes and returns JSON text: the page's worker passes strings only.
+`handle` takes and returns JSON text: the worker passes strings only.
 """
 
 from __future__ import annotations

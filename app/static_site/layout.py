@@ -8,7 +8,6 @@ ROOT = Path(__file__).resolve().parents[2]  # the project's checkout
 APP_SCRIPT = Path("app/main.py")
 SITE_DIR = Path("site")
 INDEX_HTML = "index.html"
-EARLY_ENGINE = "early_engine.js"  # the early playground's worker (the `playground` measure)
 COPIES_DIR = "copies"  # the pre-rendered copies of other addresses (the `copies` measure)
 BOKEH_CDN = "https://cdn.bokeh.org/bokeh/release/"
 PANEL_CDN = "https://cdn.holoviz.org/panel/"

@@ -18,8 +18,9 @@ The benchmark's yardstick (benchmarks/bench_site.py) is a stock app built withou
         addresses), so every address steps before Python is ready (app/components/early_steps.py),
         not just the page's own copy of the default scenario;
   playground  a playground link (which has no copy) shows its views, steps, modes and
-        script edits from a Pyodide worker of its own with no package but the project's
-        wheel (app/early_playground.py), seconds before Panel's worker is ready.
+        script edits from the app's worker, which loads the project's wheel alone first
+        (app/early_playground.py) and answers them while Panel and Bokeh install
+        (needs `early`: the page talks to the worker it started).
 """
 
 from __future__ import annotations

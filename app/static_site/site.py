@@ -18,7 +18,7 @@ from app.static_site.cdn import check_local_refs, check_no_remote, copy_bokeh_js
 from app.static_site.convert import app_requirements, convert, install_names
 from app.static_site.copies import prerender_copies
 from app.static_site.fetch import cache_dir, pure_wheels, pyodide_dist_wheel, pyodide_tarball
-from app.static_site.layout import COPIES_DIR, EARLY_ENGINE, INDEX_HTML
+from app.static_site.layout import COPIES_DIR, INDEX_HTML
 from app.static_site.lock import (
     LockPackages,
     add_project_to_lock,
@@ -32,7 +32,7 @@ from app.static_site.patches import (
     patch_early_playground,
     patch_html,
     patch_worker,
-    shim,
+    patch_worker_early_playground,
 )
 from app.static_site.pins import PYODIDE_VERSION, SDIST_WHEELS
 from app.static_site.precompress import precompress
@@ -156,13 +156,16 @@ def assemble(
         (stage / COPIES_DIR).mkdir()
         for name, packed in copies.items():
             (stage / COPIES_DIR / f"{name}.json.gz").write_bytes(packed)
-    if shipped is not None and "playground" in measures:
-        html = patch_early_playground(html, EARLY_ENGINE, f"pyodide/{shipped.name}")
-        (stage / EARLY_ENGINE).write_text(shim(EARLY_ENGINE))
+    early_playground = shipped is not None and {"playground", "early"} <= measures
+    if early_playground:
+        html = patch_early_playground(html)
     converted.unlink()
     (stage / INDEX_HTML).write_text(html)
     worker = stage / f"{app.stem}.js"
-    worker.write_text(patch_worker(worker.read_text(), install))
+    js = patch_worker(worker.read_text(), install)
+    if early_playground and shipped is not None:
+        js = patch_worker_early_playground(js, f"./pyodide/{shipped.name}")
+    worker.write_text(js)
     if install is not None:
         (stage / f"{app.stem}.resources.zip").unlink(missing_ok=True)  # in the lock now
     copy_bokeh_js(raw["bokeh"], html, stage)

@@ -17,8 +17,9 @@ import pytest
 
 from app.static_site.assets import AssetError
 from app.early_playground import SCRIPT_LABEL
-from app.static_site.layout import BOKEH_CDN, EARLY_ENGINE, PANEL_CDN, ROOT
+from app.static_site.layout import BOKEH_CDN, PANEL_CDN, ROOT
 from app.static_site.patches import (
+    EARLY_MESSAGE,
     EMBED_CALL,
     STAGES,
     STEP_EVENT,
@@ -26,6 +27,7 @@ from app.static_site.patches import (
     patch_early_playground,
     patch_html,
     patch_worker,
+    patch_worker_early_playground,
     shim,
 )
 from app.static_site.pins import PANEL_VERSION
@@ -128,19 +130,28 @@ def test_an_anchor_panel_moved_stops_the_build(converted: tuple[str, str]) -> No
         patch_copy_choice(converted[0].replace(EMBED_CALL, ""), ["reset"], "reset")
 
 
-def test_a_playground_link_starts_the_early_engine_with_the_projects_wheel(
-    converted: tuple[str, str],
+def test_a_playground_link_is_answered_early_by_the_apps_worker(
+    converted: tuple[str, str], tmp_path: Path
 ) -> None:
-    wheel = "pyodide/prefix_cache_lab-0.1.0-py3-none-any.whl"
-    page = patch_early_playground(patch_html(converted[0], "main"), EARLY_ENGINE, wheel)
+    wheel = "./pyodide/prefix_cache_lab-0.1.0-py3-none-any.whl"
+    worker = patch_worker_early_playground(patch_worker(converted[1], ["panel"]), wheel)
+    assert shim("early_in_worker.js") in worker
+    # Once Pyodide is up, before the installs: the wheel alone, then the app's packages.
+    call = f'await startEarlyPlayground("{wheel}", "{EARLY_MESSAGE}");'
+    assert worker.index('console.log("Loaded pyodide!");') < worker.index(call)
+    assert worker.index(call) < worker.index('await installLocked(["panel"]);')
+    check_js(worker, tmp_path, "worker.js")
+
+    page = patch_early_playground(patch_html(converted[0], "main"))
     assert shim("early_playground.js") in page
+    # After the script that starts the worker it talks to.
+    assert page.index("window.__pclWorker = worker") < page.index(shim("early_playground.js"))
     data = re.search(r'<script data-early="([^"]*)" data-style="([^"]*)">', page)
     assert data is not None
     assert json.loads(html_text.unescape(data.group(1))) == [
-        f"./{EARLY_ENGINE}",
-        f"./{wheel}",
         SCRIPT_LABEL,
         STEP_EVENT,
+        EARLY_MESSAGE,
     ]
     assert html_text.unescape(data.group(2)) == shim("early_playground.css")
 

@@ -1,31 +1,32 @@
 // In <head>: a playground link (?playground=CODE) has no pre-rendered copy, its scenario
-// is the learner's own. The engine and the pure renderers need no package, so a Pyodide
-// worker of their own (early_engine.js, app/early_playground.py) answers seconds before
-// Panel's: this shows the link's views over the loading veil, steps, switches modes and
-// plays an edited script; the live page then takes over at the learner's mode and step,
-// with the edited script typed into its editor.
-// The tag's data-early: [engine worker, project wheel, the script field's label, the
-// page-wide step event (components/step_channel.js)]; data-style: this page's CSS.
+// is the learner's own. The engine and the pure renderers need no package, so the app's
+// worker answers for them (early_in_worker.js, app/early_playground.py) before Panel and
+// Bokeh are installed: this shows the link's views over the loading veil, steps,
+// switches modes and plays an edited script; the live page then takes over at the
+// learner's mode and step, with the edited script typed into its editor.
+// The tag's data-early: [the script field's label, the page-wide step event
+// (components/step_channel.js), the messages' type]; data-style: this page's CSS.
 (() => {
   if (!new URLSearchParams(window.location.search).get('playground')) { return }
   const tag = document.currentScript
-  const [WORKER, WHEEL, SCRIPT_LABEL, STEP_EVENT] = JSON.parse(tag.dataset.early)
+  const [SCRIPT_LABEL, STEP_EVENT, TYPE] = JSON.parse(tag.dataset.early)
   const STYLE = tag.dataset.style
   const HANDOVER_MS = 10000  // the live page plays an edited script in well under this
-  const wheel = new URL(WHEEL, window.location.href).href
-  const worker = new Worker(WORKER)
+  const worker = window.__pclWorker  // the app's (early_worker.js)
   const waiting = new Map()
   let asked = 0
-  worker.onmessage = (event) => {
-    const { seq, answer, error } = event.data
+  worker.addEventListener('message', (event) => {
+    const { type, seq, answer, error } = event.data
+    if (type !== TYPE || !waiting.has(seq)) { return }
     const { resolve, reject } = waiting.get(seq)
     waiting.delete(seq)
     if (error === undefined) { resolve(JSON.parse(answer)) } else { reject(new Error(error)) }
-  }
+  })
+  const opened = new Promise((resolve, reject) => { waiting.set(0, { resolve, reject }) })
   const ask = (request) => new Promise((resolve, reject) => {
     asked += 1
     waiting.set(asked, { resolve, reject })
-    worker.postMessage({ seq: asked, wheel, request: JSON.stringify(request) })
+    worker.postMessage({ type: TYPE, seq: asked, request: JSON.stringify(request) })
   })
   const live = () => document.body && !document.body.classList.contains('pn-loading')
   // The page-wide position (step_channel.js's announce): the live page opens there.
@@ -146,7 +147,6 @@
   function handOver() {
     if (!live() || !host || host.inert) { return }
     host.inert = true
-    worker.terminate()
     if (shown.name === linked.name) {
       announce(shown.key, shown.step)
       leave()
@@ -173,12 +173,11 @@
   }
   function quit(error) {
     leave()
-    worker.terminate()
     console.warn('early playground: Python will show this link', error)
   }
 
-  ask({ call: 'open', query: window.location.search }).then((page) => {
-    if (!page || live()) { worker.terminate(); return }
+  opened.then((page) => {
+    if (!page || live()) { return }
     linked = page
     build(page)
     show(page)
