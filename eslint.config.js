@@ -31,9 +31,10 @@ export default [
   },
   {
     // Part of the Pyodide worker's script.
-    files: ['app/static_site/shims/install_locked.js'],
+    files: ['app/static_site/shims/install_locked.js', 'app/static_site/shims/early_in_worker.js'],
     languageOptions: { globals: { ...globals.worker } },
   },
+
   {
     // Benchmarks that run Pyodide in Node.
     files: ['benchmarks/*.mjs'],

@@ -26,6 +26,13 @@ def timeline(name: str, mode: str) -> Timeline:
     return _built_in_timeline(name, mode)
 
 
+def last_step(name: str, mode: str) -> int:
+    """The last step of a timeline; a playground's without building its traced timeline."""
+    if playground.is_playground(name):
+        return playground.last_step(name, mode)
+    return len(_built_in_timeline(name, mode).steps) - 1
+
+
 @cache
 def _built_in(name: str) -> Scenario:
     return load_scenario(name)

@@ -89,7 +89,7 @@ def parse_link(query: str) -> LinkState:
 
     step = 0
     if "step" in raw:
-        last = len(timelines.timeline(scenario, mode).steps) - 1
+        last = timelines.last_step(scenario, mode)
         text = raw["step"].strip()
         if text.isdigit() and int(text) <= last:
             step = int(text)

@@ -16,9 +16,15 @@ The benchmark's yardstick (benchmarks/bench_site.py) is a stock app built withou
   copies every scenario, in both layouts (full page and `embed=1`, the write-up's
         iframes), has a pre-rendered copy (copies/NAME.json.gz, fetched only by its
         addresses), so every address steps before Python is ready (app/components/early_steps.py),
-        not just the page's own copy of the default scenario.
+        not just the page's own copy of the default scenario;
+  playground  a playground link (which has no copy) shows its views, steps, modes and
+        script edits from the app's worker, which loads the project's wheel alone first
+        (app/early_playground.py) and answers them while Panel and Bokeh install
+        (needs `early`: the page talks to the worker it started).
 """
 
 from __future__ import annotations
 
-MEASURES = frozenset({"pyc", "sourceless", "numpy", "direct", "gzip", "lean", "early", "copies"})
+MEASURES = frozenset(
+    {"pyc", "sourceless", "numpy", "direct", "gzip", "lean", "early", "copies", "playground"}
+)

@@ -163,3 +163,34 @@ def patch_copy_choice(html: str, names: list[str], own: str) -> str:
     fetch = script("copy_fetch.js", copies=[*data, COPIES_DIR])
     html = replace_once(html, "</title>", f"</title>\n{fetch}", "converted HTML")
     return replace_once(html, EMBED_CALL, shim("copy_choice.js"), "converted HTML")
+
+
+# The page-wide step event (app/components/step_channel.js): the early playground
+# announces its position on it, for the live page to open there.
+STEP_EVENT = "pcl-step"
+# The type of the early playground's messages between the page and the app's worker.
+EARLY_MESSAGE = "pcl-early"
+LOADED_PYODIDE = 'console.log("Loaded pyodide!");'
+
+
+def patch_worker_early_playground(js: str, wheel: str) -> str:
+    """For a playground link, the worker loads the project's `wheel` alone first and
+    answers the early playground (shims/early_in_worker.js), then installs the app."""
+    js = replace_once(
+        js, START_APPLICATION, f"{shim('early_in_worker.js')}\n{START_APPLICATION}", "worker JS"
+    )
+    call = f"  await startEarlyPlayground({json.dumps(wheel)}, {json.dumps(EARLY_MESSAGE)});"
+    return replace_once(js, LOADED_PYODIDE, f"{LOADED_PYODIDE}\n{call}", "worker JS")
+
+
+def patch_early_playground(html: str) -> str:
+    """A playground link shows its views from the app's worker before Panel is installed
+    (shims/early_playground.js, after shims/early_worker.js, whose worker it talks to)."""
+    from app.early_playground import SCRIPT_LABEL  # the project's (see convert)
+
+    early = script(
+        "early_playground.js",
+        early=[SCRIPT_LABEL, STEP_EVENT, EARLY_MESSAGE],
+        style=shim("early_playground.css"),
+    )
+    return replace_once(html, "</head>", f"{early}\n</head>", "converted HTML")

@@ -27,7 +27,13 @@ from app.static_site.lock import (
     write_lock,
 )
 from app.static_site.measures import MEASURES
-from app.static_site.patches import patch_copy_choice, patch_html, patch_worker
+from app.static_site.patches import (
+    patch_copy_choice,
+    patch_early_playground,
+    patch_html,
+    patch_worker,
+    patch_worker_early_playground,
+)
 from app.static_site.pins import PYODIDE_VERSION, SDIST_WHEELS
 from app.static_site.precompress import precompress
 from app.static_site.runtime import take_official_wheels, unpack_core
@@ -150,10 +156,16 @@ def assemble(
         (stage / COPIES_DIR).mkdir()
         for name, packed in copies.items():
             (stage / COPIES_DIR / f"{name}.json.gz").write_bytes(packed)
+    early_playground = shipped is not None and {"playground", "early"} <= measures
+    if early_playground:
+        html = patch_early_playground(html)
     converted.unlink()
     (stage / INDEX_HTML).write_text(html)
     worker = stage / f"{app.stem}.js"
-    worker.write_text(patch_worker(worker.read_text(), install))
+    js = patch_worker(worker.read_text(), install)
+    if early_playground and shipped is not None:
+        js = patch_worker_early_playground(js, f"./pyodide/{shipped.name}")
+    worker.write_text(js)
     if install is not None:
         (stage / f"{app.stem}.resources.zip").unlink(missing_ok=True)  # in the lock now
     copy_bokeh_js(raw["bokeh"], html, stage)

@@ -16,13 +16,18 @@ from pathlib import Path
 import pytest
 
 from app.static_site.assets import AssetError
-from app.static_site.layout import BOKEH_CDN, PANEL_CDN
+from app.early_playground import SCRIPT_LABEL
+from app.static_site.layout import BOKEH_CDN, PANEL_CDN, ROOT
 from app.static_site.patches import (
+    EARLY_MESSAGE,
     EMBED_CALL,
     STAGES,
+    STEP_EVENT,
     patch_copy_choice,
+    patch_early_playground,
     patch_html,
     patch_worker,
+    patch_worker_early_playground,
     shim,
 )
 from app.static_site.pins import PANEL_VERSION
@@ -123,3 +128,37 @@ def test_an_anchor_panel_moved_stops_the_build(converted: tuple[str, str]) -> No
         patch_worker(converted[1].replace("await loadPyodide();", "await loadPyodide({});"))
     with pytest.raises(AssetError, match="unexpected converted HTML"):
         patch_copy_choice(converted[0].replace(EMBED_CALL, ""), ["reset"], "reset")
+
+
+def test_a_playground_link_is_answered_early_by_the_apps_worker(
+    converted: tuple[str, str], tmp_path: Path
+) -> None:
+    wheel = "./pyodide/prefix_cache_lab-0.1.0-py3-none-any.whl"
+    worker = patch_worker_early_playground(patch_worker(converted[1], ["panel"]), wheel)
+    assert shim("early_in_worker.js") in worker
+    # Once Pyodide is up, before the installs: the wheel alone, then the app's packages.
+    call = f'await startEarlyPlayground("{wheel}", "{EARLY_MESSAGE}");'
+    assert worker.index('console.log("Loaded pyodide!");') < worker.index(call)
+    assert worker.index(call) < worker.index('await installLocked(["panel"]);')
+    check_js(worker, tmp_path, "worker.js")
+
+    page = patch_early_playground(patch_html(converted[0], "main"))
+    assert shim("early_playground.js") in page
+    # After the script that starts the worker it talks to.
+    assert page.index("window.__pclWorker = worker") < page.index(shim("early_playground.js"))
+    data = re.search(r'<script data-early="([^"]*)" data-style="([^"]*)">', page)
+    assert data is not None
+    assert json.loads(html_text.unescape(data.group(1))) == [
+        SCRIPT_LABEL,
+        STEP_EVENT,
+        EARLY_MESSAGE,
+    ]
+    assert html_text.unescape(data.group(2)) == shim("early_playground.css")
+
+
+def test_the_early_page_speaks_the_live_pages_names() -> None:
+    """The step event and the script field's label are the live page's own."""
+    channel = (ROOT / "app/components/step_channel.js").read_text()
+    assert f"const STEP_EVENT = '{STEP_EVENT}'" in channel
+    editor = (ROOT / "app/playground/editor.py").read_text()
+    assert f'label="{SCRIPT_LABEL}"' in editor

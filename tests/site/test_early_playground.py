@@ -1,0 +1,130 @@
+"""Before Python is ready, a playground link already shows, steps and plays edits.
+
+A playground link has no pre-rendered copy: its views come from the engine in a Pyodide
+worker of their own, with no package but the project's (app/early_playground.py). The
+server holds back Panel's wheel, so the page stays before Python for as long as a test
+needs: the early views must show the engine's timeline for the link, step, switch modes
+and play an edited script; the live page must then take over at the learner's mode and
+step, with the edited script.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from engine.lab import playground_code
+from engine.lab.scenario_file import scenario_from_dict
+from engine.lab.timeline import Timeline, build_timeline
+from tests.app.page_checks import expected
+from tests.app.test_browser_playground import SCRIPT, check_playground_step, field, typed
+from tests.site.conftest import wait_interactive
+from tests.site.test_early_steps import held_page, python_live
+
+expect = pytest.importorskip("playwright.sync_api").expect
+
+pytestmark = [pytest.mark.site, pytest.mark.browser]
+
+__all__ = ["held_page"]  # the fixture, shared with the early steps' tests
+
+EARLY_TIMEOUT_MS = 60_000
+LABEL = "Script (one action per line)"
+
+
+def link(data: dict[str, Any], mode: str, step: int) -> str:
+    code = playground_code.encode(data)
+    return f"?scenario=playground&playground={code}&mode={mode}&step={step}"
+
+
+def check_early_step(early: Any, timeline: Timeline, step: int) -> None:
+    """The early page shows the engine's step: the counter, every view's position, and
+    the pool, the requests, the log and the counters as the engine has them."""
+    last = len(timeline.steps) - 1
+    expect(early.get_by_test_id("early-step-counter")).to_have_text(f"Step {step} / {last}")
+    at = f"{timeline.scenario}/{timeline.mode}@{step}"
+    expect(early.locator(f'[data-at]:not([data-at="{at}"])')).to_have_count(0)
+    expect(early.locator(f'[data-at="{at}"]').first).to_be_attached()
+    want = expected(timeline, step)
+    blocks = early.locator('[data-testid^="block-"]').evaluate_all(
+        "els => els.map(e => [e.dataset.testid, e.dataset.refCnt, e.dataset.state, e.dataset.hash])"
+    )
+    requests = early.locator('[data-testid="requests"] tr[data-request-id]').evaluate_all(
+        "els => els.map(e => [e.dataset.requestId, e.dataset.status, e.dataset.computed,"
+        " e.dataset.blockIds, e.dataset.preemptions])"
+    )
+    log = early.locator('[data-testid="log"] .line').all_inner_texts()
+    metrics = early.get_by_test_id("metrics").evaluate(
+        "e => [e.dataset.queries, e.dataset.hits, e.dataset.preemptedRequests,"
+        " e.dataset.preemptedQueries, e.dataset.preemptedHits, e.dataset.resets]"
+    )
+    assert (blocks, requests, log, metrics) == (
+        want["blocks"],
+        want["requests"],
+        want["log"],
+        want["metrics"],
+    )
+    narration = " ".join(timeline.narration_text(timeline.steps[step]).split())
+    expect(early.get_by_test_id("early-narration")).to_contain_text(narration)
+
+
+def open_early(held_page: Any, query: str) -> tuple[Any, Any, Any, Any]:
+    page, run, release = held_page(query)
+    early = page.get_by_test_id("early-playground")
+    expect(early).to_be_visible(timeout=EARLY_TIMEOUT_MS)
+    return page, run, release, early
+
+
+def test_a_playground_link_steps_before_python_and_the_live_page_keeps_the_mode_and_step(
+    held_page: Any,
+) -> None:
+    data = typed(20, 4, SCRIPT)
+    keep = build_timeline(scenario_from_dict(data), "keep")
+    page, run, release, early = open_early(held_page, link(data, "keep", 2))
+    check_early_step(early, keep, 2)
+    early.get_by_role("button", name="Step forward").click()
+    check_early_step(early, keep, 3)
+    early.get_by_role("radio", name="preempt").check()
+    preempt = build_timeline(scenario_from_dict(data), "preempt")
+    check_early_step(early, preempt, 0)
+    early.get_by_role("button", name="Step forward").click()
+    check_early_step(early, preempt, 1)
+    assert not python_live(page)
+
+    release.set()
+    wait_interactive(page, run)
+    expect(early).to_have_count(0)
+    # No flicker: the live page opened where the learner was.
+    assert page.get_by_test_id("step-counter").inner_text() == f"Step 1 / {len(preempt.steps) - 1}"
+    check_playground_step(page, preempt, 1)
+    expect(page.get_by_role("radio", name="preempt")).to_be_checked()
+    page.wait_for_url("**mode=preempt&step=1**")  # Python learnt the mode and step
+    page.get_by_role("button", name="Step forward").click()
+    check_playground_step(page, preempt, 2)
+
+
+def test_an_edit_before_python_plays_at_once_and_the_live_page_takes_it_over(
+    held_page: Any,
+) -> None:
+    data = typed(20, 4, SCRIPT)
+    page, run, release, early = open_early(held_page, link(data, "keep", 3))
+    script = early.get_by_label(LABEL)
+    expect(script).to_have_value(SCRIPT)
+    script.fill("jump 3")  # cannot be played: says why, the last valid timeline stays
+    expect(early.get_by_role("alert")).to_contain_text("unknown action 'jump'")
+    check_early_step(early, build_timeline(scenario_from_dict(data), "keep"), 3)
+
+    edited_script = SCRIPT + "\nadd_request C prompt: 1..8\nstep"
+    edited = build_timeline(scenario_from_dict(typed(20, 4, edited_script)), "keep")
+    script.fill(edited_script)
+    expect(early.get_by_role("alert")).to_have_text("")
+    check_early_step(early, edited, 3)
+    assert not python_live(page)
+
+    release.set()
+    wait_interactive(page, run)
+    expect(early).to_have_count(0)
+    check_playground_step(page, edited, 3)
+    expect(field(page, LABEL)).to_have_value(edited_script)
+    page.get_by_role("button", name="Step forward").click()
+    check_playground_step(page, edited, 4)
