@@ -21,11 +21,13 @@ from typing import Any
 
 from app.playground import store
 from app.playground.script_lines import format_lines, parse_lines
+from app.render.hashmap import render_hash_map
 from app.render.header import render_header
 from app.render.html import esc
 from app.render.log import render_log
 from app.render.metrics import render_metrics
 from app.render.pool import render_pool
+from app.render.queue import render_queue
 from app.render.requests import render_requests
 from app.theme import CSS
 from app.timelines import timeline_key
@@ -37,9 +39,11 @@ from engine.lab.timeline import Timeline, build_timeline
 # the live page gets an edited script through it.
 SCRIPT_LABEL = "Script (one action per line)"
 # The views with a pure renderer, in the live page's order; the others (the code panel,
-# the free queue, the hash map, the hash chain) wait for Python.
+# the hash chain) wait for Python.
 VIEWS: dict[str, Callable[[Timeline, int], str]] = {
     "pool": render_pool,
+    "queue": render_queue,
+    "hashmap": render_hash_map,
     "requests": render_requests,
     "metrics": render_metrics,
     "log": render_log,

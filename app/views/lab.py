@@ -16,7 +16,13 @@ from urllib.parse import urlencode
 
 import panel as pn
 from bokeh.events import Event, Tap
-from bokeh.models import ColumnDataSource, DataRange1d, NumeralTickFormatter, Range1d
+from bokeh.models import (
+    BasicTicker,
+    ColumnDataSource,
+    DataRange1d,
+    NumeralTickFormatter,
+    Range1d,
+)
 from bokeh.plotting import figure
 
 from app.components.address_bar import AddressBar
@@ -168,6 +174,10 @@ def make_figure(
     # Counts start at 0 even when they stay 0; rates show their whole 0..1 scale.
     fig.y_range = Range1d(start=-0.02, end=1.05) if unit_range else DataRange1d(start=0)
     fig.yaxis.formatter = NumeralTickFormatter(format="0%" if unit_range else "0,0")
+    if not unit_range:
+        # Counts are whole numbers: a chart of zeros would otherwise tick at 0.2, 0.4, ...
+        # and label each of them "0" or "1".
+        fig.yaxis.ticker = BasicTicker(min_interval=1)
     for index, (column, legend_text) in enumerate(series):
         for source, dash, name in zip(
             sources, ("solid", "dashed"), ("run", "compare"), strict=True

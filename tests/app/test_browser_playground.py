@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from app.playground.editor import fork
+from app.playground.editor import EMPTY, fork
 from app.render.hashmap import render_hash_map
 from app.render.queue import render_queue
 from app.views.base import sends_every_step

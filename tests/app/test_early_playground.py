@@ -10,9 +10,11 @@ from typing import Any
 from app import early_playground
 from app.playground.editor import EMPTY
 from app.playground.script_lines import parse_lines
+from app.render.hashmap import render_hash_map
 from app.render.log import render_log
 from app.render.metrics import render_metrics
 from app.render.pool import render_pool
+from app.render.queue import render_queue
 from app.render.requests import render_requests
 from engine.lab import playground_code
 from engine.lab.scenario_file import scenario_from_dict
@@ -56,6 +58,8 @@ def test_a_link_opens_at_its_position_with_the_engines_views() -> None:
         shown = ask(call="show", name=page["name"], mode="keep", step=step)
         assert shown["views"] == {
             "pool": render_pool(timeline, step),
+            "queue": render_queue(timeline, step),
+            "hashmap": render_hash_map(timeline, step),
             "requests": render_requests(timeline, step),
             "metrics": render_metrics(timeline, step),
             "log": render_log(timeline, step),

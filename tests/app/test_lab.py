@@ -232,3 +232,12 @@ def test_a_small_run_links_to_the_playground_at_the_step_shown_and_a_big_one_say
     assert not page.find_all(data_testid="lab-playground-link")
     reason = page.find_all(data_testid="lab-playground-reason")[0].text
     assert "its pool has 20,000 blocks" in reason
+
+
+def test_count_charts_tick_at_whole_numbers() -> None:
+    """A chart of counts that stay 0 (no preemptions) labels 0 and 1, not "0, 0, 1, 1"."""
+    view = LabView("shared-prefix")
+    counts = [fig for fig, chart in zip(view.figures, CHARTS, strict=True) if not chart[3]]
+    assert counts and all(fig.yaxis[0].ticker.min_interval == 1 for fig in counts)
+    rates = [fig for fig, chart in zip(view.figures, CHARTS, strict=True) if chart[3]]
+    assert rates and all(fig.yaxis[0].ticker.min_interval != 1 for fig in rates)

@@ -136,7 +136,7 @@
         parts.views),
       element('p', { className: 'early-note', role: 'status' },
         'Python is starting. Steps, modes and the script work now; ' +
-        'the code, the free queue, the hash map and the other fields come with it.'))
+        'the code, the hash chain and the other fields come with it.'))
     document.body.append(host)
     new MutationObserver(handOver).observe(document.body,
       { attributes: true, attributeFilter: ['class'] })
