@@ -378,10 +378,10 @@ def build_site(app: Path, out: Path, project: bool) -> None:
         raise SystemExit(f"build failed:\n{proc.stdout}\n{proc.stderr}")
 
 
-def parse_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def site_arguments(description: str) -> argparse.ArgumentParser:
+    """The options every site benchmark takes: rounds, the sites, the stock app."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--clicks", type=int, default=40, help="timed clicks per round")
     parser.add_argument(
         "--site",
         action="append",
@@ -390,6 +390,27 @@ def parse_args() -> argparse.Namespace:
         help="a built site to measure (default: build the real one)",
     )
     parser.add_argument("--stock", type=Path, help="a stock app's site built before")
+    return parser
+
+
+def sites_to_measure(args: argparse.Namespace, work: Path) -> tuple[Path, list[tuple[str, Path]]]:
+    """The stock app's site and the labelled sites to measure, built in ``work`` unless
+    given."""
+    stock_site = args.stock or work / "stock-site"
+    if not args.stock:
+        (work / "stock").mkdir()
+        (work / "stock" / "main.py").write_text(STOCK_APP)
+        build_site(work / "stock" / "main.py", stock_site, project=False)
+    targets = [(label, Path(path)) for label, _, path in (s.partition("=") for s in args.site)]
+    if not targets:
+        build_site(ROOT / APP_SCRIPT, work / "site", project=True)
+        targets = [("Prefix Cache Lab", work / "site")]
+    return stock_site, targets
+
+
+def parse_args() -> argparse.Namespace:
+    parser = site_arguments(__doc__.splitlines()[0] if __doc__ else "")
+    parser.add_argument("--clicks", type=int, default=40, help="timed clicks per round")
     parser.add_argument("--json", type=Path, help="also write every sample here")
     return parser.parse_args()
 
@@ -399,18 +420,8 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
 
     with tempfile.TemporaryDirectory(prefix="pcl-bench-") as tmp:
-        work = Path(tmp)
-        (work / "stock").mkdir()
-        (work / "stock" / "main.py").write_text(STOCK_APP)
-        targets = [("stock app", args.stock or work / "stock-site")]
-        if not args.stock:
-            build_site(work / "stock" / "main.py", work / "stock-site", project=False)
-        for spec in args.site:
-            label, _, path = spec.partition("=")
-            targets.append((label, Path(path)))
-        if not args.site:
-            build_site(ROOT / APP_SCRIPT, work / "site", project=True)
-            targets.append(("Prefix Cache Lab", work / "site"))
+        stock_site, sites = sites_to_measure(args, Path(tmp))
+        targets = [("stock app", stock_site), *sites]
         results = [Figures(label, site) for label, site in targets]
         with sync_playwright() as pw:
             for n in range(args.rounds):

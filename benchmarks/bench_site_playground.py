@@ -41,12 +41,11 @@ sys.path.insert(0, str(ROOT))
 
 from app.playground.editor import EMPTY  # noqa: E402
 from app.playground.script_lines import parse_lines  # noqa: E402
-from app.static_site.layout import APP_SCRIPT  # noqa: E402
 from benchmarks.bench_site import (  # noqa: E402
-    STOCK_APP,
-    build_site,
     load,
     served,
+    site_arguments,
+    sites_to_measure,
 )
 from engine.lab import playground_code  # noqa: E402
 from engine.lab.scenario_file import scenario_from_dict  # noqa: E402
@@ -250,17 +249,7 @@ def table(stock: Stock, results: list[Figures]) -> str:
 
 
 def parse_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument(
-        "--site",
-        action="append",
-        default=[],
-        metavar="LABEL=DIR",
-        help="a built site to measure (default: build the real one)",
-    )
-    parser.add_argument("--stock", type=Path, help="a stock app's site built before")
-    return parser.parse_args()
+    return site_arguments(__doc__.splitlines()[0] if __doc__ else "").parse_args()
 
 
 def main() -> None:
@@ -268,16 +257,7 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
 
     with tempfile.TemporaryDirectory(prefix="pcl-bench-") as tmp:
-        work = Path(tmp)
-        stock_site = args.stock or work / "stock-site"
-        if not args.stock:
-            (work / "stock").mkdir()
-            (work / "stock" / "main.py").write_text(STOCK_APP)
-            build_site(work / "stock" / "main.py", stock_site, project=False)
-        targets = [(label, Path(path)) for label, _, path in (s.partition("=") for s in args.site)]
-        if not targets:
-            build_site(ROOT / APP_SCRIPT, work / "site", project=True)
-            targets = [("Prefix Cache Lab", work / "site")]
+        stock_site, targets = sites_to_measure(args, Path(tmp))
         results = [Figures(label, site) for label, site in targets]
         stock = Stock()
         with sync_playwright() as pw:

@@ -19,14 +19,8 @@ from app.render.requests import render_requests
 from engine.lab import playground_code
 from engine.lab.scenario_file import scenario_from_dict
 from engine.lab.timeline import build_timeline
+from tests.app.playground_checks import SCRIPT
 from tests.app.test_layers import imported_by
-
-SCRIPT = """add_request A max_tokens=3 text: You are a helpful assistant. Tell me a joke.
-step
-add_request B text: You are a helpful assistant. Tell me a story.
-step
-reset_prefix_cache keep
-run_until_idle"""
 
 
 def data_of(script: str) -> dict[str, Any]:
