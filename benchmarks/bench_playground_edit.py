@@ -24,21 +24,21 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from playwright.sync_api import sync_playwright
 
-import build
 from app.playground.script_lines import parse_lines
+from app.static_site.layout import SITE_DIR
+from benchmarks.bench_site import served
 from engine.lab import playground_code
 from engine.lab.scenario_file import scenario_from_dict
 from engine.lab.timeline import count_steps
 from tests.app.browser import chromium, panel_serve
+
+ROOT = Path(__file__).resolve().parents[1]
 
 # 10 blocks of 4 tokens, 40 steps after the start: arrivals sharing a prefix, steps,
 # a keep reset, an abort.
@@ -136,17 +136,6 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(fraction * (len(ordered) - 1))))]
 
 
-@contextmanager
-def static_site() -> Iterator[str]:
-    server = build.make_server(Path(build.SITE_DIR).resolve(), 0)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 def report(title: str, samples: list[float]) -> None:
     print(title)
     print(f"  p50 {percentile(samples, 0.50):.0f} ms")
@@ -165,7 +154,7 @@ def main() -> None:
     samples: list[float] = []
     step_samples: list[float] = []
     with (
-        static_site() if args.site else panel_serve() as url,
+        served(ROOT / SITE_DIR) if args.site else panel_serve() as url,
         sync_playwright() as playwright,
         chromium(playwright, viewport={"width": 1280, "height": 800}) as context,
     ):
