@@ -151,28 +151,7 @@ class Ours:
         return self.scheduler.has_unfinished_requests()
 
     def snapshot(self) -> dict[str, Any]:
-        requests = {
-            r.request_id: (r.status.name, r.num_computed_tokens, r.num_tokens, r.num_preemptions)
-            for r in self.scheduler.requests.values()
-        }
-        manager = self.scheduler.kv_cache_manager
-        return {
-            "output_ids": self.output_ids,
-            "waiting": [r.request_id for r in self.scheduler.waiting],
-            "running": [r.request_id for r in self.scheduler.running],
-            "requests": requests,
-            "block_ids": {
-                req_id: [b.block_id for b in blocks]
-                for req_id, blocks in manager.req_to_blocks.items()
-                if blocks
-            },
-            "block_hashes": {
-                r.request_id: [bytes(h) for h in r.block_hashes]
-                for r in self.scheduler.requests.values()
-            },
-            **pool_snapshot(self.pool),
-            "stats": stats_tuple(self.step_stats),
-        }
+        return scheduler_snapshot(self, self.scheduler.kv_cache_manager.req_to_blocks)
 
 
 class Real:
@@ -297,27 +276,32 @@ class Real:
         return self.scheduler.get_num_unfinished_requests() > 0
 
     def snapshot(self) -> dict[str, Any]:
-        requests = {
+        return scheduler_snapshot(self, self.manager.req_to_blocks)
+
+
+def scheduler_snapshot(side: Any, req_to_blocks: dict[str, Any]) -> dict[str, Any]:
+    """What is compared after a step, read the same way from either side (the two
+    schedulers keep their requests, queues and pool under the same names)."""
+    scheduler = side.scheduler
+    return {
+        "output_ids": side.output_ids,
+        "waiting": [r.request_id for r in scheduler.waiting],
+        "running": [r.request_id for r in scheduler.running],
+        "requests": {
             r.request_id: (r.status.name, r.num_computed_tokens, r.num_tokens, r.num_preemptions)
-            for r in self.scheduler.requests.values()
-        }
-        return {
-            "output_ids": self.output_ids,
-            "waiting": [r.request_id for r in self.scheduler.waiting],
-            "running": [r.request_id for r in self.scheduler.running],
-            "requests": requests,
-            "block_ids": {
-                req_id: [b.block_id for b in blocks]
-                for req_id, blocks in self.manager.req_to_blocks.items()
-                if blocks
-            },
-            "block_hashes": {
-                r.request_id: [bytes(h) for h in r.block_hashes]
-                for r in self.scheduler.requests.values()
-            },
-            **pool_snapshot(self.pool),
-            "stats": stats_tuple(self.step_stats),
-        }
+            for r in scheduler.requests.values()
+        },
+        "block_ids": {
+            req_id: [b.block_id for b in blocks]
+            for req_id, blocks in req_to_blocks.items()
+            if blocks
+        },
+        "block_hashes": {
+            r.request_id: [bytes(h) for h in r.block_hashes] for r in scheduler.requests.values()
+        },
+        **pool_snapshot(side.pool),
+        "stats": stats_tuple(side.step_stats),
+    }
 
 
 def pool_snapshot(pool: Any) -> dict[str, Any]:
