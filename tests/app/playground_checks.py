@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from app.playground.editor import EMPTY
-from app.playground.script_lines import parse_lines
+from app.playground.script_lines import format_lines, parse_lines
 from engine.lab import toml_writer
 from engine.lab.scenario_file import scenario_from_dict
 from engine.lab.timeline import Timeline, build_timeline
@@ -52,6 +52,15 @@ def open_fork(page: Any) -> None:
     expect(page.get_by_role("heading", level=1)).to_contain_text("(playground)")
 
 
+def start_empty(page: Any) -> None:
+    """Press "Start empty" and wait until its fields are on the page: text typed before
+    they arrive would be overwritten, or typed next to them ("10" then "10" is "1010")."""
+    page.get_by_role("button", name="Start empty").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text(EMPTY["title"])
+    expect(field(page, "GPU blocks")).to_have_value(str(EMPTY["pool"]["num_gpu_blocks"]))
+    expect(field(page, "Script (one action per line)")).to_have_value(format_lines(EMPTY["steps"]))
+
+
 def walk(page: Any, timeline: Timeline) -> None:
     """Every step, from the first, compared with the engine."""
     last = len(timeline.steps) - 1
@@ -68,7 +77,7 @@ def walk(page: Any, timeline: Timeline) -> None:
 def build_by_hand(page: Any) -> tuple[dict[str, Any], Timeline]:
     """Start an empty playground and type a 20-block pool and SCRIPT into it: the data
     the editor makes of it, and its keep-mode timeline."""
-    page.get_by_role("button", name="Start empty").click()
+    start_empty(page)
     field(page, "GPU blocks").fill("20")
     field(page, "Script (one action per line)").fill(SCRIPT)
     data = typed(20, 4, SCRIPT)

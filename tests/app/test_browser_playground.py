@@ -28,6 +28,7 @@ from tests.app.playground_checks import (
     export_toml,
     field,
     open_fork,
+    start_empty,
     typed,
     walk,
 )
@@ -141,7 +142,7 @@ def test_a_mode_picked_while_a_playground_opens_is_applied_to_it(
         data = fork("reset")
     else:
         open_fork(page)
-        page.get_by_role("button", name="Start empty").click()
+        start_empty(page)
         check_playground_step(page, build_timeline(scenario_from_dict(EMPTY), "default"), 0)
         target, text = field(page, "Script (one action per line)"), script
         data = typed(10, 4, script)
@@ -186,7 +187,7 @@ def rendered_list(html: str, selector: str) -> list[list[str]]:
 def test_a_2000_block_playground_opens_and_steps(watched: Watched, server: str) -> None:
     page = open_app(watched, server, "?scenario=reset")
     page.get_by_role("button", name="Edit a copy").click()
-    page.get_by_role("button", name="Start empty").click()
+    start_empty(page)
     field(page, "GPU blocks").fill("2000")
     field(page, "Block size").fill("16")
     script = large_script(30)

@@ -21,7 +21,7 @@ from engine.lab.scenario import ScenarioError
 from engine.lab.scenario_file import scenario_from_dict
 from engine.lab.timeline import Timeline, build_timeline
 from tests.app import test_browser_serve as serve
-from tests.app.playground_checks import check_playground_step, field, open_fork
+from tests.app.playground_checks import check_playground_step, field, open_fork, start_empty
 from tests.app.test_browser_serve import Watched, open_app
 
 expect = pytest.importorskip("playwright.sync_api").expect
@@ -90,7 +90,10 @@ def shown_position(page: Any, name: str, mode: str | None = None) -> tuple[str, 
             if scenario == name and step == counter and mode in (None, shown):
                 return shown, int(step)
         page.wait_for_timeout(100)
-    raise AssertionError(f"the views never agreed on a position of {name}: {at}, {counter}")
+    fields = {label: field(page, label).input_value() for label in ("GPU blocks", SCRIPT_LABEL)}
+    raise AssertionError(
+        f"the views never agreed on a position of {name}: {at}, {counter}; fields {fields}"
+    )
 
 
 def test_random_learner_actions_keep_the_page_equal_to_the_engine(
@@ -104,7 +107,7 @@ def soak(page: Any, actions: int, seed: int) -> None:
     caller's to check); after each, the page equals the engine's timeline."""
     rng = random.Random(seed)
     open_fork(page)
-    page.get_by_role("button", name="Start empty").click()
+    start_empty(page)
     blocks, script = "10", "add_request A max_tokens=2 prompt: 1..12\nstep"
     field(page, "GPU blocks").fill(blocks)
     field(page, SCRIPT_LABEL).fill(script)
