@@ -15,6 +15,7 @@ try:
 except ImportError:  # `panel serve app/main.py` from a checkout without `pip install -e .`
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from app.gc_startup import freeze_imported_objects
 from app.layout import App
 from app.url import PRERENDER_QUERY_ENV, lab_link, parse_link
 from app.views.lab import LabView, open_lab
@@ -26,6 +27,7 @@ pn.extension(notifications=False, apply_signatures=False)
 # time Panel looked up a component's data property on its outer model (6-9% of a
 # playground edit's Python side in a profile).
 settings.perform_error_diagnostics.set_value(False)
+freeze_imported_objects()  # see app/gc_startup.py
 
 
 def current_query() -> str:

@@ -4,10 +4,12 @@ Starts `panel serve app/main.py` (as tests/app/browser.py does), opens
 `?lab=shared-prefix` (200 requests with its overlay) in headless Chromium and, each
 round, changes a knob the way the widget does (its model's value, which Bokeh sends
 to the server) and times, inside the page, from the change to the painted frame
-whose chart data is the new run's. Three changes per round, each to knobs not run
-before in that server: the output length (both runs play), the salt (the overlay's
-run is reused, the learner's plays) and the salt set back (both runs are known).
-Prints the median of each.
+whose chart data is the new run's. Four changes per round, each to knobs not run
+before in that server: the unique part's length (both runs play, every prompt new),
+the output length (both runs play, their prompts' block hashes kept from earlier
+runs: engine/lab/prompt_hashes.py), the salt (the overlay's run is reused, the
+learner's plays) and the salt set back (both runs are known). Prints the median of
+each.
 
     python benchmarks/bench_lab_knob.py [--rounds 5]
 """
@@ -46,8 +48,12 @@ async ([title, value]) => {
 }
 """
 
-CASES = ("output length changed (both runs play)", "salt changed (overlay reused)")
-CASES += ("salt set back (both reused)",)
+CASES = (
+    "unique part changed (both runs play, new prompts)",
+    "output length changed (both runs play, prompts known)",
+    "salt changed (overlay reused)",
+    "salt set back (both reused)",
+)
 
 
 def main() -> None:
@@ -65,6 +71,7 @@ def main() -> None:
         page.get_by_test_id("lab-outcome").wait_for(timeout=120_000)
         for round_ in range(args.rounds):
             changes = (
+                ("Unique part per request (tokens)", 201 + round_),
                 ("Output tokens per request", 17 + round_),
                 ("cache_salt", "fixed"),
                 ("cache_salt", "none"),

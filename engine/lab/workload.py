@@ -21,6 +21,7 @@ from functools import cache
 from importlib import resources
 from typing import Any, Literal, get_args
 
+from engine.lab.prompt_hashes import PROMPT_HASHES, PromptHashStore
 from engine.lab.scenario import MODES, Action, Mode, RequestSpec, Scenario, reset_flags
 from engine.vllm.core import EngineCore
 from engine.vllm.kv_cache_manager import cdiv
@@ -90,6 +91,13 @@ class Workload:
 
     def knobs(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+    def prompt_key(self) -> tuple[Any, ...]:
+        """The knobs ``prompt``, ``cache_salt`` and the block hashes read: two workloads
+        with the same key give request i the same prompt block hashes."""
+        users = self.users if self.salt == "per-user" else None
+        knobs = (self.prepend_token, self.shared_tokens, self.unique_tokens, self.block_size)
+        return (*knobs, self.salt, users)
 
     def cache_salt(self, index: int) -> str | None:
         if self.salt == "fixed":
@@ -317,7 +325,14 @@ class WorkloadRunner:
     reset_prefix_cache, step), with vLLM's default scheduler settings.
     """
 
-    def __init__(self, workload: Workload, enable_kv_cache_events: bool = False) -> None:
+    def __init__(
+        self,
+        workload: Workload,
+        enable_kv_cache_events: bool = False,
+        prompt_hashes: PromptHashStore | None = PROMPT_HASHES,
+    ) -> None:
+        """``prompt_hashes``: where prompt block hashes of earlier runs are kept and
+        reused (None hashes every prompt afresh; the run is the same)."""
         validate(workload)
         self.workload = workload
         self.scheduler = Scheduler(
@@ -328,6 +343,9 @@ class WorkloadRunner:
             enable_kv_cache_events=enable_kv_cache_events,
         )
         self.engine = EngineCore(self.scheduler)
+        self._block_hasher = self.scheduler.request_block_hasher
+        if prompt_hashes is not None:
+            self._block_hasher = prompt_hashes.hasher(workload.prompt_key(), self._block_hasher)
         self.pool_counter = PoolCounter(self.scheduler)
         self.series: Series = {column: [] for column in COLUMNS}
         self.requests: list[Request] = []  # arrived, in arrival order
@@ -356,7 +374,7 @@ class WorkloadRunner:
             f"req-{index}",
             workload.prompt(index),
             max_tokens=workload.output_tokens,
-            block_hasher=self.scheduler.request_block_hasher,
+            block_hasher=self._block_hasher,
             cache_salt=workload.cache_salt(index),
         )
 

@@ -153,16 +153,18 @@ class BlockPool:
         new_full_blocks = blocks[num_cached_blocks:num_full_blocks]
         new_block_hashes = request.block_hashes[num_cached_blocks:num_full_blocks]
         assert len(new_block_hashes) == len(new_full_blocks), "request has too few block hashes"
-        stored_hashes: list[ExternalBlockHash] = []
+        # What the BlockStored event carries; nothing to collect with events off.
+        stored_hashes: list[ExternalBlockHash] | None = [] if self.enable_kv_cache_events else None
         for block, block_hash in zip(new_full_blocks, new_block_hashes, strict=True):
             if block.is_null:
                 continue
             key = make_block_hash_with_group_id(block_hash, kv_cache_group_id)
             block.set_block_hash(key)
             self.cached_block_hash_to_block.insert(key, block)
-            stored_hashes.append(self._external_hash(block_hash))
+            if stored_hashes is not None:
+                stored_hashes.append(self._external_hash(block_hash))
 
-        if self.enable_kv_cache_events:
+        if stored_hashes is not None:
             parent_block_hash = (
                 self._external_hash(request.block_hashes[num_cached_blocks - 1])
                 if num_cached_blocks > 0
