@@ -37,6 +37,7 @@ from engine.lab import playground_code
 from engine.lab.scenario_file import scenario_from_dict
 from engine.lab.timeline import count_steps
 from tests.app.browser import chromium, panel_serve
+from tests.app.playground_checks import start_empty
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -131,6 +132,11 @@ async ([area, text]) => {
 """
 
 
+# Between edits, as between a learner's keystrokes: the views' other pages, sent a
+# moment after the shown one (app/views/base.py fill_deck), arrive in it.
+PAUSE_MS = 300
+
+
 def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, round(fraction * (len(ordered) - 1))))]
@@ -176,7 +182,7 @@ def main() -> None:
             edits = [str(10_000 - i - 1) for i in range(args.edits + warm_up)]
         else:
             page.get_by_role("button", name="Edit a copy").click()
-            page.get_by_role("button", name="Start empty").click()
+            start_empty(page)
             page.get_by_label("GPU blocks").fill("10")
             field = page.get_by_label("Script (one action per line)")
             field.fill(SCRIPT.format(a=4, g=FIRST_TOKEN))
@@ -190,6 +196,7 @@ def main() -> None:
             ms = float(page.evaluate(MEASURE, [handle, text]))
             if i >= warm_up:
                 samples.append(ms)
+            page.wait_for_timeout(PAUSE_MS)
         if args.large:
             forward = page.get_by_role("button", name="Step forward").element_handle()
             page.get_by_role("button", name="Restart").click()

@@ -18,9 +18,10 @@ export function render({ model }) {
   let optionsShown = null
   let optionsStep = null
 
-  const here = () => position(model, (key) => key in model.plans)
+  let plans = JSON.parse(model.plans_json)
+  const here = () => position(model, (key) => key in plans)
   function planned(at) {
-    const plan = (model.plans[at.key] || [])[at.step]
+    const plan = (plans[at.key] || [])[at.step]
     return plan ? { ...plan, frame: model.frames[plan.frame], body: model.bodies[plan.body] }
       : null
   }
@@ -100,7 +101,8 @@ export function render({ model }) {
     if (plan && choice !== plan.focus) { model.pick = [at.key, at.step, choice] }
     update()
   })
-  model.on(['frames', 'bodies', 'plans', 'key'], () => {
+  model.on(['frames', 'bodies', 'plans_json', 'key'], () => {
+    plans = JSON.parse(model.plans_json)
     frameShown = null
     bodyShown = null
     optionsShown = null

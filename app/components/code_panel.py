@@ -16,6 +16,9 @@ the position and the pick still match.
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import param
 
 from app.components.step_deck import LeanComponent
@@ -30,9 +33,11 @@ class CodePanel(LeanComponent):
         doc="Distinct frames; SLOT (app/render/code_plan.py) marks the lines",
     )
     bodies = param.List(default=[], item_type=str, doc="Distinct bodies: a function's lines")
-    plans = param.Dict(
-        default={},
-        doc="Timeline key -> per step: a Plan (app/render/code_plan.py) by name",
+    # One JSON string, not a nested dict: Bokeh walks a dict's every value for models
+    # to attach, which was a fifth of a playground edit's Python time.
+    plans_json = param.String(
+        default="{}",
+        doc="JSON: timeline key -> per step: a Plan (app/render/code_plan.py) by name",
     )
     key = param.String(default="", doc="The timeline to show until the channel names one held")
     step = param.Integer(default=0, doc="The step to show until the channel names one held")
@@ -42,6 +47,17 @@ class CodePanel(LeanComponent):
     picker_label = param.String(default=PICKER_LABEL, constant=True, doc="The picker's caption")
 
     _esm = "code_panel.js"
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self._parsed: tuple[str, dict[str, list[dict[str, Any]]]] = ("", {})
+
+    @property
+    def plans(self) -> dict[str, list[dict[str, Any]]]:
+        """``plans_json`` read back (the same JSON the browser parses)."""
+        if self._parsed[0] is not self.plans_json:
+            self._parsed = (self.plans_json, json.loads(self.plans_json))
+        return self._parsed[1]
 
     def holds_page(self, key: str, step: int) -> bool:
         """Whether the browser has this position's code (every step of a timeline held)."""

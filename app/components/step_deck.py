@@ -83,8 +83,13 @@ class StepDeck(LeanComponent):
 
     _esm = "step_deck.js"
 
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self.loaded: Deck | None = None  # what the last load sent
+
     def load(self, deck: Deck, key: str, step: int) -> None:
         """A new scenario: its pages and orders, and the position, in one update."""
+        self.loaded = deck
         orders = {k: list(order) for k, order in deck.orders.items()}
         self.param.update(pages=list(deck.pages), orders=orders, key=key, step=step)
 

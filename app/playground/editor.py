@@ -17,6 +17,7 @@ from typing import Any
 import panel as pn
 import param
 
+from app.components import at_once
 from app.errors import logged
 from app.playground import store
 from app.playground.script_lines import format_lines, parse_lines
@@ -100,13 +101,13 @@ class PlaygroundEditor(pn.viewable.Viewer):
         self._data: dict[str, Any] = {}  # the last valid data shown in the fields
         self._loading = False
         text = {"sizing_mode": "stretch_width", "stylesheets": [CSS]}
-        self.title = pn.widgets.TextInput(label="Title", **text)
-        self.num_gpu_blocks = pn.widgets.TextInput(label="GPU blocks (num_gpu_blocks)", width=190)
-        self.block_size = pn.widgets.TextInput(label="Block size (tokens)", width=150)
-        self.setup = pn.widgets.TextAreaInput(
+        self.title = at_once.TextInput(label="Title", **text)
+        self.num_gpu_blocks = at_once.TextInput(label="GPU blocks (num_gpu_blocks)", width=190)
+        self.block_size = at_once.TextInput(label="Block size (tokens)", width=150)
+        self.setup = at_once.TextAreaInput(
             label="Setup (runs before step 0)", height=70, max_length=MAX_FIELD_CHARS, **text
         )
-        self.script = pn.widgets.TextAreaInput(
+        self.script = at_once.TextAreaInput(
             label="Script (one action per line)", height=200, max_length=MAX_FIELD_CHARS, **text
         )
         self.messages = {

@@ -8,13 +8,14 @@ from SENT_AROUND_FROM) is rendered a few steps at a time, around the step shown.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any, Protocol
 
 import panel as pn
 import param
 
-from app.components.step_deck import Deck, StepDeck
+from app.components.step_deck import NOT_SENT, Deck, StepDeck
 from app.errors import logged
 from app.state import SimulatorState
 from app.stylesheets import stylesheet
@@ -30,6 +31,8 @@ COMPACT_CSS = stylesheet("app.views", "compact.css")
 # 10,000-block pool's page is megabytes, and every step of it would be gigabytes.
 # Every built-in scenario is far below (at most about 1,100).
 SENT_AROUND_FROM = 20_000
+# How long after a deck's first pages (fill_deck) the others are rendered and sent.
+REST_AFTER_S = 0.05
 
 
 class HoldsPages(Protocol):
@@ -57,27 +60,82 @@ def sends_every_step(timeline: Timeline) -> bool:
     return timeline.num_gpu_blocks * len(timeline.steps) < SENT_AROUND_FROM
 
 
-def sent_steps(timeline: Timeline, step: int) -> range:
-    """The steps whose pages the deck holds while `step` is shown."""
-    if sends_every_step(timeline):
-        return range(len(timeline.steps))
+def steps_around(timeline: Timeline, step: int) -> range:
+    """The shown step and its neighbours: what a deck holds of a large timeline, and
+    what it gets first of any (fill_deck)."""
     return range(max(0, step - 1), min(len(timeline.steps), step + 2))
 
 
 def render_deck(
-    render: object, timelines: tuple[Timeline, ...], shown: str = "", step: int = 0
+    render: object,
+    timelines: tuple[Timeline, ...],
+    shown: str = "",
+    step: int = 0,
+    around_only: bool = False,
 ) -> Deck:
     """Every step of every timeline; of a large timeline only the steps around ``step``
-    if it is the ``shown`` one (its other steps, and a large timeline not shown, wait)."""
+    if it is the ``shown`` one (its other steps, and a large timeline not shown, wait).
+    ``around_only``: any timeline as if it were large."""
     assert callable(render)
     per_timeline: dict[str, list[str | None]] = {}
     for timeline in timelines:
         key = timeline_key(timeline)
-        sent = sent_steps(timeline, step) if key == shown or sends_every_step(timeline) else ()
+        whole = sends_every_step(timeline) and not around_only
+        sent = range(len(timeline.steps)) if whole else ()
+        if key == shown and not whole:
+            sent = steps_around(timeline, step)
         per_timeline[key] = [
             render(timeline, s) if s in sent else None for s in range(len(timeline.steps))
         ]
     return Deck.of(per_timeline)
+
+
+def fill_deck(
+    deck: StepDeck,
+    render: Callable[[Timeline, int], str],
+    state: SimulatorState | None,  # a view's `state` parameter (never None once made)
+    loaded: Callable[[Deck, bool], None] | None = None,
+) -> None:
+    """Load the open scenario's pages into ``deck``: the shown step and its neighbours at
+    once, every other step a moment later (on the next tick of the event loop), so a
+    learner's edit changes every view before the last page of it is rendered and sent.
+    A large timeline's other pages wait for its step to move (StepView._refresh).
+    ``loaded(deck, whole)`` is called after each load; ``whole``: every page is in it
+    that will be sent without the step moving."""
+    assert state is not None
+    timelines, key, step = state.scenario_timelines, state.key, state.step
+    rendered: dict[tuple[int, int], str] = {}  # the first load's pages, not rendered twice
+
+    def page(timeline: Timeline, step: int) -> str:
+        at = (id(timeline), step)
+        if at not in rendered:
+            rendered[at] = render(timeline, step)
+        return rendered[at]
+
+    first = render_deck(page, timelines, key, step, around_only=True)
+    deck.load(first, key, step)
+    whole = all(
+        NOT_SENT not in first.orders[timeline_key(t)] for t in timelines if sends_every_step(t)
+    )
+    if loaded is not None:
+        loaded(first, whole)
+    if whole:
+        return
+
+    async def send_the_rest() -> None:
+        # A moment's wait lets the learner's next keystroke come first: its edit makes
+        # this load stale, and the rest of an outdated timeline is never rendered.
+        await asyncio.sleep(REST_AFTER_S)
+        if deck.loaded is not first or list(map(id, state.scenario_timelines)) != [
+            id(t) for t in timelines
+        ]:
+            return  # a newer load, or another scenario or mode: this one is stale
+        rest = render_deck(page, timelines, state.key, state.step)
+        deck.load(rest, state.key, state.step)
+        if loaded is not None:
+            loaded(rest, True)
+
+    pn.state.execute(send_the_rest)
 
 
 class StepView(pn.viewable.Viewer):
@@ -116,14 +174,16 @@ class StepView(pn.viewable.Viewer):
         move_or_render(self._deck, self.state.key, self.state.step, self._render_deck)
 
     def _render_deck(self) -> None:
-        state = self.state
-        deck = render_deck(self.render, state.scenario_timelines, state.key, state.step)
-        # A view with nothing to show in the whole scenario leaves the layout (a large
-        # timeline's deck cannot know: an empty page hides it in the browser).
-        self._deck.visible = any(deck.pages) or not all(
-            sends_every_step(t) for t in state.scenario_timelines
-        )
-        self._deck.load(deck, self.state.key, self.state.step)
+        fill_deck(self._deck, self.render, self.state, self._loaded)
+
+    def _loaded(self, deck: Deck, whole: bool) -> None:
+        # A view with nothing to show in the whole scenario leaves the layout. Until its
+        # every page is known (a large timeline's never is) it stays as it was unless a
+        # page has something (an empty page hides it in the browser meanwhile): showing
+        # and hiding it on each edit would lay the page out twice.
+        visible = any(deck.pages) or (not whole and self._deck.visible)
+        if self._deck.visible != visible:
+            self._deck.visible = visible
 
     @property
     def html(self) -> str:

@@ -5,13 +5,12 @@ from __future__ import annotations
 import panel as pn
 import param
 
-from app.components.step_deck import Deck, StepDeck
+from app.components.step_deck import StepDeck
 from app.errors import logged
 from app.render.chain import NONE, default_pair, render_chain
 from app.state import SimulatorState
 from app.theme import CSS
-from app.timelines import timeline_key
-from app.views.base import TERM_CSS, move_or_render
+from app.views.base import TERM_CSS, fill_deck, move_or_render
 from engine.lab.timeline import Timeline
 
 
@@ -57,11 +56,7 @@ class ChainView(pn.viewable.Viewer):
         return a, b
 
     def _render_deck(self) -> None:
-        pages = {
-            timeline_key(t): [render_chain(t, s, *self._pair(t, s)) for s in range(len(t.steps))]
-            for t in self.state.scenario_timelines
-        }
-        self._deck.load(Deck.of(pages), self.state.key, self.state.step)
+        fill_deck(self._deck, lambda t, s: render_chain(t, s, *self._pair(t, s)), self.state)
 
     @logged
     def _on_step(self, *_: object) -> None:

@@ -3,6 +3,8 @@ step (planned in app/render/code_plan.py), the step's focus function or the one 
 
 from __future__ import annotations
 
+import json
+
 import panel as pn
 import param
 
@@ -48,7 +50,7 @@ class CodeView(pn.viewable.Viewer):
         self._panel.param.update(
             frames=list(plan.frames),
             bodies=list(plan.bodies),
-            plans=plan.as_dicts(),
+            plans_json=json.dumps(plan.as_dicts(), separators=(",", ":")),
             key=self.state.key,
             step=self.state.step,
             picked={},

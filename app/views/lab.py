@@ -26,6 +26,7 @@ from bokeh.models import (
 )
 from bokeh.plotting import figure
 
+from app.components import at_once
 from app.components.address_bar import AddressBar
 from app.errors import logged
 from app.lab import (
@@ -155,12 +156,12 @@ def update_changed(obj: param.Parameterized, **values: Any) -> None:
 def knob_widget(knob: str, value: Any) -> pn.widgets.Widget:
     fit = {"label": KNOB_LABELS[knob], "value": value, "sizing_mode": "stretch_width"}
     if knob == "salt":
-        return pn.widgets.Select(options=SALT_LABELS, **fit)
+        return at_once.Select(options=SALT_LABELS, **fit)
     if knob == "reset_mode":
-        return pn.widgets.Select(options=list(MODES), **fit)
+        return at_once.Select(options=list(MODES), **fit)
     if KNOB_TYPES[knob] is bool:
-        return pn.widgets.Checkbox(**fit)
-    return pn.widgets.IntInput(**fit)
+        return at_once.Checkbox(**fit)
+    return at_once.IntInput(**fit)
 
 
 def make_figure(
@@ -247,7 +248,7 @@ class LabView(pn.viewable.Viewer):
             )
             for knob in self.knobs
         }
-        self.overlay = pn.widgets.Checkbox(label=self._overlay_label(), value=True)
+        self.overlay = at_once.Checkbox(label=self._overlay_label(), value=True)
         self.run_button = pn.widgets.Button(label="Run", color="primary", width=90)
         self.stop_button = pn.widgets.Button(label="Stop", disabled=True, width=90)
         # The progress bar is part of the status line: a widget shown and hidden would

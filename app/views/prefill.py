@@ -5,14 +5,13 @@ from __future__ import annotations
 import panel as pn
 import param
 
-from app.components.step_deck import Deck, StepDeck
+from app.components.step_deck import StepDeck
 from app.errors import logged
 from app.prefill_inputs import FIELDS, model_texts, parse_inputs, seed_texts
 from app.render.prefill import follow, follow_page, render_prefill
 from app.state import SimulatorState
 from app.theme import CSS
-from app.timelines import timeline_key
-from app.views.base import move_or_render
+from app.views.base import fill_deck, move_or_render
 from engine.lab.timeline import Timeline
 
 
@@ -60,16 +59,12 @@ class PrefillView(pn.viewable.Viewer):
 
     def _show(self) -> None:
         """Every step of every mode: followed, or the learner's inputs at each."""
-        timelines = self.state.scenario_timelines
         if self._follow:
-            pages = {
-                timeline_key(t): [follow_page(t, s, self._base) for s in range(len(t.steps))]
-                for t in timelines
-            }
+            base = self._base
+            fill_deck(self._deck, lambda t, s: follow_page(t, s, base), self.state)
         else:
             page = render_prefill(parse_inputs(self._texts()), self._source)
-            pages = {timeline_key(t): [page] * len(t.steps) for t in timelines}
-        self._deck.load(Deck.of(pages), self.state.key, self.state.step)
+            fill_deck(self._deck, lambda t, s: page, self.state)
 
     @logged
     def _on_step(self, *_: object) -> None:

@@ -888,7 +888,7 @@ def test_code_panel_holds_each_steps_focus_and_a_pick_until_the_next_step() -> N
     assert timeline is not None
     plan = panel.plans["reset/keep"]
     sent: list[str] = []
-    watched = ["frames", "bodies", "plans", "step", "picked"]
+    watched = ["frames", "bodies", "plans_json", "step", "picked"]
     panel.param.watch(lambda e: sent.append(e.name), watched)
     app.controls.player.step += 1
     assert sent == []  # a step sends nothing to the code panel: the bus carries it

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import ClassVar
 
 import pytest
@@ -12,7 +13,7 @@ from app.render.hashmap import EDGE as MAP_EDGE
 from app.render.hashmap import render_hash_map
 from app.render.queue import render_queue
 from app.state import SimulatorState
-from app.views.base import StepView, sends_every_step
+from app.views.base import REST_AFTER_S, StepView, sends_every_step
 from engine.lab.timeline import Timeline, build_timeline
 from tests.app.conftest import Element, parse
 
@@ -129,3 +130,24 @@ def test_a_small_timelines_deck_holds_every_step_of_every_mode() -> None:
     CountingView.rendered = []
     CountingView(state=state)
     assert len(CountingView.rendered) == sum(len(t.steps) for t in state.scenario_timelines)
+
+
+def test_a_new_deck_shows_its_step_first_and_gets_every_other_page_a_moment_later() -> None:
+    """On a server (or in Pyodide) the shown step and its neighbours go out at once and
+    the other pages on the event loop's next turn: an edit's views change sooner."""
+    state = SimulatorState()
+    state.open("reset", "keep", 3)
+
+    async def open_view() -> tuple[list[int], list[int], bool]:
+        CountingView.rendered = []
+        view = CountingView(state=state)
+        first = sorted(CountingView.rendered)
+        held_at_once = all(view._deck.holds_page(state.key, s) for s in range(state.last_step + 1))
+        await asyncio.sleep(REST_AFTER_S + 0.1)
+        return first, sorted(CountingView.rendered), held_at_once
+
+    first, after, held_at_once = asyncio.run(open_view())
+    assert first == [2, 3, 4] and not held_at_once
+    # Every step of every mode once: the first pages are not rendered again.
+    expected = sorted(s for t in state.scenario_timelines for s in range(len(t.steps)))
+    assert after == expected
