@@ -9,6 +9,7 @@ from SENT_AROUND_FROM) is rendered a few steps at a time, around the step shown.
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -90,6 +91,14 @@ def render_deck(
     return Deck.of(per_timeline)
 
 
+def defers_rest() -> bool:
+    """Whether a page can reach the browser between two callbacks: on a server session,
+    and in Pyodide (the browser's event loop). Elsewhere (tests, scripts) a deferred
+    load would only be waited for."""
+    doc = pn.state.curdoc
+    return sys.platform == "emscripten" or bool(doc and doc.session_context)
+
+
 def fill_deck(
     deck: StepDeck,
     render: Callable[[Timeline, int], str],
@@ -117,6 +126,9 @@ def fill_deck(
     whole = all(
         NOT_SENT not in first.orders[timeline_key(t)] for t in timelines if sends_every_step(t)
     )
+    if not whole and not defers_rest():  # nothing would be sent in between: all at once
+        deck.load(render_deck(page, timelines, key, step), key, step)
+        whole = True
     if loaded is not None:
         loaded(first, whole)
     if whole:

@@ -67,6 +67,8 @@ class ChainView(pn.viewable.Viewer):
                 move_or_render(self._deck, self.state.key, self.state.step, self._render_deck)
             else:
                 self._render_deck()
+        elif not self._deck.holds_page(self.state.key, self.state.step):
+            self._render_deck()  # a large timeline's deck holds the steps around the shown one
         snapshot = self.state.current.snapshot
         ids = tuple(r.request_id for r in snapshot.requests)
         timeline = self.state.timeline

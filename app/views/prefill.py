@@ -71,6 +71,8 @@ class PrefillView(pn.viewable.Viewer):
         if self.state.timeline is not self._timeline:
             self._timeline = self.state.timeline
             move_or_render(self._deck, self.state.key, self.state.step, self._show)
+        elif not self._deck.holds_page(self.state.key, self.state.step):
+            self._show()  # a large timeline's deck holds the steps around the shown one
         if self._follow:  # the fields show what the deck already shows
             self._fill(follow(self.state.current.snapshot, self._base)[0])
 

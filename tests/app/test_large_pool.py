@@ -7,12 +7,16 @@ from typing import ClassVar
 
 import pytest
 
+from app.components.step_deck import StepDeck
+from app.layout import App
 from app.playground import store
 from app.render import hashmap as hashmap_render
 from app.render.hashmap import EDGE as MAP_EDGE
 from app.render.hashmap import render_hash_map
 from app.render.queue import render_queue
 from app.state import SimulatorState
+from app.url import parse_link
+from app.views import base
 from app.views.base import REST_AFTER_S, StepView, sends_every_step
 from engine.lab.timeline import Timeline, build_timeline
 from tests.app.conftest import Element, parse
@@ -132,9 +136,12 @@ def test_a_small_timelines_deck_holds_every_step_of_every_mode() -> None:
     assert len(CountingView.rendered) == sum(len(t.steps) for t in state.scenario_timelines)
 
 
-def test_a_new_deck_shows_its_step_first_and_gets_every_other_page_a_moment_later() -> None:
+def test_a_new_deck_shows_its_step_first_and_gets_every_other_page_a_moment_later(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """On a server (or in Pyodide) the shown step and its neighbours go out at once and
-    the other pages on the event loop's next turn: an edit's views change sooner."""
+    the other pages a moment later: an edit's views change sooner."""
+    monkeypatch.setattr(base, "defers_rest", lambda: True)  # as on a server
     state = SimulatorState()
     state.open("reset", "keep", 3)
 
@@ -151,3 +158,16 @@ def test_a_new_deck_shows_its_step_first_and_gets_every_other_page_a_moment_late
     # Every step of every mode once: the first pages are not rendered again.
     expected = sorted(s for t in state.scenario_timelines for s in range(len(t.steps)))
     assert after == expected
+
+
+def test_every_deck_of_the_app_follows_a_large_timelines_step() -> None:
+    """The hash chain and the prefill calculator too get the pages around a step moved
+    to (they once rendered every step; now they hold three, like the other views)."""
+    code = store.register(large_data()).code
+    app = App(link=parse_link(f"?scenario=playground&playground={code}"))
+    state = app.state
+    assert state.timeline is not None and not sends_every_step(state.timeline)
+    decks = app.__panel__().select(StepDeck)
+    assert len(decks) >= 10
+    state.step = 30
+    assert [d for d in decks if not d.holds_page(state.key, 30)] == []
