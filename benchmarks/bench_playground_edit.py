@@ -7,8 +7,9 @@ max_tokens, back and forth, and the last request's last token, new each time,
 so no edit finds a timeline already built) and times, inside the page, from the input event to
 the frame where every view shows the new timeline (every StepDeck's `data-at`
 names it, and the step counter agrees). The traced build of the shown mode, the
-rendering of every step of every view and the transfer are all included.
-Prints p50 and p95.
+rendering of the shown step's pages (the others follow 50 ms later: app/views/base.py
+fill_deck) and the transfer are all included; edits are 300 ms apart, as keystrokes
+are. Prints p50 and p95.
 
 With --large, a 10,000-block pool of block size 16 with 200 requests (about
 230 steps; longer than the script field takes, so opened by its address), whose

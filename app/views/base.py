@@ -1,15 +1,16 @@
 """A view = a pure `render(timeline, step)`, shown through a StepDeck.
 
 Every step's HTML, in every mode of the scenario, is rendered when the
-scenario opens and sent once; the step controls and the mode picker then move
-every deck in the browser (see step_deck.py). A large timeline (blocks x steps
-from SENT_AROUND_FROM) is rendered a few steps at a time, around the step shown.
+scenario opens and sent once (the shown step and its neighbours first, the
+others a moment later: fill_deck); the step controls and the mode picker then
+move every deck in the browser (see step_deck.py). A large timeline (blocks x
+steps from SENT_AROUND_FROM) is rendered a few steps at a time, around the step
+shown.
 """
 
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -92,11 +93,16 @@ def render_deck(
 
 
 def defers_rest() -> bool:
-    """Whether a page can reach the browser between two callbacks: on a server session,
-    and in Pyodide (the browser's event loop). Elsewhere (tests, scripts) a deferred
-    load would only be waited for."""
+    """Whether the first pages reach the browser before the rest is rendered: on a
+    server's session. Elsewhere a deferred load would only be waited for (tests,
+    scripts) or never run: the static site's pre-rendered copies are made on a
+    document with a stand-in session that runs no callbacks (panel.io.convert). In
+    Pyodide it would run, but the hand-over from the static site's early page to the
+    live one waits for the live decks to hold the learner's script and step
+    (tests/site/test_early_playground.py), so there a deck loads whole."""
     doc = pn.state.curdoc
-    return sys.platform == "emscripten" or bool(doc and doc.session_context)
+    context = doc.session_context if doc else None
+    return getattr(context, "server_context", None) is not None
 
 
 def fill_deck(

@@ -6,6 +6,9 @@ import asyncio
 from typing import ClassVar
 
 import pytest
+from bokeh.document import Document
+from panel.io.document import MockSessionContext
+from panel.io.state import set_curdoc
 
 from app.components.step_deck import StepDeck
 from app.layout import App
@@ -171,3 +174,16 @@ def test_every_deck_of_the_app_follows_a_large_timelines_step() -> None:
     assert len(decks) >= 10
     state.step = 30
     assert [d for d in decks if not d.holds_page(state.key, 30)] == []
+
+
+def test_a_prerendered_copy_holds_every_page() -> None:
+    """The static site's copies are made on a document whose stand-in session never runs
+    a callback: a deck there loads whole, or the copy could not step before Python."""
+    document = Document()
+    document._session_context = lambda: MockSessionContext(document=document)  # type: ignore[assignment]
+    with set_curdoc(document):
+        assert not base.defers_rest()
+        state = SimulatorState()
+        state.open("reset", "keep", 0)
+        view = CountingView(state=state)
+        assert all(view._deck.holds_page(state.key, s) for s in range(state.last_step + 1))
