@@ -3,9 +3,11 @@
 Run: python benchmarks/bench_lab_rerun.py [--preset shared-prefix] [--repeat 3]
 
 Times, for the preset's own knobs (200 requests for shared-prefix) with its overlay:
-the first run (both runs played), a knob the overlay overrides changed (the salt: the
-overlay's run is reused, only the learner's run plays), and the knob set back (both
-runs reused). Each time includes turning the runs into chart columns. Figures, not
+the first run (both runs played, every prompt new), the output length changed (both
+runs play; their prompts' block hashes are kept from the first: engine/lab/prompt_hashes.py),
+a knob the overlay overrides changed (the salt: the overlay's run is reused, only the
+learner's run plays, its prompts new), and the knob set back (both runs reused).
+Each time includes turning the runs into chart columns. Figures, not
 assertions; the Bokeh update itself is not included (benchmarks/bench_lab_knob.py
 measures the whole change in a browser).
 """
@@ -23,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.lab import FinishedRuns, LabRun, chart_data, preset
 from app.views.lab import CHART_COLUMNS
+from engine.lab.prompt_hashes import PROMPT_HASHES
 from engine.lab.workload import Workload
 
 
@@ -40,15 +43,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args(argv)
     workload = preset(args.preset).workload
+    longer = workload.replace(output_tokens=workload.output_tokens + 1)
     changed = workload.replace(salt="fixed" if workload.salt != "fixed" else "none")
     cases: dict[str, list[float]] = {
-        "first run (both runs play)": [],
+        "first run (both runs play, prompts new)": [],
+        "output length changed (both runs play, prompts known)": [],
         "salt changed (overlay reused)": [],
         "salt set back (both reused)": [],
     }
     for _ in range(args.repeat):
         finished = FinishedRuns()
-        for times, knobs in zip(cases.values(), (workload, changed, workload), strict=True):
+        PROMPT_HASHES.clear()
+        for times, knobs in zip(cases.values(), (workload, longer, changed, workload), strict=True):
             times.append(rerun_seconds(args.preset, knobs, finished))
     print(f"| `{args.preset}`, {workload.requests:,} requests | median of {args.repeat} |")
     print("|---|---|")

@@ -65,6 +65,11 @@ class PromptHashStore:
         self._counts[prompt_key] = kept + count
         return True
 
+    def clear(self) -> None:
+        """Forget every kept hash (benchmarks time runs with their prompts new)."""
+        self._by_key.clear()
+        self._counts.clear()
+
     def __len__(self) -> int:
         """How many hashes are kept."""
         return sum(self._counts.values())
