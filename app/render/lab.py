@@ -29,11 +29,17 @@ def render_numbers(result: LabResult) -> str:
         ("engine steps", "steps", "{:,}"),
     )
     summaries = [run.summary() for _, run in runs]
+    # A ratio with nothing to divide by says why (an empty chart beside it says nothing).
+    absent = {
+        "survival_fraction": "n/a: no preempted request came back",
+        "hit_rate": "n/a: no prefix-cache queries",
+    }
     head = "".join(f"<th scope=col>{esc(name)}</th>" for name, _ in runs)
     body = []
     for label, key, fmt in rows:
         cells = "".join(
-            f'<td data-key="{key}">{esc("n/a" if s[key] is None else fmt.format(s[key]))}</td>'
+            f'<td data-key="{key}">'
+            f"{esc(absent.get(key, 'n/a') if s[key] is None else fmt.format(s[key]))}</td>"
             for s in summaries
         )
         body.append(f"<tr><th scope=row>{esc(label)}</th>{cells}</tr>")

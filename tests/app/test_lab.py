@@ -147,6 +147,18 @@ def test_the_outcome_quotes_the_engines_numbers_and_drops_the_claim_off_preset()
     assert not parse(render_outcome(changed)).find_all(data_testid="lab-expected")
 
 
+def test_a_survival_fraction_without_a_preemption_says_why_it_is_absent() -> None:
+    for name, preempted in (("shared-prefix", False), ("preemption-survival", True)):
+        picked = preset(name)
+        run = run_workload(picked.workload)
+        assert (run.summary()["preemptions"] > 0) is preempted
+        page = parse(render_outcome(LabResult(picked, run, None)))
+        cells = {e.attrs["data-key"]: e.text for e in page.with_attr("data-key")}
+        fraction = run.summary()["survival_fraction"]
+        want = "n/a: no preempted request came back" if fraction is None else f"{fraction:.1%}"
+        assert cells["survival_fraction"] == want
+
+
 @pytest.mark.parametrize(("name", "notices"), [("fixed-salt", 0), ("", 0), ("nope", 1)])
 def test_open_lab_falls_back_with_a_notice(name: str, notices: int) -> None:
     view = open_lab(name)
