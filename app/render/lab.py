@@ -29,23 +29,32 @@ def render_numbers(result: LabResult) -> str:
         ("engine steps", "steps", "{:,}"),
     )
     summaries = [run.summary() for _, run in runs]
-    # A ratio with nothing to divide by says why (an empty chart beside it says nothing).
+    # A ratio with nothing to divide by says why, once under the table (an empty chart
+    # beside it says nothing, and a reason in each cell wraps on a phone).
     absent = {
-        "survival_fraction": "n/a: no preempted request came back",
-        "hit_rate": "n/a: no prefix-cache queries",
+        "survival_fraction": "no preempted request came back, so preempted_hits / "
+        "preempted_queries has nothing to divide",
+        "hit_rate": "no prefix-cache queries",
     }
     head = "".join(f"<th scope=col>{esc(name)}</th>" for name, _ in runs)
     body = []
+    reasons: dict[str, str] = {}
     for label, key, fmt in rows:
         cells = "".join(
-            f'<td data-key="{key}">'
-            f"{esc(absent.get(key, 'n/a') if s[key] is None else fmt.format(s[key]))}</td>"
+            f'<td data-key="{key}">{"n/a" if s[key] is None else esc(fmt.format(s[key]))}</td>'
             for s in summaries
         )
+        if any(s[key] is None for s in summaries):
+            reasons[label] = absent.get(key, "nothing to count")
         body.append(f"<tr><th scope=row>{esc(label)}</th>{cells}</tr>")
+    notes = "".join(
+        f'<p class="lab-note" data-testid="lab-absent">{esc(label.capitalize())}: n/a, '
+        f"{esc(why)}.</p>"
+        for label, why in reasons.items()
+    )
     return (
         '<table class="lab-numbers" data-testid="lab-numbers"><thead><tr><th></th>'
-        f"{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+        f"{head}</tr></thead><tbody>{''.join(body)}</tbody></table>{notes}"
     )
 
 

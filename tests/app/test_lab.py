@@ -154,9 +154,16 @@ def test_a_survival_fraction_without_a_preemption_says_why_it_is_absent() -> Non
         assert (run.summary()["preemptions"] > 0) is preempted
         page = parse(render_outcome(LabResult(picked, run, None)))
         cells = {e.attrs["data-key"]: e.text for e in page.with_attr("data-key")}
-        fraction = run.summary()["survival_fraction"]
-        want = "n/a: no preempted request came back" if fraction is None else f"{fraction:.1%}"
-        assert cells["survival_fraction"] == want
+        notes = [e.text for e in page.find_all(data_testid="lab-absent")]
+        if preempted:
+            assert cells["survival_fraction"] == f"{run.summary()['survival_fraction']:.1%}"
+            assert notes == []
+        else:
+            assert cells["survival_fraction"] == "n/a"
+            assert notes == [
+                "Survival fraction: n/a, no preempted request came back, so preempted_hits / "
+                "preempted_queries has nothing to divide."
+            ]
 
 
 @pytest.mark.parametrize(("name", "notices"), [("fixed-salt", 0), ("", 0), ("nope", 1)])
