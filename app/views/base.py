@@ -127,14 +127,12 @@ def fill_deck(
             rendered[at] = render(timeline, step)
         return rendered[at]
 
-    first = render_deck(page, timelines, key, step, around_only=True)
+    # Where nothing would reach the browser in between, every page goes at once.
+    first = render_deck(page, timelines, key, step, around_only=defers_rest())
     deck.load(first, key, step)
     whole = all(
         NOT_SENT not in first.orders[timeline_key(t)] for t in timelines if sends_every_step(t)
     )
-    if not whole and not defers_rest():  # nothing would be sent in between: all at once
-        deck.load(render_deck(page, timelines, key, step), key, step)
-        whole = True
     if loaded is not None:
         loaded(first, whole)
     if whole:

@@ -187,3 +187,18 @@ def test_a_prerendered_copy_holds_every_page() -> None:
         state.open("reset", "keep", 0)
         view = CountingView(state=state)
         assert all(view._deck.holds_page(state.key, s) for s in range(state.last_step + 1))
+
+
+class LateView(StepView):
+    @staticmethod
+    def render(timeline: Timeline, step: int) -> str:
+        return f"<p>step {step}</p>" if step >= 3 else ""
+
+
+def test_a_view_empty_at_first_but_not_later_stays_in_the_layout() -> None:
+    """Its visibility is decided on every page of the scenario, not on the first ones."""
+    state = SimulatorState()
+    state.open("reset", "keep", 0)
+    view = LateView(state=state)
+    assert view.visible
+    assert view.html == ""  # (the browser hides an empty page by itself)
