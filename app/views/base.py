@@ -46,14 +46,37 @@ class HoldsPages(Protocol):
     def holds_page(self, key: str, step: int) -> bool: ...
 
 
-def move_or_render(deck: HoldsPages, key: str, step: int, render: Callable[[], None]) -> None:
-    """A new position: one whose page the deck holds (another mode of the open scenario)
-    only moves the deck there; any other (a new scenario, or a step of a large timeline
-    not sent yet) has `render` fill it."""
-    if deck.holds_page(key, step):
-        deck.param.update(key=key, step=step)
-    else:
-        render()
+class Follower:
+    """How every browser component that holds pages per position (a StepDeck, the code
+    panel, the quiz) follows the open scenario: a new timeline moves it to pages it holds
+    (another mode of the open scenario) or has ``render`` fill it (a new scenario); a step
+    of the same timeline renders only where its page is not held (a large timeline's
+    deck holds the steps around the shown one)."""
+
+    def __init__(self, deck: HoldsPages, render: Callable[[], None]) -> None:
+        self._deck = deck
+        self._render = render
+        self.timeline: Timeline | None = None
+
+    def is_new(self, state: SimulatorState | None) -> bool:
+        """Whether the state's timeline is another than the one last followed."""
+        assert state is not None  # a view's `state` parameter (never None once made)
+        return state.timeline is not self.timeline
+
+    def follow(self, state: SimulatorState | None, stale: bool = False) -> None:
+        """Bring the component to the state's position. ``stale``: what it holds is out
+        of date (the learner's picks changed), so a new timeline is rendered, not moved to."""
+        assert state is not None
+        key, step = state.key, state.step
+        held = self._deck.holds_page(key, step)
+        if self.is_new(state):
+            self.timeline = state.timeline
+            if held and not stale:
+                self._deck.param.update(key=key, step=step)
+            else:
+                self._render()
+        elif not held:
+            self._render()
 
 
 def sends_every_step(timeline: Timeline) -> bool:
@@ -114,7 +137,7 @@ def fill_deck(
     """Load the open scenario's pages into ``deck``: the shown step and its neighbours at
     once, every other step a moment later (on the next tick of the event loop), so a
     learner's edit changes every view before the last page of it is rendered and sent.
-    A large timeline's other pages wait for its step to move (StepView._refresh).
+    A large timeline's other pages wait for its step to move (Follower.follow).
     ``loaded(deck, whole)`` is called after each load; ``whole``: every page is in it
     that will be sent without the step moving."""
     assert state is not None
@@ -171,7 +194,7 @@ class StepView(pn.viewable.Viewer):
             css_classes=[self.css_class] if self.css_class else [],
             margin=0,
         )
-        self._timeline: Timeline | None = None
+        self._follower = Follower(self._deck, self._render_deck)
         self.state.param.watch(self._refresh, ["timeline", "step"])
         self._refresh()
 
@@ -181,13 +204,7 @@ class StepView(pn.viewable.Viewer):
 
     @logged
     def _refresh(self, *_: object) -> None:
-        timeline = self.state.timeline
-        assert timeline is not None
-        # A large timeline's deck holds a few steps: a step moved to may need its page.
-        if timeline is self._timeline and self._deck.holds_page(self.state.key, self.state.step):
-            return
-        self._timeline = timeline
-        move_or_render(self._deck, self.state.key, self.state.step, self._render_deck)
+        self._follower.follow(self.state)
 
     def _render_deck(self) -> None:
         fill_deck(self._deck, self.render, self.state, self._loaded)

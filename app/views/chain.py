@@ -10,7 +10,7 @@ from app.errors import logged
 from app.render.chain import NONE, default_pair, render_chain
 from app.state import SimulatorState
 from app.theme import CSS
-from app.views.base import TERM_CSS, fill_deck, move_or_render
+from app.views.base import TERM_CSS, Follower, fill_deck
 from engine.lab.timeline import Timeline
 
 
@@ -30,12 +30,12 @@ class ChainView(pn.viewable.Viewer):
         self._primary = pn.widgets.Select(label="Request", **select)
         self._other = pn.widgets.Select(label="Compare with", **select)
         self._deck = StepDeck(sizing_mode="stretch_width", stylesheets=[CSS, TERM_CSS], margin=0)
+        self._follower = Follower(self._deck, self._render_deck)
         self._pickers = pn.Row(self._primary, self._other, margin=0)
         self._layout = pn.Column(self._pickers, self._deck, sizing_mode="stretch_width", margin=0)
         # The learner's picks; None follows the newest requests.
         self._picked: tuple[str | None, str | None] = (None, None)
         self._ids: tuple[str, ...] | None = None
-        self._timeline: Timeline | None = None
         self._updating = False
         self.state.param.watch(self._on_step, ["timeline", "step"])
         self._primary.param.watch(self._on_pick, "value")
@@ -60,15 +60,11 @@ class ChainView(pn.viewable.Viewer):
 
     @logged
     def _on_step(self, *_: object) -> None:
-        if self.state.timeline is not self._timeline:
-            self._timeline = self.state.timeline
-            picked, self._picked = self._picked, (None, None)  # picks name the old requests
-            if picked == (None, None):
-                move_or_render(self._deck, self.state.key, self.state.step, self._render_deck)
-            else:
-                self._render_deck()
-        elif not self._deck.holds_page(self.state.key, self.state.step):
-            self._render_deck()  # a large timeline's deck holds the steps around the shown one
+        picked = self._picked
+        if self._follower.is_new(self.state):
+            self._picked = (None, None)  # picks name the old timeline's requests
+        # Pages rendered with the learner's picks are not the new timeline's.
+        self._follower.follow(self.state, stale=picked != self._picked)
         snapshot = self.state.current.snapshot
         ids = tuple(r.request_id for r in snapshot.requests)
         timeline = self.state.timeline

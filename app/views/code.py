@@ -15,8 +15,7 @@ from app.render.code_plan import CodeParts, CodePlan, code_parts
 from app.state import SimulatorState
 from app.theme import CSS
 from app.timelines import timeline_key
-from app.views.base import move_or_render
-from engine.lab.timeline import Timeline
+from app.views.base import Follower
 
 # Pygments first, so the app's own rules (backgrounds of ran lines) win.
 CODE_CSS = style_defs(".code") + CSS + ".code { background: transparent; }"
@@ -30,19 +29,14 @@ class CodeView(pn.viewable.Viewer):
     def __init__(self, **params: object) -> None:
         super().__init__(**params)
         self._panel = CodePanel(sizing_mode="stretch_width", stylesheets=[CODE_CSS], margin=0)
-        self._timeline: Timeline | None = None
+        self._follower = Follower(self._panel, self._send_plan)
         self.state.param.watch(self._on_timeline, ["timeline"])
         self._panel.param.watch(self._on_pick, "pick")
         self._on_timeline()
 
     @logged
     def _on_timeline(self, *_: object) -> None:
-        timeline = self.state.timeline
-        assert timeline is not None
-        if timeline is self._timeline:
-            return  # a step: the browser has every step's code already
-        self._timeline = timeline
-        move_or_render(self._panel, self.state.key, self.state.step, self._send_plan)
+        self._follower.follow(self.state)  # (a step needs nothing: every step's code is held)
 
     def _send_plan(self) -> None:
         """A new scenario: every step's code of every mode, in one update."""

@@ -11,8 +11,7 @@ from app.prefill_inputs import FIELDS, model_texts, parse_inputs, seed_texts
 from app.render.prefill import follow, follow_page, render_prefill
 from app.state import SimulatorState
 from app.theme import CSS
-from app.views.base import fill_deck, move_or_render
-from engine.lab.timeline import Timeline
+from app.views.base import Follower, fill_deck
 
 
 class PrefillView(pn.viewable.Viewer):
@@ -30,10 +29,10 @@ class PrefillView(pn.viewable.Viewer):
         self.from_step = pn.widgets.Button(label="This step's request", margin=(4, 6, 4, 0))
         self.seed = pn.widgets.Button(label="Seed example (2,200 / 2,000)", margin=(4, 6, 4, 0))
         self._deck = StepDeck(sizing_mode="stretch_width", stylesheets=[CSS], margin=0)
+        self._follower = Follower(self._deck, self._show)
         self._follow = True  # follow the step's request until the learner types
         self._base = model_texts()  # the fields a followed request leaves as they were
         self._source = ""  # where the learner's own inputs come from
-        self._timeline: Timeline | None = None
         self._updating = False
         fields = pn.FlexBox(*self.inputs.values(), flex_wrap="wrap", margin=0)
         buttons = pn.Row(self.from_step, self.seed, margin=0)
@@ -68,11 +67,7 @@ class PrefillView(pn.viewable.Viewer):
 
     @logged
     def _on_step(self, *_: object) -> None:
-        if self.state.timeline is not self._timeline:
-            self._timeline = self.state.timeline
-            move_or_render(self._deck, self.state.key, self.state.step, self._show)
-        elif not self._deck.holds_page(self.state.key, self.state.step):
-            self._show()  # a large timeline's deck holds the steps around the shown one
+        self._follower.follow(self.state)
         if self._follow:  # the fields show what the deck already shows
             self._fill(follow(self.state.current.snapshot, self._base)[0])
 

@@ -17,7 +17,7 @@ from app.errors import logged
 from app.questions import all_questions
 from app.state import SimulatorState
 from app.timelines import timeline_key
-from app.views.base import move_or_render
+from app.views.base import Follower
 
 
 class Quiz(param.Parameterized):
@@ -28,12 +28,13 @@ class Quiz(param.Parameterized):
     def __init__(self, compact: bool = False, **params: object) -> None:
         super().__init__(**params)
         self.panel = QuizPanel(compact=compact, sizing_mode="stretch_width", margin=0)
+        self._follower = Follower(self.panel, self._send_questions)
         self.state.param.watch(self._refresh, ["timeline"])
         self._refresh()
 
     @logged
     def _refresh(self, *_: object) -> None:
-        move_or_render(self.panel, self.state.key, self.state.step, self._send_questions)
+        self._follower.follow(self.state)
 
     def _send_questions(self) -> None:
         """A new scenario: every step's questions of every mode, in one update."""

@@ -686,6 +686,28 @@ def test_chain_view_follows_the_newest_request_until_the_learner_picks() -> None
     assert parse(view.html).find_all(data_testid="hash-chain")[0].attrs["data-other"] == ""
 
 
+def test_chain_view_forgets_the_picks_on_another_timeline() -> None:
+    """The picks name the requests of the timeline they were made on: another mode, and
+    that one again, show their newest pair, not pages rendered with the old picks."""
+    state = SimulatorState(scenario="reset", mode="default")
+    view = ChainView(state=state)
+    state.step = 3
+
+    def shown() -> tuple[str, str]:
+        chain = parse(view.html).find_all(data_testid="hash-chain")[0]
+        return chain.attrs["data-request"], chain.attrs["data-other"]
+
+    assert shown() == ("B", "A")
+    view._primary.value = "A"
+    view._other.value = ""  # "(none)"
+    assert shown() == ("A", "")
+    state.mode = "keep"
+    assert shown() == ("B", "A")
+    state.mode = "default"  # the pages it held of this mode were the picks'
+    assert shown() == ("B", "A")
+    assert (view._primary.value, view._other.value) == ("B", "A")
+
+
 # -- prefill cost ------------------------------------------------------------------------
 
 
