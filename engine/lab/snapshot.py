@@ -11,6 +11,8 @@ import dataclasses
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import compress
+from operator import attrgetter, is_, is_not, ne, or_
 from typing import Any, Literal
 
 from engine.vllm.aux_output import AuxOutputWorkerConnector
@@ -201,13 +203,15 @@ def event_record(event: KVCacheEvent) -> EventRecord:
     return EventRecord(type(event).__name__, fields)
 
 
-def _chain(request: Request, block_size: int) -> tuple[ChainLink, ...]:
+def _chain_links(
+    request: Request, block_size: int, first: int, parent: str | None
+) -> list[ChainLink]:
+    """The chain links of the request's blocks from position ``first`` on."""
     links = []
-    parent: str | None = None
-    for position, block_hash in enumerate(request.block_hashes):
+    for position in range(first, len(request.block_hashes)):
         start = position * block_size
         extra_keys = generate_block_hash_extra_keys(request, start, start + block_size)
-        label = hash_label(block_hash)
+        label = hash_label(request.block_hashes[position])
         links.append(
             ChainLink(
                 hash_label=label,
@@ -218,51 +222,132 @@ def _chain(request: Request, block_size: int) -> tuple[ChainLink, ...]:
             )
         )
         parent = label
-    return tuple(links)
+    return links
 
 
-def _request_record(request: Request, scheduler: Scheduler) -> RequestRecord:
-    return RequestRecord(
-        request_id=request.request_id,
-        status=request.status.name,
-        num_prompt_tokens=request.num_prompt_tokens,
-        num_tokens=request.num_tokens,
-        num_computed_tokens=request.num_computed_tokens,
-        num_cached_tokens=request.num_cached_tokens,
-        num_preemptions=request.num_preemptions,
-        block_ids=tuple(scheduler.kv_cache_manager.get_block_ids(request.request_id)[0]),
-        chain=_chain(request, scheduler.block_size),
-        cache_salt=request.cache_salt,
-        skip_reading_prefix_cache=request.skip_reading_prefix_cache,
-    )
+# Block records by (id, ref_cnt, hash key, null): a block that goes back to an earlier
+# state gets the record it had, not a new one. Cleared when it grows past the bound.
+_BLOCK_RECORDS: dict[tuple[int, int, bytes | None, bool], BlockRecord] = {}
+_BLOCK_RECORDS_BOUND = 1 << 16
 
 
-# Block records by (id, ref_cnt, hash key, null): most blocks are unchanged from one
-# snapshot to the next, so their immutable records are shared, not remade (a 10,000-block
-# pool's snapshot is then a lookup per block). Cleared when it grows past the bound.
-_BLOCK_VIEWS: dict[tuple[int, int, bytes | None, bool], BlockRecord] = {}
-_BLOCK_VIEWS_BOUND = 1 << 16
+def block_record(block: KVCacheBlock) -> BlockRecord:
+    key = (block.block_id, block.ref_cnt, block.block_hash, block.is_null)
+    record = _BLOCK_RECORDS.get(key)
+    if record is None:
+        if len(_BLOCK_RECORDS) >= _BLOCK_RECORDS_BOUND:
+            _BLOCK_RECORDS.clear()
+        record = _BLOCK_RECORDS[key] = BlockRecord(
+            block_id=block.block_id,
+            ref_cnt=block.ref_cnt,
+            block_hash=get_block_hash(block.block_hash).hex() if block.block_hash else None,
+            hash_label=hash_label(get_block_hash(block.block_hash)) if block.block_hash else None,
+            state=block_state(block),
+        )
+    return record
 
 
-def _block_views(pool: BlockPool) -> tuple[BlockRecord, ...]:
-    views = []
-    for block in pool.blocks:
-        key = (block.block_id, block.ref_cnt, block.block_hash, block.is_null)
-        view = _BLOCK_VIEWS.get(key)
-        if view is None:
-            if len(_BLOCK_VIEWS) >= _BLOCK_VIEWS_BOUND:
-                _BLOCK_VIEWS.clear()
-            view = _BLOCK_VIEWS[key] = BlockRecord(
-                block_id=block.block_id,
-                ref_cnt=block.ref_cnt,
-                block_hash=get_block_hash(block.block_hash).hex() if block.block_hash else None,
-                hash_label=hash_label(get_block_hash(block.block_hash))
-                if block.block_hash
-                else None,
-                state=block_state(block),
+_REF_CNT = attrgetter("ref_cnt")
+_HASH = attrgetter("_block_hash")
+_NEXT = attrgetter("next_free_block")
+_NULL = attrgetter("is_null")
+
+
+@dataclass
+class _PoolSeen:
+    """One pool as the last snapshot saw it: what each block held, and the records made."""
+
+    ref_cnts: list[int]
+    hashes: list[bytes | None]
+    nulls: list[bool]
+    next_free: list[KVCacheBlock | None]
+    head: KVCacheBlock | None
+    records: tuple[BlockRecord, ...]
+    free_queue: tuple[int, ...]
+
+
+class SnapshotTaker:
+    """Takes the snapshots of one run, each remaking only what changed since the last.
+
+    Every step's snapshot holds every block: a 10,000-block pool over hundreds of steps
+    is millions of block reads. The reads of all blocks' ref counts, hashes, null flags and
+    free-list links run in C (attrgetter, map); only a block whose values differ gets a record
+    made, and the free queue is walked again only when a link changed (the list is
+    determined by the head's link and each block's). A request's chain only grows, so
+    only its new links are made. Each snapshot equals one taken from scratch.
+    """
+
+    def __init__(self) -> None:
+        self._pools: dict[int, tuple[BlockPool, _PoolSeen]] = {}
+        self._chains: dict[int, tuple[Request, list[bytes], tuple[ChainLink, ...]]] = {}
+
+    def pool_records(self, pool: BlockPool) -> tuple[tuple[BlockRecord, ...], tuple[int, ...]]:
+        """The pool's block records and its free queue (head first)."""
+        blocks = pool.blocks
+        ref_cnts = list(map(_REF_CNT, blocks))
+        hashes = list(map(_HASH, blocks))
+        nulls = list(map(_NULL, blocks))
+        next_free = list(map(_NEXT, blocks))
+        head = pool.free_block_queue.fake_free_list_head.next_free_block
+        known = self._pools.get(id(pool))
+        if (
+            known is None
+            or known[0] is not pool
+            or len(known[1].ref_cnts) != len(blocks)
+            or (nulls != known[1].nulls)
+        ):
+            records = tuple(map(block_record, blocks))
+            free_queue = _free_queue(pool)
+        else:
+            seen = known[1]
+            changed = compress(
+                range(len(blocks)),
+                map(
+                    or_,
+                    map(ne, ref_cnts, seen.ref_cnts),
+                    map(is_not, hashes, seen.hashes),
+                ),
             )
-        views.append(view)
-    return tuple(views)
+            updated = list(seen.records)
+            for index in changed:
+                updated[index] = block_record(blocks[index])
+            records = tuple(updated)
+            same_links = head is seen.head and all(map(is_, next_free, seen.next_free))
+            free_queue = seen.free_queue if same_links else _free_queue(pool)
+        self._pools[id(pool)] = (
+            pool,
+            _PoolSeen(ref_cnts, hashes, nulls, next_free, head, records, free_queue),
+        )
+        return records, free_queue
+
+    def chain(self, request: Request, block_size: int) -> tuple[ChainLink, ...]:
+        """The request's chain: the links of the hashes seen before, and the new ones."""
+        hashes = request.block_hashes
+        known = self._chains.get(id(request))
+        if known is not None and known[0] is request and hashes[: len(known[1])] == known[1]:
+            links = known[2]
+            if len(links) < len(hashes):
+                parent = links[-1].hash_label if links else None
+                links += tuple(_chain_links(request, block_size, len(links), parent))
+        else:
+            links = tuple(_chain_links(request, block_size, 0, None))
+        self._chains[id(request)] = (request, list(hashes), links)
+        return links
+
+    def request_record(self, request: Request, scheduler: Scheduler) -> RequestRecord:
+        return RequestRecord(
+            request_id=request.request_id,
+            status=request.status.name,
+            num_prompt_tokens=request.num_prompt_tokens,
+            num_tokens=request.num_tokens,
+            num_computed_tokens=request.num_computed_tokens,
+            num_cached_tokens=request.num_cached_tokens,
+            num_preemptions=request.num_preemptions,
+            block_ids=tuple(scheduler.kv_cache_manager.get_block_ids(request.request_id)[0]),
+            chain=self.chain(request, scheduler.block_size),
+            cache_salt=request.cache_salt,
+            skip_reading_prefix_cache=request.skip_reading_prefix_cache,
+        )
 
 
 def _hash_map_entries(pool: BlockPool) -> tuple[HashMapEntry, ...]:
@@ -280,20 +365,8 @@ def _free_queue(pool: BlockPool) -> tuple[int, ...]:
     return tuple(b.block_id for b in pool.free_block_queue.get_all_free_blocks())
 
 
-def _offload_record(connector: SimpleCPUOffloadScheduler) -> OffloadRecord:
-    cpu_pool = connector.cpu_block_pool
-    return OffloadRecord(
-        cpu_blocks=_block_views(cpu_pool),
-        cpu_free_queue=_free_queue(cpu_pool),
-        cpu_hash_map=_hash_map_entries(cpu_pool),
-        stores_in_flight=tuple(
-            StoreRecord(event, transfer.gpu_block_ids, transfer.cpu_block_ids)
-            for event, transfer in connector.stores_in_flight().items()
-        ),
-    )
-
-
 def take_snapshot(
+    taker: SnapshotTaker,
     scheduler: Scheduler,
     all_requests: Sequence[Request],
     logs: Iterable[logging.LogRecord],
@@ -302,6 +375,7 @@ def take_snapshot(
     aux_output_worker: AuxOutputWorkerConnector | None = None,
     engine_dead: bool = False,
 ) -> Snapshot:
+    """The engine's state now; ``taker`` is the run's, and has seen its earlier snapshots."""
     pool = scheduler.kv_cache_manager.block_pool
     aux_output = None
     if scheduler.aux_output_connector is not None and aux_output_worker is not None:
@@ -310,18 +384,33 @@ def take_snapshot(
             worker_generation=aux_output_worker.generation,
             outputs_in_flight=len(aux_output_worker.pending_outputs),
         )
+    blocks, free_queue = taker.pool_records(pool)
     return Snapshot(
-        blocks=_block_views(pool),
-        free_queue=_free_queue(pool),
+        blocks=blocks,
+        free_queue=free_queue,
         hash_map=_hash_map_entries(pool),
-        requests=tuple(_request_record(r, scheduler) for r in all_requests),
+        requests=tuple(taker.request_record(r, scheduler) for r in all_requests),
         running=tuple(r.request_id for r in scheduler.running),
         waiting=tuple(r.request_id for r in scheduler.waiting),
         logs=tuple(LogLine(r.levelname, r.name, r.getMessage()) for r in logs),
         events=tuple(event_record(e) for e in events),
         stats=stats,
         usage=round(pool.get_usage(), 4),
-        offload=_offload_record(scheduler.connector) if scheduler.connector else None,
+        offload=_offload_record(taker, scheduler.connector) if scheduler.connector else None,
         aux_output=aux_output,
         engine_dead=engine_dead,
+    )
+
+
+def _offload_record(taker: SnapshotTaker, connector: SimpleCPUOffloadScheduler) -> OffloadRecord:
+    cpu_pool = connector.cpu_block_pool
+    cpu_blocks, cpu_free_queue = taker.pool_records(cpu_pool)
+    return OffloadRecord(
+        cpu_blocks=cpu_blocks,
+        cpu_free_queue=cpu_free_queue,
+        cpu_hash_map=_hash_map_entries(cpu_pool),
+        stores_in_flight=tuple(
+            StoreRecord(event, transfer.gpu_block_ids, transfer.cpu_block_ids)
+            for event, transfer in connector.stores_in_flight().items()
+        ),
     )

@@ -23,7 +23,7 @@ from typing import Any
 import engine.vllm
 from engine.lab.narration import describe_step, fill_narration
 from engine.lab.scenario import Action, Mode, Scenario, check_mode, reserve_full_isl, reset_flags
-from engine.lab.snapshot import LogLine, Snapshot, Stats, take_snapshot
+from engine.lab.snapshot import LogLine, Snapshot, SnapshotTaker, Stats, take_snapshot
 from engine.lab.step_facts import PoolRecorder, StepFacts
 from engine.lab.trace import FunctionTrace, SourceIndex, Tracer
 from engine.vllm import core
@@ -209,6 +209,7 @@ class _Run:
         )
         self.engine = EngineCore(self.scheduler)
         self.recorder = PoolRecorder(self.scheduler.kv_cache_manager.block_pool)
+        self.snapshot_taker = SnapshotTaker()
         self.engine_client = EngineCoreClient(self.engine)
         self.requests: list[Request] = []  # arrival order; finished ones stay visible
         self.stats = Stats()
@@ -295,6 +296,7 @@ class _Run:
         self.stats = self.stats.plus(self.scheduler.make_stats())
         events = self.scheduler.kv_cache_manager.take_events()
         return take_snapshot(
+            self.snapshot_taker,
             self.scheduler,
             self.requests,
             logs,
