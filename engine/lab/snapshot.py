@@ -274,12 +274,14 @@ class SnapshotTaker:
     free-list links run in C (attrgetter, map); only a block whose values differ gets a record
     made, and the free queue is walked again only when a link changed (the list is
     determined by the head's link and each block's). A request's chain only grows, so
-    only its new links are made. Each snapshot equals one taken from scratch.
+    only its new links are made, and a hash map entry seen before is not made again.
+    Each snapshot equals one taken from scratch.
     """
 
     def __init__(self) -> None:
         self._pools: dict[int, tuple[BlockPool, _PoolSeen]] = {}
         self._chains: dict[int, tuple[Request, list[bytes], tuple[ChainLink, ...]]] = {}
+        self._entries: dict[tuple[bytes, tuple[int, ...]], HashMapEntry] = {}
 
     def pool_records(self, pool: BlockPool) -> tuple[tuple[BlockRecord, ...], tuple[int, ...]]:
         """The pool's block records and its free queue (head first)."""
@@ -334,6 +336,24 @@ class SnapshotTaker:
         self._chains[id(request)] = (request, list(hashes), links)
         return links
 
+    def hash_map_entries(self, pool: BlockPool) -> tuple[HashMapEntry, ...]:
+        """The pool's hash map in its own order; an entry unchanged since an earlier
+        snapshot is the record made then."""
+        entries = self._entries
+        made = []
+        for key, cached in pool.cached_block_hash_to_block.items():
+            block_ids = tuple(b.block_id for b in cached)
+            entry = entries.get((key, block_ids))
+            if entry is None:
+                block_hash = get_block_hash(key)
+                entry = entries[key, block_ids] = HashMapEntry(
+                    block_hash=block_hash.hex(),
+                    hash_label=hash_label(block_hash),
+                    block_ids=block_ids,
+                )
+            made.append(entry)
+        return tuple(made)
+
     def request_record(self, request: Request, scheduler: Scheduler) -> RequestRecord:
         return RequestRecord(
             request_id=request.request_id,
@@ -348,17 +368,6 @@ class SnapshotTaker:
             cache_salt=request.cache_salt,
             skip_reading_prefix_cache=request.skip_reading_prefix_cache,
         )
-
-
-def _hash_map_entries(pool: BlockPool) -> tuple[HashMapEntry, ...]:
-    return tuple(
-        HashMapEntry(
-            block_hash=get_block_hash(key).hex(),
-            hash_label=hash_label(get_block_hash(key)),
-            block_ids=tuple(b.block_id for b in cached),
-        )
-        for key, cached in pool.cached_block_hash_to_block.items()
-    )
 
 
 def _free_queue(pool: BlockPool) -> tuple[int, ...]:
@@ -388,7 +397,7 @@ def take_snapshot(
     return Snapshot(
         blocks=blocks,
         free_queue=free_queue,
-        hash_map=_hash_map_entries(pool),
+        hash_map=taker.hash_map_entries(pool),
         requests=tuple(taker.request_record(r, scheduler) for r in all_requests),
         running=tuple(r.request_id for r in scheduler.running),
         waiting=tuple(r.request_id for r in scheduler.waiting),
@@ -408,7 +417,7 @@ def _offload_record(taker: SnapshotTaker, connector: SimpleCPUOffloadScheduler) 
     return OffloadRecord(
         cpu_blocks=cpu_blocks,
         cpu_free_queue=cpu_free_queue,
-        cpu_hash_map=_hash_map_entries(cpu_pool),
+        cpu_hash_map=taker.hash_map_entries(cpu_pool),
         stores_in_flight=tuple(
             StoreRecord(event, transfer.gpu_block_ids, transfer.cpu_block_ids)
             for event, transfer in connector.stores_in_flight().items()

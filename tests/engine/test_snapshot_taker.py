@@ -20,7 +20,7 @@ from tests.engine.test_playground import playground_scripts
 
 
 def checked_build(build: Callable[[], Timeline]) -> int:
-    """Run ``build``, checking each snapshot's blocks, free queues and requests against a
+    """Run ``build``, checking each snapshot's blocks, free queues, hash maps and requests against a
     new taker's; returns how many snapshots were checked."""
     checked = 0
     real_snapshot = _Run.snapshot
@@ -33,6 +33,7 @@ def checked_build(build: Callable[[], Timeline]) -> int:
         blocks, free_queue = scratch.pool_records(scheduler.kv_cache_manager.block_pool)
         assert snapshot.blocks == blocks
         assert snapshot.free_queue == free_queue
+        assert snapshot.hash_map == scratch.hash_map_entries(scheduler.kv_cache_manager.block_pool)
         requests = tuple(scratch.request_record(r, scheduler) for r in run.requests)
         assert snapshot.requests == requests
         if scheduler.connector is not None:
@@ -42,6 +43,8 @@ def checked_build(build: Callable[[], Timeline]) -> int:
                 cpu_blocks,
                 cpu_queue,
             )
+            cpu_map = scratch.hash_map_entries(scheduler.connector.cpu_block_pool)
+            assert snapshot.offload.cpu_hash_map == cpu_map
         checked += 1
         return snapshot
 
