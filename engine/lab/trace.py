@@ -107,17 +107,26 @@ class SourceIndex:
             self.statement_of_line[line] = (stmt.lineno, end)
 
 
+# The result of a step's events by (indexes, distinct events in first-seen order, in
+# last-seen order): most steps of a timeline, and of the next edit's timeline, run the
+# same lines in the same order, and grouping them is most of what tracing costs after
+# the line events themselves. Cleared when it grows past the bound.
+_RESULTS: dict[tuple[Any, ...], tuple[FunctionTrace, ...]] = {}
+_RESULTS_BOUND = 4096
+
+
 class Tracer:
     """Context manager recording the engine lines that run inside it.
 
     Use one per step; ``result()`` gives the functions in the order first entered.
     A line event only appends (file, line): the tracer runs on every line of
     every traced step, so the grouping waits for ``result()``, which sees each
-    distinct line once.
+    distinct line once, and only for a sequence of lines it has not grouped before.
     """
 
     def __init__(self, indexes: Iterable[SourceIndex]) -> None:
-        self._by_path = {index.path: index for index in indexes}
+        self._indexes = tuple(indexes)
+        self._by_path = {index.path: index for index in self._indexes}
         self._events: list[tuple[str, int]] = []
         self._previous: Any = None
 
@@ -142,8 +151,19 @@ class Tracer:
     def result(self) -> tuple[FunctionTrace, ...]:
         # Each distinct event once: in the order first seen (which function was entered
         # first), and in the order last seen (which statement of a function ran last).
-        first_seen = dict.fromkeys(self._events)
-        last_seen = reversed(dict.fromkeys(reversed(self._events)))
+        first_seen = tuple(dict.fromkeys(self._events))
+        last_seen = tuple(reversed(dict.fromkeys(reversed(self._events))))
+        key = (tuple(map(id, self._indexes)), first_seen, last_seen)
+        traces = _RESULTS.get(key)
+        if traces is None:
+            if len(_RESULTS) >= _RESULTS_BOUND:
+                _RESULTS.clear()
+            traces = _RESULTS[key] = self._grouped(first_seen, last_seen)
+        return traces
+
+    def _grouped(
+        self, first_seen: tuple[tuple[str, int], ...], last_seen: tuple[tuple[str, int], ...]
+    ) -> tuple[FunctionTrace, ...]:
         statements: dict[tuple[SourceIndex, FunctionSpan], set[int]] = {}
         for path, line in first_seen:
             index = self._by_path[path]

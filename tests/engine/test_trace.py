@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from typing import Any
+from unittest import mock
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from engine.lab.scenario import load_scenario
-from engine.lab.timeline import Step, Timeline, build_timeline
-from engine.lab.trace import FunctionTrace
+from engine.lab import trace as trace_module
+from engine.lab.scenario import MODES, load_scenario
+from engine.lab.scenario_file import scenario_from_dict
+from engine.lab.timeline import Step, Timeline, build_timeline, source_indexes
+from engine.lab.trace import FunctionTrace, Tracer
+from tests.engine.test_playground import playground_scripts
 
 POOL_FILE = "engine/vllm/block_pool.py"
 
@@ -103,3 +112,54 @@ def test_every_module_of_the_model_is_traced_and_nothing_of_the_lab(
         if path.name != "__init__.py"
     }
     assert {file for file, _ in timelines["keep"].sources} == on_disk
+
+
+def _built_without_kept_results(build: Callable[[], Timeline]) -> Timeline:
+    with (
+        mock.patch.object(trace_module, "_RESULTS", {}),
+        mock.patch.object(trace_module, "_RESULTS_BOUND", 0),
+    ):
+        return build()
+
+
+@settings(max_examples=40, deadline=None)
+@given(first=playground_scripts(), second=playground_scripts(), mode=st.sampled_from(MODES))
+def test_kept_step_results_give_the_traces_grouped_anew(
+    first: dict[str, Any], second: dict[str, Any], mode: str
+) -> None:
+    """A step's grouped lines are kept and reused for a step that ran the same lines in
+    the same order: the code panel must show what grouping them anew shows, also after
+    another script's steps filled the store."""
+    for data in (first, second):
+        scenario = scenario_from_dict(data)
+        kept = build_timeline(scenario, mode)
+        anew = _built_without_kept_results(partial(build_timeline, scenario, mode))
+        assert [s.code for s in kept.steps] == [s.code for s in anew.steps]
+        assert [s.focus for s in kept.steps] == [s.focus for s in anew.steps]
+
+
+def test_kept_results_tell_apart_steps_that_ran_the_same_lines_in_another_order() -> None:
+    """Two steps that ran the same statements of a function, but ended on different ones,
+    show different current lines (the first-seen order alone would mix them up); two
+    that entered the same functions in another order list them in that order."""
+    index = next(i for i in source_indexes() if i.file.endswith("block_pool.py"))
+    by_function: dict[str, list[int]] = {}
+    for line, (span, start) in sorted(index.runs.items()):
+        if start == line and start not in by_function.get(span.qualname, []):
+            by_function.setdefault(span.qualname, []).append(start)
+    first, second = next(starts for starts in by_function.values() if len(starts) >= 2)[:2]
+
+    def traced(lines: list[int]) -> tuple[FunctionTrace, ...]:
+        tracer = Tracer(source_indexes())
+        tracer._events = [(index.path, line) for line in lines]
+        return tracer.result()
+
+    ends_on_first = traced([first, second, first])
+    ends_on_second = traced([first, second])
+    assert (ends_on_first[0].last_line, ends_on_second[0].last_line) == (first, second)
+    assert ends_on_first[0].lines == ends_on_second[0].lines
+    # The same lines of two functions entered in the other order: the other function first.
+    one, other = (starts[0] for starts in list(by_function.values())[:2])
+    assert [t.qualname for t in traced([one, other, one])] == [
+        t.qualname for t in reversed(traced([other, one]))
+    ]
