@@ -161,10 +161,7 @@ def fill_deck(
     if whole:
         return
 
-    async def send_the_rest() -> None:
-        # A moment's wait lets the learner's next keystroke come first: its edit makes
-        # this load stale, and the rest of an outdated timeline is never rendered.
-        await asyncio.sleep(REST_AFTER_S)
+    def send_the_rest() -> None:
         if deck.loaded is not first or list(map(id, state.scenario_timelines)) != [
             id(t) for t in timelines
         ]:
@@ -174,7 +171,19 @@ def fill_deck(
         if loaded is not None:
             loaded(rest, True)
 
-    pn.state.execute(send_the_rest)
+    later(send_the_rest)
+
+
+def later(callback: Callable[[], None]) -> None:
+    """Run ``callback`` REST_AFTER_S after this change has gone to the browser (only where
+    defers_rest). A moment's wait lets the learner's next keystroke come first: its edit
+    makes what ``callback`` would send stale, and ``callback`` checks for that."""
+
+    async def run() -> None:
+        await asyncio.sleep(REST_AFTER_S)
+        callback()
+
+    pn.state.execute(run)
 
 
 class StepView(pn.viewable.Viewer):

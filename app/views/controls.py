@@ -20,7 +20,7 @@ from app.components.scenario_picker import ScenarioPicker
 from app.errors import logged
 from app.state import SimulatorState
 from app.theme import CSS
-from app.views.base import COMPACT_CSS
+from app.views.base import COMPACT_CSS, defers_rest, later
 
 
 def scenario_options() -> list[list[str]]:
@@ -105,7 +105,7 @@ class Controls(pn.viewable.Viewer):
         if scenario != state.scenario or mode not in state.modes:
             self._sync()  # stale (another scenario) or forged: the bar goes back to the state
             return
-        step = max(0, min(self.player.step, state.lasts[self.player.key]))
+        step = max(0, min(self.player.step, state.last_of(mode)))
         self._following = True
         try:
             with pn.io.hold():
@@ -128,7 +128,20 @@ class Controls(pn.viewable.Viewer):
         )
         if self._following or state.timeline is None:
             return  # the bar is where the state is going
-        self.player.param.update(key=state.key, lasts=state.lasts, step=state.step)
+        if not defers_rest():
+            self.player.param.update(key=state.key, lasts=state.lasts, step=state.step)
+            return
+        # A playground's other modes are counted by playing them (a few ms each): after
+        # the views' first pages. Until then the bar holds the open mode only, and a mode
+        # picked in the meantime goes through Python as it does for a mode not built.
+        known = state.known_lasts
+        self.player.param.update(key=state.key, lasts=known, step=state.step)
+        if len(known) < len(state.modes):
+            later(self._send_lasts)
+
+    @logged
+    def _send_lasts(self) -> None:
+        self.player.lasts = self.state.lasts  # (the open scenario's, whichever it is now)
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self._layout
