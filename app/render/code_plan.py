@@ -131,8 +131,16 @@ class Plan:
     focus: int  # the focus function's index into labels; -1: none
 
     def as_dict(self) -> dict[str, object]:
-        """As the browser reads it (code_panel.js), by name."""
-        return {**dataclasses.asdict(self), "ran": list(self.ran), "labels": list(self.labels)}
+        """As the browser reads it (code_panel.js), by name. (Not dataclasses.asdict, which
+        deep-copies every field, on every step of every edit.)"""
+        return {
+            "frame": self.frame,
+            "body": self.body,
+            "ran": list(self.ran),
+            "current": self.current,
+            "labels": list(self.labels),
+            "focus": self.focus,
+        }
 
 
 @dataclass(frozen=True)

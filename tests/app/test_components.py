@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import re
 from typing import Any
@@ -18,7 +19,7 @@ from app.layout import App
 from app.prefill_inputs import SEED_FLOPS, parse_inputs, seed_texts
 from app.render.chain import COLLAPSE_FROM, EDGE, default_pair, render_chain
 from app.render.code import function_range, highlighted_lines, highlighted_range, variant_of
-from app.render.code_plan import code_parts, function_options
+from app.render.code_plan import CodePlan, Plan, code_parts, function_options
 from app.render.hashmap import render_hash_map
 from app.render.log import render_log
 from app.render.metrics import render_metrics
@@ -931,3 +932,13 @@ def test_the_chain_does_not_claim_equal_hashes_prove_equal_tokens() -> None:
     assert "Equal hashes mean equal tokens" not in text
     assert "never compares the tokens" in text
     assert "collided" in text
+
+
+def test_a_code_plan_reaches_the_browser_with_every_field_by_name() -> None:
+    """code_panel.js reads a step's plan by field name: every field of Plan, as it is."""
+    plan = CodePlan.of(timelines.of_scenario("reset"))
+    for per_step in plan.plans.values():
+        for step_plan in per_step:
+            sent = step_plan.as_dict()
+            fields = {f.name: getattr(step_plan, f.name) for f in dataclasses.fields(Plan)}
+            assert sent == {k: list(v) if isinstance(v, tuple) else v for k, v in fields.items()}
