@@ -16,11 +16,11 @@ the position and the pick still match.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import param
 
+from app.components.json_text import ParsedJson
 from app.components.step_deck import LeanComponent
 
 PICKER_LABEL = "Functions that ran at this step (in the order entered)"
@@ -33,8 +33,7 @@ class CodePanel(LeanComponent):
         doc="Distinct frames; SLOT (app/render/code_plan.py) marks the lines",
     )
     bodies = param.List(default=[], item_type=str, doc="Distinct bodies: a function's lines")
-    # One JSON string, not a nested dict: Bokeh walks a dict's every value for models
-    # to attach, which was a fifth of a playground edit's Python time.
+    # One JSON string, not a nested dict (json_text.py).
     plans_json = param.String(
         default="{}",
         doc="JSON: timeline key -> per step: a Plan (app/render/code_plan.py) by name",
@@ -50,14 +49,13 @@ class CodePanel(LeanComponent):
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
-        self._parsed: tuple[str, dict[str, list[dict[str, Any]]]] = ("", {})
+        self._plans = ParsedJson()
 
     @property
     def plans(self) -> dict[str, list[dict[str, Any]]]:
         """``plans_json`` read back (the same JSON the browser parses)."""
-        if self._parsed[0] is not self.plans_json:
-            self._parsed = (self.plans_json, json.loads(self.plans_json))
-        return self._parsed[1]
+        plans: dict[str, list[dict[str, Any]]] = self._plans.read(self.plans_json)
+        return plans
 
     def holds_page(self, key: str, step: int) -> bool:
         """Whether the browser has this position's code (every step of a timeline held)."""

@@ -80,9 +80,10 @@ export function render({ model }) {
     return box
   }
 
+  let questions = JSON.parse(model.questions_json)
   function show() {
-    const at = position(model, (key) => key in model.questions)
-    const steps = model.questions[at.key] || []
+    const at = position(model, (key) => key in questions)
+    const steps = questions[at.key] || []
     const here = on ? (steps[at.step] || []) : []
     root.replaceChildren()
     root.hidden = model.compact && !on
@@ -132,7 +133,8 @@ export function render({ model }) {
     }
   }
   onStep(model, () => show())
-  model.on(['questions', 'key', 'step'], show)
+  model.on('questions_json', () => { questions = JSON.parse(model.questions_json); show() })
+  model.on(['key', 'step'], show)
   show()
   return root
 }

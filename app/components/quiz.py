@@ -4,10 +4,11 @@ localStorage, so answering needs no Python."""
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import param
 
+from app.components.json_text import ParsedJson
 from app.components.step_deck import LeanComponent
 from app.stylesheets import stylesheet
 
@@ -15,13 +16,24 @@ STORAGE_KEY = "pcl-quiz"
 
 
 class QuizPanel(LeanComponent):
-    questions = param.Dict(default={}, doc="Timeline key -> per step, its questions")
+    # One JSON string, not a nested dict (json_text.py).
+    questions_json = param.String(default="{}", doc="JSON: timeline key -> per step, its questions")
     key = param.String(default="", doc="The timeline to show until the channel names one held")
     step = param.Integer(default=0, doc="The step to show until the channel names one held")
     compact = param.Boolean(default=False, doc="The embed: off unless the address says quiz=1")
     storage_key = param.String(default=STORAGE_KEY, constant=True)
 
     _esm = "quiz.js"
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self._questions = ParsedJson()
+
+    @property
+    def questions(self) -> dict[str, list[list[dict[str, Any]]]]:
+        """``questions_json`` read back (the same JSON the browser parses)."""
+        questions: dict[str, list[list[dict[str, Any]]]] = self._questions.read(self.questions_json)
+        return questions
 
     def holds_page(self, key: str, step: int) -> bool:
         """Whether the browser has this position's questions (every step of a timeline held)."""

@@ -3,12 +3,11 @@ step (planned in app/render/code_plan.py), the step's focus function or the one 
 
 from __future__ import annotations
 
-import json
-
 import panel as pn
 import param
 
 from app.components.code_panel import CodePanel
+from app.components.json_text import to_json
 from app.errors import logged
 from app.render.code import style_defs
 from app.render.code_plan import CodeParts, CodePlan, code_parts
@@ -44,7 +43,7 @@ class CodeView(pn.viewable.Viewer):
         self._panel.param.update(
             frames=list(plan.frames),
             bodies=list(plan.bodies),
-            plans_json=json.dumps(plan.as_dicts(), separators=(",", ":")),
+            plans_json=to_json(plan.as_dicts()),
             key=self.state.key,
             step=self.state.step,
             picked={},

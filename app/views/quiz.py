@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import param
 
+from app.components.json_text import to_json
 from app.components.quiz import QuizPanel
 from app.errors import logged
 from app.questions import all_questions
@@ -40,4 +41,4 @@ class Quiz(param.Parameterized):
         """A new scenario: every step's questions of every mode, in one update."""
         state = self.state
         questions = {timeline_key(t): all_questions(t) for t in state.scenario_timelines}
-        self.panel.param.update(questions=questions, key=state.key, step=state.step)
+        self.panel.param.update(questions_json=to_json(questions), key=state.key, step=state.step)
