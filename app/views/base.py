@@ -11,7 +11,6 @@ shown.
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -129,12 +128,6 @@ def defers_rest() -> bool:
     return getattr(context, "server_context", None) is not None
 
 
-def runs_later() -> bool:
-    """Whether a callback given to ``later`` runs: on a server's session, and in Pyodide
-    (the static site), not on panel.io.convert's stand-in session (see defers_rest)."""
-    return defers_rest() or sys.platform == "emscripten"
-
-
 def fill_deck(
     deck: StepDeck,
     render: Callable[[Timeline, int], str],
@@ -183,7 +176,7 @@ def fill_deck(
 
 def later(callback: Callable[[], None]) -> None:
     """Run ``callback`` REST_AFTER_S after this change has gone to the browser (only where
-    runs_later). A moment's wait lets the learner's next keystroke come first: its edit
+    defers_rest). A moment's wait lets the learner's next keystroke come first: its edit
     makes what ``callback`` would send stale, and ``callback`` checks for that."""
 
     async def run() -> None:

@@ -20,7 +20,7 @@ from app.components.scenario_picker import ScenarioPicker
 from app.errors import logged
 from app.state import SimulatorState
 from app.theme import CSS
-from app.views.base import COMPACT_CSS, later, runs_later
+from app.views.base import COMPACT_CSS, defers_rest, later
 
 
 def scenario_options() -> list[list[str]]:
@@ -128,7 +128,7 @@ class Controls(pn.viewable.Viewer):
         )
         if self._following or state.timeline is None:
             return  # the bar is where the state is going
-        if not runs_later():
+        if not defers_rest():
             self.player.param.update(key=state.key, lasts=state.lasts, step=state.step)
             return
         # A playground's other modes are counted by playing them (a few ms each): after

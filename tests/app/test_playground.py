@@ -250,11 +250,11 @@ def test_the_address_of_the_empty_playground_fills_the_fields() -> None:
 def test_an_edit_gives_the_bar_its_mode_first_and_the_other_modes_a_moment_later(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """On a server and in Pyodide the other modes' step counts (each a play of the
-    script) wait until the views' first pages are out."""
+    """On a server the other modes' step counts (each a play of the script) wait until the
+    views' first pages are out."""
     waiting: list[Callable[[], Coroutine[Any, Any, None]]] = []
     monkeypatch.setattr(base, "defers_rest", lambda: True)
-    monkeypatch.setattr(controls, "runs_later", lambda: True)
+    monkeypatch.setattr(controls, "defers_rest", lambda: True)
     monkeypatch.setattr(pn.state, "execute", waiting.append)
     app = playground_app("?scenario=reset&mode=keep&step=4")
     app.playground.open_fork()
