@@ -134,6 +134,8 @@ class Controls(pn.viewable.Viewer):
         # A playground's other modes are counted by playing them (a few ms each): after
         # the views' first pages. Until then the bar holds the open mode only, and a mode
         # picked in the meantime goes through Python as it does for a mode not built.
+        # (Not in Pyodide, as for the decks: the bar that takes over from the static
+        # site's early page must hold the mode the learner was on there.)
         known = state.known_lasts
         self.player.param.update(key=state.key, lasts=known, step=state.step)
         if len(known) < len(state.modes):
