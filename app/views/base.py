@@ -11,11 +11,13 @@ shown.
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import Callable
 from typing import Any, Protocol
 
 import panel as pn
 import param
+from bokeh.document import Document
 
 from app.components.step_deck import NOT_SENT, Deck, StepDeck
 from app.errors import logged
@@ -174,14 +176,32 @@ def fill_deck(
     later(send_the_rest)
 
 
+# Per document: the callbacks given to `later` that have not run yet.
+_LATER: weakref.WeakKeyDictionary[Document, list[Callable[[], None]]] = weakref.WeakKeyDictionary()
+
+
 def later(callback: Callable[[], None]) -> None:
     """Run ``callback`` REST_AFTER_S after this change has gone to the browser (only where
     defers_rest). A moment's wait lets the learner's next keystroke come first: its edit
-    makes what ``callback`` would send stale, and ``callback`` checks for that."""
+    makes what ``callback`` would send stale, and ``callback`` checks for that. The
+    callbacks a document is given meanwhile run together, and their changes go to the
+    browser as one message."""
+    doc = pn.state.curdoc
+    if doc is None:
+        queued = [callback]
+    elif doc in _LATER:
+        _LATER[doc].append(callback)
+        return
+    else:
+        queued = _LATER[doc] = [callback]
 
     async def run() -> None:
         await asyncio.sleep(REST_AFTER_S)
-        callback()
+        if doc is not None:
+            del _LATER[doc]  # (a callback that asks for `later` starts the next batch)
+        with pn.io.hold(doc):
+            for each in queued:
+                logged(each)()
 
     pn.state.execute(run)
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from typing import ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar
 
+import panel as pn
 import pytest
 from bokeh.document import Document
 from panel.io.document import MockSessionContext
@@ -202,3 +204,33 @@ def test_a_view_empty_at_first_but_not_later_stays_in_the_layout() -> None:
     view = LateView(state=state)
     assert view.visible
     assert view.html == ""  # (the browser hides an empty page by itself)
+
+
+def test_what_waits_for_later_in_one_document_runs_together_as_one_update(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The decks' other pages (and the bar's other counts) of one edit reach the browser
+    as one message; a callback that fails does not keep the others from running."""
+    scheduled: list[Any] = []
+    monkeypatch.setattr(pn.state, "execute", scheduled.append)
+    ran: list[str] = []
+    held: list[bool] = []
+
+    def note(name: str) -> Callable[[], None]:
+        def callback() -> None:
+            held.append(bool(document.callbacks.hold_value))
+            if name == "fails":
+                raise RuntimeError("a failing callback")
+            ran.append(name)
+
+        return callback
+
+    document = Document()
+    with set_curdoc(document):
+        for name in ("first", "fails", "last"):
+            base.later(note(name))
+        assert len(scheduled) == 1  # one task for the three
+        asyncio.run(scheduled[0]())
+        assert ran == ["first", "last"] and held == [True, True, True]
+        base.later(note("next"))  # a new batch once the last one ran
+        assert len(scheduled) == 2
