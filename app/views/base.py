@@ -196,9 +196,11 @@ def later(callback: Callable[[], None]) -> None:
         queued = _LATER[doc] = [callback]
 
     async def run() -> None:
-        await asyncio.sleep(REST_AFTER_S)
-        if doc is not None:
-            del _LATER[doc]  # (a callback that asks for `later` starts the next batch)
+        try:
+            await asyncio.sleep(REST_AFTER_S)
+        finally:  # (a callback that asks for `later` starts the next batch)
+            if doc is not None:
+                _LATER.pop(doc, None)
         with pn.io.hold(doc):
             for each in queued:
                 logged(each)()
