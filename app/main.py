@@ -18,6 +18,7 @@ except ImportError:  # `panel serve app/main.py` from a checkout without `pip in
 from app.gc_startup import freeze_imported_objects
 from app.layout import App
 from app.url import PRERENDER_QUERY_ENV, lab_link, parse_link
+from app.views.base import mark_page_up
 from app.views.lab import LabView, open_lab
 
 logging.basicConfig(level=logging.INFO)
@@ -45,6 +46,7 @@ def current_query() -> str:
 def create_app() -> App:
     app_view = App(link=parse_link(current_query()))
     app_view.follow_url()
+    pn.state.onload(mark_page_up)
     return app_view
 
 

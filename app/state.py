@@ -10,7 +10,7 @@ from __future__ import annotations
 import param
 
 from app import timelines
-from app.playground.store import is_playground, known_last_step, last_step
+from app.playground.store import is_playground, last_step
 from engine.lab.scenario import MODES
 from engine.lab.timeline import Step, Timeline
 
@@ -77,19 +77,6 @@ class SimulatorState(param.Parameterized):
         if is_playground(self.scenario):
             return last_step(self.scenario, mode)
         return timelines.last_step(self.scenario, mode)
-
-    @property
-    def known_lasts(self) -> dict[str, int]:
-        """``lasts`` as far as it is known without playing another mode: the open mode's,
-        and those of a playground's other modes counted before."""
-        if not is_playground(self.scenario):
-            return self.lasts
-        known = {self.key: self.last_step}
-        for mode in self.modes:
-            last = known_last_step(self.scenario, mode)
-            if last is not None:
-                known[f"{self.scenario}/{mode}"] = last
-        return known
 
     # -- the learner's actions ------------------------------------------------
     def open(self, scenario: str, mode: str, step: int) -> None:

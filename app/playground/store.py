@@ -63,15 +63,6 @@ def timeline(name: str, mode: str) -> Timeline:
     return built
 
 
-def known_last_step(name: str, mode: str) -> int | None:
-    """The last step of a mode's timeline if counted or built before, else None."""
-    key = (name, mode)
-    if key in _last_steps:
-        return _last_steps[key]
-    built = _timelines.get(key)
-    return len(built.steps) - 1 if built else None
-
-
 def last_step(name: str, mode: str) -> int:
     """The last step of a mode's timeline, from a run that records nothing (a few ms)
     unless the timeline is at hand: the step controls need it for modes not shown yet."""

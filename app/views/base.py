@@ -11,6 +11,7 @@ shown.
 from __future__ import annotations
 
 import asyncio
+import sys
 import weakref
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -117,17 +118,30 @@ def render_deck(
     return Deck.of(per_timeline)
 
 
+# The Pyodide documents whose page is up (mark_page_up): the static site's live page,
+# once the early page has handed over to it.
+_PAGES_UP: weakref.WeakSet[Document] = weakref.WeakSet()
+
+
+def mark_page_up() -> None:
+    """Called once the page's document is loaded (pn.state.onload, app/main.py)."""
+    if pn.state.curdoc is not None:
+        _PAGES_UP.add(pn.state.curdoc)
+
+
 def defers_rest() -> bool:
     """Whether the first pages reach the browser before the rest is rendered: on a
-    server's session. Elsewhere a deferred load would only be waited for (tests,
-    scripts) or never run: the static site's pre-rendered copies are made on a
-    document with a stand-in session that runs no callbacks (panel.io.convert). In
-    Pyodide it would run, but the hand-over from the static site's early page to the
-    live one waits for the live decks to hold the learner's script and step
-    (tests/site/test_early_playground.py), so there a deck loads whole."""
+    server's session, and in Pyodide once the page is up. Elsewhere a deferred load
+    would only be waited for (tests, scripts) or never run: the static site's
+    pre-rendered copies are made on a document with a stand-in session that runs no
+    callbacks (panel.io.convert). Before the Pyodide page is up, the static site's
+    early page hands over to it (tests/site/test_early_playground.py) at the mode and
+    step the learner was on, which the live decks must hold: there a deck loads whole."""
     doc = pn.state.curdoc
     context = doc.session_context if doc else None
-    return getattr(context, "server_context", None) is not None
+    if getattr(context, "server_context", None) is not None:
+        return True
+    return sys.platform == "emscripten" and doc in _PAGES_UP
 
 
 def fill_deck(

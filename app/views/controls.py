@@ -20,7 +20,7 @@ from app.components.scenario_picker import ScenarioPicker
 from app.errors import logged
 from app.state import SimulatorState
 from app.theme import CSS
-from app.views.base import COMPACT_CSS, defers_rest, later
+from app.views.base import COMPACT_CSS
 
 
 def scenario_options() -> list[list[str]]:
@@ -128,22 +128,7 @@ class Controls(pn.viewable.Viewer):
         )
         if self._following or state.timeline is None:
             return  # the bar is where the state is going
-        if not defers_rest():
-            self.player.param.update(key=state.key, lasts=state.lasts, step=state.step)
-            return
-        # A playground's other modes are counted by playing them (a few ms each): after
-        # the views' first pages. Until then the bar holds the open mode only, and a mode
-        # picked in the meantime goes through Python as it does for a mode not built.
-        # (Not in Pyodide, as for the decks: the bar that takes over from the static
-        # site's early page must hold the mode the learner was on there.)
-        known = state.known_lasts
-        self.player.param.update(key=state.key, lasts=known, step=state.step)
-        if len(known) < len(state.modes):
-            later(self._send_lasts)
-
-    @logged
-    def _send_lasts(self) -> None:
-        self.player.lasts = self.state.lasts  # (the open scenario's, whichever it is now)
+        self.player.param.update(key=state.key, lasts=state.lasts, step=state.step)
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self._layout

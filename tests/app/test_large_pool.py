@@ -234,3 +234,18 @@ def test_what_waits_for_later_in_one_document_runs_together_as_one_update(
         assert ran == ["first", "last"] and held == [True, True, True]
         base.later(note("next"))  # a new batch once the last one ran
         assert len(scheduled) == 2
+
+
+def test_in_pyodide_the_rest_waits_only_once_the_page_is_up(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The static site's early page hands over to a live page whose decks hold every
+    step; after that, an edit's other pages come a moment later there too."""
+    monkeypatch.setattr(base.sys, "platform", "emscripten")
+    document = Document()
+    with set_curdoc(document):
+        assert not base.defers_rest()
+        base.mark_page_up()
+        assert base.defers_rest()
+    with set_curdoc(Document()):
+        assert not base.defers_rest()  # another page, not up yet
