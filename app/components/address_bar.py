@@ -15,13 +15,14 @@ from collections.abc import Callable
 from typing import Any
 
 import param
-from panel.custom import JSComponent
+
+from app.components.component import AppComponent
 
 # Steps in quick succession (Play, held arrow keys) write the address once.
 DEBOUNCE_MS = 150
 
 
-class AddressBar(JSComponent):
+class AddressBar(AppComponent):
     query = param.String(default="", doc="The query string that reopens the app here")
 
     debounce_ms = param.Integer(default=DEBOUNCE_MS, constant=True, doc="Wait before a write")

@@ -6,7 +6,8 @@ edit and lab knob change waited those 50 ms for nothing: the app already coalesc
 burst (a change that arrives while Python is busy joins the one being processed) and
 makes stale work give way (app/views/base.py fill_deck). A change listed in
 ``_priority_changes`` is run on the next tick instead. In Pyodide there is no
-server session and changes were never held.
+server session and changes were never held. Like the app's own components, they do
+not hear Python's changes back as the browser's (component.py).
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ from typing import ClassVar
 
 import panel as pn
 
+from app.components.component import SkipsEchoes
 
-class _AtOnce:
+
+class _AtOnce(SkipsEchoes):
     _priority_changes: ClassVar[list[str]] = ["value", "value_input"]
 
 

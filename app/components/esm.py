@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from panel.custom import JSComponent
+from app.components.component import AppComponent
 
 LOCAL_IMPORT = re.compile(r"^import \{[^}]*\} from '(\.\.?/[^']+\.js)'\n", re.M)
 COMMENT_LINE = re.compile(r"^[ \t]*//.*\n", re.M)
@@ -35,7 +35,7 @@ def inline_imports(path: Path, seen: set[Path] | None = None) -> str:
     return LOCAL_IMPORT.sub(inline, COMMENT_LINE.sub("", path.read_text(encoding="utf-8")))
 
 
-class FileComponent(JSComponent):
+class FileComponent(AppComponent):
     """A JSComponent whose `_esm` names a .js file beside it, which may import local files."""
 
     @classmethod

@@ -6,12 +6,12 @@ from __future__ import annotations
 from typing import ClassVar
 
 import param
-from panel.custom import JSComponent
 
+from app.components.component import AppComponent
 from app.stylesheets import stylesheet
 
 
-class Glossary(JSComponent):
+class Glossary(AppComponent):
     """The glossary panel; a click on any term on the page opens it at that entry."""
 
     html = param.String(default="", doc="The panel (render_glossary)")

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import panel as pn
 import param
-from panel.custom import JSComponent
+
+from app.components.component import AppComponent
 
 # key -> accessible names of the button it presses (the first one present is used)
 KEY_BUTTONS: dict[str, tuple[str, ...]] = {
@@ -23,7 +24,7 @@ KEY_BUTTONS: dict[str, tuple[str, ...]] = {
 }
 
 
-class KeyboardShortcuts(JSComponent):
+class KeyboardShortcuts(AppComponent):
     key_buttons = param.Dict(
         default={key: list(names) for key, names in KEY_BUTTONS.items()},
         constant=True,

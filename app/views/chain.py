@@ -5,6 +5,7 @@ from __future__ import annotations
 import panel as pn
 import param
 
+from app.components import at_once
 from app.components.step_deck import StepDeck
 from app.errors import logged
 from app.render.chain import NONE, default_pair, render_chain
@@ -27,8 +28,8 @@ class ChainView(pn.viewable.Viewer):
     def __init__(self, **params: object) -> None:
         super().__init__(**params)
         select = {"width": 130, "margin": (0, 8, 6, 0)}
-        self._primary = pn.widgets.Select(label="Request", **select)
-        self._other = pn.widgets.Select(label="Compare with", **select)
+        self._primary = at_once.Select(label="Request", **select)
+        self._other = at_once.Select(label="Compare with", **select)
         self._deck = StepDeck(sizing_mode="stretch_width", stylesheets=[CSS, TERM_CSS], margin=0)
         self._follower = Follower(self._deck, self._render_deck)
         self._pickers = pn.Row(self._primary, self._other, margin=0)

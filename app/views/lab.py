@@ -232,7 +232,7 @@ class LabView(pn.viewable.Viewer):
         super().__init__(**params)
         self._preset = preset(preset_name)
         workload = self._preset.workload
-        self.preset_select = pn.widgets.Select(
+        self.preset_select = at_once.Select(
             label="Preset", options=presets(), value=preset_name, width=260
         )
         self.knobs: dict[str, pn.widgets.Widget] = {

@@ -5,6 +5,7 @@ from __future__ import annotations
 import panel as pn
 import param
 
+from app.components import at_once
 from app.components.step_deck import StepDeck
 from app.errors import logged
 from app.prefill_inputs import FIELDS, model_texts, parse_inputs, seed_texts
@@ -23,7 +24,7 @@ class PrefillView(pn.viewable.Viewer):
     def __init__(self, **params: object) -> None:
         super().__init__(**params)
         self.inputs = {
-            name: pn.widgets.TextInput(label=label, width=150, margin=(0, 6, 4, 0))
+            name: at_once.TextInput(label=label, width=150, margin=(0, 6, 4, 0))
             for name, label in FIELDS.items()
         }
         self.from_step = pn.widgets.Button(label="This step's request", margin=(4, 6, 4, 0))

@@ -1,0 +1,56 @@
+"""The base of every browser component of the app: a JSComponent that does not hear its
+own changes back as if the browser had made them.
+
+In Pyodide a document has no server session, so when a hold on it ends, Bokeh hands
+every change Python made inside it to the models' change callbacks, Panel's among
+them. A change made inside a nested hold (a component's own update runs inside the
+edit's) is released after the component stopped marking it as its own, so Panel took
+it for a change from the browser: it set the parameter again (comparing every page of
+a deck with itself) and counted a busy event, whose bookkeeping rewrites every
+parameter of `pn.state` several times. A playground edit made about 60 of them, most
+of its time in Pyodide (tests/app/test_components.py). On a server the held changes go
+straight to the socket, and a change that really comes from the browser is never
+equal to what Python holds unless it changes nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bokeh.document import Document
+from panel.custom import JSComponent
+
+
+class SkipsEchoes:
+    """Skips a change from the model equal to what Python holds (for a Panel component)."""
+
+    param: Any
+
+    def _server_change(
+        self, doc: Document, ref: str, subpath: str | None, attr: str, old: Any, new: Any
+    ) -> None:
+        if subpath is None and self.holds_already(attr, new):
+            return
+        super()._server_change(doc, ref, subpath, attr, old, new)  # type: ignore[misc]
+
+    def holds_already(self, attr: str, new: Any) -> bool:
+        """Whether the model's ``attr`` set to ``new`` is what Python's parameters give it
+        (read back, it would change no parameter; or it is what they send, as a
+        widget's option labels are)."""
+        try:
+            changes = self._process_property_change({attr: new})  # type: ignore[attr-defined]
+            if changes and all(
+                name in self.param and bool(getattr(self, name) == value)
+                for name, value in changes.items()
+            ):
+                return True
+            if attr not in self.param:
+                return False
+            sent = self._process_param_change({attr: getattr(self, attr)})  # type: ignore[attr-defined]
+            return attr in sent and bool(sent[attr] == new)
+        except Exception:  # a value that cannot be compared is taken as a change
+            return False
+
+
+class AppComponent(SkipsEchoes, JSComponent):
+    """A JSComponent that does not hear its own changes back."""

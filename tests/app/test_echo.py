@@ -1,0 +1,79 @@
+"""A session-less document (as in Pyodide) hears only the browser's changes, not the
+app's own changes back (app/components/component.py)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import panel as pn
+import pytest
+from bokeh.document import Document
+from panel.io.state import set_curdoc
+from panel.reactive import Syncable
+
+from app.components.step_deck import Deck, StepDeck
+from app.layout import App
+from app.playground.editor import EMPTY
+from app.url import parse_link
+
+SCRIPT = "add_request A max_tokens=3 prompt: 1..8\nstep\nreset_prefix_cache keep\nstep 4"
+
+
+@pytest.fixture
+def doc() -> Iterator[Document]:
+    """A document as Pyodide has it: no server session, connected and loaded (as
+    panel/io/pyodide.py marks it), on the thread that made it, so a hold's end hands
+    its changes to the models' callbacks at once."""
+    document = Document()
+    pn.state._loaded[document] = pn.state._connected[document] = True
+    with set_curdoc(document):
+        pn.state._thread_id = threading.get_ident()
+    yield document
+    for marks in (pn.state._loaded, pn.state._connected, pn.state._thread_id_):
+        marks.pop(document, None)
+
+
+@pytest.fixture
+def heard(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, tuple[str, ...]]]]:
+    """Every change Panel takes as coming from the browser: (component, properties)."""
+    changes: list[tuple[str, tuple[str, ...]]] = []
+    process = Syncable._process_events
+
+    def spy(self: Syncable, events: dict[str, object]) -> None:
+        changes.append((type(self).__name__, tuple(events)))
+        process(self, events)
+
+    monkeypatch.setattr(Syncable, "_process_events", spy)
+    yield changes
+
+
+def test_a_playground_edit_is_not_heard_back_as_the_browser_s(
+    doc: Document, heard: list[tuple[str, tuple[str, ...]]]
+) -> None:
+    app = App(link=parse_link("?scenario=reset"))
+    with set_curdoc(doc):
+        doc.add_root(app.__panel__().get_root(doc))
+        app.playground.load(EMPTY)
+        app.playground.script.value_input = SCRIPT
+    assert app.state.last_step == 7  # add_request, step, reset, 4 steps: the edit played
+    assert app.pool.html
+    assert heard == []
+
+
+def test_a_change_made_in_the_browser_is_still_heard(
+    doc: Document, heard: list[tuple[str, tuple[str, ...]]]
+) -> None:
+    deck = StepDeck()
+    with set_curdoc(doc):
+        model = deck.get_root(doc)
+        doc.add_root(model)
+    with set_curdoc(doc), pn.io.hold(doc):
+        deck.load(Deck.of({"a": ["<p>a</p>"], "b": ["<p>b</p>"]}), "a", 0)
+    assert heard == []
+    with set_curdoc(doc):
+        model.data.key = "a"  # what Python holds: nothing changes
+        assert heard == []
+        model.data.key = "b"  # the browser shows another timeline
+    assert heard == [("StepDeck", ("key",))]
+    assert deck.key == "b"
