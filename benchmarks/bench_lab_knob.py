@@ -1,6 +1,7 @@
-"""The lab's knob-to-chart time in `panel serve`, measured in a real browser.
+"""The lab's knob-to-chart time in `panel serve` or the static site, in a real browser.
 
-Starts `panel serve app/main.py` (as tests/app/browser.py does), opens
+Starts `panel serve app/main.py` (as tests/app/browser.py does), or with --site serves
+the static site built by build.py (the engine in Pyodide), opens
 `?lab=shared-prefix` (200 requests with its overlay) in headless Chromium and, each
 round, changes a knob the way the widget does (its model's value, which Bokeh sends
 to the server) and times, inside the page, from the change to the painted frame
@@ -11,7 +12,7 @@ runs: engine/lab/prompt_hashes.py), the salt (the overlay's run is reused, the
 learner's plays) and the salt set back (both runs are known). Prints the median of
 each.
 
-    python benchmarks/bench_lab_knob.py [--rounds 5]
+    python benchmarks/bench_lab_knob.py [--rounds 5] [--site]
 """
 
 from __future__ import annotations
@@ -25,7 +26,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from playwright.sync_api import sync_playwright
 
+from app.static_site.layout import SITE_DIR
+from benchmarks.bench_site import served
 from tests.app.browser import chromium, panel_serve
+
+ROOT = Path(__file__).resolve().parents[1]
 
 # Runs in the page: set a widget's value by its title, then wait for the painted frame
 # after the learner's source got new data. Returns milliseconds.
@@ -59,16 +64,21 @@ CASES = (
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--site", action="store_true", help="the static site (site/), Pyodide")
     args = parser.parse_args()
     samples: dict[str, list[float]] = {case: [] for case in CASES}
     with (
-        panel_serve() as url,
+        served(ROOT / SITE_DIR) if args.site else panel_serve() as url,
         sync_playwright() as playwright,
         chromium(playwright, viewport={"width": 1280, "height": 900}) as context,
     ):
         page = context.new_page()
         page.goto(f"{url}?lab=shared-prefix")
         page.get_by_test_id("lab-outcome").wait_for(timeout=120_000)
+        if args.site:  # the knobs act once Python is up, not on the pre-rendered copy
+            page.wait_for_function(
+                "() => !document.body.classList.contains('pn-loading')", timeout=180_000
+            )
         for round_ in range(args.rounds):
             changes = (
                 ("Unique part per request (tokens)", 201 + round_),
@@ -79,7 +89,9 @@ def main() -> None:
             for case, (title, value) in zip(CASES, changes, strict=True):
                 samples[case].append(page.evaluate(MEASURE, [title, value]))
                 page.wait_for_timeout(300)  # let the status line settle
-    print(f"| `shared-prefix`, 200 requests, knob to painted chart | median of {args.rounds} |")
+    where = "static site (Pyodide)" if args.site else "panel serve"
+    title = f"`shared-prefix`, 200 requests, knob to painted chart, {where}"
+    print(f"| {title} | median of {args.rounds} |")
     print("|---|---|")
     for case, times in samples.items():
         print(f"| {case} | {statistics.median(times):,.0f} ms |")

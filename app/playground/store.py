@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.lab import playground_code
-from engine.lab.scenario import Scenario
+from engine.lab.scenario import Scenario, check_mode, mode_effect
 from engine.lab.scenario_file import PLAYGROUND_PREFIX, scenario_from_dict
 from engine.lab.timeline import Timeline, build_timeline, count_steps
 
@@ -28,7 +28,7 @@ class Playground:
 
 _kept: OrderedDict[str, Playground] = OrderedDict()
 _timelines: OrderedDict[tuple[str, str], Timeline] = OrderedDict()
-_last_steps: OrderedDict[tuple[str, str], int] = OrderedDict()
+_last_steps: OrderedDict[tuple[str, object], int] = OrderedDict()  # by (name, mode_effect)
 
 
 def _keep(cache: OrderedDict[Any, Any], key: Any, value: Any) -> None:
@@ -57,18 +57,20 @@ def get(name: str) -> Playground:
 
 
 def timeline(name: str, mode: str) -> Timeline:
-    key = (name, mode)
-    built = _timelines.get(key) or build_timeline(get(name).scenario, mode)
+    key, scenario = (name, mode), get(name).scenario
+    built = _timelines.get(key) or build_timeline(scenario, mode)
     _keep(_timelines, key, built)
+    _keep(_last_steps, (name, mode_effect(scenario, built.mode)), len(built.steps) - 1)
     return built
 
 
 def last_step(name: str, mode: str) -> int:
-    """The last step of a mode's timeline, from a run that records nothing (a few ms)
-    unless the timeline is at hand: the step controls need it for modes not shown yet."""
-    key = (name, mode)
+    """The last step of a mode's timeline without building it: the step controls need it
+    for modes not shown yet. A mode that plays as a mode already played has its count
+    (engine/lab/scenario.py mode_effect); another is counted by a run that records
+    nothing (a few ms)."""
+    scenario = get(name).scenario
+    key = (name, mode_effect(scenario, check_mode(scenario, mode)))
     if key not in _last_steps:
-        built = _timelines.get(key)
-        count = len(built.steps) - 1 if built else count_steps(get(name).scenario, mode)
-        _keep(_last_steps, key, count)
+        _keep(_last_steps, key, count_steps(scenario, mode))
     return _last_steps[key]

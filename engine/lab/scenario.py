@@ -102,6 +102,18 @@ def reserve_full_isl(scenario: Scenario, mode: Mode) -> bool:
     return scenario.scheduler_reserve_full_isl and mode != "first-chunk"
 
 
+def mode_effect(scenario: Scenario, mode: Mode) -> tuple[bool, tuple[tuple[bool, ...], ...]]:
+    """All that ``mode`` changes in a play of ``scenario``: the admission check and each
+    reset's flags. Modes with the same effect play the same engine steps; their
+    timelines differ only in how actions read and in narration."""
+    resets = tuple(
+        tuple(reset_flags(action, mode).values())
+        for action in (*scenario.setup, *scenario.script)
+        if action.kind == "reset_prefix_cache"
+    )
+    return reserve_full_isl(scenario, mode), resets
+
+
 @dataclass(frozen=True)
 class EngineOptions:
     """The ``[engine]`` table: which connectors run, and with or without keep mode's fixes."""

@@ -22,9 +22,15 @@ from hypothesis import given, settings
 
 from engine.lab import playground_code, toml_writer
 from engine.lab.cli import main
-from engine.lab.scenario import MODES, ScenarioError, scenario_data, scenario_names
+from engine.lab.scenario import (
+    MODES,
+    ScenarioError,
+    mode_effect,
+    scenario_data,
+    scenario_names,
+)
 from engine.lab.scenario_file import load_scenario_file, parse_toml, scenario_from_dict
-from engine.lab.timeline import MAX_TIMELINE_STEPS, _Run, build_timeline
+from engine.lab.timeline import MAX_TIMELINE_STEPS, _Run, build_timeline, count_steps
 from engine.lab.tokenizer import tokenize
 from tests.engine import test_pool_invariants as pool_checks
 
@@ -291,7 +297,11 @@ def playground_scripts(draw: st.DrawFn) -> dict[str, Any]:
         elif kind == "idle":
             steps.append({"do": "run_until_idle"})
         elif kind == "reset":
-            flag = draw(st.sampled_from([{}, {"reset_running_requests": True}]))
+            flag = draw(
+                st.sampled_from(
+                    [{}, {"reset_running_requests": True}, {"keep_running_requests": False}]
+                )
+            )
             steps.append({"do": "reset_prefix_cache"} | flag)
         elif ids:
             steps.append({"do": "abort", "id": draw(st.sampled_from(ids))})
@@ -323,3 +333,26 @@ def test_random_playground_scripts_keep_the_pools_invariants_at_every_step(
         timeline = build_timeline(scenario_from_dict(data), mode, trace=False)
     assert checked_steps == len(timeline.steps)
     assert json.loads(timeline.to_json())["scenario"].startswith("playground-")
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=playground_scripts())
+def test_modes_with_the_same_effect_play_the_same_steps(data: dict[str, Any]) -> None:
+    """What the step controls count a mode by (app/playground/store.py last_step)."""
+    scenario = scenario_from_dict(data)
+    by_effect: dict[object, list[str]] = {}
+    for mode in scenario.modes:
+        by_effect.setdefault(mode_effect(scenario, mode), []).append(mode)
+    assert len(by_effect) >= 2  # first-chunk checks admission otherwise
+    for modes in by_effect.values():
+        first, *others = (build_timeline(scenario, mode, trace=False) for mode in modes)
+        for other in others:
+            assert [step.snapshot for step in other.steps] == [s.snapshot for s in first.steps]
+            assert [step.result for step in other.steps] == [s.result for s in first.steps]
+        assert {count_steps(scenario, mode) for mode in modes} == {len(first.steps) - 1}
+
+
+def test_a_reset_of_the_learners_mode_gives_each_mode_its_own_effect() -> None:
+    scenario = scenario_from_dict(playground({"do": "reset_prefix_cache"}))
+    effects = {mode_effect(scenario, mode) for mode in scenario.modes}
+    assert len(effects) == len(scenario.modes) == 4
