@@ -15,16 +15,24 @@ equal to what Python holds unless it changes nothing.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from bokeh.document import Document
 from panel.custom import JSComponent
 
 
+class _AllNames:
+    def __contains__(self, name: object) -> bool:
+        return True
+
+
 class SkipsEchoes:
-    """Skips a change from the model equal to what Python holds (for a Panel component)."""
+    """Skips a change from the model equal to what Python holds (for a Panel component),
+    and counts no change from the browser as busy: the app shows no busy indicator, and
+    each count rewrites every parameter of `pn.state` twice (Panel's `edit_readonly`)."""
 
     param: Any
+    _busy__ignore: ClassVar[Any] = _AllNames()
 
     def _server_change(
         self, doc: Document, ref: str, subpath: str | None, attr: str, old: Any, new: Any
