@@ -6,13 +6,12 @@ const NOT_SENT = -1
 export function render({ model, view }) {
   const host = document.createElement('div')
   let shown = null
-  let deck = JSON.parse(model.deck_json)  // { pages, orders } (step_deck.py)
   function show() {
-    const at = position(model, (key) => key in deck.orders)
-    const order = deck.orders[at.key]
+    const at = position(model, (key) => key in model.orders)
+    const order = model.orders[at.key]
     const index = order ? order[at.step] : undefined
     if (index === NOT_SENT) { return }  // Python sends it: keep the page shown until then
-    const page = index === undefined ? '' : deck.pages[index]
+    const page = index === undefined ? '' : model.pages[index]
     host.dataset.at = `${at.key}@${at.step}`  // the position shown (tests, benchmarks)
     if (page === shown) { return }
     shown = page
@@ -20,8 +19,7 @@ export function render({ model, view }) {
     // An empty page hides the whole component, margins included.
     if (view && view.el) { view.el.style.display = page ? '' : 'none' }
   }
-  model.on('deck_json', () => { deck = JSON.parse(model.deck_json); shown = null; show() })
-  model.on('key', () => { shown = null; show() })
+  model.on(['pages', 'orders', 'key'], () => { shown = null; show() })
   model.on('step', show)
   onStep(model, show)
   show()

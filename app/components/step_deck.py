@@ -27,7 +27,6 @@ from typing import Any
 import param
 
 from app.components.esm import FileComponent
-from app.components.json_text import to_json
 
 
 class LeanComponent(FileComponent):
@@ -77,10 +76,8 @@ class Deck:
 
 
 class StepDeck(LeanComponent):
-    deck_json = param.String(
-        default=to_json({"pages": [], "orders": {}}),
-        doc="JSON: the distinct HTML pages, and per timeline key the page of each step",
-    )
+    pages = param.List(default=[], item_type=str, doc="Distinct HTML pages of the view")
+    orders = param.Dict(default={}, doc="Timeline key -> index into pages, per step")
     key = param.String(default="", doc="The timeline to show until the channel names one held")
     step = param.Integer(default=0, doc="The step to show until the channel names one held")
 
@@ -91,28 +88,19 @@ class StepDeck(LeanComponent):
         self.loaded: Deck | None = None  # what the last load sent
 
     def load(self, deck: Deck, key: str, step: int) -> None:
-        """A new scenario: its pages and orders, and the position, in one update. (One
-        string: Bokeh would walk every page of a list for models, and encode each.)"""
+        """A new scenario: its pages and orders, and the position, in one update."""
         self.loaded = deck
-        sent = {"pages": deck.pages, "orders": deck.orders}
-        self.param.update(deck_json=to_json(sent), key=key, step=step)
-
-    @property
-    def pages(self) -> tuple[str, ...]:
-        return self.loaded.pages if self.loaded else ()
-
-    @property
-    def orders(self) -> Mapping[str, tuple[int, ...]]:
-        return self.loaded.orders if self.loaded else {}
+        orders = {k: list(order) for k, order in deck.orders.items()}
+        self.param.update(pages=list(deck.pages), orders=orders, key=key, step=step)
 
     def holds(self, key: str) -> bool:
         return key in self.orders
 
     def holds_page(self, key: str, step: int) -> bool:
-        order = self.orders.get(key, ())
+        order = self.orders.get(key, [])
         return 0 <= step < len(order) and order[step] != NOT_SENT
 
     def page(self, key: str, step: int) -> str:
         """What the browser shows at this position (for tests)."""
-        order = self.orders.get(key, ())
+        order = self.orders.get(key, [])
         return self.pages[order[step]] if self.holds_page(key, step) else ""

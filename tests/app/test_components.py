@@ -501,7 +501,7 @@ def watch_views(app: App) -> list[str]:
         sent.extend(event.name for event in events)
 
     for view in (app.pool, app.queue, app.narration, app.header, app.chain):
-        view._deck.param.watch(note, ["deck_json", "key", "step"])
+        view._deck.param.watch(note, ["pages", "orders", "key", "step"])
     app.code._panel.param.watch(note, list(app.code._panel.param))
     return sent
 
@@ -520,7 +520,7 @@ def test_a_mode_from_the_browser_sends_no_page() -> None:
     sent = watch_views(app)
     app.controls.player.param.update(key="reset/preempt", step=0)  # the mode picker's work
     assert app.state.mode == "preempt" and 'data-step="0"' in app.narration.html
-    assert "deck_json" not in sent and "frames" not in sent
+    assert "pages" not in sent and "orders" not in sent and "frames" not in sent
     assert {"key"} <= set(sent)  # each deck's own position follows, for a later reconnect
 
 
@@ -767,7 +767,7 @@ def test_prefill_view_follows_the_step_then_the_learner() -> None:
 def test_prefill_view_steps_in_the_browser_while_it_follows() -> None:
     app = App(link=parse_link("?scenario=cache-salt"))
     sent = watch_views(app)
-    app.prefill._deck.param.watch(lambda e: sent.append(e.name), ["deck_json"])
+    app.prefill._deck.param.watch(lambda e: sent.append(e.name), ["pages", "orders"])
     timeline = app.state.timeline
     assert timeline is not None
     for step in range(len(timeline.steps)):
