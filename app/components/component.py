@@ -7,10 +7,10 @@ them. A change made inside a nested hold (a component's own update runs inside t
 edit's) is released after the component stopped marking it as its own, so Panel took
 it for a change from the browser: it set the parameter again (comparing every page of
 a deck with itself) and counted a busy event, whose bookkeeping rewrites every
-parameter of `pn.state` several times. A playground edit made about 60 of them, most
-of its time in Pyodide (tests/app/test_components.py). On a server the held changes go
-straight to the socket, and a change that really comes from the browser is never
-equal to what Python holds unless it changes nothing.
+parameter of `pn.state` several times. A playground edit made about 60 of them: more
+than half its Python time in Pyodide (tests/app/test_echo.py; docs/performance.md). On
+a server the held changes go straight to the socket. A change that really comes from
+the browser equals what Python holds only when it would change nothing.
 """
 
 from __future__ import annotations
