@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Hashable, Sequence
 
 
 def with_gaps(count: int, keep: Collection[int], edge: int) -> list[int | range]:
@@ -17,3 +17,24 @@ def with_gaps(count: int, keep: Collection[int], edge: int) -> list[int | range]
         out.append(i)
         previous = i
     return out
+
+
+def runs_of(
+    ids: Sequence[int], kind: Callable[[int], Hashable], marked: Collection[int]
+) -> list[range]:
+    """``ids`` in order as runs of consecutive ids of one ``kind``; a marked id is a run
+    of its own (it is shown with its details)."""
+    runs: list[range] = []
+    for b in ids:
+        last = runs[-1] if runs else None
+        if (
+            last is not None
+            and b == last.stop
+            and b not in marked
+            and last.start not in marked
+            and kind(b) == kind(last.start)
+        ):
+            runs[-1] = range(last.start, b + 1)
+        else:
+            runs.append(range(b, b + 1))
+    return runs

@@ -1,7 +1,9 @@
-"""The GPU block pool: one cell per block, state by colour *and* by text."""
+"""The GPU block pool: one cell per block, state by colour *and* by text; a pool of
+thousands of blocks as runs of consecutive blocks that look alike."""
 
 from __future__ import annotations
 
+from app.render.gaps import runs_of
 from app.render.glossary import term
 from app.render.html import changed_at, esc
 from engine.lab.snapshot import BlockRecord
@@ -18,6 +20,12 @@ LEGEND = (  # (state, HTML)
 # Above this many blocks the cells shrink to id + ref_cnt (hash in the tooltip).
 DENSE_FROM = 40
 SMALL_POOL = 12
+# From this many blocks the pool is shown as runs of consecutive blocks with the same
+# state, ref_cnt and change (one item: "#2,001 to #9,999 · 7,999 empty"): a 10,000-block
+# pool's page drops from about 4 MB of cells to kilobytes, and reads at a glance.
+# Every built-in scenario (at most 160 blocks) and the lab's step view (at most 400) draw
+# each block.
+RUNS_FROM = 1_000
 
 
 def changed_blocks(timeline: Timeline, step: int) -> set[int]:
@@ -46,26 +54,67 @@ def block_cell(block: BlockRecord, changed: bool, testid: str = "block") -> str:
     )
 
 
+def run_item(first: BlockRecord, last: BlockRecord, changed: bool) -> str:
+    """Blocks first..last, all in one state with one ref_cnt, as one item."""
+    count = last.block_id - first.block_id + 1
+    tag = STATE_TAGS[first.state]
+    rc = f" · ref_cnt <b>{first.ref_cnt}</b>" if first.state == "held" else ""
+    title = (
+        f"blocks {first.block_id} to {last.block_id}: {count:,} blocks, {tag}"
+        + (f", ref_cnt {first.ref_cnt}" if first.state == "held" else "")
+        + (", changed at this step" if changed else "")
+    )
+    return (
+        f'<li class="run state-{first.state}{" changed" if changed else ""}" '
+        f'data-first="{first.block_id}" data-last="{last.block_id}" '
+        f'data-ref-cnt="{first.ref_cnt}" data-state="{first.state}" '
+        f'data-changed="{str(changed).lower()}" title="{title}">'
+        f'<span class="id">#{first.block_id:,} to #{last.block_id:,}</span> '
+        f"<span>{count:,} {tag}{rc}</span>"
+        f"{'<span class=sr-only>, changed at this step</span>' if changed else ''}"
+        "</li>"
+    )
+
+
+def pool_cells(blocks: tuple[BlockRecord, ...], changed: set[int]) -> str:
+    """Every block's cell, or from RUNS_FROM blocks, a cell per run of look-alike blocks
+    (a block alone in its run keeps its own cell, hash and all)."""
+    if len(blocks) < RUNS_FROM:
+        return "".join(block_cell(b, b.block_id in changed) for b in blocks)
+    runs = runs_of(
+        [b.block_id for b in blocks],
+        lambda i: (blocks[i].state, blocks[i].ref_cnt, i in changed),
+        (),
+    )
+    return "".join(
+        block_cell(blocks[run.start], run.start in changed)
+        if len(run) == 1
+        else run_item(blocks[run.start], blocks[run.stop - 1], run.start in changed)
+        for run in runs
+    )
+
+
 def render_pool(timeline: Timeline, step: int) -> str:
     snapshot = timeline.steps[step].snapshot
     changed = changed_blocks(timeline, step)
     count = len(snapshot.blocks)
-    dense = " dense" if count >= DENSE_FROM else ""
+    layout = " runs" if count >= RUNS_FROM else " dense" if count >= DENSE_FROM else ""
     # Small pools get even rows (10 blocks: 2 rows of 5); big ones wrap to the width.
     columns = f' style="--cols:{-(-count // 2)}"' if count <= SMALL_POOL else ""
     fixed = " fixed" if count <= SMALL_POOL else ""
-    cells = "".join(block_cell(b, b.block_id in changed) for b in snapshot.blocks)
+    cells = pool_cells(snapshot.blocks, changed)
     legend = "".join(
         f'<li><span class="swatch state-{state}"></span>{text}</li>' for state, text in LEGEND
     )
     legend += '<li><span class="swatch changed"></span>changed at this step</li>'
     held = sum(1 for b in snapshot.blocks if b.state == "held")
+    runs_note = " · consecutive blocks alike shown as one run" if count >= RUNS_FROM else ""
     return (
         f'<section class="box" data-testid="pool" aria-label="GPU block pool">'
-        f'<h3 class="panel-title">GPU block pool · {len(snapshot.blocks)} blocks of '
-        f"{timeline.block_size} tokens</h3>"
-        f'<ol class="pool{dense}{fixed}"{columns}>{cells}</ol>'
+        f'<h3 class="panel-title">GPU block pool · {count:,} blocks of '
+        f"{timeline.block_size} tokens{runs_note}</h3>"
+        f'<ol class="pool{layout}{fixed}"{columns}>{cells}</ol>'
         f'<ul class="legend" aria-label="legend">{legend}</ul>'
-        f'<div class="usage">{held} held · usage {snapshot.usage:.0%} of the usable blocks</div>'
+        f'<div class="usage">{held:,} held · usage {snapshot.usage:.0%} of the usable blocks</div>'
         "</section>"
     )

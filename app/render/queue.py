@@ -11,7 +11,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 
-from app.render.gaps import with_gaps
+from app.render.gaps import runs_of, with_gaps
 from app.render.html import esc, previous_and_current
 from engine.lab.timeline import Timeline
 
@@ -55,25 +55,6 @@ def queue_marks(before: Sequence[int], after: Sequence[int]) -> tuple[set[int], 
     return arrived, moved
 
 
-def _runs(queue: Sequence[int], state: Callable[[int], str], marked: set[int]) -> list[range]:
-    """The queue as runs of consecutive ids in one state, none of them marked (a marked
-    block is a run of its own)."""
-    runs: list[range] = []
-    for b in queue:
-        last = runs[-1] if runs else None
-        if (
-            last is not None
-            and b == last.stop
-            and b not in marked
-            and last.start not in marked
-            and state(b) == state(last.start)
-        ):
-            runs[-1] = range(last.start, b + 1)
-        else:
-            runs.append(range(b, b + 1))
-    return runs
-
-
 def _long_queue(
     queue: Sequence[int],
     state: Callable[[int], str],
@@ -82,7 +63,7 @@ def _long_queue(
 ) -> str:
     """A long queue, readable: runs of consecutive ids as one item ("12 to 480"), and if
     still long, the head and the tail and every marked block, with a count between."""
-    runs = _runs(queue, state, marked)
+    runs = runs_of(queue, state, marked)
     keep = [i for i, run in enumerate(runs) if run.start in marked]
     parts = []
     for shown in with_gaps(len(runs), keep, EDGE):

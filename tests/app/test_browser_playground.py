@@ -14,6 +14,7 @@ import pytest
 
 from app.playground.editor import EMPTY, fork
 from app.render.hashmap import render_hash_map
+from app.render.pool import render_pool
 from app.render.queue import render_queue
 from app.views.base import sends_every_step
 from engine.lab.scenario_file import scenario_from_dict
@@ -163,24 +164,29 @@ def large_script(requests: int) -> str:
     return "\n".join([*lines, "run_until_idle"])
 
 
+# What identifies an item of a long list (the pool's runs, the queue, the map).
+LIST_KEYS = ("blockId", "first", "last", "gap", "hash", "state", "refCnt", "changed")
+
+
 def shown_list(page: Any, selector: str) -> list[list[str]]:
-    """A long queue's or map's items as the page shows them: ids, runs and gaps."""
+    """A long pool's, queue's or map's items as the page shows them: ids, runs and gaps."""
     return page.locator(selector).evaluate_all(
-        "els => els.map(e => [e.dataset.blockId || '', e.dataset.first || '',"
-        " e.dataset.last || '', e.dataset.gap || '', e.dataset.hash || ''])"
+        "(els, keys) => els.map(e => keys.map(k => e.dataset[k] || ''))", list(LIST_KEYS)
     )
 
 
-def rendered_list(html: str, selector: str) -> list[list[str]]:
+def rendered_list(html: str, which: str) -> list[list[str]]:
     root = parse(html)
     items = (
-        root.find_all(data_testid="free-queue")[0].children
-        if selector == "queue"
+        root.find_all(data_testid=which)[0].children
+        if which in ("free-queue", "pool")
         else [
             r for r in root.iter() if r.tag == "tr" and ({"data-gap", "data-hash"} & set(r.attrs))
         ]
     )
-    keys = ("data-block-id", "data-first", "data-last", "data-gap", "data-hash")
+    if which == "pool":
+        items = next(e for e in items if e.tag == "ol").children
+    keys = ["data-" + "".join("-" + c.lower() if c.isupper() else c for c in k) for k in LIST_KEYS]
     return [[li.attrs.get(k, "") for k in keys] for li in items]
 
 
@@ -199,10 +205,13 @@ def test_a_2000_block_playground_opens_and_steps(watched: Watched, server: str) 
         wait_for_step(page, timeline, step)
         shown = read_page(page)
         want = expected(timeline, step)
-        for part in ("blocks", "requests", "log", "metrics", "ran"):
+        for part in ("requests", "log", "metrics", "ran"):
             assert shown[part] == want[part], part
+        # The pool as runs (test_large_pool.py checks them against every block).
+        pool = '[data-testid="pool"] .pool > li'
+        assert shown_list(page, pool) == rendered_list(render_pool(timeline, step), "pool")
         queue = '[data-testid="free-queue"] > li'
-        assert shown_list(page, queue) == rendered_list(render_queue(timeline, step), "queue")
+        assert shown_list(page, queue) == rendered_list(render_queue(timeline, step), "free-queue")
         rows = '[data-testid="hash-map"] tr[data-hash], [data-testid="hash-map"] tr[data-gap]'
         assert shown_list(page, rows) == rendered_list(render_hash_map(timeline, step), "map")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from itertools import pairwise
 from typing import Any, ClassVar
 
 import panel as pn
@@ -18,6 +19,7 @@ from app.playground import store
 from app.render import hashmap as hashmap_render
 from app.render.hashmap import EDGE as MAP_EDGE
 from app.render.hashmap import render_hash_map
+from app.render.pool import RUNS_FROM, changed_blocks, render_pool
 from app.render.queue import render_queue
 from app.state import SimulatorState
 from app.url import parse_link
@@ -73,6 +75,39 @@ def test_a_long_free_queue_is_runs_of_ids_its_ends_and_its_marked_blocks(large: 
         marked = {int(li.attrs["data-block-id"]) for li in items if li.attrs.get("data-change")}
         before = large.steps[step - 1].snapshot.free_queue if step else queue
         assert set(queue) - set(before) <= marked  # every block that arrived is in view
+
+
+def test_a_pool_of_thousands_is_runs_of_look_alike_blocks_covering_every_block(
+    large: Timeline,
+) -> None:
+    assert BLOCKS >= RUNS_FROM
+    for step in range(len(large.steps)):
+        blocks = large.steps[step].snapshot.blocks
+        changed = changed_blocks(large, step)
+        pool = parse(render_pool(large, step)).find_all(data_testid="pool")[0]
+        items = next(e for e in pool.children if e.tag == "ol").children
+        assert len(items) <= len(blocks) // 10  # not one cell per block
+        kinds, at = [], 0  # walk the pool in order: every block in one item, none twice
+        for li in items:
+            if "data-first" in li.attrs:
+                first, last = int(li.attrs["data-first"]), int(li.attrs["data-last"])
+                assert first == at and last > first
+                assert f"#{first:,} to #{last:,}" in li.text
+                shown = (li.attrs["data-state"], li.attrs["data-ref-cnt"], li.attrs["data-changed"])
+                for b in blocks[first : last + 1]:
+                    assert (b.state, str(b.ref_cnt), str(b.block_id in changed).lower()) == shown
+                at = last + 1
+            else:  # a block alone, drawn as in a smaller pool (its hash in the cell)
+                b = blocks[at]
+                assert li.attrs["data-testid"] == f"block-{at}"
+                assert li.attrs["data-hash"] == (b.hash_label or "")
+                shown = (li.attrs["data-state"], li.attrs["data-ref-cnt"], li.attrs["data-changed"])
+                assert shown == (b.state, str(b.ref_cnt), str(at in changed).lower())
+                at += 1
+            kinds.append(shown)
+        assert at == len(blocks)
+        assert all(a != b for a, b in pairwise(kinds))  # runs are whole
+    assert any(changed_blocks(large, s) for s in range(len(large.steps)))
 
 
 def test_a_long_hash_map_shows_its_ends_and_every_entry_changed_at_the_step(
