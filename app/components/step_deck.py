@@ -12,8 +12,8 @@ milliseconds of Panel bookkeeping, and a view is a dozen models).
 A deck that does not hold the channel's timeline (a new scenario still
 arriving) shows its own `key` and `step` until they agree.
 
-A large timeline (a playground of thousands of blocks) would take minutes to
-render page by page: its deck holds only the pages around the shown step, and
+A large timeline (a playground of thousands of blocks) would take tens of
+seconds to render page by page: its deck holds only the pages around the shown step, and
 Python sends the next ones when the step moves (base.py); until they arrive
 the deck keeps its page.
 """
