@@ -101,14 +101,14 @@ export function render({ model }) {
     if (plan && choice !== plan.focus) { model.pick = [at.key, at.step, choice] }
     update()
   })
-  model.on(['frames', 'bodies', 'plans_json', 'key'], () => {
+  // One load changes frames, bodies, plans, key and step, each heard apart: the plans are
+  // parsed once, and a frame or body equal to the one shown is not parsed again.
+  model.on('plans_json', () => {
     plans = JSON.parse(model.plans_json)
-    frameShown = null
-    bodyShown = null
     optionsShown = null
     update()
   })
-  model.on(['step', 'picked'], update)
+  model.on(['frames', 'bodies', 'key', 'step', 'picked'], update)
   onStep(model, update)
   update()
   return root

@@ -19,8 +19,9 @@ export function render({ model, view }) {
     // An empty page hides the whole component, margins included.
     if (view && view.el) { view.el.style.display = page ? '' : 'none' }
   }
-  model.on(['pages', 'orders', 'key'], () => { shown = null; show() })
-  model.on('step', show)
+  // One load changes pages, orders, key and step, each heard apart: a page equal to the
+  // one shown is not parsed again.
+  model.on(['pages', 'orders', 'key', 'step'], show)
   onStep(model, show)
   show()
   return host
