@@ -10,11 +10,11 @@ tracer: it wraps one pool instance and changes nothing the pool does.
 from __future__ import annotations
 
 import inspect
-import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.lab.trace import untraced
 from engine.vllm.block_pool import BlockPool
 from engine.vllm.kv_cache_utils import KVCacheBlock
 
@@ -69,12 +69,8 @@ class _Record:
 def _hashed(blocks: Iterable[KVCacheBlock]) -> set[int]:
     """Ids of the blocks that have a hash, read without the tracer seeing it:
     the code panel shows what the engine ran, not what the recorder looked at."""
-    tracer = sys.gettrace()
-    sys.settrace(None)
-    try:
+    with untraced():
         return {b.block_id for b in blocks if b.block_hash is not None}
-    finally:
-        sys.settrace(tracer)
 
 
 class PoolRecorder:
@@ -103,12 +99,8 @@ class PoolRecorder:
         old, self._map = self._map, self.pool.cached_block_hash_to_block
         if old is self._map or any(op == "cleared" for op, _ in self._record.order):
             return
-        tracer = sys.gettrace()
-        sys.settrace(None)  # (as in _hashed: the recorder's reads are not the engine's)
-        try:
+        with untraced():  # (as in _hashed: the recorder's reads are not the engine's)
             ids = sorted({b.block_id for _, blocks in old.items() for b in blocks})
-        finally:
-            sys.settrace(tracer)
         self._record.order.extend(("cleared", block_id) for block_id in ids)
 
     def _wrap(self, name: str, around: Callable[..., Any]) -> None:

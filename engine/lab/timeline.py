@@ -25,7 +25,7 @@ from engine.lab.narration import describe_step, fill_narration
 from engine.lab.scenario import Action, Mode, Scenario, check_mode, reserve_full_isl, reset_flags
 from engine.lab.snapshot import LogLine, Snapshot, SnapshotTaker, Stats, take_snapshot
 from engine.lab.step_facts import PoolRecorder, StepFacts
-from engine.lab.trace import FunctionTrace, SourceIndex, Tracer
+from engine.lab.trace import FunctionTrace, SourceIndex, Tracer, tracing
 from engine.vllm import core
 from engine.vllm.api_server import APIServer, EngineCoreClient, HTTPRequest
 from engine.vllm.aux_output import AuxOutputSchedulerConnector
@@ -312,15 +312,16 @@ def _played(
 ) -> Iterator[tuple[Action, str | None, tuple[FunctionTrace, ...]]]:
     """Run the script's actions, one engine step at a time: (action, result, code)."""
     steps = 0
-    for action in scenario.script:
-        done = 0  # `step` with a count and `run_until_idle` take several steps
-        while done == 0 or run.repeats(action, done, steps):
-            done += 1
-            steps += 1
-            tracer = Tracer(source_indexes()) if trace else None
-            with tracer or nullcontext():
-                result = run.perform(action)
-            yield action, result, tracer.result() if tracer else ()
+    with tracing(source_indexes()) if trace else nullcontext():
+        for action in scenario.script:
+            done = 0  # `step` with a count and `run_until_idle` take several steps
+            while done == 0 or run.repeats(action, done, steps):
+                done += 1
+                steps += 1
+                tracer = Tracer(source_indexes()) if trace else None
+                with tracer or nullcontext():
+                    result = run.perform(action)
+                yield action, result, tracer.result() if tracer else ()
 
 
 def count_steps(scenario: Scenario, mode: str) -> int:

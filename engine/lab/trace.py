@@ -4,16 +4,21 @@ Line events are normalised to whole statements (via ``ast``) and attributed to
 the innermost enclosing ``def``. That makes the record the same on every
 CPython version: 3.12 inlines comprehensions and reports some line events
 differently from 3.11, but both run the same statements of the same functions.
+
+The events come from ``sys.settrace`` on 3.11, and on 3.12+ (Pyodide's Python) from
+``sys.monitoring``, switched on for the traced files' own code only: there
+``settrace`` is emulated on top of it and costs about twice as much per line.
 """
 
 from __future__ import annotations
 
 import ast
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType, ModuleType
+from types import CodeType, FrameType, FunctionType, ModuleType
 from typing import Any
 
 # The whole repo-relative path is shown to the learner, e.g. "engine/vllm/block_pool.py".
@@ -56,6 +61,7 @@ class SourceIndex:
 
     def __init__(self, module: ModuleType) -> None:
         path = Path(str(module.__file__)).resolve()
+        self.module = module
         self.path = str(path)
         self.file = source_file(module)
         self.text = path.read_text(encoding="utf-8")
@@ -115,6 +121,163 @@ _RESULTS: dict[tuple[Any, ...], tuple[FunctionTrace, ...]] = {}
 _RESULTS_BOUND = 4096
 
 
+def module_code(module: ModuleType) -> list[CodeType]:
+    """Every code object of the module's functions and methods, nested ones included."""
+    found: dict[CodeType, None] = {}
+
+    def add(code: CodeType) -> None:
+        if code.co_filename == module.__file__ and code not in found:
+            found[code] = None
+            for const in code.co_consts:
+                if isinstance(const, CodeType):
+                    add(const)
+
+    def visit(namespace: dict[str, Any], seen: set[int]) -> None:
+        for value in namespace.values():
+            if id(value) in seen:
+                continue
+            seen.add(id(value))
+            if isinstance(value, staticmethod | classmethod):
+                value = value.__func__
+            if isinstance(value, property):
+                for accessor in (value.fget, value.fset, value.fdel):
+                    if isinstance(accessor, FunctionType):
+                        add(accessor.__code__)
+            elif isinstance(value, FunctionType):
+                add(value.__code__)
+                wrapped = getattr(value, "__wrapped__", None)
+                if isinstance(wrapped, FunctionType):
+                    add(wrapped.__code__)
+            elif isinstance(value, type) and value.__module__ == module.__name__:
+                visit(dict(vars(value)), seen)
+                fields = getattr(value, "__dataclass_fields__", {})
+                visit({name: f.default_factory for name, f in fields.items()}, seen)
+
+    visit(dict(vars(module)), set())
+    return list(found)
+
+
+class _SettraceLines:
+    """Line events from ``sys.settrace``: for a frame of a traced file, every line."""
+
+    def __init__(self) -> None:
+        self._events: list[tuple[str, int]] | None = None
+        self._paths: set[str] = set()
+        self._previous: Any = None
+
+    @contextmanager
+    def session(self, indexes: Iterable[SourceIndex]) -> Iterator[None]:
+        yield  # nothing to switch on ahead
+
+    def start(self, indexes: Iterable[SourceIndex], events: list[tuple[str, int]]) -> None:
+        self._paths = {index.path for index in indexes}
+        self._events = events
+        self._previous = sys.gettrace()
+        sys.settrace(self._on_call)
+
+    def stop(self) -> None:
+        sys.settrace(self._previous)
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        tracer = sys.gettrace()
+        sys.settrace(None)
+        try:
+            yield
+        finally:
+            sys.settrace(tracer)
+
+    def _on_call(self, frame: FrameType, event: str, arg: object) -> Any:
+        if frame.f_code.co_filename in self._paths:
+            return self._on_line
+        return None
+
+    def _on_line(self, frame: FrameType, event: str, arg: object) -> Any:
+        if event == "line" and self._events is not None:
+            self._events.append((frame.f_code.co_filename, frame.f_lineno))
+        return self._on_line
+
+
+class _MonitoredLines:
+    """Line events from ``sys.monitoring`` (3.12+), for the traced files' code objects
+    only. Switching a code object's events on or off re-instruments it, so a session
+    (a whole traced build) switches them on once; between its steps a line event is
+    recorded nowhere."""
+
+    def __init__(self, monitoring: Any, tool: int) -> None:
+        self._monitoring = monitoring
+        self._tool = tool
+        self._events: list[tuple[str, int]] | None = None
+        self._sessions = 0
+        self._code: list[CodeType] = []
+        monitoring.register_callback(tool, monitoring.events.LINE, self._on_line)
+
+    @contextmanager
+    def session(self, indexes: Iterable[SourceIndex]) -> Iterator[None]:
+        self._acquire(indexes)
+        try:
+            yield
+        finally:
+            self._release()
+
+    def _acquire(self, indexes: Iterable[SourceIndex]) -> None:
+        if self._sessions == 0:
+            self._code = [code for index in indexes for code in module_code(index.module)]
+            for code in self._code:
+                self._monitoring.set_local_events(self._tool, code, self._monitoring.events.LINE)
+        self._sessions += 1
+
+    def _release(self) -> None:
+        self._sessions -= 1
+        if self._sessions == 0:
+            for code in self._code:
+                self._monitoring.set_local_events(self._tool, code, 0)
+
+    def start(self, indexes: Iterable[SourceIndex], events: list[tuple[str, int]]) -> None:
+        self._acquire(indexes)
+        self._events = events
+
+    def stop(self) -> None:
+        self._events = None
+        self._release()
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        events, self._events = self._events, None
+        try:
+            yield
+        finally:
+            self._events = events
+
+    def _on_line(self, code: CodeType, line: int) -> None:
+        if self._events is not None:
+            self._events.append((code.co_filename, line))
+
+
+def _line_source() -> _SettraceLines | _MonitoredLines:
+    monitoring = getattr(sys, "monitoring", None)
+    if monitoring is not None:
+        for tool in (monitoring.PROFILER_ID, monitoring.OPTIMIZER_ID, 3, 4):
+            if monitoring.get_tool(tool) is None:
+                monitoring.use_tool_id(tool, "prefix-cache-lab trace")
+                return _MonitoredLines(monitoring, tool)
+    return _SettraceLines()
+
+
+LINES = _line_source()
+
+
+def tracing(indexes: Iterable[SourceIndex]) -> Any:
+    """Around a run of traced steps (build_timeline): line events on for all of them."""
+    return LINES.session(indexes)
+
+
+def untraced() -> Any:
+    """Around code inside a traced step that is not the engine's (the step's recorder):
+    its reads of engine properties are not shown as lines that ran."""
+    return LINES.paused()
+
+
 class Tracer:
     """Context manager recording the engine lines that run inside it.
 
@@ -128,25 +291,13 @@ class Tracer:
         self._indexes = tuple(indexes)
         self._by_path = {index.path: index for index in self._indexes}
         self._events: list[tuple[str, int]] = []
-        self._previous: Any = None
 
     def __enter__(self) -> Tracer:
-        self._previous = sys.gettrace()
-        sys.settrace(self._on_call)
+        LINES.start(self._indexes, self._events)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        sys.settrace(self._previous)
-
-    def _on_call(self, frame: FrameType, event: str, arg: object) -> Any:
-        if frame.f_code.co_filename in self._by_path:
-            return self._on_line
-        return None
-
-    def _on_line(self, frame: FrameType, event: str, arg: object) -> Any:
-        if event == "line":
-            self._events.append((frame.f_code.co_filename, frame.f_lineno))
-        return self._on_line
+        LINES.stop()
 
     def result(self) -> tuple[FunctionTrace, ...]:
         # Each distinct event once: in the order first seen (which function was entered

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import gc
+import os
+import subprocess
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from types import CodeType, FunctionType
 from typing import Any
 from unittest import mock
 
@@ -17,6 +21,7 @@ from engine.lab.scenario import MODES, load_scenario
 from engine.lab.scenario_file import scenario_from_dict
 from engine.lab.timeline import Step, Timeline, build_timeline, source_indexes
 from engine.lab.trace import FunctionTrace, Tracer
+from tests.engine.test_goldens import find_python
 from tests.engine.test_playground import playground_scripts
 
 POOL_FILE = "engine/vllm/block_pool.py"
@@ -163,3 +168,62 @@ def test_kept_results_tell_apart_steps_that_ran_the_same_lines_in_another_order(
     assert [t.qualname for t in traced([one, other, one])] == [
         t.qualname for t in reversed(traced([other, one]))
     ]
+
+
+MONITORING_SCRIPT = """
+import sys
+from engine.lab import trace
+from engine.lab.scenario import load_scenario
+from engine.lab.timeline import build_timeline, source_indexes
+build_timeline(load_scenario("reset"), "keep")
+code = [c for i in source_indexes() for c in trace.module_code(i.module)]
+tool = trace.LINES._tool
+print(type(trace.LINES).__name__, len(code), sum(map(bool, (
+    sys.monitoring.get_local_events(tool, c) for c in code))))
+"""
+
+
+@pytest.mark.parametrize("version", ["3.12", "3.13"])
+def test_on_newer_pythons_lines_come_from_monitoring_switched_off_after_a_build(
+    version: str,
+) -> None:
+    """Pyodide's Python (3.12) records lines with sys.monitoring (the timelines it builds
+    equal this Python's: test_goldens.py); after a traced build no code of the engine
+    keeps its line events, so an untraced run (the workload lab's) pays nothing."""
+    interpreter = find_python(version)
+    if interpreter is None:
+        pytest.skip(f"no Python {version} here")
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run(
+        [interpreter, "-c", MONITORING_SCRIPT],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=root,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(root)},
+    ).stdout.split()
+    assert out[0] == "_MonitoredLines"
+    assert int(out[1]) > 100  # the engine's functions and methods were found
+    assert out[2] == "0"
+
+
+def test_the_code_switched_on_for_line_events_is_every_function_of_the_engine() -> None:
+    """On 3.12+ only these code objects report lines (a function missed would show as
+    never run): every function object of a traced file that the collector knows of."""
+    indexes = source_indexes()
+    paths = {index.module.__file__ for index in indexes}
+    found = {code for index in indexes for code in trace_module.module_code(index.module)}
+    known: set[CodeType] = set()
+
+    def add(code: CodeType) -> None:
+        if code not in known:
+            known.add(code)
+            for const in code.co_consts:
+                if isinstance(const, CodeType):
+                    add(const)
+
+    for obj in gc.get_objects():
+        if isinstance(obj, FunctionType) and obj.__code__.co_filename in paths:
+            add(obj.__code__)
+    assert known and known <= found
