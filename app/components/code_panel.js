@@ -78,6 +78,8 @@ export function render({ model }) {
   }
   function update() {
     const at = here()
+    // null: Python sends this step's plan a moment later; keep what is shown until then.
+    if ((plans[at.key] || [])[at.step] === null) { return }
     root.dataset.at = `${at.key}@${at.step}`  // the position shown (tests, benchmarks)
     const plan = planned(at)
     setOptions(at, plan)

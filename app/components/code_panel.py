@@ -36,7 +36,7 @@ class CodePanel(LeanComponent):
     # One JSON string, not a nested dict (json_text.py).
     plans_json = param.String(
         default="{}",
-        doc="JSON: timeline key -> per step: a Plan (app/render/code_plan.py) by name",
+        doc="JSON: timeline key -> per step: a Plan (app/render/code_plan.py) by name, or null",
     )
     key = param.String(default="", doc="The timeline to show until the channel names one held")
     step = param.Integer(default=0, doc="The step to show until the channel names one held")
@@ -58,5 +58,7 @@ class CodePanel(LeanComponent):
         return plans
 
     def holds_page(self, key: str, step: int) -> bool:
-        """Whether the browser has this position's code (every step of a timeline held)."""
-        return 0 <= step < len(self.plans.get(key, []))
+        """Whether the browser has this position's code (a step planned None is not sent
+        yet: the shown step's comes first, the others a moment later)."""
+        plan = self.plans.get(key, [])
+        return 0 <= step < len(plan) and plan[step] is not None

@@ -7,6 +7,7 @@ recorded by the engine (sys.settrace), never from a hand-kept map.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Container
 from dataclasses import dataclass
 from functools import cache
 
@@ -152,22 +153,34 @@ class CodePlan:
 
     frames: tuple[str, ...]
     bodies: tuple[str, ...]
-    plans: dict[str, tuple[Plan, ...]]  # per timeline key, per step
+    plans: dict[str, tuple[Plan | None, ...]]  # per timeline key, per step (None: not sent)
 
     @classmethod
-    def of(cls, timelines: tuple[Timeline, ...]) -> CodePlan:
-        frames: dict[str, int] = {}
-        bodies: dict[str, int] = {}
-        plans: dict[str, tuple[Plan, ...]] = {}
+    def of(
+        cls,
+        timelines: tuple[Timeline, ...],
+        steps: Callable[[Timeline], Container[int]] | None = None,
+        after: CodePlan | None = None,
+    ) -> CodePlan:
+        """``steps``: per timeline, the steps planned (the others are None, sent later;
+        default every step). ``after``: a plan sent before, whose frames and bodies keep
+        their indices here, so the browser's plans stay right while this one arrives."""
+        frame_index = {frame: i for i, frame in enumerate(after.frames if after else ())}
+        body_index = {body: i for i, body in enumerate(after.bodies if after else ())}
+        plans: dict[str, tuple[Plan | None, ...]] = {}
         for timeline in timelines:
-            plan = []
+            planned = steps(timeline) if steps else range(len(timeline.steps))
+            plan: list[Plan | None] = []
             for step in range(len(timeline.steps)):
+                if step not in planned:
+                    plan.append(None)
+                    continue
                 parts = code_parts(timeline, step)
                 focus = focus_index(timeline, step)
                 plan.append(
                     Plan(
-                        frame=frames.setdefault(parts.frame, len(frames)),
-                        body=bodies.setdefault(parts.body, len(bodies)),
+                        frame=frame_index.setdefault(parts.frame, len(frame_index)),
+                        body=body_index.setdefault(parts.body, len(body_index)),
                         ran=parts.ran,
                         current=parts.current,
                         labels=tuple(function_options(timeline, step)),
@@ -175,7 +188,10 @@ class CodePlan:
                     )
                 )
             plans[timeline_key(timeline)] = tuple(plan)
-        return cls(tuple(frames), tuple(bodies), plans)
+        return cls(tuple(frame_index), tuple(body_index), plans)
 
-    def as_dicts(self) -> dict[str, list[dict[str, object]]]:
-        return {key: [p.as_dict() for p in plan] for key, plan in self.plans.items()}
+    def as_dicts(self) -> dict[str, list[dict[str, object] | None]]:
+        return {
+            key: [None if p is None else p.as_dict() for p in plan]
+            for key, plan in self.plans.items()
+        }

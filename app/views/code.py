@@ -14,7 +14,8 @@ from app.render.code_plan import CodeParts, CodePlan, code_parts
 from app.state import SimulatorState
 from app.theme import CSS
 from app.timelines import timeline_key
-from app.views.base import Follower
+from app.views import base
+from app.views.base import Follower, later, steps_around
 
 # Pygments first, so the app's own rules (backgrounds of ran lines) win.
 CODE_CSS = style_defs(".code") + CSS + ".code { background: transparent; }"
@@ -38,15 +39,33 @@ class CodeView(pn.viewable.Viewer):
         self._follower.follow(self.state)  # (a step needs nothing: every step's code is held)
 
     def _send_plan(self) -> None:
-        """A new scenario: every step's code of every mode, in one update."""
-        plan = CodePlan.of(self.state.scenario_timelines)
+        """A new scenario: the code of the shown step and its neighbours at once, then
+        (REST_AFTER_S later, as the views' other pages: base.fill_deck) every step's code
+        of every mode. Where nothing would reach the browser in between, all at once."""
+        timelines, key, step = self.state.scenario_timelines, self.state.key, self.state.step
+        if not base.defers_rest():  # (looked up here: tests stand in for a server)
+            self._send(CodePlan.of(timelines), picked={})
+            return
+        first = CodePlan.of(
+            timelines, lambda t: steps_around(t, step) if timeline_key(t) == key else ()
+        )
+        self._send(first, picked={})
+
+        def send_the_rest() -> None:
+            if [id(t) for t in self.state.scenario_timelines] != [id(t) for t in timelines]:
+                return  # another scenario or mode since: its own plan is on its way
+            self._send(CodePlan.of(timelines, after=first))
+
+        later(send_the_rest)
+
+    def _send(self, plan: CodePlan, **more: object) -> None:
         self._panel.param.update(
             frames=list(plan.frames),
             bodies=list(plan.bodies),
             plans_json=to_json(plan.as_dicts()),
             key=self.state.key,
             step=self.state.step,
-            picked={},
+            **more,
         )
 
     @logged

@@ -13,18 +13,22 @@ from bokeh.document import Document
 from panel.io.document import MockSessionContext
 from panel.io.state import set_curdoc
 
+from app.components.code_panel import CodePanel
 from app.components.step_deck import StepDeck
 from app.layout import App
 from app.playground import store
 from app.render import hashmap as hashmap_render
+from app.render.code_plan import code_parts
 from app.render.hashmap import EDGE as MAP_EDGE
 from app.render.hashmap import render_hash_map
 from app.render.pool import RUNS_FROM, changed_blocks, render_pool
 from app.render.queue import render_queue
 from app.state import SimulatorState
+from app.timelines import timeline_key
 from app.url import parse_link
 from app.views import base
 from app.views.base import REST_AFTER_S, StepView, sends_every_step
+from app.views.code import CodeView
 from engine.lab.timeline import Timeline, build_timeline
 from tests.app.conftest import Element, parse
 
@@ -198,6 +202,44 @@ def test_a_new_deck_shows_its_step_first_and_gets_every_other_page_a_moment_late
     # Every step of every mode once: the first pages are not rendered again.
     expected = sorted(s for t in state.scenario_timelines for s in range(len(t.steps)))
     assert after == expected
+
+
+def test_the_code_panel_gets_the_shown_steps_code_first_and_every_step_a_moment_later(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """As the views' pages: the shown step and its neighbours at once, every step of
+    every mode after REST_AFTER_S, with the first frames and bodies at the same indices
+    (the browser's plans stay right while the rest arrives)."""
+    monkeypatch.setattr(base, "defers_rest", lambda: True)  # as on a server
+    state = SimulatorState()
+    state.open("reset", "keep", 3)
+
+    async def open_view() -> tuple[list[list[bool]], list[str], list[list[bool]], CodePanel]:
+        view = CodeView(state=state)
+        panel = view._panel
+        held = [
+            [panel.holds_page(timeline_key(t), s) for s in range(len(t.steps))]
+            for t in state.scenario_timelines
+        ]
+        first_frames = list(panel.frames)
+        await asyncio.sleep(REST_AFTER_S + 0.1)
+        later = [
+            [panel.holds_page(timeline_key(t), s) for s in range(len(t.steps))]
+            for t in state.scenario_timelines
+        ]
+        return held, first_frames, later, panel
+
+    held, first_frames, after, panel = asyncio.run(open_view())
+    keys = [timeline_key(t) for t in state.scenario_timelines]
+    shown = keys.index(state.key)
+    assert [s for s, h in enumerate(held[shown]) if h] == [2, 3, 4]
+    assert not any(h for i, row in enumerate(held) if i != shown for h in row)
+    assert all(all(row) for row in after)
+    assert panel.frames[: len(first_frames)] == first_frames
+    timeline = state.timeline
+    assert timeline is not None
+    at = panel.plans[state.key][3]
+    assert panel.frames[at["frame"]] == code_parts(timeline, 3).frame
 
 
 def test_every_deck_of_the_app_follows_a_large_timelines_step() -> None:
