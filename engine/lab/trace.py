@@ -257,7 +257,8 @@ class _MonitoredLines:
 def _line_source() -> _SettraceLines | _MonitoredLines:
     monitoring = getattr(sys, "monitoring", None)
     if monitoring is not None:
-        for tool in (monitoring.PROFILER_ID, monitoring.OPTIMIZER_ID, 3, 4):
+        # Not the profiler's or coverage's id: cProfile and coverage.py take theirs on 3.12+.
+        for tool in (3, 4, monitoring.OPTIMIZER_ID):
             if monitoring.get_tool(tool) is None:
                 monitoring.use_tool_id(tool, "prefix-cache-lab trace")
                 return _MonitoredLines(monitoring, tool)

@@ -175,7 +175,11 @@ import sys
 from engine.lab import trace
 from engine.lab.scenario import load_scenario
 from engine.lab.timeline import build_timeline, source_indexes
+import cProfile
+profile = cProfile.Profile()  # a profiler can watch a traced build (their tool ids differ)
+profile.enable()
 build_timeline(load_scenario("reset"), "keep")
+profile.disable()
 code = [c for i in source_indexes() for c in trace.module_code(i.module)]
 tool = trace.LINES._tool
 print(type(trace.LINES).__name__, len(code), sum(map(bool, (
@@ -189,7 +193,8 @@ def test_on_newer_pythons_lines_come_from_monitoring_switched_off_after_a_build(
 ) -> None:
     """Pyodide's Python (3.12) records lines with sys.monitoring (the timelines it builds
     equal this Python's: test_goldens.py); after a traced build no code of the engine
-    keeps its line events, so an untraced run (the workload lab's) pays nothing."""
+    keeps its line events, so an untraced run (the workload lab's) pays nothing; and
+    cProfile still runs beside it."""
     interpreter = find_python(version)
     if interpreter is None:
         pytest.skip(f"no Python {version} here")
