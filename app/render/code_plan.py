@@ -1,7 +1,7 @@
 """The code panel of every step: the engine's own source of the functions that ran.
 
 Lines that ran are highlighted and the current one is marked, from the trace
-recorded by the engine (sys.settrace), never from a hand-kept map.
+recorded by the engine (engine/lab/trace.py), never from a hand-kept map.
 """
 
 from __future__ import annotations
