@@ -93,6 +93,24 @@ def find_python(version: str) -> str | None:
     return None
 
 
+def run_on_python(version: str, script: str) -> str:
+    """What ``script`` prints on that Python, with this checkout's engine (skips the test
+    where that Python is not installed)."""
+    interpreter = find_python(version)
+    if interpreter is None:
+        pytest.skip(f"no Python {version} here")
+    root = Path(__file__).resolve().parents[2]
+    return subprocess.run(
+        [interpreter, "-c", script],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=root,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(root)},
+    ).stdout
+
+
 @pytest.mark.parametrize("version", ["3.12", "3.13"])
 def test_timeline_json_is_byte_identical_on_other_pythons(version: str) -> None:
     """Pyodide runs Python 3.12; CPython 3.12 and 3.13 must agree with this one too.
@@ -100,19 +118,7 @@ def test_timeline_json_is_byte_identical_on_other_pythons(version: str) -> None:
     Line events differ between versions (3.12 inlines comprehensions); the tracer
     normalises them to statements, and this is the check that it does.
     """
-    interpreter = find_python(version)
-    if interpreter is None:
-        pytest.skip(f"no Python {version} here")
-    root = Path(__file__).resolve().parents[2]
-    other = subprocess.run(
-        [interpreter, "-c", DIGEST_SCRIPT],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=root,
-        timeout=300,
-        env={**os.environ, "PYTHONPATH": str(root)},
-    ).stdout.split("\n")
+    other = run_on_python(version, DIGEST_SCRIPT).split("\n")
     ours = [
         f"{name} {mode} {build_timeline(load_scenario(name), mode).digest()}"
         for name, mode in CASES

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import gc
-import os
-import subprocess
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -21,7 +19,7 @@ from engine.lab.scenario import MODES, load_scenario
 from engine.lab.scenario_file import scenario_from_dict
 from engine.lab.timeline import Step, Timeline, build_timeline, source_indexes
 from engine.lab.trace import FunctionTrace, Tracer
-from tests.engine.test_goldens import find_python
+from tests.engine.test_goldens import run_on_python
 from tests.engine.test_playground import playground_scripts
 
 POOL_FILE = "engine/vllm/block_pool.py"
@@ -195,19 +193,7 @@ def test_on_newer_pythons_lines_come_from_monitoring_switched_off_after_a_build(
     equal this Python's: test_goldens.py); after a traced build no code of the engine
     keeps its line events, so an untraced run (the workload lab's) pays nothing; and
     cProfile still runs beside it."""
-    interpreter = find_python(version)
-    if interpreter is None:
-        pytest.skip(f"no Python {version} here")
-    root = Path(__file__).resolve().parents[2]
-    out = subprocess.run(
-        [interpreter, "-c", MONITORING_SCRIPT],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=root,
-        timeout=120,
-        env={**os.environ, "PYTHONPATH": str(root)},
-    ).stdout.split()
+    out = run_on_python(version, MONITORING_SCRIPT).split()
     assert out[0] == "_MonitoredLines"
     assert int(out[1]) > 100  # the engine's functions and methods were found
     assert out[2] == "0"
