@@ -145,6 +145,13 @@ def defers_rest() -> bool:
     return sys.platform == "emscripten" and doc in _PAGES_UP
 
 
+def still_open(state: SimulatorState | None, timelines: tuple[Timeline, ...]) -> bool:
+    """Whether the state still shows these very timelines (a deferred load checks that its
+    pages are not stale)."""
+    assert state is not None  # a view's `state` parameter (never None once made)
+    return [id(t) for t in state.scenario_timelines] == [id(t) for t in timelines]
+
+
 def fill_deck(
     deck: StepDeck,
     render: Callable[[Timeline, int], str],
@@ -179,9 +186,7 @@ def fill_deck(
         return
 
     def send_the_rest() -> None:
-        if deck.loaded is not first or list(map(id, state.scenario_timelines)) != [
-            id(t) for t in timelines
-        ]:
+        if deck.loaded is not first or not still_open(state, timelines):
             return  # a newer load, or another scenario or mode: this one is stale
         rest = render_deck(page, timelines, state.key, state.step)
         deck.load(rest, state.key, state.step)

@@ -15,7 +15,7 @@ from app.state import SimulatorState
 from app.theme import CSS
 from app.timelines import timeline_key
 from app.views import base
-from app.views.base import Follower, later, steps_around
+from app.views.base import Follower, later, steps_around, still_open
 
 # Pygments first, so the app's own rules (backgrounds of ran lines) win.
 CODE_CSS = style_defs(".code") + CSS + ".code { background: transparent; }"
@@ -52,7 +52,7 @@ class CodeView(pn.viewable.Viewer):
         self._send(first, picked={})
 
         def send_the_rest() -> None:
-            if [id(t) for t in self.state.scenario_timelines] != [id(t) for t in timelines]:
+            if not still_open(self.state, timelines):
                 return  # another scenario or mode since: its own plan is on its way
             self._send(CodePlan.of(timelines, after=first))
 

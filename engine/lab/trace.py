@@ -17,6 +17,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from types import CodeType, FrameType, FunctionType, ModuleType
 from typing import Any
@@ -121,8 +122,10 @@ _RESULTS: dict[tuple[Any, ...], tuple[FunctionTrace, ...]] = {}
 _RESULTS_BOUND = 4096
 
 
-def module_code(module: ModuleType) -> list[CodeType]:
-    """Every code object of the module's functions and methods, nested ones included."""
+@cache
+def module_code(module: ModuleType) -> tuple[CodeType, ...]:
+    """Every code object of the module's functions and methods, nested ones included
+    (found once: a module's code does not change after its import)."""
     found: dict[CodeType, None] = {}
 
     def add(code: CodeType) -> None:
@@ -154,14 +157,14 @@ def module_code(module: ModuleType) -> list[CodeType]:
                 visit({name: f.default_factory for name, f in fields.items()}, seen)
 
     visit(dict(vars(module)), set())
-    return list(found)
+    return tuple(found)
 
 
 class _SettraceLines:
     """Line events from ``sys.settrace``: for a frame of a traced file, every line."""
 
     def __init__(self) -> None:
-        self._events: list[tuple[str, int]] | None = None
+        self._events: list[tuple[str, int]] = []
         self._paths: set[str] = set()
         self._previous: Any = None
 
@@ -193,7 +196,7 @@ class _SettraceLines:
         return None
 
     def _on_line(self, frame: FrameType, event: str, arg: object) -> Any:
-        if event == "line" and self._events is not None:
+        if event == "line":
             self._events.append((frame.f_code.co_filename, frame.f_lineno))
         return self._on_line
 
