@@ -2,11 +2,12 @@ const scenarioOf = (query) => new URLSearchParams(query).get('scenario')
 
 export function render({ model }) {
   let timer = null
+  let pending = null  // the query the timer will write
   let entry = scenarioOf(model.query)  // the scenario this history entry shows
   const write = () => {
     timer = null
     const params = new URLSearchParams(window.location.search)
-    for (const [key, value] of new URLSearchParams(model.query)) { params.set(key, value) }
+    for (const [key, value] of new URLSearchParams(pending)) { params.set(key, value) }
     const search = '?' + params.toString()
     if (search === window.location.search) { return }
     const url = window.location.pathname + search + window.location.hash
@@ -25,7 +26,13 @@ export function render({ model }) {
   }
   window.addEventListener('popstate', popped)
   const schedule = () => {
-    if (timer !== null) { clearTimeout(timer) }
+    if (timer !== null) {
+      clearTimeout(timer)
+      // A new scenario within the wait: this entry first takes the position it was left at,
+      // so Back returns there.
+      if (scenarioOf(model.query) !== scenarioOf(pending)) { write() }
+    }
+    pending = model.query
     timer = setTimeout(write, model.debounce_ms)
   }
   model.on('query', schedule)

@@ -238,6 +238,30 @@ def test_the_scenario_picker_opens_a_scenario_and_back_returns(
     expect(page.get_by_role("radio", name="default")).to_be_checked()
 
 
+def test_back_returns_to_a_step_taken_just_before_a_scenario_pick(
+    watched: Watched, server: str
+) -> None:
+    """The address waits a moment before it writes a step; a scenario picked within that
+    wait must not lose the step from the entry Back returns to."""
+    page = open_app(watched, server, "?scenario=reset&mode=keep&step=3")
+    forward = page.get_by_role("button", name="Step forward").element_handle()
+    picker = page.get_by_label("Scenario").element_handle()
+    # Both in one go, as a quick learner (or a keyboard) does.
+    page.evaluate(
+        """([forward, picker]) => {
+            forward.click()
+            picker.value = 'eviction-order'
+            picker.dispatchEvent(new Event('change'))
+        }""",
+        [forward, picker],
+    )
+    check_step(page, timelines.timeline("eviction-order", "default"), 0)
+    page.wait_for_function("() => location.search.includes('scenario=eviction-order')")
+    page.go_back()
+    check_step(page, timelines.timeline("reset", "keep"), 4)
+    assert query_of(page)["step"] == ["4"]
+
+
 @pytest.mark.parametrize(
     ("query", "ignored"),
     [
