@@ -55,4 +55,10 @@ if lab_preset is None:
     create_app().servable(title="Prefix Cache Lab · BlockPool")
 else:
     lab_view: LabView = open_lab(lab_preset)
-    lab_view.servable(title="Prefix Cache Lab · Workload lab")
+    # Two layout roots (LabView._build) with one Location between them, and no
+    # BrowserInfo (nothing reads it): the static site's page holds three root elements,
+    # as many as the main app's roots (tests/site/test_site_lab.py would fail on more).
+    with pn.config.set(browser_info=False):
+        controls, charts = lab_view.roots
+        controls.servable(title="Prefix Cache Lab · Workload lab")
+        charts.servable(location=False)

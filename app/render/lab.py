@@ -1,7 +1,11 @@
 """The workload lab's HTML: a run's headline numbers, the preset's expected outcome,
-and the pool, queue, requests and counters after one engine step of a run."""
+the charts' legends, and the pool, queue, requests and counters after one engine step
+of a run."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from app.lab import LabResult, RunSteps
 from app.render.html import esc
@@ -114,3 +118,49 @@ def step_hint(steps: RunSteps | None) -> str:
         '<p class="lab-hint" data-testid="lab-hint">Click a chart at a step to see the '
         "pool, the free queue and the requests after that step, below the charts.</p>"
     )
+
+
+@dataclass(frozen=True)
+class LegendItem:
+    """One series a chart draws, as its legend shows it."""
+
+    key: str  # the series' renderer name on the figure
+    label: str
+    color: str
+    dash: str  # Bokeh's dash name: solid, dashed, dotted or dotdash
+    marker: str | None = None  # a scatter's marker (circle or triangle), drawn as dots
+    alpha: float = 1.0
+
+
+# Bokeh's named dashes as SVG dash arrays (bokeh.core.enums.DashPattern).
+SVG_DASHES = {"solid": "", "dashed": "6", "dotted": "2 4", "dotdash": "2 4 6 4"}
+
+
+def legend_swatch(item: LegendItem) -> str:
+    """A small picture of the series' line or marker, in its colour."""
+    if item.marker == "triangle":
+        shape = f'<polygon points="9,1 14,9 4,9" fill="{esc(item.color)}"/>'
+    elif item.marker is not None:
+        shape = f'<circle cx="9" cy="5" r="3.5" fill="{esc(item.color)}"/>'
+    else:
+        dashes = SVG_DASHES[item.dash]
+        shape = (
+            f'<line x1="0" y1="5" x2="28" y2="5" stroke="{esc(item.color)}" stroke-width="2"'
+            + (f' stroke-dasharray="{dashes}"' if dashes else "")
+            + "/>"
+        )
+    return (
+        f'<svg class="swatch" width="28" height="10" viewBox="0 0 28 10" aria-hidden="true"'
+        f' opacity="{item.alpha:g}">{shape}</svg>'
+    )
+
+
+def render_chart_legend(title: str, items: Sequence[LegendItem]) -> str:
+    """A chart's legend: a button per series, which hides or shows it (components/
+    chart_legend.js marks the hidden ones)."""
+    buttons = "".join(
+        f'<li><button type="button" data-key="{esc(item.key)}" aria-pressed="true"'
+        f' title="Hide or show this series">{legend_swatch(item)}{esc(item.label)}</button></li>'
+        for item in items
+    )
+    return f'<ul class="chart-legend" aria-label="{esc(title)}: series">{buttons}</ul>'

@@ -8,6 +8,7 @@ the page shows progress and Stop works.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,6 +29,7 @@ from bokeh.plotting import figure
 
 from app.components import at_once
 from app.components.address_bar import AddressBar
+from app.components.chart_legend import ChartLegend
 from app.errors import logged
 from app.lab import (
     LabResult,
@@ -41,7 +43,14 @@ from app.lab import (
     run_steps,
 )
 from app.render.html import esc
-from app.render.lab import render_outcome, render_progress, render_step_view, step_hint
+from app.render.lab import (
+    LegendItem,
+    render_chart_legend,
+    render_outcome,
+    render_progress,
+    render_step_view,
+    step_hint,
+)
 from app.render.lab_playground import render_open_in_playground
 from app.theme import CSS
 from engine.lab.scenario import MODES
@@ -170,10 +179,12 @@ def make_figure(
     series: Sequence[tuple[str, str]],
     unit_range: bool,
     sources: Sequence[ColumnDataSource],
-) -> figure:
+) -> tuple[figure, list[LegendItem]]:
+    """A chart of both runs' series, and its legend's items (drawn in HTML below it by
+    ChartLegend: Bokeh's legend cost every repaint a forced layout)."""
     fig = figure(
         title=title,
-        height=260,
+        height=240,
         sizing_mode="stretch_width",
         x_axis_label="engine step",
         y_axis_label=y_label,
@@ -188,23 +199,30 @@ def make_figure(
         # Counts are whole numbers: a chart of zeros would otherwise tick at 0.2, 0.4, ...
         # and label each of them "0" or "1".
         fig.yaxis.ticker = BasicTicker(min_interval=1)
+    items: list[LegendItem] = []
     for index, (column, legend_text) in enumerate(series):
-        for source, dash, name in zip(
-            sources, ("solid", "dashed"), ("run", "compare"), strict=True
-        ):
+        for source, dash, name in zip(sources, ("solid", "dashed"), RUN_NAMES, strict=True):
             color = SERIES_COLORS.get(column, RUN_COLOR if name == "run" else COMPARE_COLOR)
-            label = f"{legend_text} ({'solid' if name == 'run' else 'dashed'})"
-            if column in SCATTER_COLUMNS:
-                marker = "circle" if name == "run" else "triangle"
+            scatter = column in SCATTER_COLUMNS
+            item = LegendItem(
+                key=f"{column}/{name}",
+                label=f"{legend_text} ({'solid' if name == 'run' else 'dashed'})",
+                color=color,
+                dash=dash if index == 0 or column in SERIES_COLORS else LINE_DASHES[index],
+                marker=("circle" if name == "run" else "triangle") if scatter else None,
+                alpha=0.6 if scatter else 1.0 if index == 0 else 0.75,
+            )
+            items.append(item)
+            if item.marker is not None:
                 fig.scatter(
                     "step",
                     column,
                     source=source,
                     color=color,
                     size=5,
-                    alpha=0.6,
-                    marker=marker,
-                    legend_label=label,
+                    alpha=item.alpha,
+                    marker=item.marker,
+                    name=item.key,
                 )
             else:
                 fig.line(
@@ -213,16 +231,16 @@ def make_figure(
                     source=source,
                     color=color,
                     line_width=2,
-                    line_dash=dash if index == 0 or column in SERIES_COLORS else LINE_DASHES[index],
-                    legend_label=label,
-                    alpha=1.0 if index == 0 else 0.75,
+                    line_dash=item.dash,
+                    alpha=item.alpha,
+                    name=item.key,
                 )
-    legend = fig.legend[0]
-    legend.ncols = 2
-    legend.label_text_font_size = "11px"
-    legend.click_policy = "hide"
-    fig.add_layout(legend, "below")  # beside the lines it would hide them
-    return fig
+    return fig, items
+
+
+def shown_items(items: Sequence[LegendItem], overlay: bool) -> list[LegendItem]:
+    """The legend lists the overlay's series only while the overlay is drawn."""
+    return [item for item in items if overlay or not item.key.endswith("/compare")]
 
 
 class LabView(pn.viewable.Viewer):
@@ -266,7 +284,11 @@ class LabView(pn.viewable.Viewer):
             ColumnDataSource(chart_data(None, CHART_COLUMNS), name=f"lab-source-{name}")
             for name in RUN_NAMES
         ]
-        self.figures = [make_figure(*chart, self.sources) for chart in CHARTS]
+        charts = [make_figure(*chart, self.sources) for chart in CHARTS]
+        self.figures = [fig for fig, _ in charts]
+        self._legend_items = [items for _, items in charts]
+        self.legends = [ChartLegend(margin=(0, 10)) for _ in CHARTS]
+        self._show_legends(overlay=self.overlay.value)
         self.hint = pn.pane.HTML("", stylesheets=STYLESHEETS, sizing_mode="stretch_width")
         self.step_view = pn.pane.HTML(
             "", visible=False, stylesheets=STYLESHEETS, sizing_mode="stretch_width"
@@ -283,13 +305,20 @@ class LabView(pn.viewable.Viewer):
         for widget in (*self.knobs.values(), self.overlay):
             widget.param.watch(self._on_knob, "value")
         self.run_button.on_click(self._on_run)
-        for fig in self.figures:
+        for fig, legend in zip(self.figures, self.legends, strict=True):
             fig.on_event(Tap, self._on_tap)
+            legend.param.watch(functools.partial(self._on_hidden, fig), "hidden")
         self.stop_button.on_click(self._on_stop)
-        self._layout = self._build()
+        self.roots = self._build()
 
     # -- layout ------------------------------------------------------------------
-    def _build(self) -> pn.viewable.Viewable:
+    def _build(self) -> tuple[pn.Column, pn.Column]:
+        """The page as two layout roots: the controls with the outcome, then the charts.
+
+        When any part of a root changes size, Bokeh lays out that whole root again,
+        measuring every axis of every figure in it. The outcome's text and the knobs'
+        messages change size with most knob changes; in their own root, they leave the
+        seven charts alone (docs/performance.md)."""
         knob_cells = [
             pn.Column(
                 widget, self.knob_errors[knob], margin=0, width=250, css_classes=[f"knob-{knob}"]
@@ -314,28 +343,30 @@ class LabView(pn.viewable.Viewer):
             *[
                 pn.Column(
                     pn.pane.Bokeh(fig, sizing_mode="stretch_width"),
+                    legend,
                     sizing_mode="stretch_width",
                     min_width=320,
                     styles={"flex": "1 1 520px"},
                 )
-                for fig in self.figures
+                for fig, legend in zip(self.figures, self.legends, strict=True)
             ],
             flex_wrap="wrap",
             sizing_mode="stretch_width",
         )
-        return pn.Column(
-            controls,
-            self.outcome,
-            self.hint,
-            charts,
-            self.step_view,
-            self.address_bar,
-            sizing_mode="stretch_width",
-            max_width=1280,
-            styles={"margin": "0 auto"},
-            margin=(10, 16),
-            css_classes=["workload-lab"],
+        page: dict[str, Any] = {
+            "sizing_mode": "stretch_width",
+            "max_width": 1280,
+            "styles": {"margin": "0 auto"},
+            "css_classes": ["workload-lab"],
+        }
+        return (
+            pn.Column(controls, self.outcome, self.hint, margin=(10, 16, 0, 16), **page),
+            pn.Column(charts, self.step_view, self.address_bar, margin=(0, 16, 10, 16), **page),
         )
+
+    def _show_legends(self, overlay: bool) -> None:
+        for legend, chart, items in zip(self.legends, CHARTS, self._legend_items, strict=True):
+            update_changed(legend, html=render_chart_legend(chart[0], shown_items(items, overlay)))
 
     def _overlay_label(self) -> str:
         compare = self._preset.compare_label
@@ -428,6 +459,7 @@ class LabView(pn.viewable.Viewer):
         with pn.io.hold():
             self.sources[0].data = chart_data(result.run, CHART_COLUMNS)
             self.sources[1].data = chart_data(result.compare, CHART_COLUMNS)
+            self._show_legends(overlay=result.compare is not None)
             self.outcome.object = render_outcome(result)
             self._steps = run_steps(result.run.workload, result.run.num_steps)
             run = result.run
@@ -436,6 +468,13 @@ class LabView(pn.viewable.Viewer):
             update_changed(self.step_view, visible=False)
             done = f"Done: {run.workload.requests:,} requests in {run.num_steps:,} engine steps."
             update_changed(self.status, object=done)
+
+    @logged
+    def _on_hidden(self, fig: figure, event: Any) -> None:
+        for renderer in fig.renderers:
+            visible = renderer.name not in event.new
+            if renderer.visible != visible:
+                renderer.visible = visible
 
     @logged
     def _on_tap(self, event: Event) -> None:
@@ -459,7 +498,8 @@ class LabView(pn.viewable.Viewer):
             )
 
     def __panel__(self) -> pn.viewable.Viewable:
-        return self._layout
+        """The whole page as one layout (the app serves ``roots`` one by one)."""
+        return pn.Column(*self.roots, sizing_mode="stretch_width")
 
 
 def open_lab(preset_name: str) -> LabView:

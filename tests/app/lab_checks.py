@@ -55,3 +55,21 @@ def playground_of(link: Any) -> tuple[dict[str, Any], int]:
     query = parse_qs(urlsplit(link.get_attribute("href") or "").query)
     assert query["scenario"] == ["playground"] and query["mode"] == ["default"]
     return playground_code.decode(query["playground"][0]), int(query["step"][0])
+
+
+RENDERER_VISIBLE_JS = """(name) => {
+  const models = Bokeh.documents.map(doc => doc.get_model_by_name(name)).filter(m => m);
+  return models[models.length - 1].visible;
+}"""
+
+
+def check_legend_hides_and_shows(page: Any, label: str, key: str) -> None:
+    """A click on a legend's series hides its line on the chart; a second click shows it."""
+    button = page.get_by_role("button", name=label, exact=True)
+    expect(button).to_have_attribute("aria-pressed", "true")
+    button.click()
+    expect(button).to_have_attribute("aria-pressed", "false")
+    page.wait_for_function(f"() => !({RENDERER_VISIBLE_JS})({key!r})")
+    button.click()
+    expect(button).to_have_attribute("aria-pressed", "true")
+    page.wait_for_function(f"() => ({RENDERER_VISIBLE_JS})({key!r})")

@@ -13,7 +13,13 @@ from engine.lab.scenario_file import scenario_from_dict
 from engine.lab.timeline import build_timeline
 from engine.lab.workload import run_workload, workload_scenario
 from tests.app import test_browser_serve as serve
-from tests.app.lab_checks import click_a_chart, playground_of, preset_runs, source
+from tests.app.lab_checks import (
+    check_legend_hides_and_shows,
+    click_a_chart,
+    playground_of,
+    preset_runs,
+    source,
+)
 from tests.app.playground_checks import check_playground_step, field
 from tests.app.test_browser_serve import Watched
 
@@ -45,6 +51,7 @@ def test_a_preset_runs_and_its_charts_hold_the_engines_series(
     assert source(page, "compare", "cumulative_hits")["values"] == compare.series["cumulative_hits"]
     expect(page.get_by_test_id("lab-expected")).to_have_text(shared.expected_text(run, compare))
     expect(page.get_by_test_id("lab-numbers")).to_contain_text(f"{run.summary()['hits']:,}")
+    check_legend_hides_and_shows(page, "held (dashed)", "held_blocks/compare")
 
     # A knob reruns the workload: new data in the same source, no new chart.
     page.locator(".knob-prepend_token input[type=checkbox]").check()

@@ -260,3 +260,42 @@ def test_count_charts_tick_at_whole_numbers() -> None:
     assert counts and all(fig.yaxis[0].ticker.min_interval == 1 for fig in counts)
     rates = [fig for fig, chart in zip(view.figures, CHARTS, strict=True) if chart[3]]
     assert rates and all(fig.yaxis[0].ticker.min_interval != 1 for fig in rates)
+
+
+def legend_of(view: LabView, index: int) -> list[tuple[str, str, str]]:
+    """A chart's legend as (series key, label, pressed) per button."""
+    page = parse(view.legends[index].html)
+    return [
+        (button.attrs["data-key"], button.text, button.attrs["aria-pressed"])
+        for button in page.with_attr("data-key")
+    ]
+
+
+def test_each_chart_has_a_legend_of_the_series_it_draws() -> None:
+    """Every line or marker of a chart has its button, named as the chart names it; the
+    overlay's (dashed) series are listed only while the overlay is drawn."""
+    view = LabView("fresh-salt")
+    for knob, value in SMALL_KNOBS.items():
+        view.knobs[knob].value = value
+    play(view)
+    for index, (fig, chart) in enumerate(zip(view.figures, CHARTS, strict=True)):
+        legend = legend_of(view, index)
+        assert [key for key, _, _ in legend] == [r.name for r in fig.renderers]
+        assert [label for _, label, _ in legend] == [
+            f"{text} ({style})" for _, text in chart[2] for style in ("solid", "dashed")
+        ]
+    view.overlay.value = False
+    play(view)
+    keys = [key for key, _, _ in legend_of(view, 2)]
+    assert keys == ["held_blocks/run", "free_cached_blocks/run", "free_empty_blocks/run"]
+
+
+def test_a_legend_button_hides_and_shows_its_series() -> None:
+    view = LabView("shared-prefix")
+    fig, legend = view.figures[2], view.legends[2]
+    legend.hidden = ["held_blocks/compare"]
+    hidden = {r.name for r in fig.renderers if not r.visible}
+    assert hidden == {"held_blocks/compare"}
+    assert all(r.visible for other in view.figures[:2] for r in other.renderers)
+    legend.hidden = []
+    assert all(r.visible for r in fig.renderers)

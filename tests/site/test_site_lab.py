@@ -13,7 +13,13 @@ from app.playground.script_lines import format_lines
 from engine.lab.scenario_file import scenario_from_dict
 from engine.lab.timeline import build_timeline
 from engine.lab.workload import run_workload, workload_scenario
-from tests.app.lab_checks import click_a_chart, playground_of, preset_runs, source
+from tests.app.lab_checks import (
+    check_legend_hides_and_shows,
+    click_a_chart,
+    playground_of,
+    preset_runs,
+    source,
+)
 from tests.app.playground_checks import check_playground_step, field
 from tests.site.conftest import PageRun, assert_clean, record, wait_interactive
 
@@ -36,6 +42,7 @@ def test_a_preset_runs_in_pyodide_with_the_engines_series(
     compare_hits = source(page, "compare", "cumulative_hits")
     assert compare_hits["values"] == compare.series["cumulative_hits"]
     expect(page.get_by_test_id("lab-expected")).to_have_text(fixed.expected_text(run, compare))
+    check_legend_hides_and_shows(page, "queries (solid)", "cumulative_queries/run")
 
 
 def test_a_click_on_a_chart_opens_the_step_view_and_the_playground_in_pyodide(
