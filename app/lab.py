@@ -153,10 +153,24 @@ class LabRun:
     def stop(self) -> None:
         self.stopped = True
 
-    async def play(self, on_progress: Callable[[float], None]) -> LabResult | None:
-        """Run to the end, awaiting between slices; None if stopped first."""
+    async def play(
+        self,
+        on_progress: Callable[[float], None],
+        on_learners_run: Callable[[WorkloadRun], None] | None = None,
+    ) -> LabResult | None:
+        """Run to the end, awaiting between slices; None if stopped first.
+
+        ``on_learners_run`` gets the learner's run as soon as it is known when the
+        overlay's run has still to play, so the page can show it first."""
         played = dict(self._known)
         for runner in self.runners:
+            learners = played.get(self.workloads[0])
+            if on_learners_run is not None and learners is not None:
+                on_learners_run(learners)
+                on_learners_run = None
+                await asyncio.sleep(0)
+                if self.stopped:
+                    return None
             # Hashing thousands of prompts at once would hold the page for seconds.
             while not runner.prepare(PREPARE_EVERY_REQUESTS):
                 self._num_prepared[runner] += PREPARE_EVERY_REQUESTS

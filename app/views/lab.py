@@ -58,6 +58,7 @@ from engine.lab.workload import (
     KNOB_TYPES,
     SALT_POLICIES,
     Workload,
+    WorkloadRun,
 )
 
 LAB_CSS = Path(__file__).with_name("lab.css").read_text(encoding="utf-8")
@@ -284,6 +285,8 @@ class LabView(pn.viewable.Viewer):
             ColumnDataSource(chart_data(None, CHART_COLUMNS), name=f"lab-source-{name}")
             for name in RUN_NAMES
         ]
+        # The run on each source (None: no data, as the sources start).
+        self._charted: list[WorkloadRun | None] = [None, None]
         charts = [make_figure(*chart, self.sources) for chart in CHARTS]
         self.figures = [fig for fig, _ in charts]
         self._legend_items = [items for _, items in charts]
@@ -435,7 +438,14 @@ class LabView(pn.viewable.Viewer):
                 self._show_running(True)
                 self.status.object = render_progress(share)
 
-        result = await run.play(show_progress)
+        def show_learners_run(learners: WorkloadRun) -> None:
+            # The overlay's run plays next: the learner's own lines move first. (A
+            # Bokeh model is changed inside a hold, which sends the change safely.)
+            if run is self._run:
+                with pn.io.hold():
+                    self._chart(0, learners)
+
+        result = await run.play(show_progress, show_learners_run)
         if run is not self._run:
             return  # a newer run took over
         self._run = None
@@ -457,8 +467,8 @@ class LabView(pn.viewable.Viewer):
         """Put a finished run on the charts: new data, the same figures."""
         self.result = result
         with pn.io.hold():
-            self.sources[0].data = chart_data(result.run, CHART_COLUMNS)
-            self.sources[1].data = chart_data(result.compare, CHART_COLUMNS)
+            self._chart(0, result.run)
+            self._chart(1, result.compare)
             self._show_legends(overlay=result.compare is not None)
             self.outcome.object = render_outcome(result)
             self._steps = run_steps(result.run.workload, result.run.num_steps)
@@ -468,6 +478,13 @@ class LabView(pn.viewable.Viewer):
             update_changed(self.step_view, visible=False)
             done = f"Done: {run.workload.requests:,} requests in {run.num_steps:,} engine steps."
             update_changed(self.status, object=done)
+
+    def _chart(self, index: int, run: WorkloadRun | None) -> None:
+        """Put a run on the charts' source ``index`` (0: the learner's, 1: the overlay),
+        unless that run is on it already (an overlay reused, a run shown first)."""
+        if self._charted[index] is not run:
+            self._charted[index] = run
+            self.sources[index].data = chart_data(run, CHART_COLUMNS)
 
     @logged
     def _on_hidden(self, fig: figure, event: Any) -> None:

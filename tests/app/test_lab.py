@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 import html
 import math
+from collections.abc import Sequence
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+import app.views.lab as lab_view_module
 from app.lab import (
     FinishedRuns,
     LabResult,
@@ -22,7 +24,7 @@ from app.render.lab import render_outcome
 from app.views.lab import CHARTS, LabView, open_lab
 from engine.lab import playground_code
 from engine.lab.scenario_file import scenario_from_dict
-from engine.lab.workload import COLUMNS, run_workload
+from engine.lab.workload import COLUMNS, WorkloadRun, run_workload
 from tests.app.conftest import parse
 
 SMALL_KNOBS = {"requests": 12, "shared_tokens": 64, "unique_tokens": 16, "output_tokens": 2}
@@ -299,3 +301,51 @@ def test_a_legend_button_hides_and_shows_its_series() -> None:
     assert all(r.visible for other in view.figures[:2] for r in other.renderers)
     legend.hidden = []
     assert all(r.visible for r in fig.renderers)
+
+
+def test_the_learners_run_is_shown_before_the_overlays_plays(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With both runs to play, the learner's run reaches the page while the overlay's
+    has not started; the view then sends each source's data once."""
+    shared = preset("shared-prefix")
+    workload = shared.workload.replace(**SMALL_KNOBS)
+    lab_run = LabRun(shared, workload, True, FinishedRuns())
+    overlay = lab_run.runners[1]
+    shown: list[tuple[str, int]] = []
+
+    def first(run: WorkloadRun) -> None:
+        shown.append((run.workload.salt, overlay.num_finished))
+
+    result = asyncio.run(lab_run.play(lambda _: None, first))
+    assert result is not None and result.compare is not None
+    assert shown == [("none", 0)]  # once, the learner's run, the overlay's not begun
+
+    # Only the overlay's run plays: the learner's (known) is shown first, too.
+    shown.clear()
+    finished = FinishedRuns()
+    finished.put(result.run)
+    again = LabRun(shared, workload, True, finished)
+    overlay = again.runners[0]
+    assert overlay.workload == result.compare.workload
+    asyncio.run(again.play(lambda _: None, first))
+    assert shown == [("none", 0)]
+
+    view = LabView("shared-prefix")
+    for knob, value in SMALL_KNOBS.items():
+        view.knobs[knob].value = value
+    # The salt of each run put on a chart source, and whether runs were still playing.
+    sent: list[tuple[str | None, bool]] = []
+
+    def spy(run: WorkloadRun | None, columns: Sequence[str]) -> dict[str, list[float]]:
+        sent.append((None if run is None else run.workload.salt, view._run is not None))
+        return chart_data(run, columns)
+
+    play(view)
+    monkeypatch.setattr(lab_view_module, "chart_data", spy)
+    view.knobs["salt"].value = "fixed"  # the overlay overrides the salt: its run stays
+    play(view)
+    assert sent == [("fixed", False)]  # and the overlay's is not sent again
+    view.knobs["output_tokens"].value = 3  # both play: the learner's is sent first
+    play(view)
+    assert sent[1:] == [("fixed", True), ("per-request", False)]
