@@ -180,11 +180,14 @@ def make_figure(
     series: Sequence[tuple[str, str]],
     unit_range: bool,
     sources: Sequence[ColumnDataSource],
+    steps: DataRange1d,
 ) -> tuple[figure, list[LegendItem]]:
     """A chart of both runs' series, and its legend's items (drawn in HTML below it by
-    ChartLegend: Bokeh's legend cost every repaint a forced layout)."""
+    ChartLegend: Bokeh's legend cost every repaint a forced layout). ``steps`` is the
+    engine-step axis, shared by every chart."""
     fig = figure(
         title=title,
+        x_range=steps,
         height=240,
         sizing_mode="stretch_width",
         x_axis_label="engine step",
@@ -287,7 +290,10 @@ class LabView(pn.viewable.Viewer):
         ]
         # The run on each source (None: no data, as the sources start).
         self._charted: list[WorkloadRun | None] = [None, None]
-        charts = [make_figure(*chart, self.sources) for chart in CHARTS]
+        # One step axis for all: a chart with no value to draw (no preemption) still
+        # shows the run's steps, and zooming one chart zooms them all.
+        steps = DataRange1d()
+        charts = [make_figure(*chart, self.sources, steps) for chart in CHARTS]
         self.figures = [fig for fig, _ in charts]
         self._legend_items = [items for _, items in charts]
         self.legends = [ChartLegend(margin=(0, 10)) for _ in CHARTS]

@@ -73,3 +73,17 @@ def check_legend_hides_and_shows(page: Any, label: str, key: str) -> None:
     button.click()
     expect(button).to_have_attribute("aria-pressed", "true")
     page.wait_for_function(f"() => ({RENDERER_VISIBLE_JS})({key!r})")
+
+
+STEP_AXIS_JS = """(title) => {
+  const docs = Bokeh.documents.filter(doc => doc.get_model_by_name('lab-source-run'));
+  const models = Array.from(docs[docs.length - 1].all_models);
+  const plot = models.find(m => m.title && m.title.text === title);
+  return [plot.x_range.start, plot.x_range.end];
+}"""
+
+
+def step_axis(page: Any, title: str) -> tuple[float, float]:
+    """The engine steps a chart's axis spans in the page."""
+    start, end = page.evaluate(STEP_AXIS_JS, title)
+    return float(start), float(end)

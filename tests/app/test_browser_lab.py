@@ -19,6 +19,7 @@ from tests.app.lab_checks import (
     playground_of,
     preset_runs,
     source,
+    step_axis,
 )
 from tests.app.playground_checks import check_playground_step, field
 from tests.app.test_browser_serve import Watched
@@ -52,6 +53,11 @@ def test_a_preset_runs_and_its_charts_hold_the_engines_series(
     expect(page.get_by_test_id("lab-expected")).to_have_text(shared.expected_text(run, compare))
     expect(page.get_by_test_id("lab-numbers")).to_contain_text(f"{run.summary()['hits']:,}")
     check_legend_hides_and_shows(page, "held (dashed)", "held_blocks/compare")
+    # No preemption, so the survival fraction has no value: its chart still spans the
+    # runs' steps (one step axis for every chart).
+    assert all(v is None for v in run.series["survival_fraction"])
+    start, end = step_axis(page, "Survival fraction: preempted_hits / preempted_queries")
+    assert start <= 1 and end >= max(run.num_steps, compare.num_steps)
 
     # A knob reruns the workload: new data in the same source, no new chart.
     page.locator(".knob-prepend_token input[type=checkbox]").check()
