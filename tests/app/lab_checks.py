@@ -16,12 +16,14 @@ from engine.lab.workload import Preset, WorkloadRun, run_workload
 
 expect = pytest.importorskip("playwright.sync_api").expect
 
-SOURCE_JS = """([name, column]) => {
-  // The live document is the last one (a static site's pre-rendered copy comes first).
-  const sources = Bokeh.documents.map(doc => doc.get_model_by_name(name)).filter(s => s);
-  const source = sources[sources.length - 1];
-  return source ? {id: source.id, values: Array.from(source.data[column])} : null;
-}"""
+# The lab's live document: the last one holding its charts (a static site's pre-rendered
+# copy comes first).
+LIVE_DOCUMENT_JS = "Bokeh.documents.filter(doc => doc.get_model_by_name('lab-source-run')).at(-1)"
+
+SOURCE_JS = f"""([name, column]) => {{
+  const source = {LIVE_DOCUMENT_JS}?.get_model_by_name(name);
+  return source ? {{id: source.id, values: Array.from(source.data[column])}} : null;
+}}"""
 
 
 def source(page: Any, name: str, column: str) -> dict[str, Any]:
@@ -57,10 +59,7 @@ def playground_of(link: Any) -> tuple[dict[str, Any], int]:
     return playground_code.decode(query["playground"][0]), int(query["step"][0])
 
 
-RENDERER_VISIBLE_JS = """(name) => {
-  const models = Bokeh.documents.map(doc => doc.get_model_by_name(name)).filter(m => m);
-  return models[models.length - 1].visible;
-}"""
+RENDERER_VISIBLE_JS = f"(name) => {LIVE_DOCUMENT_JS}.get_model_by_name(name).visible"
 
 
 def check_legend_hides_and_shows(page: Any, label: str, key: str) -> None:
@@ -75,12 +74,11 @@ def check_legend_hides_and_shows(page: Any, label: str, key: str) -> None:
     page.wait_for_function(f"() => ({RENDERER_VISIBLE_JS})({key!r})")
 
 
-STEP_AXIS_JS = """(title) => {
-  const docs = Bokeh.documents.filter(doc => doc.get_model_by_name('lab-source-run'));
-  const models = Array.from(docs[docs.length - 1].all_models);
+STEP_AXIS_JS = f"""(title) => {{
+  const models = Array.from({LIVE_DOCUMENT_JS}.all_models);
   const plot = models.find(m => m.title && m.title.text === title);
   return [plot.x_range.start, plot.x_range.end];
-}"""
+}}"""
 
 
 def step_axis(page: Any, title: str) -> tuple[float, float]:
