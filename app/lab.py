@@ -3,7 +3,8 @@
 The engine does the work (engine/lab/workload.py); this module only decides which runs
 the lab shows and turns a run's series into the columns a Bokeh ColumnDataSource
 takes. ``LabRun`` plays the runs in slices and awaits between them, so the page
-stays responsive, shows progress and can stop a long run.
+stays responsive, shows progress and can stop a long run. ``RunAhead`` plays, while
+the lab is idle, the runs of the knob changes the presets' experiments ask for next.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from engine.lab.timeline import Timeline, build_timeline
 from engine.lab.workload import (
     COLUMNS,
     PROGRESS_EVERY_STEPS,
+    SALT_POLICIES,
     Preset,
     Workload,
     WorkloadError,
@@ -36,6 +38,20 @@ from engine.lab.workload import (
 DEFAULT_PRESET = "shared-prefix"
 # Requests built (their prompts hashed) per slice before a run starts.
 PREPARE_EVERY_REQUESTS = 50
+# A run played ahead goes in short slices, so a click waits for at most one of them
+# (a few ms in CPython, a few tens in Pyodide), and pauses while any run is played
+# for a learner.
+# The runs ahead begin once the page has the charts drawn (the changes are still
+# being sent to it when the run ends) and the learner has had a look.
+AHEAD_START_S = 0.5
+AHEAD_PREPARE_EVERY_REQUESTS = 10
+AHEAD_EVERY_STEPS = 1
+AHEAD_PAUSE_S = 0.005
+AHEAD_WAIT_S = 0.05
+# Runs of more tokens than this are not played ahead (a few would keep a 2-core
+# server or a browser tab busy for seconds), and a stopped one is not kept (its
+# requests' token ids alone take about 36 bytes a token).
+AHEAD_MAX_TOKENS = 1_000_000
 
 ChartData = dict[str, list[float]]
 
@@ -93,9 +109,10 @@ class LabResult:
 class FinishedRuns:
     """The last few finished runs by their workload, so a knob change reruns only
     what it changed: the overlay keeps its run when a knob it overrides changes,
-    and a workload seen a moment ago (a knob set back) is shown at once."""
+    and a workload seen a moment ago (a knob set back, a run played ahead) is shown
+    at once. A run is its series, a few kB to a few hundred."""
 
-    def __init__(self, maxsize: int = 8) -> None:
+    def __init__(self, maxsize: int = 32) -> None:
         self.maxsize = maxsize
         self._runs: OrderedDict[Workload, WorkloadRun] = OrderedDict()
 
@@ -112,34 +129,74 @@ class FinishedRuns:
             self._runs.popitem(last=False)
 
 
+class RunsInProgress:
+    """The runners of runs not finished yet, by workload, shared by every LabRun.
+
+    Two sessions asking for the same run at once (a workshop opening one preset) play
+    it once, and a run stopped part way (a knob changed again, a run played ahead
+    interrupted) goes on from where it stopped when it is asked for again. A runner
+    holds its pool and requests, so only a few are kept, and no large one.
+    """
+
+    def __init__(self, maxsize: int = 3) -> None:
+        self.maxsize = maxsize
+        self._runners: OrderedDict[Workload, WorkloadRunner] = OrderedDict()
+
+    def runner(self, workload: Workload) -> WorkloadRunner:
+        runner = self._runners.get(workload)
+        if runner is None:
+            runner = WorkloadRunner(workload)
+            if workload.total_tokens > AHEAD_MAX_TOKENS:
+                return runner
+            self._runners[workload] = runner
+        self._runners.move_to_end(workload)
+        while len(self._runners) > self.maxsize:
+            self._runners.popitem(last=False)
+        return runner
+
+    def finished(self, runner: WorkloadRunner) -> None:
+        if self._runners.get(runner.workload) is runner:
+            del self._runners[runner.workload]
+
+
 # Runs are a pure function of their workload, so one store serves every lab session.
 FINISHED_RUNS = FinishedRuns()
+RUNS_IN_PROGRESS = RunsInProgress()
 
 
 class LabRun:
     """Plays the learner's workload (and the overlay's) a slice of steps at a time.
 
-    A workload that was run a moment ago is not run again (see FinishedRuns).
-    ``stop()`` ends it at the next slice; ``progress`` is the share of the work done
-    over the runs still to play.
+    A workload that was run a moment ago is not run again (see FinishedRuns), and one
+    being played already is not played twice (see RunsInProgress). ``stop()`` ends it
+    at the next slice; ``progress`` is the share of the work done over the runs still
+    to play. A run played ``ahead`` goes in short slices and waits while any run is
+    played for a learner.
     """
+
+    # Runs being played for a learner, in this process: runs played ahead wait.
+    playing_for_learners = 0
 
     def __init__(
         self,
         preset: Preset,
         workload: Workload,
         overlay: bool,
-        finished: FinishedRuns = FINISHED_RUNS,
+        finished: FinishedRuns | None = None,
+        in_progress: RunsInProgress | None = None,
+        ahead: bool = False,
     ) -> None:
+        """``finished``, ``in_progress``: the stores to use (default: the process's)."""
         self.preset = preset
         compare = preset.compare_workload(workload) if overlay else None
         self.workloads = [w for w in (workload, compare) if w is not None]
-        self.finished = finished
+        self.finished = finished = FINISHED_RUNS if finished is None else finished
+        self.in_progress = in_progress = RUNS_IN_PROGRESS if in_progress is None else in_progress
+        self.ahead = ahead
         self._known = {w: run for w in self.workloads if (run := finished.get(w)) is not None}
         self.runners = [
-            WorkloadRunner(w) for w in dict.fromkeys(self.workloads) if w not in self._known
+            in_progress.runner(w) for w in dict.fromkeys(self.workloads) if w not in self._known
         ]
-        self._num_prepared = dict.fromkeys(self.runners, 0)  # requests built so far
         self.stopped = False
 
     @property
@@ -147,11 +204,21 @@ class LabRun:
         """The share of the work done: building the requests (hashing their prompts)
         is the first half, running them to the end the second."""
         total = 2 * sum(r.workload.requests for r in self.runners)
-        done = sum(self._num_prepared.values()) + sum(r.num_finished for r in self.runners)
+        done = sum(r.num_prepared + r.num_finished for r in self.runners)
         return done / total if total else 1.0
 
     def stop(self) -> None:
         self.stopped = True
+
+    async def _between_slices(self) -> bool:
+        """Let the page (and other sessions) go on; False once stopped."""
+        if self.ahead:
+            await asyncio.sleep(AHEAD_PAUSE_S)
+            while LabRun.playing_for_learners and not self.stopped:
+                await asyncio.sleep(AHEAD_WAIT_S)
+        else:
+            await asyncio.sleep(0)
+        return not self.stopped
 
     async def play(
         self,
@@ -162,33 +229,93 @@ class LabRun:
 
         ``on_learners_run`` gets the learner's run as soon as it is known when the
         overlay's run has still to play, so the page can show it first."""
+        if not self.ahead:
+            LabRun.playing_for_learners += 1
+        try:
+            return await self._play(on_progress, on_learners_run)
+        finally:
+            if not self.ahead:
+                LabRun.playing_for_learners -= 1
+
+    async def _play(
+        self,
+        on_progress: Callable[[float], None],
+        on_learners_run: Callable[[WorkloadRun], None] | None,
+    ) -> LabResult | None:
+        prepare_every, steps_every = (
+            (AHEAD_PREPARE_EVERY_REQUESTS, AHEAD_EVERY_STEPS)
+            if self.ahead
+            else (PREPARE_EVERY_REQUESTS, PROGRESS_EVERY_STEPS)
+        )
         played = dict(self._known)
         for runner in self.runners:
             learners = played.get(self.workloads[0])
             if on_learners_run is not None and learners is not None:
                 on_learners_run(learners)
                 on_learners_run = None
-                await asyncio.sleep(0)
-                if self.stopped:
+                if not await self._between_slices():
                     return None
             # Hashing thousands of prompts at once would hold the page for seconds.
-            while not runner.prepare(PREPARE_EVERY_REQUESTS):
-                self._num_prepared[runner] += PREPARE_EVERY_REQUESTS
+            # (Another LabRun may finish this shared runner while this one waits.)
+            while not runner.prepare(prepare_every):
                 on_progress(self.progress)
-                await asyncio.sleep(0)
-                if self.stopped:
+                if not await self._between_slices():
                     return None
-            self._num_prepared[runner] = runner.workload.requests
             while not runner.done:
-                runner.advance(PROGRESS_EVERY_STEPS)
+                runner.advance(steps_every)
                 on_progress(self.progress)
-                await asyncio.sleep(0)
-                if self.stopped:
+                if not await self._between_slices():
                     return None
-            played[runner.workload] = runner.result()
-            self.finished.put(played[runner.workload])
+            run = self.finished.get(runner.workload)
+            if run is None:
+                run = runner.result()
+                self.finished.put(run)
+                self.in_progress.finished(runner)
+            played[runner.workload] = run
         runs = [played[w] for w in self.workloads]
         return LabResult(self.preset, runs[0], runs[1] if len(runs) > 1 else None)
+
+
+def likely_next(workload: Workload) -> list[Workload]:
+    """The knob changes the presets' experiments make (seed 004's lab): each other
+    cache-salt policy, then the per-request token prepended or taken away."""
+    salted = [workload.replace(salt=salt) for salt in SALT_POLICIES if salt != workload.salt]
+    return [*salted, workload.replace(prepend_token=not workload.prepend_token)]
+
+
+class RunAhead:
+    """Plays the runs of ``likely_next`` knob changes while the lab is idle, so the
+    learner who makes one sees its charts at once (a knob set to the same value
+    again reuses the run; see FinishedRuns). Large runs are not played ahead.
+
+    ``stop()`` when the learner acts: a run interrupted part way is kept in
+    RUNS_IN_PROGRESS and goes on from there if the learner asks for it.
+    """
+
+    def __init__(self, preset: Preset, workload: Workload, overlay: bool) -> None:
+        self.preset = preset
+        self.workloads = [w for w in likely_next(workload) if w.total_tokens <= AHEAD_MAX_TOKENS]
+        self.overlay = overlay
+        self.stopped = False
+        self._current: LabRun | None = None
+
+    def stop(self) -> None:
+        self.stopped = True
+        if self._current is not None:
+            self._current.stop()
+
+    async def play(self) -> bool:
+        """Play every run ahead, one after the other; False if stopped first."""
+        await asyncio.sleep(AHEAD_START_S)
+        for workload in self.workloads:
+            if self.stopped:
+                return False
+            # Built only now: a LabRun's runners hold their pools.
+            run = self._current = LabRun(self.preset, workload, self.overlay, ahead=True)
+            if await run.play(lambda _: None) is None:
+                return False
+        self._current = None
+        return not self.stopped
 
 
 def preset(name: str) -> Preset:

@@ -6,14 +6,17 @@ the static site built by build.py (the engine in Pyodide), opens
 round, changes a knob the way the widget does (its model's value, which Bokeh sends
 to the server) and times, inside the page, from the change to the painted frame
 whose chart data is the learner's new run, and to the one with the overlay's too
-(the lab shows the learner's run while the overlay's plays). Four changes per round,
-each to knobs not run before in that server: the unique part's length (both runs
-play, every prompt new), the output length (both runs play, their prompts' block
-hashes kept from earlier runs: engine/lab/prompt_hashes.py), the salt (the
-overlay's run is reused, the learner's plays) and the salt set back (both runs are
-known). Prints the medians.
+(the lab shows the learner's run while the overlay's plays). Each round changes
+knobs not run before in that server: the unique part's length (both runs play, every
+prompt new), the output length (both runs play, their prompts' block hashes kept
+from earlier runs: engine/lab/prompt_hashes.py), the salt 0.3 s later (the overlay's
+run is reused, the learner's plays: the runs played ahead, app/lab.py's RunAhead, have
+not begun), the salt set back 1 s later (both runs are known; runs play ahead
+meanwhile, so the change waits for a slice of theirs), and, after the lab was idle
+for --idle seconds, the salt changed to a value played ahead.
+Prints the medians.
 
-    python benchmarks/bench_lab_knob.py [--rounds 5] [--site]
+    python benchmarks/bench_lab_knob.py [--rounds 5] [--site] [--idle 8]
 """
 
 from __future__ import annotations
@@ -61,8 +64,9 @@ async ([title, value, overlayPlays]) => {
 CASES = (
     "unique part changed (both runs play, new prompts)",
     "output length changed (both runs play, prompts known)",
-    "salt changed (overlay reused)",
-    "salt set back (both reused)",
+    "salt changed 0.3 s after a run (the learner's run plays)",
+    "salt set back 1 s after a run (both runs known, runs playing ahead)",
+    "salt changed after the lab was idle (played ahead)",
 )
 
 
@@ -70,6 +74,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--site", action="store_true", help="the static site (site/), Pyodide")
+    parser.add_argument(
+        "--idle", type=float, default=8.0, help="seconds idle before the last change"
+    )
     args = parser.parse_args()
     samples: dict[str, list[float]] = {case: [] for case in CASES}
     overlays: dict[str, list[float]] = {case: [] for case in CASES}
@@ -86,17 +93,21 @@ def main() -> None:
                 "() => !document.body.classList.contains('pn-loading')", timeout=180_000
             )
         for round_ in range(args.rounds):
-            changes = (  # (the knob, its value, whether the overlay's run plays too)
-                ("Unique part per request (tokens)", 201 + round_, True),
-                ("Output tokens per request", 17 + round_, True),
-                ("cache_salt", "fixed", False),
-                ("cache_salt", "none", False),
+            changes = (  # (seconds after the last change, the knob, its value,
+                # whether the overlay's run plays too)
+                (0.3, "Unique part per request (tokens)", 201 + round_, True),
+                (0.3, "Output tokens per request", 17 + round_, True),
+                (0.3, "cache_salt", "fixed", False),
+                (1.0, "cache_salt", "none", False),
+                (args.idle, "cache_salt", "per-user", False),
             )
-            for case, change in zip(CASES, changes, strict=True):
-                first, both = page.evaluate(MEASURE, list(change))
+            for case, (wait_s, *change) in zip(CASES, changes, strict=True):
+                page.wait_for_timeout(wait_s * 1000)
+                first, both = page.evaluate(MEASURE, change)
                 samples[case].append(first)
                 overlays[case].append(both)
-                page.wait_for_timeout(300)  # let the status line settle
+            page.wait_for_timeout(300)
+            page.evaluate(MEASURE, ["cache_salt", "none", False])  # the next round's start
     where = "static site (Pyodide)" if args.site else "panel serve"
     title = f"`shared-prefix`, 200 requests, knob to painted chart, {where}"
     print(f"| {title}, median of {args.rounds} | the learner's run | both runs |")

@@ -34,6 +34,7 @@ from app.errors import logged
 from app.lab import (
     LabResult,
     LabRun,
+    RunAhead,
     RunSteps,
     chart_data,
     check_knobs,
@@ -307,6 +308,7 @@ class LabView(pn.viewable.Viewer):
         self.address_bar = AddressBar(width=0, height=0, margin=0)
         self.result: LabResult | None = None
         self._run: LabRun | None = None
+        self._ahead: RunAhead | None = None
         self._running = False  # Stop is on: the run has taken long enough to be stopped
         self._loading_preset = False
 
@@ -432,6 +434,8 @@ class LabView(pn.viewable.Viewer):
             return
         if self._run is not None:
             self._run.stop()
+        if self._ahead is not None:
+            self._ahead.stop()
         run = self._run = LabRun(self._preset, workload, self.overlay.value)
         if run.runners:
             self.status.object = render_progress(0.0)
@@ -461,6 +465,15 @@ class LabView(pn.viewable.Viewer):
                 self.status.object = "Stopped: the charts still show the last finished run."
             else:
                 self.show_result(result)
+        if result is not None:
+            self._ahead = RunAhead(self._preset, workload, self.overlay.value)
+            pn.state.execute(self.play_ahead)
+
+    async def play_ahead(self) -> None:
+        """While the learner reads the charts, play the runs of the knob changes the
+        seed's experiments make next, so they show at once (RunAhead)."""
+        if self._ahead is not None:
+            await self._ahead.play()
 
     def _show_running(self, running: bool) -> None:
         """Stop on and Run off while a run goes on (Run stays off for bad knobs)."""

@@ -81,6 +81,12 @@ class Workload:
         return int(self.prepend_token) + self.shared_tokens + self.unique_tokens
 
     @property
+    def total_tokens(self) -> int:
+        """Every token of every request: each is hashed and scheduled, so this is a
+        run's work."""
+        return self.requests * (self.prompt_tokens + self.output_tokens)
+
+    @property
     def shared_fraction(self) -> float:
         """The share of each prompt that other requests could have cached."""
         return self.shared_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
@@ -189,7 +195,7 @@ def problems(workload: Workload) -> dict[str, str]:
         found["unique_tokens"] = (
             f"the prompt has {workload.prompt_tokens:,} tokens, more than {MAX_PROMPT_TOKENS:,}"
         )
-    total = workload.requests * (workload.prompt_tokens + workload.output_tokens)
+    total = workload.total_tokens
     if total > MAX_TOTAL_TOKENS:
         found["requests"] = (
             f"{workload.requests:,} requests of {workload.prompt_tokens + workload.output_tokens:,}"
@@ -377,6 +383,11 @@ class WorkloadRunner:
             block_hasher=self._block_hasher,
             cache_salt=workload.cache_salt(index),
         )
+
+    @property
+    def num_prepared(self) -> int:
+        """Requests built so far, ahead of their arrival or on it."""
+        return max(len(self._prepared), len(self.requests))
 
     def prepare(self, count: int) -> bool:
         """Build up to ``count`` more requests ahead of their arrival, so a caller can

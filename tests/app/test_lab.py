@@ -10,13 +10,17 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+import app.lab as lab_module
 import app.views.lab as lab_view_module
 from app.lab import (
     FinishedRuns,
     LabResult,
     LabRun,
+    RunAhead,
+    RunsInProgress,
     chart_data,
     check_knobs,
+    likely_next,
     preset,
     run_steps,
 )
@@ -24,10 +28,18 @@ from app.render.lab import render_outcome
 from app.views.lab import CHARTS, LabView, open_lab
 from engine.lab import playground_code
 from engine.lab.scenario_file import scenario_from_dict
-from engine.lab.workload import COLUMNS, WorkloadRun, run_workload
+from engine.lab.workload import COLUMNS, Workload, WorkloadRun, WorkloadRunner, run_workload
 from tests.app.conftest import parse
 
 SMALL_KNOBS = {"requests": 12, "shared_tokens": 64, "unique_tokens": 16, "output_tokens": 2}
+
+
+@pytest.fixture(autouse=True)
+def fresh_run_stores(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test starts with no finished run and none in progress: runs of the
+    process's stores would otherwise pass from one test to the next."""
+    monkeypatch.setattr(lab_module, "FINISHED_RUNS", FinishedRuns())
+    monkeypatch.setattr(lab_module, "RUNS_IN_PROGRESS", RunsInProgress())
 
 
 def play(view: LabView) -> None:
@@ -349,3 +361,130 @@ def test_the_learners_run_is_shown_before_the_overlays_plays(
     view.knobs["output_tokens"].value = 3  # both play: the learner's is sent first
     play(view)
     assert sent[1:] == [("fixed", True), ("per-request", False)]
+
+
+def test_the_runs_played_ahead_are_the_seed_experiments_knob_changes() -> None:
+    workload = preset("shared-prefix").workload
+    ahead = likely_next(workload)
+    assert [(w.salt, w.prepend_token) for w in ahead] == [
+        ("fixed", False),
+        ("per-user", False),
+        ("per-request", False),
+        ("none", True),
+    ]
+    # Only those knobs differ from the learner's.
+    assert all(w.replace(salt="none", prepend_token=False) == workload for w in ahead)
+    # A run too large to play ahead is left out.
+    big = workload.replace(requests=2_000, shared_tokens=800, unique_tokens=200)
+    assert RunAhead(preset("shared-prefix"), big, overlay=True).workloads == []
+
+
+def test_runs_played_ahead_show_at_once_and_equal_runs_played_for_the_learner() -> None:
+    shared = preset("shared-prefix")
+    workload = shared.workload.replace(**SMALL_KNOBS)
+    assert asyncio.run(LabRun(shared, workload, True).play(lambda _: None)) is not None
+    assert asyncio.run(RunAhead(shared, workload, overlay=True).play()) is True
+    for changed in likely_next(workload):
+        lab_run = LabRun(shared, changed, True)
+        assert lab_run.runners == []  # nothing left to play
+        result = asyncio.run(lab_run.play(lambda _: None))
+        assert result is not None and result.compare is not None
+        # Played in short slices, the runs are the runs played at once.
+        assert result.run == run_workload(changed)
+        assert result.compare == run_workload(shared.compare_workload(changed))
+
+
+def test_a_run_ahead_waits_while_a_learners_run_plays(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Without its pause, a run ahead would take turns with the learner's, slice by slice.
+    monkeypatch.setattr(lab_module, "AHEAD_PAUSE_S", 0)
+    shared = preset("shared-prefix")
+    workload = shared.workload.replace(**SMALL_KNOBS)
+    ahead = RunAhead(shared, workload, overlay=False)
+    learners = LabRun(shared, workload.replace(requests=150), False)
+    ahead_work: list[tuple[int, int]] = []
+
+    def work_done_ahead() -> tuple[int, int]:
+        run = ahead._current
+        assert run is not None
+        return (sum(r.num_prepared for r in run.runners), sum(r.step for r in run.runners))
+
+    async def both() -> None:
+        task = asyncio.create_task(ahead.play())
+        while ahead._current is None or work_done_ahead() == (0, 0):
+            await asyncio.sleep(0)  # the run ahead has begun
+        await learners.play(lambda _: ahead_work.append(work_done_ahead()))
+        assert await task is True
+
+    asyncio.run(both())
+    assert len(ahead_work) > 1 and len(set(ahead_work)) == 1  # no slice ahead meanwhile
+    assert LabRun.playing_for_learners == 0
+
+
+def test_a_run_asked_for_twice_at_once_plays_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two sessions opening one preset at the same moment share the run."""
+    built: list[Workload] = []
+
+    class CountedRunner(WorkloadRunner):
+        def __init__(self, workload: Workload) -> None:
+            built.append(workload)
+            super().__init__(workload)
+
+    monkeypatch.setattr(lab_module, "WorkloadRunner", CountedRunner)
+    shared = preset("shared-prefix")
+    workload = shared.workload.replace(**SMALL_KNOBS)
+
+    async def two_sessions() -> list[LabResult | None]:
+        runs = [LabRun(shared, workload, True) for _ in range(2)]
+        return list(await asyncio.gather(*(run.play(lambda _: None) for run in runs)))
+
+    first, second = asyncio.run(two_sessions())
+    assert built == [workload, shared.compare_workload(workload)]
+    assert first is not None and second is not None
+    assert first.run is second.run and first.compare is second.compare
+    assert first.run == run_workload(workload)
+
+
+def test_a_stopped_run_goes_on_from_where_it_stopped() -> None:
+    fresh = preset("fresh-salt")
+    workload = fresh.workload.replace(requests=120)
+    stopped = LabRun(fresh, workload, False)
+    seen: list[float] = []
+
+    def stop_half_way(share: float) -> None:
+        seen.append(share)
+        if share >= 0.5:
+            stopped.stop()
+
+    assert asyncio.run(stopped.play(stop_half_way)) is None
+    again = LabRun(fresh, workload, False)
+    assert again.runners == stopped.runners and again.progress == seen[-1] >= 0.5
+    result = asyncio.run(again.play(lambda _: None))
+    assert result is not None and result.run == run_workload(workload)
+
+
+def test_the_view_plays_ahead_once_a_run_is_shown_and_stops_when_a_knob_moves(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    view = LabView("shared-prefix")
+    for knob, value in SMALL_KNOBS.items():
+        view.knobs[knob].value = value
+    play(view)
+    first_ahead = view._ahead
+    assert first_ahead is not None
+    asyncio.run(view.play_ahead())
+    built: list[Workload] = []
+    monkeypatch.setattr(lab_module, "WorkloadRunner", lambda w: built.append(w))
+    view.knobs["salt"].value = "per-user"  # a run played ahead: shown without playing
+    play(view)
+    assert view.result is not None and view.result.run.workload.salt == "per-user"
+    assert view.sources[0].data["step"] == chart_data(view.result.run)["step"]
+    # Neither run was played again (the runs ahead of this one are new runners).
+    shown = view.result.run.workload, view.result.compare and view.result.compare.workload
+    assert not set(shown) & set(built) and view.status.object.startswith("Done:")
+    # The next knob change stops the runs ahead of the last one.
+    second_ahead = view._ahead
+    assert second_ahead is not None and second_ahead is not first_ahead
+    view.knobs["output_tokens"].value = 5
+    monkeypatch.undo()
+    play(view)
+    assert second_ahead.stopped
