@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from engine.lab.scenario import MODES
 from engine.lab.timeline import Timeline, build_timeline
 from engine.lab.workload import (
     COLUMNS,
@@ -278,15 +279,23 @@ class LabRun:
 
 def likely_next(workload: Workload) -> list[Workload]:
     """The knob changes the presets' experiments make (seed 004's lab): each other
-    cache-salt policy, then the per-request token prepended or taken away."""
+    cache-salt policy, the per-request token prepended or taken away, and, when the
+    run has a reset, each other reset mode."""
     salted = [workload.replace(salt=salt) for salt in SALT_POLICIES if salt != workload.salt]
-    return [*salted, workload.replace(prepend_token=not workload.prepend_token)]
+    prepended = workload.replace(prepend_token=not workload.prepend_token)
+    reset_modes = [
+        workload.replace(reset_mode=mode)
+        for mode in MODES
+        if workload.reset_step and mode != workload.reset_mode
+    ]
+    return [*salted, prepended, *reset_modes]
 
 
 class RunAhead:
     """Plays the runs of ``likely_next`` knob changes while the lab is idle, so the
     learner who makes one sees its charts at once (a knob set to the same value
-    again reuses the run; see FinishedRuns). Large runs are not played ahead.
+    again reuses the run; see FinishedRuns). With the overlay off, the overlay's run
+    of the knobs shown comes first. Large runs are not played ahead.
 
     ``stop()`` when the learner acts: a run interrupted part way is kept in
     RUNS_IN_PROGRESS and goes on from there if the learner asks for it.
@@ -294,8 +303,11 @@ class RunAhead:
 
     def __init__(self, preset: Preset, workload: Workload, overlay: bool) -> None:
         self.preset = preset
-        self.workloads = [w for w in likely_next(workload) if w.total_tokens <= AHEAD_MAX_TOKENS]
         self.overlay = overlay
+        # (workload, overlay): the overlay switched on, then the knob changes.
+        ahead = [(workload, True)] if not overlay and preset.compare else []
+        ahead += [(w, overlay) for w in likely_next(workload)]
+        self.runs = [(w, o) for w, o in ahead if w.total_tokens <= AHEAD_MAX_TOKENS]
         self.stopped = False
         self._current: LabRun | None = None
 
@@ -307,11 +319,11 @@ class RunAhead:
     async def play(self) -> bool:
         """Play every run ahead, one after the other; False if stopped first."""
         await asyncio.sleep(AHEAD_START_S)
-        for workload in self.workloads:
+        for workload, overlay in self.runs:
             if self.stopped:
                 return False
             # Built only now: a LabRun's runners hold their pools.
-            run = self._current = LabRun(self.preset, workload, self.overlay, ahead=True)
+            run = self._current = LabRun(self.preset, workload, overlay, ahead=True)
             if await run.play(lambda _: None) is None:
                 return False
         self._current = None

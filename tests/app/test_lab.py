@@ -27,6 +27,7 @@ from app.lab import (
 from app.render.lab import render_outcome
 from app.views.lab import CHARTS, LabView, open_lab
 from engine.lab import playground_code
+from engine.lab.scenario import MODES
 from engine.lab.scenario_file import scenario_from_dict
 from engine.lab.workload import COLUMNS, Workload, WorkloadRun, WorkloadRunner, run_workload
 from tests.app.conftest import parse
@@ -374,9 +375,16 @@ def test_the_runs_played_ahead_are_the_seed_experiments_knob_changes() -> None:
     ]
     # Only those knobs differ from the learner's.
     assert all(w.replace(salt="none", prepend_token=False) == workload for w in ahead)
+    # With a reset in the run, the other reset modes too.
+    reset = workload.replace(reset_step=5, reset_mode="keep")
+    others = [(mode, "none") for mode in MODES if mode != "keep"]
+    assert len(others) >= 2 and [(w.reset_mode, w.salt) for w in likely_next(reset)[4:]] == others
+    # With the overlay off, its run comes first (the switch is a knob change too).
+    off = RunAhead(preset("shared-prefix"), workload, overlay=False).runs
+    assert off[0] == (workload, True) and all(not o for _, o in off[1:])
     # A run too large to play ahead is left out.
     big = workload.replace(requests=2_000, shared_tokens=800, unique_tokens=200)
-    assert RunAhead(preset("shared-prefix"), big, overlay=True).workloads == []
+    assert RunAhead(preset("shared-prefix"), big, overlay=True).runs == []
 
 
 def test_runs_played_ahead_show_at_once_and_equal_runs_played_for_the_learner() -> None:
