@@ -299,7 +299,13 @@ class RunAhead:
 
     ``stop()`` when the learner acts: a run interrupted part way is kept in
     RUNS_IN_PROGRESS and goes on from there if the learner asks for it.
+
+    One RunAhead plays at a time in a process: with many sessions on one server, a
+    click then waits for one slice ahead at most, not for one slice of each session.
     """
+
+    # The RunAhead playing now, in this process; the others wait for their turn.
+    playing: RunAhead | None = None
 
     def __init__(self, preset: Preset, workload: Workload, overlay: bool) -> None:
         self.preset = preset
@@ -319,6 +325,17 @@ class RunAhead:
     async def play(self) -> bool:
         """Play every run ahead, one after the other; False if stopped first."""
         await asyncio.sleep(AHEAD_START_S)
+        while RunAhead.playing is not None and not self.stopped:
+            await asyncio.sleep(AHEAD_WAIT_S)
+        if self.stopped:
+            return False
+        RunAhead.playing = self
+        try:
+            return await self._play()
+        finally:
+            RunAhead.playing = None
+
+    async def _play(self) -> bool:
         for workload, overlay in self.runs:
             if self.stopped:
                 return False

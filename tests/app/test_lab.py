@@ -496,3 +496,32 @@ def test_the_view_plays_ahead_once_a_run_is_shown_and_stops_when_a_knob_moves(
     monkeypatch.undo()
     play(view)
     assert second_ahead.stopped
+
+
+def test_one_run_ahead_plays_at_a_time_in_a_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many sessions on one server: their runs ahead take turns, whole, one by one."""
+    monkeypatch.setattr(lab_module, "AHEAD_START_S", 0)
+    shared = preset("shared-prefix")
+    aheads = [
+        RunAhead(shared, shared.workload.replace(**{**SMALL_KNOBS, "requests": n}), overlay=True)
+        for n in (12, 13, 14)
+    ]
+    turns: list[tuple[str, int]] = []
+    play_runs = RunAhead._play
+
+    async def recorded(self: RunAhead) -> bool:
+        turns.append(("begins", aheads.index(self)))
+        try:
+            return await play_runs(self)
+        finally:
+            turns.append(("ends", aheads.index(self)))
+
+    monkeypatch.setattr(RunAhead, "_play", recorded)
+
+    async def sessions() -> list[bool]:
+        return list(await asyncio.gather(*(ahead.play() for ahead in aheads)))
+
+    assert asyncio.run(sessions()) == [True, True, True]
+    assert [turns[i][1] for i in range(0, 6, 2)] == [turns[i][1] for i in range(1, 6, 2)]
+    assert [kind for kind, _ in turns] == ["begins", "ends"] * 3
+    assert RunAhead.playing is None
