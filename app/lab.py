@@ -55,6 +55,9 @@ AHEAD_WAIT_S = 0.05
 AHEAD_MAX_TOKENS = 1_000_000
 
 ChartData = dict[str, list[float]]
+# A run with more knobs changed than this is named by their count (a table head on a
+# phone has room for about two).
+MAX_KNOBS_NAMED = 2
 
 
 def presets() -> list[str]:
@@ -105,6 +108,23 @@ class LabResult:
 
     def outcome_text(self) -> str:
         return self.preset.expected_text(self.run, self.compare)
+
+    @property
+    def run_label(self) -> str:
+        """What the learner's run is called beside the charts and in the table: the
+        preset's label (e.g. "no salt") only while the knobs are the preset's, else
+        the knobs that differ (with the salt changed, "no salt" would be false)."""
+        if self.is_preset:
+            return self.preset.label
+        preset_knobs = self.preset.workload.knobs()
+        changed = [
+            f"{knob} = {value}"
+            for knob, value in self.run.workload.knobs().items()
+            if value != preset_knobs[knob]
+        ]
+        if len(changed) > MAX_KNOBS_NAMED:
+            return f"your knobs ({len(changed)} changed)"
+        return "your knobs: " + ", ".join(changed)
 
 
 class FinishedRuns:

@@ -18,7 +18,7 @@ from engine.lab.workload import MAX_SCENARIO_BLOCKS, WorkloadRun
 
 def render_numbers(result: LabResult) -> str:
     """The engine's headline numbers for both runs, side by side."""
-    runs: list[tuple[str, WorkloadRun]] = [(result.preset.label, result.run)]
+    runs: list[tuple[str, WorkloadRun]] = [(result.run_label, result.run)]
     if result.compare is not None:
         runs.append((result.preset.compare_label, result.compare))
     rows = (
@@ -74,7 +74,7 @@ def render_outcome(result: LabResult) -> str:
             "may not hold; the numbers below are this run's.</p>"
         )
         text = ""
-    key = f"Solid: {esc(preset_.label)}"
+    key = f"Solid: {esc(result.run_label)}"
     if result.compare is not None:
         key += f" · dashed: {esc(preset_.compare_label)}"
     return (

@@ -29,7 +29,7 @@ from app.views.lab import CHARTS, LabView, open_lab
 from engine.lab import playground_code
 from engine.lab.scenario import MODES
 from engine.lab.scenario_file import scenario_from_dict
-from engine.lab.workload import COLUMNS, Workload, WorkloadRun, WorkloadRunner, run_workload
+from engine.lab.workload import COLUMNS, Preset, Workload, WorkloadRun, WorkloadRunner, run_workload
 from tests.app.conftest import parse
 
 SMALL_KNOBS = {"requests": 12, "shared_tokens": 64, "unique_tokens": 16, "output_tokens": 2}
@@ -160,6 +160,29 @@ def test_the_outcome_quotes_the_engines_numbers_and_drops_the_claim_off_preset()
     assert cells["hits"] == f"{run.summary()['hits']:,}"
     changed = LabResult(shared, run_workload(shared.workload.replace(**SMALL_KNOBS)), None)
     assert not parse(render_outcome(changed)).find_all(data_testid="lab-expected")
+
+
+def test_the_learners_run_is_named_by_its_knobs_once_they_differ_from_the_presets() -> None:
+    """shared-prefix calls its run "no salt": with one fixed salt that would be false."""
+
+    def names(result: LabResult) -> tuple[str, list[str]]:
+        page = parse(render_outcome(result))
+        heads = [e.text for e in page.iter() if e.tag == "th" and e.attrs.get("scope") == "col"]
+        return page.find_all(**{"class": "lab-key"})[0].text, heads
+
+    shared = preset("shared-prefix")
+    small = shared.workload.replace(**SMALL_KNOBS)
+    small_preset = Preset(**{**vars(shared), "workload": small})
+    as_preset = LabResult(small_preset, run_workload(small), run_workload(small))
+    assert names(as_preset) == (
+        "Solid: no salt · dashed: fresh salt per request",
+        ["no salt", "fresh salt per request"],
+    )
+    fixed = small.replace(salt="fixed")
+    salted = LabResult(small_preset, run_workload(fixed), None)
+    assert names(salted) == ("Solid: your knobs: salt = fixed", ["your knobs: salt = fixed"])
+    many = LabResult(shared, run_workload(fixed), None)  # five knobs off the preset's
+    assert names(many)[1] == ["your knobs (5 changed)"]
 
 
 def test_a_survival_fraction_without_a_preemption_says_why_it_is_absent() -> None:
