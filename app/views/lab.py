@@ -156,6 +156,9 @@ CHART_COLUMNS = tuple(
 LONG_RUN_S = 1.0
 
 
+WRAPPING: dict[str, Any] = {"flex_wrap": "wrap", "sizing_mode": "stretch_width"}
+
+
 def update_changed(obj: param.Parameterized, **values: Any) -> None:
     """Set only the values that differ: a knob change checks every knob twice, and each
     parameter set, even to the same value, costs Panel's machinery a fraction of a ms."""
@@ -277,7 +280,15 @@ class LabView(pn.viewable.Viewer):
         # The progress bar is part of the status line: a widget shown and hidden would
         # make the browser lay out the whole page twice per run.
         self.status = pn.pane.HTML(
-            "", stylesheets=STYLESHEETS, css_classes=["lab-status"], width=420, height=34
+            "",
+            stylesheets=STYLESHEETS,
+            css_classes=["lab-status"],
+            # A size its text does not change: a new status does not lay the page out
+            # again. No wider than a phone, where it wraps below the buttons.
+            sizing_mode="stretch_width",
+            min_width=240,
+            max_width=420,
+            height=34,
         )
         self.outcome = pn.pane.HTML("", stylesheets=STYLESHEETS, sizing_mode="stretch_width")
         self.notice = pn.pane.HTML(
@@ -345,9 +356,10 @@ class LabView(pn.viewable.Viewer):
                 sizing_mode="stretch_width",
             ),
             self.notice,
-            pn.Row(self.preset_select, self.overlay),
-            pn.FlexBox(*knob_cells, flex_wrap="wrap", sizing_mode="stretch_width"),
-            pn.Row(self.run_button, self.stop_button, self.status),
+            # Rows that wrap: a phone is narrower than a preset and its overlay's label.
+            pn.FlexBox(self.preset_select, self.overlay, **WRAPPING),
+            pn.FlexBox(*knob_cells, **WRAPPING),
+            pn.FlexBox(self.run_button, self.stop_button, self.status, **WRAPPING),
             sizing_mode="stretch_width",
         )
         charts = pn.FlexBox(

@@ -63,6 +63,10 @@ def test_a_preset_runs_and_its_charts_hold_the_engines_series(
     page.locator(".knob-prepend_token input[type=checkbox]").check()
     off_preset = page.get_by_text("The knobs differ from the preset")
     expect(off_preset).to_be_visible(timeout=RUN_TIMEOUT_MS)
+    # The preset calls its run "no salt", which stays true; the run is named by its knob.
+    expect(page.locator(".lab-key")).to_have_text(
+        "Solid: your knobs: prepend_token = True · dashed: fresh salt per request"
+    )
     page.wait_for_function(
         "() => Bokeh.documents.some(doc => {"
         "  const source = doc.get_model_by_name('lab-source-run');"
@@ -169,3 +173,17 @@ def test_a_long_run_shows_progress_and_stops(watched: Watched, server: str) -> N
     )
     assert source(page, "run", "cumulative_queries")["values"] == hits_before
     expect(page.get_by_role("button", name="Run")).to_be_enabled()
+
+
+def test_the_lab_fits_a_phone_without_horizontal_scroll(playwright: Any, server: str) -> None:
+    with serve.chromium(playwright, viewport={"width": 390, "height": 844}) as context:
+        watched = Watched(context.new_page(), server.rsplit("/", 1)[0])
+        page = open_lab(watched, server, "?lab=shared-prefix")
+        # The overlay's checkbox and the status line wrap below what is beside them.
+        expect(page.get_by_text("Done: 200 requests")).to_be_visible(timeout=RUN_TIMEOUT_MS)
+        assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
+        overlay = page.get_by_text("Overlay: fresh salt per request").bounding_box()
+        preset_picker = page.locator("select").first.bounding_box()
+        assert overlay is not None and preset_picker is not None
+        assert overlay["y"] > preset_picker["y"] + preset_picker["height"] - 1
+        assert not watched.errors and not watched.foreign
