@@ -351,7 +351,9 @@ class WorkloadRunner:
         self.engine = EngineCore(self.scheduler)
         self._block_hasher = self.scheduler.request_block_hasher
         if prompt_hashes is not None:
-            self._block_hasher = prompt_hashes.hasher(workload.prompt_key(), self._block_hasher)
+            self._block_hasher = prompt_hashes.hasher(
+                workload.prompt_key(), workload.block_size, self._block_hasher
+            )
         self.pool_counter = PoolCounter(self.scheduler)
         self.series: Series = {column: [] for column in COLUMNS}
         self.requests: list[Request] = []  # arrived, in arrival order

@@ -104,3 +104,59 @@ def test_the_store_keeps_the_recent_keys_under_its_cap() -> None:
     assert played(big, store) == played(big, None)
     assert len(store) == 2 * per_run
     assert played(SMALL, store) == played(SMALL, None)  # its key was dropped: hashed again
+
+
+PROMPTS = st.lists(
+    st.tuples(
+        st.integers(0, 12),  # tokens shared with the prompt before it
+        st.lists(st.integers(1, 3), max_size=12),  # then tokens of its own
+        st.sampled_from([None, "a", "b"]),  # cache_salt
+        st.sampled_from([None, "lora-1"]),  # LoRA adapter
+    ),
+    min_size=1,
+    max_size=8,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(prompts=PROMPTS, block_size=st.sampled_from([1, 2, 4]))
+def test_blocks_shared_with_an_earlier_prompt_hash_as_hashing_them_would(
+    prompts: list[tuple[int, list[int], str | None, str | None]], block_size: int
+) -> None:
+    """Within a run, a prompt's blocks that repeat the previous prompt of the same salt
+    and LoRA take that prompt's hashes; every hash equals vLLM's hasher's own."""
+    plain = get_request_block_hasher(block_size, sha256)
+    reusing = PromptHashStore().hasher(("key",), block_size, plain)
+    previous: list[int] = []
+    for index, (shared, own, salt, lora) in enumerate(prompts):
+        prompt = previous[:shared] + own or [7]
+        previous = prompt
+        hashes = [
+            Request(f"r{index}", prompt, cache_salt=salt, lora_name=lora, block_hasher=h)
+            for h in (reusing, plain)
+        ]
+        assert hashes[0].block_hashes == hashes[1].block_hashes
+        assert len(hashes[0].block_hashes) == len(prompt) // block_size
+
+
+def test_a_shared_system_prompt_is_hashed_once_per_salt_in_a_run() -> None:
+    hashed: list[object] = []
+
+    def counted_sha256(obj: object) -> bytes:
+        hashed.append(obj)
+        return sha256(obj)
+
+    workload = SMALL.replace(salt="per-user", users=3, requests=12)
+    blocks_shared, blocks_own = workload.shared_tokens // 16, workload.unique_tokens // 16
+    reusing = PromptHashStore().hasher(
+        workload.prompt_key(), 16, get_request_block_hasher(16, counted_sha256)
+    )
+    for index in range(workload.requests):
+        Request(
+            f"req-{index}",
+            workload.prompt(index),
+            cache_salt=workload.cache_salt(index),
+            block_hasher=reusing,
+        )
+    # Each user's first request hashes the system prompt; every request its own part.
+    assert len(hashed) == 3 * blocks_shared + workload.requests * blocks_own
