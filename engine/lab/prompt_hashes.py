@@ -112,8 +112,9 @@ def shared_full_blocks(prompt: list[int], other: list[int], block_size: int, gue
 
     ``guess`` (the answer for the prompt before, in a workload where they share a system
     prompt) is checked first with one comparison; the rest is a binary search that
-    compares only the tokens after the blocks known to be shared. Slice comparisons
-    run in C; a token-by-token loop in Python took longer than hashing the blocks."""
+    compares only the tokens after the blocks known to be shared. (Slice comparisons
+    run in C, but a search comparing from the first token each time took two thirds
+    of the prompts' hashing time in a profile.)"""
     low, high = 0, min(len(prompt), len(other)) // block_size
     guess = min(guess, high)
     if guess:
