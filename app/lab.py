@@ -329,7 +329,6 @@ class RunAhead:
 
     def __init__(self, preset: Preset, workload: Workload, overlay: bool) -> None:
         self.preset = preset
-        self.overlay = overlay
         # (workload, overlay): the overlay switched on, then the knob changes.
         ahead = [(workload, True)] if not overlay and preset.compare else []
         ahead += [(w, overlay) for w in likely_next(workload)]
