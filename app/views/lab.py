@@ -478,14 +478,16 @@ class LabView(pn.viewable.Viewer):
             else:
                 self.show_result(result)
         if result is not None:
-            self._ahead = RunAhead(self._preset, workload, self.overlay.value)
-            pn.state.execute(self.play_ahead)
+            # While the learner reads the charts, the runs of the knob changes the
+            # seed's experiments make next play, so they show at once. This RunAhead
+            # itself, not whichever is newest when the callback runs: a quick next
+            # change would otherwise have its RunAhead played twice.
+            ahead = self._ahead = RunAhead(self._preset, workload, self.overlay.value)
 
-    async def play_ahead(self) -> None:
-        """While the learner reads the charts, play the runs of the knob changes the
-        seed's experiments make next, so they show at once (RunAhead)."""
-        if self._ahead is not None:
-            await self._ahead.play()
+            async def play_ahead() -> None:
+                await ahead.play()
+
+            pn.state.execute(play_ahead)
 
     def _show_running(self, running: bool) -> None:
         """Stop on and Run off while a run goes on (Run stays off for bad knobs)."""

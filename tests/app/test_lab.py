@@ -502,7 +502,7 @@ def test_the_view_plays_ahead_once_a_run_is_shown_and_stops_when_a_knob_moves(
     play(view)
     first_ahead = view._ahead
     assert first_ahead is not None
-    asyncio.run(view.play_ahead())
+    asyncio.run(first_ahead.play())
     built: list[Workload] = []
     monkeypatch.setattr(lab_module, "WorkloadRunner", lambda w: built.append(w))
     view.knobs["salt"].value = "per-user"  # a run played ahead: shown without playing
