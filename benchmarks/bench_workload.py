@@ -229,9 +229,7 @@ def main(argv: list[str] | None = None) -> None:
         f"| pool operations | {len(operations):,} ({len(operations) / seconds:,.0f}/s of the run) |"
     )
     pools: dict[str, Callable[[], Any]] = {
-        "this BlockPool": lambda: BlockPool(
-            workload.num_gpu_blocks, True, False, hash_block_size=16
-        )
+        "this BlockPool": lambda: BlockPool(workload.num_gpu_blocks, True, 16)
     }
     if args.vllm is not None:
         try:

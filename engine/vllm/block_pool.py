@@ -21,8 +21,15 @@ from engine.vllm.kv_cache_utils import (
     generate_block_hash_extra_keys,
     make_block_hash_with_group_id,
     maybe_convert_block_hash,
+    to_event_extra_keys,
 )
-from engine.vllm.kv_events import AllBlocksCleared, BlockRemoved, BlockStored, KVCacheEvent
+from engine.vllm.kv_events import (
+    MEDIUM_GPU,
+    AllBlocksCleared,
+    BlockRemoved,
+    BlockStored,
+    KVCacheEvent,
+)
 from engine.vllm.logger import init_logger
 
 if TYPE_CHECKING:
@@ -96,18 +103,27 @@ class BlockPool:
     def __init__(
         self,
         num_gpu_blocks: int,
-        enable_caching: bool = True,
-        enable_kv_cache_events: bool = True,
+        enable_caching: bool,
+        hash_block_size: int,
+        enable_kv_cache_events: bool = False,
+        metrics_collector: None = None,
+        num_hash_lookahead_tokens: int = 0,
+        medium: str = MEDIUM_GPU,
         *,
-        hash_block_size: int | None = None,
         use_int_block_hashes: bool = True,
     ) -> None:
         assert isinstance(num_gpu_blocks, int) and num_gpu_blocks > 0
-        # vLLM takes the hashing granularity here; with one KV-cache group it
-        # equals the block size, which cache_full_blocks receives per call.
-        self.hash_block_size = hash_block_size
+        # vLLM's own parameters, in its order, so a call written for vLLM's pool
+        # builds this one. Not modelled: block-residency metrics and hashes that
+        # look ahead past their block (both off by default in vLLM).
+        assert metrics_collector is None, "block-residency metrics are not modelled"
+        assert num_hash_lookahead_tokens == 0, "look-ahead block hashes are not modelled"
         self.num_gpu_blocks = num_gpu_blocks
+        self.medium = medium
         self.enable_caching = enable_caching
+        # With one KV-cache group the hashing granularity equals the block size,
+        # which cache_full_blocks receives per call.
+        self.hash_block_size = hash_block_size
         self.blocks = [KVCacheBlock(block_id) for block_id in range(num_gpu_blocks)]
         self.free_block_queue = FreeKVCacheBlockQueue(self.blocks)
         self.cached_block_hash_to_block = BlockHashToBlockMap()
@@ -178,13 +194,15 @@ class BlockPool:
                     token_ids=tuple(request.all_token_ids[start:end]),
                     block_size=block_size,
                     lora_id=request.lora_int_id,
-                    medium="GPU",
+                    medium=self.medium,
                     lora_name=request.lora_name,
-                    extra_keys=tuple(
-                        generate_block_hash_extra_keys(
-                            request, i * block_size, (i + 1) * block_size
-                        )
-                        for i in range(num_cached_blocks, num_full_blocks)
+                    extra_keys=to_event_extra_keys(
+                        [
+                            generate_block_hash_extra_keys(
+                                request, i * block_size, (i + 1) * block_size
+                            )
+                            for i in range(num_cached_blocks, num_full_blocks)
+                        ]
                     ),
                     group_idx=kv_cache_group_id,
                 )
@@ -218,7 +236,7 @@ class BlockPool:
             self.kv_event_queue.append(
                 BlockRemoved(
                     block_hashes=(self._external_hash(BlockHash(key[:-4])),),
-                    medium="GPU",
+                    medium=self.medium,
                     group_idx=int.from_bytes(key[-4:], "big"),
                 )
             )

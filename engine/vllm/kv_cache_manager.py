@@ -50,8 +50,8 @@ class KVCacheManager:
         self.block_pool = KeepModeBlockPool(
             num_gpu_blocks,
             enable_caching,
-            enable_kv_cache_events,
             hash_block_size=block_size,
+            enable_kv_cache_events=enable_kv_cache_events,
             use_int_block_hashes=use_int_block_hashes,
         )
         self.kv_cache_group_id = 0

@@ -96,6 +96,19 @@ def generate_block_hash_extra_keys(
     return tuple(extra_keys) if extra_keys else None
 
 
+def to_event_extra_keys(
+    extra_keys: Sequence[tuple[Any, ...] | None],
+) -> tuple[tuple[Any, ...] | None, ...] | None:
+    """The extra keys as a BlockStored event publishes them: untagged, one entry per block.
+
+    The hash input tags each key with its source (``("cache_salt", salt)``); the event
+    keeps the shape its consumers parse, the bare value (the LoRA's name, the salt).
+    """
+    if not extra_keys:
+        return None
+    return tuple(None if keys is None else tuple(key[1] for key in keys) for keys in extra_keys)
+
+
 def get_request_block_hasher(
     block_size: int, hash_function: HashFunction
 ) -> Callable[[Request], list[BlockHash]]:

@@ -10,6 +10,9 @@ from typing import Any
 
 from engine.vllm.kv_cache_utils import ExternalBlockHash
 
+# Where the cached blocks live: a pool's events name it.
+MEDIUM_GPU = "GPU"
+
 
 @dataclass(frozen=True)
 class BlockStored:
@@ -26,7 +29,8 @@ class BlockStored:
     lora_id: int | None
     medium: str
     lora_name: str | None
-    extra_keys: tuple[tuple[Any, ...] | None, ...]  # one entry per stored block
+    # one entry per stored block, untagged: ("alice",) for the salt "alice"
+    extra_keys: tuple[tuple[Any, ...] | None, ...] | None
     group_idx: int
 
 

@@ -71,7 +71,9 @@ class SimpleCPUOffloadScheduler:
     def __init__(self, num_cpu_blocks: int, block_size: int) -> None:
         self.block_size = block_size
         # The CPU copies live in a pool of their own, with its own hash map.
-        self.cpu_block_pool = BlockPool(num_cpu_blocks, enable_kv_cache_events=False)
+        self.cpu_block_pool = BlockPool(
+            num_cpu_blocks, enable_caching=True, hash_block_size=block_size
+        )
         self._gpu_block_pool: BlockPool | None = None
         self._store_event_counter = 0
         self._store_event_to_blocks: dict[int, TransferMeta] = {}

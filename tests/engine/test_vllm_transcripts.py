@@ -149,7 +149,7 @@ def test_reset_pool(logs: pytest.LogCaptureFixture) -> None:
 
 
 def test_eviction_order() -> None:
-    pool = BlockPool(10, use_int_block_hashes=False)
+    pool = BlockPool(10, True, BS, enable_kv_cache_events=True, use_int_block_hashes=False)
     r1 = request("R1", 1, 10)  # two full blocks and a partial third
     r1_blocks = pool.get_new_blocks(3)
     pool.cache_full_blocks(r1, r1_blocks, 0, 2, BS)

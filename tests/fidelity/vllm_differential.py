@@ -27,6 +27,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
 
 MAX_MODEL_LEN = 4096
+LORA_NAMES = ("sql", "chat")
 MAX_STEPS = 400
 
 
@@ -38,6 +39,7 @@ class Arrival:
     max_tokens: int
     cache_salt: str | None
     prompt_logprobs: int | None = None
+    lora_name: str | None = None  # its adapter id and path follow from the name
 
 
 @dataclass
@@ -79,6 +81,13 @@ def make_case(seed: int) -> Case:
     max_num_batched_tokens = rng.choice([rng.randint(1, 16), rng.randint(8, 64), 8192])
     max_num_seqs = rng.choice([min(128, max_num_batched_tokens), rng.randint(1, 4)])
     max_num_seqs = min(max_num_seqs, max_num_batched_tokens)
+    # LoRA adapters from a draw of their own, so each seed keeps the workload it
+    # had before they were compared: a request under an adapter shares blocks only
+    # with requests under the same one (the name and path enter every block's hash).
+    lora_rng = random.Random(f"lora-{seed}")
+    for arrival in arrivals:
+        if lora_rng.random() < 0.2:
+            arrival.lora_name = lora_rng.choice(LORA_NAMES)
     case = Case(seed, block_size, num_gpu_blocks, max_num_batched_tokens, max_num_seqs, arrivals)
     for _ in range(rng.choice([0, 0, 1, 2])):
         victim = rng.choice(arrivals)
@@ -104,11 +113,12 @@ class Ours:
             case.block_size,
             max_num_batched_tokens=case.max_num_batched_tokens,
             max_num_seqs=case.max_num_seqs,
-            enable_kv_cache_events=False,
+            enable_kv_cache_events=True,
         )
         self.core = EngineCore(self.scheduler)
         self.pool = self.scheduler.kv_cache_manager.block_pool
         self.step_stats: Any = None
+        self.step_events: list[dict[str, Any]] = []
         self.output_ids: dict[str, list[str]] = {}
 
     def add(self, arrival: Arrival) -> None:
@@ -122,6 +132,9 @@ class Ours:
                 block_hasher=self.scheduler.request_block_hasher,
                 cache_salt=arrival.cache_salt,
                 prompt_logprobs=arrival.prompt_logprobs,
+                lora_name=arrival.lora_name,
+                lora_int_id=lora_int_id(arrival.lora_name),
+                lora_path=lora_path(arrival.lora_name),
             )
         )
 
@@ -143,8 +156,10 @@ class Ours:
             "preempted": sorted(preempted_before | set(output.preempted_req_ids)),
             "finished": sorted(output.finished_req_ids),
         }
-        # vLLM hands out the prefix-cache counters at the end of every update.
+        # vLLM hands out the prefix-cache counters at the end of every update,
+        # and publishes the step's KV events there.
         self.step_stats = self.scheduler.make_stats()
+        self.step_events = [event_dict(e) for e in self.scheduler.kv_cache_manager.take_events()]
         return list(output.num_scheduled_tokens.items())
 
     def has_unfinished(self) -> bool:
@@ -157,6 +172,7 @@ class Ours:
 class Real:
     def __init__(self, case: Case) -> None:
         from vllm.config import CacheConfig, DeviceConfig, ModelConfig, SchedulerConfig, VllmConfig
+        from vllm.config.kv_events import KVEventsConfig
         from vllm.utils.hashing import get_hash_fn_by_name
         from vllm.v1.core.kv_cache_utils import get_request_block_hasher, init_none_hash
         from vllm.v1.core.sched.scheduler import Scheduler
@@ -182,6 +198,7 @@ class Real:
             scheduler_config=scheduler_config,
             cache_config=cache_config,
             device_config=DeviceConfig(device="cpu"),
+            kv_events_config=KVEventsConfig(enable_kv_cache_events=True, publisher="null"),
         )
         import torch
 
@@ -214,11 +231,23 @@ class Real:
         self.pool = self.scheduler.kv_cache_manager.block_pool
         self.manager = self.scheduler.kv_cache_manager.coordinator.single_type_managers[0]
         self.step_stats: Any = None
+        self.step_events: list[dict[str, Any]] = []
+        self.published: list[Any] = []
+        self.scheduler.kv_event_publisher.publish = self.published.append
         self.output_ids: dict[str, list[str]] = {}
 
     def add(self, arrival: Arrival) -> None:
+        from vllm.lora.request import LoRARequest
         from vllm.sampling_params import SamplingParams
         from vllm.v1.request import Request
+
+        lora_request = (
+            LoRARequest(
+                arrival.lora_name, lora_int_id(arrival.lora_name), lora_path(arrival.lora_name)
+            )
+            if arrival.lora_name
+            else None
+        )
 
         self.scheduler.add_request(
             Request(
@@ -233,6 +262,7 @@ class Real:
                 cache_salt=arrival.cache_salt,
                 block_hasher=self.block_hasher,
                 arrival_time=0.0,
+                lora_request=lora_request,
             )
         )
 
@@ -270,6 +300,8 @@ class Real:
         }
         outputs = self.scheduler.update_from_output(output, model_output)
         self.step_stats = outputs[0].scheduler_stats.prefix_cache_stats
+        self.step_events = [event_dict(e) for batch in self.published for e in batch.events]
+        self.published.clear()
         return list(output.num_scheduled_tokens.items())
 
     def has_unfinished(self) -> bool:
@@ -301,7 +333,42 @@ def scheduler_snapshot(side: Any, req_to_blocks: dict[str, Any]) -> dict[str, An
         },
         **pool_snapshot(side.pool),
         "stats": stats_tuple(side.step_stats),
+        "events": side.step_events,
     }
+
+
+def lora_int_id(name: str | None) -> int | None:
+    return LORA_NAMES.index(name) + 1 if name else None
+
+
+def lora_path(name: str | None) -> str | None:
+    return f"/adapters/{name}" if name else None
+
+
+# Every field a KV event of either side carries, read by name (vLLM's are msgspec
+# structs with lists, ours frozen dataclasses with tuples).
+EVENT_FIELDS = (
+    "block_hashes",
+    "parent_block_hash",
+    "token_ids",
+    "block_size",
+    "lora_id",
+    "medium",
+    "lora_name",
+    "extra_keys",
+    "group_idx",
+)
+
+
+def event_dict(event: Any) -> dict[str, Any]:
+    shown: dict[str, Any] = {"type": type(event).__name__}
+    for name in EVENT_FIELDS:
+        if hasattr(event, name):
+            value = getattr(event, name)
+            if isinstance(value, list | tuple):
+                value = [list(v) if isinstance(v, list | tuple) else v for v in value]
+            shown[name] = value
+    return shown
 
 
 def pool_snapshot(pool: Any) -> dict[str, Any]:
@@ -364,6 +431,8 @@ class Coverage:
     resets_done: int = 0
     resets_refused: int = 0
     aborts: int = 0
+    kv_events: int = 0
+    lora_requests: int = 0
 
     def __str__(self) -> str:
         return ", ".join(f"{name} {value}" for name, value in vars(self).items())
@@ -372,6 +441,7 @@ class Coverage:
 def run_case(case: Case, coverage: Coverage) -> str | None:
     """None if both agree on every step, else a description of the first difference."""
     real, ours = Real(case), Ours(case)
+    coverage.lora_requests += sum(a.lora_name is not None for a in case.arrivals)
     previous_hashes = pool_snapshot(ours.pool)["block_hash"]
     pending = list(case.arrivals)
     for step in range(MAX_STEPS):
@@ -410,6 +480,7 @@ def run_case(case: Case, coverage: Coverage) -> str | None:
             old is not None and old != new
             for old, new in zip(previous_hashes, snapshot["block_hash"], strict=True)
         )
+        coverage.kv_events += len(snapshot["events"])
         previous_hashes = snapshot["block_hash"]
     return None
 
