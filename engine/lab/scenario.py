@@ -32,6 +32,11 @@ MAX_PROMPT_TOKENS = 100_000
 MAX_POOL_BLOCKS = 100_000
 # One `step` action may stand for this many engine steps (`count = N`).
 MAX_STEP_COUNT = 2_000
+# The scheduler's budgets where a scenario or workload sets none: vLLM's `LLM` class
+# on a GPU under 70 GB (EngineArgs' defaults in 0.33.0). The Scheduler's own
+# defaults are SchedulerConfig's, 2,048 tokens and 128 requests.
+DEFAULT_MAX_NUM_BATCHED_TOKENS = 8_192
+DEFAULT_MAX_NUM_SEQS = 256
 
 
 class ScenarioError(ValueError):
@@ -346,7 +351,9 @@ def parse_scenario(name: str, data: Mapping[str, Any]) -> Scenario:
         modes=modes,  # checked above
         num_gpu_blocks=_positive_int(pool, "num_gpu_blocks", 10),
         block_size=_positive_int(pool, "block_size", 4),
-        max_num_batched_tokens=_positive_int(pool, "max_num_batched_tokens", 8192),
+        max_num_batched_tokens=_positive_int(
+            pool, "max_num_batched_tokens", DEFAULT_MAX_NUM_BATCHED_TOKENS
+        ),
         scheduler_reserve_full_isl=_pool_bool(pool, "scheduler_reserve_full_isl", True),
         watermark=_pool_number(pool, "watermark", 0.0),
         setup=actions["setup"],

@@ -22,7 +22,15 @@ from typing import Any
 
 import engine.vllm
 from engine.lab.narration import describe_step, fill_narration
-from engine.lab.scenario import Action, Mode, Scenario, check_mode, reserve_full_isl, reset_flags
+from engine.lab.scenario import (
+    DEFAULT_MAX_NUM_SEQS,
+    Action,
+    Mode,
+    Scenario,
+    check_mode,
+    reserve_full_isl,
+    reset_flags,
+)
 from engine.lab.snapshot import LogLine, Snapshot, SnapshotTaker, Stats, take_snapshot
 from engine.lab.step_facts import PoolRecorder, StepFacts
 from engine.lab.trace import FunctionTrace, SourceIndex, Tracer, tracing
@@ -202,6 +210,7 @@ class _Run:
             scenario.num_gpu_blocks,
             scenario.block_size,
             max_num_batched_tokens=scenario.max_num_batched_tokens,
+            max_num_seqs=DEFAULT_MAX_NUM_SEQS,
             connector=connector,
             aux_output_connector=AuxOutputSchedulerConnector() if options.aux_output else None,
             scheduler_reserve_full_isl=reserve_full_isl(scenario, mode),

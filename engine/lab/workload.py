@@ -22,7 +22,16 @@ from importlib import resources
 from typing import Any, Literal, get_args
 
 from engine.lab.prompt_hashes import PROMPT_HASHES, PromptHashStore
-from engine.lab.scenario import MODES, Action, Mode, RequestSpec, Scenario, reset_flags
+from engine.lab.scenario import (
+    DEFAULT_MAX_NUM_BATCHED_TOKENS,
+    DEFAULT_MAX_NUM_SEQS,
+    MODES,
+    Action,
+    Mode,
+    RequestSpec,
+    Scenario,
+    reset_flags,
+)
 from engine.vllm.core import EngineCore
 from engine.vllm.kv_cache_manager import cdiv
 from engine.vllm.kv_cache_utils import KVCacheBlock
@@ -69,7 +78,7 @@ class Workload:
     output_tokens: int = 16  # max_tokens: tokens each request generates
     num_gpu_blocks: int = 20_000
     block_size: int = 16
-    max_num_batched_tokens: int = 8_192
+    max_num_batched_tokens: int = DEFAULT_MAX_NUM_BATCHED_TOKENS
     salt: SaltPolicy = "none"
     users: int = 10  # for salt = "per-user": request i belongs to user i % users
     prepend_token: bool = False  # one per-request token in front of the prompt
@@ -345,6 +354,7 @@ class WorkloadRunner:
             workload.num_gpu_blocks,
             workload.block_size,
             max_num_batched_tokens=workload.max_num_batched_tokens,
+            max_num_seqs=DEFAULT_MAX_NUM_SEQS,
             # Off by default, as in vLLM; PoolCounter counts what the lab draws.
             enable_kv_cache_events=enable_kv_cache_events,
         )

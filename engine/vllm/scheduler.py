@@ -53,8 +53,9 @@ class Scheduler:
         self,
         num_gpu_blocks: int,
         block_size: int,
-        max_num_batched_tokens: int = 8192,
-        max_num_seqs: int = 256,
+        # SchedulerConfig's defaults in vLLM 0.33.0 (a server's come from EngineArgs).
+        max_num_batched_tokens: int = 2048,
+        max_num_seqs: int = 128,
         enable_caching: bool = True,
         enable_kv_cache_events: bool = True,
         log_stats: bool = True,

@@ -1,8 +1,9 @@
-"""The pool takes the calls written for vLLM 0.33.0's own BlockPool, with its defaults.
+"""The engine takes the calls written for vLLM 0.33.0's own classes, with their defaults.
 
 A harness (or a reader) that drives vLLM's pool drives this one the same way:
 the same positional order, events off unless asked for, and BlockStored's extra
-keys published untagged, as vLLM's ``to_event_extra_keys`` publishes them.
+keys published untagged, as vLLM's ``to_event_extra_keys`` publishes them. The
+scheduler's budgets default to vLLM's SchedulerConfig.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from engine.vllm.block_pool import BlockPool
 from engine.vllm.kv_cache_utils import get_request_block_hasher, sha256
 from engine.vllm.kv_events import BlockStored
 from engine.vllm.request import Request
+from engine.vllm.scheduler import Scheduler
 
 BS = 4
 
@@ -78,3 +80,10 @@ def test_block_stored_publishes_the_extra_keys_untagged(
     assert isinstance(event, BlockStored)
     assert event.extra_keys == expected
     assert event.medium == "GPU"
+
+
+def test_the_schedulers_budgets_default_to_vllms_scheduler_config() -> None:
+    scheduler = Scheduler(num_gpu_blocks=10, block_size=BS)
+    # SchedulerConfig.DEFAULT_MAX_NUM_BATCHED_TOKENS and DEFAULT_MAX_NUM_SEQS in 0.33.0
+    assert scheduler.max_num_scheduled_tokens == 2048
+    assert scheduler.max_num_running_reqs == 128
