@@ -25,6 +25,8 @@ class SimulatorState(param.Parameterized):
     timeline = param.ClassSelector(class_=Timeline, allow_None=True, doc="Built by the engine")
 
     def __init__(self, **params: object) -> None:
+        # The step a jump (``open``) goes to, for the rebuild it causes; 0 otherwise.
+        self._opening_step = 0
         super().__init__(**params)
         self._rebuild()
 
@@ -80,8 +82,14 @@ class SimulatorState(param.Parameterized):
 
     # -- the learner's actions ------------------------------------------------
     def open(self, scenario: str, mode: str, step: int) -> None:
-        """Jump to a checked state (a deep link): no restart-at-0 in between."""
-        self.param.update(scenario=scenario, mode=mode)  # one batch: one rebuild
+        """Jump to a checked state (a deep link): no restart-at-0 in between. A new
+        timeline comes with its step in one batch, so the views render its pages
+        around that step once, not around step 0 first."""
+        self._opening_step = step
+        try:
+            self.param.update(scenario=scenario, mode=mode)  # one batch: one rebuild
+        finally:
+            self._opening_step = 0
         self.step = max(0, min(step, self.last_step))
 
     # -- keeping the timeline in line with scenario and mode -----------------
@@ -94,6 +102,7 @@ class SimulatorState(param.Parameterized):
         built = timelines.timeline(self.scenario, self.mode)
         if built is self.timeline:
             return
-        self.param.step.bounds = (0, len(built.steps) - 1)
-        # One batch, so views render once for the new timeline at step 0.
-        self.param.update(timeline=built, step=0)
+        last = len(built.steps) - 1
+        self.param.step.bounds = (0, last)
+        # One batch, so views render once for the new timeline at its first step.
+        self.param.update(timeline=built, step=max(0, min(self._opening_step, last)))

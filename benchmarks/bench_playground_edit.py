@@ -9,7 +9,8 @@ the frame where every view shows the new timeline (every StepDeck's `data-at`
 names it, and the step counter agrees). The traced build of the shown mode, the
 rendering of the shown step's pages (the others follow 50 ms later: app/views/base.py
 fill_deck) and the transfer are all included; edits are 300 ms apart, as keystrokes
-are. Prints p50 and p95.
+are. Prints p50 and p95. With --step N the views show step N while the script is
+edited (the step stays where it is: each edit renders the pages around it).
 
 With --large, a 10,000-block pool of block size 16 with 200 requests (about
 230 steps; longer than the script field takes, so opened by its address), whose
@@ -17,7 +18,7 @@ decks hold only the pages around the shown step; an edit changes the pool's
 size (a new one each time); then Step forward is timed too, from the click to the frame where every
 view shows the next step (its pages asked of Python when it moves).
 
-    python benchmarks/bench_playground_edit.py [--edits 30] [--site] [--large]
+    python benchmarks/bench_playground_edit.py [--edits 30] [--site] [--large] [--step N]
 """
 
 from __future__ import annotations
@@ -156,6 +157,9 @@ def main() -> None:
     parser.add_argument("--edits", type=int, default=30)
     parser.add_argument("--site", action="store_true", help="the static site (site/), Pyodide")
     parser.add_argument("--large", action="store_true", help="10,000 blocks, 200 requests")
+    parser.add_argument(
+        "--step", type=int, default=0, help="edit while the views show this step (Step forward)"
+    )
     args = parser.parse_args()
     warm_up = 1 if args.large else 3
     samples: list[float] = []
@@ -188,6 +192,9 @@ def main() -> None:
             field = page.get_by_label("Script (one action per line)")
             field.fill(SCRIPT.format(a=4, g=FIRST_TOKEN))
             page.get_by_test_id("step-counter").filter(has_text="/ 40").wait_for()
+            for _ in range(args.step):
+                page.get_by_role("button", name="Step forward").click()
+            page.get_by_test_id("step-counter").filter(has_text=f"Step {args.step} / 40").wait_for()
             edits = [
                 SCRIPT.format(a=4 + (i + 1) % 2, g=FIRST_TOKEN + i + 1)
                 for i in range(args.edits + warm_up)

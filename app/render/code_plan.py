@@ -161,12 +161,17 @@ class CodePlan:
         timelines: tuple[Timeline, ...],
         steps: Callable[[Timeline], Container[int]] | None = None,
         after: CodePlan | None = None,
+        held_bodies: tuple[str, ...] = (),
     ) -> CodePlan:
         """``steps``: per timeline, the steps planned (the others are None, sent later;
         default every step). ``after``: a plan sent before, whose frames and bodies keep
-        their indices here, so the browser's plans stay right while this one arrives."""
+        their indices here, so the browser's plans stay right while this one arrives.
+        ``held_bodies``: bodies the browser holds from an earlier plan, kept at their
+        indices (a body is a function's source, the same in every timeline: an edit's
+        plan then sends no body the browser has)."""
         frame_index = {frame: i for i, frame in enumerate(after.frames if after else ())}
-        body_index = {body: i for i, body in enumerate(after.bodies if after else ())}
+        kept = after.bodies if after else held_bodies
+        body_index = {body: i for i, body in enumerate(kept)}
         plans: dict[str, tuple[Plan | None, ...]] = {}
         for timeline in timelines:
             planned = steps(timeline) if steps else range(len(timeline.steps))

@@ -19,6 +19,10 @@ from app.views.base import Follower, later, steps_around, still_open
 
 # Pygments first, so the app's own rules (backgrounds of ran lines) win.
 CODE_CSS = style_defs(".code") + CSS + ".code { background: transparent; }"
+# The bodies the browser holds are kept for the next scenario or edit while they are
+# below this many characters in all (every function of the engine is a few times that),
+# so an edit's plan sends no function's source again; past it they start afresh.
+HELD_BODIES_MAX_CHARS = 400_000
 
 
 class CodeView(pn.viewable.Viewer):
@@ -43,11 +47,16 @@ class CodeView(pn.viewable.Viewer):
         (REST_AFTER_S later, as the views' other pages: base.fill_deck) every step's code
         of every mode. Where nothing would reach the browser in between, all at once."""
         timelines, key, step = self.state.scenario_timelines, self.state.key, self.state.step
+        held = tuple(self._panel.bodies)
+        if sum(map(len, held)) > HELD_BODIES_MAX_CHARS:
+            held = ()
         if not base.defers_rest():  # (looked up here: tests stand in for a server)
-            self._send(CodePlan.of(timelines), picked={})
+            self._send(CodePlan.of(timelines, held_bodies=held), picked={})
             return
         first = CodePlan.of(
-            timelines, lambda t: steps_around(t, step) if timeline_key(t) == key else ()
+            timelines,
+            lambda t: steps_around(t, step) if timeline_key(t) == key else (),
+            held_bodies=held,
         )
         self._send(first, picked={})
 
