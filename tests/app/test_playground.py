@@ -257,3 +257,35 @@ def test_after_an_edit_the_bar_holds_every_mode_of_the_playground(
     assert app.controls.player.lasts == {
         f"{state.scenario}/{m}": store.last_step(state.scenario, m) for m in state.modes
     }
+
+
+def test_an_edit_renders_each_view_once_around_the_step_shown(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The views load the new timeline at the learner's step in one go: a load around
+    step 0 first (then another around the step) rendered and sent every page twice."""
+    import panel as pn
+
+    from app.components.step_deck import NOT_SENT, StepDeck
+
+    app = playground_app()
+    app.playground.load(EMPTY)
+    edit(app, "script", TWO_REQUESTS)
+    app.state.open(app.state.scenario, app.state.mode, 5)
+    monkeypatch.setattr(base, "defers_rest", lambda: True)  # as on a server
+    monkeypatch.setattr(pn.state, "execute", lambda callback: None)  # the rest waits
+    loads: list[tuple[int, str, list[int]]] = []
+    real_load = StepDeck.load
+
+    def recorded(deck: StepDeck, pages: object, key: str, step: int) -> None:
+        real_load(deck, pages, key, step)  # type: ignore[arg-type]
+        sent = [s for s, page in enumerate(deck.orders[key]) if page != NOT_SENT]
+        loads.append((id(deck), key, sent))
+
+    monkeypatch.setattr(StepDeck, "load", recorded)
+    edit(app, "script", TWO_REQUESTS + "\nstep")
+    assert app.state.step == 5
+    assert loads, "no view loaded the edited timeline"
+    assert {key for _, key, _ in loads} == {app.state.key}
+    assert all(sent == [4, 5, 6] for _, _, sent in loads), loads
+    assert len(loads) == len({deck for deck, _, _ in loads}), "a deck loaded twice"
