@@ -105,12 +105,17 @@ class PoolRecorder:
 
     def _wrap(self, name: str, around: Callable[..., Any]) -> None:
         original = getattr(self.pool, name)
-        signature = inspect.signature(original)
+        # The call's arguments by name, defaults filled in, as Signature.bind gives
+        # them, without its cost (a wrapped method runs dozens of times a step).
+        parameters = inspect.signature(original).parameters
+        names = tuple(parameters)
+        defaults = {n: p.default for n, p in parameters.items() if p.default is not p.empty}
 
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            bound = signature.bind(*args, **kwargs)
-            bound.apply_defaults()
-            return around(original, bound.arguments)
+            if len(args) > len(names) or not kwargs.keys() <= parameters.keys():
+                raise TypeError(f"{name}() got arguments it does not take")
+            arguments = {**defaults, **dict(zip(names, args, strict=False)), **kwargs}
+            return around(original, arguments)
 
         setattr(self.pool, name, wrapper)
 
