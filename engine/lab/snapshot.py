@@ -282,6 +282,7 @@ class SnapshotTaker:
         self._pools: dict[int, tuple[BlockPool, _PoolSeen]] = {}
         self._chains: dict[int, tuple[Request, list[bytes], tuple[ChainLink, ...]]] = {}
         self._entries: dict[tuple[bytes, tuple[int, ...]], HashMapEntry] = {}
+        self._requests: dict[int, tuple[Request, tuple[object, ...], RequestRecord]] = {}
 
     def pool_records(self, pool: BlockPool) -> tuple[tuple[BlockRecord, ...], tuple[int, ...]]:
         """The pool's block records and its free queue (head first)."""
@@ -355,19 +356,27 @@ class SnapshotTaker:
         return tuple(made)
 
     def request_record(self, request: Request, scheduler: Scheduler) -> RequestRecord:
-        return RequestRecord(
-            request_id=request.request_id,
-            status=request.status.name,
-            num_prompt_tokens=request.num_prompt_tokens,
-            num_tokens=request.num_tokens,
-            num_computed_tokens=request.num_computed_tokens,
-            num_cached_tokens=request.num_cached_tokens,
-            num_preemptions=request.num_preemptions,
-            block_ids=tuple(scheduler.kv_cache_manager.get_block_ids(request.request_id)[0]),
-            chain=self.chain(request, scheduler.block_size),
-            cache_salt=request.cache_salt,
-            skip_reading_prefix_cache=request.skip_reading_prefix_cache,
+        """The request's record; the one made before while nothing of it changed (a
+        finished request stays listed, unchanged, for the rest of the timeline)."""
+        fields = (
+            request.request_id,
+            request.status.name,
+            request.num_prompt_tokens,
+            request.num_tokens,
+            request.num_computed_tokens,
+            request.num_cached_tokens,
+            request.num_preemptions,
+            tuple(scheduler.kv_cache_manager.get_block_ids(request.request_id)[0]),
+            self.chain(request, scheduler.block_size),
+            request.cache_salt,
+            request.skip_reading_prefix_cache,
         )
+        known = self._requests.get(id(request))
+        if known is not None and known[0] is request and known[1] == fields:
+            return known[2]
+        record = RequestRecord(*fields)
+        self._requests[id(request)] = (request, fields, record)
+        return record
 
 
 def _free_queue(pool: BlockPool) -> tuple[int, ...]:
