@@ -227,8 +227,9 @@ class Scheduler:
 
     def finish_requests(
         self, request_ids: str | Iterable[str] | None, finished_status: RequestStatus
-    ) -> None:
+    ) -> list[Request]:
         """Abort or stop requests from outside, wherever they are (None: all of them).
+        Returns the requests it finished (none already finished, no unknown id).
 
         As in vLLM, the ids go through a set first: several requests finished in
         one call free their blocks in the set's iteration order, not the order given.
@@ -253,6 +254,7 @@ class Scheduler:
         for request in valid_requests:
             request.status = finished_status
             self._free_request(request)
+        return valid_requests
 
     def _free_request(self, request: Request) -> None:
         assert request.is_finished()

@@ -56,6 +56,15 @@ def test_finish_requests_accepts_one_id_or_none_for_all() -> None:
     assert s.requests == {} and not s.running
 
 
+def test_finish_requests_returns_the_requests_it_finished() -> None:
+    # As vLLM's: an unknown or already finished id is not in the list.
+    s = running(("a", "b"))
+    done = s.finish_requests(["a", "nobody"], RequestStatus.FINISHED_ABORTED)
+    assert [r.request_id for r in done] == ["a"]
+    assert done[0].status == RequestStatus.FINISHED_ABORTED
+    assert s.finish_requests("a", RequestStatus.FINISHED_ABORTED) == []
+
+
 def test_ids_preempted_by_a_reset_are_forgotten_once_the_next_step_is_scheduled() -> None:
     # vLLM 0.33.0 (scheduler.py, _preempt_request / _update_after_schedule): every
     # preempted id waits in reset_preempted_req_ids for the next SchedulerOutput,

@@ -138,10 +138,11 @@ class Ours:
             )
         )
 
-    def abort(self, request_ids: list[str]) -> None:
+    def abort(self, request_ids: list[str]) -> list[str]:
         from engine.vllm.request import RequestStatus
 
-        self.scheduler.finish_requests(request_ids, RequestStatus.FINISHED_ABORTED)
+        done = self.scheduler.finish_requests(request_ids, RequestStatus.FINISHED_ABORTED)
+        return [r.request_id for r in done]
 
     def reset(self, reset_running_requests: bool) -> bool:
         return self.scheduler.reset_prefix_cache(reset_running_requests)
@@ -266,11 +267,11 @@ class Real:
             )
         )
 
-    def abort(self, request_ids: list[str]) -> None:
+    def abort(self, request_ids: list[str]) -> list[str]:
         from vllm.v1.request import RequestStatus
 
-        known = [r for r in request_ids if r in self.scheduler.requests]
-        self.scheduler.finish_requests(known, RequestStatus.FINISHED_ABORTED)
+        done = self.scheduler.finish_requests(request_ids, RequestStatus.FINISHED_ABORTED)
+        return [r.request_id for r in done]
 
     def reset(self, reset_running_requests: bool) -> bool:
         return self.scheduler.reset_prefix_cache(reset_running_requests)
@@ -451,10 +452,11 @@ def run_case(case: Case, coverage: Coverage) -> str | None:
         pending = [a for a in pending if a.step > step]
         events: list[Any] = []
         if step in case.aborts:
-            real.abort(case.aborts[step])
-            ours.abort(case.aborts[step])
+            aborted = (real.abort(case.aborts[step]), ours.abort(case.aborts[step]))
             events.append(("abort", case.aborts[step]))
-            coverage.aborts += len(case.aborts[step])
+            coverage.aborts += len(aborted[1])
+            if aborted[0] != aborted[1]:
+                return f"step {step}: finish_requests({case.aborts[step]}) finished {aborted}"
         if step in case.resets:
             flag = case.resets[step]
             results = (real.reset(flag), ours.reset(flag))
