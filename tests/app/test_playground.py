@@ -289,3 +289,28 @@ def test_an_edit_renders_each_view_once_around_the_step_shown(
     assert {key for _, key, _ in loads} == {app.state.key}
     assert all(sent == [4, 5, 6] for _, _, sent in loads), loads
     assert len(loads) == len({deck for deck, _, _ in loads}), "a deck loaded twice"
+
+
+def test_an_edit_sends_no_function_source_the_browser_holds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The code panel's bodies (a function's highlighted source, tens of KB each) stay
+    where the browser has them: an edit running the same functions sends none again."""
+    import panel as pn
+
+    app = playground_app()
+    app.playground.load(EMPTY)
+    edit(app, "script", TWO_REQUESTS)
+    app.state.open(app.state.scenario, app.state.mode, 3)
+    monkeypatch.setattr(base, "defers_rest", lambda: True)  # as on a server
+    monkeypatch.setattr(pn.state, "execute", lambda callback: None)  # the rest waits
+    panel = app.code._panel
+    held = list(panel.bodies)
+    sent: list[object] = []
+    panel.param.watch(lambda event: sent.append(event.new), "bodies")
+    edit(app, "script", TWO_REQUESTS.replace("max_tokens=2", "max_tokens=3"))
+    assert app.state.step == 3
+    assert sent == [], "the edit sent the bodies again"
+    assert panel.bodies == held
+    assert "Code that ran" not in app.code.html  # (step 3 ran code: its body is shown)
+    assert app.code.parts.body in panel.bodies
