@@ -47,8 +47,8 @@ class Case:
     seed: int
     block_size: int
     num_gpu_blocks: int
-    max_num_batched_tokens: int
-    max_num_seqs: int
+    max_num_batched_tokens: int | None  # None: neither side is given one (the defaults)
+    max_num_seqs: int | None
     arrivals: list[Arrival]
     # step -> request ids to abort before that step's schedule()
     aborts: dict[int, list[str]] = field(default_factory=dict)
@@ -89,12 +89,35 @@ def make_case(seed: int) -> Case:
         if lora_rng.random() < 0.2:
             arrival.lora_name = lora_rng.choice(LORA_NAMES)
     case = Case(seed, block_size, num_gpu_blocks, max_num_batched_tokens, max_num_seqs, arrivals)
+    # Some cases give neither side a budget, so the defaults are compared too
+    # (SchedulerConfig's); a draw of its own, as for LoRA. Their requests come at
+    # once, longer, into a pool that holds them all: the token budget is what
+    # limits a step.
+    defaults_rng = random.Random(f"defaults-{seed}")
+    if defaults_rng.random() < 0.1:
+        case.max_num_batched_tokens = case.max_num_seqs = None
+        for arrival in arrivals:
+            arrival.step = 0
+            extra = defaults_rng.randint(100, 300)
+            arrival.prompt += [defaults_rng.randrange(1, 1000) for _ in range(extra)]
+        case.num_gpu_blocks = 2 + sum(
+            -(-(len(a.prompt) + a.max_tokens) // block_size) for a in arrivals
+        )
     for _ in range(rng.choice([0, 0, 1, 2])):
         victim = rng.choice(arrivals)
         case.aborts.setdefault(victim.step + rng.randint(0, 8), []).append(victim.request_id)
     for _ in range(rng.choice([0, 0, 1, 2])):
         case.resets[rng.randint(0, step + 10)] = rng.random() < 0.5
     return case
+
+
+def budgets(case: Case) -> dict[str, int]:
+    """The scheduler's budgets as keyword arguments: none where the case takes the defaults."""
+    named = {
+        "max_num_batched_tokens": case.max_num_batched_tokens,
+        "max_num_seqs": case.max_num_seqs,
+    }
+    return {name: value for name, value in named.items() if value is not None}
 
 
 def next_token(num_tokens: int) -> int:
@@ -111,8 +134,7 @@ class Ours:
         self.scheduler = Scheduler(
             case.num_gpu_blocks,
             case.block_size,
-            max_num_batched_tokens=case.max_num_batched_tokens,
-            max_num_seqs=case.max_num_seqs,
+            **budgets(case),
             enable_kv_cache_events=True,
         )
         self.core = EngineCore(self.scheduler)
@@ -187,8 +209,7 @@ class Real:
             max_model_len=MAX_MODEL_LEN,
         )
         scheduler_config = SchedulerConfig(
-            max_num_batched_tokens=case.max_num_batched_tokens,
-            max_num_seqs=case.max_num_seqs,
+            **budgets(case),
             max_model_len=MAX_MODEL_LEN,
             is_encoder_decoder=False,
             async_scheduling=False,
