@@ -259,21 +259,28 @@ def test_after_an_edit_the_bar_holds_every_mode_of_the_playground(
     }
 
 
+def two_requests_at_step(step: int, monkeypatch: pytest.MonkeyPatch) -> App:
+    """The two-request playground shown at ``step``, its views loading as on a server:
+    the pages around the step first, the rest held back (never run here)."""
+    import panel as pn
+
+    app = playground_app()
+    app.playground.load(EMPTY)
+    edit(app, "script", TWO_REQUESTS)
+    app.state.open(app.state.scenario, app.state.mode, step)
+    monkeypatch.setattr(base, "defers_rest", lambda: True)
+    monkeypatch.setattr(pn.state, "execute", lambda callback: None)
+    return app
+
+
 def test_an_edit_renders_each_view_once_around_the_step_shown(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The views load the new timeline at the learner's step in one go: a load around
     step 0 first (then another around the step) rendered and sent every page twice."""
-    import panel as pn
-
     from app.components.step_deck import NOT_SENT, StepDeck
 
-    app = playground_app()
-    app.playground.load(EMPTY)
-    edit(app, "script", TWO_REQUESTS)
-    app.state.open(app.state.scenario, app.state.mode, 5)
-    monkeypatch.setattr(base, "defers_rest", lambda: True)  # as on a server
-    monkeypatch.setattr(pn.state, "execute", lambda callback: None)  # the rest waits
+    app = two_requests_at_step(5, monkeypatch)
     loads: list[tuple[int, str, list[int]]] = []
     real_load = StepDeck.load
 
@@ -296,14 +303,7 @@ def test_an_edit_sends_no_function_source_the_browser_holds(
 ) -> None:
     """The code panel's bodies (a function's highlighted source, tens of KB each) stay
     where the browser has them: an edit running the same functions sends none again."""
-    import panel as pn
-
-    app = playground_app()
-    app.playground.load(EMPTY)
-    edit(app, "script", TWO_REQUESTS)
-    app.state.open(app.state.scenario, app.state.mode, 3)
-    monkeypatch.setattr(base, "defers_rest", lambda: True)  # as on a server
-    monkeypatch.setattr(pn.state, "execute", lambda callback: None)  # the rest waits
+    app = two_requests_at_step(3, monkeypatch)
     panel = app.code._panel
     held = list(panel.bodies)
     sent: list[object] = []
