@@ -19,11 +19,12 @@ from app.gc_startup import freeze_imported_objects
 from app.layout import App
 from app.url import PRERENDER_QUERY_ENV, lab_link, parse_link
 from app.views.base import mark_page_up
-from app.views.lab import LabView, open_lab
+from app.views.lab import LAB_PAGE_CSS, LabView, open_lab
 
 logging.basicConfig(level=logging.INFO)
 # No IDE signatures: building them for every Panel class costs Pyodide ~0.1 s at start.
-pn.extension(notifications=False, apply_signatures=False)
+# The lab's page layout is global CSS (app/views/lab_page.css); it applies to the lab only.
+pn.extension(notifications=False, apply_signatures=False, global_css=[LAB_PAGE_CSS])
 # Bokeh's diagnostics (close-match suggestions for a missing attribute) ran difflib each
 # time Panel looked up a component's data property on its outer model (6-9% of a
 # playground edit's Python side in a profile).

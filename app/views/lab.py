@@ -63,6 +63,8 @@ from engine.lab.workload import (
 )
 
 LAB_CSS = Path(__file__).with_name("lab.css").read_text(encoding="utf-8")
+# The page around the lab's roots: the main entry point puts it in the page's head.
+LAB_PAGE_CSS = Path(__file__).with_name("lab_page.css").read_text(encoding="utf-8")
 STYLESHEETS = [CSS, LAB_CSS]
 
 RUN_COLOR = "#2f5fd0"
@@ -380,11 +382,24 @@ class LabView(pn.viewable.Viewer):
             "sizing_mode": "stretch_width",
             "max_width": 1280,
             "styles": {"margin": "0 auto"},
-            "css_classes": ["workload-lab"],
         }
         return (
-            pn.Column(controls, self.outcome, self.hint, margin=(10, 16, 0, 16), **page),
-            pn.Column(charts, self.step_view, self.address_bar, margin=(0, 16, 10, 16), **page),
+            pn.Column(
+                controls,
+                self.outcome,
+                self.hint,
+                margin=(10, 16, 0, 16),
+                **page,
+                css_classes=["workload-lab", "lab-controls"],
+            ),
+            pn.Column(
+                charts,
+                self.step_view,
+                self.address_bar,
+                margin=(0, 16, 10, 16),
+                **page,
+                css_classes=["workload-lab", "lab-charts"],
+            ),
         )
 
     def _show_legends(self, overlay: bool) -> None:

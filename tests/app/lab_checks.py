@@ -85,3 +85,15 @@ def step_axis(page: Any, title: str) -> tuple[float, float]:
     """The engine steps a chart's axis spans in the page."""
     start, end = page.evaluate(STEP_AXIS_JS, title)
     return float(start), float(end)
+
+
+def check_first_chart_beside_the_knobs(page: Any) -> None:
+    """On a wide screen (the page at 1280x800) the first chart is in view, right of the
+    knobs, so a knob's effect shows without scrolling; a test opens the page at that size."""
+    knob = page.get_by_label("Requests", exact=True).bounding_box()
+    chart = page.locator(".bk-Canvas").first.bounding_box()
+    legend = page.get_by_role("button", name="cumulative (solid)", exact=True).bounding_box()
+    assert knob is not None and chart is not None and legend is not None
+    assert chart["x"] > knob["x"] + knob["width"]
+    assert legend["y"] + legend["height"] <= page.viewport_size["height"]
+    assert chart["y"] < knob["y"] + knob["height"]

@@ -14,6 +14,7 @@ from engine.lab.timeline import build_timeline
 from engine.lab.workload import run_workload, workload_scenario
 from tests.app import test_browser_serve as serve
 from tests.app.lab_checks import (
+    check_first_chart_beside_the_knobs,
     check_legend_hides_and_shows,
     click_a_chart,
     playground_of,
@@ -53,6 +54,7 @@ def test_a_preset_runs_and_its_charts_hold_the_engines_series(
     expect(page.get_by_test_id("lab-expected")).to_have_text(shared.expected_text(run, compare))
     expect(page.get_by_test_id("lab-numbers")).to_contain_text(f"{run.summary()['hits']:,}")
     check_legend_hides_and_shows(page, "held (dashed)", "held_blocks/compare")
+    check_first_chart_beside_the_knobs(page)
     # No preemption, so the survival fraction has no value: its chart still spans the
     # runs' steps (one step axis for every chart).
     assert all(v is None for v in run.series["survival_fraction"])
