@@ -17,7 +17,7 @@ import math
 import tomllib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Any, Literal, get_args
 
@@ -125,10 +125,18 @@ class Workload:
 
     def prompt(self, index: int) -> list[int]:
         tokens = [PREPEND_TOKEN_BASE + index] if self.prepend_token else []
-        tokens.extend(range(1, self.shared_tokens + 1))
+        tokens.extend(_system_prompt(self.shared_tokens))
         first = UNIQUE_TOKEN_BASE + index * self.unique_tokens
         tokens.extend(range(first, first + self.unique_tokens))
         return tokens
+
+
+@lru_cache(maxsize=4)
+def _system_prompt(num_tokens: int) -> tuple[int, ...]:
+    """The shared prompt's token ids, made once: every request's prompt then holds the
+    same int objects (no new ones per request), and comparing two prompts' shared
+    parts (engine/lab/prompt_hashes.py) finds them identical without comparing values."""
+    return tuple(range(1, num_tokens + 1))
 
 
 KNOB_TYPES: dict[str, type] = {
@@ -558,8 +566,9 @@ class PoolCounter:
 
 
 def _distinct(blocks: list[KVCacheBlock]) -> Iterable[KVCacheBlock]:
-    """Each block once: a list freed or touched together may name a block twice."""
-    return {id(block): block for block in blocks}.values()
+    """Each block once: a list freed or touched together may name a block twice.
+    (Blocks compare and hash by identity: KVCacheBlock has eq=False.)"""
+    return dict.fromkeys(blocks)
 
 
 def run_workload(
