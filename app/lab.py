@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import gc
 import math
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -185,6 +187,32 @@ FINISHED_RUNS = FinishedRuns()
 RUNS_IN_PROGRESS = RunsInProgress()
 
 
+_collector_pauses = 0
+
+
+@contextmanager
+def cycle_collector_paused() -> Iterator[None]:
+    """No cyclic garbage collection while any run plays (the pauses may overlap).
+
+    A run's objects live as long as the run (a 20,000-block pool, the requests), and
+    each collection walked them again: in the static site's Pyodide, collections took
+    about 150 ms of each round of three `shared-prefix` runs. A finished run's pool is
+    released (WorkloadRunner.release), so the run leaves no cycles behind for the
+    collector to find once it runs again."""
+    global _collector_pauses
+    if _collector_pauses == 0 and not gc.isenabled():
+        yield  # someone else turned it off: leave it so
+        return
+    _collector_pauses += 1
+    gc.disable()
+    try:
+        yield
+    finally:
+        _collector_pauses -= 1
+        if _collector_pauses == 0:
+            gc.enable()
+
+
 class LabRun:
     """Plays the learner's workload (and the overlay's) a slice of steps at a time.
 
@@ -253,7 +281,8 @@ class LabRun:
         if not self.ahead:
             LabRun.playing_for_learners += 1
         try:
-            return await self._play(on_progress, on_learners_run)
+            with cycle_collector_paused():
+                return await self._play(on_progress, on_learners_run)
         finally:
             if not self.ahead:
                 LabRun.playing_for_learners -= 1
@@ -292,6 +321,8 @@ class LabRun:
                 run = runner.result()
                 self.finished.put(run)
                 self.in_progress.finished(runner)
+            # Its pool goes now, by reference counting: the collector need not walk it.
+            runner.release()
             played[runner.workload] = run
         runs = [played[w] for w in self.workloads]
         return LabResult(self.preset, runs[0], runs[1] if len(runs) > 1 else None)

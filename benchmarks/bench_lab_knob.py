@@ -16,7 +16,7 @@ meanwhile, so the change waits for a slice of theirs), and, after the lab was id
 for --idle seconds, the salt changed to a value played ahead.
 Prints the medians.
 
-    python benchmarks/bench_lab_knob.py [--rounds 5] [--site] [--idle 8]
+    python benchmarks/bench_lab_knob.py [--rounds 5] [--site [--site-dir DIR]] [--idle 8]
 """
 
 from __future__ import annotations
@@ -75,13 +75,16 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--site", action="store_true", help="the static site (site/), Pyodide")
     parser.add_argument(
+        "--site-dir", type=Path, default=ROOT / SITE_DIR, help="with --site: another build"
+    )
+    parser.add_argument(
         "--idle", type=float, default=8.0, help="seconds idle before the last change"
     )
     args = parser.parse_args()
     samples: dict[str, list[float]] = {case: [] for case in CASES}
     overlays: dict[str, list[float]] = {case: [] for case in CASES}
     with (
-        served(ROOT / SITE_DIR) if args.site else panel_serve() as url,
+        served(args.site_dir) if args.site else panel_serve() as url,
         sync_playwright() as playwright,
         chromium(playwright, viewport={"width": 1280, "height": 900}) as context,
     ):

@@ -156,6 +156,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--edits", type=int, default=30)
     parser.add_argument("--site", action="store_true", help="the static site (site/), Pyodide")
+    parser.add_argument(
+        "--site-dir", type=Path, default=ROOT / SITE_DIR, help="with --site: another build"
+    )
     parser.add_argument("--large", action="store_true", help="10,000 blocks, 200 requests")
     parser.add_argument(
         "--step", type=int, default=0, help="edit while the views show this step (Step forward)"
@@ -165,7 +168,7 @@ def main() -> None:
     samples: list[float] = []
     step_samples: list[float] = []
     with (
-        served(ROOT / SITE_DIR) if args.site else panel_serve() as url,
+        served(args.site_dir) if args.site else panel_serve() as url,
         sync_playwright() as playwright,
         chromium(playwright, viewport={"width": 1280, "height": 800}) as context,
     ):

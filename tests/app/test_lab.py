@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import html
 import math
 from collections.abc import Sequence
@@ -105,6 +106,10 @@ def test_a_knob_change_reruns_only_the_runs_it_changed() -> None:
     second = asyncio.run(lab_run.play(lambda _: None))
     assert second is not None and second.compare is first.compare
     assert second.run is not first.run and second.run.workload == salted
+
+    # A played run's pool went as the run ended (WorkloadRunner.release), not in a
+    # later garbage collection (paused while runs play): the runner can no longer step.
+    assert all(runner._released for runner in lab_run.runners) and gc.isenabled()
 
     back = LabRun(shared, workload, True, finished)  # the knob set back: nothing to run
     assert back.runners == [] and back.progress == 1.0
@@ -548,3 +553,32 @@ def test_one_run_ahead_plays_at_a_time_in_a_process(monkeypatch: pytest.MonkeyPa
     assert [turns[i][1] for i in range(0, 6, 2)] == [turns[i][1] for i in range(1, 6, 2)]
     assert [kind for kind, _ in turns] == ["begins", "ends"] * 3
     assert RunAhead.playing is None
+
+
+def test_the_cycle_collector_pauses_while_runs_play_and_comes_back() -> None:
+    """Runs may overlap (a learner's and one played ahead): the collector comes back
+    when the last ends, also when a run is stopped, and stays off if it was off."""
+    shared = preset("shared-prefix")
+    workload = shared.workload.replace(**{**SMALL_KNOBS, "output_tokens": 3})
+    seen: list[bool] = []
+    result = asyncio.run(
+        LabRun(shared, workload, False, FinishedRuns()).play(lambda _: seen.append(gc.isenabled()))
+    )
+    assert result is not None and seen and not any(seen) and gc.isenabled()
+
+    stopped = LabRun(shared, workload.replace(output_tokens=4), False, FinishedRuns())
+    stopped.stop()
+    assert asyncio.run(stopped.play(lambda _: None)) is None and gc.isenabled()
+
+    with lab_module.cycle_collector_paused():
+        with lab_module.cycle_collector_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with lab_module.cycle_collector_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
