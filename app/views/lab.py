@@ -378,28 +378,10 @@ class LabView(pn.viewable.Viewer):
             flex_wrap="wrap",
             sizing_mode="stretch_width",
         )
-        page: dict[str, Any] = {
-            "sizing_mode": "stretch_width",
-            "max_width": 1280,
-            "styles": {"margin": "0 auto"},
-        }
+        below = (charts, self.step_view, self.address_bar)
         return (
-            pn.Column(
-                controls,
-                self.outcome,
-                self.hint,
-                margin=(10, 16, 0, 16),
-                **page,
-                css_classes=["workload-lab", "lab-controls"],
-            ),
-            pn.Column(
-                charts,
-                self.step_view,
-                self.address_bar,
-                margin=(0, 16, 10, 16),
-                **page,
-                css_classes=["workload-lab", "lab-charts"],
-            ),
+            lab_root("lab-controls", controls, self.outcome, self.hint, margin=(10, 16, 0, 16)),
+            lab_root("lab-charts", *below, margin=(0, 16, 10, 16)),
         )
 
     def _show_legends(self, overlay: bool) -> None:
@@ -565,6 +547,18 @@ class LabView(pn.viewable.Viewer):
     def __panel__(self) -> pn.viewable.Viewable:
         """The whole page as one layout (the app serves ``roots`` one by one)."""
         return pn.Column(*self.roots, sizing_mode="stretch_width")
+
+
+def lab_root(role: str, *children: Any, margin: tuple[int, ...]) -> pn.Column:
+    """One of the lab's two layout roots; ``role`` is its class in lab_page.css."""
+    return pn.Column(
+        *children,
+        margin=margin,
+        sizing_mode="stretch_width",
+        max_width=1280,
+        styles={"margin": "0 auto"},
+        css_classes=["workload-lab", role],
+    )
 
 
 def open_lab(preset_name: str) -> LabView:
