@@ -451,8 +451,8 @@ class LabView(pn.viewable.Viewer):
         started = time.perf_counter()
 
         def show_progress(share: float) -> None:
-            # Each button or layout change makes the browser lay out every chart again,
-            # so a short run changes none (see benchmarks/bench_lab_knob.py).
+            # Each button or status change costs the page a layout of the controls' root
+            # (and, in Pyodide, Panel's bookkeeping), so a short run changes none.
             if time.perf_counter() - started > LONG_RUN_S:
                 self._show_running(True)
                 self.status.object = render_progress(share)
