@@ -13,6 +13,7 @@ import asyncio
 import functools
 import gc
 import math
+import sys
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -51,6 +52,11 @@ AHEAD_PREPARE_EVERY_REQUESTS = 10
 AHEAD_EVERY_STEPS = 1
 AHEAD_PAUSE_S = 0.005
 AHEAD_WAIT_S = 0.05
+# Between two slices of a learner's run. On a server, not zero: a click (Stop, a
+# knob) takes a dozen turns of Tornado's event loop to reach its callback, and with
+# no pause each turn waited for a whole slice (a Stop landed after the run had
+# ended). In Pyodide a click is one message, and a timer would cost 4 ms a slice.
+SLICE_PAUSE_S = 0.0 if sys.platform == "emscripten" else 0.001
 # Runs of more tokens than this are not played ahead (a few would keep a 2-core
 # server or a browser tab busy for seconds), and a stopped one is not kept (its
 # requests' token ids alone take about 36 bytes a token).
@@ -266,7 +272,7 @@ class LabRun:
             while LabRun.playing_for_learners and not self.stopped:
                 await asyncio.sleep(AHEAD_WAIT_S)
         else:
-            await asyncio.sleep(0)
+            await asyncio.sleep(SLICE_PAUSE_S)
         return not self.stopped
 
     async def play(

@@ -56,10 +56,4 @@ if lab_preset is None:
     create_app().servable(title="Prefix Cache Lab · BlockPool")
 else:
     lab_view: LabView = open_lab(lab_preset)
-    # Two layout roots (LabView._build) with one Location between them, and no
-    # BrowserInfo (nothing reads it): the static site's page holds three root elements,
-    # as many as the main app's roots (tests/site/test_site_lab.py would fail on more).
-    with pn.config.set(browser_info=False):
-        controls, charts = lab_view.roots
-        controls.servable(title="Prefix Cache Lab · Workload lab")
-        charts.servable(location=False)
+    lab_view.serve("Prefix Cache Lab · Workload lab")

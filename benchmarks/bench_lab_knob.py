@@ -98,8 +98,8 @@ def main() -> None:
         for round_ in range(args.rounds):
             changes = (  # (seconds after the last change, the knob, its value,
                 # whether the overlay's run plays too)
-                (0.3, "Unique part per request (tokens)", 201 + round_, True),
-                (0.3, "Output tokens per request", 17 + round_, True),
+                (0.3, "Unique part (tokens)", 201 + round_, True),
+                (0.3, "Output (tokens)", 17 + round_, True),
                 (0.3, "cache_salt", "fixed", False),
                 (1.0, "cache_salt", "none", False),
                 (args.idle, "cache_salt", "per-user", False),

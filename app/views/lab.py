@@ -17,6 +17,7 @@ from urllib.parse import urlencode
 
 import panel as pn
 import param
+from bokeh.document import Document
 from bokeh.events import Event, Tap
 from bokeh.models import (
     BasicTicker,
@@ -75,17 +76,17 @@ SERIES_COLORS["free_empty_blocks"] = "#9aa5b1"
 # knob -> its label beside the widget
 KNOB_LABELS: dict[str, str] = {
     "requests": "Requests",
-    "arrival": "Arrivals per step (0: all at once)",
-    "shared_tokens": "Shared system prompt (tokens)",
-    "unique_tokens": "Unique part per request (tokens)",
-    "output_tokens": "Output tokens per request",
-    "num_gpu_blocks": "Pool size (num_gpu_blocks)",
+    "arrival": "Arrivals/step (0: all)",
+    "shared_tokens": "Shared prompt (tokens)",
+    "unique_tokens": "Unique part (tokens)",
+    "output_tokens": "Output (tokens)",
+    "num_gpu_blocks": "num_gpu_blocks",
     "block_size": "block_size (tokens)",
-    "max_num_batched_tokens": "Token budget per step",
+    "max_num_batched_tokens": "Token budget/step",
     "salt": "cache_salt",
-    "users": "Users (for a salt per user)",
+    "users": "Users (salt per user)",
     "prepend_token": "Prepend a per-request token",
-    "reset_step": "reset_prefix_cache before step (0: never)",
+    "reset_step": "Reset before step (0: no)",
     "reset_mode": "Reset mode",
 }
 assert set(KNOB_LABELS) == set(KNOB_TYPES)
@@ -156,6 +157,10 @@ CHART_COLUMNS = tuple(
 # A run still going after this long shows its progress and turns Stop on (a shorter
 # one could not be stopped in time anyway, and each update costs the page time).
 LONG_RUN_S = 1.0
+# A knob's cell: three side by side in the lab's left column on a wide screen, four
+# at 800 px, two on a phone; wider cells share a row's spare room.
+KNOB_MIN_WIDTH = 168
+KNOB_MAX_WIDTH = 260
 
 
 WRAPPING: dict[str, Any] = {"flex_wrap": "wrap", "sizing_mode": "stretch_width"}
@@ -336,16 +341,26 @@ class LabView(pn.viewable.Viewer):
         self.roots = self._build()
 
     # -- layout ------------------------------------------------------------------
-    def _build(self) -> tuple[pn.Column, pn.Column]:
-        """The page as two layout roots: the controls with the outcome, then the charts.
+    def _build(self) -> tuple[pn.Column, pn.Column, pn.Column]:
+        """The page as three layout roots: the controls; the hit-rate chart with the
+        preset's expected outcome; the other charts (lab_page.css places them).
 
         When any part of a root changes size, Bokeh lays out that whole root again,
-        measuring every axis of every figure in it. The outcome's text and the knobs'
-        messages change size with most knob changes; in their own root, they leave the
-        seven charts alone (docs/performance.md)."""
+        measuring every axis of every figure in it. The knobs' messages and the outcome's
+        text change size with most knob changes; in their own roots, they leave the six
+        charts of the last root alone (docs/performance.md). The first chart is kept
+        with the outcome so that, one under the other on a narrow screen, the knobs come
+        straight before a chart."""
         knob_cells = [
             pn.Column(
-                widget, self.knob_errors[knob], margin=0, width=250, css_classes=[f"knob-{knob}"]
+                widget,
+                self.knob_errors[knob],
+                margin=0,
+                min_width=KNOB_MIN_WIDTH,
+                max_width=KNOB_MAX_WIDTH,
+                sizing_mode="stretch_width",
+                styles={"flex": f"1 1 {KNOB_MIN_WIDTH}px"},
+                css_classes=[f"knob-{knob}"],
             )
             for knob, widget in self.knobs.items()
         ]
@@ -364,24 +379,24 @@ class LabView(pn.viewable.Viewer):
             pn.FlexBox(self.run_button, self.stop_button, self.status, **WRAPPING),
             sizing_mode="stretch_width",
         )
-        charts = pn.FlexBox(
-            *[
-                pn.Column(
-                    pn.pane.Bokeh(fig, sizing_mode="stretch_width"),
-                    legend,
-                    sizing_mode="stretch_width",
-                    min_width=320,
-                    styles={"flex": "1 1 520px"},
-                )
-                for fig, legend in zip(self.figures, self.legends, strict=True)
-            ],
-            flex_wrap="wrap",
-            sizing_mode="stretch_width",
-        )
-        below = (charts, self.step_view, self.address_bar)
+        charts = [
+            pn.Column(
+                pn.pane.Bokeh(fig, sizing_mode="stretch_width"),
+                legend,
+                sizing_mode="stretch_width",
+                min_width=320,
+            )
+            for fig, legend in zip(self.figures, self.legends, strict=True)
+        ]
+        for chart in charts[1:]:
+            chart.styles = {"flex": "1 1 520px"}  # two side by side on a wide screen
+        others = pn.FlexBox(*charts[1:], flex_wrap="wrap", sizing_mode="stretch_width")
         return (
-            lab_root("lab-controls", controls, self.outcome, self.hint, margin=(10, 16, 0, 16)),
-            lab_root("lab-charts", *below, margin=(0, 16, 10, 16)),
+            lab_root("lab-controls", controls, margin=(10, 16, 0, 16)),
+            lab_root("lab-outcome", charts[0], self.outcome, self.hint, margin=(0, 16, 0, 16)),
+            lab_root(
+                "lab-charts", others, self.step_view, self.address_bar, margin=(0, 16, 10, 16)
+            ),
         )
 
     def _show_legends(self, overlay: bool) -> None:
@@ -544,13 +559,34 @@ class LabView(pn.viewable.Viewer):
                 run.workload, run.num_steps, index, self._steps.after_step.index(index) + 1
             )
 
+    def serve(self, title: str) -> None:
+        """Serve the three layout roots, and neither a Location (the query was read
+        before; AddressBar writes the address) nor a BrowserInfo (nothing reads them):
+        the static site's page holds three root elements, as many as the main app's
+        roots (tests/site/test_site_lab.py would fail on more)."""
+        with pn.config.set(browser_info=False):
+            for index, root in enumerate(self.roots):
+                root.servable(title=title if index == 0 else None, location=False)
+        assert pn.state.curdoc is not None
+        attach_shared_models(pn.state.curdoc)
+
     def __panel__(self) -> pn.viewable.Viewable:
         """The whole page as one layout (the app serves ``roots`` one by one)."""
         return pn.Column(*self.roots, sizing_mode="stretch_width")
 
 
+def attach_shared_models(document: Document) -> None:
+    """Attach again the models the document's roots share (the charts' sources and step
+    axis). Panel detaches each root's models from their document before adding it,
+    and Bokeh attaches only models new to the document: shared ones stayed detached,
+    and their changes never reached the page."""
+    for model in document.models:
+        if model.document is None:
+            model._attach_document(document)
+
+
 def lab_root(role: str, *children: Any, margin: tuple[int, ...]) -> pn.Column:
-    """One of the lab's two layout roots; ``role`` is its class in lab_page.css."""
+    """One of the lab's three layout roots; ``role`` is its class in lab_page.css."""
     return pn.Column(
         *children,
         margin=margin,

@@ -87,13 +87,40 @@ def step_axis(page: Any, title: str) -> tuple[float, float]:
     return float(start), float(end)
 
 
-def check_first_chart_beside_the_knobs(page: Any) -> None:
-    """On a wide screen (the page at 1280x800) the first chart is in view, right of the
-    knobs, so a knob's effect shows without scrolling; a test opens the page at that size."""
-    knob = page.get_by_label("Requests", exact=True).bounding_box()
-    chart = page.locator(".bk-Canvas").first.bounding_box()
-    legend = page.get_by_role("button", name="cumulative (solid)", exact=True).bounding_box()
-    assert knob is not None and chart is not None and legend is not None
-    assert chart["x"] > knob["x"] + knob["width"]
-    assert legend["y"] + legend["height"] <= page.viewport_size["height"]
-    assert chart["y"] < knob["y"] + knob["height"]
+def check_a_chart_on_the_first_screen(page: Any) -> None:
+    """A knob's effect shows without scrolling: at 1280x800 and in the write-up's 800x900
+    embed, the hit-rate chart and its legend are in view below the knobs; on the wide
+    screen the next chart is in view too, right of the knobs."""
+    for width, height in ((1280, 800), (800, 900)):
+        page.set_viewport_size({"width": width, "height": height})
+        # The charts lay themselves out again after the resize: wait for them.
+        for _ in range(50):
+            problems = first_screen_problems(page, width, height)
+            if not problems:
+                break
+            page.wait_for_timeout(100)
+        assert not problems, (width, height, problems)
+    page.set_viewport_size({"width": 1280, "height": 800})
+
+
+def first_screen_problems(page: Any, width: int, height: int) -> list[str]:
+    box = {
+        "run": page.get_by_role("button", name="Run").bounding_box(),
+        "knob": page.get_by_label("Requests", exact=True).bounding_box(),
+        "hit rate": page.locator(".bk-Canvas").first.bounding_box(),
+        "legend": page.get_by_role("button", name="cumulative (solid)", exact=True).bounding_box(),
+        "second chart": page.locator(".bk-Canvas").nth(1).bounding_box(),
+    }
+    if any(value is None for value in box.values()):
+        return [f"no {name}" for name, value in box.items() if value is None]
+    problems = []
+    if box["hit rate"]["y"] < box["run"]["y"] + box["run"]["height"]:
+        problems.append("the hit-rate chart is not below the knobs")
+    if box["legend"]["y"] + box["legend"]["height"] > height:
+        problems.append("the hit-rate chart's legend is below the first screen")
+    if width >= 1100:
+        if box["second chart"]["x"] < box["knob"]["x"] + box["knob"]["width"]:
+            problems.append("the second chart is not right of the knobs")
+        if box["second chart"]["y"] + box["second chart"]["height"] > height:
+            problems.append("the second chart is below the first screen")
+    return problems

@@ -1,9 +1,10 @@
 """A seeded soak of random learner actions in the playground on `panel serve`.
 
-Edits (valid and not), pool sizes, steps, keys, modes and reloads, in a random
-order fixed by the seed; after every action the page must show the engine's
-timeline of the last valid script, at the mode and step the page says, and the
-console must stay clean (checked by the `watched` fixture).
+Edits (valid and not), pool sizes, steps, keys, the slider, modes, reloads, and the
+browser's Back and Forward, in a random order fixed by the seed; after every action
+the page must show the engine's timeline of the last valid script at the mode and
+step that action leads to, and the console must stay clean (checked by the `watched`
+fixture).
 
     PCL_SOAK_ACTIONS=1000 PCL_SOAK_SEED=7 pytest tests/app/test_browser_playground_soak.py
 """
@@ -17,7 +18,7 @@ from typing import Any
 import pytest
 
 from app.playground.script_lines import format_lines, parse_lines
-from engine.lab.scenario import ScenarioError
+from engine.lab.scenario import ScenarioError, load_scenario
 from engine.lab.scenario_file import scenario_from_dict
 from engine.lab.timeline import Timeline, build_timeline
 from tests.app import test_browser_serve as serve
@@ -33,6 +34,12 @@ server, playwright, browser, watched = serve.server, serve.playwright, serve.bro
 ACTIONS = int(os.environ.get("PCL_SOAK_ACTIONS", "200"))
 SEED = int(os.environ.get("PCL_SOAK_SEED", "12"))
 SCRIPT_LABEL = "Script (one action per line)"
+# Picked at random, edits and steps the most often.
+ACTION_KINDS = (
+    *("script", "script", "blocks"),
+    *("forward", "forward", "back", "key", "scrub", "mode"),
+    *("reload", "history"),
+)
 
 
 def random_script(rng: random.Random) -> str:
@@ -104,8 +111,17 @@ def test_random_learner_actions_keep_the_page_equal_to_the_engine(
 
 def soak(page: Any, actions: int, seed: int) -> None:
     """``actions`` random learner actions on an open page (console errors are the
-    caller's to check); after each, the page equals the engine's timeline."""
+    caller's to check); after each, the page shows the engine's timeline at the mode
+    and step the action leads to."""
     rng = random.Random(seed)
+    built: dict[tuple[str, str], Timeline] = {}
+
+    def timeline_of(data: dict[str, Any], mode: str) -> Timeline:
+        name = scenario_from_dict(data).name
+        if (name, mode) not in built:
+            built[(name, mode)] = build_timeline(scenario_from_dict(data), mode)
+        return built[(name, mode)]
+
     open_fork(page)
     start_empty(page)
     blocks, script = "10", "add_request A max_tokens=2 prompt: 1..12\nstep"
@@ -113,11 +129,10 @@ def soak(page: Any, actions: int, seed: int) -> None:
     field(page, SCRIPT_LABEL).fill(script)
     data = played(blocks, script)
     assert data is not None
-    built: dict[tuple[str, str], Timeline] = {}
+    mode, step = shown_position(page, scenario_from_dict(data).name)
     for _ in range(actions):
-        action = rng.choice(
-            ["script", "script", "blocks", "forward", "forward", "back", "key", "mode", "reload"]
-        )
+        last = len(timeline_of(data, mode).steps) - 1
+        action = rng.choice(ACTION_KINDS)
         if action == "script":
             script = random_script(rng)
             field(page, SCRIPT_LABEL).fill(script)
@@ -130,26 +145,61 @@ def soak(page: Any, actions: int, seed: int) -> None:
             )
             if button.is_enabled():
                 button.click()
+            step = min(step + 1, last) if action == "forward" else max(step - 1, 0)
         elif action == "key":
             page.get_by_test_id("narration").click()
-            page.keyboard.press(rng.choice(["ArrowRight", "ArrowLeft", "Home"]))
+            key = rng.choice(["ArrowRight", "ArrowLeft", "Home"])
+            page.keyboard.press(key)
+            step = {"ArrowRight": min(step + 1, last), "ArrowLeft": max(step - 1, 0)}.get(key, 0)
+        elif action == "scrub":
+            if last > 0:  # the slider is off with one step
+                step = rng.randint(0, last)
+                page.get_by_role("slider", name="Step").fill(str(step))
         elif action == "mode":
             picked = rng.choice(["default", "preempt", "keep"])
             page.get_by_role("radio", name=picked).check()
-        else:
+            if picked != mode:  # a mode picked starts at its first step
+                mode, step = picked, 0
+        elif action == "history":
+            # Back leaves the playground for the scenario it was forked from (a new
+            # scenario is a new history entry); Forward returns to it as it was left.
             page.wait_for_timeout(300)  # the address is written a moment after a change
+            page.go_back()
+            check_scenario_page(page, "shared-prefix", built)
+            page.go_forward()
+        else:
+            page.wait_for_timeout(300)
             page.reload()
             page.wait_for_function(
                 "() => !document.body.classList.contains('pn-loading')", timeout=120_000
             )
+        if action == "reload":
             # The address reopens the last valid playground, fields included.
             blocks = str(data["pool"]["num_gpu_blocks"])
             script = format_lines(data["steps"])
             expect(field(page, "GPU blocks")).to_have_value(blocks)
             expect(field(page, SCRIPT_LABEL)).to_have_value(script)
+        elif action == "history":
+            # The same session: the fields hold what was typed, or the last valid
+            # playground as the address has it; nothing else.
+            valid = (str(data["pool"]["num_gpu_blocks"]), format_lines(data["steps"]))
+            shown = (
+                field(page, "GPU blocks").input_value(),
+                field(page, SCRIPT_LABEL).input_value(),
+            )
+            assert shown in ((blocks, script), valid), shown
+            blocks, script = shown
         data = played(blocks, script) or data  # refused fields: the last valid one stays
-        name = scenario_from_dict(data).name
-        mode, step = shown_position(page, name, picked if action == "mode" else None)
-        if (name, mode) not in built:
-            built[(name, mode)] = build_timeline(scenario_from_dict(data), mode)
-        check_playground_step(page, built[(name, mode)], step)
+        timeline = timeline_of(data, mode)
+        # An edit keeps the step while it still exists (as a new mode does).
+        step = min(step, len(timeline.steps) - 1)
+        assert shown_position(page, timeline.scenario, mode) == (mode, step), action
+        check_playground_step(page, timeline, step)
+
+
+def check_scenario_page(page: Any, name: str, built: dict[tuple[str, str], Timeline]) -> None:
+    """The built-in scenario's page, at whatever mode and step it shows."""
+    mode, step = shown_position(page, name)
+    if (name, mode) not in built:
+        built[(name, mode)] = build_timeline(load_scenario(name), mode)
+    check_playground_step(page, built[(name, mode)], step)

@@ -7,9 +7,11 @@ import gc
 import html
 import math
 from collections.abc import Sequence
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from bokeh.document import Document
 
 import app.lab as lab_module
 import app.views.lab as lab_view_module
@@ -26,7 +28,7 @@ from app.lab import (
     run_steps,
 )
 from app.render.lab import render_outcome
-from app.views.lab import CHARTS, LabView, open_lab
+from app.views.lab import CHARTS, LabView, attach_shared_models, open_lab
 from engine.lab import playground_code
 from engine.lab.scenario import MODES
 from engine.lab.scenario_file import scenario_from_dict
@@ -133,6 +135,23 @@ def test_the_view_runs_a_preset_and_only_changes_the_sources_data() -> None:
     view.overlay.value = False
     play(view)
     assert view.sources[1].data["step"] == []
+
+
+def test_a_run_on_the_served_page_sends_the_charts_new_data() -> None:
+    """The three layout roots share the charts' sources: once served, a run's new data
+    is a change of the page's document (without attach_shared_models it was none)."""
+    document = Document()
+    view = LabView("shared-prefix")
+    for root in view.roots:
+        root.server_doc(document, location=False)  # what servable does on a server
+    attach_shared_models(document)
+    changes: list[Any] = []
+    document.on_change(changes.append)
+    for knob, value in SMALL_KNOBS.items():
+        view.knobs[knob].value = value
+    play(view)
+    changed = {(change.model.name, change.attr) for change in changes if hasattr(change, "attr")}
+    assert {("lab-source-run", "data"), ("lab-source-compare", "data")} <= changed
 
 
 def test_a_bad_knob_shows_its_message_beside_it_and_holds_run() -> None:

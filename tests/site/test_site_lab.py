@@ -14,7 +14,7 @@ from engine.lab.scenario_file import scenario_from_dict
 from engine.lab.timeline import build_timeline
 from engine.lab.workload import run_workload, workload_scenario
 from tests.app.lab_checks import (
-    check_first_chart_beside_the_knobs,
+    check_a_chart_on_the_first_screen,
     check_legend_hides_and_shows,
     click_a_chart,
     playground_of,
@@ -44,7 +44,7 @@ def test_a_preset_runs_in_pyodide_with_the_engines_series(
     assert compare_hits["values"] == compare.series["cumulative_hits"]
     expect(page.get_by_test_id("lab-expected")).to_have_text(fixed.expected_text(run, compare))
     check_legend_hides_and_shows(page, "queries (solid)", "cumulative_queries/run")
-    check_first_chart_beside_the_knobs(page)
+    check_a_chart_on_the_first_screen(page)
 
 
 def test_a_click_on_a_chart_opens_the_step_view_and_the_playground_in_pyodide(
