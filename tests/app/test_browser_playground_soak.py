@@ -130,9 +130,14 @@ def soak(page: Any, actions: int, seed: int) -> None:
     data = played(blocks, script)
     assert data is not None
     mode, step = shown_position(page, scenario_from_dict(data).name)
+    done: list[str] = []
     for _ in range(actions):
         last = len(timeline_of(data, mode).steps) - 1
         action = rng.choice(ACTION_KINDS)
+        if action in ("script", "blocks"):
+            # A learner edits a moment after a step, not within the same few ms (a
+            # step reaches Python after the browser has shown it).
+            page.wait_for_timeout(200)
         if action == "script":
             script = random_script(rng)
             field(page, SCRIPT_LABEL).fill(script)
@@ -193,8 +198,12 @@ def soak(page: Any, actions: int, seed: int) -> None:
         timeline = timeline_of(data, mode)
         # An edit keeps the step while it still exists (as a new mode does).
         step = min(step, len(timeline.steps) - 1)
-        assert shown_position(page, timeline.scenario, mode) == (mode, step), action
-        check_playground_step(page, timeline, step)
+        done.append(action)
+        try:
+            assert shown_position(page, timeline.scenario, mode) == (mode, step)
+            check_playground_step(page, timeline, step)
+        except AssertionError as error:
+            raise AssertionError(f"after {len(done)} actions, the last {done[-6:]}") from error
 
 
 def check_scenario_page(page: Any, name: str, built: dict[tuple[str, str], Timeline]) -> None:
