@@ -124,3 +124,34 @@ def first_screen_problems(page: Any, width: int, height: int) -> list[str]:
         if box["second chart"]["y"] + box["second chart"]["height"] > height:
             problems.append("the second chart is below the first screen")
     return problems
+
+
+def check_a_bad_knob_says_why(page: Any) -> None:
+    """`fresh-salt`'s pool made too small for one request: the message beside the knob
+    says why, and Run is off."""
+    field = page.get_by_label("num_gpu_blocks", exact=True)
+    field.fill("50")
+    field.press("Enter")
+    expect(page.get_by_role("alert")).to_contain_text(
+        "a request needs 139 blocks (2,215 tokens at block_size 16) but the pool has only 49"
+    )
+    expect(page.get_by_role("button", name="Run")).to_be_disabled()
+
+
+def check_a_long_run_stops(page: Any, timeout_ms: int) -> None:
+    """On `fresh-salt`: a long run shows its progress, Stop ends it, and the charts keep
+    the last finished run."""
+    queries_before = source(page, "run", "cumulative_queries")["values"]
+    # About 4 s of runs in CPython (twice that in Pyodide): Stop comes on after 1 s
+    # (app/views/lab.py's LONG_RUN_S), well before they end, on a fast machine too.
+    for label, value in (("Output (tokens)", "128"), ("Requests", "2000")):
+        field = page.get_by_label(label, exact=True)
+        field.fill(value)
+        field.press("Enter")
+    expect(page.get_by_text("Running…")).to_be_visible(timeout=timeout_ms)
+    page.get_by_role("button", name="Stop").click()
+    expect(page.get_by_text("Stopped: the charts still show the last finished run.")).to_be_visible(
+        timeout=timeout_ms
+    )
+    assert source(page, "run", "cumulative_queries")["values"] == queries_before
+    expect(page.get_by_role("button", name="Run")).to_be_enabled()

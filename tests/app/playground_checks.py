@@ -93,3 +93,24 @@ def export_toml(page: Any, tmp_path: Path, data: dict[str, Any]) -> Path:
     assert tomllib.loads(exported.read_text()) == data
     assert exported.read_text() == toml_writer.dumps(data)
     return exported
+
+
+# Files a learner might pick by mistake, or made to hurt: each is refused with a message.
+BAD_FILES = (
+    (b"[pool\n", "Import: not valid TOML"),
+    (b'title = "x"\n[pool]\nnum_gpu_blocks = 1\n[[steps]]\ndo = "step"\n', "num_gpu_blocks"),
+    (b"\xff\xfe not text", "Import:"),
+)
+
+
+def check_import_refused(page: Any, timeline: Timeline) -> None:
+    """Each of BAD_FILES imported gets its message; the playground shown stays, and its
+    step controls still work."""
+    for content, message in BAD_FILES:
+        page.locator('input[type="file"]').set_input_files(
+            {"name": "bad.toml", "mimeType": "application/toml", "buffer": content}
+        )
+        expect(page.locator(".pg-message", has_text=message)).to_be_visible()
+        check_playground_step(page, timeline, 0)
+    page.get_by_role("button", name="Step forward").click()
+    check_playground_step(page, timeline, 1)

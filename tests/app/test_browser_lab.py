@@ -14,7 +14,9 @@ from engine.lab.timeline import build_timeline
 from engine.lab.workload import run_workload, workload_scenario
 from tests.app import test_browser_serve as serve
 from tests.app.lab_checks import (
+    check_a_bad_knob_says_why,
     check_a_chart_on_the_first_screen,
+    check_a_long_run_stops,
     check_legend_hides_and_shows,
     click_a_chart,
     playground_of,
@@ -84,14 +86,7 @@ def test_a_preset_runs_and_its_charts_hold_the_engines_series(
 
 
 def test_a_bad_knob_says_why_beside_it(watched: Watched, server: str) -> None:
-    page = open_lab(watched, server, "?lab=fresh-salt")
-    field = page.get_by_label("num_gpu_blocks", exact=True)
-    field.fill("50")
-    field.press("Enter")
-    expect(page.get_by_role("alert")).to_contain_text(
-        "a request needs 139 blocks (2,215 tokens at block_size 16) but the pool has only 49"
-    )
-    expect(page.get_by_role("button", name="Run")).to_be_disabled()
+    check_a_bad_knob_says_why(open_lab(watched, server, "?lab=fresh-salt"))
 
 
 def test_picking_a_preset_runs_it_and_the_address_follows(watched: Watched, server: str) -> None:
@@ -163,21 +158,7 @@ def test_a_small_run_opens_in_the_playground_at_the_step_shown(
 
 
 def test_a_long_run_shows_progress_and_stops(watched: Watched, server: str) -> None:
-    page = open_lab(watched, server, "?lab=fresh-salt")
-    hits_before = source(page, "run", "cumulative_queries")["values"]
-    # About 4 s of runs in CPython: Stop comes on after 1 s (app/views/lab.py's
-    # LONG_RUN_S), well before they end, on a fast machine too.
-    for label, value in (("Output (tokens)", "128"), ("Requests", "2000")):
-        field = page.get_by_label(label, exact=True)
-        field.fill(value)
-        field.press("Enter")
-    expect(page.get_by_text("Running…")).to_be_visible(timeout=RUN_TIMEOUT_MS)
-    page.get_by_role("button", name="Stop").click()
-    expect(page.get_by_text("Stopped: the charts still show the last finished run.")).to_be_visible(
-        timeout=RUN_TIMEOUT_MS
-    )
-    assert source(page, "run", "cumulative_queries")["values"] == hits_before
-    expect(page.get_by_role("button", name="Run")).to_be_enabled()
+    check_a_long_run_stops(open_lab(watched, server, "?lab=fresh-salt"), RUN_TIMEOUT_MS)
 
 
 def test_the_lab_fits_a_phone_without_horizontal_scroll(playwright: Any, server: str) -> None:

@@ -25,6 +25,7 @@ from tests.app.page_checks import expected, read_page, wait_for_step
 from tests.app.playground_checks import (
     SCRIPT,
     build_by_hand,
+    check_import_refused,
     check_playground_step,
     export_toml,
     field,
@@ -90,7 +91,10 @@ def test_a_scenario_built_by_hand_matches_the_engine_and_survives_reload_and_fil
         ("Script (one action per line)", "add_request A prompt: 1..x", "'1..x' is not a range"),
         ("Script (one action per line)", "add_request A prompt: 1..999", "needs 250 blocks"),
         ("Script (one action per line)", "dance", "line 1: unknown action 'dance'"),
+        ("Script (one action per line)", "step\n" * 501, "501 actions is more than 500"),
+        ("Script (one action per line)", "step 1000\nstep 1001", "2,001 engine steps is more"),
     ],
+    ids=["pool", "block size", "range", "too big", "action", "500 actions", "2,000 steps"],
 )
 def test_bad_input_gets_its_message_and_the_page_keeps_working(
     watched: Watched, server: str, label: str, text: str, message: str
@@ -103,6 +107,13 @@ def test_bad_input_gets_its_message_and_the_page_keeps_working(
     expect(page.locator(".pg-message", has_text=message)).to_be_visible()
     page.get_by_role("button", name="Step forward").click()
     check_playground_step(page, timeline, 1)  # the last valid timeline stays
+
+
+def test_a_file_that_is_not_a_scenario_gets_its_message(watched: Watched, server: str) -> None:
+    page = open_app(watched, server, "?scenario=shared-prefix")
+    open_fork(page)
+    timeline = build_timeline(scenario_from_dict(fork("shared-prefix")), "default")
+    check_import_refused(page, timeline)
 
 
 def test_user_text_in_a_message_is_escaped(watched: Watched, server: str) -> None:

@@ -14,6 +14,8 @@ from engine.lab.scenario_file import scenario_from_dict
 from engine.lab.timeline import build_timeline
 from engine.lab.workload import run_workload, workload_scenario
 from tests.app.lab_checks import (
+    check_a_bad_knob_says_why,
+    check_a_long_run_stops,
     check_a_chart_on_the_first_screen,
     check_legend_hides_and_shows,
     click_a_chart,
@@ -93,3 +95,19 @@ def test_a_run_too_large_for_the_playground_says_why_in_pyodide(
     reason = page.get_by_test_id("lab-playground-reason")
     expect(reason).to_contain_text("its pool has 20,000 blocks", timeout=RUN_TIMEOUT_MS)
     expect(page.get_by_test_id("lab-playground-link")).to_have_count(0)
+
+
+def test_a_bad_knob_says_why_beside_it_in_pyodide(
+    site_page: Callable[..., tuple[Any, Any]],
+) -> None:
+    page, _ = site_page("?lab=fresh-salt")  # (interactive: Python is live)
+    expect(page.get_by_test_id("lab-outcome")).to_be_visible(timeout=RUN_TIMEOUT_MS)
+    check_a_bad_knob_says_why(page)
+
+
+def test_a_long_run_shows_progress_and_stops_in_pyodide(
+    site_page: Callable[..., tuple[Any, Any]],
+) -> None:
+    page, _ = site_page("?lab=fresh-salt")  # (interactive: Python is live)
+    expect(page.get_by_test_id("lab-outcome")).to_be_visible(timeout=RUN_TIMEOUT_MS)
+    check_a_long_run_stops(page, RUN_TIMEOUT_MS)

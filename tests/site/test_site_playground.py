@@ -17,10 +17,12 @@ from typing import Any
 
 import pytest
 
+from app.playground.editor import fork
 from engine.lab import toml_writer
 from engine.lab.scenario_file import scenario_from_dict
 from engine.lab.timeline import build_timeline
 from tests.app.playground_checks import (
+    check_import_refused,
     SCRIPT,
     build_by_hand,
     check_playground_step,
@@ -63,6 +65,8 @@ def test_a_scenario_built_by_hand_in_pyodide_matches_cpython(
 ) -> None:
     page, _ = site_page("?scenario=reset&mode=keep&step=2")
     open_fork(page)
+    # The copy opens where the learner was: keep mode, step 2.
+    check_playground_step(page, build_timeline(scenario_from_dict(fork("reset")), "keep"), 2)
     data, timeline = build_by_hand(page)
     walk(page, timeline)
 
@@ -84,6 +88,12 @@ def test_a_scenario_built_by_hand_in_pyodide_matches_cpython(
     again.locator('input[type="file"]').set_input_files(str(exported))
     expect(field(again, "Script (one action per line)")).to_have_value(SCRIPT)
     check_playground_step(again, timeline, last)
+
+
+def test_a_file_that_is_not_a_scenario_gets_its_message_in_pyodide(site_page: Any) -> None:
+    page, _ = site_page("?scenario=shared-prefix")
+    open_fork(page)
+    check_import_refused(page, build_timeline(scenario_from_dict(fork("shared-prefix")), "default"))
 
 
 def test_random_learner_actions_on_the_static_site(site_page: Any) -> None:
