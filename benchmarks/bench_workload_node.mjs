@@ -3,8 +3,9 @@
 //   node benchmarks/bench_workload_node.mjs PYODIDE_DIR [bench_workload.py arguments]
 //
 // PYODIDE_DIR holds pyodide.mjs, pyodide.asm.wasm and python_stdlib.zip (site/pyodide
-// after `python build.py`, or the pyodide npm package). Only the run is timed
-// (--run-only): the replay on vLLM's BlockPool needs vLLM's source on the host.
+// after `python build.py`, or the pyodide npm package). The run, and its pool operations
+// replayed on this project's BlockPool (on vLLM's too would need vLLM's source in Node's
+// reach: --vllm is not passed on).
 import { dirname, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
@@ -19,7 +20,7 @@ const { loadPyodide } = await import(pathToFileURL(indexURL + "pyodide.mjs").hre
 const pyodide = await loadPyodide({ indexURL });
 pyodide.FS.mkdirTree("/project");
 pyodide.FS.mount(pyodide.FS.filesystems.NODEFS, { root: project }, "/project");
-pyodide.globals.set("bench_args", pyodide.toPy(["--run-only", ...benchArgs]));
+pyodide.globals.set("bench_args", pyodide.toPy(benchArgs));
 await pyodide.runPythonAsync(`
 import runpy, sys
 sys.argv = ["bench_workload.py", *bench_args]
