@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from app.playground.script_lines import format_lines, parse_lines
-from engine.lab.scenario import ScenarioError, load_scenario
+from engine.lab.scenario import Scenario, ScenarioError, load_scenario
 from engine.lab.scenario_file import scenario_from_dict
 from engine.lab.timeline import Timeline, build_timeline
 from tests.app import test_browser_serve as serve
@@ -117,10 +117,7 @@ def soak(page: Any, actions: int, seed: int) -> None:
     built: dict[tuple[str, str], Timeline] = {}
 
     def timeline_of(data: dict[str, Any], mode: str) -> Timeline:
-        name = scenario_from_dict(data).name
-        if (name, mode) not in built:
-            built[(name, mode)] = build_timeline(scenario_from_dict(data), mode)
-        return built[(name, mode)]
+        return built_timeline(built, scenario_from_dict(data), mode)
 
     open_fork(page)
     start_empty(page)
@@ -196,7 +193,7 @@ def soak(page: Any, actions: int, seed: int) -> None:
             blocks, script = shown
         data = played(blocks, script) or data  # refused fields: the last valid one stays
         timeline = timeline_of(data, mode)
-        # An edit keeps the step while it still exists (as a new mode does).
+        # An edit keeps the step while it still exists.
         step = min(step, len(timeline.steps) - 1)
         done.append(action)
         try:
@@ -209,6 +206,13 @@ def soak(page: Any, actions: int, seed: int) -> None:
 def check_scenario_page(page: Any, name: str, built: dict[tuple[str, str], Timeline]) -> None:
     """The built-in scenario's page, at whatever mode and step it shows."""
     mode, step = shown_position(page, name)
-    if (name, mode) not in built:
-        built[(name, mode)] = build_timeline(load_scenario(name), mode)
-    check_playground_step(page, built[(name, mode)], step)
+    check_playground_step(page, built_timeline(built, load_scenario(name), mode), step)
+
+
+def built_timeline(
+    built: dict[tuple[str, str], Timeline], scenario: Scenario, mode: str
+) -> Timeline:
+    """The scenario's timeline in ``mode``, built once per soak."""
+    if (scenario.name, mode) not in built:
+        built[(scenario.name, mode)] = build_timeline(scenario, mode)
+    return built[(scenario.name, mode)]
