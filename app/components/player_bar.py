@@ -18,6 +18,8 @@ live page's bar carries on from the mode, step, Play and speed its copy left.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import param
 
 from app.components.step_deck import LeanComponent
@@ -42,3 +44,8 @@ class PlayerBar(LeanComponent):
     names = param.List(default=list(BUTTON_NAMES), constant=True, doc="The buttons' names")
 
     _esm = "player_bar.js"
+    # On a server Panel holds a change from the browser for 50 ms, while an edit's runs on
+    # the next tick (at_once.py): an edit typed right after a step would open at the step
+    # before it, and Python's own write of `step` meanwhile drops the held one (Panel's
+    # _update_model). The position goes first, in the order it was taken.
+    _priority_changes: ClassVar[list[str]] = ["key", "step"]

@@ -13,9 +13,13 @@ import pytest
 
 from app.playground.editor import EMPTY
 from app.playground.script_lines import format_lines, parse_lines
+from app.prefill_inputs import FIELDS, model_texts
+from app.render.code_plan import code_parts
+from app.render.prefill import follow, follow_page
 from engine.lab import toml_writer
 from engine.lab.scenario_file import scenario_from_dict
 from engine.lab.timeline import Timeline, build_timeline
+from tests.app.conftest import parse
 from tests.app.page_checks import expected, read_page, wait_for_step
 
 expect = pytest.importorskip("playwright.sync_api").expect
@@ -43,6 +47,33 @@ def check_playground_step(page: Any, timeline: Timeline, step: int) -> None:
     assert shown == expected(timeline, step)
 
 
+def check_code_and_prefill_cost(page: Any, timeline: Timeline, step: int) -> None:
+    """The code panel's lines at the step, a keep-mode diff's removed and added lines
+    included, and the prefill-cost calculator on the step's request."""
+    parts = parse(code_parts(timeline, step).html)
+    frame = parts.find_all(data_testid="code-panel")[0]
+    panel = page.get_by_test_id("code-panel")
+    assert panel.get_attribute("data-diff") == frame.attrs.get("data-diff")  # (none: no code)
+    lines = [
+        [e.attrs["class"], e.attrs.get("data-line") or e.attrs["data-other-line"]]
+        for e in parts.iter()
+        if "ln" in e.attrs.get("class", "").split()
+    ]
+    # (the browser marks the lines that ran with more classes)
+    shown = panel.locator(".ln").evaluate_all(
+        "els => els.map(e => [['ln', 'del', 'add'].filter(c => e.classList.contains(c)).join(' '),"
+        " e.dataset.line || e.dataset.otherLine])"
+    )
+    assert shown == lines
+    texts, _ = follow(timeline.steps[step].snapshot, model_texts())
+    for name in ("prompt_tokens", "cached_tokens"):
+        expect(page.get_by_label(FIELDS[name], exact=True)).to_have_value(texts[name])
+    cost = parse(follow_page(timeline, step, model_texts())).find_all(data_testid="prefill-cost")[0]
+    calculator = page.get_by_test_id("prefill-cost")
+    for attr in ("data-valid", "data-flops-with", "data-flops-without"):
+        expect(calculator).to_have_attribute(attr, cost.attrs[attr])
+
+
 def field(page: Any, label: str) -> Any:
     return page.get_by_label(label, exact=False)
 
@@ -62,16 +93,19 @@ def start_empty(page: Any) -> None:
 
 
 def walk(page: Any, timeline: Timeline) -> None:
-    """Every step, from the first, compared with the engine."""
+    """Every step, from the first, compared with the engine (the code panel and the
+    prefill-cost calculator included)."""
     last = len(timeline.steps) - 1
     # it arrived (a traced build on a busy machine can take seconds)
     expect(page.get_by_test_id("step-counter")).to_contain_text(f"/ {last}", timeout=30_000)
     page.get_by_role("button", name="Restart").click()
     check_playground_step(page, timeline, 0)
+    check_code_and_prefill_cost(page, timeline, 0)
     forward = page.get_by_role("button", name="Step forward")
     for step in range(1, len(timeline.steps)):
         forward.click()
         check_playground_step(page, timeline, step)
+        check_code_and_prefill_cost(page, timeline, step)
 
 
 def build_by_hand(page: Any) -> tuple[dict[str, Any], Timeline]:
@@ -81,7 +115,13 @@ def build_by_hand(page: Any) -> tuple[dict[str, Any], Timeline]:
     field(page, "GPU blocks").fill("20")
     field(page, "Script (one action per line)").fill(SCRIPT)
     data = typed(20, 4, SCRIPT)
-    return data, build_timeline(scenario_from_dict(data), "keep")
+    timeline = build_timeline(scenario_from_dict(data), "keep")
+    # What walk() then checks: a step whose code is keep mode's diff, and steps whose
+    # request found a cached prefix.
+    steps = range(len(timeline.steps))
+    assert any('data-diff="true"' in code_parts(timeline, s).html for s in steps)
+    assert any(r.num_cached_tokens > 0 for s in steps for r in timeline.steps[s].snapshot.requests)
+    return data, timeline
 
 
 def export_toml(page: Any, tmp_path: Path, data: dict[str, Any]) -> Path:
@@ -114,3 +154,44 @@ def check_import_refused(page: Any, timeline: Timeline) -> None:
         check_playground_step(page, timeline, 0)
     page.get_by_role("button", name="Step forward").click()
     check_playground_step(page, timeline, 1)
+
+
+LONG_SCRIPT = """add_request A max_tokens=2 prompt: 1..12
+step
+add_request B max_tokens=3 prompt: 1..8, 20, 21
+step 3
+reset_prefix_cache preempt
+run_until_idle"""
+SHORT_SCRIPT = "add_request A max_tokens=2 prompt: 1..12\nstep\nstep\nstep"
+
+
+def check_an_edit_right_after_a_move_opens_there(page: Any, rounds: int = 3) -> None:
+    """A step taken with the slider and an edit in the same moment: the edited playground
+    opens at the slider's step, not at a step from before the move (on `panel serve` the
+    move once reached Python after the edit, which then opened at the old step, cut to
+    the new timeline's last)."""
+    start_empty(page)
+    field(page, "GPU blocks").fill("10")
+    script = field(page, "Script (one action per line)")
+    slider = page.get_by_role("slider", name="Step")
+    counter = page.get_by_test_id("step-counter")
+    short = build_timeline(scenario_from_dict(typed(10, 4, SHORT_SCRIPT)), "default")
+    for _ in range(rounds):
+        script.fill(LONG_SCRIPT)
+        expect(counter).to_contain_text("/ 8")
+        slider.fill("6")
+        expect(counter).to_have_attribute("data-step", "6")
+        page.wait_for_timeout(300)  # Python is at 6 too
+        # Both in one task of the page, as fast as a learner could never be.
+        page.evaluate(
+            """([slider, script, text]) => {
+                slider.value = '2'
+                slider.dispatchEvent(new Event('input', { bubbles: true }))
+                script.value = text
+                script.dispatchEvent(new Event('input', { bubbles: true }))
+            }""",
+            [slider.element_handle(), script.element_handle(), SHORT_SCRIPT],
+        )
+        expect(counter).to_contain_text("/ 4")
+        page.wait_for_timeout(300)  # (a late move back would come within this)
+        check_playground_step(page, short, 2)

@@ -25,6 +25,7 @@ from tests.app.page_checks import expected, read_page, wait_for_step
 from tests.app.playground_checks import (
     SCRIPT,
     build_by_hand,
+    check_an_edit_right_after_a_move_opens_there,
     check_import_refused,
     check_playground_step,
     export_toml,
@@ -162,6 +163,12 @@ def test_a_mode_picked_while_a_playground_opens_is_applied_to_it(
     page.evaluate(PICK_DURING, [target.element_handle(), radio.element_handle(), text])
     check_playground_step(page, build_timeline(scenario_from_dict(data), "keep"), 0)
     expect(radio).to_be_checked()
+
+
+def test_an_edit_right_after_a_step_opens_at_that_step(watched: Watched, server: str) -> None:
+    page = open_app(watched, server, "?scenario=shared-prefix")
+    open_fork(page)
+    check_an_edit_right_after_a_move_opens_there(page)
 
 
 def large_script(requests: int) -> str:

@@ -25,6 +25,7 @@ from tests.app.playground_checks import (
     check_import_refused,
     SCRIPT,
     build_by_hand,
+    check_an_edit_right_after_a_move_opens_there,
     check_playground_step,
     export_toml,
     field,
@@ -94,6 +95,12 @@ def test_a_file_that_is_not_a_scenario_gets_its_message_in_pyodide(site_page: An
     page, _ = site_page("?scenario=shared-prefix")
     open_fork(page)
     check_import_refused(page, build_timeline(scenario_from_dict(fork("shared-prefix")), "default"))
+
+
+def test_an_edit_right_after_a_step_opens_at_that_step_in_pyodide(site_page: Any) -> None:
+    page, _ = site_page("?scenario=shared-prefix")
+    open_fork(page)
+    check_an_edit_right_after_a_move_opens_there(page)
 
 
 def test_random_learner_actions_on_the_static_site(site_page: Any) -> None:
