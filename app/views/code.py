@@ -34,13 +34,15 @@ class CodeView(pn.viewable.Viewer):
         super().__init__(**params)
         self._panel = CodePanel(sizing_mode="stretch_width", stylesheets=[CODE_CSS], margin=0)
         self._follower = Follower(self._panel, self._send_plan)
-        self.state.param.watch(self._on_timeline, ["timeline"])
+        self.state.param.watch(self._on_timeline, ["timeline", "step"])
         self._panel.param.watch(self._on_pick, "pick")
         self._on_timeline()
 
     @logged
     def _on_timeline(self, *_: object) -> None:
-        self._follower.follow(self.state)  # (a step needs nothing: every step's code is held)
+        # A step needs nothing once every step's code is held; before (its first plan holds
+        # the steps around the one shown: _send_plan), a step past them is planned anew.
+        self._follower.follow(self.state)
 
     def _send_plan(self) -> None:
         """A new scenario: the code of the shown step and its neighbours at once, then

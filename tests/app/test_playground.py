@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from typing import Any
 from urllib.parse import parse_qs
 
 import pytest
@@ -314,3 +315,29 @@ def test_an_edit_sends_no_function_source_the_browser_holds(
     assert panel.bodies == held
     assert "Code that ran" not in app.code.html  # (step 3 ran code: its body is shown)
     assert app.code.parts.body in panel.bodies
+
+
+def test_every_view_shows_a_step_whose_later_pages_never_came(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The pages past the shown step's neighbours come a moment after an edit; if they
+    never come (a load made stale), a step the learner then takes still gets its page in
+    every view, the code panel's included, once Python hears of it."""
+    app = two_requests_at_step(3, monkeypatch)  # (the moment-later loads never run)
+    edit(app, "script", TWO_REQUESTS + "\nstep")
+    views = {"code": app.code._panel, **{name: view._deck for name, view in decks(app)}}
+    key = app.state.key
+    assert not any(view.holds_page(key, 5) for view in views.values())
+    app.controls.player.step = 4
+    app.controls.player.step = 5
+    assert app.state.step == 5
+    missing = [name for name, view in views.items() if not view.holds_page(key, 5)]
+    assert missing == []
+    assert app.code.parts.body in app.code._panel.bodies
+
+
+def decks(app: App) -> list[tuple[str, Any]]:
+    """The app's StepViews, by attribute name."""
+    from app.views.base import StepView
+
+    return [(name, value) for name, value in vars(app).items() if isinstance(value, StepView)]
