@@ -187,8 +187,22 @@ class FreeKVCacheBlockQueue:
         return first
 
     def popleft_n(self, n: int) -> list[KVCacheBlock]:
+        """The first ``n`` free blocks, unlinked in one walk from the head (as vLLM
+        does: a prompt of thousands of blocks takes them in one call)."""
         assert self.num_free_blocks >= n, f"Cannot pop {n} blocks from {self.num_free_blocks}"
-        return [self.popleft() for _ in range(n)]
+        taken: list[KVCacheBlock] = []
+        block = self.fake_free_list_head.next_free_block
+        for _ in range(n):
+            assert block is not None and block is not self.fake_free_list_tail
+            taken.append(block)
+            following = block.next_free_block
+            block.prev_free_block = block.next_free_block = None
+            block = following
+        assert block is not None
+        self.fake_free_list_head.next_free_block = block
+        block.prev_free_block = self.fake_free_list_head
+        self.num_free_blocks -= n
+        return taken
 
     def remove(self, block: KVCacheBlock) -> None:
         prev_block, next_block = block.prev_free_block, block.next_free_block
