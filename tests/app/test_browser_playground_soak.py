@@ -6,7 +6,10 @@ the page must show the engine's timeline of the last valid script at the mode an
 step that action leads to, and the console must stay clean (checked by the `watched`
 fixture).
 
-    PCL_SOAK_ACTIONS=1000 PCL_SOAK_SEED=7 pytest tests/app/test_browser_playground_soak.py
+    PCL_SOAK_ACTIONS=300 PCL_SOAK_SEED=7 pytest tests/app/test_browser_playground_soak.py
+
+The suite runs 1,000 actions (about 7 minutes on a 2-core machine); the static site's
+soak (tests/site/test_site_playground.py) reuses `soak` with fewer.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ pytestmark = pytest.mark.browser
 
 server, playwright, browser, watched = serve.server, serve.playwright, serve.browser, serve.watched
 
-ACTIONS = int(os.environ.get("PCL_SOAK_ACTIONS", "200"))
+ACTIONS = int(os.environ.get("PCL_SOAK_ACTIONS", "1000"))
 SEED = int(os.environ.get("PCL_SOAK_SEED", "12"))
 SCRIPT_LABEL = "Script (one action per line)"
 # Picked at random, edits and steps the most often.
