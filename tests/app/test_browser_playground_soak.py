@@ -9,7 +9,7 @@ fixture).
     PCL_SOAK_ACTIONS=300 PCL_SOAK_SEED=7 pytest tests/app/test_browser_playground_soak.py
 
 The suite runs 1,000 actions (about 7 minutes on a 2-core machine); the static site's
-soak (tests/site/test_site_playground.py) reuses `soak` with fewer.
+soak (tests/site/test_site_playground.py) reuses `soak`.
 """
 
 from __future__ import annotations

@@ -104,8 +104,9 @@ def test_an_edit_right_after_a_step_opens_at_that_step_in_pyodide(site_page: Any
 
 
 def test_random_learner_actions_on_the_static_site(site_page: Any) -> None:
-    """The panel-serve soak on the static site (site_page checks the console stays clean);
-    PCL_SITE_SOAK_ACTIONS sets how many (default 60: each reload restarts Pyodide)."""
-    actions = int(os.environ.get("PCL_SITE_SOAK_ACTIONS", "60"))
+    """The panel-serve soak on the static site (site_page checks the console stays clean):
+    1,000 actions, about 14 minutes on a 2-core machine (each reload starts Pyodide
+    again); PCL_SITE_SOAK_ACTIONS sets how many."""
+    actions = int(os.environ.get("PCL_SITE_SOAK_ACTIONS", "1000"))
     page, _ = site_page("?scenario=shared-prefix")
     soak(page, actions, SEED)
