@@ -17,10 +17,12 @@ from __future__ import annotations
 import os
 import random
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
 from app.playground.script_lines import format_lines, parse_lines
+from engine.lab import playground_code
 from engine.lab.scenario import Scenario, ScenarioError, load_scenario
 from engine.lab.scenario_file import scenario_from_dict
 from engine.lab.timeline import Timeline, build_timeline
@@ -168,12 +170,12 @@ def soak(page: Any, actions: int, seed: int) -> None:
         elif action == "history":
             # Back leaves the playground for the scenario it was forked from (a new
             # scenario is a new history entry); Forward returns to it as it was left.
-            page.wait_for_timeout(300)  # the address is written a moment after a change
+            wait_for_address(page, data, mode, step)
             page.go_back()
             check_scenario_page(page, "shared-prefix", built)
             page.go_forward()
         else:
-            page.wait_for_timeout(300)
+            wait_for_address(page, data, mode, step)
             page.reload()
             page.wait_for_function(
                 "() => !document.body.classList.contains('pn-loading')", timeout=120_000
@@ -204,6 +206,24 @@ def soak(page: Any, actions: int, seed: int) -> None:
             check_playground_step(page, timeline, step)
         except AssertionError as error:
             raise AssertionError(f"after {len(done)} actions, the last {done[-6:]}") from error
+
+
+def wait_for_address(page: Any, data: dict[str, Any], mode: str, step: int) -> None:
+    """Wait until the address reopens the playground ``data`` at ``mode`` and ``step``.
+    The app writes it a moment after a change (the change's round trip to Python, then
+    a short wait for more steps); a learner's Back or reload within that moment finds
+    the entry as it was, which is not what the soak checks."""
+    name = scenario_from_dict(data).name
+    query: dict[str, list[str]] = {}
+    for _ in range(100):
+        query = parse_qs(urlsplit(page.evaluate("() => window.location.href")).query)
+        code = query.get("playground", [""])[0]
+        at = query.get("mode") == [mode] and query.get("step") == [str(step)]
+        if at and code and scenario_from_dict(playground_code.decode(code)).name == name:
+            return
+        page.wait_for_timeout(100)
+    shown = {key: value for key, value in query.items() if key != "playground"}
+    raise AssertionError(f"the address never reached {mode} step {step} of {name}: {shown}")
 
 
 def check_scenario_page(page: Any, name: str, built: dict[tuple[str, str], Timeline]) -> None:
