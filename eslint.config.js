@@ -34,6 +34,11 @@ export default [
     files: ['app/static_site/shims/install_locked.js', 'app/static_site/shims/early_in_worker.js'],
     languageOptions: { globals: { ...globals.worker } },
   },
+  {
+    // A worker of its own, which loads Pyodide.
+    files: ['app/static_site/shims/side_worker.js'],
+    languageOptions: { globals: { ...globals.worker, loadPyodide: 'readonly' } },
+  },
 
   {
     // Benchmarks that run Pyodide in Node.

@@ -16,10 +16,12 @@ import math
 import sys
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from app.side_runs import SideRuns, default_processes
 from engine.lab.scenario import MODES
 from engine.lab.timeline import Timeline, build_timeline
 from engine.lab.workload import (
@@ -57,6 +59,9 @@ AHEAD_WAIT_S = 0.05
 # no pause each turn waited for a whole slice (a Stop landed after the run had
 # ended). In Pyodide a click is one message, and a timer would cost 4 ms a slice.
 SLICE_PAUSE_S = 0.0 if sys.platform == "emscripten" else 0.001
+# How long the learner's run waits for the overlay's, played beside (SideRuns), to
+# be drawn with it rather than before it.
+BESIDE_GRACE_S = 0.05
 # Runs of more tokens than this are not played ahead (a few would keep a 2-core
 # server or a browser tab busy for seconds), and a stopped one is not kept (its
 # requests' token ids alone take about 36 bytes a token).
@@ -183,6 +188,9 @@ class RunsInProgress:
             self._runners.popitem(last=False)
         return runner
 
+    def __contains__(self, workload: Workload) -> bool:
+        return workload in self._runners
+
     def finished(self, runner: WorkloadRunner) -> None:
         if self._runners.get(runner.workload) is runner:
             del self._runners[runner.workload]
@@ -191,6 +199,13 @@ class RunsInProgress:
 # Runs are a pure function of their workload, so one store serves every lab session.
 FINISHED_RUNS = FinishedRuns()
 RUNS_IN_PROGRESS = RunsInProgress()
+SIDE_RUNS = SideRuns(default_processes())
+
+
+def start_side_runs() -> None:
+    """Start the sides (app/side_runs.py), if there are none yet, so that the next knob
+    change finds them ready."""
+    SIDE_RUNS.start()
 
 
 _collector_pauses = 0
@@ -223,10 +238,11 @@ class LabRun:
     """Plays the learner's workload (and the overlay's) a slice of steps at a time.
 
     A workload that was run a moment ago is not run again (see FinishedRuns), and one
-    being played already is not played twice (see RunsInProgress). ``stop()`` ends it
-    at the next slice; ``progress`` is the share of the work done over the runs still
-    to play. A run played ``ahead`` goes in short slices and waits while any run is
-    played for a learner.
+    being played already is not played twice (see RunsInProgress). When both runs play
+    for a learner, the overlay's plays in a process beside this one where there is one
+    (see SideRuns). ``stop()`` ends it at the next slice; ``progress`` is the share of
+    the work done over the runs still to play here. A run played ``ahead`` goes in
+    short slices and waits while any run is played for a learner.
     """
 
     # Runs being played for a learner, in this process: runs played ahead wait.
@@ -240,8 +256,10 @@ class LabRun:
         finished: FinishedRuns | None = None,
         in_progress: RunsInProgress | None = None,
         ahead: bool = False,
+        side: SideRuns | None = None,
     ) -> None:
-        """``finished``, ``in_progress``: the stores to use (default: the process's)."""
+        """``finished``, ``in_progress``, ``side``: the stores and the side processes to
+        use (default: the process's)."""
         self.preset = preset
         compare = preset.compare_workload(workload) if overlay else None
         self.workloads = [w for w in (workload, compare) if w is not None]
@@ -249,9 +267,17 @@ class LabRun:
         self.in_progress = in_progress = RUNS_IN_PROGRESS if in_progress is None else in_progress
         self.ahead = ahead
         self._known = {w: run for w in self.workloads if (run := finished.get(w)) is not None}
-        self.runners = [
-            in_progress.runner(w) for w in dict.fromkeys(self.workloads) if w not in self._known
-        ]
+        to_play = [w for w in dict.fromkeys(self.workloads) if w not in self._known]
+        self._beside: Future[WorkloadRun] | None = None
+        if not ahead and len(to_play) == 2:
+            compared = to_play[1]
+            # Not a run begun here (played ahead, then stopped), nor one so long that a
+            # Stop, which cannot reach it there, would leave a process busy for seconds.
+            if compared not in in_progress and compared.total_tokens <= AHEAD_MAX_TOKENS:
+                self._beside = (SIDE_RUNS if side is None else side).submit(compared)
+                if self._beside is not None:
+                    to_play.pop()
+        self.runners = [in_progress.runner(w) for w in to_play]
         self.stopped = False
 
     @property
@@ -298,11 +324,6 @@ class LabRun:
         on_progress: Callable[[float], None],
         on_learners_run: Callable[[WorkloadRun], None] | None,
     ) -> LabResult | None:
-        prepare_every, steps_every = (
-            (AHEAD_PREPARE_EVERY_REQUESTS, AHEAD_EVERY_STEPS)
-            if self.ahead
-            else (PREPARE_EVERY_REQUESTS, PROGRESS_EVERY_STEPS)
-        )
         played = dict(self._known)
         for runner in self.runners:
             learners = played.get(self.workloads[0])
@@ -311,27 +332,79 @@ class LabRun:
                 on_learners_run = None
                 if not await self._between_slices():
                     return None
-            # Hashing thousands of prompts at once would hold the page for seconds.
-            # (Another LabRun may finish this shared runner while this one waits.)
-            while not runner.prepare(prepare_every):
-                on_progress(self.progress)
-                if not await self._between_slices():
-                    return None
-            while not runner.done:
-                runner.advance(steps_every)
-                on_progress(self.progress)
-                if not await self._between_slices():
-                    return None
-            run = self.finished.get(runner.workload)
+            run = await self._played_here(runner, on_progress)
             if run is None:
-                run = runner.result()
-                self.finished.put(run)
-                self.in_progress.finished(runner)
-            # Its pool goes now, by reference counting: the collector need not walk it.
-            runner.release()
+                return None
             played[runner.workload] = run
+        if self._beside is not None:
+            waiting = asyncio.wrap_future(self._beside)
+            if on_learners_run is not None:
+                # The overlay's run most often ends a moment after the learner's: one
+                # draw of both then comes sooner than two, one after the other.
+                await asyncio.wait([waiting], timeout=BESIDE_GRACE_S)
+                if not waiting.done():
+                    on_learners_run(played[self.workloads[0]])
+            run = await self._played_beside(waiting, self.workloads[1], on_progress)
+            if run is None:
+                return None
+            played[run.workload] = run
         runs = [played[w] for w in self.workloads]
         return LabResult(self.preset, runs[0], runs[1] if len(runs) > 1 else None)
+
+    async def _played_here(
+        self, runner: WorkloadRunner, on_progress: Callable[[float], None]
+    ) -> WorkloadRun | None:
+        """The runner's run, played here in slices; None if stopped first."""
+        prepare_every, steps_every = (
+            (AHEAD_PREPARE_EVERY_REQUESTS, AHEAD_EVERY_STEPS)
+            if self.ahead
+            else (PREPARE_EVERY_REQUESTS, PROGRESS_EVERY_STEPS)
+        )
+        # Hashing thousands of prompts at once would hold the page for seconds.
+        # (Another LabRun may finish this shared runner while this one waits.)
+        while not runner.prepare(prepare_every):
+            on_progress(self.progress)
+            if not await self._between_slices():
+                return None
+        while not runner.done:
+            runner.advance(steps_every)
+            on_progress(self.progress)
+            if not await self._between_slices():
+                return None
+        run = self.finished.get(runner.workload)
+        if run is None:
+            run = runner.result()
+            self.finished.put(run)
+            self.in_progress.finished(runner)
+        # Its pool goes now, by reference counting: the collector need not walk it.
+        runner.release()
+        return run
+
+    async def _played_beside(
+        self,
+        waiting: asyncio.Future[WorkloadRun],
+        workload: Workload,
+        on_progress: Callable[[float], None],
+    ) -> WorkloadRun | None:
+        """The run a side process plays (played here if that fails); None if stopped
+        while it plays, which it goes on doing (a Stop cannot reach it)."""
+        while not waiting.done():
+            await asyncio.wait([waiting], timeout=AHEAD_WAIT_S)
+            if self.stopped:
+                return None
+        try:
+            run = waiting.result()
+        except Exception:
+            # The process died (killed, out of memory) or the run failed there: it plays
+            # here, where a failure is reported as any other.
+            runner = self.in_progress.runner(workload)
+            self.runners.append(runner)
+            return await self._played_here(runner, on_progress)
+        known = self.finished.get(workload)
+        if known is not None:
+            return known  # another session's copy: the sessions share one
+        self.finished.put(run)
+        return run
 
 
 def likely_next(workload: Workload) -> list[Workload]:

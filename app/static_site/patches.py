@@ -183,6 +183,19 @@ def patch_worker_early_playground(js: str, wheel: str) -> str:
     return replace_once(js, LOADED_PYODIDE, f"{LOADED_PYODIDE}\n{call}", "worker JS")
 
 
+# The workload lab's side worker (app/side_runs.py), written beside the app's worker.
+SIDE_WORKER = "side_worker.js"
+
+
+def patch_worker_side_runs(js: str, wheel: str) -> str:
+    """The app's worker names the lab's side worker and the project's `wheel`, which
+    that worker loads alone (shims/side_worker.js; app/side_runs.py reads the names)."""
+    names = json.dumps({"script": f"./{SIDE_WORKER}", "wheel": wheel})
+    return replace_once(
+        js, LOADED_PYODIDE, f"{LOADED_PYODIDE}\n  self.pclSideRuns = {names};", "worker JS"
+    )
+
+
 def patch_early_playground(html: str) -> str:
     """A playground link shows its views from the app's worker before Panel is installed
     (shims/early_playground.js, after shims/early_worker.js, whose worker it talks to)."""

@@ -28,11 +28,14 @@ from app.static_site.lock import (
 )
 from app.static_site.measures import MEASURES
 from app.static_site.patches import (
+    SIDE_WORKER,
     patch_copy_choice,
     patch_early_playground,
     patch_html,
     patch_worker,
     patch_worker_early_playground,
+    patch_worker_side_runs,
+    shim,
 )
 from app.static_site.pins import PYODIDE_VERSION, SDIST_WHEELS
 from app.static_site.precompress import precompress
@@ -165,6 +168,9 @@ def assemble(
     js = patch_worker(worker.read_text(), install)
     if early_playground and shipped is not None:
         js = patch_worker_early_playground(js, f"./pyodide/{shipped.name}")
+    if shipped is not None:
+        js = patch_worker_side_runs(js, f"./pyodide/{shipped.name}")
+        (stage / SIDE_WORKER).write_text(shim(SIDE_WORKER))
     worker.write_text(js)
     if install is not None:
         (stage / f"{app.stem}.resources.zip").unlink(missing_ok=True)  # in the lock now

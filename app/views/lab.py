@@ -43,6 +43,7 @@ from app.lab import (
     preset,
     presets,
     run_steps,
+    start_side_runs,
 )
 from app.render.html import esc
 from app.render.lab import (
@@ -495,6 +496,9 @@ class LabView(pn.viewable.Viewer):
             # itself, not whichever is newest when the callback runs: a quick next
             # change would otherwise have its RunAhead played twice.
             ahead = self._ahead = RunAhead(self._preset, workload, self.overlay.value)
+            # The sides start once a run is shown, not with the page: a side's start (a
+            # Pyodide worker, on the static site) would compete with the first run.
+            start_side_runs()
 
             async def play_ahead() -> None:
                 await ahead.play()

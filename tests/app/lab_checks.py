@@ -126,6 +126,31 @@ def first_screen_problems(page: Any, width: int, height: int) -> list[str]:
     return problems
 
 
+def check_both_runs_follow_a_knob(page: Any, timeout_ms: int) -> None:
+    """On `shared-prefix`: a knob both runs share (the output length) changed, both
+    sources come to hold the engine's runs of the new knobs."""
+    shared = preset("shared-prefix")
+    workload = shared.workload.replace(output_tokens=shared.workload.output_tokens + 3)
+    compare_workload = shared.compare_workload(workload)
+    assert compare_workload is not None
+    run, compare = run_workload(workload), run_workload(compare_workload)
+    field = page.get_by_label("Output (tokens)", exact=True)
+    field.fill(str(workload.output_tokens))
+    field.press("Enter")
+    steps = {"run": run.series["step"], "compare": compare.series["step"]}
+    page.wait_for_function(
+        f"""steps => Object.entries(steps).every(([name, values]) => {{
+          const source = {LIVE_DOCUMENT_JS}?.get_model_by_name('lab-source-' + name);
+          return source && source.data.step.length === values.length;
+        }})""",
+        arg=steps,
+        timeout=timeout_ms,
+    )
+    for name, expected in (("run", run), ("compare", compare)):
+        for column in ("cumulative_hits", "held_blocks", "evictions"):
+            assert source(page, name, column)["values"] == expected.series[column], (name, column)
+
+
 def check_a_bad_knob_says_why(page: Any) -> None:
     """`fresh-salt`'s pool made too small for one request: the message beside the knob
     says why, and Run is off."""

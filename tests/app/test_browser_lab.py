@@ -17,6 +17,7 @@ from tests.app.lab_checks import (
     check_a_bad_knob_says_why,
     check_a_chart_on_the_first_screen,
     check_a_long_run_stops,
+    check_both_runs_follow_a_knob,
     check_legend_hides_and_shows,
     click_a_chart,
     playground_of,
@@ -83,6 +84,13 @@ def test_a_preset_runs_and_its_charts_hold_the_engines_series(
         "its pool has 20,000 blocks"
     )
     expect(page.get_by_test_id("lab-playground-link")).to_have_count(0)
+
+
+def test_both_runs_follow_a_knob_they_share(watched: Watched, server: str) -> None:
+    """The server's side process plays the overlay's run (app/side_runs.py): the charts
+    hold the engine's runs all the same."""
+    page = open_lab(watched, server, "?lab=shared-prefix")
+    check_both_runs_follow_a_knob(page, RUN_TIMEOUT_MS)
 
 
 def test_a_bad_knob_says_why_beside_it(watched: Watched, server: str) -> None:

@@ -28,6 +28,7 @@ from app.lab import (
     run_steps,
 )
 from app.render.lab import render_outcome
+from app.side_runs import SideRuns
 from app.views.lab import CHARTS, LabView, attach_shared_models, open_lab
 from engine.lab import playground_code
 from engine.lab.scenario import MODES
@@ -41,9 +42,11 @@ SMALL_KNOBS = {"requests": 12, "shared_tokens": 64, "unique_tokens": 16, "output
 @pytest.fixture(autouse=True)
 def fresh_run_stores(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test starts with no finished run and none in progress: runs of the
-    process's stores would otherwise pass from one test to the next."""
+    process's stores would otherwise pass from one test to the next. Runs play here
+    unless a test gives them side processes."""
     monkeypatch.setattr(lab_module, "FINISHED_RUNS", FinishedRuns())
     monkeypatch.setattr(lab_module, "RUNS_IN_PROGRESS", RunsInProgress())
+    monkeypatch.setattr(lab_module, "SIDE_RUNS", SideRuns(0))
 
 
 def play(view: LabView) -> None:

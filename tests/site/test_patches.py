@@ -22,12 +22,14 @@ from app.static_site.patches import (
     EARLY_MESSAGE,
     EMBED_CALL,
     STAGES,
+    SIDE_WORKER,
     STEP_EVENT,
     patch_copy_choice,
     patch_early_playground,
     patch_html,
     patch_worker,
     patch_worker_early_playground,
+    patch_worker_side_runs,
     shim,
 )
 from app.static_site.pins import PANEL_VERSION
@@ -154,6 +156,20 @@ def test_a_playground_link_is_answered_early_by_the_apps_worker(
         EARLY_MESSAGE,
     ]
     assert html_text.unescape(data.group(2)) == shim("early_playground.css")
+
+
+def test_the_apps_worker_names_the_labs_side_worker_and_the_wheel(
+    converted: tuple[str, str], tmp_path: Path
+) -> None:
+    wheel = "./pyodide/prefix_cache_lab-0.1.0-py3-none-any.whl"
+    worker = patch_worker_side_runs(patch_worker(converted[1], ["panel"]), wheel)
+    named = re.search(r"self\.pclSideRuns = (\{.*\});", worker)
+    assert named is not None
+    assert json.loads(named.group(1)) == {"script": f"./{SIDE_WORKER}", "wheel": wheel}
+    # Before the app starts, which may start the side worker.
+    assert worker.index(named.group(0)) < worker.index('await installLocked(["panel"]);')
+    check_js(worker, tmp_path, "worker.js")
+    check_js(shim(SIDE_WORKER), tmp_path, SIDE_WORKER)
 
 
 def test_the_early_page_speaks_the_live_pages_names() -> None:

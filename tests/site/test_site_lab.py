@@ -15,6 +15,7 @@ from engine.lab.timeline import build_timeline
 from engine.lab.workload import run_workload, workload_scenario
 from tests.app.lab_checks import (
     check_a_bad_knob_says_why,
+    check_both_runs_follow_a_knob,
     check_a_long_run_stops,
     check_a_chart_on_the_first_screen,
     check_legend_hides_and_shows,
@@ -47,6 +48,30 @@ def test_a_preset_runs_in_pyodide_with_the_engines_series(
     expect(page.get_by_test_id("lab-expected")).to_have_text(fixed.expected_text(run, compare))
     check_legend_hides_and_shows(page, "queries (solid)", "cumulative_queries/run")
     check_a_chart_on_the_first_screen(page)
+
+
+def test_the_overlays_run_plays_in_a_side_worker_with_the_engines_series(
+    site_page: Callable[..., tuple[Any, Any]],
+) -> None:
+    """A second Pyodide worker plays the overlay's run (app/side_runs.py) once it is
+    ready; the charts hold the engine's runs all the same."""
+    page, _ = site_page("?lab=shared-prefix")
+    expect(page.get_by_test_id("lab-outcome")).to_be_visible(timeout=RUN_TIMEOUT_MS)
+    side = ready_side_worker(page)
+    check_both_runs_follow_a_knob(page, RUN_TIMEOUT_MS)
+    assert side.evaluate("() => self.pclAnswered") == 1
+
+
+def ready_side_worker(page: Any) -> Any:
+    """The lab's side worker, once it has said it is ready (it starts after the first
+    run is shown, and loads Pyodide: a few seconds)."""
+    for _ in range(1200):
+        side = next((w for w in page.workers if w.url.endswith("/side_worker.js")), None)
+        if side is not None and side.evaluate("() => self.pclAnswered") == 0:
+            page.wait_for_timeout(500)  # its ready message reaches the app's worker
+            return side
+        page.wait_for_timeout(100)
+    raise AssertionError("the side worker never got ready")
 
 
 def test_a_click_on_a_chart_opens_the_step_view_and_the_playground_in_pyodide(

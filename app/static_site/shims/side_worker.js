@@ -1,0 +1,33 @@
+// The workload lab's side (app/side_runs.py), a worker of the app's worker: a second
+// Python runtime that plays the overlay's run while the app's worker plays the
+// learner's. It loads Pyodide and the project's wheel alone (this worker's name), never
+// Panel; says it is ready; then answers each pickled workload with its pickled run, in
+// the order they came. A failure to start ends it: the app then plays both runs itself.
+importScripts('./pyodide/pyodide.js')
+
+const started = (async () => {
+  const pyodide = await loadPyodide()
+  const failed = []
+  await pyodide.loadPackage(new URL(self.name, self.location.href).href, {
+    messageCallback: () => {},
+    errorCallback: (msg) => { failed.push(msg) },
+  })
+  if (failed.length) { throw new Error(failed.join('; ')) }
+  const side = pyodide.pyimport('app.side_runs')
+  const ready = side.worker_ready()
+  self.postMessage(ready, [ready.buffer])
+  self.pclAnswered = 0  // how many runs it played (the site's tests read it)
+  return side.worker_answer
+})()
+
+started.catch((error) => {
+  console.warn('lab side worker: runs play in the app', error)
+  self.close()
+})
+
+self.addEventListener('message', async (event) => {
+  const answer = await started
+  const reply = answer(event.data)
+  self.postMessage(reply, [reply.buffer])
+  self.pclAnswered += 1
+})

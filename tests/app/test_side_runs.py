@@ -1,0 +1,152 @@
+"""The overlay's run played in a process beside the server's (app/side_runs.py): the
+same run as one played here, and a dead or stuck process costs the learner nothing
+but the time it took."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+import pickle
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+
+import pytest
+
+from app.lab import FinishedRuns, LabResult, LabRun, RunsInProgress, preset
+from app.side_runs import SideRuns, default_processes, serve
+from engine.lab.workload import Workload, WorkloadRun, run_workload
+
+SMALL_KNOBS = {"requests": 12, "shared_tokens": 64, "unique_tokens": 16, "output_tokens": 2}
+
+
+def started(runs: SideRuns) -> SideRuns:
+    """The side process started and ready (a run sent before is played here instead)."""
+    runs.start()
+    deadline = time.monotonic() + 30
+    while not runs.ready:
+        assert time.monotonic() < deadline, "the side process never said it was ready"
+        time.sleep(0.01)
+    return runs
+
+
+@pytest.fixture
+def side() -> Iterator[SideRuns]:
+    runs = started(SideRuns(1))
+    yield runs
+    runs.close()
+
+
+@contextmanager
+def paused(side: SideRuns) -> Iterator[Callable[[], None]]:
+    """The side process stopped (its run cannot end) until the resume it gives is called,
+    or for 10 s at most: a test that fails to resume it fails rather than hangs."""
+    pid = side._started[0].process.pid
+
+    def resume() -> None:
+        with suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGCONT)
+
+    os.kill(pid, signal.SIGSTOP)
+    timer = threading.Timer(10, resume)
+    timer.start()
+    try:
+        yield resume
+    finally:
+        timer.cancel()
+        resume()
+
+
+def both_to_play(side: SideRuns, **knobs: int) -> LabRun:
+    shared = preset("shared-prefix")
+    workload = shared.workload.replace(**{**SMALL_KNOBS, **knobs})
+    return LabRun(shared, workload, True, FinishedRuns(), RunsInProgress(), side=side)
+
+
+def played(lab_run: LabRun) -> LabResult:
+    result = asyncio.run(lab_run.play(lambda _: None))
+    assert result is not None and result.compare is not None
+    return result
+
+
+def test_the_overlays_run_plays_beside_and_equals_a_run_played_here(side: SideRuns) -> None:
+    lab_run = both_to_play(side)
+    learners, overlay = lab_run.workloads
+    assert [runner.workload for runner in lab_run.runners] == [learners]  # only it plays here
+    result = played(lab_run)
+    assert result.run == run_workload(learners)
+    assert result.compare == run_workload(overlay)
+    assert lab_run.finished.get(overlay) is result.compare  # kept for the next knob change
+
+
+def test_the_learners_run_is_shown_first_while_the_overlays_still_plays(
+    side: SideRuns,
+) -> None:
+    shown: list[WorkloadRun] = []
+    with paused(side) as resume:  # the overlay's run cannot end before the learner's
+        lab_run = both_to_play(side)
+
+        def first(run: WorkloadRun) -> None:
+            shown.append(run)
+            resume()
+
+        result = asyncio.run(lab_run.play(lambda _: None, first))
+    assert result is not None and shown == [result.run]
+
+
+def test_a_stop_while_the_overlay_plays_beside_ends_the_run_at_once(side: SideRuns) -> None:
+    with paused(side):
+        lab_run = both_to_play(side)
+        assert asyncio.run(lab_run.play(lambda _: None, lambda _: lab_run.stop())) is None
+
+
+def test_a_side_process_that_dies_leaves_the_run_to_be_played_here(side: SideRuns) -> None:
+    process = side._started[0].process
+    with paused(side):
+        lab_run = both_to_play(side)
+        process.kill()  # with the overlay's run sent, not answered
+    result = played(lab_run)
+    assert result.compare == run_workload(lab_run.workloads[1])
+    assert [runner.workload for runner in lab_run.runners] == lab_run.workloads
+
+    # A new process (started by the next ask) plays beside again once ready.
+    assert both_to_play(side, output_tokens=3).runners[1:]  # the new one was not ready
+    again = both_to_play(started(side), output_tokens=4)
+    assert len(again.runners) == 1 and side._started[0].process is not process
+    assert played(again).compare == run_workload(again.workloads[1])
+
+
+def test_a_run_asked_for_while_it_plays_beside_is_not_sent_twice(side: SideRuns) -> None:
+    workload = preset("fresh-salt").workload.replace(**SMALL_KNOBS)
+    first, second = side.submit(workload), side.submit(workload)
+    assert first is not None and first is second
+    assert first.result(timeout=30) == run_workload(workload)
+
+
+def test_a_side_process_answers_each_workload_with_its_run_or_why_it_failed() -> None:
+    good = preset("shared-prefix").workload.replace(**SMALL_KNOBS)
+    bad = Workload(**{**good.knobs(), "block_size": 0})
+    requests = io.BytesIO(pickle.dumps(good) + pickle.dumps(bad))
+    answers = io.BytesIO()
+    serve(requests, answers)
+    answers.seek(0)
+    assert pickle.load(answers) == ("ready", None)
+    assert pickle.load(answers) == ("run", run_workload(good))
+    kind, why = pickle.load(answers)
+    assert kind == "failed" and "Error" in why
+
+
+def test_where_there_are_no_processes_runs_play_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PCL_LAB_PROCESSES", "0")
+    assert default_processes() == 0
+    side = SideRuns(default_processes())
+    lab_run = both_to_play(side)
+    assert lab_run.runners and len(lab_run.runners) == 2
+    assert side.submit(lab_run.workloads[1]) is None
+    monkeypatch.setenv("PCL_LAB_PROCESSES", "9")
+    assert default_processes() == 4
+    monkeypatch.delenv("PCL_LAB_PROCESSES")
+    assert 1 <= default_processes() <= 4
