@@ -192,9 +192,12 @@ class SideRuns:
         self._lock = threading.Lock()
 
     def start(self) -> None:
-        """Start the sides not started yet, and replace any that died. Called between
-        runs, never by ``submit``: a side's start would compete with the run."""
+        """Start the sides not started yet, and replace any that died after it was ready.
+        Called between runs, never by ``submit``: a side's start would compete with the
+        run."""
         with self._lock:
+            # One that died before it was ready would die again: it is not replaced.
+            self.processes -= sum(not (side.alive or side.ready) for side in self._started)
             self._started = [side for side in self._started if side.alive]
             while len(self._started) < self.processes:
                 try:

@@ -9,6 +9,7 @@ import io
 import os
 import pickle
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -117,6 +118,20 @@ def test_a_side_process_that_dies_leaves_the_run_to_be_played_here(side: SideRun
     again = both_to_play(started(side), output_tokens=4)
     assert len(again.runners) == 1 and side._started[0].process is not process
     assert played(again).compare == run_workload(again.workloads[1])
+
+
+def test_a_side_that_cannot_start_is_not_started_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "executable", "/bin/false")  # it ends before it is ready
+    side = SideRuns(1)
+    side.start()
+    side._started[0].process.wait()
+    deadline = time.monotonic() + 10
+    while side._started[0].alive:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    side.start()
+    assert side.processes == 0 and side._started == []
+    assert both_to_play(side).runners[1:]  # both play here
 
 
 def test_a_run_asked_for_while_it_plays_beside_is_not_sent_twice(side: SideRuns) -> None:
