@@ -34,9 +34,12 @@ from typing import IO, Any
 
 from engine.lab.workload import Workload, WorkloadRun, run_workload
 
-# At most this many runs play beside the server at once; more wait their turn. One
-# core is left to the server, which plays the learners' own runs.
+# At most this many sides on a server; one core is left to the server, which plays
+# the learners' own runs.
 MAX_PROCESSES = 4
+# A side takes a run while it has fewer than this sent and not answered: behind a
+# longer queue (a workshop's knobs at once), the run is sooner played in the app.
+MAX_WAITING = 2
 # The folder that holds the app and engine packages, for the side process's imports.
 _PROJECT = str(Path(__file__).resolve().parents[1])
 # A side's messages: (READY, None) once, then (RUN, run) or (FAILED, why) per workload.
@@ -213,7 +216,7 @@ class SideRuns:
 
     def submit(self, workload: Workload) -> Future[WorkloadRun] | None:
         """The future of the workload's run, played beside; None when it cannot be (no
-        side, or none ready)."""
+        side, none ready, or every one busy)."""
         if self.processes < 1:
             return None
         with self._lock:
@@ -222,6 +225,8 @@ class SideRuns:
                 return future
             # Only sides started and ready: a start here would compete with this run.
             for side in sorted(self._started, key=lambda side: len(side.waiting)):
+                if len(side.waiting) >= MAX_WAITING:
+                    return None
                 future = side.send(workload)
                 if future is not None:
                     break

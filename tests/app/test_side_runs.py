@@ -141,6 +141,19 @@ def test_a_run_asked_for_while_it_plays_beside_is_not_sent_twice(side: SideRuns)
     assert first.result(timeout=30) == run_workload(workload)
 
 
+def test_a_busy_side_leaves_the_next_runs_to_the_app(side: SideRuns) -> None:
+    workloads = [
+        preset("fresh-salt").workload.replace(**{**SMALL_KNOBS, "output_tokens": n})
+        for n in range(1, 5)
+    ]
+    with paused(side):
+        futures = [side.submit(workload) for workload in workloads]
+        assert [future is not None for future in futures] == [True, True, False, False]
+    for future, workload in zip(futures[:2], workloads, strict=False):
+        assert future is not None and future.result(timeout=30) == run_workload(workload)
+    assert side.submit(workloads[2]) is not None  # answered: free again
+
+
 def test_a_side_process_answers_each_workload_with_its_run_or_why_it_failed() -> None:
     good = preset("shared-prefix").workload.replace(**SMALL_KNOBS)
     bad = Workload(**{**good.knobs(), "block_size": 0})

@@ -2,7 +2,7 @@
 // Python runtime that plays the overlay's run while the app's worker plays the
 // learner's. It loads Pyodide and the project's wheel alone (this worker's name), never
 // Panel; says it is ready; then answers each pickled workload with its pickled run, in
-// the order they came. A failure to start ends it: the app then plays both runs itself.
+// the order they came.
 importScripts('./pyodide/pyodide.js')
 
 const started = (async () => {
@@ -20,14 +20,15 @@ const started = (async () => {
   return side.worker_answer
 })()
 
-started.catch((error) => {
-  console.warn('lab side worker: runs play in the app', error)
-  self.close()
-})
+// Thrown uncaught, an error reaches the app's worker (the error event of its Worker),
+// which then plays the runs itself.
+const fail = (error) => { setTimeout(() => { throw error }) }
+started.catch(fail)
 
-self.addEventListener('message', async (event) => {
-  const answer = await started
-  const reply = answer(event.data)
-  self.postMessage(reply, [reply.buffer])
-  self.pclAnswered += 1
+self.addEventListener('message', (event) => {
+  started.then((answer) => {
+    const reply = answer(event.data)
+    self.postMessage(reply, [reply.buffer])
+    self.pclAnswered += 1
+  }).catch(fail)
 })
