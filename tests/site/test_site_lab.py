@@ -68,7 +68,7 @@ def ready_side_worker(page: Any) -> Any:
     for _ in range(1200):
         side = next((w for w in page.workers if w.url.endswith("/side_worker.js")), None)
         if side is not None and side.evaluate("() => self.pclAnswered") == 0:
-            page.wait_for_timeout(500)  # its ready message reaches the app's worker
+            page.wait_for_timeout(2000)  # its ready message reaches the app's worker
             return side
         page.wait_for_timeout(100)
     raise AssertionError("the side worker never got ready")
