@@ -203,8 +203,8 @@ SIDE_RUNS = SideRuns(default_processes())
 
 
 def start_side_runs() -> None:
-    """Start the sides (app/side_runs.py), if there are none yet, so that the next knob
-    change finds them ready."""
+    """Start the sides (app/side_runs.py) not started yet, so that the next knob change
+    finds them ready."""
     SIDE_RUNS.start()
 
 
@@ -239,10 +239,11 @@ class LabRun:
 
     A workload that was run a moment ago is not run again (see FinishedRuns), and one
     being played already is not played twice (see RunsInProgress). When both runs play
-    for a learner, the overlay's plays in a process beside this one where there is one
-    (see SideRuns). ``stop()`` ends it at the next slice; ``progress`` is the share of
-    the work done over the runs still to play here. A run played ``ahead`` goes in
-    short slices and waits while any run is played for a learner.
+    for a learner, the overlay's plays in a side (a process on a server, a second
+    Pyodide worker on the static site) where one is ready (see SideRuns). ``stop()``
+    ends it at the next slice; ``progress`` is the share of the work done over the runs
+    still to play here. A run played ``ahead`` goes in short slices and waits while any
+    run is played for a learner.
     """
 
     # Runs being played for a learner, in this process: runs played ahead wait.
@@ -258,8 +259,8 @@ class LabRun:
         ahead: bool = False,
         side: SideRuns | None = None,
     ) -> None:
-        """``finished``, ``in_progress``, ``side``: the stores and the side processes to
-        use (default: the process's)."""
+        """``finished``, ``in_progress``, ``side``: the stores and the sides to use
+        (default: the process's)."""
         self.preset = preset
         compare = preset.compare_workload(workload) if overlay else None
         self.workloads = [w for w in (workload, compare) if w is not None]
@@ -386,8 +387,8 @@ class LabRun:
         workload: Workload,
         on_progress: Callable[[float], None],
     ) -> WorkloadRun | None:
-        """The run a side process plays (played here if that fails); None if stopped
-        while it plays, which it goes on doing (a Stop cannot reach it)."""
+        """The run a side plays (played here if that fails); None if stopped while it
+        plays, which it goes on doing (a Stop cannot reach it)."""
         while not waiting.done():
             await asyncio.wait([waiting], timeout=AHEAD_WAIT_S)
             if self.stopped:
@@ -395,7 +396,7 @@ class LabRun:
         try:
             run = waiting.result()
         except Exception:
-            # The process died (killed, out of memory) or the run failed there: it plays
+            # The side died (killed, out of memory) or the run failed there: it plays
             # here, where a failure is reported as any other.
             runner = self.in_progress.runner(workload)
             self.runners.append(runner)
