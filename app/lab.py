@@ -13,7 +13,6 @@ import asyncio
 import functools
 import gc
 import math
-import sys
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
@@ -21,7 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from app.side_runs import SideRuns, default_processes
+from app.side_runs import SideRuns, default_processes, in_pyodide
 from engine.lab.scenario import MODES
 from engine.lab.timeline import Timeline, build_timeline
 from engine.lab.workload import (
@@ -58,7 +57,7 @@ AHEAD_WAIT_S = 0.05
 # knob) takes a dozen turns of Tornado's event loop to reach its callback, and with
 # no pause each turn waited for a whole slice (a Stop landed after the run had
 # ended). In Pyodide a click is one message, and a timer would cost 4 ms a slice.
-SLICE_PAUSE_S = 0.0 if sys.platform == "emscripten" else 0.001
+SLICE_PAUSE_S = 0.0 if in_pyodide() else 0.001
 # How long the learner's run waits for the overlay's, played beside (SideRuns), to
 # be drawn with it rather than before it.
 BESIDE_GRACE_S = 0.05
