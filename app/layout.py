@@ -26,6 +26,7 @@ from app.playground.store import is_playground
 from app.render.glossary import render_glossary
 from app.render.start_page import render_start_page
 from app.state import SimulatorState
+from app.stylesheets import stylesheet
 from app.url import LinkState, link_query, parse_link
 from app.views.chain import ChainView
 from app.views.code import CodeView
@@ -45,6 +46,8 @@ from app.views.quiz import Quiz
 from app.views.requests import RequestsView
 
 PAGE_WIDTH = 1280
+# Where the full page puts the playground's editor among the views.
+LAYOUT_CSS = stylesheet("app", "layout.css")
 EMBED_WIDTH = 800
 # The embed's tabs, in the order of its panels (_build_embed).
 EMBED_TABS = (
@@ -146,6 +149,7 @@ class App(pn.viewable.Viewer):
             min_width=300,
             margin=(0, 6, 0, 0),
             styles={"flex": "1 1 520px", "gap": "8px"},
+            css_classes=["views-pool"],
         )
         right = pn.Column(
             self.code,
@@ -157,6 +161,7 @@ class App(pn.viewable.Viewer):
             min_width=300,
             margin=(0, 0, 0, 6),
             styles={"flex": "1 1 440px", "gap": "8px"},
+            css_classes=["views-more"],
         )
         return self._page(
             self.header,
@@ -164,13 +169,14 @@ class App(pn.viewable.Viewer):
             self.notice,
             self.controls,
             self.open_playground,
-            self.playground,
             self.narration,
             self.quiz.panel,
             pn.FlexBox(
+                self.playground,
                 left,
                 right,
                 flex_wrap="wrap",
+                stylesheets=[LAYOUT_CSS],
                 sizing_mode="stretch_width",
                 align_items="flex-start",
                 margin=(8, 0, 0, 0),

@@ -137,7 +137,7 @@ class PlaygroundEditor(pn.viewable.Viewer):
             self.script,
             self.messages["script"],
             pn.pane.HTML(f'<p class="pg-help">{HELP}</p>', stylesheets=[CSS], margin=(0, 10)),
-            pn.Row(self.export, self.upload, self.empty, margin=0),
+            pn.FlexBox(self.export, self.upload, self.empty, margin=0),  # wraps on a phone
             self.messages["file"],
             sizing_mode="stretch_width",
             css_classes=["playground"],

@@ -195,3 +195,26 @@ def check_an_edit_right_after_a_move_opens_there(page: Any, rounds: int = 3) -> 
         expect(counter).to_contain_text("/ 4")
         page.wait_for_timeout(300)  # (a late move back would come within this)
         check_playground_step(page, short, 2)
+
+
+def check_the_editor_beside_the_views(page: Any) -> None:
+    """An edit and the pool it changes share a screen: side by side on a laptop's page
+    (the editor heads the second column), the editor first on a phone, which does not
+    scroll sideways. Leaves the page at 1280x800."""
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.evaluate("() => window.scrollTo(0, 0)")
+    blocks = field(page, "GPU blocks")
+    pool = page.get_by_test_id("pool")
+    expect(blocks).to_be_in_viewport()
+    expect(pool).to_be_in_viewport()
+    at_blocks, at_pool = blocks.bounding_box(), pool.bounding_box()
+    assert at_blocks["x"] > at_pool["x"] + at_pool["width"], (at_blocks, at_pool)
+    assert at_blocks["y"] < at_pool["y"] + at_pool["height"], (at_blocks, at_pool)
+    page.set_viewport_size({"width": 390, "height": 844})
+    try:
+        expect(page.get_by_role("button", name="Start empty")).to_be_visible()
+        assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
+        script = field(page, "Script (one action per line)").bounding_box()
+        assert script["y"] + script["height"] < pool.bounding_box()["y"]
+    finally:
+        page.set_viewport_size({"width": 1280, "height": 800})

@@ -28,6 +28,7 @@ from tests.app.playground_checks import (
     check_an_edit_right_after_a_move_opens_there,
     check_import_refused,
     check_playground_step,
+    check_the_editor_beside_the_views,
     export_toml,
     field,
     open_fork,
@@ -52,6 +53,7 @@ def test_a_scenario_built_by_hand_matches_the_engine_and_survives_reload_and_fil
     open_fork(page)
     forked = build_timeline(scenario_from_dict(fork("reset")), "keep")
     check_playground_step(page, forked, 2)  # forked at the step the learner was on
+    check_the_editor_beside_the_views(page)
 
     data, timeline = build_by_hand(page)
     walk(page, timeline)

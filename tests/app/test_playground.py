@@ -14,12 +14,16 @@ from app.layout import App
 from app.playground import store
 from app.playground.editor import EMPTY, fork
 from app.playground.script_lines import format_lines, parse_lines
+from app.prefill_inputs import SEED_FLOPS
+from app.render.code_plan import SLOT
 from app.url import parse_link
 from app.views import base
 from engine.lab import toml_writer
-from engine.lab.scenario import scenario_names
+from engine.lab.prefill_cost import prefill_cost
+from engine.lab.scenario import MODES, scenario_names
 from engine.lab.scenario_file import scenario_from_dict
 from engine.lab.timeline import build_timeline
+from tests.app.conftest import Element, parse
 
 TWO_REQUESTS = """add_request A max_tokens=2 prompt: 1..12
 step
@@ -341,3 +345,123 @@ def decks(app: App) -> list[tuple[str, Any]]:
     from app.views.base import StepView
 
     return [(name, value) for name, value in vars(app).items() if isinstance(value, StepView)]
+
+
+def shared_prefix(shared: int, reset: str = "reset_prefix_cache") -> str:
+    """A and B share their first ``shared`` tokens; B runs while the reset comes."""
+    return (
+        "add_request A max_tokens=2 prompt: 1..12\nstep\n"
+        f"add_request B max_tokens=3 prompt: 1..{shared}, 50..53\nstep\n{reset}\nrun_until_idle"
+    )
+
+
+def shown_code(app: App) -> tuple[Element, list[tuple[str, int | None, str]], list[int], int]:
+    """The code panel as the browser builds it from what it holds at the app's step: the
+    frame, each line's kind ("same", "add", "del"), number and text, and the marks."""
+    panel = app.code._panel
+    plan = panel.plans[app.state.key][app.state.step]
+    root = parse(panel.frames[plan["frame"]].replace(SLOT, panel.bodies[plan["body"]]))
+    (frame,) = root.find_all(data_testid="code-panel")
+    lines = [
+        (
+            next((k for k in ("add", "del") if k in e.attrs["class"].split()), "same"),
+            int(e.attrs["data-line"]) if "data-line" in e.attrs else None,
+            e.text,
+        )
+        for e in root.iter()
+        if "ln" in e.attrs.get("class", "").split()
+    ]
+    return frame, lines, plan["ran"], plan["current"]
+
+
+@pytest.mark.parametrize(
+    ("reset", "diff_modes"),
+    [("reset_prefix_cache", {"keep"}), ("reset_prefix_cache keep", set(MODES))],
+    ids=["mode-decides", "keep-pinned"],
+)
+def test_a_playground_reset_shows_keep_modes_diff_where_the_keep_reset_ran(
+    reset: str, diff_modes: set[str]
+) -> None:
+    """At a playground's reset, the code panel shows the keep reset as a diff against the
+    released code where it ran (keep mode, or every mode if the line says keep)."""
+    app = playground_app()
+    app.playground.load(EMPTY)
+    edit(app, "script", shared_prefix(8, reset))
+    for mode in app.state.modes:
+        app.state.open(app.state.scenario, mode, 0)
+        steps = app.state.timeline.steps
+        at = next(i for i, s in enumerate(steps) if s.label.startswith("reset_prefix_cache("))
+        app.state.step = at
+        focus, kept = steps[at].focus, "keep_running_requests=True" in steps[at].label
+        assert focus is not None and kept == (mode in diff_modes)
+        frame, lines, ran, current = shown_code(app)
+        assert frame.attrs["data-diff"] == str(kept).lower(), mode
+        assert frame.attrs["data-qualname"] == focus.qualname
+        assert focus.qualname.startswith("KeepModeBlockPool." if kept else "BlockPool.")
+        assert (ran, current) == (sorted(focus.lines), focus.last_line)
+        assert set(ran) <= {n for _, n, _ in lines}  # each line that ran is there, numbered
+        assert {k for k, _, _ in lines} == ({"same", "add", "del"} if kept else {"same"}), mode
+        guard = [(k, n in ran) for k, n, text in lines if "not allow_used_blocks" in text]
+        assert guard == ([("add", True)] if kept else [])  # keep's guard: added, and it ran
+
+
+def shown_hit(app: App, request_id: str = "B") -> int:
+    """Check the prefill-cost view against the request's record at the app's step (the
+    engine's: its prompt and prefix-cache hit), and return the hit."""
+    snapshot = app.state.current.snapshot
+    request = next(r for r in snapshot.requests if r.request_id == request_id)
+    cost = prefill_cost(request.num_prompt_tokens, request.num_cached_tokens, SEED_FLOPS)
+    (panel,) = parse(app.prefill.html).find_all(data_testid="prefill-cost")
+    assert panel.attrs["data-valid"] == "true"
+    for attr, value in [
+        ("data-flops-without", cost.flops_without_cache),
+        ("data-flops-with", cost.flops_with_cache),
+        ("data-speedup", cost.speedup),
+    ]:
+        assert float(panel.attrs[attr]) == pytest.approx(value, rel=1e-4), attr
+    assert f"{request.num_prompt_tokens:,} prompt tokens" in panel.text
+    assert f"with {request.num_cached_tokens:,} cached" in panel.text
+    fields = {n: app.prefill.inputs[n].value for n in ("prompt_tokens", "cached_tokens")}
+    assert fields == {
+        "prompt_tokens": str(request.num_prompt_tokens),
+        "cached_tokens": str(request.num_cached_tokens),
+    }
+    return request.num_cached_tokens
+
+
+def admitted(app: App, request_id: str) -> int:
+    """The step at which the request was admitted (its prefix-cache hit known)."""
+    return next(
+        i
+        for i, s in enumerate(app.state.timeline.steps)
+        if any(r.request_id == request_id and r.num_cached_tokens >= 0 for r in s.snapshot.requests)
+    )
+
+
+def test_the_prefill_cost_on_a_playground_is_its_requests_and_follows_an_edit() -> None:
+    """The prefill-cost view shows the admitted request's prompt and cache hit as the
+    engine recorded them, and a longer shared prefix typed in raises the hit it shows."""
+    app = playground_app()
+    app.playground.load(EMPTY)
+    edit(app, "script", shared_prefix(8))
+    app.state.step = step = admitted(app, "B")
+    hit = shown_hit(app)
+    edit(app, "script", shared_prefix(12))  # the learner stays on the step
+    assert app.state.step == step
+    # 4 more shared tokens: one more full block found in the cache
+    assert hit > 0 and shown_hit(app) - hit == app.state.timeline.block_size
+
+
+def test_the_prefill_cost_on_a_playground_is_each_modes_own() -> None:
+    """A request sent after a reset while B runs shows each mode's hit: none after keep
+    mode's reset (the hashes are gone), the prefix's after the released one (it failed)."""
+    app = playground_app()
+    app.playground.load(EMPTY)
+    after = "reset_prefix_cache\nadd_request C prompt: 1..8, 60\nstep"
+    edit(app, "script", shared_prefix(8, after))
+    hits: dict[str, int] = {}
+    for mode in ("default", "keep"):
+        app.state.open(app.state.scenario, mode, 0)
+        app.state.step = admitted(app, "C")
+        hits[mode] = shown_hit(app, "C")
+    assert hits["keep"] == 0 < hits["default"]

@@ -27,6 +27,7 @@ from tests.app.playground_checks import (
     build_by_hand,
     check_an_edit_right_after_a_move_opens_there,
     check_playground_step,
+    check_the_editor_beside_the_views,
     export_toml,
     field,
     open_fork,
@@ -68,6 +69,7 @@ def test_a_scenario_built_by_hand_in_pyodide_matches_cpython(
     open_fork(page)
     # The copy opens where the learner was: keep mode, step 2.
     check_playground_step(page, build_timeline(scenario_from_dict(fork("reset")), "keep"), 2)
+    check_the_editor_beside_the_views(page)
     data, timeline = build_by_hand(page)
     walk(page, timeline)
 
