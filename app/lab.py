@@ -20,7 +20,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from app.side_runs import SideRuns, default_processes, in_pyodide
+from app.runtime import in_pyodide
+from app.side_runs import SideRuns, default_processes
 from engine.lab.scenario import MODES
 from engine.lab.timeline import Timeline, build_timeline
 from engine.lab.workload import (

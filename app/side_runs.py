@@ -32,6 +32,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import IO, Any
 
+from app.runtime import in_pyodide
 from engine.lab.workload import Workload, WorkloadRun, run_workload
 
 # At most this many sides on a server; one core is left to the server, which plays
@@ -48,10 +49,6 @@ READY, RUN, FAILED = "ready", "run", "failed"
 
 class SideRunFailed(RuntimeError):
     """The side died, or the run failed there (its message says which)."""
-
-
-def in_pyodide() -> bool:
-    return sys.platform == "emscripten"
 
 
 def _side_worker() -> Any:

@@ -11,7 +11,6 @@ shown.
 from __future__ import annotations
 
 import asyncio
-import sys
 import weakref
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -22,6 +21,7 @@ from bokeh.document import Document
 
 from app.components.step_deck import NOT_SENT, Deck, StepDeck
 from app.errors import logged
+from app.runtime import in_pyodide
 from app.state import SimulatorState
 from app.stylesheets import stylesheet
 from app.theme import CSS
@@ -142,7 +142,7 @@ def defers_rest() -> bool:
     context = doc.session_context if doc else None
     if getattr(context, "server_context", None) is not None:
         return True
-    return sys.platform == "emscripten" and doc in _PAGES_UP
+    return in_pyodide() and doc in _PAGES_UP
 
 
 def still_open(state: SimulatorState | None, timelines: tuple[Timeline, ...]) -> bool:

@@ -35,8 +35,7 @@ from engine.lab.scenario import MODES
 from engine.lab.scenario_file import scenario_from_dict
 from engine.lab.workload import COLUMNS, Preset, Workload, WorkloadRun, WorkloadRunner, run_workload
 from tests.app.conftest import parse
-
-SMALL_KNOBS = {"requests": 12, "shared_tokens": 64, "unique_tokens": 16, "output_tokens": 2}
+from tests.app.small_lab import SMALL_KNOBS
 
 
 @pytest.fixture(autouse=True)

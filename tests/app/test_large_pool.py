@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import Callable
 from itertools import pairwise
 from typing import Any, ClassVar
@@ -318,7 +319,7 @@ def test_in_pyodide_the_rest_waits_only_once_the_page_is_up(
 ) -> None:
     """The static site's early page hands over to a live page whose decks hold every
     step; after that, an edit's other pages come a moment later there too."""
-    monkeypatch.setattr(base.sys, "platform", "emscripten")
+    monkeypatch.setattr(sys, "platform", "emscripten")  # (app/runtime.py)
     document = Document()
     with set_curdoc(document):
         assert not base.defers_rest()

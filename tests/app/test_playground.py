@@ -342,9 +342,7 @@ def test_every_view_shows_a_step_whose_later_pages_never_came(
 
 def decks(app: App) -> list[tuple[str, Any]]:
     """The app's StepViews, by attribute name."""
-    from app.views.base import StepView
-
-    return [(name, value) for name, value in vars(app).items() if isinstance(value, StepView)]
+    return [(n, value) for n, value in vars(app).items() if isinstance(value, base.StepView)]
 
 
 def shared_prefix(shared: int, reset: str = "reset_prefix_cache") -> str:

@@ -20,8 +20,7 @@ import pytest
 from app.lab import FinishedRuns, LabResult, LabRun, RunsInProgress, preset
 from app.side_runs import SideRuns, default_processes, serve
 from engine.lab.workload import Workload, WorkloadRun, run_workload
-
-SMALL_KNOBS = {"requests": 12, "shared_tokens": 64, "unique_tokens": 16, "output_tokens": 2}
+from tests.app.small_lab import SMALL_KNOBS
 
 
 def started(runs: SideRuns) -> SideRuns:
