@@ -388,10 +388,12 @@ class LabRun:
         on_progress: Callable[[float], None],
     ) -> WorkloadRun | None:
         """The run a side plays (played here if that fails); None if stopped while it
-        plays, which it goes on doing (a Stop cannot reach it)."""
+        plays, which it goes on doing (a Stop cannot reach it): its run is kept when it
+        comes, for the learner who sets the knob back."""
         while not waiting.done():
             await asyncio.wait([waiting], timeout=AHEAD_WAIT_S)
             if self.stopped:
+                waiting.add_done_callback(self._keep_played_beside)
                 return None
         try:
             run = waiting.result()
@@ -401,11 +403,21 @@ class LabRun:
             runner = self.in_progress.runner(workload)
             self.runners.append(runner)
             return await self._played_here(runner, on_progress)
-        known = self.finished.get(workload)
+        return self._kept(run)
+
+    def _kept(self, run: WorkloadRun) -> WorkloadRun:
+        """The run as the finished runs keep it: another session's copy, if one is
+        there (the sessions share one), else this one, put there."""
+        known = self.finished.get(run.workload)
         if known is not None:
-            return known  # another session's copy: the sessions share one
+            return known
         self.finished.put(run)
         return run
+
+    def _keep_played_beside(self, done: asyncio.Future[WorkloadRun]) -> None:
+        """(on the event loop's thread, where the finished runs are kept)"""
+        if not done.cancelled() and done.exception() is None:
+            self._kept(done.result())
 
 
 def likely_next(workload: Workload) -> list[Workload]:

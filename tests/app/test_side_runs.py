@@ -97,10 +97,28 @@ def test_the_learners_run_is_shown_first_while_the_overlays_still_plays(
     assert result is not None and shown == [result.run]
 
 
-def test_a_stop_while_the_overlay_plays_beside_ends_the_run_at_once(side: SideRuns) -> None:
-    with paused(side):
-        lab_run = both_to_play(side)
-        assert asyncio.run(lab_run.play(lambda _: None, lambda _: lab_run.stop())) is None
+def test_a_stop_while_the_overlay_plays_beside_ends_the_run_at_once_and_keeps_it(
+    side: SideRuns,
+) -> None:
+    """Stop does not wait for the side; the run it ends later is kept, so setting the
+    knob back shows it without playing it again."""
+
+    async def stop_then_wait() -> None:
+        with paused(side) as resume:
+            lab_run = both_to_play(side)
+            assert await lab_run.play(lambda _: None, lambda _: lab_run.stop()) is None
+            overlay = lab_run.workloads[1]
+            assert lab_run.finished.get(overlay) is None  # (it is still playing)
+            resume()
+            for _ in range(1000):
+                if (kept := lab_run.finished.get(overlay)) is not None:
+                    break
+                await asyncio.sleep(0.01)
+        assert kept == run_workload(overlay)
+        again = LabRun(lab_run.preset, lab_run.workloads[0], True, lab_run.finished, side=side)
+        assert again.runners == [] and again._beside is None  # both runs known
+
+    asyncio.run(stop_then_wait())
 
 
 def test_a_side_process_that_dies_leaves_the_run_to_be_played_here(side: SideRuns) -> None:
