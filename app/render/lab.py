@@ -74,16 +74,21 @@ def render_outcome(result: LabResult) -> str:
             "may not hold; the numbers below are this run's.</p>"
         )
         text = ""
-    key = f"Solid: {esc(result.run_label)}"
-    if result.compare is not None:
-        key += f" · dashed: {esc(preset_.compare_label)}"
     return (
         f'<div class="lab-outcome" data-testid="lab-outcome"><h2>{esc(preset_.title)}</h2>'
-        f'<p class="lab-key">{key}</p>{note}'
+        f"{note}"
         + (f'<p class="lab-expected" data-testid="lab-expected">{esc(text)}</p>' if text else "")
         + render_numbers(result)
         + "</div>"
     )
+
+
+def render_run_key(result: LabResult) -> str:
+    """Which run each line is, above the first chart (the legends say solid or dashed)."""
+    key = f"Solid: {esc(result.run_label)}"
+    if result.compare is not None:
+        key += f" · dashed: {esc(result.preset.compare_label)}"
+    return f'<p class="lab-key" data-testid="lab-key">{key}</p>'
 
 
 def render_step_view(steps: RunSteps, engine_step: int) -> str:

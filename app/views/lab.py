@@ -51,6 +51,7 @@ from app.render.lab import (
     render_chart_legend,
     render_outcome,
     render_progress,
+    render_run_key,
     render_step_view,
     step_hint,
 )
@@ -64,6 +65,8 @@ from engine.lab.workload import (
     WorkloadRun,
 )
 
+# The run key's line, taken from the hit-rate chart's height (px).
+HIT_RATE_CHART_SHORTER_BY = 24
 LAB_CSS = Path(__file__).with_name("lab.css").read_text(encoding="utf-8")
 # The page around the lab's roots: the main entry point puts it in the page's head.
 LAB_PAGE_CSS = Path(__file__).with_name("lab_page.css").read_text(encoding="utf-8")
@@ -299,6 +302,10 @@ class LabView(pn.viewable.Viewer):
             height=34,
         )
         self.outcome = pn.pane.HTML("", stylesheets=STYLESHEETS, sizing_mode="stretch_width")
+        # Above the first chart: which run is solid and which dashed.
+        self.run_key = pn.pane.HTML(
+            "", stylesheets=STYLESHEETS, sizing_mode="stretch_width", margin=(0, 10)
+        )
         self.notice = pn.pane.HTML(
             "".join(f'<p class="notice" role="alert">{esc(n)}</p>' for n in notices),
             visible=bool(notices),
@@ -315,6 +322,9 @@ class LabView(pn.viewable.Viewer):
         steps = DataRange1d()
         charts = [make_figure(*chart, self.sources, steps) for chart in CHARTS]
         self.figures = [fig for fig, _ in charts]
+        # The hit-rate chart gives the run key above it the room it takes, so that the
+        # chart and its legend stay on the first screen (lab_page.css).
+        self.figures[0].height -= HIT_RATE_CHART_SHORTER_BY
         self._legend_items = [items for _, items in charts]
         self.legends = [ChartLegend(margin=(0, 10)) for _ in CHARTS]
         self._show_legends(overlay=self.overlay.value)
@@ -394,7 +404,14 @@ class LabView(pn.viewable.Viewer):
         others = pn.FlexBox(*charts[1:], flex_wrap="wrap", sizing_mode="stretch_width")
         return (
             lab_root("lab-controls", controls, margin=(10, 16, 0, 16)),
-            lab_root("lab-outcome", charts[0], self.outcome, self.hint, margin=(0, 16, 0, 16)),
+            lab_root(
+                "lab-outcome",
+                self.run_key,
+                charts[0],
+                self.outcome,
+                self.hint,
+                margin=(0, 16, 0, 16),
+            ),
             lab_root(
                 "lab-charts", others, self.step_view, self.address_bar, margin=(0, 16, 10, 16)
             ),
@@ -520,6 +537,7 @@ class LabView(pn.viewable.Viewer):
             self._chart(1, result.compare)
             self._show_legends(overlay=result.compare is not None)
             self.outcome.object = render_outcome(result)
+            update_changed(self.run_key, object=render_run_key(result))
             self._steps = run_steps(result.run.workload, result.run.num_steps)
             run = result.run
             hint = step_hint(self._steps) + render_open_in_playground(run.workload, run.num_steps)

@@ -27,7 +27,7 @@ from app.lab import (
     preset,
     run_steps,
 )
-from app.render.lab import render_outcome
+from app.render.lab import render_outcome, render_run_key
 from app.side_runs import SideRuns
 from app.views.lab import CHARTS, LabView, attach_shared_models, open_lab
 from engine.lab import playground_code
@@ -194,7 +194,7 @@ def test_the_learners_run_is_named_by_its_knobs_once_they_differ_from_the_preset
     def names(result: LabResult) -> tuple[str, list[str]]:
         page = parse(render_outcome(result))
         heads = [e.text for e in page.iter() if e.tag == "th" and e.attrs.get("scope") == "col"]
-        return page.find_all(**{"class": "lab-key"})[0].text, heads
+        return parse(render_run_key(result)).find_all(data_testid="lab-key")[0].text, heads
 
     shared = preset("shared-prefix")
     small = shared.workload.replace(**SMALL_KNOBS)
