@@ -65,8 +65,9 @@ from engine.lab.workload import (
     WorkloadRun,
 )
 
-# The run key's line, taken from the hit-rate chart's height (px).
-HIT_RATE_CHART_SHORTER_BY = 24
+# A chart's height (px); the hit-rate chart gives the run key's line above it its room.
+CHART_HEIGHT = 240
+HIT_RATE_CHART_HEIGHT = CHART_HEIGHT - 24
 LAB_CSS = Path(__file__).with_name("lab.css").read_text(encoding="utf-8")
 # The page around the lab's roots: the main entry point puts it in the page's head.
 LAB_PAGE_CSS = Path(__file__).with_name("lab_page.css").read_text(encoding="utf-8")
@@ -203,7 +204,7 @@ def make_figure(
     fig = figure(
         title=title,
         x_range=steps,
-        height=240,
+        height=CHART_HEIGHT,
         sizing_mode="stretch_width",
         x_axis_label="engine step",
         y_axis_label=y_label,
@@ -324,7 +325,7 @@ class LabView(pn.viewable.Viewer):
         self.figures = [fig for fig, _ in charts]
         # The hit-rate chart gives the run key above it the room it takes, so that the
         # chart and its legend stay on the first screen (lab_page.css).
-        self.figures[0].height -= HIT_RATE_CHART_SHORTER_BY
+        self.figures[0].height = HIT_RATE_CHART_HEIGHT
         self._legend_items = [items for _, items in charts]
         self.legends = [ChartLegend(margin=(0, 10)) for _ in CHARTS]
         self._show_legends(overlay=self.overlay.value)
