@@ -8,8 +8,9 @@ fixture).
 
     PCL_SOAK_ACTIONS=300 PCL_SOAK_SEED=7 pytest tests/app/test_browser_playground_soak.py
 
-The suite runs 1,000 actions (about 7 minutes on a 2-core machine); the static site's
-soak (tests/site/test_site_playground.py) reuses `soak`.
+The suite runs 250 actions; `--long` runs 1,000 instead (about 7 minutes on a 2-core
+machine), whose first 250 are the same actions (one seed). The static site's soak
+(tests/site/test_site_playground.py) reuses `soak` and `soak_lengths`.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from engine.lab.timeline import Timeline, build_timeline
 from tests.app import test_browser_serve as serve
 from tests.app.playground_checks import check_playground_step, field, open_fork, start_empty
 from tests.app.test_browser_serve import Watched, open_app
+from tests.conftest import long_run
 
 expect = pytest.importorskip("playwright.sync_api").expect
 
@@ -36,7 +38,8 @@ pytestmark = pytest.mark.browser
 
 server, playwright, browser, watched = serve.server, serve.playwright, serve.browser, serve.watched
 
-ACTIONS = int(os.environ.get("PCL_SOAK_ACTIONS", "1000"))
+ACTIONS = int(os.environ.get("PCL_SOAK_ACTIONS", "250"))
+LONG_ACTIONS = 1000
 SEED = int(os.environ.get("PCL_SOAK_SEED", "12"))
 SCRIPT_LABEL = "Script (one action per line)"
 # Picked at random, edits and steps the most often.
@@ -108,10 +111,29 @@ def shown_position(page: Any, name: str, mode: str | None = None) -> tuple[str, 
     )
 
 
+def soak_lengths(actions: int) -> Any:
+    """The suite's soak of ``actions`` and the long one (marked slow, run by ``--long``)."""
+    return pytest.mark.parametrize(
+        "actions",
+        [
+            pytest.param(actions, id=f"{actions}-actions"),
+            pytest.param(LONG_ACTIONS, id=f"{LONG_ACTIONS}-actions", marks=pytest.mark.slow),
+        ],
+    )
+
+
+def skip_if_the_long_soak_runs(request: pytest.FixtureRequest, actions: int) -> None:
+    """With ``--long`` the short soak is the long one's first actions (one seed): skip it."""
+    if actions != LONG_ACTIONS and long_run(request.config):
+        pytest.skip("the long soak plays these actions first")
+
+
+@soak_lengths(ACTIONS)
 def test_random_learner_actions_keep_the_page_equal_to_the_engine(
-    watched: Watched, server: str
+    watched: Watched, server: str, actions: int, request: pytest.FixtureRequest
 ) -> None:
-    soak(open_app(watched, server, "?scenario=shared-prefix"), ACTIONS, SEED)
+    skip_if_the_long_soak_runs(request, actions)
+    soak(open_app(watched, server, "?scenario=shared-prefix"), actions, SEED)
 
 
 def soak(page: Any, actions: int, seed: int) -> None:

@@ -355,6 +355,20 @@ def assert_clean(run: PageRun) -> None:
     assert run.errors == [], f"console errors: {run.errors}"
 
 
+def open_page(
+    context: Any, site_url: str, query: str = "", viewport: tuple[int, int] | None = None
+) -> tuple[Any, PageRun, Callable[[], None]]:
+    """A new page of ``context`` at ``query``, interactive: (page, run, detach)."""
+    page = context.new_page()
+    if viewport:
+        page.set_viewport_size({"width": viewport[0], "height": viewport[1]})
+    run = PageRun(origin=site_url)
+    detach = record(page, run)
+    page.goto(f"{site_url}/{query}", wait_until="commit", timeout=30_000)
+    wait_interactive(page, run)
+    return page, run, detach
+
+
 @pytest.fixture
 def site_page(
     shared_context: Any,
@@ -367,13 +381,8 @@ def site_page(
     opened: list[tuple[str, Any, PageRun, Callable[[], None]]] = []
 
     def _open(query: str = "", viewport: tuple[int, int] | None = None) -> tuple[Any, PageRun]:
-        page = shared_context.new_page()
-        if viewport:
-            page.set_viewport_size({"width": viewport[0], "height": viewport[1]})
-        run = PageRun(origin=site_url)
-        opened.append((query, page, run, record(page, run)))
-        page.goto(f"{site_url}/{query}", wait_until="commit", timeout=30_000)
-        wait_interactive(page, run)
+        page, run, detach = open_page(shared_context, site_url, query, viewport)
+        opened.append((query, page, run, detach))
         return page, run
 
     yield _open
@@ -384,3 +393,15 @@ def site_page(
     save_artifact(f"page-{name}", [{"query": q, **run.summary()} for q, _, run, _ in opened])
     for _, _, run, _ in opened:
         assert_clean(run)
+
+
+@pytest.fixture(scope="module")
+def module_page(shared_context: Any, site_url: str) -> Iterator[tuple[Any, PageRun]]:
+    """One interactive page for a module's tests, which move it in the app (a page load
+    starts Pyodide: about 10 s of both cores). It opens on the flagship scenario and must
+    stay clean throughout."""
+    page, run, detach = open_page(shared_context, site_url, "?scenario=reset")
+    yield page, run
+    detach()
+    page.close()
+    assert_clean(run)

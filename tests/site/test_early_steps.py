@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from app.static_site.pins import PANEL_VERSION
 from app.render.prefill import step_request
+from app.static_site.pins import PANEL_VERSION
 from engine.lab.scenario import load_scenario
 from engine.lab.timeline import build_timeline
 from tests.app.page_checks import check_step

@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from app.static_site.assets import AssetError
 from app.early_playground import SCRIPT_LABEL
+from app.static_site.assets import AssetError
 from app.static_site.layout import BOKEH_CDN, PANEL_CDN, ROOT
 from app.static_site.patches import (
     EARLY_MESSAGE,
     EMBED_CALL,
-    STAGES,
     SIDE_WORKER,
+    STAGES,
     STEP_EVENT,
     patch_copy_choice,
     patch_early_playground,

@@ -2,9 +2,11 @@
 
 Every page is opened in one shared browser context (its HTTP cache makes each load
 after the first a warm one) and must make no request outside 127.0.0.1 and log no
-console error; each load's status messages go to test-artifacts/. The page checks are
-the panel-serve tests' own (tests/app/test_browser_serve.py), so both ways of running
-the app are held to the same assertions.
+console error; each load's status messages go to test-artifacts/. The tests that need
+no address of their own share one page (`module_page`) and move it as a learner
+would, with the scenario picker and the mode buttons: a load starts Pyodide again.
+The page checks are the panel-serve tests' own (tests/app/test_browser_serve.py), so
+both ways of running the app are held to the same assertions.
 """
 
 from __future__ import annotations
@@ -99,22 +101,39 @@ def browser_digests(page: Any, names: list[str]) -> dict[str, str]:
     return dict(json.loads(worker.evaluate(DIGESTS_IN_WORKER, [names, WORKER_TIMEOUT_MS])))
 
 
+def open_in_page(page: Any, name: str, mode: str) -> Timeline:
+    """Open scenario ``name`` in ``mode`` at its first step, with the page's own controls."""
+    tl = timeline(name, mode)
+    page.get_by_label("Scenario").select_option(name)
+    expect(page.get_by_label("Scenario")).to_have_value(name)
+    radio = page.get_by_role("radio", name=mode)
+    if radio.count():  # a scenario of one mode has no mode buttons
+        radio.check()
+        expect(radio).to_be_checked()
+    restart = page.get_by_role("button", name="Restart")
+    if restart.is_enabled():
+        restart.click()
+    wait_for_step(page, tl, 0)
+    return tl
+
+
 @pytest.mark.parametrize("mode", MODES)
-def test_every_step_of_the_flagship_matches_the_engine(site_page: Any, mode: str) -> None:
-    tl = timeline(FLAGSHIP, mode)
-    page, _ = site_page(f"?scenario={FLAGSHIP}&mode={mode}")
-    expect(page.get_by_role("radio", name=mode)).to_be_checked()
+def test_every_step_of_the_flagship_matches_the_engine(
+    module_page: tuple[Any, Any], mode: str
+) -> None:
+    page, _ = module_page
+    tl = open_in_page(page, FLAGSHIP, mode)
     check_step(page, tl, 0)
     step_forward_to_end(page, tl, check_each=True)
-    # One page per mode: the other interactions ride on it instead of reloading Pyodide.
+    # The other interactions ride on the modes' walks.
     if mode == "preempt":
         step_back_and_scrub(page, tl)
     if mode == "keep":
         exercise_keyboard(page, tl)
 
 
-def test_timelines_computed_in_the_browser_equal_cpython(site_page: Any) -> None:
-    page, _ = site_page()
+def test_timelines_computed_in_the_browser_equal_cpython(module_page: tuple[Any, Any]) -> None:
+    page, _ = module_page
     names = list(scenario_names())
     cpython = {f"{n}/{m}": timeline(n, m).digest() for n in names for m in load_scenario(n).modes}
     assert browser_digests(page, names) == cpython
@@ -153,10 +172,9 @@ def test_embed_mode(site_page: Any) -> None:
 
 
 @pytest.mark.parametrize("name", list(scenario_names()))
-def test_every_scenario_steps_to_its_end(site_page: Any, name: str) -> None:
-    tl = timeline(name, load_scenario(name).modes[0])
-    page, _ = site_page(f"?scenario={name}")
-    wait_for_step(page, tl, 0)
+def test_every_scenario_steps_to_its_end(module_page: tuple[Any, Any], name: str) -> None:
+    page, _ = module_page
+    tl = open_in_page(page, name, load_scenario(name).modes[0])
     step_forward_to_end(page, tl, check_each=False)
     shown, want = read_page(page), expected(tl, last_step(tl))
     assert {k: shown[k] for k in ("blocks", "queue", "map")} == {

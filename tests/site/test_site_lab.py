@@ -3,7 +3,7 @@ charts hold the same series as the engine in CPython."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -15,9 +15,9 @@ from engine.lab.timeline import build_timeline
 from engine.lab.workload import run_workload, workload_scenario
 from tests.app.lab_checks import (
     check_a_bad_knob_says_why,
-    check_both_runs_follow_a_knob,
-    check_a_long_run_stops,
     check_a_chart_on_the_first_screen,
+    check_a_long_run_stops,
+    check_both_runs_follow_a_knob,
     check_legend_hides_and_shows,
     click_a_chart,
     playground_of,
@@ -25,7 +25,7 @@ from tests.app.lab_checks import (
     source,
 )
 from tests.app.playground_checks import check_playground_step, field
-from tests.site.conftest import PageRun, assert_clean, record, wait_interactive
+from tests.site.conftest import PageRun, assert_clean, open_page, record, wait_interactive
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 expect = playwright_api.expect
@@ -113,26 +113,37 @@ def test_a_click_on_a_chart_opens_the_step_view_and_the_playground_in_pyodide(
     assert_clean(loaded)
 
 
-def test_a_run_too_large_for_the_playground_says_why_in_pyodide(
-    site_page: Callable[..., tuple[Any, Any]],
-) -> None:
-    page, _ = site_page("?lab=fresh-salt")
-    reason = page.get_by_test_id("lab-playground-reason")
+@pytest.fixture(scope="module")
+def fresh_salt_page(shared_context: Any, site_url: str) -> Iterator[Any]:
+    """One lab page of `fresh-salt` for the three tests below, in their order (a load
+    starts Pyodide again): the first run's verdict, then a bad knob, then a long run."""
+    page, run, detach = open_page(shared_context, site_url, "?lab=fresh-salt")
+    yield page
+    detach()
+    page.close()
+    assert_clean(run)
+
+
+def test_a_run_too_large_for_the_playground_says_why_in_pyodide(fresh_salt_page: Any) -> None:
+    reason = fresh_salt_page.get_by_test_id("lab-playground-reason")
     expect(reason).to_contain_text("its pool has 20,000 blocks", timeout=RUN_TIMEOUT_MS)
-    expect(page.get_by_test_id("lab-playground-link")).to_have_count(0)
+    expect(fresh_salt_page.get_by_test_id("lab-playground-link")).to_have_count(0)
 
 
-def test_a_bad_knob_says_why_beside_it_in_pyodide(
-    site_page: Callable[..., tuple[Any, Any]],
-) -> None:
-    page, _ = site_page("?lab=fresh-salt")  # (interactive: Python is live)
-    expect(page.get_by_test_id("lab-outcome")).to_be_visible(timeout=RUN_TIMEOUT_MS)
-    check_a_bad_knob_says_why(page)
+def test_a_bad_knob_says_why_beside_it_in_pyodide(fresh_salt_page: Any) -> None:
+    outcome = fresh_salt_page.get_by_test_id("lab-outcome")
+    expect(outcome).to_be_visible(timeout=RUN_TIMEOUT_MS)
+    pool = fresh_salt_page.get_by_label("num_gpu_blocks", exact=True)
+    size = pool.input_value()
+    check_a_bad_knob_says_why(fresh_salt_page)
+    # The pool set back, for the next test on this page: the message goes, Run comes back.
+    pool.fill(size)
+    pool.press("Enter")
+    expect(fresh_salt_page.get_by_role("alert")).to_have_count(0)
+    expect(fresh_salt_page.get_by_role("button", name="Run")).to_be_enabled()
 
 
-def test_a_long_run_shows_progress_and_stops_in_pyodide(
-    site_page: Callable[..., tuple[Any, Any]],
-) -> None:
-    page, _ = site_page("?lab=fresh-salt")  # (interactive: Python is live)
-    expect(page.get_by_test_id("lab-outcome")).to_be_visible(timeout=RUN_TIMEOUT_MS)
-    check_a_long_run_stops(page, RUN_TIMEOUT_MS)
+def test_a_long_run_shows_progress_and_stops_in_pyodide(fresh_salt_page: Any) -> None:
+    outcome = fresh_salt_page.get_by_test_id("lab-outcome")
+    expect(outcome).to_be_visible(timeout=RUN_TIMEOUT_MS)
+    check_a_long_run_stops(fresh_salt_page, RUN_TIMEOUT_MS)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,14 +17,13 @@ from typing import Any
 import pytest
 
 from app.playground.editor import fork
-from engine.lab import toml_writer
 from engine.lab.scenario_file import scenario_from_dict
 from engine.lab.timeline import build_timeline
 from tests.app.playground_checks import (
-    check_import_refused,
     SCRIPT,
     build_by_hand,
     check_an_edit_right_after_a_move_opens_there,
+    check_import_refused,
     check_playground_step,
     check_the_editor_beside_the_views,
     export_toml,
@@ -33,12 +31,19 @@ from tests.app.playground_checks import (
     open_fork,
     walk,
 )
-from tests.app.test_browser_playground_soak import SEED, soak
+from tests.app.test_browser_playground_soak import (
+    SEED,
+    skip_if_the_long_soak_runs,
+    soak,
+    soak_lengths,
+)
 from tests.site.test_site_app import EXPECT_TIMEOUT_MS, WORKER_TIMEOUT_MS
 
 expect = pytest.importorskip("playwright.sync_api").expect
 
 pytestmark = [pytest.mark.site, pytest.mark.browser]
+
+SITE_ACTIONS = int(os.environ.get("PCL_SITE_SOAK_ACTIONS", "50"))
 
 # Runs in the Pyodide worker: the digest of the timeline the page's engine builds.
 DIGEST_IN_WORKER = """async ([data, mode, timeoutMs]) => {
@@ -105,10 +110,13 @@ def test_an_edit_right_after_a_step_opens_at_that_step_in_pyodide(site_page: Any
     check_an_edit_right_after_a_move_opens_there(page)
 
 
-def test_random_learner_actions_on_the_static_site(site_page: Any) -> None:
+@soak_lengths(SITE_ACTIONS)
+def test_random_learner_actions_on_the_static_site(
+    site_page: Any, actions: int, request: pytest.FixtureRequest
+) -> None:
     """The panel-serve soak on the static site (site_page checks the console stays clean):
-    1,000 actions, about 14 minutes on a 2-core machine (each reload starts Pyodide
-    again); PCL_SITE_SOAK_ACTIONS sets how many."""
-    actions = int(os.environ.get("PCL_SITE_SOAK_ACTIONS", "1000"))
+    50 actions, or 1,000 with --long (14-30 minutes on a 2-core machine: each reload starts
+    Pyodide again); PCL_SITE_SOAK_ACTIONS sets the first number."""
+    skip_if_the_long_soak_runs(request, actions)
     page, _ = site_page("?scenario=shared-prefix")
     soak(page, actions, SEED)

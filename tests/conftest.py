@@ -1,0 +1,50 @@
+"""The suite's tiers: `--long` for what is long by nature, and the tiers a run needs.
+
+Markers: `browser` (headless Chromium), `site` (the static site built by build.py),
+`slow` (the 1,000-action soaks: skipped unless `--long`). tests/run.sh asks which
+tiers the chosen tests need (PCL_TIERS_FILE) and sets up only those.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+LONG_HINT = "long by nature: run with --long (bash tests/run.sh --long)"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--long",
+        action="store_true",
+        default=False,
+        help="also run the tests marked slow (the 1,000-action soaks)",
+    )
+
+
+def long_run(config: pytest.Config) -> bool:
+    return bool(config.getoption("--long"))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if long_run(config):
+        return
+    skip = pytest.mark.skip(reason=LONG_HINT)
+    for item in items:
+        if item.get_closest_marker("slow"):
+            item.add_marker(skip)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    path = os.environ.get("PCL_TIERS_FILE")
+    if not path:
+        return
+    tiers = {
+        tier
+        for item in session.items
+        for tier in ("browser", "site")
+        if item.get_closest_marker(tier) and not item.get_closest_marker("skip")
+    }
+    with open(path, "w") as out:
+        out.write(" ".join(sorted(tiers)) + "\n")
