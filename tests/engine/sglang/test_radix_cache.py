@@ -159,6 +159,4 @@ def test_kv_events() -> None:
     assert stored[1].parent_block_hash == stored[0].block_hashes[0]
     tree.evict(4)
     (removed,) = tree.take_events()
-    assert (
-        isinstance(removed, BlockRemoved) and len(removed.block_hashes) == 2
-    )
+    assert isinstance(removed, BlockRemoved) and len(removed.block_hashes) == 2
