@@ -110,6 +110,14 @@ class ReplayRequest(Request):
         self._num_prompt_tokens = entry.input_length
 
     @property
+    def prompt_token_ids(self) -> list[int]:
+        return prompt_token_ids(self.entry)
+
+    @prompt_token_ids.setter
+    def prompt_token_ids(self, value: list[int]) -> None:
+        """Request.__init__ sets the empty prompt it was given: the entry's is derived."""
+
+    @property
     def num_tokens(self) -> int:
         return self._num_prompt_tokens
 
