@@ -48,6 +48,7 @@ FIELDS = ("timestamp", "input_length", "output_length", "hash_ids")
 # The filler of every unit, and of a whole prompt at once (sliced, then first tokens set).
 _FILLER = [offset % 256 for offset in range(TRACE_BLOCK_TOKENS)]
 _long_filler = _FILLER * 2
+_UNIT_TAIL = tuple(_FILLER[1:])  # a whole unit after its first token
 
 
 def _filler(length: int) -> list[int]:
@@ -235,6 +236,8 @@ class PromptHashes:
     def block_hashes(self, entry: TraceEntry) -> list[BlockHash]:
         """The hashes of the prompt's full blocks, as vLLM's request block hasher gives them."""
         block_size = self.block_size
+        if block_size == TRACE_BLOCK_TOKENS:
+            return self._unit_block_hashes(entry)
         numbers = self.prefix_ids(entry.hash_ids)
         known = self._hashes
         hashes: list[BlockHash] = []
@@ -246,6 +249,30 @@ class PromptHashes:
             if block_hash is None:
                 tokens = token_range(entry.hash_ids, end - block_size, end)
                 block_hash = known[key] = hash_block_tokens(sha256, parent, tokens, None)
+            hashes.append(block_hash)
+            parent = block_hash
+        return hashes
+
+    def _unit_block_hashes(self, entry: TraceEntry) -> list[BlockHash]:
+        """``block_hashes`` when a block is a unit (the trace's own 512, the default): the
+        same hashes, without the general path's token slices: the unit's tokens are made as a
+        tuple at once (vLLM's hash then takes it as it is)."""
+        prefixes, known = self._prefixes, self._hashes
+        hashes: list[BlockHash] = []
+        parent: BlockHash | None = None
+        number = 0  # the empty prefix
+        for position, hash_id in enumerate(entry.hash_ids[: entry.input_length // 512]):
+            key = (number, hash_id)
+            found = prefixes.get(key)
+            if found is None:
+                found = prefixes[key] = len(prefixes) + 1
+            number = found
+            block_key = (number, position)
+            block_hash = known.get(block_key)
+            if block_hash is None:
+                # Concatenated: twice as fast as unpacking into a new tuple.
+                tokens = (unit_first_token(hash_id, position),) + _UNIT_TAIL  # noqa: RUF005
+                block_hash = known[block_key] = hash_block_tokens(sha256, parent, tokens, None)
             hashes.append(block_hash)
             parent = block_hash
         return hashes
