@@ -88,15 +88,15 @@ def main(argv: Sequence[str], out: TextIO = sys.stdout) -> int:
     except (TraceError, OSError) as error:
         print(f"error: {args.trace}: {error}", file=sys.stderr)
         return 2
-    trace = HashedTrace.of(entries, args.block_size)
-    capacities = args.capacity_tokens or default_capacities(trace)
-    too_small = [c for c in capacities if c < args.block_size]
-    if too_small:
+    too_small = [c for c in args.capacity_tokens or () if c < args.block_size]
+    if too_small:  # said before the prompts are hashed
         print(
             f"error: capacity {too_small[0]} holds no {args.block_size}-token block",
             file=sys.stderr,
         )
         return 2
+    trace = HashedTrace.of(entries, args.block_size)
+    capacities = args.capacity_tokens or default_capacities(trace)
     if args.timed:
         timed = replay_with_time(trace, capacities[0], args.step_ms, args.max_num_batched_tokens)
         if args.json:
