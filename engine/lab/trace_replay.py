@@ -371,6 +371,12 @@ def hit_rate_curve(
             return
 
 
+def replay_unlimited(trace: HashedTrace, stop: Stop | None = None) -> InOrderReplay:
+    """The in-order replay with a pool that holds every block of the trace: nothing is
+    evicted, so every block seen before is found (the paper's cache ratio's setting)."""
+    return replay_in_order(trace, trace.whole_trace_capacity, stop=stop)
+
+
 def paper_comparison(trace_name: str, unlimited: InOrderReplay) -> dict[str, Any]:
     """The unlimited-capacity hit rate beside the paper's cache ratio, as numbers for a
     sentence ("vLLM reuses {hit_rate:.1%} of prompt tokens; the paper reports ...")."""
