@@ -8,7 +8,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import TextIO
 
-from engine.lab import workload_cli
+from engine.lab import trace_cli, workload_cli
 from engine.lab.event_labels import event_hash_labels, event_label
 from engine.lab.scenario import Scenario, ScenarioError, load_scenario, scenario_names
 from engine.lab.scenario_file import read_toml, scenario_from_dict
@@ -106,6 +106,12 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         help="run a workload preset untraced and print its per-step series ('list' lists "
         "the presets; --workload NAME --help lists its knobs)",
     )
+    parser.add_argument(
+        "--trace",
+        metavar="FILE",
+        help="replay a request trace (JSON lines: timestamp, input_length, output_length, "
+        "hash_ids) through the prefix cache; --trace FILE --help lists its options",
+    )
     parser.add_argument("--scenario", default="reset", help="scenario name (default: reset)")
     parser.add_argument(
         "--file", default=None, help="play a scenario file (the content/scenarios TOML format)"
@@ -136,6 +142,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
     # Workloads have knobs of their own: engine/lab/workload_cli.py parses them.
     if any(arg == "--workload" or arg.startswith("--workload=") for arg in argv):
         return workload_cli.main(argv, out)
+    # Request traces too: engine/lab/trace_cli.py.
+    if any(arg == "--trace" or arg.startswith("--trace=") for arg in argv):
+        return trace_cli.main(argv, out)
     args = parse_args(argv)
     if args.list:
         for name in scenario_names():

@@ -356,7 +356,7 @@ class WorkloadRunner:
     ) -> None:
         """``prompt_hashes``: where prompt block hashes of earlier runs are kept and
         reused (None hashes every prompt afresh; the run is the same)."""
-        validate(workload)
+        self._validate(workload)
         self.workload = workload
         self.scheduler = Scheduler(
             workload.num_gpu_blocks,
@@ -382,6 +382,11 @@ class WorkloadRunner:
             ("queries", "hits", "preempted_queries", "preempted_hits", "preemptions"), 0
         )
         self._reset_flags = reset_flags(Action("reset_prefix_cache", "reset"), workload.reset_mode)
+
+    def _validate(self, workload: Workload) -> None:
+        """Raise WorkloadError for a knob that cannot be used (a runner that makes its own
+        requests, engine/lab/trace_replay.py, checks its own limits)."""
+        validate(workload)
 
     @property
     def step(self) -> int:

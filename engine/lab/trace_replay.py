@@ -1,0 +1,624 @@
+"""A request trace replayed through the engine: in order (the Mooncake paper's Figure 9
+method), as a hit-rate curve over pool capacities, and with time on a slice.
+
+In order: each request, one after another, looks up the prefix cache
+(``KVCacheManager.get_computed_blocks``), allocates what it misses (``allocate_slots``,
+which caches its full blocks) and is freed (``free``), on the engine's own
+``KVCacheManager`` and ``BlockPool``, at a pool of ``capacity_tokens // block_size``
+usable blocks (plus vLLM's null block). Nothing else runs: no decode, no concurrency, so the
+only thing that differs between capacities is what the pool's LRU eviction kept.
+
+A request whose prompt needs more blocks than the pool has can never be admitted: it is
+skipped and counted as a miss (its tokens count in the hit rate's denominator, none in its
+numerator); ``skipped_requests`` says how many.
+
+vLLM caps a hit at ``num_tokens - 1`` tokens (the last prompt token must be computed to
+get logits), in whole blocks: a prompt of exactly k full blocks, all cached, reuses k - 1.
+``hits`` is what vLLM reuses; ``uncapped_hits`` also counts that last full block when it
+is cached (block-aligned: a partial last block is never cached, so never counted).
+
+With time (``TimedTraceRunner``): the requests arrive by their timestamps through the
+``Scheduler`` and ``EngineCore``, one engine step every ``step_ms`` ms, prefilling their
+prompts and decoding ``output_length`` tokens, so concurrency, chunked prefill, waiting and
+preemption show up; it is the workload lab's ``WorkloadRunner`` with the trace's requests.
+
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from engine.lab.request_trace import (
+    TRACE_BLOCK_TOKENS,
+    PromptHashes,
+    TraceEntry,
+    TraceError,
+    prompt_token_ids,
+)
+from engine.lab.workload import Workload, WorkloadRun, WorkloadRunner
+from engine.vllm.block_pool import BlockPool
+from engine.vllm.kv_cache_manager import cdiv
+from engine.vllm.kv_cache_utils import BlockHash, KVCacheBlock
+from engine.vllm.request import Request
+from engine.vllm.scheduler import Scheduler
+
+Stop = Callable[[], bool]
+STOP_CHECK_EVERY = 256  # requests between two looks at the stop flag
+
+# The Mooncake paper's (FAST'25) Table 2 cache ratios, by trace.
+PAPER_CACHE_RATIO: dict[str, float] = {
+    "conversation": 0.40,
+    "tool_and_agent": 0.59,
+    "synthetic": 0.66,
+}
+# Figure 9's dashed line: one node's local cache, in tokens.
+PAPER_LOCAL_CACHE_TOKENS = 3_000_000
+
+
+@dataclass(frozen=True)
+class HashedTrace:
+    """A trace's requests with their prompts' block hashes at one block size.
+
+    The hashes do not depend on the pool, so one HashedTrace serves every capacity."""
+
+    entries: list[TraceEntry]
+    block_size: int
+    block_hashes: list[list[BlockHash]]
+
+    @classmethod
+    def of(cls, entries: Sequence[TraceEntry], block_size: int = TRACE_BLOCK_TOKENS) -> HashedTrace:
+        hasher = PromptHashes(block_size)
+        return cls(list(entries), block_size, hasher.all_block_hashes(entries))
+
+    @property
+    def prompt_tokens(self) -> int:
+        return sum(entry.input_length for entry in self.entries)
+
+    @property
+    def prompt_blocks(self) -> int:
+        """Blocks every prompt takes, partial last blocks included: a pool this big (in
+        usable blocks) never evicts in an in-order replay."""
+        return sum(cdiv(entry.input_length, self.block_size) for entry in self.entries)
+
+    @property
+    def whole_trace_capacity(self) -> int:
+        """Capacity in tokens that holds every block of the trace."""
+        return self.prompt_blocks * self.block_size
+
+
+class ReplayRequest(Request):
+    """A trace request for the in-order replay: vLLM's ``Request`` with its prompt's
+    block hashes given (computed once by ``PromptHashes``, the same ones vLLM's hasher
+    gives the derived tokens) and its token ids derived only when read.
+
+    A trace of 12,000 prompts of 12,000 tokens is 145 million token ids: building them
+    for every request at every capacity took longer than the whole replay. What the
+    cache reads of a request (``num_tokens``, ``block_hashes``) is exact. The in-order
+    replay generates no output, so the hashes never grow.
+    """
+
+    def __init__(self, request_id: str, entry: TraceEntry, block_hashes: list[BlockHash]) -> None:
+        super().__init__(request_id, (), max_tokens=max(1, entry.output_length))
+        self.entry = entry
+        self.block_hashes = block_hashes
+        # The attributes the base class reads as fields, sized without building them.
+        self._num_prompt_tokens = entry.input_length
+
+    @property
+    def prompt_token_ids(self) -> list[int]:
+        return prompt_token_ids(self.entry)
+
+    @prompt_token_ids.setter
+    def prompt_token_ids(self, value: list[int]) -> None:
+        """Request.__init__ sets the empty prompt it was given: the entry's is derived."""
+
+    @property
+    def num_tokens(self) -> int:
+        return self._num_prompt_tokens
+
+    @property
+    def num_prompt_tokens(self) -> int:
+        return self._num_prompt_tokens
+
+    @property
+    def all_token_ids(self) -> list[int]:
+        return prompt_token_ids(self.entry)
+
+    def append_output_token_ids(self, token_ids: int | Sequence[int]) -> None:
+        raise NotImplementedError("the in-order replay generates no output")
+
+
+@dataclass(frozen=True)
+class RequestResult:
+    """One request of an in-order replay (token counts)."""
+
+    index: int  # in the replayed slice
+    line: int  # in the trace file
+    timestamp: int
+    input_length: int
+    hits: int  # tokens vLLM took from the cache (capped at input_length - 1)
+    uncapped_hits: int  # cached full blocks at lookup, without the cap
+    evictions: int  # cached blocks dropped to make room for it
+    skipped: bool  # larger than the pool: never admitted, a miss
+    cumulative_hit_rate: float
+
+
+REQUEST_COLUMNS = tuple(RequestResult.__dataclass_fields__)
+
+
+@dataclass
+class InOrderReplay:
+    """An in-order replay at one capacity (tokens; rates are of all prompt tokens)."""
+
+    capacity_tokens: int
+    block_size: int
+    num_gpu_blocks: int  # usable blocks plus the null block
+    requests: int = 0
+    prompt_tokens: int = 0
+    queries: int = 0  # PrefixCacheStats.queries: prompt tokens of admitted requests
+    hits: int = 0  # PrefixCacheStats.hits
+    uncapped_hits: int = 0
+    skipped_requests: int = 0
+    skipped_tokens: int = 0
+    evictions: int = 0
+    completed: bool = True
+    seconds: float = 0.0
+    per_request: list[RequestResult] = field(default_factory=list)
+
+    @property
+    def hit_rate(self) -> float:
+        return self.hits / self.prompt_tokens if self.prompt_tokens else 0.0
+
+    @property
+    def uncapped_hit_rate(self) -> float:
+        return self.uncapped_hits / self.prompt_tokens if self.prompt_tokens else 0.0
+
+    def row(self) -> dict[str, Any]:
+        """The figures without the per-request rows (a CSV line, a JSON object)."""
+        values = {k: v for k, v in asdict(self).items() if k != "per_request"}
+        return {**values, "hit_rate": self.hit_rate, "uncapped_hit_rate": self.uncapped_hit_rate}
+
+
+POINT_COLUMNS = (
+    "capacity_tokens",
+    "block_size",
+    "num_gpu_blocks",
+    "requests",
+    "prompt_tokens",
+    "queries",
+    "hits",
+    "hit_rate",
+    "uncapped_hits",
+    "uncapped_hit_rate",
+    "skipped_requests",
+    "skipped_tokens",
+    "evictions",
+    "completed",
+    "seconds",
+)
+
+
+class EvictionCounter:
+    """Counts the cached blocks the pool takes back from its free queue to reuse them:
+    each loses its hash (an eviction; vLLM's ``BlockRemoved`` event with events on).
+
+    ``get_new_blocks`` takes them in one ``popleft_n`` call, hashes still on, so one
+    wrapper call a request does it. (The workload lab's PoolCounter also keeps the pool's
+    usage counts, wrapping calls made per block: a tenth of the in-order replay.)
+    """
+
+    def __init__(self, pool: BlockPool) -> None:
+        self.queue = queue = pool.free_block_queue
+        self.evictions = 0
+        popleft_n = queue.popleft_n
+
+        def counting_popleft_n(n: int) -> list[KVCacheBlock]:
+            blocks = popleft_n(n)
+            self.evictions += n - [block._block_hash for block in blocks].count(None)
+            return blocks
+
+        queue.popleft_n = counting_popleft_n  # type: ignore[method-assign]
+
+    def detach(self) -> None:
+        vars(self.queue).pop("popleft_n", None)
+
+
+@contextmanager
+def _no_cyclic_gc() -> Iterator[None]:
+    """The cyclic garbage collector off (as it was after): a replay makes no cyclic
+    garbage (its requests go by reference counting, and its pool is unlinked at the end),
+    but a pool of 300,000 blocks made the collector's passes a third of the replay."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _unlink(pool: BlockPool) -> None:
+    """Let a pool go by reference counting (its free queue links blocks both ways)."""
+    queue = pool.free_block_queue
+    for block in (queue.fake_free_list_head, *pool.blocks, queue.fake_free_list_tail):
+        block.prev_free_block = block.next_free_block = None
+
+
+def num_gpu_blocks_for(capacity_tokens: int, block_size: int) -> int:
+    """The pool for a capacity: whole blocks of it, plus vLLM's null block."""
+    return capacity_tokens // block_size + 1
+
+
+def replay_in_order(
+    trace: HashedTrace,
+    capacity_tokens: int,
+    per_request: bool = False,
+    stop: Stop | None = None,
+) -> InOrderReplay:
+    """Replay the trace in order at this capacity (see the module's docstring).
+
+    ``per_request`` keeps a RequestResult per request; ``stop`` is asked every few hundred
+    requests and ends the replay early when it says True (``completed`` is then False)."""
+    with _no_cyclic_gc():
+        return _replay_in_order(trace, capacity_tokens, per_request, stop)
+
+
+def _replay_in_order(
+    trace: HashedTrace, capacity_tokens: int, per_request: bool, stop: Stop | None
+) -> InOrderReplay:
+    started = time.perf_counter()
+    block_size = trace.block_size
+    num_gpu_blocks = num_gpu_blocks_for(capacity_tokens, block_size)
+    if num_gpu_blocks < 2:
+        raise ValueError(
+            f"a capacity of {capacity_tokens} tokens holds no {block_size}-token block"
+        )
+    result = InOrderReplay(capacity_tokens, block_size, num_gpu_blocks)
+    scheduler = Scheduler(num_gpu_blocks, block_size, enable_kv_cache_events=False)
+    manager = scheduler.kv_cache_manager
+    pool = manager.block_pool
+    stats = manager.prefix_cache_stats
+    assert stats is not None
+    counter = EvictionCounter(pool)
+    usable = num_gpu_blocks - 1
+    uncapped_hits = 0
+    for index, (entry, hashes) in enumerate(zip(trace.entries, trace.block_hashes, strict=True)):
+        if stop is not None and index % STOP_CHECK_EVERY == 0 and index and stop():
+            result.completed = False
+            break
+        num_tokens = entry.input_length
+        result.requests += 1
+        result.prompt_tokens += num_tokens
+        evictions = 0
+        skipped = cdiv(num_tokens, block_size) > usable
+        if skipped:
+            result.skipped_requests += 1
+            result.skipped_tokens += num_tokens
+            hit = uncapped = 0
+        else:
+            request = ReplayRequest(str(index), entry, hashes)
+            computed_blocks, hit = manager.get_computed_blocks(request)
+            uncapped = hit
+            # The cap binds only when the prompt is whole blocks and all but the last hit.
+            if (
+                num_tokens % block_size == 0
+                and hit == num_tokens - block_size
+                and pool.get_cached_block(hashes[-1]) is not None
+            ):
+                uncapped = num_tokens
+            allocated = manager.allocate_slots(request, num_tokens - hit, hit, computed_blocks)
+            assert allocated is not None, "an in-order replay always has room for one request"
+            manager.record_prefix_cache_stats(request, hit)
+            manager.free(request)
+            evictions = counter.evictions
+            counter.evictions = 0
+            result.evictions += evictions
+        uncapped_hits += uncapped
+        if per_request:
+            result.per_request.append(
+                RequestResult(
+                    index=index,
+                    line=entry.line,
+                    timestamp=entry.timestamp,
+                    input_length=num_tokens,
+                    hits=hit,
+                    uncapped_hits=uncapped,
+                    evictions=evictions,
+                    skipped=skipped,
+                    cumulative_hit_rate=stats.hits / result.prompt_tokens,
+                )
+            )
+    counter.detach()
+    _unlink(pool)
+    result.queries, result.hits = stats.queries, stats.hits
+    result.uncapped_hits = uncapped_hits
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+# -- the curve ---------------------------------------------------------------------------------
+
+
+def default_capacities(trace: HashedTrace, points: int = 8) -> list[int]:
+    """``points`` capacities in tokens, log-spaced from half the mean prompt (less than one
+    prompt) to the whole trace's blocks (nothing is ever evicted), whole blocks each."""
+    block_size = trace.block_size
+    mean_prompt = trace.prompt_tokens / len(trace.entries)
+    low = max(block_size, int(mean_prompt / 2) // block_size * block_size)
+    return log_spaced(low, max(low, trace.whole_trace_capacity), points, block_size)
+
+
+def hit_rate_curve(
+    trace: HashedTrace, capacities: Sequence[int], stop: Stop | None = None
+) -> Iterator[InOrderReplay]:
+    """One in-order replay per capacity, yielded as each ends (for progress); the hashes
+    are the trace's, computed once. Ends early when ``stop`` says True (the replay it
+    stopped is yielded with ``completed`` False)."""
+    for capacity in capacities:
+        if stop is not None and stop():
+            return
+        point = replay_in_order(trace, capacity, stop=stop)
+        yield point
+        if not point.completed:
+            return
+
+
+def replay_unlimited(trace: HashedTrace, stop: Stop | None = None) -> InOrderReplay:
+    """The in-order replay with a pool that holds every block of the trace: nothing is
+    evicted, so every block seen before is found (the paper's cache ratio's setting)."""
+    return replay_in_order(trace, trace.whole_trace_capacity, stop=stop)
+
+
+def paper_comparison(trace_name: str, unlimited: InOrderReplay) -> dict[str, Any]:
+    """The unlimited-capacity hit rate beside the paper's cache ratio, as numbers for a
+    sentence ("vLLM reuses {hit_rate:.1%} of prompt tokens; the paper reports ...")."""
+    paper = PAPER_CACHE_RATIO.get(trace_name)
+    return {
+        "trace": trace_name,
+        "hit_rate": unlimited.hit_rate,
+        "uncapped_hit_rate": unlimited.uncapped_hit_rate,
+        "paper_cache_ratio": paper,
+        "difference": None if paper is None else unlimited.hit_rate - paper,
+        "uncapped_difference": None if paper is None else unlimited.uncapped_hit_rate - paper,
+        "capacity_tokens": unlimited.capacity_tokens,
+        "evictions": unlimited.evictions,
+    }
+
+
+def trace_name_of(path: str) -> str:
+    """``conversation`` for ``.../conversation_trace.jsonl(.gz)``: the paper's names."""
+    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    for suffix in (".gz", ".jsonl", "_trace"):
+        name = name.removesuffix(suffix)
+    return name
+
+
+# -- the floor: a plain LRU over the same ids --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FloorResult:
+    requests: int
+    prompt_tokens: int
+    hits: int  # capped as vLLM caps them
+    uncapped_hits: int
+    skipped_requests: int
+
+    @property
+    def hit_rate(self) -> float:
+        return self.hits / self.prompt_tokens if self.prompt_tokens else 0.0
+
+
+def lru_floor(entries: Sequence[TraceEntry], capacity_tokens: int) -> FloorResult:
+    """The in-order replay at block size 512 as a plain dict + OrderedDict LRU of hash ids.
+
+    Mirrors the pool: ``capacity_tokens // 512`` blocks; a request's hits leave the LRU
+    while it holds them, it takes room for all its blocks (the partial last one too),
+    evicting the least recently freed; its full blocks come back deepest first (freed
+    last block first, so evicted first) and its partial block is not kept. It keys blocks
+    by the raw id, so it assumes what Mooncake's ids are (prefix hashes: an id is always
+    at the same position after the same ids); the engine needs no such assumption. One
+    difference it leaves out: when the cap turns a last cached block into a recomputed
+    one, the pool keeps both copies for a while, the LRU one.
+    """
+    capacity = capacity_tokens // TRACE_BLOCK_TOKENS
+    lru: OrderedDict[int, None] = OrderedDict()
+    hits = uncapped_hits = skipped = total = 0
+    for entry in entries:
+        ids = entry.hash_ids
+        num_tokens = entry.input_length
+        total += num_tokens
+        if len(ids) > capacity:
+            skipped += 1
+            continue
+        full = num_tokens // TRACE_BLOCK_TOKENS
+        found = 0
+        while found < full and ids[found] in lru:
+            found += 1
+        capped = min(found, (num_tokens - 1) // TRACE_BLOCK_TOKENS)
+        hits += capped * TRACE_BLOCK_TOKENS
+        uncapped_hits += found * TRACE_BLOCK_TOKENS
+        for hash_id in ids[:capped]:
+            del lru[hash_id]
+        while len(lru) + len(ids) > capacity:
+            lru.popitem(last=False)
+        for hash_id in reversed(ids[:full]):
+            lru[hash_id] = None
+            lru.move_to_end(hash_id)
+    return FloorResult(len(entries), total, hits, uncapped_hits, skipped)
+
+
+# -- with time ---------------------------------------------------------------------------------
+
+DEFAULT_STEP_MS = 25.0
+
+
+def _hashes_then(
+    prompt_hashes: list[BlockHash], block_hasher: Callable[[Request], list[BlockHash]]
+) -> Callable[[Request], list[BlockHash]]:
+    """The prompt's hashes given when the request is built; vLLM's hasher for the blocks
+    its output fills."""
+
+    def block_hasher_with_prompt(request: Request) -> list[BlockHash]:
+        if not request.block_hashes and not request.num_output_tokens:
+            return list(prompt_hashes)
+        return block_hasher(request)
+
+    return block_hasher_with_prompt
+
+
+class TimedTraceRunner(WorkloadRunner):
+    """The trace's requests arriving by timestamp through ``Scheduler`` and ``EngineCore``:
+    the workload lab's runner (one series row per engine step) with the trace's requests.
+
+    Engine step k runs at ``(k - 1) * step_ms`` ms after the first request's timestamp and
+    first adds every request that has arrived by then; while the engine is idle, the clock
+    jumps to the next arrival (``step_times_ms`` gives each step's time). Each request
+    prefills its prompt (chunked by ``max_num_batched_tokens``) and decodes
+    ``output_length`` tokens (at least one). A request whose whole sequence cannot fit the
+    pool would wait forever: it is left out and counted in ``skipped``.
+    """
+
+    def __init__(
+        self,
+        trace: HashedTrace,
+        capacity_tokens: int,
+        step_ms: float = DEFAULT_STEP_MS,
+        max_num_batched_tokens: int = 2048,
+    ) -> None:
+        if step_ms <= 0:
+            raise ValueError("step_ms must be positive")
+        block_size = trace.block_size
+        num_gpu_blocks = num_gpu_blocks_for(capacity_tokens, block_size)
+        usable = num_gpu_blocks - 1
+        kept = [
+            i
+            for i, entry in enumerate(trace.entries)
+            # The last sampled token is never computed, so it needs no slot.
+            if cdiv(entry.input_length + max(1, entry.output_length) - 1, block_size) <= usable
+        ]
+        self.trace = trace
+        self.entries = [trace.entries[i] for i in kept]
+        self.prompt_hashes = [trace.block_hashes[i] for i in kept]
+        self.skipped = [
+            trace.entries[i] for i in sorted(set(range(len(trace.entries))) - set(kept))
+        ]
+        self.step_ms = step_ms
+        self.start_ms = trace.entries[0].timestamp
+        self.step_times_ms: list[float] = []
+        self._clock_ms = 0.0
+        workload = Workload(
+            requests=len(self.entries),
+            shared_tokens=0,
+            unique_tokens=0,
+            output_tokens=1,
+            num_gpu_blocks=num_gpu_blocks,
+            block_size=block_size,
+            max_num_batched_tokens=max_num_batched_tokens,
+        )
+        super().__init__(workload, prompt_hashes=None)
+
+    def _validate(self, workload: Workload) -> None:
+        if workload.num_gpu_blocks < 2 or workload.max_num_batched_tokens < 1:
+            raise ValueError("the pool needs a usable block and the batch a token")
+
+    def _make_request(self, index: int) -> Request:
+        entry = self.entries[index]
+        return Request(
+            f"req-{index}",
+            prompt_token_ids(entry),
+            max_tokens=max(1, entry.output_length),
+            block_hasher=_hashes_then(self.prompt_hashes[index], self._block_hasher),
+        )
+
+    def _arrive(self) -> None:
+        arrived = len(self.requests)
+        if arrived < len(self.entries) and not self.scheduler.has_unfinished_requests():
+            self._clock_ms = max(self._clock_ms, self.entries[arrived].timestamp - self.start_ms)
+        while (
+            arrived < len(self.entries)
+            and self.entries[arrived].timestamp - self.start_ms <= self._clock_ms
+        ):
+            request = self._make_request(arrived)
+            self.engine.add_request(request)
+            self.requests.append(request)
+            arrived += 1
+        self.step_times_ms.append(self._clock_ms)
+        self._clock_ms += self.step_ms
+
+
+@dataclass
+class TimedReplay:
+    """A replay with time: the workload lab's per-step series, and each step's time."""
+
+    run: WorkloadRun
+    step_times_ms: list[float]
+    skipped_requests: int
+
+    def csv_lines(self) -> list[str]:
+        lines = self.run.csv_lines()
+        times = [f"{t:g}" for t in self.step_times_ms]
+        return [
+            f"time_ms,{lines[0]}",
+            *(f"{t},{line}" for t, line in zip(times, lines[1:], strict=True)),
+        ]
+
+    def to_dict(self) -> dict[str, Any]:
+        summary = self.run.summary()
+        for meaningless in ("shared_fraction",):  # a workload knob, not the trace's
+            summary.pop(meaningless, None)
+        return {
+            "summary": {**summary, "skipped_requests": self.skipped_requests},
+            "series": {"time_ms": self.step_times_ms, **self.run.series},
+        }
+
+
+def replay_with_time(
+    trace: HashedTrace,
+    capacity_tokens: int,
+    step_ms: float = DEFAULT_STEP_MS,
+    max_num_batched_tokens: int = 2048,
+    stop: Stop | None = None,
+) -> TimedReplay:
+    """Play the (sliced) trace with time to its end, or until ``stop`` says True."""
+    runner = TimedTraceRunner(trace, capacity_tokens, step_ms, max_num_batched_tokens)
+    while not runner.done:
+        runner.advance(50)
+        if stop is not None and stop():
+            break
+    run = runner.result()
+    if runner.done:
+        runner.release()
+    return TimedReplay(run, list(runner.step_times_ms), len(runner.skipped))
+
+
+def slice_entries(
+    entries: Sequence[TraceEntry], requests: int | None = None, until_ms: int | None = None
+) -> list[TraceEntry]:
+    """The first ``requests`` requests, and of them those arriving before ``until_ms`` ms
+    after the first one."""
+    chosen = list(entries[:requests] if requests is not None else entries)
+    if until_ms is not None and chosen:
+        start = chosen[0].timestamp
+        chosen = [entry for entry in chosen if entry.timestamp - start < until_ms]
+    if not chosen:
+        raise TraceError(0, None, "the slice holds no request")
+    return chosen
+
+
+def log_spaced(low: int, high: int, points: int, block_size: int) -> list[int]:
+    """``points`` capacities from ``low`` to ``high`` tokens (both kept), log-spaced, each
+    rounded down to whole blocks (at least one)."""
+    if points < 2 or high <= low:
+        return [high]
+    ratio = math.exp(math.log(high / low) / (points - 1))
+    inner = (int(low * ratio**i) // block_size * block_size for i in range(points - 1))
+    return sorted({*(max(block_size, c) for c in inner), high})
