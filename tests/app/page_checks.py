@@ -6,65 +6,99 @@ the page must show at a step.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import pytest
 
 from engine.lab.timeline import Timeline
 
-expect = pytest.importorskip("playwright.sync_api").expect
+playwright_api = pytest.importorskip("playwright.sync_api")
+expect = playwright_api.expect
+PlaywrightTimeout = playwright_api.TimeoutError
+
+
+# `deep(selector)`: the matches in the document and in every open shadow root (Panel's
+# components render into shadow roots, which Playwright's locators pierce too).
+DEEP_JS = """
+  const deep = (selector, root = document, found = []) => {
+    found.push(...root.querySelectorAll(selector));
+    for (const el of root.querySelectorAll("*")) {
+      if (el.shadowRoot) deep(selector, el.shadowRoot, found);
+    }
+    return found;
+  };
+"""
+# Every condition of wait_for_step's checks, tested in the page at each frame: the
+# checks below then pass at once instead of at Playwright's next retry (100 ms and more).
+STEP_SHOWN_JS = (
+    """([text, step, at]) => {"""
+    + DEEP_JS
+    + """
+  const counter = deep('[data-testid="step-counter"]')[0];
+  if (!counter || counter.textContent.replace(/\\s+/g, ' ').trim() !== text) return false;
+  if (deep(`section[data-step]:not([data-step="${step}"])`).length) return false;
+  if (deep(`[data-at]:not([data-at="${at}"])`).length) return false;
+  return deep(`[data-at="${at}"]`).length > 0;
+}"""
+)
+STEP_SHOWN_TIMEOUT_MS = 15_000
 
 
 def wait_for_step(page: Any, timeline: Timeline, step: int) -> None:
     last = len(timeline.steps) - 1
-    expect(page.get_by_test_id("step-counter")).to_have_text(f"Step {step} / {last}")
+    text = f"Step {step} / {last}"
+    at = f"{timeline.scenario}/{timeline.mode}@{step}"
+    with contextlib.suppress(PlaywrightTimeout):  # the checks below say what is wrong
+        page.wait_for_function(
+            STEP_SHOWN_JS, arg=[text, str(step), at], polling="raf", timeout=STEP_SHOWN_TIMEOUT_MS
+        )
+    expect(page.get_by_test_id("step-counter")).to_have_text(text)
     # Every view has rendered this step (they carry data-step), of this timeline (every
     # deck and the code panel say which position they show: modes can look alike).
     expect(page.locator(f'section[data-step]:not([data-step="{step}"])')).to_have_count(0)
-    at = f"{timeline.scenario}/{timeline.mode}@{step}"
     expect(page.locator(f'[data-at]:not([data-at="{at}"])')).to_have_count(0)
     expect(page.locator(f'[data-at="{at}"]').first).to_be_attached()
 
 
+# What read_page reads, in one call into the page (a call per view took a round trip
+# each). A view that must be there once and is not, or is there twice, is named.
+READ_PAGE_JS = (
+    """() => {"""
+    + DEEP_JS
+    + """
+  const all = (selector, read) => deep(selector).map(read);
+  const one = (testid, read) => {
+    const found = deep(`[data-testid="${testid}"]`);
+    if (found.length !== 1) throw new Error(`${found.length} elements [data-testid=${testid}]`);
+    return read(found[0]);
+  };
+  const d = e => e.dataset;
+  return {
+    blocks: all('[data-testid^="block-"]', e => [d(e).testid, d(e).refCnt, d(e).state, d(e).hash]),
+    queue: all('[data-testid="free-queue"] > [data-block-id]', e => Number(d(e).blockId)),
+    map: all('[data-testid="hash-map"] tr[data-block-id]', e => [d(e).hash, d(e).blockId]),
+    requests: all('[data-testid="requests"] tr[data-request-id]', e => [
+      d(e).requestId, d(e).status, d(e).computed, d(e).blockIds, d(e).preemptions]),
+    log: all('[data-testid="log"] .line', e => e.innerText),
+    ran: all('[data-testid="code-panel"] [data-ran]', e => Number(d(e).line)),
+    current: all('[data-testid="code-panel"] [data-current]', e => Number(d(e).line)),
+    narration: one("narration", e => e.innerText),
+    metrics: one("metrics", e => [d(e).queries, d(e).hits, d(e).preemptedRequests,
+      d(e).preemptedQueries, d(e).preemptedHits, d(e).resets]),
+    events: all('[data-testid="events"] [data-type]', e => d(e).type),
+    chain: one("hash-chain", e => [d(e).request || null,
+      (d(e).hashes || "").split(" ").filter(Boolean)]),
+    dead: deep('[data-testid="engine-dead"]').length > 0,
+    cpu: all('[data-testid^="cpu-block-"]', e => [d(e).refCnt, d(e).state, d(e).hash]),
+  };
+}"""
+)
+
+
 def read_page(page: Any) -> dict[str, Any]:
-    blocks = page.locator('[data-testid^="block-"]').evaluate_all(
-        "els => els.map(e => [e.dataset.testid, e.dataset.refCnt, e.dataset.state, e.dataset.hash])"
-    )
-    return {
-        "blocks": blocks,
-        "queue": page.locator('[data-testid="free-queue"] > [data-block-id]').evaluate_all(
-            "els => els.map(e => Number(e.dataset.blockId))"
-        ),
-        "map": page.locator('[data-testid="hash-map"] tr[data-block-id]').evaluate_all(
-            "els => els.map(e => [e.dataset.hash, e.dataset.blockId])"
-        ),
-        "requests": page.locator('[data-testid="requests"] tr[data-request-id]').evaluate_all(
-            "els => els.map(e => [e.dataset.requestId, e.dataset.status, e.dataset.computed,"
-            " e.dataset.blockIds, e.dataset.preemptions])"
-        ),
-        "log": page.locator('[data-testid="log"] .line').all_inner_texts(),
-        "ran": page.locator('[data-testid="code-panel"] [data-ran]').evaluate_all(
-            "els => els.map(e => Number(e.dataset.line))"
-        ),
-        "current": page.locator('[data-testid="code-panel"] [data-current]').evaluate_all(
-            "els => els.map(e => Number(e.dataset.line))"
-        ),
-        "narration": page.get_by_test_id("narration").inner_text(),
-        "metrics": page.get_by_test_id("metrics").evaluate(
-            "e => [e.dataset.queries, e.dataset.hits, e.dataset.preemptedRequests,"
-            " e.dataset.preemptedQueries, e.dataset.preemptedHits, e.dataset.resets]"
-        ),
-        "events": page.locator('[data-testid="events"] [data-type]').evaluate_all(
-            "els => els.map(e => e.dataset.type)"
-        ),
-        "chain": page.get_by_test_id("hash-chain").evaluate(
-            "e => [e.dataset.request || null, (e.dataset.hashes || '').split(' ').filter(Boolean)]"
-        ),
-        "dead": page.get_by_test_id("engine-dead").count() > 0,
-        "cpu": page.locator('[data-testid^="cpu-block-"]').evaluate_all(
-            "els => els.map(e => [e.dataset.refCnt, e.dataset.state, e.dataset.hash])"
-        ),
-    }
+    shown: dict[str, Any] = page.evaluate(READ_PAGE_JS)
+    return shown
 
 
 def expected(timeline: Timeline, step: int) -> dict[str, Any]:
