@@ -12,6 +12,28 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .cache
 
+# Set-up that does not depend on the rest runs side by side with it.
+pids=()
+in_background() { "$@" & pids+=($!); }
+install_chromium() {
+    # Playwright cannot download its own browser here: use Debian's.
+    if [ "$(id -u)" = 0 ]; then apt_get="apt-get"; else apt_get="sudo apt-get"; fi
+    $apt_get update -qq
+    DEBIAN_FRONTEND=noninteractive $apt_get install -y -qq chromium >/dev/null
+}
+# The browser code's linter, pinned by package-lock.json.
+npm_ci() { npm ci --silent --no-audit --no-fund; }
+
+# The whole suite needs every tier: start what does not need Python at once.
+whole=1
+for arg in "$@"; do [ "$arg" = "--long" ] || whole=0; done
+started=""
+if [ "$whole" = 1 ]; then
+    command -v chromium >/dev/null 2>&1 || in_background install_chromium
+    in_background npm_ci
+    started="chromium npm"
+fi
+
 # The project and its test tools; skipped when this checkout's pyproject.toml is the one
 # installed last (a fresh machine always installs).
 stamp=".cache/pip-installed"
@@ -31,28 +53,15 @@ if ! PCL_TIERS_FILE="$tiers_file" python3 -m pytest --collect-only -qq -p no:cac
 fi
 needs() { grep -qw "$1" "$tiers_file"; }
 
-# Set-up that does not depend on itself runs side by side with the linters.
-pids=()
-if needs browser && ! command -v chromium >/dev/null 2>&1; then
-    # Playwright cannot download its own browser here: use Debian's.
-    (
-        if [ "$(id -u)" = 0 ]; then apt_get="apt-get"; else apt_get="sudo apt-get"; fi
-        $apt_get update -qq
-        DEBIAN_FRONTEND=noninteractive $apt_get install -y -qq chromium >/dev/null
-    ) &
-    pids+=($!)
+if needs browser && [ -z "$started" ]; then
+    command -v chromium >/dev/null 2>&1 || in_background install_chromium
+    in_background npm_ci
 fi
 if needs site; then
     # The static site: Pyodide and every wheel, cached after the first run. The site
     # tests then use this build instead of building again.
-    python3 build.py &
-    pids+=($!)
+    in_background python3 build.py
     export PCL_SITE_REUSE=1
-fi
-if needs browser; then
-    # The browser code's linter, pinned by package-lock.json.
-    npm ci --silent --no-audit --no-fund &
-    pids+=($!)
 fi
 
 ruff check .
