@@ -5,14 +5,12 @@ otherwise."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
+from tests.fidelity.drivers import run_driver
+
 SGLANG_PYTHON = os.environ.get("PCL_SGLANG_PYTHON")
-HERE = Path(__file__).parent
 
 
 @pytest.mark.skipif(
@@ -20,14 +18,4 @@ HERE = Path(__file__).parent
 )
 def test_random_radix_cache_calls_agree_with_sglang_call_by_call() -> None:
     assert SGLANG_PYTHON is not None
-    cases = os.environ.get("PCL_SGLANG_CASES", "200")
-    result = subprocess.run(
-        [SGLANG_PYTHON, str(HERE / "sglang_differential.py"), "--cases", cases, "--seed", "0"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    summary = result.stdout.strip().splitlines()[-1:] or [result.stderr[-2000:]]
-    sys.stdout.write(result.stdout)
-    assert result.returncode == 0, result.stdout[-4000:] or result.stderr[-4000:]
-    assert " 0 differed" in summary[0]
+    run_driver(SGLANG_PYTHON, "sglang_differential.py", "PCL_SGLANG_CASES")
