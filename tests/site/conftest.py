@@ -9,6 +9,7 @@ Environment overrides (all optional):
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -400,7 +401,14 @@ def module_page(shared_context: Any, site_url: str) -> Iterator[tuple[Any, PageR
     """One interactive page for a module's tests, which move it in the app (a page load
     starts Pyodide: about 10 s of both cores). It opens on the flagship scenario and must
     stay clean throughout."""
-    page, run, detach = open_page(shared_context, site_url, "?scenario=reset")
+    with kept_page(shared_context, site_url, "?scenario=reset") as opened:
+        yield opened
+
+
+@contextlib.contextmanager
+def kept_page(context: Any, site_url: str, query: str) -> Iterator[tuple[Any, PageRun]]:
+    """A page at ``query`` kept open for several tests: closed at the end, and clean."""
+    page, run, detach = open_page(context, site_url, query)
     yield page, run
     detach()
     page.close()

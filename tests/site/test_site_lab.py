@@ -25,7 +25,7 @@ from tests.app.lab_checks import (
     source,
 )
 from tests.app.playground_checks import check_playground_step, field
-from tests.site.conftest import PageRun, assert_clean, open_page, record, wait_interactive
+from tests.site.conftest import PageRun, assert_clean, kept_page, record, wait_interactive
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 expect = playwright_api.expect
@@ -117,11 +117,8 @@ def test_a_click_on_a_chart_opens_the_step_view_and_the_playground_in_pyodide(
 def fresh_salt_page(shared_context: Any, site_url: str) -> Iterator[Any]:
     """One lab page of `fresh-salt` for the three tests below, in their order (a load
     starts Pyodide again): the first run's verdict, then a bad knob, then a long run."""
-    page, run, detach = open_page(shared_context, site_url, "?lab=fresh-salt")
-    yield page
-    detach()
-    page.close()
-    assert_clean(run)
+    with kept_page(shared_context, site_url, "?lab=fresh-salt") as (page, _):
+        yield page
 
 
 def test_a_run_too_large_for_the_playground_says_why_in_pyodide(fresh_salt_page: Any) -> None:
