@@ -85,7 +85,7 @@ def _summary(a: RequestRecord, b: RequestRecord | None) -> str:
         first_diff = next(
             (i for i, (x, y) in enumerate(pairs) if x.hash_label != y.hash_label), None
         )
-        where = "" if first_diff is None else f"; first difference at block {first_diff}"
+        where = "" if first_diff is None else f"; first difference at position {first_diff}"
         text += (
             f'<br><b>{esc(b.request_id)}</b>: equal hashes at <span data-testid="chain-equal">'
             f"{equal}</span> of {len(pairs)} aligned blocks{where}"
@@ -102,7 +102,8 @@ def render_chain(
     primary = primary if primary in ids else auto_a
     head = (
         '<section class="box" aria-label="hash chain">'
-        f'<h3 class="panel-title">Hash chain · H(parent, tokens, {term("extra-keys")})</h3>'
+        f'<h3 class="panel-title">{term("block-hash", "Hash chain")} · '
+        f"H(parent, tokens, {term('extra-keys')})</h3>"
     )
     if primary is None:
         return (
@@ -127,12 +128,13 @@ def render_chain(
         note = f", {same} of them equal" if b else ""
         rows = [
             *rows[:EDGE],
-            f'<details class="cmid"><summary>blocks {EDGE}&ndash;{n - EDGE - 1} ({len(middle)} more'
-            f"{note})</summary>{''.join(middle)}</details>",
+            f'<details class="cmid"><summary>positions {EDGE}&ndash;{n - EDGE - 1} '
+            f"({len(middle)} more{note})</summary>{''.join(middle)}</details>",
             *rows[n - EDGE :],
         ]
     columns = (
-        f'<div class="chead"><span>#</span><span>{esc(a.request_id)}</span>'
+        '<div class="chead"><span title="position in the chain, from 0: not a block id">pos</span>'
+        f"<span>{esc(a.request_id)}</span>"
         + (f"<span></span><span>{esc(b.request_id)}</span>" if b else "")
         + "</div>"
     )
@@ -144,10 +146,12 @@ def render_chain(
         + _summary(a, b)
         + f'<div class="chain{" two" if b else ""}">{columns}{"".join(rows)}</div>'
         + "</div>"
-        '<div class="note">Only full blocks have a hash. Equal tokens from position 0 and '
-        "equal extra keys (LoRA, cache_salt) give equal hashes, so the block can be shared. "
+        f'<div class="note">Only full blocks have a hash (a {term("partial-block")} has none). '
+        "Positions count the request's full blocks from 0; they are not block ids (#0 is the "
+        "null block). Equal tokens from position 0 and equal extra keys (LoRA, "
+        f"{term('cache-salt')}) give equal hashes, so the block can be shared. "
         "The converse is trusted, not checked: vLLM never compares the tokens, so two "
         "prefixes whose hashes collided would share a block (no SHA-256 collision is known; "
-        "xxhash, also offered, is not collision resistant).</div>"
+        f"xxhash, also offered by {term('hash-algo')}, is not collision resistant).</div>"
         "</section>"
     )

@@ -10,10 +10,12 @@ from app.render.html import esc
 from engine.lab.timeline import Timeline
 
 HOW_TO_READ = (
-    f"Each cell is one KV-cache block: its id, <b>{term('ref_cnt')}</b> (how many requests "
-    "hold it) and a short label of its hash. Colour and the word in the corner give its state.",
+    f"Each cell is one KV-cache block: its id, <b>{term('ref_cnt')}</b> (how many holders it "
+    "has: the requests using it and any copy in flight, such as a CPU offload store; a held "
+    "block is still shared by a cache hit) and a short label of its hash. Colour and the word "
+    "in the corner give its state.",
     f"{code_term('free-block-queue')} runs from head to tail: new blocks come from the head, "
-    "so a free block that still has a hash can be hit until it reaches the head.",
+    "so a free block that still has a hash can be hit until it is handed out.",
     f"{code_term('cached-block-hash-to-block')} is what a new request looks its prefix up in.",
     f"A hit {term('touch', 'touches')} each block it finds; a long prompt is computed over "
     f"several steps ({term('chunked-prefill')}); a running request can lose its blocks to "

@@ -42,8 +42,16 @@ def render_stats(stats: Stats) -> str:
     )
     cells = "".join(
         (
-            _metric("prefix_cache_queries", f"{stats.queries:,}", "tokens looked up"),
-            _metric("prefix_cache_hits", f"{stats.hits:,}", "tokens found in the cache"),
+            _metric(
+                term("prefix-cache-counters", "prefix_cache_queries"),
+                f"{stats.queries:,}",
+                "tokens of newly admitted requests (num_tokens each)",
+            ),
+            _metric(
+                "prefix_cache_hits",
+                f"{stats.hits:,}",
+                "tokens those requests reused from the cache (num_cached_tokens each)",
+            ),
             _metric("hit rate", percent(hit_rate), "hits / queries"),
             _metric(
                 "preempted_requests", f"{stats.preempted_requests:,}", "resumed after preemption"
@@ -65,8 +73,8 @@ def render_stats(stats: Stats) -> str:
     return (
         f'<dl class="metrics" data-testid="metrics" {attrs}>{cells}</dl>'
         f'<div class="note">Counters in tokens since the start ({stats.requests} new '
-        f"request{'' if stats.requests == 1 else 's'}); a request that skips the lookup "
-        "counts in neither.</div>"
+        f"request{'' if stats.requests == 1 else 's'}); a request with "
+        f"{term('skip-reading-prefix-cache')} set skips the lookup and counts in neither.</div>"
     )
 
 

@@ -138,10 +138,10 @@ def render_queue(timeline: Timeline, step: int) -> str:
         '<span class="fq-end"><strong>head</strong>reused first →</span>'
         f'<ol class="fq-list" data-testid="free-queue" '
         f'aria-label="free blocks from head (reused first) to tail">{items}</ol>'
-        '<span class="fq-end" style="text-align:right"><strong>tail</strong>freed last</span>'
+        '<span class="fq-end" style="text-align:right"><strong>tail</strong>reused last</span>'
         "</div>"
         f'<div class="fq-caption">{len(snapshot.free_queue)} free{change_note} · new blocks '
-        "are taken from the head; a cached block stays findable until it reaches the head and "
-        "is handed out</div>"
+        "are taken from the head; a freed block joins the tail if it has a hash, the head if "
+        "not; a cached block stays findable until it is handed out</div>"
         "</section>"
     )

@@ -34,6 +34,17 @@ REQUIRED_TERMS = {
     "preemption": "preemption",
     "chunked-prefill": "chunked prefill",
 }
+# And the ones issue 34 adds.
+REQUIRED_TERMS |= {
+    "block-hash": "block hash",
+    "partial-block": "partial block",
+    "hit-cap": "num_tokens - 1 cap",
+    "cache-salt": "cache_salt",
+    "skip-reading-prefix-cache": "skip_reading_prefix_cache",
+    "prefix-cache-counters": "prefix_cache_queries / prefix_cache_hits",
+    "reset-flags": "reset_running_requests / keep_running_requests",
+    "hash-algo": "prefix_caching_hash_algo",
+}
 
 
 def every_timeline() -> list[tuple[str, str]]:
@@ -100,6 +111,44 @@ def test_the_glossary_defines_every_term_the_issue_names() -> None:
     assert anchors == [f"term-{key}" for key in terms]
 
 
+def test_chunked_prefill_says_blocks_are_hashed_and_cached_before_they_are_computed() -> None:
+    """vLLM hashes a prompt's full blocks when the Request is built, and allocate_slots
+    caches a chunk's full blocks when it is scheduled, before the forward pass."""
+    text = glossary.glossary()["chunked-prefill"].text
+    assert "as they are computed" not in text
+    assert "when it is built" in text and "before the forward pass" in text
+
+
+def test_ref_cnt_counts_transfers_too_and_a_held_block_is_still_shared() -> None:
+    text = glossary.glossary()["ref_cnt"].text
+    assert "offload" in text and "transfer" in text  # a store touches the GPU blocks it copies
+    assert "never handed out to another request" not in text
+    assert "cache hit touches it" in text  # held blocks are shared through touch
+    how_to = parse(render_header(timelines.timeline("reset", "keep"), 0)).text
+    assert "how many requests hold it" not in how_to and "offload store" in how_to
+
+
+def test_the_map_entry_says_one_key_may_hold_several_blocks_as_scenarios_show() -> None:
+    text = glossary.glossary()["cached-block-hash-to-block"].text
+    assert "no de-duplication" in text
+    for name, mode in (("exact-duplicate", "default"), ("prompt-logprobs", "default")):
+        assert name in text
+        tl = timelines.timeline(name, mode)
+        shared = [e for s in tl.steps for e in s.snapshot.hash_map if len(e.block_ids) > 1]
+        assert shared, name
+    assert "reset (default mode)" in text
+    reset = timelines.timeline("reset", "default")
+    assert any(len(e.block_ids) > 1 for s in reset.steps for e in s.snapshot.hash_map)
+
+
+def test_the_hash_algorithms_and_their_none_hash_seeds_are_explained() -> None:
+    text = glossary.glossary()["hash-algo"].text
+    for algo in ("sha256", "sha256_cbor", "xxhash", "xxhash_cbor"):
+        assert algo in text
+    assert "default" in text and "random" in text and "PYTHONHASHSEED" in text
+    assert "attention" in glossary.glossary()["block-hash"].text  # why hashes chain
+
+
 def test_a_term_is_an_escaped_link_to_its_entry() -> None:
     link = parse(glossary.term("ref_cnt", "<ref>")).children[0]
     assert link.attrs["data-term"] == "ref_cnt" and link.attrs["href"] == "#term-ref_cnt"
@@ -148,12 +197,14 @@ def test_linked_prose_stays_escaped() -> None:
 
 
 def test_every_glossary_term_is_linked_where_the_page_uses_it() -> None:
-    """Each term is linked somewhere on the full page, in some scenario's steps."""
+    """Each term is linked somewhere on the full page, in some scenario's steps (the
+    narration included: it links the first use of each term it writes)."""
     linked = linked_terms(render_header(timelines.timeline("reset", "keep"), 0))
+    views = (render_pool, render_hash_map, render_requests, render_metrics, render_narration)
     for name, mode in every_timeline():
         tl = timelines.timeline(name, mode)
         for step in range(len(tl.steps)):
-            for render in (render_pool, render_hash_map, render_requests, render_metrics):
+            for render in views:
                 linked |= linked_terms(render(tl, step))
         linked |= linked_terms(render_chain(tl, len(tl.steps) - 1))
     assert linked == set(glossary.glossary())
