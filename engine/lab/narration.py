@@ -21,6 +21,7 @@ state after it):
   ``{B.hit_blocks}``,
   ``{B.full_blocks}`` (its hashed blocks), ``{B.prompt_full_blocks}``,
   ``{B.unhashed_tokens}`` (prompt tokens past the last full block), ``{B.preemptions}``,
+  ``{B.sequence_blocks}`` (blocks its whole sequence, ``num_tokens``, fills),
   and ``{B.saturation.redundant_tflops}`` (with ``.rate``, ``.achieved_tflops``,
   ``.peak_tflops``, ``.mfu_percent``): the seed's load recomputing B's hit
   (engine/lab/prefill_cost.py).
@@ -174,6 +175,11 @@ class RequestFacts:
     @property
     def unhashed_tokens(self) -> int:
         return self.view.num_prompt_tokens % self.block_size
+
+    @property
+    def sequence_blocks(self) -> int:
+        """Blocks the request's whole sequence fills, the last one partial or not."""
+        return -(-self.view.num_tokens // self.block_size)
 
     @property
     def preemptions(self) -> int:

@@ -40,15 +40,17 @@ class StepFacts:
 
     @property
     def taken_and_freed(self) -> tuple[int, ...]:
-        """Blocks handed out and back in the free queue before the step ended."""
-        taken: set[int] = set()
-        result: list[int] = []
+        """Blocks handed out and back in the free queue before the step ended, in the
+        order they were handed out (a narration reads a list as the order of taking)."""
+        taken: list[int] = []
+        freed: set[int] = set()
         for op, block_id in self.order:
             if op == "allocated":
-                taken.add(block_id)
-            elif op.startswith("freed") and block_id in taken and block_id not in result:
-                result.append(block_id)
-        return tuple(result)
+                taken.append(block_id)
+                freed.discard(block_id)
+            elif op.startswith("freed"):
+                freed.add(block_id)
+        return tuple(dict.fromkeys(b for b in taken if b in freed))
 
 
 @dataclass

@@ -278,10 +278,10 @@ def test_with_the_check_on_the_long_prompt_waits_then_runs_unpreempted() -> None
         "s5",
         "s6",
         "s7",
+        "decode_new",
         "decode",
         "decode",
-        "decode",
-        "decode",
+        "decode_fill",
         "r1_done",
     ]
     last = t.steps[-1].snapshot

@@ -290,3 +290,75 @@ def test_shared_prefix_says_whose_blocks_were_allocated() -> None:
     text = " ".join(t.narration_text(step).split())
     assert f"into {BlockIds(step.facts.allocated)}:" in text
     assert f"partial last block, #{s1.block_ids[-1]}" in text
+
+
+# -- what the pool did is said at its step ------------------------------------------------
+
+SAYS = {
+    "evicted": re.compile(r"evict|BlockRemoved|los(?:e|es|t) (?:its|their) (?:old )?hash", re.I),
+    "cached": re.compile(r"\b(?:re-)?cach(?:e|es|ed|ing)\b|BlockStored", re.I),
+    "allocated": re.compile(r"."),  # naming the blocks is enough: "takes #5", "into #5"
+}
+
+
+@pytest.mark.parametrize(("name", "mode", "index"), [c for c in CASES if c[2]])
+def test_every_eviction_new_cached_block_and_handed_out_block_is_named(
+    name: str, mode: str, index: int
+) -> None:
+    """A learner reads the step's story from its text: a block that lost its hash, one
+    cached anew or one handed out from the free queue is named at that very step (a
+    long run may be counted instead, with ``{cached.count}`` and the like)."""
+    t, step = step_of(name, mode, index)
+    template = t.narration_template(step)
+    text = " ".join(t.narration_text(step).split())
+    named = named_blocks(text)
+    for kind, says in SAYS.items():
+        ids = set(getattr(step.facts, kind))
+        if not ids or f"{{{kind}.count}}" in template:
+            continue
+        assert ids <= named and says.search(text), (
+            f"{name} [{mode}] step {index}: the pool {kind} {sorted(ids)}, and the text "
+            f"does not say so: {text!r}"
+        )
+
+
+@pytest.mark.parametrize(("name", "mode", "index"), CASES)
+def test_a_hash_is_not_written_as_a_block_id(name: str, mode: str, index: int) -> None:
+    """``#6`` is a block; a sentence about a hash must not print a block id in its place."""
+    t, step = step_of(name, mode, index)
+    text = " ".join(t.narration_text(step).split())
+    assert not re.search(r"\bhash(?:es)? \(#\d", text), f"{name} [{mode}] step {index}: {text}"
+
+
+def test_first_chunk_mode_says_what_each_return_of_l_got_back() -> None:
+    t = timeline("full-sequence-fit", "first-chunk")
+    step = t.steps[-1]
+    l_request, stats = step.snapshot.request("L"), step.snapshot.stats
+    # the data: at each of its returns, L's first block (and only it) was a hit
+    assert stats.preempted_hits == t.block_size * l_request.num_preemptions
+    assert stats.preempted_hits < stats.preempted_queries
+    text = " ".join(t.narration_text(step).split())
+    assert "its first block was a hit" in text
+    assert "the tokens it had computed before each preemption were computed again" not in text
+
+
+def test_the_offload_log_line_that_overstates_is_called_out() -> None:
+    """vLLM logs a finished store with the transfer's block count, even when the fixed
+    completion registers none of them: the text must not leave the two disagreeing."""
+    t = timeline("keep-offload-fixed", "keep")
+    lines = [(s, x.message) for s in t.steps for x in s.snapshot.logs]
+    step, line = next((s, m) for s, m in lines if "completed: cached" in m)
+    assert step.snapshot.offload is not None and not step.snapshot.offload.cpu_hash_map
+    logged = re.search(r"cached \d+ blocks to CPU", line)
+    assert logged
+    text = " ".join(t.narration_text(step).split())
+    assert f'"{logged[0]}" overstates' in text
+
+
+def test_blocks_taken_and_freed_are_listed_in_the_order_they_were_taken() -> None:
+    """A list after "prefills into" reads as the order of taking, not of freeing."""
+    t, step = step_of("agent-prompt", "default", 4)
+    assert step.facts.taken_and_freed == step.facts.allocated  # R2 takes them, then finishes
+    allocated = BlockIds(step.facts.allocated)
+    assert str(allocated).startswith(f"#{min(step.facts.allocated)} to ")
+    assert f"into {allocated} (taken and freed" in " ".join(t.narration_text(step).split())
