@@ -28,6 +28,12 @@ def _map_text(entries: Sequence[HashMapEntry]) -> str:
     return "cached_block_hash_to_block: {" + ", ".join(shown) + "}"
 
 
+UNHELD_HASH_NOTE = (
+    "  (~: a hash that no block holds any more, so it has no label in the pool; it is "
+    "written with the first digits of the event's own 64-bit value instead)"
+)
+
+
 def _event_text(event: EventRecord, labels: dict[int, str]) -> str:
     """An event's fields, its hashes shown by the pool's labels for them."""
     fields = event.to_dict()
@@ -74,7 +80,10 @@ def render_snapshot(snapshot: Snapshot, event_labels: dict[int, str] | None = No
         f"{s.preempted_hits}) resets {s.resets}"
     )
     lines.extend(f"log: {line}" for line in snapshot.logs)
-    lines.extend(_event_text(event, event_labels or {}) for event in snapshot.events)
+    events = [_event_text(event, event_labels or {}) for event in snapshot.events]
+    lines.extend(events)
+    if any("'~" in line for line in events):
+        lines.append(UNHELD_HASH_NOTE)
     return lines
 
 

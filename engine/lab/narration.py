@@ -23,7 +23,7 @@ state after it):
   ``{B.unhashed_tokens}`` (prompt tokens past the last full block), ``{B.preemptions}``,
   ``{B.sequence_blocks}`` (blocks its whole sequence, ``num_tokens``, fills),
   and ``{B.saturation.redundant_tflops}`` (with ``.rate``, ``.achieved_tflops``,
-  ``.peak_tflops``, ``.mfu_percent``): the seed's load recomputing B's hit
+  ``.peak_tflops``, ``.mfu_percent``, ``.saturating_rate``): the seed's load recomputing B's hit
   (engine/lab/prefill_cost.py).
 
 - with CPU offload: ``num_cpu_blocks``, ``cpu_map_size``, ``cpu_free_queue``, ``cpu_held``

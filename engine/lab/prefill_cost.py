@@ -124,3 +124,8 @@ class Saturation:
     @property
     def mfu_percent(self) -> float:
         return PREFILL_MFU * 100
+
+    @property
+    def saturating_rate(self) -> float:
+        """The load, in requests/s, from which the redundant work alone fills the hardware."""
+        return self.flops_per_second / flops_for_positions(self.model, 0, self.cached_tokens)

@@ -86,6 +86,34 @@ def test_the_path_lists_every_scenario_once_in_the_content_order() -> None:
         assert next(e for e in item.iter() if e.tag == "p").text.strip()  # what it teaches
 
 
+def test_the_path_and_the_scenario_list_share_one_order() -> None:
+    order = learning_path().order
+    assert order.index("unaligned-prefix") < order.index("exact-duplicate")  # it relies on it
+    assert tuple(timelines.names()) == tuple(order)  # the header's numbered list, the picker
+
+
+def test_what_a_duplicate_recomputes_is_said_for_both_prompt_lengths() -> None:
+    """The cap costs a block-aligned prompt a whole block, an unaligned one nothing more
+    than its partial block: the start page and the narration say which is which."""
+    dup = timelines.timeline("exact-duplicate", "default")
+    p2 = dup.steps[4].snapshot.request("P2")  # 2,000 tokens: exactly 125 blocks
+    assert p2.num_prompt_tokens % dup.block_size == 0
+    assert p2.num_prompt_tokens - p2.num_cached_tokens == dup.block_size
+    agent = timelines.timeline("agent-prompt", "default")
+    r3 = agent.steps[6].snapshot.request("R3")  # R1 again, ending mid-block
+    partial = r3.num_prompt_tokens % agent.block_size
+    assert partial and r3.num_prompt_tokens - r3.num_cached_tokens == partial
+    entries = parse(render_start_page()).find_all(data_testid="learning-path")[0]
+    item = next(e for e in entries.iter() if e.attrs.get("data-scenario") == "exact-duplicate")
+    teaches = " ".join(item.text.split())
+    assert "recomputes its last token" not in teaches
+    assert "whole last block" in teaches and "partial block" in teaches
+    logprobs = timelines.timeline("prompt-logprobs", "default")
+    text = " ".join(logprobs.narration_text(logprobs.steps[6]).split())
+    assert "the last full block is never a hit" not in text
+    assert "fill exactly" in text and "mid-block would hit every full block" in text
+
+
 def test_a_path_that_forgets_a_scenario_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     import app.render.start_page as start_page
 
@@ -275,3 +303,12 @@ def test_the_quiz_holds_every_mode_and_is_off_in_the_embed(embed: bool) -> None:
     assert panel.key == "reset/keep" and panel.compact is embed
     app.state.scenario = "exact-duplicate"
     assert set(panel.questions) == {"exact-duplicate/default"}
+
+
+def test_the_lessons_say_why_hashes_chain_and_why_a_partial_block_is_not_shared() -> None:
+    shared = timelines.timeline("shared-prefix", "default")
+    texts = [" ".join(shared.narration_text(s).split()) for s in shared.steps]
+    assert any("attention" in t and "K and V" in t for t in texts)  # the chapter's point
+    assert any("partial last block" in t and "still being written" in t for t in texts)
+    prepend = timelines.timeline("prepend-token", "default")
+    assert any("attends" in prepend.narration_text(s) for s in prepend.steps)

@@ -29,3 +29,14 @@ def test_event_hashes_carry_the_pools_labels() -> None:
     stored = [line for line in start.splitlines() if line.startswith("event:")]
     assert "'block_hashes': ['52a7f1']" in stored[0]
     assert "'block_hashes': ['f46029', 'dc09f9', '279a84']" in stored[1]
+
+
+def test_a_hash_no_block_holds_is_marked_and_the_mark_explained() -> None:
+    # keep-offload-fixed: the block cached after the keep reset names a parent whose
+    # hash the reset cleared, so no block holds it any more.
+    text = play("--scenario", "keep-offload-fixed", "--mode", "keep", "--no-trace")
+    steps = text.split("== step ")
+    marked = [s for s in steps if "'parent_block_hash': '~" in s]
+    assert marked and all("(~: a hash that no block holds any more" in s for s in marked)
+    unmarked = [s for s in steps if "event:" in s and "'~" not in s]
+    assert unmarked and not any("(~:" in s for s in unmarked)

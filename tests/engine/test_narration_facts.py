@@ -170,6 +170,8 @@ def test_the_seed_agent_prompt_hits_what_the_seed_says() -> None:
     assert t.steps[6].snapshot.request("R3").num_cached_tokens == 2192
     text = t.narration_text(t.steps[4])
     assert "445 TFLOP/s" in text and "20 requests/s" in text and "989.4" in text
+    flat = " ".join(text.split())
+    assert "663.36" in flat and "about 13.4 requests/s" in flat  # exact, and the crossover
 
 
 def test_an_unaligned_shared_prefix_reuses_whole_blocks_only() -> None:
