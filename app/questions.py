@@ -6,7 +6,10 @@ rule on the timeline, so every scenario and mode gets them where its lesson is:
 
 - a prefix-cache reset through the Python API: will it succeed (its result), and
   what happens to the blocks of the running request holding the most blocks;
-- a request admitted for the first time: how many of its prompt tokens hit;
+- a request admitted for the first time: how many prompt tokens it reuses from the
+  cache (its num_cached_tokens), with the answers a learner would give without the
+  lesson among the options (the whole prompt, every token whose hash is in the map,
+  an earlier prompt it contains);
 - a preempted request resumed: how many of its tokens its own cached blocks give
   back (vLLM counts them apart, in preempted_hits / preempted_queries, and keeps
   the request's num_cached_tokens from its first admission);
@@ -94,13 +97,32 @@ def _block_fate(before: Snapshot, step: Step) -> Question | None:
     )
 
 
-def _token_options(hit: int, total: int, block_size: int) -> tuple[tuple[str, ...], int]:
-    """Token counts near the answer, a block apart, and the index of the answer."""
-    near = {0, hit, total, hit + block_size, hit - block_size}
-    options = sorted(n for n in near if 0 <= n <= total)[:MAX_BLOCK_OPTIONS]
-    if hit not in options:
-        options = sorted({0, hit, total})
+def _token_options(
+    hit: int, total: int, block_size: int, tempting: tuple[int, ...] = ()
+) -> tuple[tuple[str, ...], int]:
+    """The answer, the whole prompt and the answers a learner would give without the
+    lesson (``tempting``), then 0 and counts a block from the answer, up to
+    MAX_BLOCK_OPTIONS in all; sorted, with the index of the answer."""
+    chosen: list[int] = []
+    for n in (hit, total, *tempting, 0, hit - block_size, hit + block_size):
+        if 0 <= n <= total and n not in chosen and len(chosen) < MAX_BLOCK_OPTIONS:
+            chosen.append(n)
+    options = sorted(chosen)
     return tuple(f"{n} tokens" for n in options), options.index(hit)
+
+
+def _tempting(before: Snapshot, request: RequestRecord, block_size: int) -> tuple[int, ...]:
+    """What a learner would answer without the lesson: every token whose block hash is
+    already in the map (forgetting the num_tokens - 1 cap and a skipped lookup), and the
+    length of the latest earlier prompt (forgetting that hashes chain from the start)."""
+    in_map = {e.hash_label for e in before.hash_map}
+    found = 0
+    for link in request.chain:
+        if link.hash_label not in in_map:
+            break
+        found += 1
+    earlier = [r.num_prompt_tokens for r in before.requests if r.request_id != request.request_id]
+    return (found * block_size, *earlier[-1:])
 
 
 def _hit_tokens(before: Snapshot, step: Step, block_size: int) -> list[Question]:
@@ -113,15 +135,18 @@ def _hit_tokens(before: Snapshot, step: Step, block_size: int) -> list[Question]
         if not before.hash_map and not request.skip_reading_prefix_cache:
             continue  # nothing cached yet: nothing to predict
         hit, total = request.num_cached_tokens, request.num_prompt_tokens
-        options, answer = _token_options(hit, total, block_size)
+        options, answer = _token_options(
+            hit, total, block_size, _tempting(before, request, block_size)
+        )
         asked.append(
             Question(
                 "hit_tokens",
                 f"{request.request_id} is admitted next, with {total} prompt tokens. "
-                "How many of them are found in the prefix cache?",
+                "How many tokens does it reuse from the prefix cache (its "
+                "num_cached_tokens, as vLLM reports it)?",
                 options,
                 answer,
-                f"{hit} of {total} tokens hit.",
+                f"num_cached_tokens = {hit}: {hit} of {total} tokens reused.",
             )
         )
     return asked
@@ -144,7 +169,8 @@ def _resume_hit(before: Snapshot, step: Step, block_size: int) -> Question | Non
     return Question(
         "resume_hit",
         f"{request.request_id} was preempted with its blocks freed, and resumes next with "
-        f"{queried} tokens to recompute. How many of them are found in the prefix cache?",
+        f"{queried} tokens to recompute. How many of them does it reuse from the prefix "
+        "cache (what preempted_hits grows by)?",
         options,
         answer,
         f"{hit} of {queried} tokens hit: preempted_hits / preempted_queries = {hit} / {queried}.",

@@ -285,6 +285,31 @@ def test_hits_are_asked_where_the_lessons_are() -> None:
     assert right == ["1984 tokens", "2000 tokens"]  # the cap, then one token more hits all
 
 
+def test_a_hit_question_offers_the_answer_given_without_the_lesson() -> None:
+    """A question is fair only if the tempting wrong answer is there to pick, and it asks
+    for the number vLLM reports, not for tokens "found in the cache" (the hashes of a
+    skipped or capped lookup are in the map, yet not reused)."""
+
+    def hit_question(name: str, request: str) -> tuple[str, tuple[str, ...], str]:
+        tl = timelines.timeline(name, "default")
+        for step in range(len(tl.steps)):
+            for q in questions_at(tl, step):
+                if q.kind == "hit_tokens" and q.prompt.startswith(f"{request} "):
+                    return q.prompt, q.options, q.options[q.answer]
+        raise AssertionError(f"no hit question for {request} in {name}")
+
+    cases = [  # the scenario, the request, what it reuses, what a learner would say
+        ("prompt-logprobs", "L1", "0 tokens", "16 tokens"),  # the lookup is skipped
+        ("prepend-token", "P2", "0 tokens", "32 tokens"),  # P1's tokens, one place on
+        ("exact-duplicate", "P2", "1984 tokens", "2000 tokens"),  # the cap
+        ("prompt-logprobs", "P2", "16 tokens", "20 tokens"),  # L1 cached all five
+    ]
+    for name, request, right, tempting in cases:
+        prompt, options, answer = hit_question(name, request)
+        assert answer == right and tempting in options, (name, request, options)
+        assert "num_cached_tokens" in prompt and "found in" not in prompt
+
+
 def test_a_resumed_request_is_asked_what_its_own_blocks_give_back() -> None:
     tl = timelines.timeline("preemption", "default")
     asked = [(s, q) for s in range(len(tl.steps)) for q in questions_at(tl, s)]
