@@ -942,7 +942,7 @@ def test_the_chain_does_not_claim_equal_hashes_prove_equal_tokens() -> None:
 
 def test_a_code_plan_reaches_the_browser_with_every_field_by_name() -> None:
     """code_panel.js reads a step's plan by field name: every field of Plan, as it is."""
-    plan = CodePlan.of(timelines.of_scenario("reset"))
+    plan = CodePlan.of({timelines.timeline_key(t): t for t in timelines.of_scenario("reset")})
     for per_step in plan.plans.values():
         for step_plan in per_step:
             sent = step_plan.as_dict()
