@@ -2,8 +2,8 @@
 
 ``BlockPool.reset_prefix_cache`` is vLLM 0.33.0's, as released: default and
 preempt modes run it. ``KeepModeBlockPool`` overrides only that method with
-keep mode's proposed change (not in vLLM 0.33.0); the KV-cache manager builds
-one, and runs the proposed reset only when asked to keep running requests.
+keep mode's proposed change (not in vLLM 0.33.0); keep mode's KV-cache manager
+(``KeepModeKVCacheManager``) builds one.
 """
 
 from __future__ import annotations
