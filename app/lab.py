@@ -123,6 +123,19 @@ class LabResult:
         return self.preset.expected_text(self.run, self.compare)
 
     @property
+    def expected_outcome(self) -> str | None:
+        """The preset's expected outcome for this run; None once the knobs differ."""
+        return self.outcome_text() if self.is_preset else None
+
+    @property
+    def labelled_runs(self) -> list[tuple[str, WorkloadRun]]:
+        """The learner's run, then the overlaid one if any, each with what it is called."""
+        runs = [(self.run_label, self.run)]
+        if self.compare is not None:
+            runs.append((self.preset.compare_label, self.compare))
+        return runs
+
+    @property
     def run_label(self) -> str:
         """What the learner's run is called beside the charts and in the table: the
         preset's label (e.g. "no salt") only while the knobs are the preset's, else

@@ -76,7 +76,9 @@ class App(pn.viewable.Viewer):
         self.asks_in_embed = self.embed and link.quiz is True
         self.glossary = Glossary(html=render_glossary(), sizing_mode="stretch_width", margin=0)
         if self.start:
-            self.start_page = StartPage(html=render_start_page(), sizing_mode="stretch_width")
+            self.start_page = StartPage(
+                html=render_start_page(timelines.titles()), sizing_mode="stretch_width"
+            )
             self._layout = self._build_start()
             return
         if link.scenario:

@@ -63,6 +63,11 @@ def names() -> list[str]:
     return list(scenario_names())
 
 
+def titles() -> dict[str, str]:
+    """Each built-in scenario's title, by its name."""
+    return {name: scenario(name).title for name in names()}
+
+
 def default_scenario() -> str:
     available = names()
     return DEFAULT_SCENARIO if DEFAULT_SCENARIO in available else available[0]

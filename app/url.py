@@ -19,6 +19,8 @@ from app import timelines
 from app.playground import store as playground
 from engine.lab import playground_code
 from engine.lab.scenario import ScenarioError
+from engine.lab.workload import Workload
+from engine.lab.workload_playground import workload_playground_code
 
 TRUE_VALUES = ("1", "true", "yes", "on")
 # Set by build.py while it pre-renders a copy of the page at another address: there
@@ -112,6 +114,13 @@ def link_query(scenario: str, mode: str, step: int) -> dict[str, str]:
 def playground_query(code: str, mode: str, step: int) -> dict[str, str]:
     """The query parameters that open the playground ``code`` holds at this state."""
     return {"scenario": PLAYGROUND, "playground": code, "mode": mode, "step": str(step)}
+
+
+def lab_run_playground_href(workload: Workload, num_steps: int, step: int = 0) -> str:
+    """The address that opens a lab run as a playground at timeline step ``step``.
+    Raises ScenarioError when the run cannot be a playground scenario."""
+    code = workload_playground_code(workload, num_steps)
+    return "?" + urlencode(playground_query(code, "default", step))
 
 
 def copy_name(scenario: str, embed: bool) -> str:

@@ -7,13 +7,12 @@ recorded by the engine (engine/lab/trace.py), never from a hand-kept map.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Container
+from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass
 from functools import cache
 
 from app.render.code import code_lines, variant_of
 from app.render.html import esc
-from app.timelines import timeline_key
 from engine.lab.timeline import Timeline
 from engine.lab.trace import FunctionTrace
 
@@ -158,12 +157,13 @@ class CodePlan:
     @classmethod
     def of(
         cls,
-        timelines: tuple[Timeline, ...],
+        timelines: Mapping[str, Timeline],
         steps: Callable[[Timeline], Container[int]] | None = None,
         after: CodePlan | None = None,
         held_bodies: tuple[str, ...] = (),
     ) -> CodePlan:
-        """``steps``: per timeline, the steps planned (the others are None, sent later;
+        """``timelines``: by the key the browser names them with. ``steps``: per
+        timeline, the steps planned (the others are None, sent later;
         default every step). ``after``: a plan sent before, whose frames and bodies keep
         their indices here, so the browser's plans stay right while this one arrives.
         ``held_bodies``: bodies the browser holds from an earlier plan, kept at their
@@ -173,7 +173,7 @@ class CodePlan:
         kept = after.bodies if after else held_bodies
         body_index = {body: i for i, body in enumerate(kept)}
         plans: dict[str, tuple[Plan | None, ...]] = {}
-        for timeline in timelines:
+        for key, timeline in timelines.items():
             planned = steps(timeline) if steps else range(len(timeline.steps))
             plan: list[Plan | None] = []
             for step in range(len(timeline.steps)):
@@ -192,7 +192,7 @@ class CodePlan:
                         focus=-1 if focus is None else focus,
                     )
                 )
-            plans[timeline_key(timeline)] = tuple(plan)
+            plans[key] = tuple(plan)
         return cls(tuple(frame_index), tuple(body_index), plans)
 
     def as_dicts(self) -> dict[str, list[dict[str, object] | None]]:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache, lru_cache
 
-from app import timelines
 from app.render.glossary import code_term, term
 from app.render.html import esc
+from engine.lab.scenario import load_scenario, scenario_names
 from engine.lab.timeline import Timeline
 
 HOW_TO_READ = (
@@ -26,18 +26,28 @@ HOW_TO_READ = (
 )
 
 
+@cache
+def built_in_scenarios() -> tuple[tuple[str, str, str], ...]:
+    """(name, title, summary) of every built-in scenario, read off its file once."""
+    return tuple(
+        (name, scenario.title, " ".join(scenario.summary.split()))
+        for name in scenario_names()
+        for scenario in [load_scenario(name)]
+    )
+
+
 @lru_cache(maxsize=64)
 def scenario_list(current: str) -> str:
-    """Every scenario with its title and summary, each a deep link (the same at every step
-    of a timeline, so made once: a tenth of a playground edit's rendering otherwise)."""
+    """Every built-in scenario with its title and summary, each a deep link (the same at
+    every step of a timeline, so made once: a tenth of a playground edit's rendering
+    otherwise)."""
     items = []
-    for name in timelines.names():
-        scenario = timelines.scenario(name)
+    for name, title, summary in built_in_scenarios():
         here = ' aria-current="page" class="here"' if name == current else ""
         items.append(
             f'<li data-scenario="{esc(name)}"{here}><a href="?scenario={esc(name)}">'
-            f'{esc(scenario.title)}</a> <span class="mono muted">{esc(name)}</span>'
-            f"<br><span class=muted>{esc(' '.join(scenario.summary.split()))}</span></li>"
+            f'{esc(title)}</a> <span class="mono muted">{esc(name)}</span>'
+            f"<br><span class=muted>{esc(summary)}</span></li>"
         )
     return (
         '<details class="scenarios"><summary>All scenarios</summary>'

@@ -1,26 +1,26 @@
 """The workload lab's HTML: a run's headline numbers, the preset's expected outcome,
 the charts' legends, and the pool, queue, requests and counters after one engine step
-of a run."""
+of a run. It takes the runs and their labels as data (app/lab.py makes them)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from app.lab import LabResult, RunSteps
 from app.render.html import esc
 from app.render.metrics import render_metrics
 from app.render.pool import render_pool
 from app.render.queue import render_queue
 from app.render.requests import render_requests
+from engine.lab.timeline import Timeline
 from engine.lab.workload import MAX_SCENARIO_BLOCKS, WorkloadRun
 
+# A run and what it is called: the learner's, then the overlaid one if any.
+LabelledRuns = Sequence[tuple[str, WorkloadRun]]
 
-def render_numbers(result: LabResult) -> str:
-    """The engine's headline numbers for both runs, side by side."""
-    runs: list[tuple[str, WorkloadRun]] = [(result.run_label, result.run)]
-    if result.compare is not None:
-        runs.append((result.preset.compare_label, result.compare))
+
+def render_numbers(runs: LabelledRuns) -> str:
+    """The engine's headline numbers for the runs, side by side."""
     rows = (
         ("hit rate (cumulative)", "hit_rate", "{:.1%}"),
         ("prefix_cache_hits", "hits", "{:,}"),
@@ -62,12 +62,12 @@ def render_numbers(result: LabResult) -> str:
     )
 
 
-def render_outcome(result: LabResult) -> str:
-    """The preset's expected outcome, its numbers filled in by this run."""
-    preset_ = result.preset
-    if result.is_preset:
+def render_outcome(title: str, expected: str | None, runs: LabelledRuns) -> str:
+    """The preset's expected outcome, its numbers filled in by this run (``expected``:
+    None when the knobs differ from the preset's)."""
+    if expected is not None:
         note = ""
-        text = result.outcome_text()
+        text = expected
     else:
         note = (
             '<p class="lab-note">The knobs differ from the preset, so its expected outcome '
@@ -75,32 +75,30 @@ def render_outcome(result: LabResult) -> str:
         )
         text = ""
     return (
-        f'<div class="lab-outcome" data-testid="lab-outcome"><h2>{esc(preset_.title)}</h2>'
+        f'<div class="lab-outcome" data-testid="lab-outcome"><h2>{esc(title)}</h2>'
         f"{note}"
         + (f'<p class="lab-expected" data-testid="lab-expected">{esc(text)}</p>' if text else "")
-        + render_numbers(result)
+        + render_numbers(runs)
         + "</div>"
     )
 
 
-def render_run_key(result: LabResult) -> str:
+def render_run_key(runs: LabelledRuns) -> str:
     """Which run each line is, above the first chart (the legends say solid or dashed)."""
-    key = f"Solid: {esc(result.run_label)}"
-    if result.compare is not None:
-        key += f" · dashed: {esc(result.preset.compare_label)}"
+    key = f"Solid: {esc(runs[0][0])}"
+    if len(runs) > 1:
+        key += f" · dashed: {esc(runs[1][0])}"
     return f'<p class="lab-key" data-testid="lab-key">{key}</p>'
 
 
-def render_step_view(steps: RunSteps, engine_step: int) -> str:
-    """The pool, free queue, requests and counters after one engine step of the run."""
-    index = steps.index(engine_step)
-    shown = steps.after_step.index(index) + 1
-    last = len(steps.after_step)
+def render_step_view(timeline: Timeline, index: int, shown: int, last: int) -> str:
+    """The pool, free queue, requests and counters at step ``index`` of the run's
+    timeline: after engine step ``shown`` of ``last``."""
     parts = (render_pool, render_queue, render_requests, render_metrics)
     return (
         f'<section class="lab-step" data-testid="lab-step" data-step="{shown}">'
         f"<h2>After engine step {shown} of {last}</h2>"
-        + "".join(render(steps.timeline, index) for render in parts)
+        + "".join(render(timeline, index) for render in parts)
         + "</section>"
     )
 
@@ -112,8 +110,9 @@ def render_progress(share: float) -> str:
     )
 
 
-def step_hint(steps: RunSteps | None) -> str:
-    if steps is None:
+def step_hint(steppable: bool) -> str:
+    """How to see a step of the run, or why this run has no step view."""
+    if not steppable:
         return (
             '<p class="lab-hint">Click-to-step needs a run small enough to draw block by '
             f"block (a pool of at most {MAX_SCENARIO_BLOCKS} blocks and a few dozen "

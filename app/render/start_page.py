@@ -2,7 +2,8 @@
 
 The default page when the address names no scenario (the write-up's `?embed=1`
 keeps opening the flagship). The path and its one-liners are content
-(content/start.toml); each scenario's title comes from its own file. Every entry
+(content/start.toml); each scenario's title comes from its own file, handed in by the
+caller (a renderer reads no timelines). Every entry
 is a plain link to `?scenario=NAME`, so the page needs no Python: on the static
 site, start_page.js lifts the loading veil from the pre-rendered copy at once. The
 workload lab (`?lab=`) has no copy and opens on this one: there the veil stays and
@@ -11,12 +12,13 @@ a status line says the lab waits for Python.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 
-from app import timelines
 from app.content_files import load_toml, one_line
 from app.render.html import esc
+from engine.lab.scenario import scenario_names
 
 
 @dataclass(frozen=True)
@@ -53,7 +55,7 @@ def learning_path() -> LearningPath:
         for part in data["part"]
     )
     path = LearningPath(one_line(data.get("intro", "")), parts)
-    names, order = set(timelines.names()), path.order
+    names, order = set(scenario_names()), path.order
     if len(set(order)) != len(order) or set(order) != names:
         raise ValueError(
             "content/start.toml must list every scenario once: "
@@ -62,7 +64,8 @@ def learning_path() -> LearningPath:
     return path
 
 
-def render_start_page() -> str:
+def render_start_page(titles: Mapping[str, str]) -> str:
+    """The page; ``titles``: each scenario's title, by its name."""
     path = learning_path()
     number = 0
     parts = []
@@ -70,7 +73,7 @@ def render_start_page() -> str:
         items = []
         for entry in part.entries:
             number += 1
-            title = timelines.scenario(entry.scenario).title
+            title = titles[entry.scenario]
             items.append(
                 f'<li value="{number}" data-scenario="{esc(entry.scenario)}">'
                 f'<a href="?scenario={esc(entry.scenario)}">{esc(title)}</a>'

@@ -48,15 +48,17 @@ class CodeView(pn.viewable.Viewer):
         """A new scenario: the code of the shown step and its neighbours at once, then
         (REST_AFTER_S later, as the views' other pages: base.fill_deck) every step's code
         of every mode. Where nothing would reach the browser in between, all at once."""
-        timelines, key, step = self.state.scenario_timelines, self.state.key, self.state.step
+        key, step = self.state.key, self.state.step
+        timelines = self.state.scenario_timelines
+        keyed = {timeline_key(t): t for t in timelines}
         held = tuple(self._panel.bodies)
         if sum(map(len, held)) > HELD_BODIES_MAX_CHARS:
             held = ()
         if not base.defers_rest():  # (looked up here: tests stand in for a server)
-            self._send(CodePlan.of(timelines, held_bodies=held), picked={})
+            self._send(CodePlan.of(keyed, held_bodies=held), picked={})
             return
         first = CodePlan.of(
-            timelines,
+            keyed,
             lambda t: steps_around(t, step) if timeline_key(t) == key else (),
             held_bodies=held,
         )
@@ -65,7 +67,7 @@ class CodeView(pn.viewable.Viewer):
         def send_the_rest() -> None:
             if not still_open(self.state, timelines):
                 return  # another scenario or mode since: its own plan is on its way
-            self._send(CodePlan.of(timelines, after=first))
+            self._send(CodePlan.of(keyed, after=first))
 
         later(send_the_rest)
 

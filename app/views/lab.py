@@ -55,9 +55,10 @@ from app.render.lab import (
     render_step_view,
     step_hint,
 )
-from app.render.lab_playground import render_open_in_playground
+from app.render.lab_playground import render_no_playground, render_open_in_playground
 from app.theme import CSS
-from engine.lab.scenario import MODES
+from app.url import lab_run_playground_href
+from engine.lab.scenario import MODES, ScenarioError
 from engine.lab.workload import (
     KNOB_TYPES,
     SALT_POLICIES,
@@ -537,15 +538,27 @@ class LabView(pn.viewable.Viewer):
             self._chart(0, result.run)
             self._chart(1, result.compare)
             self._show_legends(overlay=result.compare is not None)
-            self.outcome.object = render_outcome(result)
-            update_changed(self.run_key, object=render_run_key(result))
+            runs = result.labelled_runs
+            self.outcome.object = render_outcome(result.preset.title, result.expected_outcome, runs)
+            update_changed(self.run_key, object=render_run_key(runs))
             self._steps = run_steps(result.run.workload, result.run.num_steps)
             run = result.run
-            hint = step_hint(self._steps) + render_open_in_playground(run.workload, run.num_steps)
-            update_changed(self.hint, object=hint)
+            self._show_hint()
             update_changed(self.step_view, visible=False)
             done = f"Done: {run.workload.requests:,} requests in {run.num_steps:,} engine steps."
             update_changed(self.status, object=done)
+
+    def _show_hint(self, step: int = 0, engine_step: int | None = None) -> None:
+        """How to see a step, and the link that opens the run as a playground at
+        timeline step ``step`` (after ``engine_step``, if the learner picked one)."""
+        assert self.result is not None
+        run = self.result.run
+        try:
+            href = lab_run_playground_href(run.workload, run.num_steps, step)
+            link = render_open_in_playground(href, engine_step)
+        except ScenarioError as error:
+            link = render_no_playground(str(error))
+        update_changed(self.hint, object=step_hint(self._steps is not None) + link)
 
     def _chart(self, index: int, run: WorkloadRun | None) -> None:
         """Put a run on the charts' source ``index`` (0: the learner's, 1: the overlay),
@@ -571,16 +584,13 @@ class LabView(pn.viewable.Viewer):
         """The step view of the learner's run after that engine step (nearest one)."""
         if self._steps is None:
             return
-        assert self.result is not None  # the steps are the shown run's
-        run = self.result.run
         index = self._steps.index(engine_step)
+        shown, last = self._steps.after_step.index(index) + 1, len(self._steps.after_step)
         with pn.io.hold():
-            self.step_view.object = render_step_view(self._steps, engine_step)
+            self.step_view.object = render_step_view(self._steps.timeline, index, shown, last)
             self.step_view.visible = True
             # The playground link opens at this step too.
-            self.hint.object = step_hint(self._steps) + render_open_in_playground(
-                run.workload, run.num_steps, index, self._steps.after_step.index(index) + 1
-            )
+            self._show_hint(index, shown)
 
     def serve(self, title: str) -> None:
         """Serve the three layout roots, and neither a Location (the query was read

@@ -101,6 +101,18 @@ def reset_flags(action: Action, mode: Mode) -> dict[str, bool]:
     }
 
 
+def runs_keep_mode(scenario: Scenario, mode: Mode) -> bool:
+    """Whether a play runs keep mode's proposed build of the engine (not in vLLM 0.33.0):
+    when one of its resets keeps running requests, or it resets over HTTP (the endpoint's
+    handlers here are keep mode's). Otherwise it runs vLLM 0.33.0's reset, as released."""
+    actions = (*scenario.setup, *scenario.script)
+    return any(action.kind == "http_reset" for action in actions) or any(
+        reset_flags(action, mode)["keep_running_requests"]
+        for action in actions
+        if action.kind == "reset_prefix_cache"
+    )
+
+
 def reserve_full_isl(scenario: Scenario, mode: Mode) -> bool:
     """Whether admission needs room for the whole sequence: the scenario's
     ``[pool]`` setting, unless the learner's mode checks only the first chunk."""

@@ -87,23 +87,10 @@ class PoolRecorder:
         self._wrap("_maybe_evict_cached_block", self._after_evict)
         self._wrap("free_blocks", self._around_free_blocks)
         self._wrap("reset_prefix_cache", self._around_reset)
-        self._map = pool.cached_block_hash_to_block
 
     def take(self) -> StepFacts:
-        self._note_a_reset_past_the_wrapper()
         facts, self._record = self._record.facts(), _Record()
         return facts
-
-    def _note_a_reset_past_the_wrapper(self) -> None:
-        """The released reset runs as ``BlockPool.reset_prefix_cache(pool)``
-        (kv_cache_manager.py), past the instance's wrapper: a replaced map says it
-        succeeded, and the map it replaced holds the blocks whose hashes it cleared."""
-        old, self._map = self._map, self.pool.cached_block_hash_to_block
-        if old is self._map or any(op == "cleared" for op, _ in self._record.order):
-            return
-        with untraced():  # (as in _hashed: the recorder's reads are not the engine's)
-            ids = sorted({b.block_id for _, blocks in old.items() for b in blocks})
-        self._record.order.extend(("cleared", block_id) for block_id in ids)
 
     def _wrap(self, name: str, around: Callable[..., Any]) -> None:
         original = getattr(self.pool, name)

@@ -30,18 +30,18 @@ from engine.lab.scenario import (
     check_mode,
     reserve_full_isl,
     reset_flags,
+    runs_keep_mode,
 )
 from engine.lab.snapshot import LogLine, Snapshot, SnapshotTaker, Stats, take_snapshot
 from engine.lab.step_facts import PoolRecorder, StepFacts
 from engine.lab.trace import FunctionTrace, SourceIndex, Tracer, tracing
+from engine.lab.variants import engine_core, reset_prefix_cache, scheduler_class
 from engine.vllm import core
-from engine.vllm.api_server import APIServer, EngineCoreClient, HTTPRequest
+from engine.vllm.api_server import APIServer, HTTPRequest, KeepModeEngineCoreClient
 from engine.vllm.aux_output import AuxOutputSchedulerConnector
-from engine.vllm.core import EngineCore
 from engine.vllm.kv_offload import SimpleCPUOffloadScheduler, SimpleCPUOffloadSchedulerWithoutFix
 from engine.vllm.logger import LOGGER_ROOTS
 from engine.vllm.request import Request, RequestStatus
-from engine.vllm.scheduler import Scheduler, SchedulerWithoutKeepFix
 
 # The modules whose lines the code panel may show: every module of the model of
 # vLLM (the package engine.vllm), not the machinery that records it.
@@ -205,7 +205,8 @@ class _Run:
                 else SimpleCPUOffloadSchedulerWithoutFix
             )
             connector = offload_cls(options.num_cpu_blocks, scenario.block_size)
-        scheduler_cls = Scheduler if options.keep_mode_fixes else SchedulerWithoutKeepFix
+        # vLLM 0.33.0's engine, or keep mode's proposed one where the play needs it.
+        scheduler_cls = scheduler_class(runs_keep_mode(scenario, mode), options.keep_mode_fixes)
         self.scheduler = scheduler_cls(
             scenario.num_gpu_blocks,
             scenario.block_size,
@@ -216,10 +217,12 @@ class _Run:
             scheduler_reserve_full_isl=reserve_full_isl(scenario, mode),
             watermark=scenario.watermark,
         )
-        self.engine = EngineCore(self.scheduler)
+        self.engine = engine_core(self.scheduler)
         self.recorder = PoolRecorder(self.scheduler.kv_cache_manager.block_pool)
         self.snapshot_taker = SnapshotTaker()
-        self.engine_client = EngineCoreClient(self.engine)
+        # The HTTP reset's handlers are keep mode's, so a play with one runs keep
+        # mode's engine (runs_keep_mode).
+        self.engine_client = KeepModeEngineCoreClient(self.engine)
         self.requests: list[Request] = []  # arrival order; finished ones stay visible
         self.stats = Stats()
         self.engine_dead = False
@@ -287,7 +290,7 @@ class _Run:
         return done < action.count
 
     def _do_reset_prefix_cache(self, action: Action) -> str | None:
-        return str(self.engine.reset_prefix_cache(**reset_flags(action, self.mode)))
+        return str(reset_prefix_cache(self.engine, **reset_flags(action, self.mode)))
 
     def _do_abort(self, action: Action) -> str | None:
         assert action.request_id is not None

@@ -32,7 +32,7 @@ from engine.lab.scenario import (
     Scenario,
     reset_flags,
 )
-from engine.vllm.core import EngineCore
+from engine.lab.variants import engine_core, reset_prefix_cache, scheduler_class
 from engine.vllm.kv_cache_manager import cdiv
 from engine.vllm.kv_cache_utils import KVCacheBlock
 from engine.vllm.request import Request
@@ -358,7 +358,9 @@ class WorkloadRunner:
         reused (None hashes every prompt afresh; the run is the same)."""
         self._validate(workload)
         self.workload = workload
-        self.scheduler = Scheduler(
+        self._reset_flags = reset_flags(Action("reset_prefix_cache", "reset"), workload.reset_mode)
+        # vLLM 0.33.0's engine, or keep mode's proposed one for a keep reset.
+        self.scheduler = scheduler_class(self._reset_flags["keep_running_requests"])(
             workload.num_gpu_blocks,
             workload.block_size,
             max_num_batched_tokens=workload.max_num_batched_tokens,
@@ -366,7 +368,7 @@ class WorkloadRunner:
             # Off by default, as in vLLM; PoolCounter counts what the lab draws.
             enable_kv_cache_events=enable_kv_cache_events,
         )
-        self.engine = EngineCore(self.scheduler)
+        self.engine = engine_core(self.scheduler)
         self._block_hasher = self.scheduler.request_block_hasher
         if prompt_hashes is not None:
             self._block_hasher = prompt_hashes.hasher(
@@ -381,7 +383,6 @@ class WorkloadRunner:
         self._totals = dict.fromkeys(
             ("queries", "hits", "preempted_queries", "preempted_hits", "preemptions"), 0
         )
-        self._reset_flags = reset_flags(Action("reset_prefix_cache", "reset"), workload.reset_mode)
 
     def _validate(self, workload: Workload) -> None:
         """Raise WorkloadError for a knob that cannot be used (a runner that makes its own
@@ -446,7 +447,7 @@ class WorkloadRunner:
         self._arrive()
         reset = None
         if step == self.workload.reset_step:
-            reset = int(self.engine.reset_prefix_cache(**self._reset_flags))
+            reset = int(reset_prefix_cache(self.engine, **self._reset_flags))
         result = self.engine.step()
         self.num_finished += len(result.finished_req_ids)
         stats = self.scheduler.make_stats()

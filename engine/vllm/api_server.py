@@ -6,7 +6,10 @@ otherwise the route is not there at all (404). Its query parameters are
 ``reset_running_requests`` and ``reset_external``. It answers 200 with the JSON body
 ``{"success": <bool>}``: a refused reset says false, and the caller may retry.
 
-``keep_running_requests`` is keep mode's flag: proposed, not in vLLM 0.33.0.
+``keep_running_requests`` is keep mode's flag: proposed, not in vLLM 0.33.0. Its
+handlers here are keep mode's, and so is the client they call
+(``KeepModeEngineCoreClient``); ``EngineCoreClient.reset_prefix_cache`` is vLLM
+0.33.0's.
 
 Errors, as vLLM's exception handlers turn them into answers (the body is vLLM's
 ``ErrorResponse``: ``{"error": {"message", "type", "param", "code"}}``):
@@ -22,9 +25,9 @@ Errors, as vLLM's exception handlers turn them into answers (the body is vLLM's
   a 500: the proposed handler checks the combination itself, in the API
   process, before any engine call.
 
-Not modelled: the external (connector) cache that ``reset_external`` resets.
-Nothing reset over HTTP here has a connector, and vLLM counts the connector
-reset as a success when there is none, so the answer is the same.
+``reset_external`` reaches the scheduler as ``reset_connector``. Nothing reset
+over HTTP here has a connector, and vLLM counts the connector reset as a success
+when there is none (not modelled: the offload connector's own reset).
 """
 
 from __future__ import annotations
@@ -37,7 +40,6 @@ from http import HTTPStatus
 from typing import Any
 from urllib.parse import parse_qs
 
-from engine.lab.variants import changed_by
 from engine.vllm.core import EngineCore
 from engine.vllm.logger import init_logger
 
@@ -135,53 +137,68 @@ class EngineCoreClient:
         return output.result
 
     def reset_prefix_cache(
-        self, reset_running_requests: bool = False, keep_running_requests: bool = False
+        self, reset_running_requests: bool = False, reset_connector: bool = False
     ) -> bool:
         result: bool = self.call_utility(
-            "reset_prefix_cache", reset_running_requests, keep_running_requests
+            "reset_prefix_cache", reset_running_requests, reset_connector
         )
         return result
 
 
-def reset_prefix_cache(raw_request: HTTPRequest, engine_client: EngineCoreClient) -> HTTPResponse:
+class KeepModeEngineCoreClient(EngineCoreClient):
+    """vLLM 0.33.0's client with keep mode's flag on its reset: the change
+    proposed in the write-up, not in vLLM 0.33.0."""
+
+    def reset_prefix_cache(
+        self,
+        reset_running_requests: bool = False,
+        reset_connector: bool = False,
+        keep_running_requests: bool = False,
+    ) -> bool:
+        result: bool = self.call_utility(
+            "reset_prefix_cache", reset_running_requests, reset_connector, keep_running_requests
+        )
+        return result
+
+
+def reset_prefix_cache(
+    raw_request: HTTPRequest, engine_client: KeepModeEngineCoreClient
+) -> HTTPResponse:
     """``POST /reset_prefix_cache``, with keep mode's flag (proposed, not in vLLM 0.33.0).
 
     Answers ``{"success": <bool>}``: false when the pool refused the reset.
     """
-    # reset_external is read (a bad value is a 400) but not modelled: see above.
-    reset_running_requests, _reset_external, keep_running_requests = query_flags(
+    reset_running_requests, reset_external, keep_running_requests = query_flags(
         raw_request, "reset_running_requests", "reset_external", "keep_running_requests"
     )
     if reset_running_requests and keep_running_requests:
         # In the API process, so it is a 400: from the engine core it would be a 500.
         raise ValueError("reset_running_requests and keep_running_requests cannot both be true")
     logger.info("Resetting prefix cache...")
-    success = engine_client.reset_prefix_cache(reset_running_requests, keep_running_requests)
+    success = engine_client.reset_prefix_cache(
+        reset_running_requests, reset_external, keep_running_requests
+    )
     return HTTPResponse(HTTPStatus.OK, json.dumps({"success": bool(success)}))
 
 
-@changed_by(
-    reset_prefix_cache,
-    old_label="without the flag check (proposed)",
-    new_label="with the flag check (proposed)",
-)
 def reset_prefix_cache_without_flag_check(
-    raw_request: HTTPRequest, engine_client: EngineCoreClient
+    raw_request: HTTPRequest, engine_client: KeepModeEngineCoreClient
 ) -> HTTPResponse:
     """``POST /reset_prefix_cache``, with keep mode's flag (proposed, not in vLLM 0.33.0).
 
     Answers ``{"success": <bool>}``: false when the pool refused the reset.
     """
-    # reset_external is read (a bad value is a 400) but not modelled: see above.
-    reset_running_requests, _reset_external, keep_running_requests = query_flags(
+    reset_running_requests, reset_external, keep_running_requests = query_flags(
         raw_request, "reset_running_requests", "reset_external", "keep_running_requests"
     )
     logger.info("Resetting prefix cache...")
-    success = engine_client.reset_prefix_cache(reset_running_requests, keep_running_requests)
+    success = engine_client.reset_prefix_cache(
+        reset_running_requests, reset_external, keep_running_requests
+    )
     return HTTPResponse(HTTPStatus.OK, json.dumps({"success": bool(success)}))
 
 
-Handler = Callable[[HTTPRequest, EngineCoreClient], HTTPResponse]
+Handler = Callable[[HTTPRequest, KeepModeEngineCoreClient], HTTPResponse]
 
 
 class APIServer:
@@ -194,7 +211,7 @@ class APIServer:
 
     def __init__(
         self,
-        engine_client: EngineCoreClient,
+        engine_client: KeepModeEngineCoreClient,
         dev_mode: bool = False,
         check_reset_flags: bool = True,
     ) -> None:

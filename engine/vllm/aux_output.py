@@ -12,7 +12,7 @@ step's output, so one step's output is normally in flight when a new step
 begins. The worker asserts that nothing is in flight when the generation
 changes: a reset was assumed to happen only once all output was consumed. A
 keep reset breaks that assumption, so keep mode skips the aux reset (see
-``Scheduler._should_reset_aux_output``).
+``KeepModeScheduler._should_reset_aux_output``).
 
 In this simulator tokens still flow synchronously; only the auxiliary output's
 host copy is asynchronous, consumed one engine step late.

@@ -2,8 +2,8 @@
 
 ``BlockPool.reset_prefix_cache`` is vLLM 0.33.0's, as released: default and
 preempt modes run it. ``KeepModeBlockPool`` overrides only that method with
-keep mode's proposed change (not in vLLM 0.33.0); the KV-cache manager builds
-one, and runs the proposed reset only when asked to keep running requests.
+keep mode's proposed change (not in vLLM 0.33.0); keep mode's KV-cache manager
+(``KeepModeKVCacheManager``) builds one.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from engine.lab.variants import PROPOSED, RELEASED, changes
 from engine.vllm.kv_cache_utils import (
     BlockHash,
     BlockHashWithGroupId,
@@ -336,7 +335,6 @@ class KeepModeBlockPool(BlockPool):
     """vLLM 0.33.0's BlockPool with the reset that keep mode needs: the change
     proposed in the write-up, not in vLLM 0.33.0."""
 
-    @changes(BlockPool.reset_prefix_cache, old_label=RELEASED, new_label=PROPOSED)
     def reset_prefix_cache(self, allow_used_blocks: bool = False) -> bool:
         """Forget the whole prefix cache: RLHF flows use it once new weights make
         every cached block stale, benchmarks to start from a cold cache.

@@ -1,4 +1,8 @@
-"""One engine step: schedule, run the (stand-in) model, apply its output (vLLM's ``EngineCore``)."""
+"""One engine step: schedule, run the (stand-in) model, apply its output (vLLM's ``EngineCore``).
+
+``EngineCore.reset_prefix_cache`` is vLLM 0.33.0's; ``KeepModeEngineCore`` passes
+keep mode's flag on to keep mode's scheduler (proposed, not in vLLM 0.33.0).
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ from engine.vllm.aux_output import AuxOutputWorkerConnector
 from engine.vllm.kv_offload import SimpleCPUOffloadWorker
 from engine.vllm.logger import init_logger
 from engine.vllm.request import Request
-from engine.vllm.scheduler import Scheduler, SchedulerOutput
+from engine.vllm.scheduler import KeepModeScheduler, Scheduler, SchedulerOutput
 
 logger = init_logger("vllm.v1.engine.core")
 
@@ -91,9 +95,9 @@ class EngineCore:
                 worker.process_output(pending)
 
     def reset_prefix_cache(
-        self, reset_running_requests: bool = False, keep_running_requests: bool = False
+        self, reset_running_requests: bool = False, reset_connector: bool = False
     ) -> bool:
-        return self.scheduler.reset_prefix_cache(reset_running_requests, keep_running_requests)
+        return self.scheduler.reset_prefix_cache(reset_running_requests, reset_connector)
 
     def handle_utility_call(self, method_name: str, args: Sequence[Any]) -> UtilityOutput:
         """A call from a client in another process (vLLM's EngineCoreProc).
@@ -108,3 +112,20 @@ class EngineCore:
         except Exception as error:
             logger.exception("Invocation of %s method failed", method_name)
             return UtilityOutput(failure_message=f"Call to {method_name} method failed: {error}")
+
+
+class KeepModeEngineCore(EngineCore):
+    """vLLM 0.33.0's EngineCore with keep mode's flag on its reset: the change
+    proposed in the write-up, not in vLLM 0.33.0."""
+
+    scheduler: KeepModeScheduler
+
+    def reset_prefix_cache(
+        self,
+        reset_running_requests: bool = False,
+        reset_connector: bool = False,
+        keep_running_requests: bool = False,
+    ) -> bool:
+        return self.scheduler.reset_prefix_cache(
+            reset_running_requests, reset_connector, keep_running_requests
+        )

@@ -3,6 +3,11 @@
 vLLM splits this over a manager, a coordinator and one single-type manager per
 KV-cache group. The simulator has one group of full-attention layers, so the
 three collapse into this class; the method names are vLLM's.
+
+``KVCacheManager.reset_prefix_cache`` is vLLM 0.33.0's, as released: default and
+preempt modes run it. ``KeepModeKVCacheManager`` is keep mode's proposed change
+(not in vLLM 0.33.0): it passes ``allow_used_blocks`` down to its pool's
+proposed reset (``KeepModeBlockPool``).
 """
 
 from __future__ import annotations
@@ -35,6 +40,9 @@ class KVCacheBlocks:
 class KVCacheManager:
     """Finds cache hits, allocates and frees the blocks of each request."""
 
+    # The pool this manager builds (keep mode's manager builds keep mode's pool).
+    block_pool_class: type[BlockPool] = BlockPool
+
     def __init__(
         self,
         num_gpu_blocks: int,
@@ -47,7 +55,7 @@ class KVCacheManager:
     ) -> None:
         self.block_size = block_size
         self.enable_caching = enable_caching
-        self.block_pool = KeepModeBlockPool(
+        self.block_pool = self.block_pool_class(
             num_gpu_blocks,
             enable_caching,
             hash_block_size=block_size,
@@ -234,14 +242,13 @@ class KVCacheManager:
         self.block_pool.free_blocks(reversed(blocks))
         self.num_cached_block.pop(request.request_id, None)
 
-    def reset_prefix_cache(self, allow_used_blocks: bool = False) -> bool:
-        if allow_used_blocks:  # keep mode: the proposed reset
-            reset_successful = self.block_pool.reset_prefix_cache(allow_used_blocks=True)
-        else:  # vLLM 0.33.0's reset, as released
-            reset_successful = BlockPool.reset_prefix_cache(self.block_pool)
-        if not reset_successful:
+    def reset_prefix_cache(self) -> bool:
+        """Forget the whole prefix cache; True on success, False while blocks are held."""
+        # vLLM's coordinator resets each distinct pool; here there is one.
+        if not self.block_pool.reset_prefix_cache():
             return False
-        if self.prefix_cache_stats is not None:
+        if self.log_stats:
+            assert self.prefix_cache_stats is not None
             self.prefix_cache_stats.reset = True
         return True
 
@@ -250,3 +257,22 @@ class KVCacheManager:
 
     def take_events(self) -> list[KVCacheEvent]:
         return self.block_pool.take_events()
+
+
+class KeepModeKVCacheManager(KVCacheManager):
+    """vLLM 0.33.0's manager with the reset that keep mode needs: the change
+    proposed in the write-up, not in vLLM 0.33.0."""
+
+    block_pool_class = KeepModeBlockPool
+    block_pool: KeepModeBlockPool
+
+    def reset_prefix_cache(self, allow_used_blocks: bool = False) -> bool:
+        """Forget the whole prefix cache; True on success, False while blocks are held
+        (unless ``allow_used_blocks``: keep mode, whose reset always succeeds)."""
+        # vLLM's coordinator resets each distinct pool; here there is one.
+        if not self.block_pool.reset_prefix_cache(allow_used_blocks):
+            return False
+        if self.log_stats:
+            assert self.prefix_cache_stats is not None
+            self.prefix_cache_stats.reset = True
+        return True

@@ -29,7 +29,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from engine.lab.variants import BEFORE_FIX, WITH_FIX, changed_by
 from engine.vllm.block_pool import BlockPool
 from engine.vllm.kv_cache_utils import KVCacheBlock
 from engine.vllm.logger import init_logger
@@ -181,6 +180,13 @@ class SimpleCPUOffloadScheduler:
         """Forget the request; stores in flight keep their blocks until they complete."""
         self._num_stored_blocks.pop(request.request_id, None)
 
+    def reset_cache(self) -> bool | None:
+        """The connector's part of ``reset_prefix_cache(reset_connector=True)``.
+
+        Not modelled: vLLM abandons the transfers in flight and resets the CPU cache.
+        """
+        raise NotImplementedError("resetting the CPU offload cache is not modelled")
+
     def stores_in_flight(self) -> dict[int, TransferMeta]:
         return dict(self._store_event_to_blocks)
 
@@ -189,11 +195,6 @@ class SimpleCPUOffloadSchedulerWithoutFix(SimpleCPUOffloadScheduler):
     """The store completion as it was before keep mode: it assumes a GPU block
     held by a store always keeps its hash."""
 
-    @changed_by(
-        SimpleCPUOffloadScheduler._process_store_completion,
-        old_label=BEFORE_FIX,
-        new_label=WITH_FIX,
-    )
     def _process_store_completion(self, gpu_block_ids: list[int], cpu_block_ids: list[int]) -> int:
         assert self._gpu_block_pool is not None
         gpu_blocks = [self._gpu_block_pool.blocks[bid] for bid in gpu_block_ids]

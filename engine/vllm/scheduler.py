@@ -4,7 +4,11 @@ What is modelled: first-come-first-served admission with chunked prefill under a
 token budget (a waiting request is admitted only when its whole sequence fits,
 ``scheduler_reserve_full_isl``, plus the ``watermark``), one decoded token per
 running request per step, preemption when the pool runs short, finishing, and
-``reset_prefix_cache`` in its three modes.
+``reset_prefix_cache``.
+``Scheduler.reset_prefix_cache`` is vLLM 0.33.0's, as released (refuse, or
+preempt every running request first): default and preempt modes run it.
+``KeepModeScheduler`` is keep mode's proposed change (not in vLLM 0.33.0): its
+reset takes ``keep_running_requests`` and builds keep mode's KV-cache manager.
 Optional connectors: CPU offload of computed blocks (``engine.vllm.kv_offload``) and
 auxiliary outputs (``engine.vllm.aux_output``), the two places a keep reset had to fix.
 Not modelled: speculative decoding, encoder inputs, other KV connectors, priorities.
@@ -16,17 +20,19 @@ from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from engine.lab.variants import BEFORE_FIX, WITH_FIX, changed_by
 from engine.vllm.aux_output import AuxOutputConnectorMetadata, AuxOutputSchedulerConnector
-from engine.vllm.kv_cache_manager import KVCacheManager
+from engine.vllm.kv_cache_manager import KeepModeKVCacheManager, KVCacheManager
 from engine.vllm.kv_cache_utils import HashFunction, get_request_block_hasher, sha256
 from engine.vllm.kv_offload import (
     KVConnectorOutput,
     SimpleCPUOffloadMetadata,
     SimpleCPUOffloadScheduler,
 )
+from engine.vllm.logger import init_logger
 from engine.vllm.metrics import PrefixCacheStats
 from engine.vllm.request import Request, RequestStatus
+
+logger = init_logger("vllm.v1.core.sched.scheduler")
 
 
 @dataclass
@@ -49,6 +55,9 @@ class SchedulerOutput:
 class Scheduler:
     """Decides, step by step, which requests run and how many tokens each computes."""
 
+    # The manager this scheduler builds (keep mode's scheduler builds keep mode's).
+    kv_cache_manager_class: type[KVCacheManager] = KVCacheManager
+
     def __init__(
         self,
         num_gpu_blocks: int,
@@ -69,7 +78,7 @@ class Scheduler:
         self.block_size = block_size
         self.max_num_scheduled_tokens = max_num_batched_tokens
         self.max_num_running_reqs = max_num_seqs
-        self.kv_cache_manager = KVCacheManager(
+        self.kv_cache_manager = self.kv_cache_manager_class(
             num_gpu_blocks,
             block_size,
             enable_caching=enable_caching,
@@ -282,16 +291,85 @@ class Scheduler:
         self.reset_preempted_req_ids.add(request.request_id)
 
     def reset_prefix_cache(
-        self, reset_running_requests: bool = False, keep_running_requests: bool = False
+        self, reset_running_requests: bool = False, reset_connector: bool = False
     ) -> bool:
         """Forget the whole prefix cache.
 
         - default: refused (returns False) while any request holds blocks;
         - ``reset_running_requests``: preempt every running request first (the
           last admitted first), so every block is free and the reset succeeds;
-        - ``keep_running_requests`` (proposed, not in vLLM 0.33): reset anyway;
+        - ``reset_connector``: reset the KV connector's own cache too, and count
+          its result.
+
+        A successful reset starts a new auxiliary output generation.
+        """
+        if reset_running_requests:
+            while self.running:
+                self._preempt_request(self.running.pop(), drop_stale_output=True)
+            self.prev_step_scheduled_req_ids.clear()
+
+        reset_successful = self.kv_cache_manager.reset_prefix_cache()
+        if reset_running_requests and not reset_successful:
+            raise RuntimeError(
+                "Failed to reset KV cache even when all the running requests are "
+                "preempted and moved to the waiting queue. This is likely due to the "
+                "presence of running requests waiting for remote KV transfer, which "
+                "is not supported yet."
+            )
+        if reset_connector:
+            reset_successful = self.reset_connector_cache() and reset_successful
+        if reset_successful and self.aux_output_connector is not None:
+            self.aux_output_connector.reset()
+        return reset_successful
+
+    def reset_connector_cache(self) -> bool:
+        """Reset the KV connector's cache. With no connector there is nothing to
+        reset, which counts as a success."""
+        if self.connector is None:
+            logger.debug(
+                "reset_connector requested but no KV connector is configured; "
+                "treating as no-op success."
+            )
+            return True
+        # Not modelled here: vLLM also marks its connector prefix-cache stats reset.
+        return self.connector.reset_cache() is not False
+
+    def make_stats(self) -> PrefixCacheStats | None:
+        return self.kv_cache_manager.make_prefix_cache_stats()
+
+    def get_num_unfinished_requests(self) -> int:
+        return len(self.waiting) + len(self.running)
+
+    def has_unfinished_requests(self) -> bool:
+        return self.get_num_unfinished_requests() > 0
+
+
+class KeepModeScheduler(Scheduler):
+    """vLLM 0.33.0's Scheduler with the reset that keep mode needs: the change
+    proposed in the write-up, not in vLLM 0.33.0."""
+
+    kv_cache_manager_class = KeepModeKVCacheManager
+    kv_cache_manager: KeepModeKVCacheManager
+
+    def reset_prefix_cache(
+        self,
+        reset_running_requests: bool = False,
+        reset_connector: bool = False,
+        keep_running_requests: bool = False,
+    ) -> bool:
+        """Forget the whole prefix cache.
+
+        - default: refused (returns False) while any request holds blocks;
+        - ``reset_running_requests``: preempt every running request first (the
+          last admitted first), so every block is free and the reset succeeds;
+        - ``reset_connector``: reset the KV connector's own cache too, and count
+          its result;
+        - ``keep_running_requests`` (proposed, not in vLLM 0.33.0): reset anyway;
           running requests keep their blocks and computed tokens, and the
           blocks only lose their hashes.
+
+        A successful reset starts a new auxiliary output generation, except in
+        keep mode.
         """
         if reset_running_requests and keep_running_requests:
             raise ValueError("reset_running_requests and keep_running_requests cannot both be True")
@@ -310,6 +388,8 @@ class Scheduler:
                 "presence of running requests waiting for remote KV transfer, which "
                 "is not supported yet."
             )
+        if reset_connector:
+            reset_successful = self.reset_connector_cache() and reset_successful
         if (
             reset_successful
             and self.aux_output_connector is not None
@@ -327,20 +407,11 @@ class Scheduler:
         """
         return not keep_running_requests
 
-    def make_stats(self) -> PrefixCacheStats | None:
-        return self.kv_cache_manager.make_prefix_cache_stats()
 
-    def get_num_unfinished_requests(self) -> int:
-        return len(self.waiting) + len(self.running)
+class SchedulerWithoutKeepFix(KeepModeScheduler):
+    """Keep mode's reset as it was before its aux-output fix: every successful
+    reset bumps the auxiliary output generation, keep mode included (as every
+    successful reset does in vLLM 0.33.0, where there is no keep mode)."""
 
-    def has_unfinished_requests(self) -> bool:
-        return self.get_num_unfinished_requests() > 0
-
-
-class SchedulerWithoutKeepFix(Scheduler):
-    """The reset as it was before keep mode's fix: every successful reset bumps
-    the auxiliary output generation, keep mode included."""
-
-    @changed_by(Scheduler._should_reset_aux_output, old_label=BEFORE_FIX, new_label=WITH_FIX)
     def _should_reset_aux_output(self, keep_running_requests: bool) -> bool:
         return True

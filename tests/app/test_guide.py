@@ -76,7 +76,7 @@ def test_the_path_lists_every_scenario_once_in_the_content_order() -> None:
     order = learning_path().order
     assert sorted(order) == sorted(timelines.names())
     assert order[0] == "shared-prefix" and order[-1].startswith("keep-")
-    entries = parse(render_start_page()).find_all(data_testid="learning-path")[0]
+    entries = parse(render_start_page(timelines.titles())).find_all(data_testid="learning-path")[0]
     items = [e for e in entries.iter() if e.tag == "li"]
     assert [e.attrs["data-scenario"] for e in items] == list(order)
     for item, name in zip(items, order, strict=True):

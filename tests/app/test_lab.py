@@ -175,26 +175,32 @@ def test_picking_a_preset_loads_its_knobs() -> None:
     assert view.overlay.label == "Overlay: fresh salt per request"
 
 
+def outcome_of(result: LabResult) -> str:
+    """The outcome as the lab's view renders it, from the result's data."""
+    return render_outcome(result.preset.title, result.expected_outcome, result.labelled_runs)
+
+
 def test_the_outcome_quotes_the_engines_numbers_and_drops_the_claim_off_preset() -> None:
     shared = preset("shared-prefix")
     run = run_workload(shared.workload)
     result = LabResult(shared, run, None)
-    page = parse(render_outcome(result))
+    page = parse(outcome_of(result))
     expected = page.find_all(data_testid="lab-expected")[0].text
     assert f"{run.summary()['hit_rate']:.1%}" in expected
     cells = {e.attrs["data-key"]: e.text for e in page.with_attr("data-key")}
     assert cells["hits"] == f"{run.summary()['hits']:,}"
     changed = LabResult(shared, run_workload(shared.workload.replace(**SMALL_KNOBS)), None)
-    assert not parse(render_outcome(changed)).find_all(data_testid="lab-expected")
+    assert not parse(outcome_of(changed)).find_all(data_testid="lab-expected")
 
 
 def test_the_learners_run_is_named_by_its_knobs_once_they_differ_from_the_presets() -> None:
     """shared-prefix calls its run "no salt": with one fixed salt that would be false."""
 
     def names(result: LabResult) -> tuple[str, list[str]]:
-        page = parse(render_outcome(result))
+        page = parse(outcome_of(result))
         heads = [e.text for e in page.iter() if e.tag == "th" and e.attrs.get("scope") == "col"]
-        return parse(render_run_key(result)).find_all(data_testid="lab-key")[0].text, heads
+        key = parse(render_run_key(result.labelled_runs)).find_all(data_testid="lab-key")[0]
+        return key.text, heads
 
     shared = preset("shared-prefix")
     small = shared.workload.replace(**SMALL_KNOBS)
@@ -216,7 +222,7 @@ def test_a_survival_fraction_without_a_preemption_says_why_it_is_absent() -> Non
         picked = preset(name)
         run = run_workload(picked.workload)
         assert (run.summary()["preemptions"] > 0) is preempted
-        page = parse(render_outcome(LabResult(picked, run, None)))
+        page = parse(outcome_of(LabResult(picked, run, None)))
         cells = {e.attrs["data-key"]: e.text for e in page.with_attr("data-key")}
         notes = [e.text for e in page.find_all(data_testid="lab-absent")]
         if preempted:

@@ -1,6 +1,8 @@
-"""The app's layers import one way: renderers (app/render/) are pure and import no Panel,
-components (app/components/) and viewers (app/views/) import renderers, never the reverse;
-components import no viewer; viewers write no HTML of their own."""
+"""The layers import one way. The models of vLLM and SGLang (engine/vllm/, engine/sglang/)
+import nothing from the lab (engine/lab/), which reads them. Renderers (app/render/) are
+pure: they import no Panel and no orchestration (app/lab.py, app/timelines.py), and take
+data; components (app/components/) and viewers (app/views/) import renderers, never the
+reverse; components import no viewer; viewers write no HTML of their own."""
 
 from __future__ import annotations
 
@@ -12,6 +14,8 @@ from pathlib import Path
 
 import app.components
 import app.render
+import engine.sglang
+import engine.vllm
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -27,6 +31,50 @@ def imported_by(modules: list[str]) -> set[str]:
         [sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=ROOT
     )
     return set(out.stdout.split())
+
+
+def imports_in(package: object) -> dict[str, set[str]]:
+    """Every module each file of the package names in an import statement, at any depth
+    (a function's own import too)."""
+    found: dict[str, set[str]] = {}
+    for path in sorted(Path(package.__path__[0]).glob("*.py")):  # type: ignore[attr-defined]
+        names = found.setdefault(path.name, set())
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module is not None:
+                names.add(node.module)
+                names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def within(name: str, packages: tuple[str, ...]) -> bool:
+    return any(name == p or name.startswith(f"{p}.") for p in packages)
+
+
+def test_the_models_of_vllm_and_sglang_import_nothing_from_the_lab() -> None:
+    # The lab reads the model and registers its variants (engine/lab/variants.py).
+    for package in (engine.vllm, engine.sglang):
+        loaded = imported_by(modules_of(package))
+        assert not [name for name in loaded if within(name, ("engine.lab",))], package.__name__
+        named = {
+            f: sorted(n for n in ns if within(n, ("engine.lab",)))
+            for f, ns in imports_in(package).items()
+        }
+        assert not any(named.values()), named
+
+
+ORCHESTRATION = ("app.lab", "app.timelines")
+
+
+def test_renderers_import_no_orchestration() -> None:
+    loaded = imported_by(modules_of(app.render))
+    assert not [name for name in loaded if within(name, ORCHESTRATION)]
+    named = {
+        f: sorted(n for n in ns if within(n, ORCHESTRATION))
+        for f, ns in imports_in(app.render).items()
+    }
+    assert not any(named.values()), named
 
 
 def test_renderers_import_no_panel_viewer_or_component() -> None:

@@ -9,9 +9,9 @@ import pytest
 
 from engine.lab.scenario import load_scenario
 from engine.lab.timeline import Step, Timeline, build_timeline
-from engine.vllm.api_server import APIServer, EngineCoreClient, HTTPRequest, HTTPResponse
-from engine.vllm.core import EngineCore
-from engine.vllm.scheduler import Scheduler
+from engine.vllm.api_server import APIServer, HTTPRequest, HTTPResponse, KeepModeEngineCoreClient
+from engine.vllm.core import KeepModeEngineCore
+from engine.vllm.scheduler import KeepModeScheduler
 
 BOTH = "reset_running_requests=true&keep_running_requests=true"
 ROUTER = "vllm.entrypoints.serve.dev.cache.api_router"
@@ -39,8 +39,8 @@ def body_of(step: Step) -> dict[str, dict[str, object]]:
 
 
 def server(dev_mode: bool = True) -> APIServer:
-    engine = EngineCore(Scheduler(num_gpu_blocks=10, block_size=4))
-    return APIServer(EngineCoreClient(engine), dev_mode=dev_mode)
+    engine = KeepModeEngineCore(KeepModeScheduler(num_gpu_blocks=10, block_size=4))
+    return APIServer(KeepModeEngineCoreClient(engine), dev_mode=dev_mode)
 
 
 def post(query: str, dev_mode: bool = True) -> HTTPResponse:
@@ -50,7 +50,7 @@ def post(query: str, dev_mode: bool = True) -> HTTPResponse:
 def test_the_python_api_raises_value_error(timeline: Timeline) -> None:
     step = step_of(timeline, "python_api")
     assert step.result is not None and step.result.startswith("ValueError: ")
-    assert "Scheduler.reset_prefix_cache" in ran(step)
+    assert "KeepModeScheduler.reset_prefix_cache" in ran(step)
     assert step.snapshot.hash_map == timeline.steps[0].snapshot.hash_map  # nothing changed
 
 
@@ -68,9 +68,7 @@ def test_http_answers_400_before_any_engine_call(timeline: Timeline) -> None:
     }
     names = ran(step)
     assert "reset_prefix_cache" in names  # the handler
-    assert not any(
-        name.startswith(("EngineCore", "Scheduler", "EngineCoreClient")) for name in names
-    )
+    assert not any(name.startswith(("EngineCore", "Scheduler", "KeepMode")) for name in names)
     assert all(trace.file == "engine/vllm/api_server.py" for trace in step.code)
     assert step.focus is not None and step.focus.qualname == "reset_prefix_cache"
     assert [(line.level, line.logger, line.message) for line in step.snapshot.logs] == [
@@ -97,7 +95,7 @@ def test_without_the_check_the_engine_cores_value_error_is_a_json_500(timeline: 
         }
     }
     names = ran(step)
-    assert {"EngineCoreClient.call_utility", "Scheduler.reset_prefix_cache"} <= names
+    assert {"EngineCoreClient.call_utility", "KeepModeScheduler.reset_prefix_cache"} <= names
     logs = [(line.level, line.logger, line.message.split("\n")[0]) for line in step.snapshot.logs]
     assert logs == [
         ("INFO", ROUTER, "Resetting prefix cache..."),
@@ -135,9 +133,10 @@ def test_a_refused_reset_answers_success_false(timeline: Timeline) -> None:
     step = step_of(timeline, "http_default")
     assert step.result == 'HTTP 200 OK {"success": false}'
     assert any(line.level == "WARNING" for line in step.snapshot.logs)
-    # without keep mode's flag, vLLM 0.33.0's own reset runs
-    assert "BlockPool.reset_prefix_cache" in ran(step)
-    assert "KeepModeBlockPool.reset_prefix_cache" not in ran(step)
+    # keep mode's reset with its flag off: vLLM 0.33.0's guard, which refuses
+    [pool] = [t for t in step.code if t.qualname == "KeepModeBlockPool.reset_prefix_cache"]
+    source = timeline.source(pool.file).splitlines()
+    assert source[pool.last_line - 1].strip() == "return False"
 
 
 @pytest.mark.parametrize(

@@ -152,7 +152,7 @@ def test_with_the_fix_keep_mode_leaves_the_generation_alone() -> None:
     assert aux is not None
     assert (aux.scheduler_generation, aux.worker_generation, aux.outputs_in_flight) == (0, 0, 1)
     names = {trace.qualname for trace in reset.code}
-    assert "Scheduler._should_reset_aux_output" in names
+    assert "KeepModeScheduler._should_reset_aux_output" in names
     assert "AuxOutputSchedulerConnector.reset" not in names
 
     for step in t.steps[reset.index + 1 :]:

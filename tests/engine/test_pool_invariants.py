@@ -9,7 +9,7 @@ from hypothesis import settings
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from engine.vllm.block_pool import BlockPool
-from engine.vllm.kv_cache_manager import KVCacheManager, cdiv
+from engine.vllm.kv_cache_manager import KeepModeKVCacheManager, cdiv
 from engine.vllm.kv_cache_utils import get_block_hash, get_request_block_hasher, sha256
 from engine.vllm.request import Request, RequestStatus
 
@@ -80,7 +80,8 @@ class PoolMachine(RuleBasedStateMachine):
 
     def __init__(self) -> None:
         super().__init__()
-        self.manager = KVCacheManager(NUM_BLOCKS, BLOCK_SIZE, watermark=self.watermark)
+        # keep mode's manager: its reset is vLLM 0.33.0's with the flag off, and keep's with it on
+        self.manager = KeepModeKVCacheManager(NUM_BLOCKS, BLOCK_SIZE, watermark=self.watermark)
         self.pool = self.manager.block_pool
         self.hasher = get_request_block_hasher(BLOCK_SIZE, sha256)
         self.running: list[Request] = []

@@ -76,10 +76,17 @@ def test_functions_appear_in_call_order_and_only_when_they_ran(
 ) -> None:
     names = [t.qualname for t in timelines["keep"].steps[1].code]
     assert names[:4] == [
+        "KeepModeEngineCore.reset_prefix_cache",
+        "KeepModeScheduler.reset_prefix_cache",
+        "KeepModeKVCacheManager.reset_prefix_cache",
+        "KeepModeBlockPool.reset_prefix_cache",
+    ]
+    default_names = [t.qualname for t in timelines["default"].steps[1].code]
+    assert default_names[:4] == [
         "EngineCore.reset_prefix_cache",
         "Scheduler.reset_prefix_cache",
         "KVCacheManager.reset_prefix_cache",
-        "KeepModeBlockPool.reset_prefix_cache",
+        "BlockPool.reset_prefix_cache",
     ]
     assert "Scheduler._preempt_request" not in names
     preempt_names = [t.qualname for t in timelines["preempt"].steps[1].code]
