@@ -104,7 +104,7 @@ def test_what_a_duplicate_recomputes_is_said_for_both_prompt_lengths() -> None:
     r3 = agent.steps[6].snapshot.request("R3")  # R1 again, ending mid-block
     partial = r3.num_prompt_tokens % agent.block_size
     assert partial and r3.num_prompt_tokens - r3.num_cached_tokens == partial
-    entries = parse(render_start_page()).find_all(data_testid="learning-path")[0]
+    entries = parse(render_start_page(timelines.titles())).find_all(data_testid="learning-path")[0]
     item = next(e for e in entries.iter() if e.attrs.get("data-scenario") == "exact-duplicate")
     teaches = " ".join(item.text.split())
     assert "recomputes its last token" not in teaches
