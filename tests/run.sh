@@ -71,4 +71,6 @@ for pid in "${pids[@]}"; do wait "$pid"; done
 if needs browser; then
     npx --no-install eslint
 fi
-python3 -m pytest "$@"
+# Two processes side by side (a module stays in one, with its browser and server): the
+# real-browser tiers leave a core idle while they wait for a page. -n 0 runs in one.
+python3 -m pytest --numprocesses=auto --maxprocesses=4 --dist=loadfile "$@"

@@ -212,7 +212,10 @@ def held_site(built_site: SiteTarget) -> Iterator[Callable[..., tuple[str, threa
         server.server_close()
 
 
-@pytest.fixture(scope="session")
+# The browser and its context last a module, not the session: a sync Playwright that stays
+# open makes asyncio.run() fail in the tests that run after it in the same process, and
+# run.sh runs modules side by side in two processes (pytest-xdist, --dist loadfile).
+@pytest.fixture(scope="module")
 def chromium() -> Iterator[Any]:
     if not CHROMIUM.exists():
         pytest.fail("Debian's Chromium is missing: apt-get install -y chromium")
@@ -337,9 +340,9 @@ def write_artifact(label: str, name: str, data: Any) -> Path:
     return path
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def shared_context(chromium: Any) -> Iterator[Any]:
-    """One context for the behaviour tests: its HTTP cache makes later loads warm ones."""
+    """One context for a module's behaviour tests: its HTTP cache makes later loads warm."""
     context = chromium.new_context(viewport={"width": 1280, "height": 800})
     context.set_default_timeout(30_000)
     context.add_init_script(RECORDER_JS)
