@@ -27,7 +27,22 @@ def long_run(config: pytest.Config) -> bool:
     return bool(config.getoption("--long"))
 
 
+def tier_rank(item: pytest.Item) -> int:
+    """0 for the static site's tests, 1 for the other real-browser tests, 2 for the rest."""
+    for rank, tier in enumerate(("site", "browser")):
+        if item.get_closest_marker(tier):
+            return rank
+    return 2
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # The slow modules first, a module's tests kept together: run.sh's two processes take
+    # whole modules in this order (--no-loadscope-reorder), so the short ones fill the end.
+    module_rank: dict[str, int] = {}
+    for item in items:
+        module = item.nodeid.split("::")[0]
+        module_rank[module] = min(module_rank.get(module, 2), tier_rank(item))
+    items.sort(key=lambda item: module_rank[item.nodeid.split("::")[0]])
     if long_run(config):
         return
     skip = pytest.mark.skip(reason=LONG_HINT)

@@ -73,4 +73,4 @@ if needs browser; then
 fi
 # Two processes side by side (a module stays in one, with its browser and server): the
 # real-browser tiers leave a core idle while they wait for a page. -n 0 runs in one.
-python3 -m pytest --numprocesses=auto --maxprocesses=4 --dist=loadfile "$@"
+python3 -m pytest --numprocesses=auto --maxprocesses=4 --dist=loadfile --no-loadscope-reorder "$@"
