@@ -1,20 +1,21 @@
-"""The README's example of driving the model as vLLM's BlockPool is driven runs as shown."""
+"""The docs' example of driving the model as vLLM's BlockPool is driven runs as shown
+(docs/fidelity.md, "From Python")."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+FIDELITY = Path(__file__).resolve().parents[2] / "docs" / "fidelity.md"
 
 
 def test_the_block_pool_example_runs_and_shows_vllms_free_order() -> None:
-    text = README.read_text(encoding="utf-8")
+    text = FIDELITY.read_text(encoding="utf-8")
     example = re.search(r"```python\n(from engine\.vllm\.block_pool.*?)```", text, re.S)
-    assert example is not None, "the README's BlockPool example is gone"
+    assert example is not None, "docs/fidelity.md's BlockPool example is gone"
     *statements, last = example.group(1).strip().splitlines()
     scope: dict[str, object] = {}
-    exec("\n".join(statements), scope)  # the repo's own README
+    exec("\n".join(statements), scope)  # the repo's own docs
     shown = last.split("#")[0].strip()
     assert eval(shown, scope) == [3, 4, 5, 6, 7, 8, 9, 2, 1]
-    assert "[3, 4, ..., 9, 2, 1]" in last  # what the README says it gives
+    assert "[3, 4, ..., 9, 2, 1]" in last  # what the docs say it gives

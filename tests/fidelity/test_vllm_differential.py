@@ -1,5 +1,5 @@
 """The differential checks against vLLM 0.33.0's real Scheduler and real BlockPool, when a
-Python that can import vLLM is named by PCL_VLLM_PYTHON (see README, "Faithful to what");
+Python that can import vLLM is named by PCL_VLLM_PYTHON (see docs/fidelity.md);
 skipped otherwise."""
 
 from __future__ import annotations
