@@ -26,6 +26,25 @@ ActionKind = Literal[
     "add_request", "step", "run_until_idle", "reset_prefix_cache", "abort", "http_reset"
 ]
 ACTION_KINDS: tuple[ActionKind, ...] = get_args(ActionKind)
+# The fields each action reads besides ``do``, ``say`` and ``focus``: any other is
+# refused, so a flag an action would ignore never passes silently.
+ACTION_FIELDS: dict[str, tuple[str, ...]] = {
+    "add_request": (
+        "id",
+        "prompt",
+        "prompt_text",
+        "max_tokens",
+        "cache_salt",
+        "lora_name",
+        "prompt_logprobs",
+    ),
+    "step": ("count",),
+    "run_until_idle": (),
+    "reset_prefix_cache": ("reset_running_requests", "keep_running_requests"),
+    "abort": ("id",),
+    "http_reset": ("query", "check_flags"),
+}
+_KIND_WORDS = {str: "text", int: "a whole number", bool: "true or false"}
 
 # A prompt longer than this is refused: the page would have to draw it.
 MAX_PROMPT_TOKENS = 100_000
@@ -220,7 +239,8 @@ def _optional(raw: Mapping[str, Any], key: str, kind: type, where: str) -> Any:
     if value is not None and (
         not isinstance(value, kind) or isinstance(value, bool) != (kind is bool)
     ):
-        raise ScenarioError(f"{where}: {key} must be a {kind.__name__}")
+        words = _KIND_WORDS.get(kind, kind.__name__)
+        raise ScenarioError(f"{where}: {key} must be {words}")
     return value
 
 
@@ -235,6 +255,11 @@ def _parse_action(raw: Mapping[str, Any], where: str) -> Action:
     if kind not in ACTION_KINDS:
         raise ScenarioError(f"{where}: unknown action {kind!r} (one of {', '.join(ACTION_KINDS)})")
     say = str(raw.get("say", kind))
+    fields = ACTION_FIELDS[kind]
+    for key in raw:
+        if key not in ("do", "say", "focus", *fields):
+            takes = f"it takes {', '.join(fields)}" if fields else "it takes none"
+            raise ScenarioError(f"{where}: {kind} does not use {key} ({takes})")
     if kind == "add_request":
         request_id = raw.get("id")
         if not isinstance(request_id, str) or not request_id:

@@ -128,6 +128,20 @@ def test_run_until_idle_stops_at_the_step_limit() -> None:
             playground({"do": "add_request", "id": "A", "prompt": "1", "prompt_text": "hi"}),
             "give prompt or prompt_text, not both",
         ),
+        (
+            playground({"do": "http_reset", "reset_running_requests": True}),
+            "http_reset does not use reset_running_requests (it takes query, check_flags)",
+        ),
+        (playground({"do": "step", "id": "A"}), "step does not use id (it takes count)"),
+        (playground({"do": "run_until_idle", "count": 2}), "run_until_idle does not use count"),
+        (
+            playground({"do": "reset_prefix_cache", "query": "x"}),
+            "reset_prefix_cache does not use query",
+        ),
+        (
+            playground({"do": "add_request", "id": "A", "prompt": "1", "cache_salt": 3}),
+            "cache_salt must be text",
+        ),
         (playground(title="\ud800"), "text that is not valid Unicode"),
         (playground(modes="keep"), "modes must be a list"),
         (playground(narration={"start": 3}), "narration.start must be text"),
