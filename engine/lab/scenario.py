@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -365,16 +365,22 @@ def parse_engine_options(raw: Any) -> EngineOptions:
     return EngineOptions(**raw)
 
 
-def parse_scenario(name: str, data: Mapping[str, Any]) -> Scenario:
+# Names an action by its part ("setup" or "steps") and index in it, for messages: a
+# file's actions by their table ("reset steps #3"), the playground's by their line.
+ActionPlace = Callable[[str, int], str]
+
+
+def parse_scenario(
+    name: str, data: Mapping[str, Any], where: ActionPlace | None = None
+) -> Scenario:
+    place = where or (lambda part, i: f"{name} {part} #{i + 1}")
     pool = data.get("pool", {})
     modes = tuple(data.get("modes", ["default"]))
     for mode in modes:
         if mode not in MODES:
             raise ScenarioError(f"scenario {name!r}: unknown mode {mode!r}")
     actions = {
-        part: tuple(
-            parse_action(raw, f"{name} {part} #{i + 1}") for i, raw in enumerate(data.get(part, []))
-        )
+        part: tuple(parse_action(raw, place(part, i)) for i, raw in enumerate(data.get(part, [])))
         for part in ("setup", "steps")
     }
     narration_raw = data.get("narration", {})
@@ -398,12 +404,13 @@ def parse_scenario(name: str, data: Mapping[str, Any]) -> Scenario:
         narration={"": shared, **per_mode},
         engine=parse_engine_options(data.get("engine", {})),
     )
-    validate(scenario)
+    validate(scenario, place)
     return scenario
 
 
-def validate(scenario: Scenario) -> None:
-    """Refuse what cannot be played, with the reason."""
+def validate(scenario: Scenario, where: ActionPlace | None = None) -> None:
+    """Refuse what cannot be played, with the reason; ``where`` names an action."""
+    place = where or (lambda part, i: f"{scenario.name} {part} #{i + 1}")
     if scenario.num_gpu_blocks < 2:
         raise ScenarioError(
             f"num_gpu_blocks must be at least 2 (block 0 is the null block), "
@@ -427,27 +434,35 @@ def validate(scenario: Scenario) -> None:
             f"{MAX_POOL_BLOCKS}, not {num_cpu_blocks}"
         )
     usable = scenario.num_gpu_blocks - 1
-    seen: set[str] = set()
-    for action in scenario.setup + scenario.script:
+    placed = [("setup", i, a) for i, a in enumerate(scenario.setup)]
+    placed += [("steps", i, a) for i, a in enumerate(scenario.script)]
+    seen: dict[str, str] = {}  # request id -> where it is added
+    for part, index, action in placed:
         spec = action.request
         if spec is None:
             continue
         if spec.request_id in seen:
-            raise ScenarioError(f"request id {spec.request_id!r} is used twice")
-        seen.add(spec.request_id)
+            raise ScenarioError(
+                f"{place(part, index)}: request id {spec.request_id!r} is used twice "
+                f"(first at {seen[spec.request_id]})"
+            )
+        seen[spec.request_id] = place(part, index)
         # The last sampled token is never computed, so it needs no slot.
         num_tokens = len(spec.prompt_token_ids) + spec.max_tokens - 1
         needed = cdiv(num_tokens, scenario.block_size)
         if needed > usable:
             raise ScenarioError(
-                f"request {spec.request_id!r} needs {needed} blocks "
+                f"{place(part, index)}: request {spec.request_id!r} needs {needed} blocks "
                 f"({num_tokens} tokens at block_size {scenario.block_size}) but the pool "
                 f"has only {usable} usable blocks (num_gpu_blocks {scenario.num_gpu_blocks} "
                 f"minus the null block)"
             )
-    for action in scenario.setup + scenario.script:
+    for part, index, action in placed:
         if action.kind == "abort" and action.request_id not in seen:
-            raise ScenarioError(f"abort names request {action.request_id!r}, which never arrives")
+            raise ScenarioError(
+                f"{place(part, index)}: abort names request {action.request_id!r}, "
+                "which never arrives"
+            )
 
 
 def _scenario_text(name: str) -> str:
