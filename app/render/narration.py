@@ -43,7 +43,19 @@ DEAD_BANNER = (
 )
 
 
-def render_narration(timeline: Timeline, step: int) -> str:
+def render_next(name: str, title: str) -> str:
+    """The last step's way on: the next scenario on the path."""
+    return (
+        f'<p class="next-on-path" data-testid="next-on-path" data-scenario="{esc(name)}">'
+        f'Next on the path: <a href="?scenario={esc(name)}">{esc(title)}</a> →</p>'
+    )
+
+
+def render_narration(
+    timeline: Timeline, step: int, following: tuple[str, str] | None = None
+) -> str:
+    """The step's call, result and narration; ``following``: the next scenario on the
+    path (name, title), offered at the last step."""
     current = timeline.steps[step]
     snapshot = current.snapshot
     text = " ".join(timeline.narration_text(current).split())  # TOML line breaks are not meaning
@@ -63,5 +75,6 @@ def render_narration(timeline: Timeline, step: int) -> str:
         f'<div class="call">Step {step} · {head}</div>'
         f"<p>{link_terms(text)}</p>"
         f"{render_aux(snapshot.aux_output) if snapshot.aux_output else ''}"
+        f"{render_next(*following) if following and step == len(timeline.steps) - 1 else ''}"
         "</section>"
     )
