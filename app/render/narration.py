@@ -6,7 +6,9 @@ from __future__ import annotations
 import re
 
 from app.render.glossary import link_terms
+from app.render.header import built_in_scenarios
 from app.render.html import esc
+from app.render.start_page import next_on_path
 from engine.lab.snapshot import AuxOutputRecord
 from engine.lab.timeline import Timeline
 
@@ -78,3 +80,11 @@ def render_narration(
         f"{render_next(*following) if following and step == len(timeline.steps) - 1 else ''}"
         "</section>"
     )
+
+
+def render_narration_on_path(timeline: Timeline, step: int) -> str:
+    """The narration, and at the last step a link to the next scenario on the path (the
+    full page's; the embed stays on its one scenario)."""
+    following = next_on_path(timeline.scenario)
+    titles = {name: title for name, title, _ in built_in_scenarios()}
+    return render_narration(timeline, step, (following, titles[following]) if following else None)
