@@ -20,7 +20,7 @@ from functools import lru_cache
 from typing import Any
 
 from app.playground import store
-from app.playground.script_lines import format_lines, parse_lines
+from app.playground.script_lines import field_places, format_lines, parse_numbered_lines
 from app.render.hashmap import render_hash_map
 from app.render.header import render_header
 from app.render.html import esc
@@ -102,13 +102,13 @@ def open_link(query: str) -> dict[str, Any] | None:
 def edit(name: str, mode: str, step: int, script: str) -> dict[str, Any]:
     """The page of the playground `name` with its script replaced, at the same mode
     (if the edited one has it) and step (if it still exists); else what is wrong."""
-    steps, errors = parse_lines(script)
+    numbered, errors = parse_numbered_lines(script)
     if errors:
         return {"error": "; ".join(errors[:3])}
     data = {k: v for k, v in store.get(name).data.items() if k != "steps"}
-    data["steps"] = steps
+    data["steps"] = [action for _, action in numbered]
     try:
-        playground = store.register(data)
+        playground = store.register(data, field_places(None, [n for n, _ in numbered]))
     except ScenarioError as error:
         return {"error": str(error)}
     modes = playground.scenario.modes

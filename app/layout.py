@@ -21,13 +21,14 @@ from app.components.keyboard import Keyboard
 from app.components.panel_tabs import PanelTabs
 from app.components.start_page import StartPage
 from app.errors import logged
-from app.playground.editor import PlaygroundEditor
+from app.lab import default_preset
+from app.playground.editor import EMPTY, PlaygroundEditor
 from app.playground.store import is_playground
 from app.render.glossary import render_glossary
 from app.render.start_page import render_start_page
 from app.state import SimulatorState
 from app.stylesheets import stylesheet
-from app.url import LinkState, link_query, parse_link
+from app.url import LAB, LinkState, link_query, parse_link, playground_query
 from app.views.chain import ChainView
 from app.views.code import CodeView
 from app.views.controls import Controls, scenario_options
@@ -44,6 +45,7 @@ from app.views.prefill import PrefillView
 from app.views.queue import QueueView
 from app.views.quiz import Quiz
 from app.views.requests import RequestsView
+from engine.lab import playground_code
 
 PAGE_WIDTH = 1280
 # Where the full page puts the playground's editor among the views.
@@ -63,6 +65,11 @@ EMBED_TABS = (
 EMBED_STORY_TABS = ("This step", "Predict the next")
 
 
+def empty_playground_href() -> str:
+    """The address of the playground's empty scenario (the editor's "Start empty")."""
+    return "?" + urlencode(playground_query(playground_code.encode(EMPTY), "default", 0))
+
+
 class App(pn.viewable.Viewer):
     state = param.ClassSelector(class_=SimulatorState)
     embed = param.Boolean(default=False)
@@ -77,7 +84,10 @@ class App(pn.viewable.Viewer):
         self.glossary = Glossary(html=render_glossary(), sizing_mode="stretch_width", margin=0)
         if self.start:
             self.start_page = StartPage(
-                html=render_start_page(timelines.titles()), sizing_mode="stretch_width"
+                html=render_start_page(
+                    timelines.titles(), empty_playground_href(), f"?{LAB}={default_preset()}"
+                ),
+                sizing_mode="stretch_width",
             )
             self._layout = self._build_start()
             return

@@ -20,11 +20,11 @@ import param
 from app.components import at_once
 from app.errors import logged
 from app.playground import store
-from app.playground.script_lines import format_lines, parse_lines
+from app.playground.script_lines import field_places, format_lines, parse_numbered_lines
 from app.render.html import esc
 from app.state import SimulatorState
 from engine.lab import toml_writer
-from engine.lab.scenario import ScenarioError, scenario_data
+from engine.lab.scenario import ActionPlace, ScenarioError, scenario_data
 from engine.lab.scenario_file import (
     MAX_BLOCK_SIZE,
     MAX_FILE_BYTES,
@@ -50,7 +50,10 @@ HELP = (
     "prompt_logprobs=N lora_name=S prompt: 1..12, 40, 41</code> (or <code>text: plain "
     "words</code>), <code>step</code>, <code>step N</code>, <code>run_until_idle</code>, "
     "<code>reset_prefix_cache</code> (as the mode says) or <code>reset_prefix_cache "
-    "default|preempt|keep</code>, <code>abort ID</code>. A line starting with # is a note."
+    "default|preempt|keep</code>, <code>abort ID</code>, <code>http_reset "
+    "query=keep_running_requests=true</code> (the reset over HTTP, its flags in the "
+    "query; <code>check_flags=false</code> skips the server's flag check). A line "
+    "starting with # is a note."
 )
 
 
@@ -86,11 +89,17 @@ def _pool_number(text: str, field: str, low: int, high: int) -> tuple[int | None
     return int(value), ""
 
 
-def _lines(text: str) -> tuple[list[dict[str, Any]], list[str]]:
-    """A field's actions and messages; a text at the field's length may have been cut."""
+def _lines(text: str) -> tuple[list[tuple[int, dict[str, Any]]], list[str]]:
+    """A field's actions with their line numbers, and its messages; a text at the
+    field's length may have been cut."""
     if len(text) >= MAX_FIELD_CHARS:
         return [], [f"at most {MAX_FIELD_CHARS - 1:,} characters (the field cuts a longer text)"]
-    return parse_lines(text)
+    return parse_numbered_lines(text)
+
+
+def _numbers(data: Mapping[str, Any]) -> list[int]:
+    """The script's line numbers as the field shows data loaded whole: one action a line."""
+    return list(range(1, len(data.get("steps", [])) + 1))
 
 
 class PlaygroundEditor(pn.viewable.Viewer):
@@ -162,13 +171,15 @@ class PlaygroundEditor(pn.viewable.Viewer):
     def _edited(self, *_: object) -> None:
         if self._loading:
             return
-        data = self._collect()
-        if data is not None:
-            self._play(data)
+        collected = self._collect()
+        if collected is not None:
+            self._play(*collected)
 
-    def _play(self, data: Mapping[str, Any]) -> None:
+    def _play(self, data: Mapping[str, Any], where: ActionPlace | None = None) -> None:
+        """Play ``data``; ``where`` names its actions by their lines in the fields (by
+        default, the lines the fields show for data loaded whole)."""
         try:
-            playground = store.register(data)
+            playground = store.register(data, where or field_places(None, _numbers(data)))
         except ScenarioError as error:
             self._say("script", str(error))
             return
@@ -204,8 +215,9 @@ class PlaygroundEditor(pn.viewable.Viewer):
         return io.StringIO(toml_writer.dumps(self._data))
 
     # -- fields <-> data ------------------------------------------------------
-    def _collect(self) -> dict[str, Any] | None:
-        """The fields as scenario data, or None after saying what is wrong where."""
+    def _collect(self) -> tuple[dict[str, Any], ActionPlace] | None:
+        """The fields as scenario data and its actions' lines, or None after saying what
+        is wrong where."""
         blocks, blocks_error = _pool_number(
             self.num_gpu_blocks.value_input or "",
             "num_gpu_blocks",
@@ -227,9 +239,9 @@ class PlaygroundEditor(pn.viewable.Viewer):
         data["title"] = self.title.value_input or "My scenario"
         data["pool"] = {**self._data.get("pool", {}), "num_gpu_blocks": blocks, "block_size": size}
         if setup:
-            data["setup"] = setup
-        data["steps"] = steps
-        return data
+            data["setup"] = [action for _, action in setup]
+        data["steps"] = [action for _, action in steps]
+        return data, field_places([n for n, _ in setup], [n for n, _ in steps])
 
     def _show(self, data: Mapping[str, Any]) -> None:
         self._data = dict(data)

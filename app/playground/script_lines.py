@@ -23,7 +23,7 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
-from engine.lab.scenario import ACTION_KINDS, ScenarioError
+from engine.lab.scenario import ACTION_KINDS, ActionPlace, ScenarioError, parse_action
 
 # The one argument each action takes without a key.
 MAIN_ARGUMENT = {"add_request": "id", "abort": "id", "step": "count"}
@@ -61,11 +61,22 @@ def parse_line(line: str) -> dict[str, Any] | None:
     if kind not in ACTION_KINDS:
         raise ScenarioError(f"unknown action {kind!r} (one of {', '.join(ACTION_KINDS)})")
     action: dict[str, Any] = {"do": kind}
+    mode = ""  # reset_prefix_cache's mode word
     for word in words[1:]:
         key, equals, text = word.partition("=")
         if equals and key.isidentifier():
+            if mode and key in RESET_MODES[mode]:
+                raise ScenarioError(f"{kind}: give the mode {mode!r} or {key}, not both")
+            if key in action:
+                raise ScenarioError(f"{kind}: {key} is given twice")
             action[key] = _value(key, text)
         elif kind == "reset_prefix_cache" and word in RESET_MODES:
+            if mode:
+                raise ScenarioError(f"{kind} takes one mode, not both {mode!r} and {word!r}")
+            given = [key for key in RESET_MODES[word] if key in action]
+            if given:
+                raise ScenarioError(f"{kind}: give the mode {word!r} or {given[0]}, not both")
+            mode = word
             action.update(RESET_MODES[word])
         elif kind in MAIN_ARGUMENT and MAIN_ARGUMENT[kind] not in action:
             action[MAIN_ARGUMENT[kind]] = _value(MAIN_ARGUMENT[kind], word)
@@ -111,19 +122,51 @@ def format_action(action: Mapping[str, Any]) -> str:
     return " ".join(words)
 
 
-def parse_lines(text: str) -> tuple[list[dict[str, Any]], list[str]]:
-    """The actions of a script, and a message per line that cannot be read."""
-    actions: list[dict[str, Any]] = []
+def line_place(number: int) -> str:
+    """How a message names a line of a field."""
+    return f"line {number}"
+
+
+def field_places(setup: list[int] | None, script: list[int]) -> ActionPlace:
+    """Names each action by its line in the editor's fields (the line numbers of the
+    setup's and the script's actions; None: the setup as format_lines writes it, one
+    action a line): "line 3" in the script, "setup line 2" in the setup."""
+
+    def place(part: str, index: int) -> str:
+        if part == "setup":
+            return "setup " + line_place(setup[index] if setup is not None else index + 1)
+        return line_place(script[index])
+
+    return place
+
+
+def parse_numbered_lines(text: str) -> tuple[list[tuple[int, dict[str, Any]]], list[str]]:
+    """The actions of a script with their line numbers, and a message per line that
+    cannot be read or whose action the engine refuses on its own (engine/lab/scenario.py
+    parse_action: a field it does not use, a bad prompt)."""
+    actions: list[tuple[int, dict[str, Any]]] = []
     errors: list[str] = []
     for number, line in enumerate(text.splitlines(), start=1):
         try:
             action = parse_line(line)
         except ScenarioError as error:
-            errors.append(f"line {number}: {error}")
+            errors.append(f"{line_place(number)}: {error}")
             continue
-        if action is not None:
-            actions.append(action)
+        if action is None:
+            continue
+        try:
+            parse_action(action, line_place(number))
+        except ScenarioError as error:
+            errors.append(str(error))
+            continue
+        actions.append((number, action))
     return actions, errors
+
+
+def parse_lines(text: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """The actions of a script, and a message per line that cannot be played."""
+    numbered, errors = parse_numbered_lines(text)
+    return [action for _, action in numbered], errors
 
 
 def format_lines(actions: list[Mapping[str, Any]]) -> str:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.lab import playground_code
-from engine.lab.scenario import Scenario, check_mode, mode_effect
+from engine.lab.scenario import ActionPlace, Scenario, check_mode, mode_effect
 from engine.lab.scenario_file import PLAYGROUND_PREFIX, scenario_from_dict
 from engine.lab.timeline import Timeline, build_timeline, count_steps
 
@@ -42,9 +42,10 @@ def is_playground(name: str) -> bool:
     return name.startswith(PLAYGROUND_PREFIX)
 
 
-def register(data: Mapping[str, Any]) -> Playground:
-    """Check ``data`` (ScenarioError if it cannot be played) and keep it under its name."""
-    scenario = scenario_from_dict(data)
+def register(data: Mapping[str, Any], where: ActionPlace | None = None) -> Playground:
+    """Check ``data`` (ScenarioError if it cannot be played) and keep it under its name;
+    ``where`` names an action in a message (the editor's lines)."""
+    scenario = scenario_from_dict(data, where)
     found = _kept.get(scenario.name)
     if found is None:
         found = Playground(data, scenario, playground_code.encode(data))

@@ -6,7 +6,9 @@ from __future__ import annotations
 import re
 
 from app.render.glossary import link_terms
+from app.render.header import built_in_scenarios
 from app.render.html import esc
+from app.render.start_page import next_on_path
 from engine.lab.snapshot import AuxOutputRecord
 from engine.lab.timeline import Timeline
 
@@ -43,7 +45,19 @@ DEAD_BANNER = (
 )
 
 
-def render_narration(timeline: Timeline, step: int) -> str:
+def render_next(name: str, title: str) -> str:
+    """The last step's way on: the next scenario on the path."""
+    return (
+        f'<p class="next-on-path" data-testid="next-on-path" data-scenario="{esc(name)}">'
+        f'Next on the path: <a href="?scenario={esc(name)}">{esc(title)}</a> →</p>'
+    )
+
+
+def render_narration(
+    timeline: Timeline, step: int, following: tuple[str, str] | None = None
+) -> str:
+    """The step's call, result and narration; ``following``: the next scenario on the
+    path (name, title), offered at the last step."""
     current = timeline.steps[step]
     snapshot = current.snapshot
     text = " ".join(timeline.narration_text(current).split())  # TOML line breaks are not meaning
@@ -63,5 +77,14 @@ def render_narration(timeline: Timeline, step: int) -> str:
         f'<div class="call">Step {step} · {head}</div>'
         f"<p>{link_terms(text)}</p>"
         f"{render_aux(snapshot.aux_output) if snapshot.aux_output else ''}"
+        f"{render_next(*following) if following and step == len(timeline.steps) - 1 else ''}"
         "</section>"
     )
+
+
+def render_narration_on_path(timeline: Timeline, step: int) -> str:
+    """The narration, and at the last step a link to the next scenario on the path (the
+    full page's; the embed stays on its one scenario)."""
+    following = next_on_path(timeline.scenario)
+    titles = {name: title for name, title, _ in built_in_scenarios()}
+    return render_narration(timeline, step, (following, titles[following]) if following else None)

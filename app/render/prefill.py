@@ -89,10 +89,10 @@ def render_prefill(inputs: PrefillInputs | list[str], source: str) -> str:
 
 def follow(snapshot: Snapshot, base: dict[str, str]) -> tuple[dict[str, str], str]:
     """The fields while they follow a step, and where they come from: the step's latest
-    admitted request (the learner's model and FLOP/s kept), or else the seed's example."""
+    admitted request (the learner's model and FLOP/s kept), or else the agent-prompt example."""
     request = step_request(snapshot)
     if request is None:
-        return seed_texts(), "No request admitted yet: the seed's example."
+        return seed_texts(), "No request admitted yet: the agent-prompt example."
     texts = {
         **base,
         "prompt_tokens": str(request.num_prompt_tokens),

@@ -2,19 +2,56 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
+from app.render.gaps import runs_of, with_gaps
 from app.render.glossary import term
 from app.render.html import changed_at, esc
 from engine.lab.snapshot import RequestRecord
 from engine.lab.timeline import Timeline
 
+# A request's block list longer than this is folded as the pool and the free queue fold
+# theirs: runs of consecutive blocks in one state as one chip ("#1 to #512"), and if still
+# long, the first and last EDGE chips with a count between (a 50,000-token prompt holds
+# over a thousand blocks).
+FOLD_FROM = 16
+EDGE = 8
+
+
+def _chip(run: range, states: Mapping[int, str]) -> str:
+    first, last = run.start, run.stop - 1
+    state = states[first]
+    if first == last:
+        return f'<span class="chip state-{state}">#{first}</span>'
+    return (
+        f'<span class="chip run state-{state}" data-first="{first}" data-last="{last}" '
+        f'title="#{first} to #{last}: {len(run):,} blocks, {esc(state)}">'
+        f"#{first} to #{last}</span>"
+    )
+
+
+def block_chips(block_ids: Sequence[int], states: Mapping[int, str]) -> str:
+    """A request's blocks, each a chip; a long list folded (FOLD_FROM)."""
+    if not block_ids:
+        return '<span class="empty-note">none</span>'
+    if len(block_ids) <= FOLD_FROM:
+        return "".join(_chip(range(b, b + 1), states) for b in block_ids)
+    runs = runs_of(block_ids, lambda b: states[b], ())
+    chips = []
+    for shown in with_gaps(len(runs), (), EDGE):
+        if isinstance(shown, range):
+            blocks = sum(len(runs[i]) for i in shown)
+            chips.append(
+                f'<span class="chip gap" data-gap="{blocks}" title="{blocks:,} blocks not shown">'
+                f"… {blocks:,} more …</span>"
+            )
+        else:
+            chips.append(_chip(runs[shown], states))
+    return "".join(chips)
+
 
 def _row(request: RequestRecord, states: Mapping[int, str], changed: bool) -> str:
-    chips = (
-        "".join(f'<span class="chip state-{states[b]}">#{b}</span>' for b in request.block_ids)
-        or '<span class="empty-note">none</span>'
-    )
+    chips = block_chips(request.block_ids, states)
     # <wbr> lets long statuses (finished_length_capped) wrap on a phone.
     status_text = esc(request.status.lower()).replace("_", "_<wbr>")
     cached = "—" if request.num_cached_tokens < 0 else str(request.num_cached_tokens)

@@ -64,8 +64,19 @@ def learning_path() -> LearningPath:
     return path
 
 
-def render_start_page(titles: Mapping[str, str]) -> str:
-    """The page; ``titles``: each scenario's title, by its name."""
+def next_on_path(name: str) -> str | None:
+    """The scenario after ``name`` on the path; None after the last (or off the path)."""
+    order = learning_path().order
+    if name not in order or name == order[-1]:
+        return None
+    return order[order.index(name) + 1]
+
+
+def render_start_page(
+    titles: Mapping[str, str], playground_href: str = "", lab_href: str = ""
+) -> str:
+    """The page; ``titles``: each scenario's title, by its name; the addresses of an
+    empty playground and of the workload lab (no link when empty)."""
     path = learning_path()
     number = 0
     parts = []
@@ -80,11 +91,30 @@ def render_start_page(titles: Mapping[str, str]) -> str:
                 f'<p class="teaches">{esc(entry.teaches)}</p></li>'
             )
         parts.append(f"<section><h2>{esc(part.title)}</h2><ol>{''.join(items)}</ol></section>")
+    beyond = []
+    if playground_href:
+        beyond.append(
+            f'<li><a href="{esc(playground_href)}" data-testid="start-playground">Playground'
+            '</a><p class="teaches">Your own pool and script: type actions, one a line, '
+            "and step through what vLLM does with them.</p></li>"
+        )
+    if lab_href:
+        beyond.append(
+            f'<li><a href="{esc(lab_href)}" data-testid="start-lab">Workload lab</a>'
+            '<p class="teaches">The same engine with hundreds of requests, in charts: '
+            "change the workload and the pool, and compare runs.</p></li>"
+        )
+    own_way = (
+        '<section data-testid="beyond-the-path"><h2>Or go your own way</h2>'
+        f'<ul class="beyond">{"".join(beyond)}</ul></section>'
+        if beyond
+        else ""
+    )
     return (
         '<main class="start" data-testid="start-page">'
         '<div class="kicker">Prefix Cache Lab · vLLM v1 BlockPool</div>'
         "<h1>Step through vLLM's prefix cache</h1>"
-        f'<p class="intro">{esc(path.intro)}</p>'
+        f'<p class="intro">{esc(path.intro)}</p>{own_way}'
         f'<nav aria-label="scenarios, in learning order" data-testid="learning-path">'
         f"{''.join(parts)}</nav></main>"
     )

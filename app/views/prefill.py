@@ -28,7 +28,9 @@ class PrefillView(pn.viewable.Viewer):
             for name, label in FIELDS.items()
         }
         self.from_step = pn.widgets.Button(label="This step's request", margin=(4, 6, 4, 0))
-        self.seed = pn.widgets.Button(label="Seed example (2,200 / 2,000)", margin=(4, 6, 4, 0))
+        self.seed = pn.widgets.Button(
+            label="Agent-prompt example (2,200 / 2,000)", margin=(4, 6, 4, 0)
+        )
         self._deck = StepDeck(sizing_mode="stretch_width", stylesheets=[CSS], margin=0)
         self._follower = Follower(self._deck, self._show)
         self._follow = True  # follow the step's request until the learner types
@@ -92,7 +94,7 @@ class PrefillView(pn.viewable.Viewer):
         self._follow = False
         self._fill(seed_texts())
         self._source = (
-            "The seed's example: Llama-3-8B, a 2,200-token prompt whose first 2,000 tokens "
+            "The agent-prompt example: Llama-3-8B, a 2,200-token prompt whose first 2,000 tokens "
             "are cached, on an H100 at 45 % MFU (445 TFLOP/s)."
         )
         self._show()

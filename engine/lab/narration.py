@@ -38,13 +38,14 @@ Anything else in braces (a JSON body, say) is left alone.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from engine.lab.prefill_cost import SEED_REQUESTS_PER_SECOND, Saturation
-from engine.lab.snapshot import RequestRecord, Snapshot
+from engine.lab.snapshot import ChainLink, RequestRecord, Snapshot
 from engine.lab.step_facts import StepFacts
 
 PLACEHOLDER = re.compile(
@@ -268,7 +269,8 @@ def describe_step(facts: StepFacts, before: Snapshot | None, after: Snapshot) ->
             "A pool of {usable} usable blocks of {block_size} tokens ({num_gpu_blocks} with "
             "the null block #0): {num_held} held, {num_free} in the free queue."
         )
-    sentences = []
+    arrivals = [_arrival(record) for record in _arrived(before, after)]
+    sentences: list[str] = []
     queries = after.stats.queries - before.stats.queries
     if queries:
         hits = after.stats.hits - before.stats.hits
@@ -296,4 +298,49 @@ def describe_step(facts: StepFacts, before: Snapshot | None, after: Snapshot) ->
         sentences.append(f"{{taken_and_freed}} {was} taken and freed within this step.")
     if facts.cleared:
         sentences.append("The reset cleared the hash of {cleared}; the map is empty.")
-    return " ".join(sentences) or "The pool did not change."
+    if arrivals and not sentences:
+        sentences.append(
+            "The pool did not change: blocks are handed out when a step schedules a request."
+        )
+    return " ".join(arrivals + sentences) or "The pool did not change."
+
+
+def _arrived(before: Snapshot, after: Snapshot) -> list[RequestRecord]:
+    """The requests the step added (an add_request step's)."""
+    known = {record.request_id for record in before.requests}
+    return [record for record in after.requests if record.request_id not in known]
+
+
+def _extra_keys(link: ChainLink) -> list[tuple[object, ...]]:
+    """A block's extra hash keys, as the snapshot wrote them (repr of each tuple)."""
+    if not link.extra_keys:
+        return []
+    try:
+        keys = ast.literal_eval(f"[{link.extra_keys}]")
+    except (ValueError, SyntaxError):
+        return []
+    return [key for key in keys if isinstance(key, tuple) and key]
+
+
+def _arrival(record: RequestRecord) -> str:
+    """What arrived and what was hashed on arrival, under which salt or LoRA: the
+    request's own snapshot record (its prompt, its chain and the chain's extra keys)."""
+    hashed = len(record.chain)
+    blocks = "1 full block" if hashed == 1 else f"{hashed:,} full blocks"
+    text = f"{record.request_id} arrived with {record.num_prompt_tokens:,} prompt tokens"
+    if not hashed:
+        text += ": no full block, so nothing was hashed"
+    else:
+        keys = _extra_keys(record.chain[0])
+        salt = next((k[1] for k in keys if k[0] == "cache_salt" and len(k) > 1), None)
+        lora = next((k[1] for k in keys if k[0] == "lora" and len(k) > 1), None)
+        under = []
+        if salt is not None:
+            under.append(f'cache_salt "{salt}"')
+        if lora is not None:
+            under.append(f'LoRA "{lora}"')
+        text += f"; {blocks} hashed on arrival"
+        text += f", under {' and '.join(under)}" if under else ", with no salt or LoRA"
+    if record.skip_reading_prefix_cache:
+        text += "; it skips the cache lookup (it wants prompt logprobs)"
+    return text + f". Its status: {record.status.lower()}."

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -26,6 +26,25 @@ ActionKind = Literal[
     "add_request", "step", "run_until_idle", "reset_prefix_cache", "abort", "http_reset"
 ]
 ACTION_KINDS: tuple[ActionKind, ...] = get_args(ActionKind)
+# The fields each action reads besides ``do``, ``say`` and ``focus``: any other is
+# refused, so a flag an action would ignore never passes silently.
+ACTION_FIELDS: dict[str, tuple[str, ...]] = {
+    "add_request": (
+        "id",
+        "prompt",
+        "prompt_text",
+        "max_tokens",
+        "cache_salt",
+        "lora_name",
+        "prompt_logprobs",
+    ),
+    "step": ("count",),
+    "run_until_idle": (),
+    "reset_prefix_cache": ("reset_running_requests", "keep_running_requests"),
+    "abort": ("id",),
+    "http_reset": ("query", "check_flags"),
+}
+_KIND_WORDS = {str: "text", int: "a whole number", bool: "true or false"}
 
 # A prompt longer than this is refused: the page would have to draw it.
 MAX_PROMPT_TOKENS = 100_000
@@ -220,7 +239,8 @@ def _optional(raw: Mapping[str, Any], key: str, kind: type, where: str) -> Any:
     if value is not None and (
         not isinstance(value, kind) or isinstance(value, bool) != (kind is bool)
     ):
-        raise ScenarioError(f"{where}: {key} must be a {kind.__name__}")
+        words = _KIND_WORDS.get(kind, kind.__name__)
+        raise ScenarioError(f"{where}: {key} must be {words}")
     return value
 
 
@@ -235,6 +255,11 @@ def _parse_action(raw: Mapping[str, Any], where: str) -> Action:
     if kind not in ACTION_KINDS:
         raise ScenarioError(f"{where}: unknown action {kind!r} (one of {', '.join(ACTION_KINDS)})")
     say = str(raw.get("say", kind))
+    fields = ACTION_FIELDS[kind]
+    for key in raw:
+        if key not in ("do", "say", "focus", *fields):
+            takes = f"it takes {', '.join(fields)}" if fields else "it takes none"
+            raise ScenarioError(f"{where}: {kind} does not use {key} ({takes})")
     if kind == "add_request":
         request_id = raw.get("id")
         if not isinstance(request_id, str) or not request_id:
@@ -340,16 +365,22 @@ def parse_engine_options(raw: Any) -> EngineOptions:
     return EngineOptions(**raw)
 
 
-def parse_scenario(name: str, data: Mapping[str, Any]) -> Scenario:
+# Names an action by its part ("setup" or "steps") and index in it, for messages: a
+# file's actions by their table ("reset steps #3"), the playground's by their line.
+ActionPlace = Callable[[str, int], str]
+
+
+def parse_scenario(
+    name: str, data: Mapping[str, Any], where: ActionPlace | None = None
+) -> Scenario:
+    place = where or (lambda part, i: f"{name} {part} #{i + 1}")
     pool = data.get("pool", {})
     modes = tuple(data.get("modes", ["default"]))
     for mode in modes:
         if mode not in MODES:
             raise ScenarioError(f"scenario {name!r}: unknown mode {mode!r}")
     actions = {
-        part: tuple(
-            parse_action(raw, f"{name} {part} #{i + 1}") for i, raw in enumerate(data.get(part, []))
-        )
+        part: tuple(parse_action(raw, place(part, i)) for i, raw in enumerate(data.get(part, [])))
         for part in ("setup", "steps")
     }
     narration_raw = data.get("narration", {})
@@ -373,12 +404,13 @@ def parse_scenario(name: str, data: Mapping[str, Any]) -> Scenario:
         narration={"": shared, **per_mode},
         engine=parse_engine_options(data.get("engine", {})),
     )
-    validate(scenario)
+    validate(scenario, place)
     return scenario
 
 
-def validate(scenario: Scenario) -> None:
-    """Refuse what cannot be played, with the reason."""
+def validate(scenario: Scenario, where: ActionPlace | None = None) -> None:
+    """Refuse what cannot be played, with the reason; ``where`` names an action."""
+    place = where or (lambda part, i: f"{scenario.name} {part} #{i + 1}")
     if scenario.num_gpu_blocks < 2:
         raise ScenarioError(
             f"num_gpu_blocks must be at least 2 (block 0 is the null block), "
@@ -402,27 +434,35 @@ def validate(scenario: Scenario) -> None:
             f"{MAX_POOL_BLOCKS}, not {num_cpu_blocks}"
         )
     usable = scenario.num_gpu_blocks - 1
-    seen: set[str] = set()
-    for action in scenario.setup + scenario.script:
+    placed = [("setup", i, a) for i, a in enumerate(scenario.setup)]
+    placed += [("steps", i, a) for i, a in enumerate(scenario.script)]
+    seen: dict[str, str] = {}  # request id -> where it is added
+    for part, index, action in placed:
         spec = action.request
         if spec is None:
             continue
         if spec.request_id in seen:
-            raise ScenarioError(f"request id {spec.request_id!r} is used twice")
-        seen.add(spec.request_id)
+            raise ScenarioError(
+                f"{place(part, index)}: request id {spec.request_id!r} is used twice "
+                f"(first at {seen[spec.request_id]})"
+            )
+        seen[spec.request_id] = place(part, index)
         # The last sampled token is never computed, so it needs no slot.
         num_tokens = len(spec.prompt_token_ids) + spec.max_tokens - 1
         needed = cdiv(num_tokens, scenario.block_size)
         if needed > usable:
             raise ScenarioError(
-                f"request {spec.request_id!r} needs {needed} blocks "
+                f"{place(part, index)}: request {spec.request_id!r} needs {needed} blocks "
                 f"({num_tokens} tokens at block_size {scenario.block_size}) but the pool "
                 f"has only {usable} usable blocks (num_gpu_blocks {scenario.num_gpu_blocks} "
                 f"minus the null block)"
             )
-    for action in scenario.setup + scenario.script:
+    for part, index, action in placed:
         if action.kind == "abort" and action.request_id not in seen:
-            raise ScenarioError(f"abort names request {action.request_id!r}, which never arrives")
+            raise ScenarioError(
+                f"{place(part, index)}: abort names request {action.request_id!r}, "
+                "which never arrives"
+            )
 
 
 def _scenario_text(name: str) -> str:

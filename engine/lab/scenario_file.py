@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from engine.lab.scenario import MODES, Scenario, ScenarioError, parse_scenario
+from engine.lab.scenario import MODES, ActionPlace, Scenario, ScenarioError, parse_scenario
 
 # A playground scenario is named after its data ("playground-" and a hash), so a
 # file played by the CLI and the same scenario in the browser build byte-identical
@@ -98,9 +98,13 @@ def check_shape(raw: Any) -> Mapping[str, Any]:
                 num_steps += count if isinstance(count, int) and count > 0 else 1
         num_actions += len(actions)
     if num_actions > MAX_ACTIONS:
-        raise ScenarioError(f"steps: {num_actions} actions is more than {MAX_ACTIONS}")
+        raise ScenarioError(
+            f"{num_actions} actions is more than {MAX_ACTIONS} (setup and script together)"
+        )
     if num_steps > MAX_ENGINE_STEPS:
-        raise ScenarioError(f"steps: {num_steps:,} engine steps is more than {MAX_ENGINE_STEPS:,}")
+        raise ScenarioError(
+            f"the script's {num_steps:,} engine steps is more than {MAX_ENGINE_STEPS:,}"
+        )
     for key, text in _table(data.get("narration", {}), "narration").items():
         texts = text if isinstance(text, Mapping) else {key: text}
         if not all(isinstance(t, str) for t in texts.values()):
@@ -113,14 +117,15 @@ def playground_name(data: Mapping[str, Any]) -> str:
     return PLAYGROUND_PREFIX + hashlib.sha256(canonical.encode()).hexdigest()[:12]
 
 
-def scenario_from_dict(data: Any) -> Scenario:
-    """A playground scenario from its data (a parsed TOML file, or a decoded address)."""
+def scenario_from_dict(data: Any, where: ActionPlace | None = None) -> Scenario:
+    """A playground scenario from its data (a parsed TOML file, or a decoded address);
+    ``where`` names an action in messages (the editor's lines)."""
     checked = check_shape(data)
     name = playground_name(checked)
     if "modes" not in checked:  # every mode, so the learner can compare them
         checked = {**checked, "modes": list(MODES)}
     try:
-        return parse_scenario(name, checked)
+        return parse_scenario(name, checked, where)
     except (TypeError, AttributeError, KeyError) as error:  # a shape check_shape missed
         raise ScenarioError(f"the scenario is malformed ({type(error).__name__})") from None
 

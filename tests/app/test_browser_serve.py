@@ -370,7 +370,7 @@ def test_prefill_cost_seed_example_and_bad_input(watched: Watched, server: str) 
     expect(page.get_by_label("cached prefix (tokens)")).to_have_value(
         str(request.num_cached_tokens)
     )
-    page.get_by_role("button", name="Seed example (2,200 / 2,000)").click()
+    page.get_by_role("button", name="Agent-prompt example (2,200 / 2,000)").click()
     for figure in ("36.60 TFLOP", "3.43 TFLOP", "10.7\N{MULTIPLICATION SIGN}", "90.6 %", "74.5 ms"):
         expect(panel).to_contain_text(figure)
     field = page.get_by_label("cached prefix (tokens)")

@@ -781,7 +781,7 @@ def test_prefill_view_steps_in_the_browser_while_it_follows() -> None:
         request = step_request(timeline.steps[step].snapshot)
         panel = parse(app.prefill.html).find_all(data_testid="prefill-cost")[0]
         if request is None:
-            assert "seed's example" in app.prefill.html
+            assert "agent-prompt example" in app.prefill.html
         else:
             expected = prefill_cost(
                 request.num_prompt_tokens, request.num_cached_tokens, SEED_FLOPS

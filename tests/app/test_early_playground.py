@@ -81,7 +81,11 @@ def test_a_script_that_cannot_be_played_says_why() -> None:
     bad = ask(call="edit", name=page["name"], mode="keep", step=0, script="jump 3")
     assert bad == {"error": "; ".join(parse_lines("jump 3")[1])}
     too_big = ask(call="edit", name=page["name"], mode="keep", step=0, script="step 2001")
-    assert too_big == {"error": "steps: 2,001 engine steps is more than 2,000"}
+    assert too_big == {"error": "line 1: count must be a whole number from 1 to 2000, not 2001"}
+    too_many = ask(call="edit", name=page["name"], mode="keep", step=0, script="step 2000\nstep")
+    assert too_many == {"error": "the script's 2,001 engine steps is more than 2,000"}
+    unknown = ask(call="edit", name=page["name"], mode="keep", step=0, script="step\nabort Z")
+    assert unknown == {"error": "line 2: abort names request 'Z', which never arrives"}
 
 
 def test_other_addresses_wait_for_python() -> None:

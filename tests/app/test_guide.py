@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from app import timelines
+from app.lab import default_preset
 from app.layout import App
+from app.playground import store
 from app.questions import BLOCK_FATES, RESET_OPTIONS, all_questions, questions_at
 from app.render import glossary
 from app.render.chain import render_chain
@@ -16,7 +20,7 @@ from app.render.narration import render_narration
 from app.render.pool import render_pool
 from app.render.requests import render_requests
 from app.render.start_page import learning_path, render_start_page
-from app.url import START_COPY, copy_of, parse_link, prerendered_copies
+from app.url import START_COPY, copy_of, lab_link, parse_link, prerendered_copies
 from tests.app.conftest import parse
 
 # The terms issue 13 asks the glossary to define.
@@ -338,3 +342,53 @@ def test_the_lessons_say_why_hashes_chain_and_why_a_partial_block_is_not_shared(
     assert any("partial last block" in t and "still being written" in t for t in texts)
     prepend = timelines.timeline("prepend-token", "default")
     assert any("attends" in prepend.narration_text(s) for s in prepend.steps)
+
+
+def test_the_start_page_links_the_playground_and_the_lab() -> None:
+    app = App(link=parse_link(""))
+    page = parse(app.start_page.html)
+    playground = page.find_all(data_testid="start-playground")[0].attrs["href"]
+    lab = page.find_all(data_testid="start-lab")[0].attrs["href"]
+    opened = App(link=parse_link(playground))
+    assert store.is_playground(opened.state.scenario) and not parse_link(playground).notices
+    assert opened.playground.script.value == "add_request A max_tokens=2 prompt: 1..12\nstep"
+    assert lab == f"?lab={default_preset()}" and lab_link(lab) == default_preset()
+
+
+@pytest.mark.parametrize("name", learning_path().order)
+def test_every_scenarios_last_step_offers_the_next_one_on_the_path(name: str) -> None:
+    order = learning_path().order
+    app = App(link=parse_link(f"?scenario={name}"))
+    for mode in app.state.timeline.modes:
+        app.state.open(name, mode, 0)
+        assert not parse(app.narration.html).find_all(data_testid="next-on-path")
+        app.state.open(name, mode, app.state.last_step)
+        offered = parse(app.narration.html).find_all(data_testid="next-on-path")
+        if name == order[-1]:
+            assert not offered
+            continue
+        following = order[order.index(name) + 1]
+        link = next(e for e in offered[0].iter() if e.tag == "a")
+        assert link.attrs["href"] == f"?scenario={following}"
+        assert link.text == timelines.scenario(following).title
+    embed = App(link=parse_link(f"?scenario={name}&embed=1"))
+    embed.state.open(name, embed.state.mode, embed.state.last_step)
+    assert not parse(embed.narration.html).find_all(data_testid="next-on-path")
+
+
+def test_no_page_says_seed_to_a_learner() -> None:
+    """The project's seed is not a learner's word: the start page, every scenario's title,
+    summary and narration, and the prefill panel name the example instead."""
+    seed = re.compile(r"\bseed\b|\bseed's\b", re.IGNORECASE)
+    app = App(link=parse_link(""))
+    assert not seed.search(app.start_page.html)
+    for name in timelines.names():
+        scenario = timelines.scenario(name)
+        assert not seed.search(scenario.title + scenario.summary), name
+        for mode in scenario.modes:
+            timeline = timelines.timeline(name, mode)
+            for step in timeline.steps:
+                assert not seed.search(timeline.narration_text(step)), (name, mode, step.index)
+    shown = App(link=parse_link("?scenario=agent-prompt"))
+    assert not seed.search(shown.prefill.html)
+    assert not seed.search(shown.prefill.seed.label)

@@ -327,3 +327,47 @@ def test_in_pyodide_the_rest_waits_only_once_the_page_is_up(
         assert base.defers_rest()
     with set_curdoc(Document()):
         assert not base.defers_rest()  # another page, not up yet
+
+
+def test_a_long_prompts_block_list_folds_as_the_pools_does() -> None:
+    """A 16,384-token prompt holds 1,024 blocks: the requests table shows a few chips, each
+    block shown in a run or counted in a gap, in order, not a badge per block."""
+    from app.render.requests import render_requests
+
+    data = {
+        "title": "long prompt",
+        "pool": {"num_gpu_blocks": BLOCKS, "block_size": 16},
+        "steps": [
+            {"do": "add_request", "id": "S", "prompt": "1..40"},
+            {"do": "add_request", "id": "L", "prompt": "1..16384", "max_tokens": 2},
+            {"do": "step", "count": 3},
+        ],
+    }
+    timeline = build_timeline(store.register(data).scenario, "default", trace=False)
+
+    def held(i: int) -> tuple[int, ...]:
+        return next(r.block_ids for r in timeline.steps[i].snapshot.requests if r.request_id == "L")
+
+    step = max(range(2, len(timeline.steps)), key=lambda i: len(held(i)))
+    ids = held(step)
+    assert len(ids) == 1_024
+    row = parse(render_requests(timeline, step)).find_all(data_request_id="L")[0]
+    chips = [e for e in row.iter() if "chip" in e.attrs.get("class", "").split()]
+    assert 1 <= len(chips) <= 17  # the first and last 8 runs at most, a gap between
+    at = 0
+    for chip in chips:
+        if "data-gap" in chip.attrs:
+            at += int(chip.attrs["data-gap"])
+        elif "data-first" in chip.attrs:
+            first, last = int(chip.attrs["data-first"]), int(chip.attrs["data-last"])
+            assert list(ids[at : at + last - first + 1]) == list(range(first, last + 1))
+            assert f"#{first} to #{last}" in chip.text
+            at += last - first + 1
+        else:
+            assert chip.text == f"#{ids[at]}"
+            at += 1
+    assert at == len(ids)
+    short = parse(render_requests(timeline, step)).find_all(data_request_id="S")[0]
+    assert [e.text for e in short.iter() if "chip" in e.attrs.get("class", "").split()] == [
+        f"#{b}" for b in timeline.steps[step].snapshot.requests[0].block_ids
+    ]

@@ -20,7 +20,7 @@ from app.url import parse_link
 from app.views import base
 from engine.lab import toml_writer
 from engine.lab.prefill_cost import prefill_cost
-from engine.lab.scenario import MODES, scenario_names
+from engine.lab.scenario import ACTION_KINDS, MODES, scenario_names
 from engine.lab.scenario_file import scenario_from_dict
 from engine.lab.timeline import build_timeline
 from tests.app.conftest import Element, parse
@@ -100,6 +100,18 @@ def test_shared_text_prefix_hits_in_the_playground() -> None:
         ("script", "step\nexplode", "line 2: unknown action 'explode'"),
         ("script", "abort Z", "abort names request 'Z'"),
         ("script", "add_request <b>x</b> prompt: 1", "request id '<b>x</b>' is used twice"),
+        # every message names the line, in the field's own words
+        ("script", "# a note\n\nadd_request A prompt: 1..400", "line 3: request 'A' needs"),
+        ("script", "step\nabort Z", "line 2: abort names request 'Z'"),
+        ("script", "step\nadd_request A max_tokens=0 prompt: 1", "line 2: max_tokens of 'A'"),
+        ("script", "add_request A prompt: 1\n\nadd_request A prompt: 2", "line 3: request id"),
+        ("script", "add_request A prompt: 1\n\nadd_request A prompt: 2", "(first at line 1)"),
+        ("setup", "step\nstep cuont=2", "line 2: step does not use cuont (it takes count)"),
+        # conflicting or unused arguments are refused on their line
+        ("script", "step\nreset_prefix_cache preempt keep", "line 2: reset_prefix_cache takes"),
+        ("script", "reset_prefix_cache keep reset_running_requests=true", "give the mode 'keep'"),
+        ("script", "http_reset keep_running_requests=true", "line 1: http_reset does not use"),
+        ("script", "step count=2 count=3", "line 1: step: count is given twice"),
     ],
 )
 def test_bad_input_gets_its_message_and_the_last_timeline_stays(
@@ -226,6 +238,24 @@ def test_a_playground_step_is_narrated_from_what_its_snapshots_show() -> None:
     assert "A pool of 19 usable blocks of 4 tokens (20 with the null block #0): 0 held" in (
         narration("keep", 0)
     )
+
+
+def test_no_message_names_the_playground_or_its_tables() -> None:
+    app = playground_app()
+    app.playground.load(EMPTY)
+    for script in ("step\nabort Z", "add_request A prompt: 1..400", "step\nstep id=A"):
+        edit(app, "script", script)
+        shown = app.playground.messages["script"].object
+        assert "playground-" not in shown and "steps #" not in shown and "line " in shown
+
+
+def test_the_hint_lists_every_action_and_http_resets_query() -> None:
+    app = playground_app()
+    app.playground.load(EMPTY)
+    hint = "".join(str(pane.object) for pane in app.playground._layout.objects[-3:-2])
+    for kind in ACTION_KINDS:
+        assert f"<code>{kind}" in hint
+    assert "http_reset query=" in hint
 
 
 def test_open_in_playground_is_offered_on_every_scenario_but_a_playground() -> None:

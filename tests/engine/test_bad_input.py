@@ -103,7 +103,7 @@ def test_both_reset_flags_give_vllms_value_error_as_the_step_result() -> None:
         (["--mode", "fast"], "error: unknown mode 'fast'"),
         (["--num-blocks", "1"], "error: num_gpu_blocks must be at least 2"),
         (["--block-size", "0"], "error: block_size must be at least 1"),
-        (["--num-blocks", "4"], "error: request 'B' needs 5 blocks"),
+        (["--num-blocks", "4"], "error: reset setup #3: request 'B' needs 5 blocks"),
     ],
 )
 def test_cli_reports_bad_input_in_one_line_and_exits_2(

@@ -190,7 +190,7 @@ def test_engine_options_are_checked() -> None:
         parse_scenario("custom", {**base, "engine": {"keep_mode_fixes": "no"}})
     with pytest.raises(ValueError, match="num_cpu_blocks must be between 2"):
         parse_scenario("custom", {**base, "engine": {"offload": True, "num_cpu_blocks": 1}})
-    with pytest.raises(ValueError, match="focus must be a str"):
+    with pytest.raises(ValueError, match="focus must be text"):
         parse_scenario("custom", {**base, "steps": [{"do": "step", "focus": 3}]})
     scenario = parse_scenario("custom", {**base, "engine": {"offload": True}})
     options = scenario.engine

@@ -128,6 +128,20 @@ def test_run_until_idle_stops_at_the_step_limit() -> None:
             playground({"do": "add_request", "id": "A", "prompt": "1", "prompt_text": "hi"}),
             "give prompt or prompt_text, not both",
         ),
+        (
+            playground({"do": "http_reset", "reset_running_requests": True}),
+            "http_reset does not use reset_running_requests (it takes query, check_flags)",
+        ),
+        (playground({"do": "step", "id": "A"}), "step does not use id (it takes count)"),
+        (playground({"do": "run_until_idle", "count": 2}), "run_until_idle does not use count"),
+        (
+            playground({"do": "reset_prefix_cache", "query": "x"}),
+            "reset_prefix_cache does not use query",
+        ),
+        (
+            playground({"do": "add_request", "id": "A", "prompt": "1", "cache_salt": 3}),
+            "cache_salt must be text",
+        ),
         (playground(title="\ud800"), "text that is not valid Unicode"),
         (playground(modes="keep"), "modes must be a list"),
         (playground(narration={"start": 3}), "narration.start must be text"),
@@ -356,3 +370,24 @@ def test_a_reset_of_the_learners_mode_gives_each_mode_its_own_effect() -> None:
     scenario = scenario_from_dict(playground({"do": "reset_prefix_cache"}))
     effects = {mode_effect(scenario, mode) for mode in scenario.modes}
     assert len(effects) == len(scenario.modes) == 4
+
+
+def test_an_add_request_step_says_what_arrived_and_what_was_hashed_under_which_salt() -> None:
+    steps = [
+        {"do": "add_request", "id": "A", "prompt": "1..12", "cache_salt": "u1"},
+        {"do": "add_request", "id": "B", "prompt": "1..9", "lora_name": "sql"},
+        {"do": "add_request", "id": "C", "prompt": "1..3"},
+        {"do": "add_request", "id": "D", "prompt": "1..8", "prompt_logprobs": 1},
+    ]
+    timeline = build_timeline(scenario_from_dict(playground(*steps)), "default", trace=False)
+    texts = [timeline.narration_text(step) for step in timeline.steps[1:]]
+    records = {r.request_id: r for r in timeline.steps[-1].snapshot.requests}
+    assert [len(records[id].chain) for id in "ABCD"] == [3, 2, 0, 2]  # the data says
+    assert texts[0].startswith(
+        'A arrived with 12 prompt tokens; 3 full blocks hashed on arrival, under cache_salt "u1".'
+    )
+    assert '2 full blocks hashed on arrival, under LoRA "sql"' in texts[1]
+    assert "C arrived with 3 prompt tokens: no full block, so nothing was hashed" in texts[2]
+    assert "with no salt or LoRA; it skips the cache lookup (it wants prompt logprobs)" in texts[3]
+    assert all("Its status: waiting." in text for text in texts)
+    assert all("The pool did not change: blocks are handed out when a step" in t for t in texts)
