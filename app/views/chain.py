@@ -9,9 +9,12 @@ from app.components import at_once
 from app.components.step_deck import StepDeck
 from app.errors import logged
 from app.render.chain import NONE, default_pair, render_chain
+from app.render.hash_cost import render_hash_cost
+from app.runtime import in_pyodide
 from app.state import SimulatorState
 from app.theme import CSS
 from app.views.base import TERM_CSS, Follower, fill_deck
+from engine.lab.hash_cost import measure_hash_cost
 from engine.lab.timeline import Timeline
 
 
@@ -33,7 +36,22 @@ class ChainView(pn.viewable.Viewer):
         self._deck = StepDeck(sizing_mode="stretch_width", stylesheets=[CSS, TERM_CSS], margin=0)
         self._follower = Follower(self._deck, self._render_deck)
         self._pickers = pn.Row(self._primary, self._other, margin=0)
-        self._layout = pn.Column(self._pickers, self._deck, sizing_mode="stretch_width", margin=0)
+        # The chapter's "measure the hashing cost itself", in this page's own Python.
+        self._measure = pn.widgets.Button(
+            name="Measure the hashing cost here", button_type="light", margin=(8, 0, 4, 0)
+        )
+        self._measured = pn.pane.HTML(
+            "", stylesheets=[CSS, TERM_CSS], sizing_mode="stretch_width", margin=0
+        )
+        self._measure.on_click(self._on_measure)
+        self._layout = pn.Column(
+            self._pickers,
+            self._deck,
+            self._measure,
+            self._measured,
+            sizing_mode="stretch_width",
+            margin=0,
+        )
         # The learner's picks; None follows the newest requests.
         self._picked: tuple[str | None, str | None] = (None, None)
         self._ids: tuple[str, ...] | None = None
@@ -93,6 +111,11 @@ class ChainView(pn.viewable.Viewer):
         self._picked = (self._primary.value, self._other.value or NONE)
         self._render_deck()
         self._on_step()  # puts the pickers back on the pair if it was refused
+
+    @logged
+    def _on_measure(self, *_: object) -> None:
+        where = "in your browser's Python (Pyodide)" if in_pyodide() else "on this server"
+        self._measured.object = render_hash_cost(measure_hash_cost(), where)
 
     @property
     def html(self) -> str:

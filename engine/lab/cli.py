@@ -8,7 +8,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import TextIO
 
-from engine.lab import trace_cli, workload_cli
+from engine.lab import hash_cost, trace_cli, workload_cli
 from engine.lab.event_labels import event_hash_labels, event_label
 from engine.lab.scenario import Scenario, ScenarioError, load_scenario, scenario_names
 from engine.lab.scenario_file import read_toml, scenario_from_dict
@@ -154,6 +154,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
     # Request traces too: engine/lab/trace_cli.py.
     if any(arg == "--trace" or arg.startswith("--trace=") for arg in argv):
         return trace_cli.main(argv, out)
+    # And the hashing cost: engine/lab/hash_cost.py.
+    if "--hash-cost" in argv:
+        return hash_cost.main(argv, out)
     args = parse_args(argv)
     if args.list:
         for name in scenario_names():

@@ -6,6 +6,8 @@ a wrong cell, queue order or highlighted line fails the test.
 
 from __future__ import annotations
 
+import importlib.util
+import re
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qs, urlparse
@@ -401,6 +403,22 @@ def test_hash_chain_compares_two_requests(watched: Watched, server: str) -> None
         for a, b in zip(newest.block_hash_labels, first.block_hash_labels, strict=False)
     ]
     assert chain.locator("[data-same]").evaluate_all("els => els.map(e => e.dataset.same)") == same
+
+
+def test_the_hashing_cost_is_measured_on_the_server_on_request(
+    watched: Watched, server: str
+) -> None:
+    page = open_app(watched, server, "?scenario=cache-salt")
+    expect(page.get_by_test_id("hash-cost")).to_have_count(0)
+    page.get_by_role("button", name="Measure the hashing cost here").click()
+    measured = page.get_by_test_id("hash-cost")
+    expect(measured).to_contain_text("measured on this server")
+    assert float(measured.locator('tr[data-name="sha256"]').get_attribute("data-us") or 0) > 0
+    xxhash = measured.locator('tr[data-name="xxhash"]')
+    if importlib.util.find_spec("xxhash") is None:  # the server runs this Python
+        expect(xxhash).to_contain_text("needs the xxhash package")
+    else:
+        expect(xxhash).to_have_attribute("data-us", re.compile(r"^[0-9.]+$"))
 
 
 SCREENSHOTS = [

@@ -180,3 +180,13 @@ def test_every_scenario_steps_to_its_end(module_page: tuple[Any, Any], name: str
     assert {k: shown[k] for k in ("blocks", "queue", "map")} == {
         k: want[k] for k in ("blocks", "queue", "map")
     }
+
+
+def test_the_hashing_cost_is_measured_in_the_browsers_python(
+    module_page: tuple[Any, Any],
+) -> None:
+    page, _ = module_page
+    page.get_by_role("button", name="Measure the hashing cost here").click()
+    measured = page.get_by_test_id("hash-cost")
+    expect(measured).to_contain_text("measured in your browser's Python (Pyodide)")
+    assert float(measured.locator('tr[data-name="sha256"]').get_attribute("data-us") or 0) > 0
