@@ -22,7 +22,7 @@ def render_hash_cost(report: HashCostReport, where: str) -> str:
             value = f' data-us="{cost.us_per_block:.4f}"'
         rows.append(
             f'<tr data-name="{esc(cost.name)}"{value}><td><code>{esc(cost.name)}</code></td>'
-            f"<td class=num>{shown}</td><td>{esc(cost.what)}</td></tr>"
+            f"<td{' class=num' if value else ''}>{shown}</td><td>{esc(cost.what)}</td></tr>"
         )
     blocks = EXAMPLE_PROMPT_TOKENS // report.block_size
     default = report.cost("sha256").us_per_block or 0.0
@@ -35,7 +35,7 @@ def render_hash_cost(report: HashCostReport, where: str) -> str:
         '<table class="compact"><thead><tr><th>function</th><th class=num>per block</th>'
         f"<th></th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
         f'<p data-testid="hash-cost-example">A {EXAMPLE_PROMPT_TOKENS:,}-token prompt has '
-        f"{blocks:,} full blocks: hashing them with sha256 took about "
-        f"{blocks * default / 1000:,.2f} ms here, once, when the request was built.</p>"
+        f"{blocks:,} full blocks: at that rate, sha256 hashes them in about "
+        f"{blocks * default / 1000:,.2f} ms here, once, when the request is built.</p>"
         "</section>"
     )
