@@ -8,6 +8,7 @@ dives (code, events, hash chain, prefill cost, offload, glossary) in tabs.
 
 from __future__ import annotations
 
+from importlib import resources
 from urllib.parse import urlencode
 
 import panel as pn
@@ -48,6 +49,12 @@ from app.views.requests import RequestsView
 PAGE_WIDTH = 1280
 # Where the full page puts the playground's editor among the views.
 LAYOUT_CSS = stylesheet("app", "layout.css")
+# The page's <head> (main.py): a phone lays the page out at its own width (without a
+# viewport tag it lays out 980 px and shrinks the text to about 40%), and reads no text
+# under 14 px there (page.css). Read as package files: Pyodide runs main.py with no
+# __file__.
+PAGE_TEMPLATE = resources.files("app").joinpath("page.html").read_text("utf-8")
+PAGE_CSS = stylesheet("app", "page.css")
 EMBED_WIDTH = 800
 # The embed's tabs, in the order of its panels (_build_embed).
 EMBED_TABS = (
