@@ -8,14 +8,23 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import parse_qs, urlparse
+from urllib.parse import parse_qs, urlencode, urlparse
 
 import pytest
 
 from app import timelines
+from app.playground.editor import fork
+from app.url import playground_query
+from engine.lab import playground_code
 from engine.lab.timeline import Timeline
-from tests.app.browser import REPO, chromium, panel_serve
-from tests.app.page_checks import check_step, exercise_keyboard, wait_for_step
+from tests.app.browser import REPO, chromium, panel_serve, panel_serve_with_output
+from tests.app.page_checks import (
+    PHONE,
+    check_reads_on_a_phone,
+    check_step,
+    exercise_keyboard,
+    wait_for_step,
+)
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 expect = playwright_api.expect
@@ -52,9 +61,15 @@ class Watched:
         self.origin = origin
         self.errors: list[str] = []
         self.foreign: list[str] = []
-        page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        # Errors and warnings alike: the console of every page stays clean (a simulated
+        # vLLM line or a Bokeh warning there reads as the page's own trouble).
+        page.on("console", self._on_console)
         page.on("pageerror", lambda e: self.errors.append(str(e)))
         page.on("request", self._on_request)
+
+    def _on_console(self, message: Any) -> None:
+        if message.type in ("error", "warning"):
+            self.errors.append(f"{message.type}: {message.text}")
 
     def _on_request(self, request: Any) -> None:
         url = request.url
@@ -69,7 +84,7 @@ def watched(browser: Any, server: str) -> Iterator[Watched]:
     seen = Watched(page, origin)
     yield seen
     page.close()
-    assert not seen.errors, f"console errors: {seen.errors}"
+    assert not seen.errors, f"console errors and warnings: {seen.errors}"
     assert not seen.foreign, f"requests outside the origin: {seen.foreign}"
 
 
@@ -311,6 +326,76 @@ def test_phone_width_stacks_without_horizontal_scroll(playwright: Any, server: s
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "phone-390.png"), full_page=True)
         assert not watched.errors and not watched.foreign
+
+
+# Every kind of page a reader opens: (its address, a test id it shows once it is up).
+EVERY_PAGE = {
+    "start": ("", "start-page"),
+    "scenario": ("?scenario=reset&mode=keep&step=3", "step-counter"),
+    "embed": ("?embed=true", "step-counter"),
+    "playground": (
+        "?" + urlencode(playground_query(playground_code.encode(fork("reset")), "default", 0)),
+        "step-counter",
+    ),
+    "lab": ("?lab=shared-prefix", "lab-outcome"),
+}
+
+
+def open_page(watched: Watched, server: str, kind: str) -> Any:
+    """Open a page of EVERY_PAGE; the lab's, once its first run is drawn."""
+    query, testid = EVERY_PAGE[kind]
+    page = watched.page
+    page.goto(f"{server}{query}")
+    expect(page.get_by_test_id(testid)).to_be_visible(timeout=60_000)
+    if kind == "lab":
+        expect(page.get_by_text("Done:")).to_be_visible(timeout=60_000)
+    return page
+
+
+@pytest.mark.parametrize("kind", list(EVERY_PAGE))
+def test_a_phone_reads_every_page_at_its_own_width(playwright: Any, server: str, kind: str) -> None:
+    with chromium(playwright, **PHONE) as context:
+        watched = Watched(context.new_page(), server.rsplit("/", 1)[0])
+        page = open_page(watched, server, kind)
+        check_reads_on_a_phone(page)
+        assert not watched.errors and not watched.foreign, watched.errors
+
+
+@pytest.mark.parametrize("kind", list(EVERY_PAGE))
+def test_every_page_leaves_the_console_clean(watched: Watched, server: str, kind: str) -> None:
+    """No error and no warning (the fixture checks): no simulated vLLM line, and no
+    Bokeh range warning while the lab's charts wait for their first run."""
+    open_page(watched, server, kind)
+    watched.page.wait_for_timeout(500)  # what the page logs once it is up
+
+
+# What the simulated server writes: vLLM's lines and uvicorn's access lines.
+SIMULATED_LINES = ("reset prefix cache", "Resetting prefix cache", "/reset_prefix_cache HTTP")
+
+
+def test_the_simulated_server_writes_to_the_page_log_only(playwright: Any) -> None:
+    """A teacher's terminal shows `panel serve`'s own lines, not the simulated vLLM's as if
+    real requests had hit it; the page's log panel shows them."""
+    with (
+        panel_serve_with_output() as (server, output),
+        chromium(playwright, viewport={"width": 1280, "height": 800}) as context,
+    ):
+        watched = Watched(context.new_page(), server.rsplit("/", 1)[0])
+        for name, mode in (("reset", "default"), ("api-layer", "keep")):
+            timeline = timelines.timeline(name, mode)
+            page = open_app(watched, server, f"?scenario={name}&mode={mode}")
+            forward = page.get_by_role("button", name="Step forward")
+            for _step in range(1, len(timeline.steps)):
+                forward.click()
+            wait_for_step(page, timeline, len(timeline.steps) - 1)
+            shown = [line.message for s in timeline.steps for line in s.snapshot.logs]
+            expect(page.get_by_test_id("log")).to_contain_text(shown[-1].splitlines()[0])
+        printed = output()
+        assert "Bokeh app running" in printed  # this is the server's terminal
+        assert [
+            line for line in printed.splitlines() if any(s in line for s in SIMULATED_LINES)
+        ] == []
+        assert not watched.errors and not watched.foreign, watched.errors
 
 
 def every_scenario() -> list[tuple[str, str]]:
