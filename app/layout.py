@@ -116,7 +116,9 @@ class App(pn.viewable.Viewer):
             margin=0,
         )
         self.playground = PlaygroundEditor(state=state)
-        self.open_playground = pn.widgets.Button(label="Edit a copy", width=170)
+        self.open_playground = pn.widgets.Button(
+            label="Edit a copy", width=170, height=28, margin=(0, 10)
+        )
         self.open_playground.on_click(logged(lambda _: self.playground.open_fork()))
         state.param.watch(self._show_playground_button, "scenario")
         self._show_playground_button()
@@ -172,12 +174,21 @@ class App(pn.viewable.Viewer):
             styles={"flex": "1 1 440px", "gap": "8px"},
             css_classes=["views-more"],
         )
+        # The lab's link and "Edit a copy" share a line: the pool stays on a projector's
+        # first screen (1280x720).
+        ways_out = pn.Row(
+            lab_link_pane(),
+            self.open_playground,
+            align="center",
+            sizing_mode="stretch_width",
+            margin=0,
+            styles={"flex-wrap": "wrap", "align-items": "center", "gap": "4px 16px"},
+        )
         return self._page(
             self.header,
-            *([] if self.embed else [lab_link_pane()]),
+            ways_out,
             self.notice,
             self.controls,
-            self.open_playground,
             self.narration,
             self.quiz.panel,
             pn.FlexBox(
