@@ -398,6 +398,73 @@ def test_the_simulated_server_writes_to_the_page_log_only(playwright: Any) -> No
         assert not watched.errors and not watched.foreign, watched.errors
 
 
+# A projector's screen: the workshop's first screen.
+PROJECTOR = {"width": 1280, "height": 720}
+
+
+def longest_narration() -> tuple[str, int]:
+    """The mode and step of the flagship whose narration is longest."""
+    lengths = {
+        (mode, index): len(dict(timeline.narration)[step.narration_key])
+        for mode in MODES
+        for timeline in [timelines.timeline("reset", mode)]
+        for index, step in enumerate(timeline.steps)
+    }
+    return max(lengths, key=lambda at: lengths[at])
+
+
+def test_a_projector_shows_the_pool_and_the_narration_on_the_first_screen(
+    playwright: Any, server: str
+) -> None:
+    """At 1280x720, on a first visit ("How to read this" open), at the flagship's longest
+    narration: the narration whole, and the pool's first row of blocks, in view; the
+    narration takes the page's width."""
+    mode, step = longest_narration()
+    with chromium(playwright, viewport=PROJECTOR) as context:
+        watched = Watched(context.new_page(), server.rsplit("/", 1)[0])
+        page = open_app(watched, server, f"?scenario=reset&mode={mode}&step={step}")
+        wait_for_step(page, timelines.timeline("reset", mode), step)
+        expect(page.locator("details.howto-box")).to_have_attribute("open", "")
+        narration = page.get_by_test_id("narration").bounding_box()
+        assert narration["y"] + narration["height"] <= PROJECTOR["height"], narration
+        first_block = page.get_by_test_id("block-0").bounding_box()
+        assert first_block["y"] + first_block["height"] <= PROJECTOR["height"], first_block
+        text = page.locator(".narration p").first.bounding_box()
+        assert text["width"] >= 0.9 * (narration["width"] - 40), (text, narration)
+        assert not watched.errors and not watched.foreign, watched.errors
+
+
+def test_a_collapsed_how_to_read_stays_collapsed_across_pages(playwright: Any, server: str) -> None:
+    with chromium(playwright, viewport=PROJECTOR) as context:
+        watched = Watched(context.new_page(), server.rsplit("/", 1)[0])
+        page = open_app(watched, server, "?scenario=reset&mode=keep")
+        howto = page.locator("details.howto-box")
+        expect(howto).to_have_attribute("open", "")  # a first visit: open
+        howto.locator("summary").click()
+        expect(howto).not_to_have_attribute("open", "")
+        page.get_by_role("button", name="Step forward").click()
+        expect(page.get_by_test_id("step-counter")).to_have_attribute("data-step", "1")
+        expect(howto).not_to_have_attribute("open", "")
+        # Another scenario, by the picker and by its address; a reload.
+        page.get_by_label("Scenario").select_option("eviction-order")
+        expect(page.get_by_test_id("app-header")).to_contain_text(
+            timelines.scenario("eviction-order").title
+        )
+        expect(howto).not_to_have_attribute("open", "")
+        open_app(watched, server, "?scenario=cache-salt")
+        expect(page.get_by_test_id("app-header")).to_contain_text(
+            timelines.scenario("cache-salt").title
+        )
+        expect(howto).not_to_have_attribute("open", "")
+        # Opened again, it stays open.
+        howto.locator("summary").click()
+        expect(howto).to_have_attribute("open", "")
+        page.reload()
+        expect(page.get_by_test_id("step-counter")).to_be_visible(timeout=30_000)
+        expect(howto).to_have_attribute("open", "")
+        assert not watched.errors and not watched.foreign, watched.errors
+
+
 def every_scenario() -> list[tuple[str, str]]:
     """Each scenario in its first mode (reset's modes are all played above)."""
     return [(n, timelines.scenario(n).modes[0]) for n in timelines.names() if n != "reset"]
