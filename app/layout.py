@@ -8,6 +8,7 @@ dives (code, events, hash chain, prefill cost, offload, glossary) in tabs.
 
 from __future__ import annotations
 
+from importlib import resources
 from urllib.parse import urlencode
 
 import panel as pn
@@ -50,6 +51,12 @@ from engine.lab import playground_code
 PAGE_WIDTH = 1280
 # Where the full page puts the playground's editor among the views.
 LAYOUT_CSS = stylesheet("app", "layout.css")
+# The page's <head> (main.py): a phone lays the page out at its own width (without a
+# viewport tag it lays out 980 px and shrinks the text to about 40%), and reads no text
+# under 14 px there (page.css). Read as package files: Pyodide runs main.py with no
+# __file__.
+PAGE_TEMPLATE = resources.files("app").joinpath("page.html").read_text("utf-8")
+PAGE_CSS = stylesheet("app", "page.css")
 EMBED_WIDTH = 800
 # The embed's tabs, in the order of its panels (_build_embed).
 EMBED_TABS = (
@@ -119,7 +126,9 @@ class App(pn.viewable.Viewer):
             margin=0,
         )
         self.playground = PlaygroundEditor(state=state)
-        self.open_playground = pn.widgets.Button(label="Edit a copy", width=170)
+        self.open_playground = pn.widgets.Button(
+            label="Edit a copy", width=170, height=28, margin=(0, 10)
+        )
         self.open_playground.on_click(logged(lambda _: self.playground.open_fork()))
         state.param.watch(self._show_playground_button, "scenario")
         self._show_playground_button()
@@ -175,12 +184,21 @@ class App(pn.viewable.Viewer):
             styles={"flex": "1 1 440px", "gap": "8px"},
             css_classes=["views-more"],
         )
+        # The lab's link and "Edit a copy" share a line: the pool stays on a projector's
+        # first screen (1280x720).
+        ways_out = pn.Row(
+            lab_link_pane(),
+            self.open_playground,
+            align="center",
+            sizing_mode="stretch_width",
+            margin=0,
+            styles={"flex-wrap": "wrap", "align-items": "center", "gap": "4px 16px"},
+        )
         return self._page(
             self.header,
-            *([] if self.embed else [lab_link_pane()]),
+            ways_out,
             self.notice,
             self.controls,
-            self.open_playground,
             self.narration,
             self.quiz.panel,
             pn.FlexBox(

@@ -16,7 +16,7 @@ except ImportError:  # `panel serve app/main.py` from a checkout without `pip in
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from app.gc_startup import freeze_imported_objects
-from app.layout import App
+from app.layout import PAGE_CSS, PAGE_TEMPLATE, App
 from app.url import PRERENDER_QUERY_ENV, lab_link, parse_link
 from app.views.base import mark_page_up
 from app.views.lab import LAB_PAGE_CSS, LabView, open_lab
@@ -24,7 +24,7 @@ from app.views.lab import LAB_PAGE_CSS, LabView, open_lab
 logging.basicConfig(level=logging.INFO)
 # No IDE signatures: building them for every Panel class costs Pyodide ~0.1 s at start.
 # The lab's page layout is global CSS (app/views/lab_page.css); it applies to the lab only.
-pn.extension(notifications=False, apply_signatures=False, global_css=[LAB_PAGE_CSS])
+pn.extension(notifications=False, apply_signatures=False, global_css=[PAGE_CSS, LAB_PAGE_CSS])
 # Bokeh's diagnostics (close-match suggestions for a missing attribute) ran difflib each
 # time Panel looked up a component's data property on its outer model (6-9% of a
 # playground edit's Python side in a profile).
@@ -51,6 +51,9 @@ def create_app() -> App:
     return app_view
 
 
+if pn.state.curdoc is not None:  # a page being served or converted (not an import)
+    # Panel takes a string and extends its base template with it (Bokeh types a Template).
+    pn.state.curdoc.template = PAGE_TEMPLATE  # type: ignore[assignment]
 lab_preset = lab_link(current_query())
 if lab_preset is None:
     create_app().servable(title="Prefix Cache Lab · BlockPool")

@@ -1,3 +1,4 @@
+import { rememberDetails, restoreDetails } from './remember_details.js'
 import { onStep, position } from './step_channel.js'
 
 // An order's mark for a page Python has not sent yet (step_deck.py's NOT_SENT).
@@ -5,6 +6,7 @@ const NOT_SENT = -1
 
 export function render({ model, view }) {
   const host = document.createElement('div')
+  rememberDetails(host)
   let shown = null
   function show() {
     const at = position(model, (key) => key in model.orders)
@@ -16,6 +18,7 @@ export function render({ model, view }) {
     if (page === shown) { return }
     shown = page
     host.innerHTML = page
+    restoreDetails(host)
     // An empty page hides the whole component, margins included.
     if (view && view.el) { view.el.style.display = page ? '' : 'none' }
   }

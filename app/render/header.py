@@ -63,7 +63,8 @@ def render_header(timeline: Timeline, step: int) -> str:
         " · vLLM v1 BlockPool</div>"
         f"<h1>{esc(timeline.title)}</h1>"
         f"<p>{esc(' '.join(timeline.summary.split()))}</p>"
-        f'<details class="howto-box" open><summary>'
+        # Open on a first visit; the learner's choice is kept (remember_details.js).
+        f'<details class="howto-box" data-remember="how-to-read" open><summary>'
         f'How to read this</summary><ul class="howto">{items}</ul></details>'
         f"{scenario_list(timeline.scenario)}"
         "</header>"

@@ -78,6 +78,8 @@ RUN_COLOR = "#2f5fd0"
 COMPARE_COLOR = "#e8590c"
 SERIES_COLORS = {"held_blocks": "#2f5fd0", "free_cached_blocks": "#1f8a4c"}
 SERIES_COLORS["free_empty_blocks"] = "#9aa5b1"
+# The name of each chart's invisible renderer that gives its ranges a span (make_figure).
+RANGE_ANCHOR = "range-anchor"
 
 # knob -> its label beside the widget
 KNOB_LABELS: dict[str, str] = {
@@ -256,6 +258,11 @@ def make_figure(
                     alpha=item.alpha,
                     name=item.key,
                 )
+    # The sources are empty until the first run ends, and Bokeh cannot range a chart with
+    # no data: it warns "could not set initial ranges" in the console at every repaint.
+    # An invisible renderer over (0, 0)-(1, 1) gives both axes a span from the start;
+    # steps and counts start at 0 anyway, and a count that stays 0 is drawn on 0..1.
+    fig.scatter(x=[0, 1], y=[0, 1], visible=False, name=RANGE_ANCHOR)
     return fig, items
 
 
@@ -570,6 +577,8 @@ class LabView(pn.viewable.Viewer):
     @logged
     def _on_hidden(self, fig: figure, event: Any) -> None:
         for renderer in fig.renderers:
+            if renderer.name == RANGE_ANCHOR:
+                continue
             visible = renderer.name not in event.new
             if renderer.visible != visible:
                 renderer.visible = visible

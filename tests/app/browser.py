@@ -14,7 +14,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
 
@@ -42,6 +42,14 @@ def free_port() -> int:
 @contextlib.contextmanager
 def panel_serve() -> Iterator[str]:
     """Start `panel serve app/main.py` on a free port; yield the app's URL; stop it."""
+    with panel_serve_with_output() as (url, _output):
+        yield url
+
+
+@contextlib.contextmanager
+def panel_serve_with_output() -> Iterator[tuple[str, Callable[[], str]]]:
+    """panel_serve, yielding also a function that reads what the server has printed so
+    far (its terminal: stdout and stderr)."""
     port = free_port()
     command = [
         sys.executable,
@@ -65,7 +73,13 @@ def panel_serve() -> Iterator[str]:
         process = subprocess.Popen(command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, env=env)
         try:
             wait_until_ready(process, log, url)
-            yield url
+
+            def output() -> str:
+                # pread: the server writes through the same file offset; leave it alone.
+                fd = log.fileno()
+                return os.pread(fd, os.fstat(fd).st_size, 0).decode(errors="replace")
+
+            yield url, output
         finally:
             process.terminate()
             try:

@@ -172,3 +172,47 @@ def exercise_keyboard(page: Any, timeline: Timeline) -> None:
     expect(page.get_by_role("button", name="Pause")).to_be_visible()
     page.keyboard.press(" ")
     expect(page.get_by_role("button", name="Play")).to_be_visible()
+
+
+# Chromium's emulation of a phone (an iPhone 12's screen): not a narrow desktop window,
+# which lays a page out at its width whether or not the page asks for it.
+PHONE = {
+    "viewport": {"width": 390, "height": 844},
+    "device_scale_factor": 3,
+    "is_mobile": True,
+    "has_touch": True,
+}
+SMALLEST_TEXT_PX = 14
+# Each rendered text's element whose font is smaller than the given size (px), in the
+# document and in every open shadow root: [tag, class, size, the text's start].
+SMALL_TEXT_JS = (
+    """(smallest) => {"""
+    + DEEP_JS
+    + """
+  const small = [];
+  for (const el of deep("*")) {
+    const text = [...el.childNodes].find(n => n.nodeType === 3 && n.textContent.trim());
+    if (!text || el.getClientRects().length === 0) continue;
+    const size = parseFloat(getComputedStyle(el).fontSize);
+    if (size < smallest) {
+      small.push([el.tagName, String(el.className).slice(0, 30), size,
+                  text.textContent.trim().slice(0, 30)]);
+    }
+  }
+  return small;
+}"""
+)
+
+
+def check_reads_on_a_phone(page: Any) -> None:
+    """The page lays out at the phone's own width (a viewport tag), no text in it is
+    smaller than 14 px, and it does not scroll sideways."""
+    width = PHONE["viewport"]["width"]  # type: ignore[index]
+    meta = page.evaluate(
+        "() => document.querySelector('meta[name=viewport]')?.getAttribute('content')"
+    )
+    assert meta is not None and "width=device-width" in meta, meta
+    assert page.evaluate("() => window.innerWidth") == width
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= width
+    small = page.evaluate(SMALL_TEXT_JS, SMALLEST_TEXT_PX)
+    assert not small, f"{len(small)} texts under {SMALLEST_TEXT_PX} px, e.g. {small[:5]}"

@@ -10,14 +10,23 @@ import importlib.util
 import re
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import parse_qs, urlparse
+from urllib.parse import parse_qs, urlencode, urlparse
 
 import pytest
 
 from app import timelines
+from app.playground.editor import fork
+from app.url import playground_query
+from engine.lab import playground_code
 from engine.lab.timeline import Timeline
-from tests.app.browser import REPO, chromium, panel_serve
-from tests.app.page_checks import check_step, exercise_keyboard, wait_for_step
+from tests.app.browser import REPO, chromium, panel_serve, panel_serve_with_output
+from tests.app.page_checks import (
+    PHONE,
+    check_reads_on_a_phone,
+    check_step,
+    exercise_keyboard,
+    wait_for_step,
+)
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 expect = playwright_api.expect
@@ -54,9 +63,15 @@ class Watched:
         self.origin = origin
         self.errors: list[str] = []
         self.foreign: list[str] = []
-        page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        # Errors and warnings alike: the console of every page stays clean (a simulated
+        # vLLM line or a Bokeh warning there reads as the page's own trouble).
+        page.on("console", self._on_console)
         page.on("pageerror", lambda e: self.errors.append(str(e)))
         page.on("request", self._on_request)
+
+    def _on_console(self, message: Any) -> None:
+        if message.type in ("error", "warning"):
+            self.errors.append(f"{message.type}: {message.text}")
 
     def _on_request(self, request: Any) -> None:
         url = request.url
@@ -71,7 +86,7 @@ def watched(browser: Any, server: str) -> Iterator[Watched]:
     seen = Watched(page, origin)
     yield seen
     page.close()
-    assert not seen.errors, f"console errors: {seen.errors}"
+    assert not seen.errors, f"console errors and warnings: {seen.errors}"
     assert not seen.foreign, f"requests outside the origin: {seen.foreign}"
 
 
@@ -313,6 +328,143 @@ def test_phone_width_stacks_without_horizontal_scroll(playwright: Any, server: s
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "phone-390.png"), full_page=True)
         assert not watched.errors and not watched.foreign
+
+
+# Every kind of page a reader opens: (its address, a test id it shows once it is up).
+EVERY_PAGE = {
+    "start": ("", "start-page"),
+    "scenario": ("?scenario=reset&mode=keep&step=3", "step-counter"),
+    "embed": ("?embed=true", "step-counter"),
+    "playground": (
+        "?" + urlencode(playground_query(playground_code.encode(fork("reset")), "default", 0)),
+        "step-counter",
+    ),
+    "lab": ("?lab=shared-prefix", "lab-outcome"),
+}
+
+
+def open_page(watched: Watched, server: str, kind: str) -> Any:
+    """Open a page of EVERY_PAGE; the lab's, once its first run is drawn."""
+    query, testid = EVERY_PAGE[kind]
+    page = watched.page
+    page.goto(f"{server}{query}")
+    expect(page.get_by_test_id(testid)).to_be_visible(timeout=60_000)
+    if kind == "lab":
+        expect(page.get_by_text("Done:")).to_be_visible(timeout=60_000)
+    return page
+
+
+@pytest.mark.parametrize("kind", list(EVERY_PAGE))
+def test_a_phone_reads_every_page_at_its_own_width(playwright: Any, server: str, kind: str) -> None:
+    with chromium(playwright, **PHONE) as context:
+        watched = Watched(context.new_page(), server.rsplit("/", 1)[0])
+        page = open_page(watched, server, kind)
+        check_reads_on_a_phone(page)
+        assert not watched.errors and not watched.foreign, watched.errors
+
+
+@pytest.mark.parametrize("kind", list(EVERY_PAGE))
+def test_every_page_leaves_the_console_clean(watched: Watched, server: str, kind: str) -> None:
+    """No error and no warning (the fixture checks): no simulated vLLM line, and no
+    Bokeh range warning while the lab's charts wait for their first run."""
+    open_page(watched, server, kind)
+    watched.page.wait_for_timeout(500)  # what the page logs once it is up
+
+
+# What the simulated server writes: vLLM's lines and uvicorn's access lines.
+SIMULATED_LINES = ("reset prefix cache", "Resetting prefix cache", "/reset_prefix_cache HTTP")
+
+
+def test_the_simulated_server_writes_to_the_page_log_only(playwright: Any) -> None:
+    """A teacher's terminal shows `panel serve`'s own lines, not the simulated vLLM's as if
+    real requests had hit it; the page's log panel shows them."""
+    with (
+        panel_serve_with_output() as (server, output),
+        chromium(playwright, viewport={"width": 1280, "height": 800}) as context,
+    ):
+        watched = Watched(context.new_page(), server.rsplit("/", 1)[0])
+        for name, mode in (("reset", "default"), ("api-layer", "keep")):
+            timeline = timelines.timeline(name, mode)
+            page = open_app(watched, server, f"?scenario={name}&mode={mode}")
+            forward = page.get_by_role("button", name="Step forward")
+            for _step in range(1, len(timeline.steps)):
+                forward.click()
+            wait_for_step(page, timeline, len(timeline.steps) - 1)
+            shown = [line.message for s in timeline.steps for line in s.snapshot.logs]
+            expect(page.get_by_test_id("log")).to_contain_text(shown[-1].splitlines()[0])
+        printed = output()
+        assert "Bokeh app running" in printed  # this is the server's terminal
+        assert [
+            line for line in printed.splitlines() if any(s in line for s in SIMULATED_LINES)
+        ] == []
+        assert not watched.errors and not watched.foreign, watched.errors
+
+
+# A projector's screen: the workshop's first screen.
+PROJECTOR = {"width": 1280, "height": 720}
+
+
+def longest_narration() -> tuple[str, int]:
+    """The mode and step of the flagship whose narration is longest."""
+    lengths = {
+        (mode, index): len(dict(timeline.narration)[step.narration_key])
+        for mode in MODES
+        for timeline in [timelines.timeline("reset", mode)]
+        for index, step in enumerate(timeline.steps)
+    }
+    return max(lengths, key=lambda at: lengths[at])
+
+
+def test_a_projector_shows_the_pool_and_the_narration_on_the_first_screen(
+    playwright: Any, server: str
+) -> None:
+    """At 1280x720, on a first visit ("How to read this" open), at the flagship's longest
+    narration: the narration whole, and the pool's first row of blocks, in view; the
+    narration takes the page's width."""
+    mode, step = longest_narration()
+    with chromium(playwright, viewport=PROJECTOR) as context:
+        watched = Watched(context.new_page(), server.rsplit("/", 1)[0])
+        page = open_app(watched, server, f"?scenario=reset&mode={mode}&step={step}")
+        wait_for_step(page, timelines.timeline("reset", mode), step)
+        expect(page.locator("details.howto-box")).to_have_attribute("open", "")
+        narration = page.get_by_test_id("narration").bounding_box()
+        assert narration["y"] + narration["height"] <= PROJECTOR["height"], narration
+        first_block = page.get_by_test_id("block-0").bounding_box()
+        assert first_block["y"] + first_block["height"] <= PROJECTOR["height"], first_block
+        text = page.locator(".narration p").first.bounding_box()
+        assert text["width"] >= 0.9 * (narration["width"] - 40), (text, narration)
+        assert not watched.errors and not watched.foreign, watched.errors
+
+
+def test_a_collapsed_how_to_read_stays_collapsed_across_pages(playwright: Any, server: str) -> None:
+    with chromium(playwright, viewport=PROJECTOR) as context:
+        watched = Watched(context.new_page(), server.rsplit("/", 1)[0])
+        page = open_app(watched, server, "?scenario=reset&mode=keep")
+        howto = page.locator("details.howto-box")
+        expect(howto).to_have_attribute("open", "")  # a first visit: open
+        howto.locator("summary").click()
+        expect(howto).not_to_have_attribute("open", "")
+        page.get_by_role("button", name="Step forward").click()
+        expect(page.get_by_test_id("step-counter")).to_have_attribute("data-step", "1")
+        expect(howto).not_to_have_attribute("open", "")
+        # Another scenario, by the picker and by its address; a reload.
+        page.get_by_label("Scenario").select_option("eviction-order")
+        expect(page.get_by_test_id("app-header")).to_contain_text(
+            timelines.scenario("eviction-order").title
+        )
+        expect(howto).not_to_have_attribute("open", "")
+        open_app(watched, server, "?scenario=cache-salt")
+        expect(page.get_by_test_id("app-header")).to_contain_text(
+            timelines.scenario("cache-salt").title
+        )
+        expect(howto).not_to_have_attribute("open", "")
+        # Opened again, it stays open.
+        howto.locator("summary").click()
+        expect(howto).to_have_attribute("open", "")
+        page.reload()
+        expect(page.get_by_test_id("step-counter")).to_be_visible(timeout=30_000)
+        expect(howto).to_have_attribute("open", "")
+        assert not watched.errors and not watched.foreign, watched.errors
 
 
 def every_scenario() -> list[tuple[str, str]]:

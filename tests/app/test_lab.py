@@ -29,7 +29,7 @@ from app.lab import (
 )
 from app.render.lab import render_outcome, render_run_key
 from app.side_runs import SideRuns
-from app.views.lab import CHARTS, LabView, attach_shared_models, open_lab
+from app.views.lab import CHARTS, RANGE_ANCHOR, LabView, attach_shared_models, open_lab
 from engine.lab import playground_code
 from engine.lab.scenario import MODES
 from engine.lab.scenario_file import scenario_from_dict
@@ -350,7 +350,7 @@ def test_each_chart_has_a_legend_of_the_series_it_draws() -> None:
     play(view)
     for index, (fig, chart) in enumerate(zip(view.figures, CHARTS, strict=True)):
         legend = legend_of(view, index)
-        assert [key for key, _, _ in legend] == [r.name for r in fig.renderers]
+        assert [key for key, _, _ in legend] == series_names(fig)
         assert [label for _, label, _ in legend] == [
             f"{text} ({style})" for _, text in chart[2] for style in ("solid", "dashed")
         ]
@@ -365,10 +365,19 @@ def test_a_legend_button_hides_and_shows_its_series() -> None:
     fig, legend = view.figures[2], view.legends[2]
     legend.hidden = ["held_blocks/compare"]
     hidden = {r.name for r in fig.renderers if not r.visible}
-    assert hidden == {"held_blocks/compare"}
-    assert all(r.visible for other in view.figures[:2] for r in other.renderers)
+    assert hidden == {"held_blocks/compare", RANGE_ANCHOR}
+    assert all(r.visible for other in view.figures[:2] for r in series(other))
     legend.hidden = []
-    assert all(r.visible for r in fig.renderers)
+    assert all(r.visible for r in series(fig))
+
+
+def series(fig: Any) -> list[Any]:
+    """A chart's renderers that draw a series (not its range anchor)."""
+    return [r for r in fig.renderers if r.name != RANGE_ANCHOR]
+
+
+def series_names(fig: Any) -> list[str]:
+    return [r.name for r in series(fig)]
 
 
 def test_the_learners_run_is_shown_before_the_overlays_plays(

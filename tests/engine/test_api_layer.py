@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 
 import pytest
 
@@ -177,10 +176,9 @@ def test_the_endpoint_exists_only_in_development_mode() -> None:
     assert response.json() == {"detail": "Not Found"}
 
 
-def test_the_routers_logger_is_the_one_vllm_names(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.INFO, logger="vllm"):
-        post("")
-    assert (ROUTER, "Resetting prefix cache...") in [(r.name, r.message) for r in caplog.records]
+def test_the_routers_logger_is_the_one_vllm_names(vllm_logs: pytest.LogCaptureFixture) -> None:
+    post("")
+    assert (ROUTER, "Resetting prefix cache...") in [(r.name, r.message) for r in vllm_logs.records]
 
 
 def test_unknown_route_is_404() -> None:

@@ -7,6 +7,7 @@ uvicorn's two lines. A logged exception is followed by its traceback.
 
 from __future__ import annotations
 
+import logging
 import re
 
 import pytest
@@ -77,3 +78,24 @@ def test_the_table_covers_what_the_scenarios_log() -> None:
     assert set(VLLM_LINES) - seen == {
         "vllm.entrypoints.serve.exception_handling.handlers.validation"
     }
+
+
+def test_the_simulated_server_logs_into_the_timeline_only() -> None:
+    """An app that configures logging (`panel serve` calls basicConfig; Pyodide's stderr
+    is the browser console) must not print the simulated server's lines as if real
+    requests had hit it: they reach the timeline's log, not the root logger."""
+    heard: list[logging.LogRecord] = []
+    root = logging.getLogger()
+    handler = logging.Handler(logging.DEBUG)
+    handler.emit = heard.append  # type: ignore[method-assign]
+    root.addHandler(handler)
+    try:
+        timelines = [
+            build_timeline(load_scenario(name), load_scenario(name).modes[0], trace=False)
+            for name in ("reset", "api-layer")  # vLLM's lines, and uvicorn's access lines
+        ]
+    finally:
+        root.removeHandler(handler)
+    logged = {line.logger for t in timelines for step in t.steps for line in step.snapshot.logs}
+    assert "uvicorn.access" in logged and "vllm.v1.core.block_pool" in logged
+    assert [r.getMessage() for r in heard if r.name.startswith(("vllm", "uvicorn"))] == []

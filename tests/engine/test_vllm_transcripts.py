@@ -5,7 +5,6 @@ the hash map, KV events, log lines and request states.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator
 
 import pytest
@@ -56,9 +55,8 @@ def removed(block_hash: str) -> dict[str, object]:
 
 
 @pytest.fixture
-def logs(caplog: pytest.LogCaptureFixture) -> Iterator[pytest.LogCaptureFixture]:
-    caplog.set_level(logging.DEBUG, logger="vllm")
-    yield caplog
+def logs(vllm_logs: pytest.LogCaptureFixture) -> Iterator[pytest.LogCaptureFixture]:
+    yield vllm_logs
 
 
 def log_lines(caplog: pytest.LogCaptureFixture) -> list[tuple[str, str, str]]:

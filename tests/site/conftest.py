@@ -299,14 +299,17 @@ def wait_interactive(page: Any, run: PageRun, timeout_ms: int = INTERACTIVE_TIME
 
 @pytest.fixture
 def open_app(chromium: Any, site_url: str) -> Iterator[Callable[..., tuple[Any, PageRun]]]:
-    """open_app(query="", page=None) -> (page, run): a fresh context (cold cache) unless a
-    page is passed, in which case it is reloaded in its own context (warm cache)."""
+    """open_app(query="", page=None, device=None) -> (page, run): a fresh context (cold
+    cache; ``device``: Playwright's context options, e.g. a phone's) unless a page is
+    passed, in which case it is reloaded in its own context (warm cache)."""
     contexts: list[Any] = []
     detach: dict[int, Callable[[], None]] = {}
 
-    def _open(query: str = "", page: Any = None) -> tuple[Any, PageRun]:
+    def _open(
+        query: str = "", page: Any = None, device: dict[str, Any] | None = None
+    ) -> tuple[Any, PageRun]:
         if page is None:
-            context = chromium.new_context()
+            context = chromium.new_context(**(device or {}))
             context.set_default_timeout(30_000)
             contexts.append(context)
             context.add_init_script(RECORDER_JS)

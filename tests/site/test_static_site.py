@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from tests.app.page_checks import PHONE, check_reads_on_a_phone
 from tests.site.conftest import assert_clean
 
 pytestmark = [pytest.mark.site, pytest.mark.browser]
@@ -74,3 +75,19 @@ def test_query_string_reaches_the_app(open_app: Any) -> None:
     text = page.evaluate(PAGE_TEXT_JS)
     if re.search(r"\bn=\d+ mode=", text):  # the stand-in echoes its query
         assert "n=5 mode=keep" in text, text
+
+
+@pytest.mark.parametrize(
+    "query", ["", "?scenario=reset&mode=keep&step=3"], ids=["start", "scenario"]
+)
+def test_a_phone_reads_the_page_at_its_own_width(open_app: Any, query: str) -> None:
+    """Chromium's phone emulation: the converted page has its viewport tag, no text under
+    14 px, no sideways scroll; and its console has no warning (a simulated vLLM line
+    among them) once Python runs the page."""
+    page, run = open_app(query, device=PHONE)
+    if query:
+        expect_step = page.get_by_test_id("step-counter")
+        expect_step.wait_for(timeout=CLICK_TIMEOUT_MS)
+    check_reads_on_a_phone(page)
+    assert_clean(run)
+    assert [line for line in run.console if line.startswith("warning")] == []
