@@ -322,11 +322,14 @@ class WorkloadRun:
         }
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "workload": self.workload.knobs(),
             "summary": self.summary(),
             "series": self.series,
         }
+        if self.engine != "vllm":  # vLLM's output as it always was
+            data["engine"] = self.engine
+        return data
 
     def csv_lines(self) -> list[str]:
         """The series as CSV: a header, then one line per step; empty cells for no value."""

@@ -48,6 +48,11 @@ NO_MEANING_ON_SGLANG = (
 )
 
 
+def extra_key(workload: Workload, index: int) -> str | None:
+    """Request ``index``'s namespace in the tree: its ``cache_salt``."""
+    return workload.cache_salt(index)
+
+
 def pool_slots(workload: Workload) -> int:
     """The SGLang pool's size in KV slots: the tokens vLLM's pool has room for."""
     return workload.num_gpu_blocks * workload.block_size
@@ -118,14 +123,15 @@ class SGLangWorkloadRunner:
                 f"req-{index}",
                 workload.prompt(index),
                 max_new_tokens=workload.output_tokens,
-                extra_key=workload.cache_salt(index),
+                extra_key=extra_key(workload, index),
             )
             self.scheduler.add_request(req)
             self.requests.append(req)
 
     def _reset(self) -> int:
-        """SGLang's ``flush_cache``: only with no request waiting or running (else it
-        is refused); then the tree and the pool start empty."""
+        """SGLang's ``flush_cache`` (scheduler.py:5518-5545, ``is_fully_idle``): only
+        with no request waiting or running, else refused; then the tree and the pool
+        start empty. A workload's arrivals come first, so in a run it is refused."""
         if self.scheduler.waiting_queue or self.scheduler.running:
             return 0
         self.tree_cache.reset()
