@@ -103,10 +103,16 @@ class Scheduler:
         req.kv_row.extend(slots[: new_len - len(req.kv_row)])
         return True
 
-    def rem_total_tokens(self) -> int:
-        reserved = sum(
+    def reserved_tokens(self) -> int:
+        """What the running requests may still generate (each clipped)."""
+        return sum(
             min(r.max_new_tokens - len(r.output_ids), CLIP_MAX_NEW_TOKENS) for r in self.running
         )
+
+    def rem_total_tokens(self, reserved: int | None = None) -> int:
+        """``reserved``: ``reserved_tokens()``, when the caller keeps it up to date."""
+        if reserved is None:
+            reserved = self.reserved_tokens()
         return self.allocator.available_size() + self.tree_cache.evictable_size() - reserved
 
     # ---- a step ----
@@ -120,6 +126,7 @@ class Scheduler:
         self.policy.calc_priority(self.waiting_queue)  # type: ignore[arg-type]
         admitted: list[Req] = []
         rem_input_tokens = self.max_prefill_tokens
+        reserved = self.reserved_tokens()  # kept up to date as requests are admitted
         for req in list(self.waiting_queue):
             if rem_input_tokens <= 0:
                 break
@@ -131,10 +138,11 @@ class Scheduler:
             lock = self.tree_cache.lock(req.last_node)
             extend = self._page_ceil(full_len) - req.prefix_len
             need = extend + min(req.max_new_tokens, CLIP_MAX_NEW_TOKENS)
-            if need > self.rem_total_tokens() or (admitted and extend >= rem_input_tokens):
+            if need > self.rem_total_tokens(reserved) or (admitted and extend >= rem_input_tokens):
                 self.tree_cache.unlock(lock)
                 break
             rem_input_tokens -= extend
+            reserved += min(req.max_new_tokens - len(req.output_ids), CLIP_MAX_NEW_TOKENS)
             req.lock = lock
             req.kv_row = self.tree_cache.path_device_indices(req.last_node)[: req.prefix_len]
             req.cache_protected_len = req.prefix_len
@@ -154,12 +162,12 @@ class Scheduler:
         }
         done: list[Req] = []
         for req in self.running:
-            all_ids = req.origin_input_ids + req.output_ids
-            if len(req.kv_row) < len(all_ids):
+            num_tokens = len(req.origin_input_ids) + len(req.output_ids)
+            if len(req.kv_row) < num_tokens:
                 # decode: the last sampled token's KV is computed now
-                ok = self._alloc_row(req, len(all_ids))
+                ok = self._alloc_row(req, num_tokens)
                 assert ok, "admission reserved max_new_tokens"
-            req.output_ids.append(greedy_token(all_ids))
+            req.output_ids.append(FIRST_GENERATED_TOKEN_ID + num_tokens)  # greedy_token
             if req.finished():
                 done.append(req)
             elif id(req) in prefilled:
