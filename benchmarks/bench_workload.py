@@ -1,9 +1,10 @@
 """Workload speed: a whole untraced run, and its pool operations replayed on vLLM's BlockPool.
 
 Run: python benchmarks/bench_workload.py [--requests 2000] [--prompt 1000] [--shared 0]
-[--repeat 3] [--vllm /path/to/vllm/src] [--hash-only]. The workload is --requests requests of
---prompt tokens (the first --shared of them the same for every request), 16 output
-tokens, on a 20,000-block pool of block size 16, all arriving at once.
+[--repeat 3] [--vllm /path/to/vllm/src] [--hash-only] [--engine vllm|sglang|both].
+The workload is --requests requests of --prompt tokens (the first --shared of them the
+same for every request), 16 output tokens, on a 20,000-block pool of block size 16, all
+arriving at once.
 
 Prints, as Markdown for the README: the run's wall time (median), requests/s, the
 pool operations it made (get_new_blocks, touch, free_blocks, cache_full_blocks) per
@@ -13,7 +14,10 @@ BlockPool (its imports outside the pool are stubbed: nothing of them runs with
 events and metrics off). The replay also checks that both pools hand out the same
 block ids. Figures, not assertions. Under Pyodide (benchmarks/bench_workload_node.mjs)
 only the first part runs. --hash-only times only building the requests, which hashes
-every full block of their prompts.
+every full block of their prompts. --engine sglang times the same run on SGLang's model
+(engine/lab/workload_sglang.py, a pool of the same 320,000 tokens); --engine both times
+both, interleaved, and prints their requests per second side by side (then the pool
+replay, which is vLLM's, is left out).
 """
 
 from __future__ import annotations
@@ -31,7 +35,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.lab.workload import Workload, WorkloadRunner, run_workload
+from engine.lab.workload import Workload, WorkloadRun, WorkloadRunner, run_workload
+from engine.lab.workload_sglang import run_sglang_workload
 from engine.vllm.block_pool import BlockPool
 
 POOL_OPERATIONS = ("get_new_blocks", "touch", "free_blocks", "cache_full_blocks")
@@ -183,8 +188,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--hash-only", action="store_true", help="only time building the requests (hashing)"
     )
+    parser.add_argument("--engine", choices=("vllm", "sglang", "both"), default="vllm")
     args = parser.parse_args(argv)
     workload = bench_workload(args.requests, args.prompt, args.shared)
+    if args.engine != "vllm" and not args.hash_only:
+        engines_side_by_side(workload, args.engine, args.repeat)
+        return
     if args.hash_only:
         times = []
         for _ in range(args.repeat):
@@ -257,6 +266,50 @@ def main(argv: list[str] | None = None) -> None:
         ids = list(handed_out.values())
         same = "the same block ids" if ids[0] == ids[1] else "DIFFERENT block ids"
         print(f"| this pool / vLLM's pool, time | {ours / theirs:.2f}x; both handed out {same} |")
+
+
+ENGINE_RUNS: dict[str, tuple[str, Callable[[Workload], WorkloadRun]]] = {
+    "vllm": ("vLLM 0.33.0", run_workload),
+    "sglang": ("SGLang 0.5.23", run_sglang_workload),
+}
+
+
+def engines_side_by_side(workload: Workload, engine: str, repeat: int) -> None:
+    """The whole run on one engine or both (interleaved, so both see the same load)."""
+    engines = list(ENGINE_RUNS) if engine == "both" else [engine]
+    times: dict[str, list[float]] = {name: [] for name in engines}
+    cpu_times: dict[str, list[float]] = {name: [] for name in engines}
+    runs: dict[str, WorkloadRun] = {}
+    for _ in range(repeat):
+        for name in engines:
+            start, cpu_start = time.perf_counter(), time.process_time()
+            runs[name] = ENGINE_RUNS[name][1](workload)
+            times[name].append(time.perf_counter() - start)
+            cpu_times[name].append(time.process_time() - cpu_start)
+    shared = workload.shared_tokens
+    print(
+        f"| {workload.requests:,} requests of {workload.prompt_tokens:,} tokens ({shared:,} "
+        f"shared), {workload.num_gpu_blocks * workload.block_size:,} tokens of pool | "
+        + " | ".join(ENGINE_RUNS[name][0] for name in engines)
+        + " |"
+    )
+    print("|---|" + "---|" * len(engines))
+    rows: dict[str, list[str]] = {
+        f"whole run, Python {sys.version.split()[0]} (median of {repeat})": [],
+        "requests/s": [],
+        "engine steps": [],
+        "hit rate": [],
+    }
+    for name in engines:
+        seconds, cpu = statistics.median(times[name]), statistics.median(cpu_times[name])
+        cpu_text = f", {cpu:.2f} s CPU" if cpu else ""  # Pyodide's process clock reads 0
+        values = list(rows.values())
+        values[0].append(f"{seconds:.2f} s wall{cpu_text}")
+        values[1].append(f"{workload.requests / seconds:,.0f}")
+        values[2].append(f"{runs[name].num_steps:,}")
+        values[3].append(f"{runs[name].summary()['hit_rate']:.1%}")
+    for label, values in rows.items():
+        print(f"| {label} | " + " | ".join(values) + " |")
 
 
 if __name__ == "__main__":

@@ -123,6 +123,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     )
     parser.add_argument("--scenario", default="reset", help="scenario name (default: reset)")
     parser.add_argument(
+        "--engine", default="vllm", help="vllm (scenarios run on vLLM only for now)"
+    )
+    parser.add_argument(
         "--file", default=None, help="play a scenario file (the content/scenarios TOML format)"
     )
     parser.add_argument("--mode", default=None, help="default, preempt or keep")
@@ -158,6 +161,13 @@ def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
     if "--hash-cost" in argv:
         return hash_cost.main(argv, out)
     args = parse_args(argv)
+    if args.engine != "vllm":
+        print(
+            f"error: --engine {args.engine}: scenarios run on vLLM only for now "
+            "(--engine sglang and both are for --workload)",
+            file=sys.stderr,
+        )
+        return 2
     if args.list:
         for name in scenario_names():
             scenario = load_scenario(name)

@@ -282,6 +282,7 @@ class WorkloadRun:
     series: Series
     request_hits: list[int]  # prefix-cache hit tokens at each request's first admission
     completed: bool  # False: stopped before every request finished
+    engine: str = "vllm"  # "sglang": played by engine/lab/workload_sglang.py
 
     @property
     def num_steps(self) -> int:
@@ -306,7 +307,10 @@ class WorkloadRun:
             "first_request_hits": self.request_hits[0] if self.request_hits else 0,
             "later_requests_min_hits": min(later) if later else 0,
             "later_requests_max_hits": max(later) if later else 0,
-            "preemptions": self.last("cumulative_preemptions") or 0,
+            # SGLang's modelled scheduler never preempts: no figure, not zero
+            "preemptions": (
+                None if self.engine == "sglang" else self.last("cumulative_preemptions") or 0
+            ),
             "survival_fraction": self.last("survival_fraction"),
             "evictions": sum(self.series["evictions"]),
             "prefill_tokens": self.last("cumulative_prefill_tokens") or 0,
@@ -318,11 +322,14 @@ class WorkloadRun:
         }
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "workload": self.workload.knobs(),
             "summary": self.summary(),
             "series": self.series,
         }
+        if self.engine != "vllm":  # vLLM's output as it always was
+            data["engine"] = self.engine
+        return data
 
     def csv_lines(self) -> list[str]:
         """The series as CSV: a header, then one line per step; empty cells for no value."""

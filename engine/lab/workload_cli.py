@@ -2,8 +2,10 @@
 
 ``--workload list`` prints one preset per line, name first. ``--workload NAME``
 runs the preset (any knob can be changed, e.g. ``--requests 500``) and prints one
-CSV line per engine step, or everything as JSON with ``--json``. A bad knob gets
-one line on stderr and exit status 2.
+CSV line per engine step, or everything as JSON with ``--json``. ``--engine``
+picks the model it runs on: vllm (the default), sglang, or both (the CSV then starts
+each line with an ``engine`` column; the JSON is ``{"vllm": run, "sglang": run}``).
+A bad knob or engine gets one line on stderr and exit status 2.
 """
 
 from __future__ import annotations
@@ -11,12 +13,26 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NoReturn, TextIO
 
-from engine.lab.workload import KNOB_TYPES, WorkloadError, load_preset, preset_names, run_workload
+from engine.lab.workload import (
+    KNOB_TYPES,
+    Workload,
+    WorkloadError,
+    WorkloadRun,
+    load_preset,
+    preset_names,
+    run_workload,
+)
+from engine.lab.workload_sglang import run_sglang_workload
 
 LIST = "list"
+ENGINES = ("vllm", "sglang", "both")
+RUNS: dict[str, Callable[[Workload], WorkloadRun]] = {
+    "vllm": run_workload,
+    "sglang": run_sglang_workload,
+}
 
 
 class _OneLineParser(argparse.ArgumentParser):
@@ -37,6 +53,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     )
     parser.add_argument("--workload", required=True, help="a preset name, or 'list'")
     parser.add_argument("--json", action="store_true", help="print JSON instead of CSV")
+    parser.add_argument(
+        "--engine", choices=ENGINES, default="vllm", help="the engine to run on (default vllm)"
+    )
     for knob, kind in KNOB_TYPES.items():
         if kind is bool:
             parser.add_argument(
@@ -59,9 +78,21 @@ def main(argv: Sequence[str], out: TextIO = sys.stdout) -> int:
     except WorkloadError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    run = run_workload(workload)
+    if args.engine != "both":
+        run = RUNS[args.engine](workload)
+        if args.json:
+            print(json.dumps(run.to_dict(), separators=(",", ":")), file=out)
+        else:
+            print("\n".join(run.csv_lines()), file=out)
+        return 0
+    runs = {engine: run(workload) for engine, run in RUNS.items()}
     if args.json:
-        print(json.dumps(run.to_dict(), separators=(",", ":")), file=out)
-    else:
-        print("\n".join(run.csv_lines()), file=out)
+        both = {engine: run.to_dict() for engine, run in runs.items()}
+        print(json.dumps(both, separators=(",", ":")), file=out)
+        return 0
+    header, *_ = runs["vllm"].csv_lines()
+    lines = [f"engine,{header}"]
+    for engine, run in runs.items():
+        lines.extend(f"{engine},{line}" for line in run.csv_lines()[1:])
+    print("\n".join(lines), file=out)
     return 0

@@ -2,11 +2,13 @@
 
 Each ``step`` orders the waiting queue (``SchedulePolicy``), admits requests while
 the pool (free slots plus evictable tree tokens, less what running requests may
-still generate) holds their uncached tokens plus their ``max_new_tokens``, runs a
+still generate) holds their uncached tokens plus their ``max_new_tokens`` and the
+prefill batch's input budget (``max_prefill_tokens``) is not spent, runs a
 deterministic stand-in model (one token per running request) and releases the
-finished ones. An admitted request locks its matched path; on finish its tokens go
-into the tree (``checkpoint``), duplicates of cached slots go back to the pool, and
-its lock is released (``mem_cache/common.py`` ``release_kv_cache``).
+finished ones. An admitted request locks its matched path; once its prefill ran, its
+prompt goes into the tree (``checkpoint``), so later requests can match it while it
+still runs; on finish its whole sequence does, duplicates of cached slots go back to
+the pool, and its lock is released (``mem_cache/common.py`` ``release_kv_cache``).
 
 Slot conservation: free slots + slots in the tree + slots held only by running
 requests == pool size, at every step.
@@ -21,6 +23,8 @@ from engine.sglang.radix_cache import RadixCache, RadixKey, TreeLock, TreeNode
 from engine.sglang.schedule_policy import CLIP_MAX_NEW_TOKENS, SchedulePolicy, match_kv_cache
 
 FIRST_GENERATED_TOKEN_ID = 50_000
+# server args' max_prefill_tokens default (arg_groups/fields/schedule.py:71-81)
+MAX_PREFILL_TOKENS = 16_384
 
 
 def greedy_token(all_token_ids: list[int]) -> int:
@@ -58,12 +62,14 @@ class Scheduler:
         allocator: KVAllocator,
         tree_cache: RadixCache,
         schedule_policy: str = "fcfs",
+        max_prefill_tokens: int = MAX_PREFILL_TOKENS,
     ) -> None:
         assert allocator.page_size == tree_cache.page_size
         self.allocator = allocator
         self.tree_cache = tree_cache
         self.page_size = allocator.page_size
         self.policy = SchedulePolicy(schedule_policy, tree_cache)
+        self.max_prefill_tokens = max_prefill_tokens
         self.waiting_queue: list[Req] = []
         self.running: list[Req] = []
         self.finished: list[Req] = []
@@ -97,19 +103,33 @@ class Scheduler:
         req.kv_row.extend(slots[: new_len - len(req.kv_row)])
         return True
 
-    def rem_total_tokens(self) -> int:
-        reserved = sum(
+    def reserved_tokens(self) -> int:
+        """What the running requests may still generate (each clipped)."""
+        return sum(
             min(r.max_new_tokens - len(r.output_ids), CLIP_MAX_NEW_TOKENS) for r in self.running
         )
+
+    def rem_total_tokens(self, reserved: int | None = None) -> int:
+        """``reserved``: ``reserved_tokens()``, when the caller keeps it up to date."""
+        if reserved is None:
+            reserved = self.reserved_tokens()
         return self.allocator.available_size() + self.tree_cache.evictable_size() - reserved
 
     # ---- a step ----
 
     def schedule(self) -> list[Req]:
-        """Admit what fits, in policy order; stop at the first that does not."""
+        """Admit what fits, in policy order; stop at the first that does not. The
+        batch's input budget is PrefillAdder's ``rem_input_tokens`` with chunked
+        prefill off: the first request is admitted even above it, a later one only
+        while its extend is below what is left (schedule_policy.py:883-884,
+        1629-1633, 938)."""
         self.policy.calc_priority(self.waiting_queue)  # type: ignore[arg-type]
         admitted: list[Req] = []
+        rem_input_tokens = self.max_prefill_tokens
+        reserved = self.reserved_tokens()  # kept up to date as requests are admitted
         for req in list(self.waiting_queue):
+            if rem_input_tokens <= 0:
+                break
             full_len = len(req.origin_input_ids) + len(req.output_ids)
             match_kv_cache(req, self.tree_cache, max_prefix_len=full_len - 1)
             assert req.last_node is not None
@@ -118,9 +138,11 @@ class Scheduler:
             lock = self.tree_cache.lock(req.last_node)
             extend = self._page_ceil(full_len) - req.prefix_len
             need = extend + min(req.max_new_tokens, CLIP_MAX_NEW_TOKENS)
-            if need > self.rem_total_tokens():
+            if need > self.rem_total_tokens(reserved) or (admitted and extend >= rem_input_tokens):
                 self.tree_cache.unlock(lock)
                 break
+            rem_input_tokens -= extend
+            reserved += min(req.max_new_tokens - len(req.output_ids), CLIP_MAX_NEW_TOKENS)
             req.lock = lock
             req.kv_row = self.tree_cache.path_device_indices(req.last_node)[: req.prefix_len]
             req.cache_protected_len = req.prefix_len
@@ -132,18 +154,26 @@ class Scheduler:
         return admitted
 
     def step(self) -> list[Req]:
-        """One step; returns the requests that finished in it."""
-        self.schedule()
+        """One step; returns the requests that finished in it. A request whose
+        prefill ran and that goes on publishes what it computed
+        (batch_result_processor.py:393-394, ``checkpoint_kv_cache``)."""
+        prefilled = {
+            id(req): len(req.origin_input_ids) + len(req.output_ids) for req in self.schedule()
+        }
         done: list[Req] = []
         for req in self.running:
-            all_ids = req.origin_input_ids + req.output_ids
-            if len(req.kv_row) < len(all_ids):
+            num_tokens = len(req.origin_input_ids) + len(req.output_ids)
+            if len(req.kv_row) < num_tokens:
                 # decode: the last sampled token's KV is computed now
-                ok = self._alloc_row(req, len(all_ids))
+                ok = self._alloc_row(req, num_tokens)
                 assert ok, "admission reserved max_new_tokens"
-            req.output_ids.append(greedy_token(all_ids))
+            req.output_ids.append(FIRST_GENERATED_TOKEN_ID + num_tokens)  # greedy_token
             if req.finished():
                 done.append(req)
+            elif id(req) in prefilled:
+                extend_end = prefilled[id(req)]
+                self.checkpoint(req, extend_end)
+                req.prefix_len = extend_end  # common.py:281
         for req in done:
             self.running.remove(req)
             self.release_kv_cache(req)

@@ -77,3 +77,35 @@ def test_lpm_puts_the_longest_cached_prefix_first_and_defers_in_batch_duplicates
 
 def test_fcfs_keeps_arrival_order() -> None:
     assert _order("fcfs") == ["a", "b", "c"]
+
+
+def test_a_prefilled_request_is_matched_while_it_still_runs() -> None:
+    # batch_result_processor.py:393-394: after its prefill a running request
+    # checkpoints its prompt, so the next step's request reuses it to the token.
+    allocator = make_allocator(1024)
+    tree = RadixCache(allocator)
+    scheduler = Scheduler(allocator, tree)
+    shared = list(range(100, 137))  # 37 tokens: no block boundary
+    scheduler.add_request(Req("first", [*shared, 1], 10))
+    scheduler.step()
+    assert scheduler.running and tree.protected_size() == len(shared) + 1
+    scheduler.add_request(Req("second", [*shared, 2], 10))
+    (second,) = scheduler.schedule()
+    assert second.prefix_len == len(shared)
+    scheduler.run()
+    slot_census(scheduler)
+
+
+def test_the_prefill_budget_admits_the_first_request_and_stops_at_the_rest() -> None:
+    # schedule_policy.py:1629-1633: the first request goes in even above the input
+    # budget; a later one only while its extend is below what is left.
+    allocator = make_allocator(4096)
+    scheduler = Scheduler(allocator, RadixCache(allocator), max_prefill_tokens=100)
+    scheduler.add_request(Req("big", list(range(1000, 1150)), 1))
+    scheduler.add_request(Req("small", [1, 2, 3], 1))
+    assert [r.rid for r in scheduler.schedule()] == ["big"]
+    scheduler = Scheduler(allocator := make_allocator(4096), RadixCache(allocator), "fcfs", 100)
+    for i in range(3):
+        scheduler.add_request(Req(f"r{i}", [i] * 40, 1))
+    # 40 + 40 leaves 20: the third's 40 tokens are not below it
+    assert [r.rid for r in scheduler.schedule()] == ["r0", "r1"]
