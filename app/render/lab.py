@@ -115,6 +115,16 @@ def render_empty_chart(title: str, reason: str) -> str:
     )
 
 
+def render_lab_loading() -> str:
+    """The lab's page while Python starts on the static site (the knobs and charts need
+    it): what it is, and that it is loading (the status line below says how far)."""
+    return (
+        '<div data-testid="lab-loading"><h1>Workload lab</h1>'
+        "<p>Loading the workload lab… Many requests through the same engine, untraced, and "
+        "the prefix cache in charts.</p></div>"
+    )
+
+
 def render_step_view(timeline: Timeline, index: int, shown: int, last: int) -> str:
     """The pool, free queue, requests and counters at step ``index`` of the run's
     timeline: after engine step ``shown`` of ``last``."""
