@@ -152,6 +152,23 @@ class LabResult:
             return f"your knobs ({len(changed)} changed)"
         return "your knobs: " + ", ".join(changed)
 
+    def changes_from(self, preset: Preset, knobs: Mapping[str, Any], overlay: bool) -> list[str]:
+        """How the results differ from what the lab's controls ask for now, each as the
+        results have it ("num_gpu_blocks = 20000", "overlay on"): none while they match."""
+        changes = [] if preset.name == self.preset.name else [f"preset {self.preset.name}"]
+        shown = self.run.workload.knobs()
+        changes += [f"{knob} = {shown[knob]}" for knob, v in knobs.items() if shown[knob] != v]
+        drawn = self.compare is not None
+        if preset.compare and drawn != overlay:
+            changes.append(f"overlay {'on' if drawn else 'off'}")
+        return changes
+
+
+def draws_nothing(runs: Sequence[WorkloadRun], columns: Sequence[str]) -> bool:
+    """Whether every value of these series is zero or absent in every run: a chart of
+    them would be an empty frame."""
+    return all(not v for run in runs for column in columns for v in run.series[column])
+
 
 class FinishedRuns:
     """The last few finished runs by their workload, so a knob change reruns only

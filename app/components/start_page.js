@@ -3,7 +3,8 @@
 // Python is ready; the page already works, so the veil is lifted (the page's own
 // stylesheet, start_veil.css) while <body> keeps Panel's loading class until the
 // live page arrives. The workload lab (`?lab=`) has no copy and opens on this one:
-// there the veil stays, and a status line says what the page waits for.
+// there the lab's own loading page covers it (start_lab_wait.css), and a status line
+// says what the page waits for.
 import { statusNote } from './status_note.js'
 
 const LIFTED = 'pcl-start'
@@ -28,11 +29,15 @@ export function render({ model }) {
   if (new URLSearchParams(window.location.search).has(model.lab_parameter)) {
     addStyle('pcl-lab-style', model.lab_css)
     const { note, stop } = statusNote(model.lab_hint)
+    const loading = document.createElement('div')
+    loading.className = 'pcl-lab-loading'
+    loading.innerHTML = model.lab_html
     body.classList.add(LAB_WAIT)
-    body.append(note)
+    body.append(loading, note)
     model.on('remove', () => {
       stop()
       note.remove()
+      loading.remove()
       body.classList.remove(LAB_WAIT)
     })
   } else if (startAsked(model)) {

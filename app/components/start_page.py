@@ -1,6 +1,6 @@
 """The start page in the browser (start_page.js): on the static site it lifts the loading
 veil from the pre-rendered copy at once, since every entry is a plain link; a `?lab=`
-address waits under the veil with a status line."""
+address covers it with the lab's own loading page and a status line."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import ClassVar
 import param
 
 from app.components.esm import FileComponent
+from app.render.lab import render_lab_loading
 from app.stylesheets import stylesheet
 from app.url import LAB, POSITION_PARAMETERS, TRUE_VALUES
 
@@ -33,6 +34,11 @@ class StartPage(FileComponent):
         doc="The page-level rules while a `?lab=` address waits for Python under the veil",
     )
     lab_hint = param.String(default=LAB_HINT, constant=True)
+    lab_html = param.String(
+        default=render_lab_loading(),
+        constant=True,
+        doc="The lab's own loading page, over this page's copy while `?lab=` waits",
+    )
     lab_parameter = param.String(default=LAB, constant=True)
     positions = param.List(default=list(POSITION_PARAMETERS), constant=True)
     true_values = param.List(default=list(TRUE_VALUES), constant=True)

@@ -83,12 +83,46 @@ def render_outcome(title: str, expected: str | None, runs: LabelledRuns) -> str:
     )
 
 
-def render_run_key(runs: LabelledRuns) -> str:
-    """Which run each line is, above the first chart (the legends say solid or dashed)."""
-    key = f"Solid: {esc(runs[0][0])}"
-    if len(runs) > 1:
-        key += f" · dashed: {esc(runs[1][0])}"
-    return f'<p class="lab-key" data-testid="lab-key">{key}</p>'
+def run_key_text(labels: Sequence[str]) -> str:
+    """Which run is drawn solid and which dashed (the learner's first, then the overlay's)."""
+    key = f"Solid: {labels[0]}"
+    if len(labels) > 1:
+        key += f" · dashed: {labels[1]}"
+    return key
+
+
+def render_run_key(labels: Sequence[str]) -> str:
+    """The runs a chart draws, named above its legend's series."""
+    return f'<p class="lab-key" data-testid="lab-key">{esc(run_key_text(labels))}</p>'
+
+
+def render_stale_note(changes: Sequence[str], playing: bool) -> str:
+    """The results shown are not the knobs': ``changes`` names each knob as it was for
+    them (e.g. "num_gpu_blocks = 20000"), ``playing`` whether the new knobs' run plays."""
+    then = f"the previous knobs: {', '.join(changes)}" if changes else "the previous knobs"
+    now = " A run of the new knobs is playing." if playing else ""
+    return (
+        '<p class="lab-stale-note" role="status" data-testid="lab-stale">'
+        f"These results are for {esc(then)}.{esc(now)}</p>"
+    )
+
+
+def render_empty_chart(title: str, reason: str) -> str:
+    """One line instead of a chart whose series are all zero or absent."""
+    return (
+        f'<p class="chart-empty" data-testid="chart-empty"><strong>{esc(title)}</strong>: '
+        f"nothing to draw, {esc(reason)}.</p>"
+    )
+
+
+def render_lab_loading() -> str:
+    """The lab's page while Python starts on the static site (the knobs and charts need
+    it): what it is, and that it is loading (the status line below says how far)."""
+    return (
+        '<div data-testid="lab-loading"><h1>Workload lab</h1>'
+        "<p>Loading the workload lab… Many requests through the same engine, untraced, and "
+        "the prefix cache in charts.</p></div>"
+    )
 
 
 def render_step_view(timeline: Timeline, index: int, shown: int, last: int) -> str:
@@ -159,12 +193,16 @@ def legend_swatch(item: LegendItem) -> str:
     )
 
 
-def render_chart_legend(title: str, items: Sequence[LegendItem]) -> str:
-    """A chart's legend: a button per series, which hides or shows it (components/
-    chart_legend.js marks the hidden ones)."""
+def render_chart_legend(title: str, items: Sequence[LegendItem], labels: Sequence[str]) -> str:
+    """A chart's legend: which run is solid and which dashed (``labels``: the runs' names),
+    then a button per series, which hides or shows it (components/chart_legend.js marks
+    the hidden ones)."""
     buttons = "".join(
         f'<li><button type="button" data-key="{esc(item.key)}" aria-pressed="true"'
         f' title="Hide or show this series">{legend_swatch(item)}{esc(item.label)}</button></li>'
         for item in items
     )
-    return f'<ul class="chart-legend" aria-label="{esc(title)}: series">{buttons}</ul>'
+    return (
+        render_run_key(labels)
+        + f'<ul class="chart-legend" aria-label="{esc(title)}: series">{buttons}</ul>'
+    )

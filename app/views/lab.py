@@ -40,6 +40,7 @@ from app.lab import (
     chart_data,
     check_knobs,
     default_preset,
+    draws_nothing,
     preset,
     presets,
     run_steps,
@@ -49,9 +50,10 @@ from app.render.html import esc
 from app.render.lab import (
     LegendItem,
     render_chart_legend,
+    render_empty_chart,
     render_outcome,
     render_progress,
-    render_run_key,
+    render_stale_note,
     render_step_view,
     step_hint,
 )
@@ -66,7 +68,8 @@ from engine.lab.workload import (
     WorkloadRun,
 )
 
-# A chart's height (px); the hit-rate chart gives the run key's line above it its room.
+# A chart's height (px); the hit-rate chart gives its legend's line naming the runs its
+# room.
 CHART_HEIGHT = 240
 HIT_RATE_CHART_HEIGHT = CHART_HEIGHT - 24
 LAB_CSS = Path(__file__).with_name("lab.css").read_text(encoding="utf-8")
@@ -154,6 +157,18 @@ CHARTS: tuple[tuple[str, str, tuple[tuple[str, str], ...], bool], ...] = (
         False,
     ),
 )
+# Why a chart draws nothing, when each of its series is all zeros or absent (one per
+# chart, in CHARTS' order): said in one line instead of an empty frame.
+EMPTY_REASONS = (
+    "no prefix-cache hit",
+    "no prefix-cache query",
+    "no block in the pool",
+    "no block was evicted",
+    "no request was preempted",
+    "no preempted request came back to a cache hit",
+    "no token to prefill",
+)
+assert len(EMPTY_REASONS) == len(CHARTS)
 # Scatter, not lines: a per-step rate has gaps on steps that admitted nobody.
 SCATTER_COLUMNS = frozenset({"hit_rate"})
 LINE_DASHES = ("solid", "dotted", "dotdash")
@@ -167,6 +182,11 @@ CHART_COLUMNS = tuple(
 LONG_RUN_S = 1.0
 # A knob's cell: three side by side in the lab's left column on a wide screen, four
 # at 800 px, two on a phone; wider cells share a row's spare room.
+# A run still going after this long marks the results shown as stale (a shorter one
+# shows its own before the mark could be read: marking it would only make them blink).
+STALE_AFTER_S = 0.2
+# The class of the outcome's and the charts' roots while they show stale results (lab.css).
+STALE = "lab-stale"
 KNOB_MIN_WIDTH = 168
 KNOB_MAX_WIDTH = 260
 
@@ -311,9 +331,15 @@ class LabView(pn.viewable.Viewer):
             height=34,
         )
         self.outcome = pn.pane.HTML("", stylesheets=STYLESHEETS, sizing_mode="stretch_width")
-        # Above the first chart: which run is solid and which dashed.
-        self.run_key = pn.pane.HTML(
-            "", stylesheets=STYLESHEETS, sizing_mode="stretch_width", margin=(0, 10)
+        # Above the first chart while the results shown are not the knobs' (lab.css dims
+        # the rest of the results then).
+        self.stale_note = pn.pane.HTML(
+            "",
+            visible=False,
+            stylesheets=STYLESHEETS,
+            sizing_mode="stretch_width",
+            margin=(0, 10),
+            css_classes=["lab-stale-note"],
         )
         self.notice = pn.pane.HTML(
             "".join(f'<p class="notice" role="alert">{esc(n)}</p>' for n in notices),
@@ -331,12 +357,17 @@ class LabView(pn.viewable.Viewer):
         steps = DataRange1d()
         charts = [make_figure(*chart, self.sources, steps) for chart in CHARTS]
         self.figures = [fig for fig, _ in charts]
-        # The hit-rate chart gives the run key above it the room it takes, so that the
-        # chart and its legend stay on the first screen (lab_page.css).
+        # The hit-rate chart gives its legend's line naming the runs the room it takes, so
+        # that the chart and its legend stay on the first screen (lab_page.css).
         self.figures[0].height = HIT_RATE_CHART_HEIGHT
+        # Hidden while its chart has nothing to draw (its legend then says so).
+        self.chart_panes = [pn.pane.Bokeh(fig, sizing_mode="stretch_width") for fig in self.figures]
         self._legend_items = [items for _, items in charts]
         self.legends = [ChartLegend(margin=(0, 10)) for _ in CHARTS]
-        self._show_legends(overlay=self.overlay.value)
+        labels = [self._preset.label]
+        if self.overlay.value and self._preset.compare:
+            labels.append(self._preset.compare_label)
+        self._show_legends(labels, None)
         self.hint = pn.pane.HTML("", stylesheets=STYLESHEETS, sizing_mode="stretch_width")
         self.step_view = pn.pane.HTML(
             "", visible=False, stylesheets=STYLESHEETS, sizing_mode="stretch_width"
@@ -400,13 +431,8 @@ class LabView(pn.viewable.Viewer):
             sizing_mode="stretch_width",
         )
         charts = [
-            pn.Column(
-                pn.pane.Bokeh(fig, sizing_mode="stretch_width"),
-                legend,
-                sizing_mode="stretch_width",
-                min_width=320,
-            )
-            for fig, legend in zip(self.figures, self.legends, strict=True)
+            pn.Column(pane, legend, sizing_mode="stretch_width", min_width=320)
+            for pane, legend in zip(self.chart_panes, self.legends, strict=True)
         ]
         for chart in charts[1:]:
             chart.styles = {"flex": "1 1 520px"}  # two side by side on a wide screen
@@ -415,7 +441,7 @@ class LabView(pn.viewable.Viewer):
             lab_root("lab-controls", controls, margin=(10, 16, 0, 16)),
             lab_root(
                 "lab-outcome",
-                self.run_key,
+                self.stale_note,
                 charts[0],
                 self.outcome,
                 self.hint,
@@ -426,9 +452,38 @@ class LabView(pn.viewable.Viewer):
             ),
         )
 
-    def _show_legends(self, overlay: bool) -> None:
-        for legend, chart, items in zip(self.legends, CHARTS, self._legend_items, strict=True):
-            update_changed(legend, html=render_chart_legend(chart[0], shown_items(items, overlay)))
+    def _show_legends(self, labels: Sequence[str], runs: Sequence[WorkloadRun] | None) -> None:
+        """Each chart's legend names the runs (``labels``); a chart whose series are all
+        zero or absent in ``runs`` is hidden, and its legend says so in one line."""
+        overlay = len(labels) > 1
+        where = "in either run" if overlay else "in this run"
+        for pane, legend, chart, items, reason in zip(
+            self.chart_panes, self.legends, CHARTS, self._legend_items, EMPTY_REASONS, strict=True
+        ):
+            empty = runs is not None and draws_nothing(runs, [column for column, _ in chart[2]])
+            if empty:
+                html = render_empty_chart(chart[0], f"{reason} {where}")
+            else:
+                html = render_chart_legend(chart[0], shown_items(items, overlay), labels)
+            update_changed(legend, html=html)
+            update_changed(pane, visible=not empty)
+
+    def _show_staleness(self, playing: bool) -> None:
+        """Mark the results shown as stale while they are not the knobs' (a bad knob, a
+        run of new knobs playing or stopped), with what they are for; unmark them once
+        they are. ``playing``: a run of the knobs is playing."""
+        changes = (
+            []
+            if self.result is None
+            else self.result.changes_from(self._preset, self.knob_values(), self.overlay.value)
+        )
+        stale = bool(changes)
+        with pn.io.hold():
+            note = render_stale_note(changes, playing) if stale else ""
+            update_changed(self.stale_note, object=note, visible=stale)
+            for root in self.roots[1:]:
+                classes = [c for c in root.css_classes if c != STALE] + ([STALE] if stale else [])
+                update_changed(root, css_classes=classes)
 
     def _overlay_label(self) -> str:
         compare = self._preset.compare_label
@@ -468,6 +523,8 @@ class LabView(pn.viewable.Viewer):
             return
         if self.checked_workload() is not None:
             pn.state.execute(self.start)
+        else:
+            self._show_staleness(playing=False)
 
     @logged
     def _on_run(self, *_: Any) -> None:
@@ -492,10 +549,17 @@ class LabView(pn.viewable.Viewer):
             self.status.object = render_progress(0.0)
         started = time.perf_counter()
 
+        marked = False
+
         def show_progress(share: float) -> None:
             # Each button or status change costs the page a layout of the controls' root
             # (and, in Pyodide, Panel's bookkeeping), so a short run changes none.
-            if time.perf_counter() - started > LONG_RUN_S:
+            nonlocal marked
+            took = time.perf_counter() - started
+            if not marked and took > STALE_AFTER_S:
+                marked = True
+                self._show_staleness(playing=True)
+            if took > LONG_RUN_S:
                 self._show_running(True)
                 self.status.object = render_progress(share)
 
@@ -514,6 +578,7 @@ class LabView(pn.viewable.Viewer):
             self._show_running(False)
             if result is None:
                 self.status.object = "Stopped: the charts still show the last finished run."
+                self._show_staleness(playing=False)
             else:
                 self.show_result(result)
         if result is not None:
@@ -544,10 +609,10 @@ class LabView(pn.viewable.Viewer):
         with pn.io.hold():
             self._chart(0, result.run)
             self._chart(1, result.compare)
-            self._show_legends(overlay=result.compare is not None)
             runs = result.labelled_runs
+            self._show_legends([label for label, _ in runs], [run for _, run in runs])
             self.outcome.object = render_outcome(result.preset.title, result.expected_outcome, runs)
-            update_changed(self.run_key, object=render_run_key(runs))
+            self._show_staleness(playing=False)
             self._steps = run_steps(result.run.workload, result.run.num_steps)
             run = result.run
             self._show_hint()
@@ -634,6 +699,7 @@ def lab_root(role: str, *children: Any, margin: tuple[int, ...]) -> pn.Column:
         margin=margin,
         sizing_mode="stretch_width",
         max_width=1280,
+        stylesheets=[LAB_CSS],
         styles={"margin": "0 auto"},
         css_classes=["workload-lab", role],
     )

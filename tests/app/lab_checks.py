@@ -74,19 +74,6 @@ def check_legend_hides_and_shows(page: Any, label: str, key: str) -> None:
     page.wait_for_function(f"() => ({RENDERER_VISIBLE_JS})({key!r})")
 
 
-STEP_AXIS_JS = f"""(title) => {{
-  const models = Array.from({LIVE_DOCUMENT_JS}.all_models);
-  const plot = models.find(m => m.title && m.title.text === title);
-  return [plot.x_range.start, plot.x_range.end];
-}}"""
-
-
-def step_axis(page: Any, title: str) -> tuple[float, float]:
-    """The engine steps a chart's axis spans in the page."""
-    start, end = page.evaluate(STEP_AXIS_JS, title)
-    return float(start), float(end)
-
-
 def check_a_chart_on_the_first_screen(page: Any) -> None:
     """A knob's effect shows without scrolling: at 1280x800 and in the write-up's 800x900
     embed, the hit-rate chart and its legend are in view below the knobs; on the wide
@@ -161,6 +148,32 @@ def check_a_bad_knob_says_why(page: Any) -> None:
         "a request needs 139 blocks (2,215 tokens at block_size 16) but the pool has only 49"
     )
     expect(page.get_by_role("button", name="Run")).to_be_disabled()
+
+
+# The opacity of each part of the lab's results root (the charts), as the page draws it.
+DIMMED_JS = """() => {
+  const root = document.querySelector('.workload-lab.lab-charts');
+  return [...root.shadowRoot.children]
+    .filter(e => e.className.startsWith('bk-'))
+    .map(e => getComputedStyle(e).opacity);
+}"""
+
+
+def check_stale_results_are_marked(page: Any) -> None:
+    """A knob that cannot run leaves the last results up, marked as the previous knobs'
+    and dimmed; the knob set back, they are the knobs' again and the mark goes."""
+    field = page.get_by_label("Requests", exact=True)
+    before = field.input_value()
+    note = page.get_by_test_id("lab-stale")
+    expect(note).to_have_count(0)
+    field.fill("0")
+    field.press("Enter")
+    expect(note).to_have_text(f"These results are for the previous knobs: requests = {before}.")
+    page.wait_for_function(f"() => ({DIMMED_JS})().every(opacity => opacity === '0.4')")
+    field.fill(before)
+    field.press("Enter")
+    expect(note).to_be_hidden()
+    page.wait_for_function(f"() => ({DIMMED_JS})().every(opacity => opacity === '1')")
 
 
 def check_a_long_run_stops(page: Any, timeout_ms: int) -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from app.lab import preset
 from app.playground.script_lines import format_lines
+from app.views.lab import CHARTS
 from engine.lab.scenario_file import scenario_from_dict
 from engine.lab.timeline import build_timeline
 from engine.lab.workload import run_workload, workload_scenario
@@ -19,11 +20,11 @@ from tests.app.lab_checks import (
     check_a_long_run_stops,
     check_both_runs_follow_a_knob,
     check_legend_hides_and_shows,
+    check_stale_results_are_marked,
     click_a_chart,
     playground_of,
     preset_runs,
     source,
-    step_axis,
 )
 from tests.app.playground_checks import check_playground_step, field
 from tests.app.test_browser_serve import Watched
@@ -58,18 +59,26 @@ def test_a_preset_runs_and_its_charts_hold_the_engines_series(
     expect(page.get_by_test_id("lab-numbers")).to_contain_text(f"{run.summary()['hits']:,}")
     check_legend_hides_and_shows(page, "held (dashed)", "held_blocks/compare")
     check_a_chart_on_the_first_screen(page)
-    # No preemption, so the survival fraction has no value: its chart still spans the
-    # runs' steps (one step axis for every chart).
+    # Each chart drawn names its runs; the two with nothing to draw (no preemption) say
+    # so in a line each instead of an empty frame.
+    expect(page.get_by_test_id("lab-key")).to_have_text(
+        ["Solid: no salt · dashed: fresh salt per request"] * (len(CHARTS) - 2)
+    )
     assert all(v is None for v in run.series["survival_fraction"])
-    start, end = step_axis(page, "Survival fraction: preempted_hits / preempted_queries")
-    assert start <= 1 and end >= max(run.num_steps, compare.num_steps)
+    expect(page.get_by_test_id("chart-empty")).to_have_text(
+        [
+            "Preemptions: nothing to draw, no request was preempted in either run.",
+            "Survival fraction: preempted_hits / preempted_queries: nothing to draw, no "
+            "preempted request came back to a cache hit in either run.",
+        ]
+    )
 
     # A knob reruns the workload: new data in the same source, no new chart.
     page.locator(".knob-prepend_token input[type=checkbox]").check()
     off_preset = page.get_by_text("The knobs differ from the preset")
     expect(off_preset).to_be_visible(timeout=RUN_TIMEOUT_MS)
     # The preset calls its run "no salt", which stays true; the run is named by its knob.
-    expect(page.locator(".lab-key")).to_have_text(
+    expect(page.get_by_test_id("lab-key").first).to_have_text(
         "Solid: your knobs: prepend_token = True · dashed: fresh salt per request"
     )
     page.wait_for_function(
@@ -95,6 +104,12 @@ def test_both_runs_follow_a_knob_they_share(watched: Watched, server: str) -> No
 
 def test_a_bad_knob_says_why_beside_it(watched: Watched, server: str) -> None:
     check_a_bad_knob_says_why(open_lab(watched, server, "?lab=fresh-salt"))
+
+
+def test_results_that_no_longer_match_the_knobs_are_marked_stale(
+    watched: Watched, server: str
+) -> None:
+    check_stale_results_are_marked(open_lab(watched, server, "?lab=shared-prefix"))
 
 
 def test_picking_a_preset_runs_it_and_the_address_follows(watched: Watched, server: str) -> None:

@@ -199,7 +199,8 @@ def test_the_learners_run_is_named_by_its_knobs_once_they_differ_from_the_preset
     def names(result: LabResult) -> tuple[str, list[str]]:
         page = parse(outcome_of(result))
         heads = [e.text for e in page.iter() if e.tag == "th" and e.attrs.get("scope") == "col"]
-        key = parse(render_run_key(result.labelled_runs)).find_all(data_testid="lab-key")[0]
+        labels = [label for label, _ in result.labelled_runs]
+        key = parse(render_run_key(labels)).find_all(data_testid="lab-key")[0]
         return key.text, heads
 
     shared = preset("shared-prefix")
@@ -348,7 +349,11 @@ def test_each_chart_has_a_legend_of_the_series_it_draws() -> None:
     for knob, value in SMALL_KNOBS.items():
         view.knobs[knob].value = value
     play(view)
+    drawn = [index for index, pane in enumerate(view.chart_panes) if pane.visible]
+    assert drawn
     for index, (fig, chart) in enumerate(zip(view.figures, CHARTS, strict=True)):
+        if index not in drawn:
+            continue
         legend = legend_of(view, index)
         assert [key for key, _, _ in legend] == series_names(fig)
         assert [label for _, label, _ in legend] == [
@@ -358,6 +363,100 @@ def test_each_chart_has_a_legend_of_the_series_it_draws() -> None:
     play(view)
     keys = [key for key, _, _ in legend_of(view, 2)]
     assert keys == ["held_blocks/run", "free_cached_blocks/run", "free_empty_blocks/run"]
+
+
+def run_keys(view: LabView) -> list[str]:
+    """The line naming the solid and dashed runs in each legend (of a chart drawn)."""
+    return [
+        key.text
+        for legend, pane in zip(view.legends, view.chart_panes, strict=True)
+        if pane.visible
+        for key in parse(legend.html).find_all(data_testid="lab-key")
+    ]
+
+
+def test_each_charts_legend_names_its_solid_and_dashed_runs() -> None:
+    view = LabView("shared-prefix")
+    for knob, value in SMALL_KNOBS.items():
+        view.knobs[knob].value = value
+    play(view)
+    drawn = sum(pane.visible for pane in view.chart_panes)
+    assert drawn >= 4
+    both = "Solid: your knobs (4 changed) · dashed: fresh salt per request"
+    assert run_keys(view) == [both] * drawn
+    view.overlay.value = False
+    play(view)
+    drawn = sum(pane.visible for pane in view.chart_panes)
+    assert run_keys(view) == ["Solid: your knobs (4 changed)"] * drawn
+
+
+def test_a_chart_with_nothing_to_draw_says_so_in_one_line() -> None:
+    """No request preempted: the preemption and survival charts give way to a line each;
+    a preset that preempts draws them."""
+    view = LabView("shared-prefix")
+    for knob, value in SMALL_KNOBS.items():
+        view.knobs[knob].value = value
+    play(view)
+    titles = [chart[0] for chart in CHARTS]
+    empty = {
+        title: parse(legend.html).find_all(data_testid="chart-empty")
+        for title, legend in zip(titles, view.legends, strict=True)
+    }
+    hidden = [
+        title for title, pane in zip(titles, view.chart_panes, strict=True) if not pane.visible
+    ]
+    assert set(hidden) == {title for title, found in empty.items() if found}
+    assert "Preemptions" in hidden and titles[0] not in hidden
+    (line,) = empty["Preemptions"]
+    assert line.text == "Preemptions: nothing to draw, no request was preempted in either run."
+    assert not parse(view.legends[titles.index("Preemptions")].html).with_attr("data-key")
+    survival = next(t for t in titles if t.startswith("Survival"))
+    assert survival in hidden
+
+    preempting = LabView("preemption-survival")
+    play(preempting)
+    assert preempting.result is not None and preempting.result.run.summary()["preemptions"] > 0
+    assert preempting.chart_panes[titles.index("Preemptions")].visible
+
+
+def test_results_that_no_longer_match_the_knobs_are_marked_stale(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A bad knob leaves the last results up, marked as the previous knobs' and dimmed;
+    a run of new knobs marks them while it plays; fresh results drop the mark."""
+    view = LabView("shared-prefix")
+    for knob, value in SMALL_KNOBS.items():
+        view.knobs[knob].value = value
+    play(view)
+
+    def stale() -> bool:
+        dimmed = [lab_view_module.STALE in root.css_classes for root in view.roots[1:]]
+        assert dimmed == [view.stale_note.visible] * 2  # the outcome and the charts
+        assert lab_view_module.STALE not in view.roots[0].css_classes  # not the knobs
+        return bool(view.stale_note.visible)
+
+    assert not stale()
+    view.knobs["requests"].value = 0
+    assert stale()
+    assert parse(view.stale_note.object).find_all(data_testid="lab-stale")[0].text == (
+        "These results are for the previous knobs: requests = 12."
+    )
+    view.knobs["requests"].value = 12  # set back: the results are the knobs' again
+    play(view)
+    assert not stale()
+
+    monkeypatch.setattr(lab_view_module, "STALE_AFTER_S", -1.0)
+    notes: list[str] = []
+    view.stale_note.param.watch(lambda event: notes.append(event.new), "object")
+    view.knobs["output_tokens"].value = 5
+    play(view)
+    assert any(
+        "requests = 12" not in note
+        and "output_tokens = 2. A run of the new knobs is playing." in note
+        for note in notes
+    )
+    assert not stale()
+    assert view.result is not None and view.result.run.workload.output_tokens == 5
 
 
 def test_a_legend_button_hides_and_shows_its_series() -> None:

@@ -238,19 +238,30 @@ def test_a_copy_the_host_lost_leaves_the_page_to_python(held_page: Any) -> None:
     run.errors[:] = [e for e in run.errors if "404 (Not Found)" not in e]
 
 
-def test_the_lab_address_says_it_waits_for_python_under_the_veil(held_page: Any) -> None:
-    """`?lab=` has no copy of its own: the start page's copy stays veiled and the status
-    line says the lab needs Python (not the copy's "steps work now")."""
+def test_the_lab_address_shows_the_labs_loading_page_while_python_starts(
+    held_page: Any,
+) -> None:
+    """`?lab=` has no copy of its own: the lab's loading page covers the start page's
+    copy, and the status line says the lab needs Python (not the copy's "steps work
+    now")."""
     page, run, release = held_page("?lab=small-pool")
     note = page.get_by_test_id("early-note")
     expect(note).to_contain_text("Installing packages (2/3)")
     expect(note).to_contain_text("Opening the workload lab: it runs the engine in Python")
     expect(page.locator("body.pcl-lab-wait")).to_have_count(1)
-    expect(page.locator("body.pcl-start")).to_have_count(0)  # the veil stays over the copy
+    expect(page.locator("body.pcl-start")).to_have_count(0)
+    loading = page.get_by_test_id("lab-loading")
+    expect(loading).to_contain_text("Workload lab")
+    expect(loading).to_contain_text("Loading the workload lab…")
+    # What the learner sees is the lab's loading page, not the start page under it.
+    assert page.evaluate(
+        "() => !!document.elementFromPoint(100, innerHeight / 4).closest('.pcl-lab-loading')"
+    )
     assert not python_live(page)
 
     release.set()
     wait_interactive(page, run)
     expect(note).to_have_count(0)
+    expect(loading).to_have_count(0)
     expect(page.locator("body.pcl-lab-wait")).to_have_count(0)
     expect(page.get_by_test_id("lab-hint")).to_be_visible(timeout=EARLY_TIMEOUT_MS)
