@@ -38,7 +38,8 @@ class PrefillView(pn.viewable.Viewer):
         self._source = ""  # where the learner's own inputs come from
         self._updating = False
         fields = pn.FlexBox(*self.inputs.values(), flex_wrap="wrap", margin=0)
-        buttons = pn.Row(self.from_step, self.seed, margin=0)
+        # They wrap on a phone, as the fields do: side by side they are wider than 390 px.
+        buttons = pn.FlexBox(self.from_step, self.seed, flex_wrap="wrap", margin=0)
         self._layout = pn.Column(self._deck, fields, buttons, sizing_mode="stretch_width", margin=0)
         for widget in self.inputs.values():
             widget.param.watch(self._on_edit, "value")
