@@ -38,7 +38,7 @@ class ChainView(pn.viewable.Viewer):
         self._pickers = pn.Row(self._primary, self._other, margin=0)
         # The chapter's "measure the hashing cost itself", in this page's own Python.
         self._measure = pn.widgets.Button(
-            name="Measure the hashing cost here", button_type="light", margin=(8, 0, 4, 0)
+            label="Measure the hashing cost here", margin=(8, 0, 4, 0)
         )
         self._measured = pn.pane.HTML(
             "", stylesheets=[CSS, TERM_CSS], sizing_mode="stretch_width", margin=0
