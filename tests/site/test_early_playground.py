@@ -29,6 +29,9 @@ pytestmark = [pytest.mark.site, pytest.mark.browser]
 __all__ = ["held_page"]  # the fixture, shared with the early steps' tests
 
 EARLY_TIMEOUT_MS = 60_000
+# The early page goes once the live page shows the learner's script: a traced build of
+# it in Pyodide, which takes seconds when the other test process has the second core.
+HANDOVER_TIMEOUT_MS = 30_000
 LABEL = "Script (one action per line)"
 
 
@@ -93,7 +96,7 @@ def test_a_playground_link_steps_before_python_and_the_live_page_keeps_the_mode_
 
     release.set()
     wait_interactive(page, run)
-    expect(early).to_have_count(0)
+    expect(early).to_have_count(0, timeout=HANDOVER_TIMEOUT_MS)
     # No flicker: the live page opened where the learner was.
     assert page.get_by_test_id("step-counter").inner_text() == f"Step 1 / {len(preempt.steps) - 1}"
     check_playground_step(page, preempt, 1)
@@ -123,7 +126,7 @@ def test_an_edit_before_python_plays_at_once_and_the_live_page_takes_it_over(
 
     release.set()
     wait_interactive(page, run)
-    expect(early).to_have_count(0)
+    expect(early).to_have_count(0, timeout=HANDOVER_TIMEOUT_MS)
     check_playground_step(page, edited, 3)
     expect(field(page, LABEL)).to_have_value(edited_script)
     page.get_by_role("button", name="Step forward").click()
