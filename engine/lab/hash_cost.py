@@ -80,6 +80,12 @@ def _best(seconds: Callable[[], float], repeat: int, blocks: int) -> float:
     return min(seconds() for _ in range(repeat)) / blocks * 1e6
 
 
+def _best_of(
+    function: Callable[[Any], object], inputs: list[Any], repeat: int, blocks: int
+) -> float:
+    return _best(lambda: _time_each(function, inputs), repeat, blocks)
+
+
 def measure_hash_cost(block_size: int = 16, blocks: int = 2_000, repeat: int = 3) -> HashCostReport:
     if not 1 <= block_size <= MAX_BLOCK_SIZE:
         raise ValueError(f"block size must be 1 to {MAX_BLOCK_SIZE}, not {block_size}")
@@ -126,44 +132,31 @@ def measure_hash_cost(block_size: int = 16, blocks: int = 2_000, repeat: int = 3
             _best(lambda: _time_each(hash, inputs), repeat, blocks),
         ),
     ]
-    cbor2 = _optional("cbor2")
-    if cbor2 is None:
-        costs.append(HashCost("sha256_cbor", "SHA-256 over canonical CBOR", None, "cbor2"))
-    else:
-        costs.append(
-            HashCost(
-                "sha256_cbor",
-                "SHA-256 over canonical CBOR",
-                _best(
-                    lambda: _time_each(
-                        lambda item: hashlib.sha256(cbor2.dumps(item, canonical=True)).digest(),
-                        inputs,
-                    ),
-                    repeat,
-                    blocks,
-                ),
-            )
-        )
-    xxhash = _optional("xxhash")
-    if xxhash is None:
-        costs.append(HashCost("xxhash", "128-bit xxHash over the pickled input", None, "xxhash"))
-    else:
-        costs.append(
-            HashCost(
-                "xxhash",
-                "128-bit xxHash over the pickled input",
-                _best(
-                    lambda: _time_each(
-                        lambda item: xxhash.xxh3_128_digest(
-                            pickle.dumps(item, protocol=pickle.HIGHEST_PROTOCOL)
-                        ),
-                        inputs,
-                    ),
-                    repeat,
-                    blocks,
-                ),
-            )
-        )
+    # vLLM's options that need a package: (name, what, package, the function given it).
+    optional: list[tuple[str, str, str, Callable[[Any], Callable[[Any], object]]]] = [
+        (
+            "sha256_cbor",
+            "SHA-256 over canonical CBOR",
+            "cbor2",
+            lambda cbor2: lambda item: hashlib.sha256(cbor2.dumps(item, canonical=True)).digest(),
+        ),
+        (
+            "xxhash",
+            "128-bit xxHash over the pickled input",
+            "xxhash",
+            lambda xxhash: (
+                lambda item: xxhash.xxh3_128_digest(
+                    pickle.dumps(item, protocol=pickle.HIGHEST_PROTOCOL)
+                )
+            ),
+        ),
+    ]
+    for name, what, package, make in optional:
+        module = _optional(package)
+        if module is None:
+            costs.append(HashCost(name, what, None, package))
+            continue
+        costs.append(HashCost(name, what, _best_of(make(module), inputs, repeat, blocks)))
     return HashCostReport(block_size, blocks, tuple(costs))
 
 

@@ -15,7 +15,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from engine.lab.scenario import MODES, ActionPlace, Scenario, ScenarioError, parse_scenario
+from engine.lab.scenario import (
+    ACTION_FIELDS,
+    MODES,
+    ActionPlace,
+    Scenario,
+    ScenarioError,
+    parse_scenario,
+)
 
 # A playground scenario is named after its data ("playground-" and a hash), so a
 # file played by the CLI and the same scenario in the browser build byte-identical
@@ -30,22 +37,13 @@ MAX_FILE_BYTES = 1_000_000
 
 TOP_KEYS = ("title", "summary", "order", "modes", "pool", "engine", "setup", "steps", "narration")
 POOL_KEYS = ("num_gpu_blocks", "block_size", "max_num_batched_tokens")
+# Every action's own fields (engine/lab/scenario.py says which action takes which), after
+# the keys every step may carry.
 ACTION_KEYS = (
     "do",
     "say",
     "focus",
-    "id",
-    "prompt",
-    "prompt_text",
-    "max_tokens",
-    "cache_salt",
-    "lora_name",
-    "prompt_logprobs",
-    "reset_running_requests",
-    "keep_running_requests",
-    "query",
-    "check_flags",
-    "count",
+    *dict.fromkeys(key for keys in ACTION_FIELDS.values() for key in keys),
 )
 
 
