@@ -62,6 +62,40 @@ class ScenarioError(ValueError):
     """A scenario, mode or parameter that cannot be played; the message says why."""
 
 
+# The engines a scenario may be played on: vLLM 0.33.0's model (engine/vllm/) and
+# SGLang 0.5.23's (engine/sglang/). A scenario file lists its own (``engines``);
+# without the list it plays on vLLM only.
+ENGINES = ("vllm", "sglang")
+# SGLang's modes are its two schedule policies: ``fcfs`` (SGLang's default) and ``lpm``.
+SGLANG_MODES = ("fcfs", "lpm")
+SGLANG_EVICTION_POLICIES = ("lru", "lfu", "fifo", "mru", "filo", "priority", "slru")
+# SGLang's defaults (engine/sglang, docs/sglang.md): page size 1, lru eviction.
+SGLANG_DEFAULT_PAGE_SIZE = 1
+SGLANG_DEFAULT_EVICTION_POLICY = "lru"
+# What an action may use on SGLang: vLLM-only fields and actions are refused there.
+SGLANG_ACTIONS = ("add_request", "step", "run_until_idle", "reset_prefix_cache")
+SGLANG_REQUEST_FIELDS_NOT_MODELLED = ("lora_name", "prompt_logprobs")
+
+
+@dataclass(frozen=True)
+class SGLangOptions:
+    """The ``[sglang]`` table: how the scenario plays on SGLang's model.
+
+    ``num_slots`` None: as many KV slots as vLLM's pool has usable tokens
+    (``(num_gpu_blocks - 1) * block_size``, the null block left out), so both
+    engines feel the same pressure. ``narration`` is keyed like the scenario's own
+    (shared texts under "", per-mode tables under the mode's name)."""
+
+    modes: tuple[str, ...] = ("fcfs",)
+    page_size: int = SGLANG_DEFAULT_PAGE_SIZE
+    num_slots: int | None = None
+    eviction_policy: str = SGLANG_DEFAULT_EVICTION_POLICY
+    narration: Mapping[str, Mapping[str, str]] = dataclasses.field(default_factory=dict)
+
+    def narration_for(self, mode: str) -> dict[str, str]:
+        return {**self.narration.get("", {}), **self.narration.get(mode, {})}
+
+
 @dataclass(frozen=True)
 class RequestSpec:
     request_id: str
@@ -185,6 +219,15 @@ class Scenario:
     # whole sequence fits, and keep no watermark free.
     scheduler_reserve_full_isl: bool = True
     watermark: float = 0.0
+    # the engines it plays on (ENGINES), and how it plays on SGLang
+    engines: tuple[str, ...] = ("vllm",)
+    sglang: SGLangOptions = SGLangOptions()
+
+    def sglang_slots(self) -> int:
+        """The SGLang pool's KV slots (``[sglang] num_slots``, else vLLM's usable tokens)."""
+        if self.sglang.num_slots is not None:
+            return self.sglang.num_slots
+        return (self.num_gpu_blocks - 1) * self.block_size
 
     def narration_for(self, mode: Mode) -> dict[str, str]:
         return {**self.narration.get("", {}), **self.narration.get(mode, {})}
@@ -403,9 +446,141 @@ def parse_scenario(
         script=actions["steps"],
         narration={"": shared, **per_mode},
         engine=parse_engine_options(data.get("engine", {})),
+        engines=_parse_engines(data.get("engines", ["vllm"]), name),
+        sglang=parse_sglang_options(data.get("sglang", {})),
     )
     validate(scenario, place)
+    if "sglang" in scenario.engines:
+        validate_sglang(scenario, place)
     return scenario
+
+
+def _parse_engines(raw: Any, name: str) -> tuple[str, ...]:
+    if (
+        not isinstance(raw, list)
+        or not raw
+        or not all(isinstance(e, str) and e in ENGINES for e in raw)
+    ):
+        raise ScenarioError(
+            f"scenario {name!r}: engines must be a list of {', '.join(ENGINES)}, not {raw!r}"
+        )
+    return tuple(dict.fromkeys(raw))
+
+
+def _narration_tables(raw: Any, where: str) -> dict[str, dict[str, str]]:
+    if not isinstance(raw, Mapping):
+        raise ScenarioError(f"{where} must be a table")
+    shared = {k: v for k, v in raw.items() if isinstance(v, str)}
+    per_mode = {k: dict(v) for k, v in raw.items() if isinstance(v, Mapping)}
+    return {"": shared, **per_mode}
+
+
+def parse_sglang_options(raw: Any) -> SGLangOptions:
+    """The ``[sglang]`` table, checked: modes, page_size, num_slots, eviction_policy,
+    narration."""
+    if not isinstance(raw, Mapping):
+        raise ScenarioError("[sglang] must be a table")
+    known = ("modes", "page_size", "num_slots", "eviction_policy", "narration")
+    for key in raw:
+        if key not in known:
+            raise ScenarioError(f"[sglang]: unknown option {key!r} (one of {', '.join(known)})")
+    modes = raw.get("modes", ["fcfs"])
+    if (
+        not isinstance(modes, list)
+        or not modes
+        or not all(isinstance(m, str) and m in SGLANG_MODES for m in modes)
+    ):
+        raise ScenarioError(
+            f"[sglang]: modes must be a list of schedule policies "
+            f"({', '.join(SGLANG_MODES)}), not {modes!r}"
+        )
+    page_size = _positive_int(raw, "page_size", SGLANG_DEFAULT_PAGE_SIZE)
+    num_slots = raw.get("num_slots")
+    if num_slots is not None:
+        num_slots = _positive_int(raw, "num_slots", 0)
+    policy = raw.get("eviction_policy", SGLANG_DEFAULT_EVICTION_POLICY)
+    if policy not in SGLANG_EVICTION_POLICIES:
+        raise ScenarioError(
+            f"[sglang]: eviction_policy must be one of {', '.join(SGLANG_EVICTION_POLICIES)}, "
+            f"not {policy!r}"
+        )
+    return SGLangOptions(
+        modes=tuple(dict.fromkeys(modes)),
+        page_size=page_size,
+        num_slots=num_slots,
+        eviction_policy=policy,
+        narration=_narration_tables(raw.get("narration", {}), "[sglang.narration]"),
+    )
+
+
+def sglang_refusal(scenario: Scenario) -> str | None:
+    """Why ``scenario`` cannot be played on SGLang's model, or None if it can."""
+    if "sglang" not in scenario.engines:
+        return (
+            f"scenario {scenario.name!r} does not run on SGLang: it plays on "
+            f"{', '.join(scenario.engines)} only (its file lists no engines = [..., \"sglang\"])"
+        )
+    try:
+        validate_sglang(scenario)
+    except ScenarioError as error:
+        return str(error)
+    return None
+
+
+def validate_sglang(scenario: Scenario, where: ActionPlace | None = None) -> None:
+    """Refuse, with the reason, what SGLang's model cannot play: vLLM-only actions,
+    fields and connectors, or a request larger than the SGLang pool."""
+    place = where or (lambda part, i: f"{scenario.name} {part} #{i + 1}")
+    options = scenario.sglang
+    if options.page_size < 1:
+        raise ScenarioError(f"[sglang]: page_size must be at least 1, not {options.page_size}")
+    slots = scenario.sglang_slots()
+    if slots < options.page_size or slots > MAX_POOL_BLOCKS * 64:
+        raise ScenarioError(
+            f"[sglang]: the pool must hold from one page to {MAX_POOL_BLOCKS * 64:,} slots, "
+            f"not {slots:,}"
+        )
+    if options.page_size > 1 and slots % options.page_size:
+        raise ScenarioError(
+            f"[sglang]: {slots} slots is not a whole number of pages of {options.page_size}"
+        )
+    if scenario.engine != EngineOptions():
+        raise ScenarioError(
+            f"scenario {scenario.name!r}: its [engine] options (CPU offload, auxiliary "
+            "outputs, keep mode's fixes) are vLLM's and not modelled on SGLang"
+        )
+    placed = [("setup", i, a) for i, a in enumerate(scenario.setup)]
+    placed += [("steps", i, a) for i, a in enumerate(scenario.script)]
+    for part, index, action in placed:
+        if action.kind not in SGLANG_ACTIONS:
+            raise ScenarioError(
+                f"{place(part, index)}: {action.kind} is vLLM's; on SGLang a scenario may use "
+                f"{', '.join(SGLANG_ACTIONS)}"
+            )
+        if action.kind == "reset_prefix_cache" and (
+            action.reset_running_requests or action.keep_running_requests
+        ):
+            raise ScenarioError(
+                f"{place(part, index)}: reset_prefix_cache's flags are vLLM's (SGLang's "
+                "flush_cache takes none)"
+            )
+        spec = action.request
+        if spec is None:
+            continue
+        for field in SGLANG_REQUEST_FIELDS_NOT_MODELLED:
+            if getattr(spec, field) is not None:
+                raise ScenarioError(
+                    f"{place(part, index)}: {field} is not modelled on SGLang"
+                )
+        # with pages, the row takes whole pages
+        num_tokens = len(spec.prompt_token_ids) + spec.max_tokens - 1
+        needed = cdiv(num_tokens, options.page_size) * options.page_size + spec.max_tokens
+        if needed > slots:
+            raise ScenarioError(
+                f"{place(part, index)}: request {spec.request_id!r} needs {needed} KV slots "
+                f"on SGLang (its prompt and its max_tokens, reserved at admission) but the "
+                f"SGLang pool has {slots}"
+            )
 
 
 def validate(scenario: Scenario, where: ActionPlace | None = None) -> None:
@@ -470,17 +645,19 @@ def _scenario_text(name: str) -> str:
 
 
 @cache
-def scenario_names() -> tuple[str, ...]:
-    """Every scenario under content/scenarios, in the order the list shows them."""
+def scenario_names(engine: str = "vllm") -> tuple[str, ...]:
+    """Every scenario under content/scenarios that plays on ``engine`` (vLLM by
+    default: the app's list), in the order the list shows them."""
     folder = resources.files("content").joinpath("scenarios")
     names = [e.name.removesuffix(".toml") for e in folder.iterdir() if e.name.endswith(".toml")]
-    order = {name: tomllib.loads(_scenario_text(name)).get("order", 100) for name in names}
-    return tuple(sorted(names, key=lambda name: (order[name], name)))
+    data = {name: tomllib.loads(_scenario_text(name)) for name in names}
+    names = [name for name in names if engine in data[name].get("engines", ["vllm"])]
+    return tuple(sorted(names, key=lambda name: (data[name].get("order", 100), name)))
 
 
 def scenario_data(name: str) -> dict[str, Any]:
     """A built-in scenario's file as data (not yet checked)."""
-    names = scenario_names()
+    names = tuple(dict.fromkeys(n for engine in ENGINES for n in scenario_names(engine)))
     if name not in names:
         raise ScenarioError(f"unknown scenario {name!r} (one of {', '.join(names)})")
     try:

@@ -35,7 +35,19 @@ MAX_ACTIONS = 500  # setup and steps together
 MAX_ENGINE_STEPS = 2_000  # the script's steps, a `count` counting that many
 MAX_FILE_BYTES = 1_000_000
 
-TOP_KEYS = ("title", "summary", "order", "modes", "pool", "engine", "setup", "steps", "narration")
+TOP_KEYS = (
+    "title",
+    "summary",
+    "order",
+    "modes",
+    "pool",
+    "engine",
+    "engines",
+    "sglang",
+    "setup",
+    "steps",
+    "narration",
+)
 POOL_KEYS = ("num_gpu_blocks", "block_size", "max_num_batched_tokens")
 # Every action's own fields (engine/lab/scenario.py says which action takes which), after
 # the keys every step may carry.

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, ClassVar
 
 import engine.vllm
 from engine.lab.narration import describe_step, fill_narration
@@ -96,6 +96,10 @@ class Timeline:
     steps: tuple[Step, ...]
     narration: tuple[tuple[str, str], ...]  # key -> text, for this mode
     sources: tuple[tuple[str, str], ...]  # file -> text, for every traced file
+
+    # The engine played: vLLM's model. Not a field, so a vLLM timeline's JSON is as it
+    # was; an SGLang timeline (engine/lab/sglang_timeline.py) says "sglang" in its own.
+    engine: ClassVar[str] = "vllm"
 
     def __len__(self) -> int:
         return len(self.steps)

@@ -1,0 +1,303 @@
+"""Narration templates for SGLang timelines, filled from the step's own data.
+
+The SGLang counterpart of engine/lab/narration.py: a text says ``{inserted}`` or
+``{S2.hit_tokens}``, never a node id, a slot or a count by hand. Placeholders:
+
+- node ids, written ``n3`` or ``n3, n5 and n7`` (the root is ``the root``):
+  ``inserted`` (nodes an insert added), ``split`` (nodes a split made: the upper part
+  of a cut node), ``split_children`` (the nodes cut: they keep the rest),
+  ``evicted``, ``evictable_leaves``, ``locked`` (nodes with lock_ref > 0, the root
+  left out), ``nodes`` (every node but the root); each has ``.count`` and ``[i]``;
+- slots, written ``slot 5`` or ``slots 1 to 22`` (``pages 3 and 4`` with pages):
+  ``allocated``, ``freed``, ``taken_and_freed`` (handed out and back within the step),
+  ``free_slots`` (the allocator's order: the front is taken first), ``evicted_slots``;
+- counts: ``num_free``, ``num_slots``, ``page_size``, ``num_nodes``, ``tree_tokens``,
+  ``evictable_size``, ``protected_size``, ``evicted_tokens`` (this step),
+  ``stats.queries``, ``stats.hits``, ``stats.evicted_tokens``, ``stats.evicted_nodes``,
+  ``stats.splits``, ``stats.resets``;
+- requests: ``admitted``, ``finished`` (this step), ``waiting``, ``running`` (now, the
+  waiting queue in its order), written ``S1 and S2``;
+- per request, by its id: ``{S2.hit_tokens}`` (its matched prefix at admission),
+  ``{S2.missed_tokens}``, ``{S2.prompt_tokens}``, ``{S2.num_tokens}``,
+  ``{S2.slots}`` (its row of KV slots), ``{S2.node}`` (where its last match ended),
+  ``{S2.path}`` (the nodes from the root to there), ``{S2.walk}`` and
+  ``{S2.walk_tokens}`` (this step's admission match: the nodes it walked and the
+  tokens it matched), ``{S2.matched}`` (what lpm ranks it by), ``{S2.position}``
+  (1-based, in the waiting queue), ``{S2.extra_key}``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from engine.lab.narration import PLACEHOLDER
+from engine.lab.sglang_facts import SGLangStepFacts, Walk
+from engine.lab.sglang_snapshot import ROOT_ID, SGLangRequestRecord, SGLangSnapshot
+
+
+def node_label(node_id: int) -> str:
+    return "the root" if node_id == ROOT_ID else f"n{node_id}"
+
+
+def _join(labels: list[str], empty: str) -> str:
+    if not labels:
+        return empty
+    if len(labels) == 1:
+        return labels[0]
+    return ", ".join(labels[:-1]) + " and " + labels[-1]
+
+
+class NodeList:
+    """Node ids, written ``n3, n5 and n7``."""
+
+    def __init__(self, ids: Iterable[int]) -> None:
+        self.ids = tuple(ids)
+
+    @property
+    def count(self) -> int:
+        return len(self.ids)
+
+    def __getitem__(self, index: int) -> str:
+        return node_label(self.ids[index])
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.ids)
+
+    def __str__(self) -> str:
+        return _join([node_label(i) for i in self.ids], "no node")
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+
+def _runs(ids: tuple[int, ...]) -> list[tuple[int, int]]:
+    """Runs of consecutive ids counting up, as (first, last), the order kept."""
+    runs: list[list[int]] = []
+    for i in ids:
+        if runs and i == runs[-1][1] + 1:
+            runs[-1][1] = i
+        else:
+            runs.append([i, i])
+    return [(a, b) for a, b in runs]
+
+
+class SlotList:
+    """KV slots, written ``slot 5``, ``slots 1 to 22`` or ``slots 3, 4 and 9 to 12``;
+    with pages (``page_size > 1``) as pages: ``page 3``, ``pages 3 to 5``."""
+
+    def __init__(self, slots: Iterable[int], page_size: int = 1) -> None:
+        self.slots = tuple(slots)
+        self.page_size = page_size
+
+    @property
+    def count(self) -> int:
+        return len(self.slots)
+
+    @property
+    def units(self) -> tuple[int, ...]:
+        if self.page_size == 1:
+            return self.slots
+        return tuple(dict.fromkeys(s // self.page_size for s in self.slots))
+
+    def __getitem__(self, index: int) -> str:
+        word = "slot" if self.page_size == 1 else "page"
+        return f"{word} {self.units[index]}"
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.slots)
+
+    def __str__(self) -> str:
+        word = "slot" if self.page_size == 1 else "page"
+        units = self.units
+        if not units:
+            return f"no {word}"
+        parts: list[str] = []
+        for first, last in _runs(units):
+            if last - first >= 2:
+                parts.append(f"{first} to {last}")
+            else:
+                parts.extend(str(i) for i in range(first, last + 1))
+        return f"{word}{'s' if len(units) > 1 else ''} " + _join(parts, "")
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+
+class RequestList:
+    def __init__(self, ids: Iterable[str]) -> None:
+        self.ids = tuple(ids)
+
+    @property
+    def count(self) -> int:
+        return len(self.ids)
+
+    def __getitem__(self, index: int) -> str:
+        return self.ids[index]
+
+    def __str__(self) -> str:
+        return _join(list(self.ids), "none")
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+
+@dataclass(frozen=True)
+class SGLangRequestFacts:
+    view: SGLangRequestRecord
+    snapshot: SGLangSnapshot
+    facts: SGLangStepFacts
+
+    @property
+    def hit_tokens(self) -> int:
+        return max(self.view.hit_tokens, 0)
+
+    @property
+    def missed_tokens(self) -> int:
+        return self.view.num_prompt_tokens - self.hit_tokens
+
+    @property
+    def prompt_tokens(self) -> int:
+        return self.view.num_prompt_tokens
+
+    @property
+    def num_tokens(self) -> int:
+        return self.view.num_tokens
+
+    @property
+    def slots(self) -> SlotList:
+        return SlotList(self.view.kv_row, self.snapshot.page_size)
+
+    @property
+    def node(self) -> NodeList:
+        return NodeList([] if self.view.last_node is None else [self.view.last_node])
+
+    @property
+    def path(self) -> NodeList:
+        last = self.view.last_node
+        known = {n.node_id for n in self.snapshot.nodes}
+        return NodeList(self.snapshot.path(last) if last in known and last is not None else ())
+
+    def _walk(self) -> Walk | None:
+        walks = self.facts.walks_of(self.view.request_id, "admit")
+        return walks[-1] if walks else None
+
+    @property
+    def walk(self) -> NodeList:
+        walk = self._walk()
+        return NodeList(walk.path if walk else ())
+
+    @property
+    def walk_tokens(self) -> int:
+        walk = self._walk()
+        return walk.matched_tokens if walk else 0
+
+    @property
+    def matched(self) -> int:
+        return self.view.num_matched_prefix_tokens
+
+    @property
+    def position(self) -> int:
+        return self.snapshot.waiting.index(self.view.request_id) + 1
+
+    @property
+    def extra_key(self) -> str:
+        return str(self.view.extra_key)
+
+
+def sglang_narration_context(facts: SGLangStepFacts, snapshot: SGLangSnapshot) -> dict[str, Any]:
+    """Every name an SGLang narration template may use at this step."""
+    page = snapshot.page_size
+    context: dict[str, Any] = {
+        r.request_id: SGLangRequestFacts(r, snapshot, facts) for r in snapshot.requests
+    }
+    context.update(
+        inserted=NodeList(facts.inserted),
+        split=NodeList(facts.split_nodes),
+        split_children=NodeList(s.child for s in facts.splits),
+        evicted=NodeList(facts.evicted),
+        evictable_leaves=NodeList(snapshot.evictable_leaves),
+        locked=NodeList(n.node_id for n in snapshot.nodes if n.lock_ref and n.node_id != ROOT_ID),
+        nodes=NodeList(n.node_id for n in snapshot.nodes if n.node_id != ROOT_ID),
+        allocated=SlotList(facts.allocated, page),
+        freed=SlotList(facts.freed, page),
+        taken_and_freed=SlotList(facts.taken_and_freed, page),
+        free_slots=SlotList(snapshot.free_slots, page),
+        evicted_slots=SlotList((s for e in facts.evictions for s in e.slots), page),
+        num_free=len(snapshot.free_slots),
+        num_slots=snapshot.num_slots,
+        page_size=page,
+        num_nodes=len(snapshot.nodes) - 1,
+        tree_tokens=snapshot.tree_tokens,
+        evictable_size=snapshot.evictable_size,
+        protected_size=snapshot.protected_size,
+        evicted_tokens=facts.evicted_tokens,
+        stats=snapshot.counters,
+        admitted=RequestList(facts.admitted),
+        finished=RequestList(facts.finished),
+        waiting=RequestList(snapshot.waiting),
+        running=RequestList(snapshot.running),
+    )
+    return context
+
+
+def _resolve(match: Any, context: dict[str, Any]) -> str:
+    if match["name"] not in context:
+        return str(match[0])
+    value = context[match["name"]]
+    try:
+        for attr in match["attr"].split(".")[1:]:
+            value = getattr(value, attr)
+        if match["index"] is not None:
+            value = value[int(match["index"])]
+        return format(value, match["spec"] or "")
+    except (AttributeError, IndexError, ValueError, TypeError):
+        return str(match[0])  # left visible, and the narration tests reject it
+
+
+def fill_sglang_narration(template: str, facts: SGLangStepFacts, snapshot: SGLangSnapshot) -> str:
+    context = sglang_narration_context(facts, snapshot)
+    return PLACEHOLDER.sub(lambda m: _resolve(m, context), template)
+
+
+def describe_sglang_step(
+    facts: SGLangStepFacts, before: SGLangSnapshot | None, after: SGLangSnapshot
+) -> str:
+    """A template for a step nobody wrote a text for: one sentence per kind of thing
+    the tree and the pool did."""
+    if before is None:
+        return (
+            "An empty radix tree (only the root) over a pool of {num_slots} KV slots "
+            "(page size {page_size}); {num_free} are free."
+        )
+    known = {r.request_id for r in before.requests}
+    arrived = [r for r in after.requests if r.request_id not in known]
+    sentences = [
+        f"{r.request_id} arrived with {r.num_prompt_tokens:,} prompt tokens"
+        + (f' under extra_key "{r.extra_key}"' if r.extra_key is not None else "")
+        + "; it waits: nothing is matched until a step schedules it."
+        for r in arrived
+    ]
+    if facts.admitted:
+        hits = after.counters.hits - before.counters.hits
+        queries = after.counters.queries - before.counters.queries
+        sentences.append(
+            f"Admitted {{admitted}}: {hits:,} of {queries:,} prompt tokens were in the tree."
+        )
+    if facts.splits:
+        sentences.append("A match ended inside a node, so it was split: {split} is new.")
+    if facts.allocated:
+        sentences.append("Handed out from the front of the free list: {allocated}.")
+    if facts.inserted:
+        sentences.append("Inserted into the tree: {inserted}.")
+    if facts.evictions:
+        sentences.append(
+            "Evicted {evicted} ({evicted_tokens} tokens), leaves first: {evicted_slots} "
+            "went back to the pool."
+        )
+    if facts.finished:
+        sentences.append("{finished} finished and unlocked its path.")
+    if facts.taken_and_freed:
+        sentences.append("{taken_and_freed} were taken and freed within this step.")
+    return " ".join(sentences) or "The tree and the pool did not change."

@@ -1,0 +1,377 @@
+"""Play a scenario on SGLang 0.5.23's model (engine/sglang/) and record every step.
+
+The SGLang counterpart of engine/lab/timeline.py, which plays vLLM and is left as
+it was: ``build_sglang_timeline(scenario, mode)`` gives an ``SGLangTimeline`` whose
+steps carry an ``SGLangSnapshot`` (the radix tree, the slot pool, the requests),
+``SGLangStepFacts`` (the walks, splits, evictions and slots of the step) and the
+lines of engine/sglang's own source that ran, traced by the same tracer as vLLM's
+(engine/lab/trace.py). A mode is SGLang's schedule policy: ``fcfs`` (its default)
+or ``lpm``. A pure function of its inputs: the same scenario and mode give
+byte-identical JSON on every run.
+
+How a scenario's actions play here: ``add_request`` adds a request whose
+``cache_salt`` becomes its ``extra_key`` (the tree's namespace); ``step`` is one
+``Scheduler.step`` (order the queue, admit what fits, one token per running
+request, release the finished); ``reset_prefix_cache`` is SGLang's ``flush_cache``,
+refused unless nothing waits or runs. vLLM-only actions are refused when the
+scenario is loaded (engine/lab/scenario.py, ``validate_sglang``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import importlib
+import json
+import pkgutil
+from collections.abc import Iterator
+from contextlib import nullcontext
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, ClassVar
+
+import engine.sglang
+from engine.lab.scenario import Action, Scenario, ScenarioError, sglang_refusal
+from engine.lab.sglang_facts import SGLangStepFacts, TreeRecorder
+from engine.lab.sglang_narration import describe_sglang_step, fill_sglang_narration
+from engine.lab.sglang_snapshot import (
+    NodeIds,
+    SGLangCounters,
+    SGLangSnapshot,
+    take_sglang_snapshot,
+)
+from engine.lab.snapshot import LogLine
+from engine.lab.timeline import MAX_TIMELINE_STEPS, START_NARRATION_KEY
+from engine.lab.trace import FunctionTrace, SourceIndex, Tracer, tracing, untraced
+from engine.sglang.allocator import make_allocator
+from engine.sglang.radix_cache import RadixCache
+from engine.sglang.scheduler import Req, Scheduler
+
+ENGINE = "sglang"
+
+# The modules whose lines the code panel may show: every module of SGLang's model.
+TRACED_MODULES = tuple(
+    importlib.import_module(f"{engine.sglang.__name__}.{module.name}")
+    for module in pkgutil.iter_modules(engine.sglang.__path__)
+)
+
+# The function a step is "about": the first of these that ran.
+FOCUS: dict[str, tuple[str, ...]] = {
+    "add_request": ("Scheduler.add_request",),
+    "step": ("Scheduler.schedule",),
+    "run_until_idle": ("Scheduler.schedule",),
+    "reset_prefix_cache": ("RadixCache.reset",),
+}
+
+ENGINE_DEAD_RESULT = "not run: the scheduler is dead (an assertion failed in it)"
+
+# SGLang's prefill-batch log line (managers/scheduler_components/metrics_reporter.py:
+# 753-760) with the fields this model has: no timing, CUDA graph or pending tokens.
+PREFILL_LOGGER = "sglang.srt.managers.scheduler_components.metrics_reporter"
+# flush_cache's own lines (managers/scheduler.py:5538, 5541-5545)
+FLUSH_LOGGER = "sglang.srt.managers.scheduler"
+
+
+@dataclass(frozen=True)
+class SGLangStep:
+    index: int
+    label: str  # the action, as a call
+    narration_key: str
+    result: str | None
+    snapshot: SGLangSnapshot
+    code: tuple[FunctionTrace, ...]  # in the order first entered
+    focus: FunctionTrace | None
+    facts: SGLangStepFacts
+
+
+@dataclass(frozen=True)
+class SGLangTimeline:
+    scenario: str
+    title: str
+    summary: str
+    mode: str  # the schedule policy: "fcfs" or "lpm"
+    modes: tuple[str, ...]
+    page_size: int
+    num_slots: int
+    eviction_policy: str
+    traced: bool
+    steps: tuple[SGLangStep, ...]
+    narration: tuple[tuple[str, str], ...]  # key -> text, for this mode
+    sources: tuple[tuple[str, str], ...]  # file -> text, for every traced file
+    engine: str = ENGINE
+
+    # what a reader of either timeline checks first (Timeline.engine is "vllm")
+    ENGINES: ClassVar[tuple[str, ...]] = ("vllm", ENGINE)
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def narration_template(self, step: SGLangStep) -> str:
+        return dict(self.narration).get(step.narration_key, "")
+
+    def narration_text(self, step: SGLangStep) -> str:
+        """The step's narration, filled from the step's own data; a step without a text
+        is described from what the tree and the pool did."""
+        template = self.narration_template(step)
+        if not template.strip():
+            before = self.steps[step.index - 1].snapshot if step.index else None
+            template = describe_sglang_step(step.facts, before, step.snapshot)
+        return fill_sglang_narration(template, step.facts, step.snapshot)
+
+    def source(self, file: str) -> str:
+        return dict(self.sources)[file]
+
+    def logs_until(self, index: int) -> list[LogLine]:
+        return [line for step in self.steps[: index + 1] for line in step.snapshot.logs]
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        for step_data, step in zip(data["steps"], self.steps, strict=True):
+            step_data["snapshot"] = step.snapshot.to_dict()
+        data["narration"] = dict(self.narration)
+        data["sources"] = dict(self.sources)
+        return data
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), separators=(",", ":"), ensure_ascii=True)
+
+    def digest(self) -> str:
+        return hashlib.sha256(self.to_json().encode()).hexdigest()
+
+
+@cache
+def source_indexes() -> tuple[SourceIndex, ...]:
+    return tuple(SourceIndex(module) for module in TRACED_MODULES)
+
+
+def check_sglang_mode(scenario: Scenario, mode: str) -> str:
+    refusal = sglang_refusal(scenario)
+    if refusal is not None:
+        raise ScenarioError(refusal)
+    if mode not in scenario.sglang.modes:
+        raise ScenarioError(
+            f"unknown mode {mode!r} for scenario {scenario.name!r} on SGLang "
+            f"(one of {', '.join(scenario.sglang.modes)})"
+        )
+    return mode
+
+
+class _Run:
+    """The live model while a timeline is recorded."""
+
+    def __init__(self, scenario: Scenario, mode: str) -> None:
+        options = scenario.sglang
+        self.allocator = make_allocator(scenario.sglang_slots(), options.page_size)
+        self.tree_cache = RadixCache(
+            self.allocator,
+            page_size=options.page_size,
+            eviction_policy=options.eviction_policy,
+            enable_kv_cache_events=True,
+        )
+        self.scheduler = Scheduler(self.allocator, self.tree_cache, schedule_policy=mode)
+        self.ids = NodeIds()
+        self.requests: list[Req] = []
+        self.hit_tokens: dict[str, int] = {}  # rid -> prefix_len at admission
+        self.counters = SGLangCounters()
+        self.logs: list[LogLine] = []
+        self.dead = False
+        self.step_admitted: list[Req] = []  # by the step being played
+        self.recorder = TreeRecorder(self.scheduler, self.ids, self._admitted)
+
+    def _admitted(self, admitted: list[Req]) -> None:
+        """After a schedule, before the model runs: the hits, and SGLang's log line."""
+        self.step_admitted = list(admitted)
+        if not admitted:
+            return
+        with untraced():
+            hits = {req.rid: req.prefix_len for req in admitted}
+            self.hit_tokens.update(hits)
+            queries = sum(len(req.origin_input_ids) for req in admitted)
+            self.counters = dataclasses.replace(
+                self.counters,
+                queries=self.counters.queries + queries,
+                hits=self.counters.hits + sum(hits.values()),
+            )
+            size = self.allocator.size
+            used = size - (self.allocator.available_size() + self.tree_cache.evictable_size())
+            self.logs.append(
+                LogLine(
+                    "INFO",
+                    PREFILL_LOGGER,
+                    f"Prefill batch, #new-seq: {len(admitted)}, "
+                    f"#new-token: {queries - sum(hits.values())}, "
+                    f"#cached-token: {sum(hits.values())}, "
+                    f"token usage: {used / size:.2f}, "
+                    f"#running-req: {len(self.scheduler.running) - len(admitted)}, "
+                    f"#queue-req: {len(self.scheduler.waiting_queue)}, ",
+                )
+            )
+
+    def perform(self, action: Action) -> str | None:
+        if self.dead:
+            return ENGINE_DEAD_RESULT
+        handler = getattr(self, f"_do_{action.kind}")
+        try:
+            result: str | None = handler(action)
+        except (ValueError, RuntimeError) as error:
+            return f"{type(error).__name__}: {error}"
+        except AssertionError as error:
+            self.dead = True
+            return f"AssertionError: {error}"
+        return result
+
+    def _do_add_request(self, action: Action) -> str | None:
+        spec = action.request
+        assert spec is not None
+        req = Req(
+            spec.request_id,
+            list(spec.prompt_token_ids),
+            max_new_tokens=spec.max_tokens,
+            extra_key=spec.cache_salt,
+        )
+        self.scheduler.add_request(req)
+        self.requests.append(req)
+        return None
+
+    def _do_step(self, action: Action) -> str | None:
+        self.step_admitted = []
+        running_before = [req.rid for req in self.scheduler.running]
+        finished = self.scheduler.step()
+        parts = [
+            f"{req.rid} ({len(req.origin_input_ids)} tokens, {self.hit_tokens[req.rid]} cached)"
+            for req in self.step_admitted
+        ]
+        done = [req.rid for req in finished]
+        text = "; ".join(
+            part
+            for part in (
+                "prefill " + ", ".join(parts) if parts else "",
+                "decode " + ", ".join(running_before) if running_before else "",
+                "finished " + ", ".join(done) if done else "",
+            )
+            if part
+        )
+        return text or "nothing to run"
+
+    _do_run_until_idle = _do_step
+
+    def _do_reset_prefix_cache(self, action: Action) -> str | None:
+        """SGLang's ``flush_cache``: only when nothing waits or runs."""
+        scheduler = self.scheduler
+        if scheduler.waiting_queue or scheduler.running:
+            self.logs.append(
+                LogLine(
+                    "WARNING",
+                    "root",
+                    "Cache not flushed because there are pending requests. "
+                    f"#queue-req: {len(scheduler.waiting_queue)}, "
+                    f"#running-req: {len(scheduler.running)}",
+                )
+            )
+            return "False"
+        self.tree_cache.reset()
+        self.allocator.clear()
+        self.counters = dataclasses.replace(self.counters, resets=self.counters.resets + 1)
+        self.logs.append(LogLine("INFO", FLUSH_LOGGER, "Cache flushed successfully!"))
+        return "True"
+
+    def repeats(self, action: Action, done: int, total: int) -> bool:
+        if total >= MAX_TIMELINE_STEPS or self.dead:
+            return False
+        if action.kind == "run_until_idle":
+            return bool(self.scheduler.waiting_queue or self.scheduler.running)
+        return done < action.count
+
+    def snapshot(self, facts: SGLangStepFacts) -> SGLangSnapshot:
+        self.counters = dataclasses.replace(
+            self.counters,
+            evicted_tokens=self.counters.evicted_tokens + facts.evicted_tokens,
+            evicted_nodes=self.counters.evicted_nodes + len(facts.evictions),
+            splits=self.counters.splits + len(facts.splits),
+        )
+        logs, self.logs = tuple(self.logs), []
+        return take_sglang_snapshot(
+            self.scheduler,
+            self.requests,
+            self.hit_tokens,
+            self.ids,
+            self.counters,
+            logs,
+            self.tree_cache.take_events(),
+        )
+
+
+def _played(
+    run: _Run, scenario: Scenario, trace: bool
+) -> Iterator[tuple[Action, str | None, tuple[FunctionTrace, ...], SGLangStepFacts]]:
+    steps = 0
+    with tracing(source_indexes()) if trace else nullcontext():
+        for action in scenario.script:
+            done = 0
+            while done == 0 or run.repeats(action, done, steps):
+                done += 1
+                steps += 1
+                tracer = Tracer(source_indexes()) if trace else None
+                with tracer or nullcontext():
+                    result = run.perform(action)
+                yield action, result, tracer.result() if tracer else (), run.recorder.take()
+
+
+def _label(action: Action) -> str:
+    if action.kind == "reset_prefix_cache":
+        return "flush_cache()"
+    if action.kind == "add_request":
+        assert action.request is not None
+        spec = action.request
+        extra = f", extra_key={spec.cache_salt!r}" if spec.cache_salt is not None else ""
+        return f"add_request({spec.request_id!r}, {len(spec.prompt_token_ids)} tokens{extra})"
+    return action.label("default")
+
+
+def count_sglang_steps(scenario: Scenario, mode: str) -> int:
+    run = _Run(scenario, check_sglang_mode(scenario, mode))
+    for action in scenario.setup:
+        run.perform(action)
+    return sum(1 for _ in _played(run, scenario, trace=False))
+
+
+def build_sglang_timeline(scenario: Scenario, mode: str, trace: bool = True) -> SGLangTimeline:
+    """Play ``scenario`` on SGLang's model under schedule policy ``mode``; step 0 is
+    the state after the setup."""
+    checked = check_sglang_mode(scenario, mode)
+    run = _Run(scenario, checked)
+    for action in scenario.setup:
+        run.perform(action)
+    facts = run.recorder.take()
+    steps = [SGLangStep(0, "start", START_NARRATION_KEY, None, run.snapshot(facts), (), None, facts)]
+    for action, result, code, facts in _played(run, scenario, trace):
+        names = (action.focus, *FOCUS[action.kind])
+        focus = next(
+            (t for name in names for t in code if t.qualname == name), code[0] if code else None
+        )
+        steps.append(
+            SGLangStep(
+                index=len(steps),
+                label=_label(action),
+                narration_key=action.say,
+                result=result,
+                snapshot=run.snapshot(facts),
+                code=code,
+                focus=focus,
+                facts=facts,
+            )
+        )
+    return SGLangTimeline(
+        scenario=scenario.name,
+        title=scenario.title,
+        summary=scenario.summary,
+        mode=checked,
+        modes=scenario.sglang.modes,
+        page_size=scenario.sglang.page_size,
+        num_slots=scenario.sglang_slots(),
+        eviction_policy=scenario.sglang.eviction_policy,
+        traced=trace,
+        steps=tuple(steps),
+        narration=tuple(scenario.sglang.narration_for(checked).items()),
+        sources=tuple((index.file, index.text) for index in source_indexes()) if trace else (),
+    )
