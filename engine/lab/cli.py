@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import textwrap
 from collections.abc import Sequence
@@ -10,8 +11,17 @@ from typing import TextIO
 
 from engine.lab import hash_cost, trace_cli, workload_cli
 from engine.lab.event_labels import event_hash_labels, event_label
-from engine.lab.scenario import Scenario, ScenarioError, load_scenario, scenario_names
+from engine.lab.scenario import (
+    Scenario,
+    ScenarioError,
+    load_scenario,
+    scenario_names,
+    sglang_refusal,
+    validate_sglang,
+)
 from engine.lab.scenario_file import read_toml, scenario_from_dict
+from engine.lab.sglang_cli import render_sglang_step
+from engine.lab.sglang_timeline import build_sglang_timeline
 from engine.lab.snapshot import BlockRecord, EventRecord, HashMapEntry, Snapshot
 from engine.lab.timeline import Step, Timeline, build_timeline
 
@@ -123,14 +133,27 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     )
     parser.add_argument("--scenario", default="reset", help="scenario name (default: reset)")
     parser.add_argument(
-        "--engine", default="vllm", help="vllm (scenarios run on vLLM only for now)"
+        "--engine",
+        default="vllm",
+        help="vllm or sglang: the model a scenario plays on (a scenario file lists its engines)",
     )
     parser.add_argument(
         "--file", default=None, help="play a scenario file (the content/scenarios TOML format)"
     )
-    parser.add_argument("--mode", default=None, help="default, preempt or keep")
+    parser.add_argument(
+        "--mode",
+        default=None,
+        help="vLLM: default, preempt, keep or first-chunk; SGLang: its schedule policy, "
+        "fcfs or lpm (the scenario lists its modes)",
+    )
     parser.add_argument("--num-blocks", type=int, default=None, help="override the pool size")
     parser.add_argument("--block-size", type=int, default=None, help="override the block size")
+    parser.add_argument(
+        "--page-size", type=int, default=None, help="SGLang: override the page size"
+    )
+    parser.add_argument(
+        "--num-slots", type=int, default=None, help="SGLang: override the pool's KV slots"
+    )
     parser.add_argument("--json", action="store_true", help="print the whole timeline as JSON")
     parser.add_argument("--no-trace", action="store_true", help="do not record the code that ran")
     parser.add_argument(
@@ -161,10 +184,12 @@ def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
     if "--hash-cost" in argv:
         return hash_cost.main(argv, out)
     args = parse_args(argv)
+    if args.engine == "sglang":
+        return _main_sglang(args, out)
     if args.engine != "vllm":
         print(
-            f"error: --engine {args.engine}: scenarios run on vLLM only for now "
-            "(--engine sglang and both are for --workload)",
+            f"error: --engine {args.engine}: a scenario plays on one engine at a time, "
+            "vllm or sglang (--engine both is for --workload)",
             file=sys.stderr,
         )
         return 2
@@ -185,6 +210,51 @@ def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
     print(f"{timeline.title} [{timeline.mode}]", file=out)
     for step in timeline.steps:
         print("\n".join(render_step(timeline, step)), file=out)
+        if args.pause and step.index < len(timeline) - 1:
+            input("-- Enter for the next step --")
+    return 0
+
+
+def _sglang_scenario(args: argparse.Namespace) -> Scenario:
+    """The chosen scenario with the SGLang overrides, checked for SGLang."""
+    scenario = _chosen_scenario(args).with_pool(args.num_blocks, args.block_size)
+    refusal = sglang_refusal(scenario)
+    if refusal is not None:
+        raise ScenarioError(refusal)
+    changes = {"page_size": args.page_size, "num_slots": args.num_slots}
+    changes = {k: v for k, v in changes.items() if v is not None}
+    if changes:
+        options = dataclasses.replace(scenario.sglang, **changes)
+        scenario = dataclasses.replace(scenario, sglang=options)
+        validate_sglang(scenario)
+    return scenario
+
+
+def _main_sglang(args: argparse.Namespace, out: TextIO) -> int:
+    """``--engine sglang``: the scenario played on SGLang 0.5.23's model."""
+    if args.list:
+        for name in scenario_names("sglang"):
+            scenario = load_scenario(name)
+            modes = ", ".join(scenario.sglang.modes)
+            print(f"{name:18} {scenario.title} (SGLang modes: {modes})", file=out)
+        return 0
+    try:
+        scenario = _sglang_scenario(args)
+        mode = args.mode or scenario.sglang.modes[0]
+        timeline = build_sglang_timeline(scenario, mode, trace=not args.no_trace)
+    except ScenarioError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(timeline.to_json(), file=out)
+        return 0
+    print(
+        f"{timeline.title} [SGLang 0.5.23, {timeline.mode}, page size {timeline.page_size}, "
+        f"{timeline.num_slots} KV slots, {timeline.eviction_policy} eviction]",
+        file=out,
+    )
+    for step in timeline.steps:
+        print("\n".join(render_sglang_step(timeline, step)), file=out)
         if args.pause and step.index < len(timeline) - 1:
             input("-- Enter for the next step --")
     return 0

@@ -517,8 +517,8 @@ def sglang_refusal(scenario: Scenario) -> str | None:
     """Why ``scenario`` cannot be played on SGLang's model, or None if it can."""
     if "sglang" not in scenario.engines:
         return (
-            f"scenario {scenario.name!r} does not run on SGLang: it plays on "
-            f"{', '.join(scenario.engines)} only (its file lists no engines = [..., \"sglang\"])"
+            f"scenario {scenario.name!r} does not run on SGLang (it plays on "
+            f"{', '.join(scenario.engines)} only)"
         )
     try:
         validate_sglang(scenario)

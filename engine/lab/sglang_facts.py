@@ -63,6 +63,9 @@ class SGLangStepFacts:
     freed: tuple[int, ...] = ()  # slots given back to the pool (evictions included)
     admitted: tuple[str, ...] = ()  # requests admitted, in order
     finished: tuple[str, ...] = ()
+    # ("allocated" or "freed", slot) in order, so "taken, then freed" can be told
+    # from "freed, then taken"
+    order: tuple[tuple[str, int], ...] = ()
 
     @property
     def evicted(self) -> tuple[int, ...]:
@@ -78,9 +81,17 @@ class SGLangStepFacts:
 
     @property
     def taken_and_freed(self) -> tuple[int, ...]:
-        """Slots handed out and given back within the step, in the order handed out."""
-        freed = set(self.freed)
-        return tuple(s for s in dict.fromkeys(self.allocated) if s in freed)
+        """Slots handed out and then given back within the step, in the order handed out
+        (a slot freed by an eviction and then handed out is not one of them)."""
+        taken: list[int] = []
+        freed: set[int] = set()
+        for op, slot in self.order:
+            if op == "allocated":
+                taken.append(slot)
+                freed.discard(slot)
+            else:
+                freed.add(slot)
+        return tuple(dict.fromkeys(s for s in taken if s in freed))
 
     def walks_of(self, request_id: str, phase: Phase | None = None) -> tuple[Walk, ...]:
         return tuple(
@@ -100,6 +111,7 @@ class _Record:
     freed: list[int] = field(default_factory=list)
     admitted: list[str] = field(default_factory=list)
     finished: list[str] = field(default_factory=list)
+    order: list[tuple[str, int]] = field(default_factory=list)
 
     def facts(self) -> SGLangStepFacts:
         return SGLangStepFacts(
@@ -111,6 +123,7 @@ class _Record:
             freed=tuple(self.freed),
             admitted=tuple(self.admitted),
             finished=tuple(self.finished),
+            order=tuple(self.order),
         )
 
 
@@ -263,12 +276,15 @@ class TreeRecorder:
         slots = original(need)
         if slots is not None:
             self._record.allocated.extend(slots)
+            self._record.order.extend(("allocated", s) for s in slots)
         return slots
 
     def _around_free(self, original: Callable[..., None], *args: Any, **kwargs: Any) -> None:
         before = set(self._free_slots())
         original(*args, **kwargs)
-        self._record.freed.extend(s for s in self._free_slots() if s not in before)
+        freed = [s for s in self._free_slots() if s not in before]
+        self._record.freed.extend(freed)
+        self._record.order.extend(("freed", s) for s in freed)
 
     # ---- the scheduler ----
 
