@@ -569,9 +569,7 @@ def validate_sglang(scenario: Scenario, where: ActionPlace | None = None) -> Non
             continue
         for field in SGLANG_REQUEST_FIELDS_NOT_MODELLED:
             if getattr(spec, field) is not None:
-                raise ScenarioError(
-                    f"{place(part, index)}: {field} is not modelled on SGLang"
-                )
+                raise ScenarioError(f"{place(part, index)}: {field} is not modelled on SGLang")
         # with pages, the row takes whole pages
         num_tokens = len(spec.prompt_token_ids) + spec.max_tokens - 1
         needed = cdiv(num_tokens, options.page_size) * options.page_size + spec.max_tokens

@@ -33,10 +33,9 @@ def _node_text(node: NodeRecord, page_size: int) -> str:
     where = f"pages [{spans(node.pages)}]" if page_size > 1 else f"slots [{spans(node.value)}]"
     namespace = f" extra_key={node.extra_key!r}" if node.extra_key is not None else ""
     leaf = " *evictable leaf*" if node.evictable_leaf else ""
-    return (
-        f"{node_label(node.node_id)} tokens [{spans(node.token_ids)}] ({node.num_tokens}){namespace} "
-        f"{where} lock_ref={node.lock_ref} last_access={node.last_access_time}{leaf}"
-    )
+    tokens = f"tokens [{spans(node.token_ids)}] ({node.num_tokens})"
+    state = f"lock_ref={node.lock_ref} last_access={node.last_access_time}{leaf}"
+    return f"{node_label(node.node_id)} {tokens}{namespace} {where} {state}"
 
 
 def tree_lines(snapshot: SGLangSnapshot) -> list[str]:

@@ -171,9 +171,7 @@ def _pages(value: list[int], page_size: int) -> tuple[int, ...]:
     return tuple(dict.fromkeys(slot // page_size for slot in value))
 
 
-def tree_records(
-    cache: RadixCache, ids: NodeIds, page_size: int
-) -> tuple[NodeRecord, ...]:
+def tree_records(cache: RadixCache, ids: NodeIds, page_size: int) -> tuple[NodeRecord, ...]:
     """Every node of the tree, the root first, then depth first in child order."""
     records: list[NodeRecord] = []
     stack: list[tuple[TreeNode, int]] = [(cache.root_node, 0)]
@@ -208,9 +206,7 @@ def _free(allocator: KVAllocator) -> tuple[tuple[int, ...], tuple[int, ...]]:
     return slots, ()
 
 
-def request_record(
-    req: Req, status: str, hit_tokens: int, ids: NodeIds
-) -> SGLangRequestRecord:
+def request_record(req: Req, status: str, hit_tokens: int, ids: NodeIds) -> SGLangRequestRecord:
     num_tokens = len(req.origin_input_ids) + len(req.output_ids)
     return SGLangRequestRecord(
         request_id=req.rid,

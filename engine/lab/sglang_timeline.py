@@ -343,7 +343,9 @@ def build_sglang_timeline(scenario: Scenario, mode: str, trace: bool = True) -> 
     for action in scenario.setup:
         run.perform(action)
     facts = run.recorder.take()
-    steps = [SGLangStep(0, "start", START_NARRATION_KEY, None, run.snapshot(facts), (), None, facts)]
+    steps = [
+        SGLangStep(0, "start", START_NARRATION_KEY, None, run.snapshot(facts), (), None, facts)
+    ]
     for action, result, code, facts in _played(run, scenario, trace):
         names = (action.focus, *FOCUS[action.kind])
         focus = next(

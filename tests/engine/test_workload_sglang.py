@@ -157,8 +157,8 @@ def test_cli_both_engines_as_json() -> None:
     ("args", "says"),
     [
         (["--workload", "small-pool", "--engine", "trt"], "invalid choice: 'trt'"),
-        (["--engine", "sglang", "--scenario", "reset"], "scenarios run on vLLM only"),
-        (["--engine", "both"], "scenarios run on vLLM only"),
+        (["--engine", "sglang", "--scenario", "reset"], "'reset' does not run on SGLang"),
+        (["--engine", "both"], "a scenario plays on one engine at a time"),
     ],
 )
 def test_cli_a_bad_engine_is_one_line_and_exit_2(
