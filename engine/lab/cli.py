@@ -200,6 +200,11 @@ def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
         return 0
     try:
         scenario = _chosen_scenario(args).with_pool(args.num_blocks, args.block_size)
+        if "vllm" not in scenario.engines:
+            raise ScenarioError(
+                f"scenario {scenario.name!r} does not run on vLLM (it plays on "
+                f"{', '.join(scenario.engines)} only: --engine {scenario.engines[0]})"
+            )
         timeline = build_timeline(scenario, args.mode or scenario.modes[0], trace=not args.no_trace)
     except ScenarioError as error:
         print(f"error: {error}", file=sys.stderr)

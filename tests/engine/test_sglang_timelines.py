@@ -31,7 +31,11 @@ from engine.lab.scenario import (
     sglang_refusal,
 )
 from engine.lab.sglang_snapshot import ROOT_ID, SGLangSnapshot
-from engine.lab.sglang_timeline import SGLangTimeline, build_sglang_timeline
+from engine.lab.sglang_timeline import (
+    SGLangTimeline,
+    build_sglang_timeline,
+    count_sglang_steps,
+)
 from engine.lab.timeline import Timeline, build_timeline
 from engine.lab.trace import FunctionTrace
 from tests.engine.test_goldens import run_on_python
@@ -511,3 +515,50 @@ def test_cli_a_scenario_sglang_cannot_play_is_one_line_and_exit_2(
     status, out, err = _run(args, capsys)
     assert status == 2 and not out
     assert says in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(("name", "mode"), CASES)
+def test_count_sglang_steps_counts_the_timelines_steps(name: str, mode: str) -> None:
+    assert count_sglang_steps(load_scenario(name), mode) == len(timeline(name, mode)) - 1
+
+
+FILE = """
+title = "mine"
+engines = ["{engines}"]
+[pool]
+num_gpu_blocks = 8
+block_size = 4
+[sglang]
+modes = ["lpm"]
+page_size = 2
+[[steps]]
+do = "add_request"
+id = "A"
+prompt = "1..9"
+max_tokens = 2
+[[steps]]
+do = "add_request"
+id = "B"
+prompt = "1..7"
+[[steps]]
+do = "run_until_idle"
+"""
+
+
+def test_cli_plays_a_learners_file_on_sglang(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "mine.toml"
+    path.write_text(FILE.format(engines='vllm", "sglang'), encoding="utf-8")
+    status, out, _ = _run(["--engine", "sglang", "--file", str(path), "--json"], capsys)
+    assert status == 0
+    data = json.loads(out)
+    assert (data["mode"], data["page_size"], data["num_slots"]) == ("lpm", 2, 28)
+    last = data["steps"][-1]["snapshot"]
+    assert not last["waiting"] and not last["running"] and last["free_pages"]
+    # B's first page-aligned tokens were in the tree (A's), so its own pages went back
+    step = data["steps"][3]
+    assert step["facts"]["splits"] and step["facts"]["freed"]
+    path.write_text(FILE.format(engines="sglang"), encoding="utf-8")
+    status, out, err = _run(["--file", str(path)], capsys)
+    assert status == 2 and "does not run on vLLM" in err and len(err.strip().splitlines()) == 1
