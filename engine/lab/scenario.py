@@ -470,6 +470,10 @@ def _parse_engines(raw: Any, name: str) -> tuple[str, ...]:
 def _narration_tables(raw: Any, where: str) -> dict[str, dict[str, str]]:
     if not isinstance(raw, Mapping):
         raise ScenarioError(f"{where} must be a table")
+    for key, value in raw.items():
+        texts = value if isinstance(value, Mapping) else {key: value}
+        if not all(isinstance(text, str) for text in texts.values()):
+            raise ScenarioError(f"{where}.{key} must be text or a table of texts")
     shared = {k: v for k, v in raw.items() if isinstance(v, str)}
     per_mode = {k: dict(v) for k, v in raw.items() if isinstance(v, Mapping)}
     return {"": shared, **per_mode}

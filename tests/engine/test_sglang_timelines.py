@@ -117,6 +117,7 @@ def _scenario(data: dict[str, Any]) -> Scenario:
             "needs 9 KV slots",
         ),
         ({"sglang": {"colour": 1}}, "unknown option 'colour'"),
+        ({"sglang": {"narration": {"lpm": {"a": 1}}}}, "must be text or a table of texts"),
     ],
 )
 def test_what_sglang_cannot_play_is_refused_with_the_reason(
