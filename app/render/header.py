@@ -72,8 +72,23 @@ def render_header(timeline: Timeline, step: int) -> str:
 
 
 def render_embed_header(timeline: Timeline, step: int) -> str:
+    """The write-up's figure names itself: vLLM's prefix cache, the scenario's one line,
+    and what its modes do, in the scenario's own words (its narration's ``tagline`` and
+    ``modes``; the summary's first sentence where it has no tagline)."""
+    texts = dict(timeline.narration)
+    tagline = " ".join((texts.get("tagline") or timeline.summary.split(". ")[0]).split())
+    # "mode does this · mode does that": each mode's name stands out.
+    modes = " · ".join(
+        f"<b>{esc(name)}</b> {esc(rest)}"
+        for part in " ".join(texts.get("modes", "").split()).split(" · ")
+        if part
+        for name, _, rest in [part.partition(" ")]
+    )
     return (
-        '<div class="header" data-testid="embed-title">'
-        f'<span class="kicker">Interactive · BlockPool with {timeline.num_gpu_blocks} blocks</span>'
-        f" · <b>{esc(timeline.title)}</b></div>"
+        '<div class="header embed-header" data-testid="embed-title">'
+        f'<span class="kicker">vLLM\'s prefix cache · BlockPool of {timeline.num_gpu_blocks} '
+        f"blocks</span> · <b>{esc(timeline.title)}</b>"
+        f'<p class="tagline">{esc(tagline)}</p>'
+        + (f'<p class="modes-said" data-testid="embed-modes">{modes}</p>' if modes else "")
+        + "</div>"
     )

@@ -115,6 +115,33 @@ def render_empty_chart(title: str, reason: str) -> str:
     )
 
 
+def render_lab_notices(notices: Sequence[str]) -> str:
+    """Each address parameter the lab ignored, one alert each."""
+    return "".join(f'<p class="notice" role="alert">{esc(n)}</p>' for n in notices)
+
+
+def render_lab_intro() -> str:
+    """The lab's heading: what it is, and the way back to the step-by-step simulator."""
+    return (
+        '<h1>Workload lab</h1><p class="lab-intro">Many requests through the same '
+        "engine, untraced: pick a preset, change its knobs, and watch the prefix "
+        'cache in charts. <a href="?">Back to the step-by-step simulator</a>.</p>'
+    )
+
+
+def render_knob_error(message: str) -> str:
+    """What is wrong with one knob, beside it (empty: nothing)."""
+    return f'<span role="alert">{esc(message)}</span>' if message else ""
+
+
+def render_lab_link(preset: str) -> str:
+    """The simulator's way into the lab, at ``preset``."""
+    return (
+        f'<a class="lab-link" data-testid="lab-link" href="?lab={esc(preset)}">'
+        "Workload lab: the same engine with hundreds of requests, in charts</a>"
+    )
+
+
 def render_lab_loading() -> str:
     """The lab's page while Python starts on the static site (the knobs and charts need
     it): what it is, and that it is loading (the status line below says how far)."""

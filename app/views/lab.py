@@ -46,11 +46,14 @@ from app.lab import (
     run_steps,
     start_side_runs,
 )
-from app.render.html import esc
 from app.render.lab import (
     LegendItem,
     render_chart_legend,
     render_empty_chart,
+    render_knob_error,
+    render_lab_intro,
+    render_lab_link,
+    render_lab_notices,
     render_outcome,
     render_progress,
     render_stale_note,
@@ -342,7 +345,7 @@ class LabView(pn.viewable.Viewer):
             css_classes=["lab-stale-note"],
         )
         self.notice = pn.pane.HTML(
-            "".join(f'<p class="notice" role="alert">{esc(n)}</p>' for n in notices),
+            render_lab_notices(notices),
             visible=bool(notices),
             stylesheets=STYLESHEETS,
         )
@@ -417,9 +420,7 @@ class LabView(pn.viewable.Viewer):
         ]
         controls = pn.Column(
             pn.pane.HTML(
-                '<h1>Workload lab</h1><p class="lab-intro">Many requests through the same '
-                "engine, untraced: pick a preset, change its knobs, and watch the prefix "
-                'cache in charts. <a href="?">Back to the step-by-step simulator</a>.</p>',
+                render_lab_intro(),
                 stylesheets=STYLESHEETS,
                 sizing_mode="stretch_width",
             ),
@@ -498,8 +499,7 @@ class LabView(pn.viewable.Viewer):
         workload, found = check_knobs(self.knob_values())
         for knob, pane in self.knob_errors.items():
             message = found.get(knob, "")
-            text = f'<span role="alert">{esc(message)}</span>' if message else ""
-            update_changed(pane, object=text, visible=bool(message))
+            update_changed(pane, object=render_knob_error(message), visible=bool(message))
         update_changed(self.run_button, disabled=bool(found) or self._running)
         return None if found else workload
 
@@ -725,8 +725,7 @@ def open_lab(preset_name: str) -> LabView:
 def lab_link_pane() -> pn.pane.HTML:
     """The main page's way into the lab."""
     return pn.pane.HTML(
-        f'<a class="lab-link" data-testid="lab-link" href="?lab={esc(default_preset())}">'
-        "Workload lab: the same engine with hundreds of requests, in charts</a>",
+        render_lab_link(default_preset()),
         stylesheets=STYLESHEETS,
         margin=(0, 0),
     )

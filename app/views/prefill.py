@@ -9,7 +9,7 @@ from app.components import at_once
 from app.components.step_deck import StepDeck
 from app.errors import logged
 from app.prefill_inputs import FIELDS, model_texts, parse_inputs, seed_texts
-from app.render.prefill import follow, follow_page, render_prefill
+from app.render.prefill import OWN_INPUTS, THE_EXAMPLE, follow, follow_page, render_prefill
 from app.state import SimulatorState
 from app.theme import CSS
 from app.views.base import Follower, fill_deck
@@ -80,7 +80,7 @@ class PrefillView(pn.viewable.Viewer):
         if self._updating:
             return
         self._follow = False
-        self._source = "Your inputs (<i>This step's request</i> follows the steps again)."
+        self._source = OWN_INPUTS
         self._show()
 
     @logged
@@ -94,10 +94,7 @@ class PrefillView(pn.viewable.Viewer):
     def _on_seed(self, *_: object) -> None:
         self._follow = False
         self._fill(seed_texts())
-        self._source = (
-            "The agent-prompt example: Llama-3-8B, a 2,200-token prompt whose first 2,000 tokens "
-            "are cached, on an H100 at 45 % MFU (445 TFLOP/s)."
-        )
+        self._source = THE_EXAMPLE
         self._show()
 
     @property

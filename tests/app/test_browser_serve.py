@@ -307,6 +307,8 @@ def test_embed_fits_an_800px_iframe(playwright: Any, server: str) -> None:
         check_step(page, timelines.timeline("reset", "keep"), 1)
         expect(page.get_by_test_id("app-header")).to_have_count(0)
         expect(page.get_by_test_id("embed-title")).to_be_visible()
+        expect(page.get_by_test_id("embed-title")).to_contain_text("vLLM's prefix cache")
+        expect(page.get_by_test_id("embed-modes")).to_contain_text("preempt")
         assert page.evaluate("() => document.documentElement.scrollWidth") <= 800
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "embed-800.png"), full_page=True)

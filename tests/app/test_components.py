@@ -21,6 +21,7 @@ from app.render.chain import COLLAPSE_FROM, EDGE, default_pair, render_chain
 from app.render.code import function_range, highlighted_lines, highlighted_range, variant_of
 from app.render.code_plan import CodePlan, Plan, code_parts, function_options
 from app.render.hashmap import render_hash_map
+from app.render.header import render_embed_header
 from app.render.log import render_log
 from app.render.metrics import render_metrics
 from app.render.narration import render_narration
@@ -442,6 +443,24 @@ def test_every_shortcut_presses_a_real_button() -> None:
     for names in KEY_BUTTONS.values():
         assert set(names) <= set(BUTTON_NAMES)
     assert set(KEY_BUTTONS) == {"ArrowLeft", "ArrowRight", " ", "Home"}
+
+
+def test_the_embed_names_what_it_is_and_its_modes() -> None:
+    # The write-up's figure, met cold: vLLM's prefix cache, the scenario in one line, and
+    # what each of its modes does.
+    for mode in ("default", "preempt", "keep"):
+        html = render_embed_header(timelines.timeline("reset", mode), 0)
+        assert "vLLM's prefix cache" in html and "Reset under load" in html
+        assert "reset its prefix cache" in html
+        said = html.split('data-testid="embed-modes">')[1].split("</p>")[0]
+        assert [said.index(m) for m in ("default", "preempt", "keep")] == sorted(
+            said.index(m) for m in ("default", "preempt", "keep")
+        )
+        assert "null block" in said and "proposed" in said
+    # A scenario of one mode says nothing of modes.
+    assert "embed-modes" not in render_embed_header(
+        timelines.timeline("eviction-order", "default"), 0
+    )
 
 
 @pytest.mark.parametrize("embed", [False, True])

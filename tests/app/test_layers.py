@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import pkgutil
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -87,15 +88,47 @@ def test_components_import_no_viewer() -> None:
     assert not any(name.startswith("app.views") for name in imported_by(modules_of(app.components)))
 
 
+# An HTML element's opening or closing tag inside a string.
+HTML_TAG = re.compile(r"</?[a-zA-Z][a-zA-Z0-9]*[\s>/]")
+
+
+def html_in(path: Path) -> list[str]:
+    """Each string of the file (f-strings' parts too, docstrings aside) holding an HTML
+    tag, with its line: a function or method anywhere in the file that writes HTML."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    return sorted(
+        {
+            f"{path.name}:{node.lineno}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in docstrings
+            and HTML_TAG.search(node.value)
+        }
+    )
+
+
 def test_viewers_leave_html_to_the_renderers() -> None:
     # A function of plain data that returns HTML is a renderer: it lives in app/render/,
-    # where it runs without Panel and a test can call it without a page.
-    html_functions = [
-        f"{path.name}:{node.name}"
-        for path in sorted((ROOT / "app" / "views").glob("*.py"))
-        for node in ast.parse(path.read_text(encoding="utf-8")).body
-        if isinstance(node, ast.FunctionDef)
-        and isinstance(node.returns, ast.Name | ast.Constant)
-        and getattr(node.returns, "id", getattr(node.returns, "value", None)) == "str"
+    # where it runs without Panel and a test can call it without a page. Methods too.
+    written = [
+        where for path in sorted((ROOT / "app" / "views").glob("*.py")) for where in html_in(path)
     ]
-    assert html_functions == []
+    assert written == []
+
+
+def test_the_html_check_sees_a_method_writing_html(tmp_path: Path) -> None:
+    viewer = tmp_path / "viewer.py"
+    viewer.write_text(
+        'class V:\n    """A <b>docstring</b> may show HTML."""\n\n'
+        "    def show(self, n: int) -> None:\n        self.text = f'<p>{n}</p>'\n"
+    )
+    assert html_in(viewer) == ["viewer.py:5"]
