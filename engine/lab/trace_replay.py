@@ -172,6 +172,14 @@ class InOrderReplay:
     completed: bool = True
     seconds: float = 0.0
     per_request: list[RequestResult] = field(default_factory=list)
+    # "sglang": engine/lab/trace_replay_sglang.py's, where ``block_size`` is the page size,
+    # ``num_gpu_blocks`` the pool's pages and ``evictions`` counts tokens, not blocks
+    engine: str = "vllm"
+
+    @property
+    def evicted_tokens(self) -> int:
+        """Evictions in tokens, comparable across engines."""
+        return self.evictions if self.engine == "sglang" else self.evictions * self.block_size
 
     @property
     def hit_rate(self) -> float:
@@ -350,10 +358,18 @@ def _replay_in_order(
 def default_capacities(trace: HashedTrace, points: int = 8) -> list[int]:
     """``points`` capacities in tokens, log-spaced from half the mean prompt (less than one
     prompt) to the whole trace's blocks (nothing is ever evicted), whole blocks each."""
-    block_size = trace.block_size
-    mean_prompt = trace.prompt_tokens / len(trace.entries)
+    return capacities_for(trace.entries, trace.block_size, points)
+
+
+def capacities_for(
+    entries: Sequence[TraceEntry], block_size: int = TRACE_BLOCK_TOKENS, points: int = 8
+) -> list[int]:
+    """``default_capacities`` from the requests alone (no hashes needed): the capacities
+    both engines' curves share."""
+    mean_prompt = sum(entry.input_length for entry in entries) / len(entries)
+    whole_trace = sum(cdiv(entry.input_length, block_size) for entry in entries) * block_size
     low = max(block_size, int(mean_prompt / 2) // block_size * block_size)
-    return log_spaced(low, max(low, trace.whole_trace_capacity), points, block_size)
+    return log_spaced(low, max(low, whole_trace), points, block_size)
 
 
 def hit_rate_curve(

@@ -1,0 +1,219 @@
+"""A request trace replayed in order through SGLang 0.5.23's model (engine/sglang/), as
+engine/lab/trace_replay.py replays it through vLLM's.
+
+One request after another, nothing concurrent (the Mooncake paper's Figure 9 method), each
+through SGLang's own ``Scheduler`` step with its ``RadixCache`` and a token-to-KV pool of
+``capacity_tokens`` slots: ``match_prefix`` (at most the prompt less one token,
+``match_kv_cache``), the matched path locked, the missed tokens allocated, evicting
+unlocked leaves of the tree (least recently used first, SGLang's default) when the pool is
+short; the request finishes after its prefill (one output token, never computed), so its
+prompt goes into the tree (``release_kv_cache``: insert, free the duplicates) and the lock
+is released. The page size is SGLang's default 1 (a hit is counted to the token) unless
+one is asked.
+
+The same figures as vLLM's replay (an ``InOrderReplay`` with ``engine`` "sglang"):
+``hits`` is the matched prefix at admission; ``uncapped_hits`` also counts the last page
+when the tree holds it (the cap's cost: one token at page size 1); ``evictions`` counts
+evicted tokens; ``num_gpu_blocks`` is the pool's pages. A request SGLang could never admit
+(its page-rounded prompt plus its one reserved output token exceed the pool) is skipped
+and counted as a miss, as on vLLM.
+
+**The pool counts slots** (``SlotCounter``) instead of listing them: the tree stores each
+token's slot index and gives it back, but nothing the tree or the scheduler decides depends
+on which index it is, and SGLang's own free list at the whole-trace capacity (147 million
+slots) is gigabytes of Python ints. ``allocator=make_allocator`` replays with SGLang's real
+allocator instead (a test checks that both give the same replay).
+
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import cast
+
+from engine.lab.request_trace import TraceEntry, prompt_token_ids
+from engine.lab.trace_replay import (
+    STOP_CHECK_EVERY,
+    InOrderReplay,
+    RequestResult,
+    Stop,
+    _no_cyclic_gc,
+)
+from engine.lab.workload_sglang import SGLANG_PAGE_SIZE, SGLANG_SCHEDULE_POLICY
+from engine.sglang.allocator import KVAllocator
+from engine.sglang.radix_cache import RadixCache, RadixKey
+from engine.sglang.schedule_policy import CLIP_MAX_NEW_TOKENS
+from engine.sglang.scheduler import Req, Scheduler
+
+# The in-order replay computes the prompt only: one output token, sampled, never computed.
+MAX_NEW_TOKENS = 1
+AllocatorFactory = Callable[[int, int], KVAllocator]
+
+
+class SlotCounter:
+    """SGLang's token-to-KV pool (``TokenToKVPoolAllocator``, or the paged one) as a count
+    of free slots: ``alloc`` hands out that many slots (all index 0) and ``free_segment``
+    gives back whole pages, as the real ones do. Slot indices change nothing the tree or
+    the scheduler decides in an in-order replay (no request ever grows a partial page)."""
+
+    def __init__(self, size: int, page_size: int = 1) -> None:
+        if size < page_size:
+            raise ValueError(f"a pool of {size} slots holds no page of {page_size}")
+        self.page_size = page_size
+        self.size = size
+        self.num_pages = size // page_size
+        self.free_slots = self.num_pages * page_size
+
+    def available_size(self) -> int:
+        return self.free_slots
+
+    def alloc(self, need_size: int) -> list[int] | None:
+        assert need_size % self.page_size == 0, "The allocation size should be page-aligned"
+        if need_size > self.free_slots:
+            return None
+        self.free_slots -= need_size
+        return [0] * need_size
+
+    def free_segment(self, free_index: Sequence[int], *, start_pos: int) -> None:
+        """Every page the segment starts in comes back (a partial last page whole)."""
+        pages = -(-len(free_index) // self.page_size)
+        self.free_slots += pages * self.page_size
+
+    free = free_segment  # the scheduler frees segments only
+
+
+def pool_pages(allocator: KVAllocator | SlotCounter) -> int:
+    return allocator.available_size() // allocator.page_size
+
+
+def replay_in_order_sglang(
+    entries: Sequence[TraceEntry],
+    capacity_tokens: int,
+    page_size: int = SGLANG_PAGE_SIZE,
+    per_request: bool = False,
+    stop: Stop | None = None,
+    allocator: AllocatorFactory | None = None,
+) -> InOrderReplay:
+    """Replay the requests in order on SGLang's model at this capacity (see the module's
+    docstring). ``per_request`` and ``stop`` as in ``replay_in_order``; ``allocator``
+    builds the pool from (size, page size), by default a ``SlotCounter``."""
+    with _no_cyclic_gc():
+        return _replay(entries, capacity_tokens, page_size, per_request, stop, allocator)
+
+
+def _replay(
+    entries: Sequence[TraceEntry],
+    capacity_tokens: int,
+    page_size: int,
+    per_request: bool,
+    stop: Stop | None,
+    allocator: AllocatorFactory | None,
+) -> InOrderReplay:
+    started = time.perf_counter()
+    if page_size < 1 or capacity_tokens < page_size:
+        raise ValueError(f"a capacity of {capacity_tokens} tokens holds no {page_size}-token page")
+    pool = (
+        allocator(capacity_tokens, page_size)
+        if allocator
+        else SlotCounter(capacity_tokens, page_size)
+    )
+    tree = RadixCache(pool, page_size=page_size)
+    scheduler = Scheduler(cast(KVAllocator, pool), tree, SGLANG_SCHEDULE_POLICY)
+    result = InOrderReplay(capacity_tokens, page_size, pool_pages(pool), engine="sglang")
+    admitted_at: list[tuple[int, int]] = []  # (hit, uncapped hit) of the request admitted
+    evicted = [0]
+    schedule, evict = scheduler.schedule, tree.evict
+
+    def recording_schedule() -> list[Req]:
+        admitted = schedule()
+        admitted_at.extend((req.prefix_len, _uncapped(tree, req)) for req in admitted)
+        return admitted
+
+    def counting_evict(num_tokens: int) -> int:
+        freed = evict(num_tokens)
+        evicted[0] += freed
+        return freed
+
+    scheduler.schedule = recording_schedule  # type: ignore[method-assign]
+    tree.evict = counting_evict  # type: ignore[method-assign]
+    slots = result.num_gpu_blocks * page_size
+    hits = uncapped_hits = 0
+    for index, entry in enumerate(entries):
+        if stop is not None and index % STOP_CHECK_EVERY == 0 and index and stop():
+            result.completed = False
+            break
+        num_tokens = entry.input_length
+        result.requests += 1
+        result.prompt_tokens += num_tokens
+        # What admission needs with the tree empty: the prompt's pages and the reservation.
+        need = -(-num_tokens // page_size) * page_size + min(MAX_NEW_TOKENS, CLIP_MAX_NEW_TOKENS)
+        skipped = need > slots
+        hit = uncapped = evictions = 0
+        if skipped:
+            result.skipped_requests += 1
+            result.skipped_tokens += num_tokens
+        else:
+            req = Req(str(index), prompt_token_ids(entry), max_new_tokens=MAX_NEW_TOKENS)
+            scheduler.add_request(req)
+            finished = scheduler.step()
+            assert finished == [req] and len(admitted_at) == 1, "one request, one step"
+            scheduler.finished.clear()  # its tokens would stay for the whole replay
+            ((hit, uncapped),) = admitted_at
+            admitted_at.clear()
+            evictions, evicted[0] = evicted[0], 0
+            result.queries += num_tokens
+            result.evictions += evictions
+        hits += hit
+        uncapped_hits += uncapped
+        if per_request:
+            result.per_request.append(
+                RequestResult(
+                    index=index,
+                    line=entry.line,
+                    timestamp=entry.timestamp,
+                    input_length=num_tokens,
+                    hits=hit,
+                    uncapped_hits=uncapped,
+                    evictions=evictions,
+                    skipped=skipped,
+                    cumulative_hit_rate=hits / result.prompt_tokens,
+                )
+            )
+    result.hits, result.uncapped_hits = hits, uncapped_hits
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def _uncapped(tree: RadixCache, req: Req) -> int:
+    """The hit without the cap: the match stopped one page short of the prompt's last whole
+    page (``max_prefix_len``); does the tree hold that page too? The match ends at a node's
+    end (it splits a node it ends inside), so the page is a child of ``last_node``. Looked
+    up without touching the tree (no access stamp, no split)."""
+    num_tokens = len(req.origin_input_ids)
+    page_size = tree.page_size
+    whole = num_tokens // page_size * page_size
+    if req.prefix_len != (num_tokens - 1) // page_size * page_size or whole == req.prefix_len:
+        return req.prefix_len
+    assert req.last_node is not None
+    page = RadixKey(req.origin_input_ids[req.prefix_len : whole], req.extra_key)
+    found = page.child_key(page_size) in req.last_node.children
+    return whole if found else req.prefix_len
+
+
+def hit_rate_curve_sglang(
+    entries: Sequence[TraceEntry],
+    capacities: Sequence[int],
+    page_size: int = SGLANG_PAGE_SIZE,
+    stop: Stop | None = None,
+) -> Iterator[InOrderReplay]:
+    """One in-order replay on SGLang per capacity, yielded as each ends (as
+    ``hit_rate_curve``); ends early when ``stop`` says True."""
+    for capacity in capacities:
+        if stop is not None and stop():
+            return
+        point = replay_in_order_sglang(entries, capacity, page_size, stop=stop)
+        yield point
+        if not point.completed:
+            return
