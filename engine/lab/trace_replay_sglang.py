@@ -37,7 +37,6 @@ from engine.lab.request_trace import TraceEntry, prompt_token_ids
 from engine.lab.trace_replay import (
     STOP_CHECK_EVERY,
     InOrderReplay,
-    RequestResult,
     Stop,
     _no_cyclic_gc,
 )
@@ -139,22 +138,16 @@ def _replay(
     scheduler.schedule = recording_schedule  # type: ignore[method-assign]
     tree.evict = counting_evict  # type: ignore[method-assign]
     slots = result.num_gpu_blocks * page_size
-    hits = uncapped_hits = 0
     for index, entry in enumerate(entries):
         if stop is not None and index % STOP_CHECK_EVERY == 0 and index and stop():
             result.completed = False
             break
         num_tokens = entry.input_length
-        result.requests += 1
-        result.prompt_tokens += num_tokens
         # What admission needs with the tree empty: the prompt's pages and the reservation.
         need = -(-num_tokens // page_size) * page_size + min(MAX_NEW_TOKENS, CLIP_MAX_NEW_TOKENS)
         skipped = need > slots
         hit = uncapped = evictions = 0
-        if skipped:
-            result.skipped_requests += 1
-            result.skipped_tokens += num_tokens
-        else:
+        if not skipped:
             req = Req(str(index), prompt_token_ids(entry), max_new_tokens=MAX_NEW_TOKENS)
             scheduler.add_request(req)
             finished = scheduler.step()
@@ -163,25 +156,7 @@ def _replay(
             ((hit, uncapped),) = admitted_at
             admitted_at.clear()
             evictions, evicted[0] = evicted[0], 0
-            result.queries += num_tokens
-            result.evictions += evictions
-        hits += hit
-        uncapped_hits += uncapped
-        if per_request:
-            result.per_request.append(
-                RequestResult(
-                    index=index,
-                    line=entry.line,
-                    timestamp=entry.timestamp,
-                    input_length=num_tokens,
-                    hits=hit,
-                    uncapped_hits=uncapped,
-                    evictions=evictions,
-                    skipped=skipped,
-                    cumulative_hit_rate=hits / result.prompt_tokens,
-                )
-            )
-    result.hits, result.uncapped_hits = hits, uncapped_hits
+        result.count(index, entry, hit, uncapped, evictions, skipped, per_request)
     result.seconds = time.perf_counter() - started
     return result
 
