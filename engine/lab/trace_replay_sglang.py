@@ -157,8 +157,18 @@ def _replay(
             admitted_at.clear()
             evictions, evicted[0] = evicted[0], 0
         result.count(index, entry, hit, uncapped, evictions, skipped, per_request)
+    del scheduler.schedule, tree.evict  # the wrappers (they refer to the tree)
+    _unlink(tree)
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _unlink(tree: RadixCache) -> None:
+    """Let the tree go by reference counting: a node and its parent refer to each other,
+    so a dropped tree of a whole trace's prompts waited for the cyclic garbage collector,
+    which walks every slot list of it."""
+    for node in tree.all_nodes():
+        node.parent = None
 
 
 def _uncapped(tree: RadixCache, req: Req) -> int:

@@ -11,7 +11,11 @@ import pytest
 from engine.lab.paper_gap import paper_gap, reuse_from_ids
 from engine.lab.request_trace import TraceEntry, read_trace
 from engine.lab.trace_replay import HashedTrace, capacities_for, replay_in_order
-from engine.lab.trace_replay_sglang import SlotCounter, replay_in_order_sglang
+from engine.lab.trace_replay_sglang import (
+    SlotCounter,
+    hit_rate_curve_sglang,
+    replay_in_order_sglang,
+)
 from engine.sglang.allocator import make_allocator
 from tests.engine.test_trace_replay import (
     CONVERSATION,
@@ -239,3 +243,18 @@ def test_sglang_evicts_the_least_recently_used_leaf() -> None:
     replay = replay_in_order_sglang(trace(a, b, a, d, a, b), 2348, per_request=True)
     assert [r.hits for r in replay.per_request] == [0, 0, 1023, 0, 1023, 0]
     assert [r.evictions for r in replay.per_request][:4] == [0, 0, 0, 1024]
+
+
+def test_the_sglang_curve_yields_point_by_point_and_stops() -> None:
+    entries = random_trace(3, requests=600)
+    asked = []
+
+    def stop() -> bool:
+        asked.append(1)
+        return len(asked) >= 5  # asked before each replay and every 256 requests
+
+    points = list(hit_rate_curve_sglang(entries, [4 * B, 50 * B, 10**7], stop=stop))
+    assert [(p.capacity_tokens, p.completed, p.requests) for p in points] == [
+        (4 * B, True, 600),
+        (50 * B, False, 256),
+    ]
