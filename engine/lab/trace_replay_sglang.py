@@ -2,14 +2,15 @@
 engine/lab/trace_replay.py replays it through vLLM's.
 
 One request after another, nothing concurrent (the Mooncake paper's Figure 9 method), each
-through SGLang's own ``Scheduler`` step with its ``RadixCache`` and a token-to-KV pool of
+making the calls SGLang's scheduler makes on its ``RadixCache`` and a token-to-KV pool of
 ``capacity_tokens`` slots: ``match_prefix`` (at most the prompt less one token,
 ``match_kv_cache``), the matched path locked, the missed tokens allocated, evicting
 unlocked leaves of the tree (least recently used first, SGLang's default) when the pool is
 short; the request finishes after its prefill (one output token, never computed), so its
 prompt goes into the tree (``release_kv_cache``: insert, free the duplicates) and the lock
-is released. The page size is SGLang's default 1 (a hit is counted to the token) unless
-one is asked.
+is released. ``via_scheduler=True`` runs each request through SGLang's ``Scheduler.step``
+instead: the same replay, request by request, at about half the speed. The page size is
+SGLang's default 1 (a hit is counted to the token) unless one is asked.
 
 The same figures as vLLM's replay (an ``InOrderReplay`` with ``engine`` "sglang"):
 ``hits`` is the matched prefix at admission; ``uncapped_hits`` also counts the last page
@@ -42,7 +43,7 @@ from engine.lab.trace_replay import (
 )
 from engine.lab.workload_sglang import SGLANG_PAGE_SIZE, SGLANG_SCHEDULE_POLICY
 from engine.sglang.allocator import KVAllocator
-from engine.sglang.radix_cache import RadixCache, RadixKey
+from engine.sglang.radix_cache import RadixCache, RadixKey, TreeNode
 from engine.sglang.schedule_policy import CLIP_MAX_NEW_TOKENS
 from engine.sglang.scheduler import Req, Scheduler
 
@@ -94,73 +95,141 @@ def replay_in_order_sglang(
     per_request: bool = False,
     stop: Stop | None = None,
     allocator: AllocatorFactory | None = None,
+    via_scheduler: bool = False,
 ) -> InOrderReplay:
     """Replay the requests in order on SGLang's model at this capacity (see the module's
     docstring). ``per_request`` and ``stop`` as in ``replay_in_order``; ``allocator``
-    builds the pool from (size, page size), by default a ``SlotCounter``."""
+    builds the pool from (size, page size), by default a ``SlotCounter``.
+
+    The replay makes SGLang's scheduler's calls on the tree and the pool itself (as
+    vLLM's replay calls its ``KVCacheManager``); ``via_scheduler`` runs each request
+    through SGLang's ``Scheduler.step`` instead, the same replay at about half the speed
+    (a test checks they agree request by request)."""
     with _no_cyclic_gc():
-        return _replay(entries, capacity_tokens, page_size, per_request, stop, allocator)
+        replay = _SchedulerReplay if via_scheduler else _CacheReplay
+        return replay(capacity_tokens, page_size, allocator).run(entries, per_request, stop)
 
 
-def _replay(
-    entries: Sequence[TraceEntry],
-    capacity_tokens: int,
-    page_size: int,
-    per_request: bool,
-    stop: Stop | None,
-    allocator: AllocatorFactory | None,
-) -> InOrderReplay:
-    started = time.perf_counter()
-    if page_size < 1 or capacity_tokens < page_size:
-        raise ValueError(f"a capacity of {capacity_tokens} tokens holds no {page_size}-token page")
-    pool = (
-        allocator(capacity_tokens, page_size)
-        if allocator
-        else SlotCounter(capacity_tokens, page_size)
-    )
-    tree = RadixCache(pool, page_size=page_size)
-    scheduler = Scheduler(cast(KVAllocator, pool), tree, SGLANG_SCHEDULE_POLICY)
-    result = InOrderReplay(capacity_tokens, page_size, pool_pages(pool), engine="sglang")
-    admitted_at: list[tuple[int, int]] = []  # (hit, uncapped hit) of the request admitted
-    evicted = [0]
-    schedule, evict = scheduler.schedule, tree.evict
+class _CacheReplay:
+    """A request at a time, SGLang's scheduler's calls made directly: ``match_kv_cache``'s
+    match (all but the last token) and the lock; ``_alloc_row``'s eviction and allocation;
+    ``release_kv_cache``'s insert of the prompt, the duplicates and the partial page freed,
+    the unlock. (The scheduler's checkpoint also matches the inserted prompt again to move
+    the lock: that only restamps the path it just stamped, and the lock is released.)"""
 
-    def recording_schedule() -> list[Req]:
-        admitted = schedule()
-        admitted_at.extend((req.prefix_len, _uncapped(tree, req)) for req in admitted)
-        return admitted
+    def __init__(
+        self, capacity_tokens: int, page_size: int, allocator: AllocatorFactory | None
+    ) -> None:
+        if page_size < 1 or capacity_tokens < page_size:
+            raise ValueError(
+                f"a capacity of {capacity_tokens} tokens holds no {page_size}-token page"
+            )
+        self.page_size = page_size
+        self.pool = (
+            allocator(capacity_tokens, page_size)
+            if allocator
+            else SlotCounter(capacity_tokens, page_size)
+        )
+        self.tree = RadixCache(self.pool, page_size=page_size)
+        self.result = InOrderReplay(
+            capacity_tokens, page_size, pool_pages(self.pool), engine="sglang"
+        )
 
-    def counting_evict(num_tokens: int) -> int:
-        freed = evict(num_tokens)
-        evicted[0] += freed
-        return freed
+    def run(
+        self, entries: Sequence[TraceEntry], per_request: bool, stop: Stop | None
+    ) -> InOrderReplay:
+        started = time.perf_counter()
+        result, page_size = self.result, self.page_size
+        slots = result.num_gpu_blocks * page_size
+        for index, entry in enumerate(entries):
+            if stop is not None and index % STOP_CHECK_EVERY == 0 and index and stop():
+                result.completed = False
+                break
+            num_tokens = entry.input_length
+            # What admission needs with the tree empty: the prompt's pages and the
+            # reserved output token.
+            pages = -(-num_tokens // page_size) * page_size
+            skipped = pages + min(MAX_NEW_TOKENS, CLIP_MAX_NEW_TOKENS) > slots
+            hit = uncapped = evictions = 0
+            if not skipped:
+                hit, uncapped, evictions = self.replay_one(index, prompt_token_ids(entry))
+            result.count(index, entry, hit, uncapped, evictions, skipped, per_request)
+        self.finish()
+        _unlink(self.tree)
+        result.seconds = time.perf_counter() - started
+        return result
 
-    scheduler.schedule = recording_schedule  # type: ignore[method-assign]
-    tree.evict = counting_evict  # type: ignore[method-assign]
-    slots = result.num_gpu_blocks * page_size
-    for index, entry in enumerate(entries):
-        if stop is not None and index % STOP_CHECK_EVERY == 0 and index and stop():
-            result.completed = False
-            break
-        num_tokens = entry.input_length
-        # What admission needs with the tree empty: the prompt's pages and the reservation.
-        need = -(-num_tokens // page_size) * page_size + min(MAX_NEW_TOKENS, CLIP_MAX_NEW_TOKENS)
-        skipped = need > slots
-        hit = uncapped = evictions = 0
-        if not skipped:
-            req = Req(str(index), prompt_token_ids(entry), max_new_tokens=MAX_NEW_TOKENS)
-            scheduler.add_request(req)
-            finished = scheduler.step()
-            assert finished == [req] and len(admitted_at) == 1, "one request, one step"
-            scheduler.finished.clear()  # its tokens would stay for the whole replay
-            ((hit, uncapped),) = admitted_at
-            admitted_at.clear()
-            evictions, evicted[0] = evicted[0], 0
-        result.count(index, entry, hit, uncapped, evictions, skipped, per_request)
-    del scheduler.schedule, tree.evict  # the wrappers (they refer to the tree)
-    _unlink(tree)
-    result.seconds = time.perf_counter() - started
-    return result
+    def replay_one(self, index: int, token_ids: list[int]) -> tuple[int, int, int]:
+        """One admitted request: (hit, uncapped hit, evicted tokens)."""
+        tree, pool, page_size = self.tree, self.pool, self.page_size
+        num_tokens = len(token_ids)
+        match = tree.match_prefix(RadixKey(token_ids[: num_tokens - 1]))
+        hit, last_node = match.device_prefix_len, match.last_device_node
+        uncapped = _uncapped(tree, token_ids, hit, last_node)
+        tree.inc_lock_ref(last_node)
+        need = -(-num_tokens // page_size) * page_size - hit
+        evicted = 0
+        if pool.available_size() < need:
+            evicted = tree.evict(need - pool.available_size())
+        slots = pool.alloc(need)
+        assert slots is not None, "an in-order replay always has room for one request"
+        row = tree.path_device_indices(last_node)[:hit] + slots
+        key = RadixKey(token_ids).page_aligned(page_size)
+        cached = tree.insert(key, row[: len(key)]).prefix_len
+        pool.free_segment(row[hit:cached], start_pos=hit)
+        pool.free_segment(row[len(key) :], start_pos=len(key))
+        tree.dec_lock_ref(last_node)
+        return hit, uncapped, evicted
+
+    def finish(self) -> None:
+        """What a replay leaves to undo."""
+
+
+class _SchedulerReplay(_CacheReplay):
+    """Each request through SGLang's ``Scheduler.step`` (fcfs, one request a step)."""
+
+    def __init__(
+        self, capacity_tokens: int, page_size: int, allocator: AllocatorFactory | None
+    ) -> None:
+        super().__init__(capacity_tokens, page_size, allocator)
+        tree = self.tree
+        self.scheduler = scheduler = Scheduler(
+            cast(KVAllocator, self.pool), tree, SGLANG_SCHEDULE_POLICY
+        )
+        self.admitted: list[tuple[int, int]] = []  # (hit, uncapped hit) of the one admitted
+        self.evicted = 0
+        schedule, evict = scheduler.schedule, tree.evict
+
+        def recording_schedule() -> list[Req]:
+            admitted = schedule()
+            for req in admitted:
+                assert req.last_node is not None
+                uncapped = _uncapped(tree, req.origin_input_ids, req.prefix_len, req.last_node)
+                self.admitted.append((req.prefix_len, uncapped))
+            return admitted
+
+        def counting_evict(num_tokens: int) -> int:
+            freed = evict(num_tokens)
+            self.evicted += freed
+            return freed
+
+        scheduler.schedule = recording_schedule  # type: ignore[method-assign]
+        tree.evict = counting_evict  # type: ignore[method-assign]
+
+    def replay_one(self, index: int, token_ids: list[int]) -> tuple[int, int, int]:
+        scheduler = self.scheduler
+        req = Req(str(index), token_ids, max_new_tokens=MAX_NEW_TOKENS)
+        scheduler.add_request(req)
+        finished = scheduler.step()
+        assert finished == [req] and len(self.admitted) == 1, "one request, one step"
+        scheduler.finished.clear()  # its tokens would stay for the whole replay
+        ((hit, uncapped),) = self.admitted
+        self.admitted.clear()
+        evicted, self.evicted = self.evicted, 0
+        return hit, uncapped, evicted
+
+    def finish(self) -> None:
+        del self.scheduler.schedule, self.tree.evict  # the wrappers (they refer to the tree)
 
 
 def _unlink(tree: RadixCache) -> None:
@@ -171,20 +240,18 @@ def _unlink(tree: RadixCache) -> None:
         node.parent = None
 
 
-def _uncapped(tree: RadixCache, req: Req) -> int:
+def _uncapped(tree: RadixCache, token_ids: list[int], hit: int, last_node: TreeNode) -> int:
     """The hit without the cap: the match stopped one page short of the prompt's last whole
     page (``max_prefix_len``); does the tree hold that page too? The match ends at a node's
     end (it splits a node it ends inside), so the page is a child of ``last_node``. Looked
     up without touching the tree (no access stamp, no split)."""
-    num_tokens = len(req.origin_input_ids)
+    num_tokens = len(token_ids)
     page_size = tree.page_size
     whole = num_tokens // page_size * page_size
-    if req.prefix_len != (num_tokens - 1) // page_size * page_size or whole == req.prefix_len:
-        return req.prefix_len
-    assert req.last_node is not None
-    page = RadixKey(req.origin_input_ids[req.prefix_len : whole], req.extra_key)
-    found = page.child_key(page_size) in req.last_node.children
-    return whole if found else req.prefix_len
+    if hit != (num_tokens - 1) // page_size * page_size or whole == hit:
+        return hit
+    page = RadixKey(token_ids[hit:whole])
+    return whole if page.child_key(page_size) in last_node.children else hit
 
 
 def hit_rate_curve_sglang(

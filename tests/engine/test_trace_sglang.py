@@ -87,17 +87,26 @@ def test_a_request_sglang_can_never_admit_is_a_skipped_miss() -> None:
     assert replay_in_order_sglang(entries, 1101).skipped_requests == 0
 
 
-@pytest.mark.parametrize(("seed", "page_size"), [(1, 1), (2, 16), (4, 1)])
-def test_the_slot_counter_replays_as_sglangs_own_allocator(seed: int, page_size: int) -> None:
+@pytest.mark.parametrize(("seed", "page_size"), [(1, 1), (2, 16), (4, 1), (5, 64)])
+def test_the_calls_made_directly_replay_as_sglangs_scheduler_and_allocator(
+    seed: int, page_size: int
+) -> None:
     entries = random_trace(seed, requests=150)
     for capacity in (6 * B, 30 * B):
-        counted = replay_in_order_sglang(entries, capacity, page_size, per_request=True)
-        real = replay_in_order_sglang(
-            entries, capacity, page_size, per_request=True, allocator=make_allocator
-        )
-        assert counted.evictions > 0
-        assert counted.per_request == real.per_request
-        assert counted.row() | {"seconds": 0} == real.row() | {"seconds": 0}
+        direct = replay_in_order_sglang(entries, capacity, page_size, per_request=True)
+        assert direct.evictions > 0
+        for allocator in (None, make_allocator):
+            for via_scheduler in (False, True):
+                other = replay_in_order_sglang(
+                    entries,
+                    capacity,
+                    page_size,
+                    per_request=True,
+                    allocator=allocator,
+                    via_scheduler=via_scheduler,
+                )
+                assert other.per_request == direct.per_request
+                assert other.row() | {"seconds": 0} == direct.row() | {"seconds": 0}
 
 
 def test_the_slot_counter_gives_back_whole_pages() -> None:
