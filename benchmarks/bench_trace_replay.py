@@ -10,7 +10,7 @@ kept between rounds but the file's bytes in the OS cache):
   derived tokens, each distinct block once), replay it in order at --capacity-tokens;
 - the curve: the same read and hashing once, then --points capacities (the CLI's default,
   log-spaced from half a mean prompt to the whole trace);
-- SGLang: the same, through SGLang's Scheduler and RadixCache at page size 1 (no hashing:
+- SGLang: the same, through SGLang's RadixCache and token pool at page size 1 (no hashing:
   the tree keys token ids; read, then replay);
 - the floor: a plain dict + OrderedDict LRU over the trace's hash ids at the same
   capacities (no hashing: the ids are the keys), the least any replay could cost in CPython.
@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> None:
         f"{sys.implementation.name} {sys.version.split()[0]}, median (range) of {args.repeat}\n"
     )
     print(
-        "| | vLLM (KVCacheManager, BlockPool) | SGLang (Scheduler, RadixCache) | plain LRU floor |"
+        "| | vLLM (KVCacheManager, BlockPool) | SGLang (RadixCache, token pool) | plain LRU floor |"
     )
     print("|---|---|---|---|")
     print(
