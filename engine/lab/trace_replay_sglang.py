@@ -173,9 +173,11 @@ class _CacheReplay:
             evicted = tree.evict(need - pool.available_size())
         slots = pool.alloc(need)
         assert slots is not None, "an in-order replay always has room for one request"
-        row = tree.path_device_indices(last_node)[:hit] + slots
+        # The path's slots: the match ends at its last node's end, so exactly ``hit`` of them.
+        row = tree.path_device_indices(last_node)
+        row += slots
         key = RadixKey(token_ids).page_aligned(page_size)
-        cached = tree.insert(key, row[: len(key)]).prefix_len
+        cached = tree.insert(key, row).prefix_len  # insert takes row[: len(key)]
         pool.free_segment(row[hit:cached], start_pos=hit)
         pool.free_segment(row[len(key) :], start_pos=len(key))
         tree.dec_lock_ref(last_node)
