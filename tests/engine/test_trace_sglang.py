@@ -130,7 +130,9 @@ def test_unlimited_replays_find_what_the_ids_say_and_the_gap_adds_up(seed: int) 
         min(m, e.input_length - 1) for m, e in zip(matched, entries, strict=True)
     ]
     assert [r.uncapped_hits for r in vllm.per_request] == [m // B * B for m in matched]
-    for replay in (vllm, sglang):
+    vllm_64 = replay_in_order(HashedTrace.of(entries, 64), whole)
+    assert vllm_64.uncapped_hits == sum(m // 64 * 64 for m in matched)
+    for replay in (vllm, sglang, vllm_64):
         gap = paper_gap(entries, replay, 0.5)
         assert gap.paper_tokens == round(0.5 * replay.prompt_tokens)
         assert (
