@@ -1,4 +1,4 @@
-"""A whole request trace replayed in order through the engine, beside a plain LRU floor.
+"""A whole request trace replayed in order through both engines, beside a plain LRU floor.
 
 Run: python benchmarks/bench_trace_replay.py [--trace ../shared/traces/conversation_trace.jsonl]
 [--capacity-tokens 3000000] [--points 8] [--repeat 3]
@@ -10,11 +10,14 @@ kept between rounds but the file's bytes in the OS cache):
   derived tokens, each distinct block once), replay it in order at --capacity-tokens;
 - the curve: the same read and hashing once, then --points capacities (the CLI's default,
   log-spaced from half a mean prompt to the whole trace);
+- SGLang: the same, through SGLang's RadixCache and token pool at page size 1 (no hashing:
+  the tree keys token ids; read, then replay);
 - the floor: a plain dict + OrderedDict LRU over the trace's hash ids at the same
   capacities (no hashing: the ids are the keys), the least any replay could cost in CPython.
 
-Then the hit rates: the engine's (what vLLM reuses, and uncapped), the floor's, and their
-difference, and at the whole-trace capacity the hit rate beside the paper's cache ratio.
+Then the hit rates: vLLM's (what it reuses, and uncapped), SGLang's, the floor's and its
+difference from vLLM's, and at the whole-trace capacity each engine's hit rate beside the
+paper's cache ratio with the gap's causes (engine/lab/paper_gap.py).
 Prints Markdown. Figures, not assertions (tests/engine/test_trace_replay.py asserts the
 floor's agreement on slices).
 """
@@ -31,6 +34,7 @@ from typing import TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from engine.lab.paper_gap import paper_gap
 from engine.lab.request_trace import read_trace
 from engine.lab.trace_replay import (
     PAPER_CACHE_RATIO,
@@ -42,6 +46,7 @@ from engine.lab.trace_replay import (
     replay_in_order,
     trace_name_of,
 )
+from engine.lab.trace_replay_sglang import hit_rate_curve_sglang, replay_in_order_sglang
 
 DEFAULT_TRACE = (
     Path(__file__).resolve().parents[2] / "shared" / "traces" / "conversation_trace.jsonl"
@@ -68,10 +73,23 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     parts: dict[str, list[float]] = {
-        name: [] for name in ("read", "hash", "replay", "one", "curve", "floor one", "floor curve")
+        name: []
+        for name in (
+            "read",
+            "hash",
+            "replay",
+            "one",
+            "curve",
+            "floor one",
+            "floor curve",
+            "sglang one",
+            "sglang curve",
+        )
     }
     point: InOrderReplay | None = None
     curve: list[InOrderReplay] = []
+    sglang_point: InOrderReplay | None = None
+    sglang_curve: list[InOrderReplay] = []
     capacities: list[int] = []
     for _ in range(args.repeat):
         read, entries = timed(lambda: read_trace(args.trace))
@@ -88,40 +106,60 @@ def main(argv: list[str] | None = None) -> None:
         parts["floor curve"].append(
             timed(lambda: [lru_floor(entries, c) for c in capacities])[0]  # noqa: B023
         )
-    assert point is not None
+        sglang_time, sglang_point = timed(
+            lambda: replay_in_order_sglang(entries, args.capacity_tokens)  # noqa: B023
+        )
+        parts["sglang one"].append(read + sglang_time)
+        sglang_curve_time, sglang_curve = timed(
+            lambda: list(hit_rate_curve_sglang(entries, capacities))  # noqa: B023
+        )
+        parts["sglang curve"].append(read + sglang_curve_time)
+    assert point is not None and sglang_point is not None
     entries = read_trace(args.trace)
     name = trace_name_of(args.trace)
     print(
         f"`{name}`: {len(entries):,} requests, {point.prompt_tokens:,} prompt tokens, "
         f"{sys.implementation.name} {sys.version.split()[0]}, median (range) of {args.repeat}\n"
     )
-    print("| | engine (KVCacheManager, BlockPool) | plain LRU floor |")
-    print("|---|---|---|")
+    print(
+        "| | vLLM (KVCacheManager, BlockPool) | SGLang (RadixCache, token pool) | plain LRU floor |"
+    )
+    print("|---|---|---|---|")
     print(
         f"| one capacity ({args.capacity_tokens:,} tokens), cold | {median_range(parts['one'])}: "
         f"read {median_range(parts['read'])}, hash {median_range(parts['hash'])}, replay "
-        f"{median_range(parts['replay'])} | {median_range(parts['floor one'])} |"
+        f"{median_range(parts['replay'])} | {median_range(parts['sglang one'])} | "
+        f"{median_range(parts['floor one'])} |"
     )
     print(
         f"| {len(capacities)}-capacity curve, cold | {median_range(parts['curve'])} | "
-        f"{median_range(parts['floor curve'])} |"
+        f"{median_range(parts['sglang curve'])} | {median_range(parts['floor curve'])} |"
     )
-    print("\n| capacity (tokens) | hit rate | uncapped | floor | floor - engine (tokens) |")
-    print("|---:|---:|---:|---:|---:|")
+    print(
+        "\n| capacity (tokens) | vLLM | uncapped | SGLang | uncapped | floor "
+        "| floor - vLLM (tokens) | evicted tokens vLLM / SGLang |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    sglang_at = {p.capacity_tokens: p for p in [sglang_point, *sglang_curve]}
     for replay in [point, *curve]:
         floor = lru_floor(entries, replay.capacity_tokens)
-        difference = floor.hits - replay.hits
+        other = sglang_at[replay.capacity_tokens]
         print(
             f"| {replay.capacity_tokens:,} | {replay.hit_rate:.2%} | "
-            f"{replay.uncapped_hit_rate:.2%} | {floor.hit_rate:.2%} | {difference:,} |"
+            f"{replay.uncapped_hit_rate:.2%} | {other.hit_rate:.2%} | "
+            f"{other.uncapped_hit_rate:.2%} | {floor.hit_rate:.2%} | "
+            f"{floor.hits - replay.hits:,} | {replay.evicted_tokens:,} / {other.evicted_tokens:,} |"
         )
-    unlimited = curve[-1]
     paper = PAPER_CACHE_RATIO.get(name)
-    print(
-        f"\nWhole trace ({unlimited.capacity_tokens:,} tokens, {unlimited.evictions} evictions): "
-        f"{unlimited.hit_rate:.2%} reused ({unlimited.uncapped_hit_rate:.2%} uncapped)"
-        + (f"; the paper's cache ratio: {paper:.0%}" if paper is not None else "")
-    )
+    for unlimited in (curve[-1], sglang_curve[-1]):
+        gap = paper_gap(entries, unlimited, paper)
+        print(
+            f"\n{unlimited.engine}, whole trace ({unlimited.capacity_tokens:,} tokens, "
+            f"{unlimited.evictions} evictions): {unlimited.hit_rate:.2%} reused "
+            f"({unlimited.uncapped_hit_rate:.2%} uncapped)"
+            + (f"; the paper's cache ratio: {paper:.0%}" if paper is not None else "")
+            + f"; causes in tokens: {gap.to_dict()}"
+        )
 
 
 if __name__ == "__main__":

@@ -172,6 +172,14 @@ class InOrderReplay:
     completed: bool = True
     seconds: float = 0.0
     per_request: list[RequestResult] = field(default_factory=list)
+    # "sglang": engine/lab/trace_replay_sglang.py's, where ``block_size`` is the page size,
+    # ``num_gpu_blocks`` the pool's pages and ``evictions`` counts tokens, not blocks
+    engine: str = "vllm"
+
+    @property
+    def evicted_tokens(self) -> int:
+        """Evictions in tokens, comparable across engines."""
+        return self.evictions if self.engine == "sglang" else self.evictions * self.block_size
 
     @property
     def hit_rate(self) -> float:
@@ -180,6 +188,44 @@ class InOrderReplay:
     @property
     def uncapped_hit_rate(self) -> float:
         return self.uncapped_hits / self.prompt_tokens if self.prompt_tokens else 0.0
+
+    def count(
+        self,
+        index: int,
+        entry: TraceEntry,
+        hit: int,
+        uncapped: int,
+        evictions: int,
+        skipped: bool,
+        per_request: bool,
+    ) -> None:
+        """Add one replayed request's figures (a skipped one: no hit, its tokens missed),
+        and its row when ``per_request``."""
+        num_tokens = entry.input_length
+        self.requests += 1
+        self.prompt_tokens += num_tokens
+        if skipped:
+            self.skipped_requests += 1
+            self.skipped_tokens += num_tokens
+        else:
+            self.queries += num_tokens
+            self.hits += hit
+            self.uncapped_hits += uncapped
+            self.evictions += evictions
+        if per_request:
+            self.per_request.append(
+                RequestResult(
+                    index=index,
+                    line=entry.line,
+                    timestamp=entry.timestamp,
+                    input_length=num_tokens,
+                    hits=hit,
+                    uncapped_hits=uncapped,
+                    evictions=evictions,
+                    skipped=skipped,
+                    cumulative_hit_rate=self.hits / self.prompt_tokens,
+                )
+            )
 
     def row(self) -> dict[str, Any]:
         """The figures without the per-request rows (a CSV line, a JSON object)."""
@@ -289,21 +335,14 @@ def _replay_in_order(
     assert stats is not None
     counter = EvictionCounter(pool)
     usable = num_gpu_blocks - 1
-    uncapped_hits = 0
     for index, (entry, hashes) in enumerate(zip(trace.entries, trace.block_hashes, strict=True)):
         if stop is not None and index % STOP_CHECK_EVERY == 0 and index and stop():
             result.completed = False
             break
         num_tokens = entry.input_length
-        result.requests += 1
-        result.prompt_tokens += num_tokens
-        evictions = 0
+        hit = uncapped = evictions = 0
         skipped = cdiv(num_tokens, block_size) > usable
-        if skipped:
-            result.skipped_requests += 1
-            result.skipped_tokens += num_tokens
-            hit = uncapped = 0
-        else:
+        if not skipped:
             request = ReplayRequest(str(index), entry, hashes)
             computed_blocks, hit = manager.get_computed_blocks(request)
             uncapped = hit
@@ -318,28 +357,11 @@ def _replay_in_order(
             assert allocated is not None, "an in-order replay always has room for one request"
             manager.record_prefix_cache_stats(request, hit)
             manager.free(request)
-            evictions = counter.evictions
-            counter.evictions = 0
-            result.evictions += evictions
-        uncapped_hits += uncapped
-        if per_request:
-            result.per_request.append(
-                RequestResult(
-                    index=index,
-                    line=entry.line,
-                    timestamp=entry.timestamp,
-                    input_length=num_tokens,
-                    hits=hit,
-                    uncapped_hits=uncapped,
-                    evictions=evictions,
-                    skipped=skipped,
-                    cumulative_hit_rate=stats.hits / result.prompt_tokens,
-                )
-            )
+            evictions, counter.evictions = counter.evictions, 0
+        result.count(index, entry, hit, uncapped, evictions, skipped, per_request)
     counter.detach()
     _unlink(pool)
-    result.queries, result.hits = stats.queries, stats.hits
-    result.uncapped_hits = uncapped_hits
+    assert (result.queries, result.hits) == (stats.queries, stats.hits), "vLLM's counters"
     result.seconds = time.perf_counter() - started
     return result
 
@@ -350,10 +372,18 @@ def _replay_in_order(
 def default_capacities(trace: HashedTrace, points: int = 8) -> list[int]:
     """``points`` capacities in tokens, log-spaced from half the mean prompt (less than one
     prompt) to the whole trace's blocks (nothing is ever evicted), whole blocks each."""
-    block_size = trace.block_size
-    mean_prompt = trace.prompt_tokens / len(trace.entries)
+    return capacities_for(trace.entries, trace.block_size, points)
+
+
+def capacities_for(
+    entries: Sequence[TraceEntry], block_size: int = TRACE_BLOCK_TOKENS, points: int = 8
+) -> list[int]:
+    """``default_capacities`` from the requests alone (no hashes needed): the capacities
+    both engines' curves share."""
+    mean_prompt = sum(entry.input_length for entry in entries) / len(entries)
+    whole_trace = sum(cdiv(entry.input_length, block_size) for entry in entries) * block_size
     low = max(block_size, int(mean_prompt / 2) // block_size * block_size)
-    return log_spaced(low, max(low, trace.whole_trace_capacity), points, block_size)
+    return log_spaced(low, max(low, whole_trace), points, block_size)
 
 
 def hit_rate_curve(

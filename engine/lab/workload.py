@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from importlib import resources
-from typing import Any, Literal, get_args
+from typing import Any, Generic, Literal, TypeVar, get_args
 
 from engine.lab.prompt_hashes import PROMPT_HASHES, PromptHashStore
 from engine.lab.scenario import (
@@ -347,7 +347,58 @@ def _csv_cell(value: Any) -> str:
     return str(value)
 
 
-class WorkloadRunner:
+RequestT = TypeVar("RequestT")
+
+
+class SteppedRun(Generic[RequestT]):
+    """What a workload runner is on either engine: it plays ``workload`` a slice of steps
+    at a time (``advance``), one ``series`` row per step, until ``done``, and gives its
+    ``result``. A runner makes the requests arrive and runs one step
+    (``_run_one_step``), says whether any is unfinished and what each hit."""
+
+    engine_name = "vllm"  # the WorkloadRun's engine
+    workload: Workload
+    series: Series
+    requests: list[RequestT]  # arrived, in arrival order
+
+    @property
+    def step(self) -> int:
+        return len(self.series["step"])
+
+    def _has_unfinished_requests(self) -> bool:
+        raise NotImplementedError
+
+    def _run_one_step(self) -> None:
+        raise NotImplementedError
+
+    def _request_hits(self) -> list[int]:
+        """Prefix-cache hit tokens at each arrived request's first admission (0 if none)."""
+        raise NotImplementedError
+
+    @property
+    def done(self) -> bool:
+        return (
+            len(self.requests) == self.workload.requests and not self._has_unfinished_requests()
+        ) or self.step >= MAX_STEPS
+
+    def advance(self, max_steps: int = MAX_STEPS) -> None:
+        """Run up to ``max_steps`` more engine steps (fewer if the run ends)."""
+        for _ in range(max_steps):
+            if self.done:
+                return
+            self._run_one_step()
+
+    def result(self) -> WorkloadRun:
+        return WorkloadRun(
+            workload=self.workload,
+            series={column: list(values) for column, values in self.series.items()},
+            request_hits=self._request_hits(),
+            completed=self.done and self.step < MAX_STEPS,
+            engine=self.engine_name,
+        )
+
+
+class WorkloadRunner(SteppedRun[Request]):
     """Plays a workload step by step, so a caller can show progress or stop it.
 
     ``advance(n)`` runs up to n engine steps; ``done`` says when every request has
@@ -382,8 +433,8 @@ class WorkloadRunner:
                 workload.prompt_key(), workload.block_size, self._block_hasher
             )
         self.pool_counter = PoolCounter(self.scheduler)
-        self.series: Series = {column: [] for column in COLUMNS}
-        self.requests: list[Request] = []  # arrived, in arrival order
+        self.series = {column: [] for column in COLUMNS}
+        self.requests = []
         self._prepared: list[Request] = []  # built ahead of arrival (see prepare)
         self.num_finished = 0
         self._released = False
@@ -396,16 +447,8 @@ class WorkloadRunner:
         requests, engine/lab/trace_replay.py, checks its own limits)."""
         validate(workload)
 
-    @property
-    def step(self) -> int:
-        return len(self.series["step"])
-
-    @property
-    def done(self) -> bool:
-        return (
-            len(self.requests) == self.workload.requests
-            and not self.scheduler.has_unfinished_requests()
-        ) or self.step >= MAX_STEPS
+    def _has_unfinished_requests(self) -> bool:
+        return self.scheduler.has_unfinished_requests()
 
     def _make_request(self, index: int) -> Request:
         """Request ``index`` of the workload; building it hashes its prompt's full blocks."""
@@ -440,13 +483,6 @@ class WorkloadRunner:
             )
             self.engine.add_request(request)
             self.requests.append(request)
-
-    def advance(self, max_steps: int = MAX_STEPS) -> None:
-        """Run up to ``max_steps`` more engine steps (fewer if the run ends)."""
-        for _ in range(max_steps):
-            if self.done:
-                return
-            self._run_one_step()
 
     def _run_one_step(self) -> None:
         assert not self._released, "a released run cannot advance"
@@ -519,13 +555,8 @@ class WorkloadRunner:
         for block in (queue.fake_free_list_head, *pool.blocks, queue.fake_free_list_tail):
             block.prev_free_block = block.next_free_block = None
 
-    def result(self) -> WorkloadRun:
-        return WorkloadRun(
-            workload=self.workload,
-            series={column: list(values) for column, values in self.series.items()},
-            request_hits=[max(0, r.num_cached_tokens) for r in self.requests],
-            completed=self.done and self.step < MAX_STEPS,
-        )
+    def _request_hits(self) -> list[int]:
+        return [max(0, r.num_cached_tokens) for r in self.requests]
 
 
 def pool_usage(scheduler: Scheduler) -> tuple[int, int, int]:

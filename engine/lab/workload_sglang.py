@@ -22,9 +22,8 @@ from typing import Any
 
 from engine.lab.workload import (
     COLUMNS,
-    MAX_STEPS,
     PROGRESS_EVERY_STEPS,
-    Series,
+    SteppedRun,
     Workload,
     WorkloadRun,
     _ratio,
@@ -58,11 +57,13 @@ def pool_slots(workload: Workload) -> int:
     return workload.num_gpu_blocks * workload.block_size
 
 
-class SGLangWorkloadRunner:
+class SGLangWorkloadRunner(SteppedRun[Req]):
     """Plays a workload on SGLang's Scheduler and RadixCache, one row per step.
 
-    The same interface as ``WorkloadRunner`` (``advance``, ``done``, ``step``,
-    ``result``), so a caller can show progress or stop it the same way."""
+    The same base as ``WorkloadRunner`` (``advance``, ``done``, ``step``, ``result``),
+    so a caller can show progress or stop it the same way."""
+
+    engine_name = "sglang"
 
     def __init__(self, workload: Workload) -> None:
         validate(workload)
@@ -70,8 +71,8 @@ class SGLangWorkloadRunner:
         self.allocator = make_allocator(pool_slots(workload), SGLANG_PAGE_SIZE)
         self.tree_cache = RadixCache(self.allocator, page_size=SGLANG_PAGE_SIZE)
         self.scheduler = Scheduler(self.allocator, self.tree_cache, SGLANG_SCHEDULE_POLICY)
-        self.series: Series = {column: [] for column in COLUMNS}
-        self.requests: list[Req] = []
+        self.series = {column: [] for column in COLUMNS}
+        self.requests = []
         self.request_hits: dict[str, int] = {}  # rid -> hit tokens at admission
         self._admitted: list[tuple[int, int]] = []  # (queried, hit) tokens this step
         self._evicted = 0
@@ -99,21 +100,11 @@ class SGLangWorkloadRunner:
         self.tree_cache.evict = counting_evict  # type: ignore[method-assign]
 
     @property
-    def step(self) -> int:
-        return len(self.series["step"])
-
-    @property
     def num_finished(self) -> int:
         return len(self.scheduler.finished)
 
-    @property
-    def done(self) -> bool:
-        scheduler = self.scheduler
-        return (
-            len(self.requests) == self.workload.requests
-            and not scheduler.waiting_queue
-            and not scheduler.running
-        ) or self.step >= MAX_STEPS
+    def _has_unfinished_requests(self) -> bool:
+        return bool(self.scheduler.waiting_queue or self.scheduler.running)
 
     def _arrive(self) -> None:
         workload = self.workload
@@ -137,12 +128,6 @@ class SGLangWorkloadRunner:
         self.tree_cache.reset()
         self.allocator.clear()
         return 1
-
-    def advance(self, max_steps: int = MAX_STEPS) -> None:
-        for _ in range(max_steps):
-            if self.done:
-                return
-            self._run_one_step()
 
     def _run_one_step(self) -> None:
         step = self.step + 1
@@ -186,15 +171,9 @@ class SGLangWorkloadRunner:
         for column, value in row.items():
             self.series[column].append(value)
 
-    def result(self) -> WorkloadRun:
-        return WorkloadRun(
-            workload=self.workload,
-            series={column: list(values) for column, values in self.series.items()},
-            # in arrival order; a request not admitted yet counts 0, as on vLLM
-            request_hits=[self.request_hits.get(req.rid, 0) for req in self.requests],
-            completed=self.done and self.step < MAX_STEPS,
-            engine="sglang",
-        )
+    def _request_hits(self) -> list[int]:
+        # a request not admitted yet counts 0, as on vLLM
+        return [self.request_hits.get(req.rid, 0) for req in self.requests]
 
 
 def run_sglang_workload(workload: Workload) -> WorkloadRun:
