@@ -44,7 +44,7 @@ def changed_units(timeline: SGLangTimeline, step: int) -> set[int]:
 
 def _run_item(run: range, state: str, changed: bool, word: str) -> str:
     first, last = run.start, run.stop - 1
-    where = f"#{first}" if first == last else f"#{first}–{last}"
+    where = f"#{first}" if first == last else f"#{first} to #{last}"
     count = f" ({len(run):,})" if len(run) > 1 else ""
     mark = ' <span class="ch">changed</span>' if changed else ""
     return (

@@ -29,8 +29,8 @@ MAX_NODES = 60
 # the ones the step marked, with a count of the others between.
 SIBLINGS_FULL = 8
 SIBLING_EDGE = 3
-# A run of at least this many single-child nodes the step did not mark is drawn as its
-# first node, one line for the middle, and its last node.
+# A run of at least this many single-child nodes (none split, cut or inserted at the
+# step) is drawn as its first node, one line for the middle, and its last node.
 CHAIN_FOLD_FROM = 5
 # The walks whose path is "the path the step's match walked".
 MATCH_PHASES = ("priority", "admit")
@@ -103,7 +103,7 @@ def shown_nodes(snapshot: SGLangSnapshot, keep: frozenset[int] | set[int]) -> se
             current = parent[current]
     frontier = [ROOT_ID]
     while frontier and len(shown) < MAX_NODES:
-        following = []
+        following: list[int] = []
         for node_id in frontier:
             kids = children.get(node_id, [])
             edge = kids[:SIBLING_EDGE] + kids[-SIBLING_EDGE:] if len(kids) > SIBLINGS_FULL else kids
@@ -243,18 +243,21 @@ def _node_row(node: NodeRecord, level: int, marks: tuple[str, ...], page_size: i
     )
 
 
-def _fold_row(row: Row, tokens: int) -> str:
+def _fold_row(row: Row, tokens: int, walked: int) -> str:
+    """A line for nodes not drawn; ``walked``: how many of them the step's match walked."""
     count = len(row.hidden)
+    on_path = f", {walked:,} of them on the match path" if walked else ""
     what = (
         f"… {count:,} more node{'' if count == 1 else 's'} here ({tokens:,} tokens), "
         "unchanged at this step"
         if row.kind == "children"
         else f"… a chain of {count:,} single-child node{'' if count == 1 else 's'} "
-        f"({tokens:,} tokens) …"
+        f"({tokens:,} tokens{on_path}) …"
     )
     return (
-        f'<li role="treeitem" aria-level="{row.level}" class="fold" style="--d:{row.level - 1}" '
-        f'data-fold="{row.kind}" data-hidden="{count}">{what}</li>'
+        f'<li role="treeitem" aria-level="{row.level}" class="fold{" m-walked" if walked else ""}" '
+        f'style="--d:{row.level - 1}" data-fold="{row.kind}" data-hidden="{count}" '
+        f'data-walked="{walked}">{what}</li>'
     )
 
 
@@ -266,7 +269,9 @@ def render_radix_tree(timeline: SGLangTimeline, step: int) -> str:
     touched = {*marks.walked, *marks.split, *marks.cut, *marks.inserted} & set(nodes)
     shown = shown_nodes(snapshot, touched)
     items = []
-    for row in tree_rows(snapshot, shown, touched):
+    # a chain of single children folds, the match path's too (its ends are drawn); a node
+    # split, cut or inserted at the step never folds
+    for row in tree_rows(snapshot, shown, {*marks.split, *marks.cut, *marks.inserted}):
         if row.namespace is not None:
             items.append(
                 f'<li role="none" class="ns" style="--d:{row.level - 1}" '
@@ -274,7 +279,8 @@ def render_radix_tree(timeline: SGLangTimeline, step: int) -> str:
                 f"<b>{esc(row.namespace)}</b></li>"
             )
         elif row.node is None:
-            items.append(_fold_row(row, sum(nodes[n].num_tokens for n in row.hidden)))
+            walked = sum(1 for n in row.hidden if n in marks.walked)
+            items.append(_fold_row(row, sum(nodes[n].num_tokens for n in row.hidden), walked))
         else:
             items.append(
                 _node_row(row.node, row.level, marks.of(row.node.node_id), snapshot.page_size)
