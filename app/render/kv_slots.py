@@ -122,6 +122,6 @@ def render_kv_slots(timeline: SGLangTimeline, step: int) -> str:
         f"{code_term('evictable-leaf', 'evictable_size')} <b>{snapshot.evictable_size:,}</b> · "
         f"{code_term('lock-ref', 'protected_size')} <b>{snapshot.protected_size:,}</b> · "
         f"free <b>{len(snapshot.free_slots):,}</b> slots · held by requests <b>{held:,}</b> "
-        f"{word} (not in the tree)</div>"
+        f"{unit_word(page_size, held)} (not in the tree)</div>"
         "</section>"
     )

@@ -54,6 +54,13 @@ def render_next(name: str, title: str) -> str:
     )
 
 
+def narration_text(timeline: Timeline | SGLangTimeline, step: int) -> str:
+    """The step's narration on either engine (two branches, one per type of step)."""
+    if isinstance(timeline, SGLangTimeline):
+        return timeline.narration_text(timeline.steps[step])
+    return timeline.narration_text(timeline.steps[step])
+
+
 def render_narration(
     timeline: Timeline | SGLangTimeline, step: int, following: tuple[str, str] | None = None
 ) -> str:
@@ -64,12 +71,7 @@ def render_narration(
     snapshot = current.snapshot
     engine_dead = isinstance(snapshot, Snapshot) and snapshot.engine_dead
     aux = snapshot.aux_output if isinstance(snapshot, Snapshot) else None
-    narrated = (
-        timeline.narration_text(timeline.steps[step])
-        if isinstance(timeline, SGLangTimeline)
-        else timeline.narration_text(timeline.steps[step])
-    )  # one call; the branches only tell mypy which timeline's step it is
-    text = " ".join(narrated.split())  # TOML line breaks are not meaning
+    text = " ".join(narration_text(timeline, step).split())  # TOML line breaks are not meaning
     call = "" if current.index == 0 else f"<code>{esc(current.label)}</code>"
     result = (
         f' <span class="{result_class(current.result)}">→ {esc(current.result)}</span>'

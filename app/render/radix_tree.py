@@ -201,9 +201,11 @@ def _node_row(node: NodeRecord, level: int, marks: tuple[str, ...], page_size: i
         states.append(("protected", "protected"))
     states += [(m, MARK_WORDS[m]) for m in marks]
     badges = "".join(f'<span class="badge b-{k}">{esc(w)}</span>' for k, w in states)
+    # the namespace is said once, on the top node of its subtree (and to screen readers
+    # on every node)
     namespace = (
         f' <span class="ns-tag">extra_key <b>{esc(node.extra_key)}</b></span>'
-        if node.extra_key is not None
+        if node.extra_key is not None and node.parent == ROOT_ID
         else ""
     )
     if root:
@@ -216,7 +218,8 @@ def _node_row(node: NodeRecord, level: int, marks: tuple[str, ...], page_size: i
         word = unit_word(page_size, len(units))
         body = (
             f'<span class="nid">{label}</span>'
-            f'<span class="fact toks mono">[{esc(span_text(node.token_ids))}] '
+            '<span class="fact toks">tokens '
+            f'<span class="mono">[{esc(span_text(node.token_ids))}]</span> '
             f"<span class=muted>({node.num_tokens})</span></span>"
             f'<span class="fact">{word} <span class="mono">[{esc(span_text(units))}]</span></span>'
             f'<span class="fact">lock_ref <b>{node.lock_ref}</b></span>'
@@ -243,13 +246,14 @@ def _node_row(node: NodeRecord, level: int, marks: tuple[str, ...], page_size: i
     )
 
 
-def _fold_row(row: Row, tokens: int, walked: int) -> str:
-    """A line for nodes not drawn; ``walked``: how many of them the step's match walked."""
+def _fold_row(row: Row, tokens: int, walked: int, changed: int) -> str:
+    """A line for nodes not drawn; ``walked``, ``changed``: how many of them the step's
+    match walked, and how many changed at the step."""
     count = len(row.hidden)
     on_path = f", {walked:,} of them on the match path" if walked else ""
     what = (
-        f"… {count:,} more node{'' if count == 1 else 's'} here ({tokens:,} tokens), "
-        "unchanged at this step"
+        f"… {count:,} more node{'' if count == 1 else 's'} here ({tokens:,} tokens"
+        + (f", {changed:,} changed at this step)" if changed else ")")
         if row.kind == "children"
         else f"… a chain of {count:,} single-child node{'' if count == 1 else 's'} "
         f"({tokens:,} tokens{on_path}) …"
@@ -279,8 +283,10 @@ def render_radix_tree(timeline: SGLangTimeline, step: int) -> str:
                 f"<b>{esc(row.namespace)}</b></li>"
             )
         elif row.node is None:
+            tokens = sum(nodes[n].num_tokens for n in row.hidden)
             walked = sum(1 for n in row.hidden if n in marks.walked)
-            items.append(_fold_row(row, sum(nodes[n].num_tokens for n in row.hidden), walked))
+            changed = sum(1 for n in row.hidden if n in marks.changed)
+            items.append(_fold_row(row, tokens, walked, changed))
         else:
             items.append(
                 _node_row(row.node, row.level, marks.of(row.node.node_id), snapshot.page_size)
@@ -299,7 +305,7 @@ def render_radix_tree(timeline: SGLangTimeline, step: int) -> str:
     )
     folded = len(shown) < len(snapshot.nodes)
     fold_note = (
-        f" · {len(shown)} of {len(snapshot.nodes):,} nodes drawn, the step's own first"
+        f" · {len(shown) - 1} of them drawn: the step's own, then those nearest the root"
         if folded
         else ""
     )

@@ -16,16 +16,20 @@ from engine.lab.sglang_timeline import SGLangTimeline
 STATUS_CLASS = {"running": "RUNNING", "waiting": "WAITING", "finished": "FINISHED_LENGTH_CAPPED"}
 
 
-def _row(request: SGLangRequestRecord, changed: bool) -> str:
+def _row(request: SGLangRequestRecord, changed: bool, nodes: set[int]) -> str:
+    """``nodes``: the ids in the tree now (a finished request's node may be evicted)."""
     hit = "—" if request.hit_tokens < 0 else str(request.hit_tokens)
     node = request.locked_node if request.locked_node is not None else request.last_node
     node_text = "—" if node is None else node_label(node)
     if request.locked_node is not None:
         node_text += " <span class=muted>(locked)</span>"
+    elif node is not None and node not in nodes:
+        node_text += " <span class=muted>(evicted)</span>"
     tree = request.kv_row[: request.cache_protected_len]
     own = request.kv_row[request.cache_protected_len :]
     slots = " + ".join(
-        f'<span class="mono">[{esc(span_text(part))}]</span> <span class=muted>{what}</span>'
+        f'<span class="mono">[{esc(span_text(part)).replace(",", ",<wbr>")}]</span> '
+        f"<span class=muted>{what}</span>"
         for part, what in ((tree, "tree"), (own, "own"))
         if part
     )
@@ -43,7 +47,7 @@ def _row(request: SGLangRequestRecord, changed: bool) -> str:
         f"{' class=changed' if changed else ''}>"
         f"<td><b>{esc(request.request_id)}</b>{namespace}</td>"
         f'<td><span class="status {STATUS_CLASS[request.status]}">{esc(request.status)}</span></td>'
-        f'<td class="num">{request.num_prompt_tokens} + {request.num_output_tokens}</td>'
+        f'<td class="num nowrap">{request.num_prompt_tokens} + {request.num_output_tokens}</td>'
         f'<td class="num">{hit}</td>'
         f'<td class="num wide-only">{request.num_matched_prefix_tokens}</td>'
         f"<td>{node_text}</td>"
@@ -57,7 +61,8 @@ def render_sglang_requests(timeline: SGLangTimeline, step: int) -> str:
     if step > 0:
         before = {r.request_id: r for r in timeline.steps[step - 1].snapshot.requests}
         changed = {r.request_id for r in snapshot.requests if before.get(r.request_id) != r}
-    rows = "".join(_row(r, r.request_id in changed) for r in snapshot.requests)
+    nodes = {n.node_id for n in snapshot.nodes}
+    rows = "".join(_row(r, r.request_id in changed, nodes) for r in snapshot.requests)
     head = (
         '<th>id</th><th>status</th><th title="prompt + output tokens">tokens</th>'
         '<th title="the matched prefix at admission (prefix_len), in tokens">hit</th>'
