@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from app.render.glossary import term
-from app.render.html import esc
+from app.render.html import changed_at, esc
 from app.render.sglang_common import node_units, span_text, unit_word
 from engine.lab.sglang_narration import node_label
 from engine.lab.sglang_snapshot import ROOT_ID, NodeRecord, SGLangSnapshot
@@ -64,10 +64,7 @@ def tree_marks(timeline: SGLangTimeline, step: int) -> TreeMarks:
     current = timeline.steps[step]
     facts = current.facts
     walked = {n for w in facts.walks if w.phase in MATCH_PHASES for n in w.path}
-    changed: set[int] = set()
-    if step > 0:
-        before = {n.node_id: n for n in timeline.steps[step - 1].snapshot.nodes}
-        changed = {n.node_id for n in current.snapshot.nodes if before.get(n.node_id) != n}
+    changed = changed_at(timeline, step, lambda s: s.nodes, lambda n: n.node_id)
     return TreeMarks(
         walked=frozenset(walked),
         split=frozenset(facts.split_nodes),

@@ -5,7 +5,7 @@ runs and who waits, in the policy's order (the vLLM panel's frame, requests.py).
 from __future__ import annotations
 
 from app.render.glossary import term
-from app.render.html import esc
+from app.render.html import changed_at, esc
 from app.render.requests import requests_box
 from app.render.sglang_common import span_text
 from engine.lab.sglang_narration import node_label
@@ -57,10 +57,7 @@ def _row(request: SGLangRequestRecord, changed: bool, nodes: set[int]) -> str:
 
 def render_sglang_requests(timeline: SGLangTimeline, step: int) -> str:
     snapshot = timeline.steps[step].snapshot
-    changed: set[str] = set()
-    if step > 0:
-        before = {r.request_id: r for r in timeline.steps[step - 1].snapshot.requests}
-        changed = {r.request_id for r in snapshot.requests if before.get(r.request_id) != r}
+    changed = changed_at(timeline, step, lambda s: s.requests, lambda r: r.request_id)
     nodes = {n.node_id for n in snapshot.nodes}
     rows = "".join(_row(r, r.request_id in changed, nodes) for r in snapshot.requests)
     head = (
