@@ -78,11 +78,13 @@ def render_sglang_requests(timeline: SGLangTimeline, step: int) -> str:
     )
     finished = ", ".join(snapshot.finished) or "none"
     order = (
-        "lpm: longest match first" if timeline.mode == "lpm" else "fcfs: first come, first served"
+        "the waiting queue as it stands: lpm sorts it by match depth at each schedule"
+        if timeline.mode == "lpm"
+        else "the waiting queue in arrival order (fcfs)"
     )
     after = (
         f'<div class="queues" data-testid="finished"><strong>finished:</strong> '
-        f"{esc(finished)} · the waiting queue is in the policy's order ({order})</div>"
+        f"{esc(finished)} · {order}</div>"
     )
     counters = snapshot.counters
     return requests_box(
