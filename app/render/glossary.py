@@ -4,7 +4,8 @@ A view writes `term("ref_cnt")` where it first uses a term: a link whose tooltip
 is the definition and whose click opens the glossary panel at that entry
 (glossary.js; plain HTML, so it works before Python is ready too). Prose from
 content/ goes through `link_terms`, which links the first use of each term in it
-(the term as written, or one of its `forms`). Definitions follow vLLM 0.33.0; all
+(the term as written, or one of its `forms`). Definitions follow vLLM 0.33.0 (SGLang 0.5.23 for
+the terms marked ``engine = "sglang"``); all
 text is escaped here.
 """
 
@@ -18,6 +19,8 @@ from app.content_files import load_toml, one_line
 from app.render.html import esc
 
 ANCHOR_PREFIX = "term-"
+# Beside an SGLang term in the glossary panel: the definition is SGLang's.
+SGLANG_TAG = ' <span class="muted">(SGLang)</span>'
 
 
 @dataclass(frozen=True)
@@ -26,6 +29,7 @@ class Term:
     term: str
     text: str
     forms: tuple[str, ...] = ()  # other ways prose writes it ("preempted", "free queue")
+    engine: str = "vllm"  # whose semantics it defines: its prose is linked in that engine's
 
 
 @cache
@@ -37,6 +41,7 @@ def glossary() -> dict[str, Term]:
             one_line(t["term"]),
             one_line(t["text"]),
             tuple(str(f) for f in t.get("forms", ())),
+            str(t.get("engine", "vllm")),
         )
         for t in load_toml("glossary.toml")["term"]
     ]
@@ -54,17 +59,23 @@ def term(key: str, text: str | None = None) -> str:
 
 
 @cache
-def _forms() -> tuple[re.Pattern[str], dict[str, str]]:
-    """Every written form of every term (longest first, so "free queue" beats "free"),
-    and the term each form belongs to, by its lower case."""
-    key_of = {form.lower(): t.key for t in glossary().values() for form in (t.term, *t.forms)}
+def _forms(engine: str) -> tuple[re.Pattern[str], dict[str, str]]:
+    """Every written form of every term of the engine (longest first, so "free queue"
+    beats "free"), and the term each form belongs to, by its lower case."""
+    key_of = {
+        form.lower(): t.key
+        for t in glossary().values()
+        if t.engine == engine
+        for form in (t.term, *t.forms)
+    }
     alternatives = "|".join(re.escape(f) for f in sorted(key_of, key=len, reverse=True))
     return re.compile(rf"(?<![\w#-])(?:{alternatives})(?![\w-])", re.IGNORECASE), key_of
 
 
-def link_terms(text: str) -> str:
-    """Prose as HTML: escaped, with the first use of each glossary term linked."""
-    pattern, key_of = _forms()
+def link_terms(text: str, engine: str = "vllm") -> str:
+    """Prose as HTML: escaped, with the first use of each of the engine's glossary terms
+    linked (an SGLang text's "split" is SGLang's, and a vLLM text links no SGLang term)."""
+    pattern, key_of = _forms(engine)
     pieces, done, linked = [], 0, set()
     for match in pattern.finditer(text):
         key = key_of[match[0].lower()]
@@ -84,7 +95,7 @@ def code_term(key: str, text: str | None = None) -> str:
 def render_glossary(open_: bool = False) -> str:
     items = "".join(
         f'<dt id="{ANCHOR_PREFIX}{esc(t.key)}" data-term-entry="{esc(t.key)}" tabindex="-1">'
-        f"{esc(t.term)}</dt><dd>{esc(t.text)}</dd>"
+        f"{esc(t.term)}{SGLANG_TAG if t.engine == 'sglang' else ''}</dt><dd>{esc(t.text)}</dd>"
         for t in glossary().values()
     )
     return (

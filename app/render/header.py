@@ -56,17 +56,26 @@ def scenario_list(current: str) -> str:
 
 
 def render_header(timeline: Timeline, step: int) -> str:
-    items = "".join(f"<li>{item}</li>" for item in HOW_TO_READ)
+    return page_header(
+        "vLLM v1 BlockPool", timeline.title, timeline.summary, HOW_TO_READ, timeline.scenario
+    )
+
+
+def page_header(
+    engine: str, title: str, summary: str, how_to_read: tuple[str, ...], scenario: str
+) -> str:
+    """The full page's header for either engine (``engine``: the kicker's last part)."""
+    items = "".join(f"<li>{item}</li>" for item in how_to_read)
     return (
         '<header class="header" data-testid="app-header">'
         '<div class="kicker"><a href="?" data-testid="start-link">Prefix Cache Lab</a>'
-        " · vLLM v1 BlockPool</div>"
-        f"<h1>{esc(timeline.title)}</h1>"
-        f"<p>{esc(' '.join(timeline.summary.split()))}</p>"
+        f" · {esc(engine)}</div>"
+        f"<h1>{esc(title)}</h1>"
+        f"<p>{esc(' '.join(summary.split()))}</p>"
         # Open on a first visit; the learner's choice is kept (remember_details.js).
         f'<details class="howto-box" data-remember="how-to-read" open><summary>'
         f'How to read this</summary><ul class="howto">{items}</ul></details>'
-        f"{scenario_list(timeline.scenario)}"
+        f"{scenario_list(scenario)}"
         "</header>"
     )
 
@@ -75,8 +84,17 @@ def render_embed_header(timeline: Timeline, step: int) -> str:
     """The write-up's figure names itself: vLLM's prefix cache, the scenario's one line,
     and what its modes do, in the scenario's own words (its narration's ``tagline`` and
     ``modes``; the summary's first sentence where it has no tagline)."""
-    texts = dict(timeline.narration)
-    tagline = " ".join((texts.get("tagline") or timeline.summary.split(". ")[0]).split())
+    kicker = f"vLLM's prefix cache · BlockPool of {timeline.num_gpu_blocks} blocks"
+    return embed_header(kicker, timeline.title, timeline.summary, timeline.narration)
+
+
+def embed_header(
+    kicker: str, title: str, summary: str, narration: tuple[tuple[str, str], ...]
+) -> str:
+    """The embed's header for either engine: the kicker (HTML: whose prefix cache, how
+    big), the title, the tagline and what the modes do."""
+    texts = dict(narration)
+    tagline = " ".join((texts.get("tagline") or summary.split(". ")[0]).split())
     # "mode does this · mode does that": each mode's name stands out.
     modes = " · ".join(
         f"<b>{esc(name)}</b> {esc(rest)}"
@@ -86,8 +104,7 @@ def render_embed_header(timeline: Timeline, step: int) -> str:
     )
     return (
         '<div class="header embed-header" data-testid="embed-title">'
-        f'<span class="kicker">vLLM\'s prefix cache · BlockPool of {timeline.num_gpu_blocks} '
-        f"blocks</span> · <b>{esc(timeline.title)}</b>"
+        f'<span class="kicker">{kicker}</span> · <b>{esc(title)}</b>'
         f'<p class="tagline">{esc(tagline)}</p>'
         + (f'<p class="modes-said" data-testid="embed-modes">{modes}</p>' if modes else "")
         + "</div>"

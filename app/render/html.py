@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import html
 from collections.abc import Callable, Hashable, Sequence
-from typing import TypeVar
-
-from engine.lab.snapshot import Snapshot
-from engine.lab.timeline import Timeline
+from typing import Protocol, TypeVar
 
 Record = TypeVar("Record")
 Key = TypeVar("Key", bound=Hashable)
+Shot = TypeVar("Shot", covariant=True)  # a step's snapshot: vLLM's or SGLang's
+
+
+class StepOf(Protocol[Shot]):
+    @property
+    def snapshot(self) -> Shot: ...
+
+
+class TimelineOf(Protocol[Shot]):
+    """Either engine's timeline, as far as "what changed at a step" needs it."""
+
+    @property
+    def steps(self) -> Sequence[StepOf[Shot]]: ...
 
 
 def esc(value: object) -> str:
@@ -24,7 +34,7 @@ def esc(value: object) -> str:
 
 
 def previous_and_current(
-    timeline: Timeline, step: int, records: Callable[[Snapshot], Sequence[Record]]
+    timeline: TimelineOf[Shot], step: int, records: Callable[[Shot], Sequence[Record]]
 ) -> tuple[Sequence[Record], Sequence[Record]]:
     """The step's records before and after it (at step 0, the same records: nothing
     changed at the state after the setup)."""
@@ -33,9 +43,9 @@ def previous_and_current(
 
 
 def changed_at(
-    timeline: Timeline,
+    timeline: TimelineOf[Shot],
     step: int,
-    records: Callable[[Snapshot], Sequence[Record]],
+    records: Callable[[Shot], Sequence[Record]],
     key: Callable[[Record], Key],
 ) -> set[Key]:
     """Keys of the step's records that differ from the previous step's (none at step 0)."""

@@ -1,15 +1,17 @@
-"""vLLM-style log lines from the start up to this step; the newest stays in view."""
+"""vLLM-style (or SGLang's) log lines from the start up to this step; the newest stays in view."""
 
 from __future__ import annotations
 
 from app.render.html import esc
+from engine.lab.sglang_timeline import SGLangTimeline
 from engine.lab.timeline import Timeline
 
 
-def render_log(timeline: Timeline, step: int) -> str:
+def render_log(timeline: Timeline | SGLangTimeline, step: int) -> str:
+    """Either engine's log lines (SGLang's: its prefill-batch and flush_cache lines)."""
     lines = []
-    for index, s in enumerate(timeline.steps[: step + 1]):
-        for line in s.snapshot.logs:
+    for index in range(step + 1):
+        for line in timeline.steps[index].snapshot.logs:
             new = " new" if index == step else ""
             lines.append(
                 f'<div class="line{new}" data-step="{index}">'

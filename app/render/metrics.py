@@ -24,7 +24,7 @@ def percent(value: float | None) -> str:
     return "—" if value is None else f"{value:.1%}"
 
 
-def _metric(label: str, value: str, hint: str) -> str:
+def metric(label: str, value: str, hint: str) -> str:
     return f'<div class="metric" title="{esc(hint)}"><dt>{label}</dt><dd>{value}</dd></div>'
 
 
@@ -42,32 +42,32 @@ def render_stats(stats: Stats) -> str:
     )
     cells = "".join(
         (
-            _metric(
+            metric(
                 term("prefix-cache-counters", "prefix_cache_queries"),
                 f"{stats.queries:,}",
                 "tokens of newly admitted requests (num_tokens each)",
             ),
-            _metric(
+            metric(
                 "prefix_cache_hits",
                 f"{stats.hits:,}",
                 "tokens those requests reused from the cache (num_cached_tokens each)",
             ),
-            _metric("hit rate", percent(hit_rate), "hits / queries"),
-            _metric(
+            metric("hit rate", percent(hit_rate), "hits / queries"),
+            metric(
                 "preempted_requests", f"{stats.preempted_requests:,}", "resumed after preemption"
             ),
-            _metric(
+            metric(
                 "preempted hits / queries",
                 f"{stats.preempted_hits:,} / {stats.preempted_queries:,}",
                 "tokens of resumed requests",
             ),
-            _metric(
+            metric(
                 "survival fraction",
                 percent(survival),
                 "preempted_hits / preempted_queries: how much of a preempted request's "
                 "KV was still cached when it resumed",
             ),
-            _metric("resets", f"{stats.resets:,}", "successful prefix-cache resets"),
+            metric("resets", f"{stats.resets:,}", "successful prefix-cache resets"),
         )
     )
     return (

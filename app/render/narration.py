@@ -9,7 +9,8 @@ from app.render.glossary import link_terms
 from app.render.header import built_in_scenarios
 from app.render.html import esc
 from app.render.start_page import next_on_path
-from engine.lab.snapshot import AuxOutputRecord
+from engine.lab.sglang_timeline import SGLangTimeline
+from engine.lab.snapshot import AuxOutputRecord, Snapshot
 from engine.lab.timeline import Timeline
 
 # Results that report a failure: a raised error, or an HTTP status of 400 or more.
@@ -53,14 +54,24 @@ def render_next(name: str, title: str) -> str:
     )
 
 
+def narration_text(timeline: Timeline | SGLangTimeline, step: int) -> str:
+    """The step's narration on either engine (two branches, one per type of step)."""
+    if isinstance(timeline, SGLangTimeline):
+        return timeline.narration_text(timeline.steps[step])
+    return timeline.narration_text(timeline.steps[step])
+
+
 def render_narration(
-    timeline: Timeline, step: int, following: tuple[str, str] | None = None
+    timeline: Timeline | SGLangTimeline, step: int, following: tuple[str, str] | None = None
 ) -> str:
-    """The step's call, result and narration; ``following``: the next scenario on the
-    path (name, title), offered at the last step."""
+    """The step's call, result and narration, on either engine (its glossary terms
+    linked); ``following``: the next scenario on the path (name, title), offered at
+    the last step. SGLang's model has no engine core to die, nor auxiliary outputs."""
     current = timeline.steps[step]
     snapshot = current.snapshot
-    text = " ".join(timeline.narration_text(current).split())  # TOML line breaks are not meaning
+    engine_dead = isinstance(snapshot, Snapshot) and snapshot.engine_dead
+    aux = snapshot.aux_output if isinstance(snapshot, Snapshot) else None
+    text = " ".join(narration_text(timeline, step).split())  # TOML line breaks are not meaning
     call = "" if current.index == 0 else f"<code>{esc(current.label)}</code>"
     result = (
         f' <span class="{result_class(current.result)}">→ {esc(current.result)}</span>'
@@ -68,21 +79,21 @@ def render_narration(
         else ""
     )
     head = call + result if call else '<span class="result">state after the setup</span>'
-    dead = " dead" if snapshot.engine_dead else ""
+    dead = " dead" if engine_dead else ""
     return (
         f'<section class="box narration{dead}" data-testid="narration" data-step="{step}" '
-        f'data-engine-dead="{str(snapshot.engine_dead).lower()}" '
+        f'data-engine-dead="{str(engine_dead).lower()}" '
         f'aria-live="polite" aria-label="narration">'
-        f"{DEAD_BANNER if snapshot.engine_dead else ''}"
+        f"{DEAD_BANNER if engine_dead else ''}"
         f'<div class="call">Step {step} · {head}</div>'
-        f"<p>{link_terms(text)}</p>"
-        f"{render_aux(snapshot.aux_output) if snapshot.aux_output else ''}"
+        f"<p>{link_terms(text, timeline.engine)}</p>"
+        f"{render_aux(aux) if aux else ''}"
         f"{render_next(*following) if following and step == len(timeline.steps) - 1 else ''}"
         "</section>"
     )
 
 
-def render_narration_on_path(timeline: Timeline, step: int) -> str:
+def render_narration_on_path(timeline: Timeline | SGLangTimeline, step: int) -> str:
     """The narration, and at the last step a link to the next scenario on the path (the
     full page's; the embed stays on its one scenario)."""
     following = next_on_path(timeline.scenario)

@@ -74,25 +74,41 @@ def render_requests(timeline: Timeline, step: int) -> str:
     snapshot = timeline.steps[step].snapshot
     states = {b.block_id: b.state for b in snapshot.blocks}
     changed = changed_at(timeline, step, lambda s: s.requests, lambda r: r.request_id)
-    rows = (
-        "".join(_row(r, states, r.request_id in changed) for r in snapshot.requests)
-        or '<tr><td colspan="6" class="empty-note">no requests yet</td></tr>'
-    )
-    running = ", ".join(snapshot.running) or "none"
-    waiting = ", ".join(snapshot.waiting) or "none"
-    stats = snapshot.stats
-    return (
-        f'<section class="box" aria-label="requests">'
-        '<h3 class="panel-title">Requests</h3>'
-        '<div class="table-scroll"><table class="compact" data-testid="requests"><thead><tr>'
+    rows = "".join(_row(r, states, r.request_id in changed) for r in snapshot.requests)
+    head = (
         '<th>id</th><th>status</th><th title="num_computed_tokens / num_tokens">computed</th>'
         '<th class="wide-only" title="prefix-cache hit at admission, in tokens">cached</th>'
         "<th>blocks</th>"
         f'<th title="num_preemptions">{term("preemption", "preempted")}</th>'
-        f"</tr></thead><tbody>{rows}</tbody></table></div>"
+    )
+    stats = snapshot.stats
+    return requests_box(
+        head, 6, rows, snapshot.running, snapshot.waiting, stats.hits, stats.queries
+    )
+
+
+def requests_box(
+    head: str,
+    columns: int,
+    rows: str,
+    running: Sequence[str],
+    waiting: Sequence[str],
+    hits: int,
+    queries: int,
+    after: str = "",
+) -> str:
+    """The requests panel of either engine: a table (``head``: its header cells, HTML),
+    then who runs and who waits, in the queue's order, the hits so far, and ``after``."""
+    rows = rows or f'<tr><td colspan="{columns}" class="empty-note">no requests yet</td></tr>'
+    return (
+        f'<section class="box" aria-label="requests">'
+        '<h3 class="panel-title">Requests</h3>'
+        '<div class="table-scroll"><table class="compact" data-testid="requests"><thead><tr>'
+        f"{head}</tr></thead><tbody>{rows}</tbody></table></div>"
         '<div class="queues"><span data-testid="running">'
-        f"<strong>running:</strong> {esc(running)}</span>"
-        f' · <span data-testid="waiting"><strong>waiting:</strong> {esc(waiting)}</span>'
-        f" · prefix-cache hits {stats.hits} of {stats.queries} tokens queried</div>"
-        "</section>"
+        f"<strong>running:</strong> {esc(', '.join(running) or 'none')}</span>"
+        ' · <span data-testid="waiting"><strong>waiting:</strong> '
+        f"{esc(', '.join(waiting) or 'none')}</span>"
+        f" · prefix-cache hits {hits} of {queries} tokens queried</div>"
+        f"{after}</section>"
     )

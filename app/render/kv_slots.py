@@ -1,0 +1,127 @@
+"""SGLang's token-to-KV slot pool (pages when ``page_size > 1``) at a step: each slot's
+state in slot order, the free list in the allocator's order (the front is taken
+first), and the tree's sizes. Runs of consecutive slots alike are one item, so a pool
+of thousands of slots stays a few lines."""
+
+from __future__ import annotations
+
+from app.render.gaps import runs_of, with_gaps
+from app.render.glossary import code_term, term
+from app.render.html import esc
+from app.render.sglang_common import (
+    UNIT_STATES,
+    free_units,
+    unit_ids,
+    unit_states,
+    unit_word,
+)
+from engine.lab.sglang_timeline import SGLangTimeline
+
+# The free list past this many runs of consecutive slots shows its front and back
+# EDGE runs and a count between.
+FREE_RUNS_FULL = 24
+EDGE = 8
+# The pool past this many runs shows its first and last EDGE runs and every run that
+# changed at the step, with a count between.
+POOL_RUNS_FULL = 64
+
+
+def changed_units(timeline: SGLangTimeline, step: int) -> set[int]:
+    """Slots (pages) whose state differs from the previous step's, and those the step
+    handed out or took back (nothing changed at step 0)."""
+    if step == 0:
+        return set()
+    current = timeline.steps[step]
+    before = unit_states(timeline.steps[step - 1].snapshot)
+    now = unit_states(current.snapshot)
+    page_size = current.snapshot.page_size
+    touched = {
+        s // page_size if page_size > 1 else s
+        for s in (*current.facts.allocated, *current.facts.freed)
+    }
+    return {u for u in unit_ids(current.snapshot) if before.get(u) != now.get(u)} | touched
+
+
+def _run_item(run: range, state: str, changed: bool, word: str) -> str:
+    first, last = run.start, run.stop - 1
+    where = f"#{first}" if first == last else f"#{first} to #{last}"
+    count = f" ({len(run):,})" if len(run) > 1 else ""
+    mark = ' <span class="ch">changed</span>' if changed else ""
+    return (
+        f'<li class="srun s-{state}{" changed" if changed else ""}" data-first="{first}" '
+        f'data-last="{last}" data-state="{state}" data-changed="{str(changed).lower()}" '
+        f'title="{word} {first} to {last}: {esc(UNIT_STATES[state])}'
+        f'{", changed at this step" if changed else ""}">'
+        f'<span class="id">{where}</span>{count} {esc(UNIT_STATES[state])}{mark}</li>'
+    )
+
+
+def _gap(units: int, word: str) -> str:
+    return f'<li class="srun gap" data-gap="{units}">… {units:,} more {word} …</li>'
+
+
+def render_kv_slots(timeline: SGLangTimeline, step: int) -> str:
+    snapshot = timeline.steps[step].snapshot
+    page_size = snapshot.page_size
+    word = unit_word(page_size)
+    states = unit_states(snapshot)
+    changed = changed_units(timeline, step)
+    ids = list(unit_ids(snapshot))
+    runs = runs_of(ids, lambda u: (states.get(u, "free"), u in changed), ())
+    keep = [i for i, run in enumerate(runs) if run.start in changed]
+    shown = range(len(runs)) if len(runs) <= POOL_RUNS_FULL else with_gaps(len(runs), keep, EDGE)
+    cells = "".join(
+        _gap(sum(len(runs[i]) for i in item), word)
+        if isinstance(item, range)
+        else _run_item(
+            runs[item], states.get(runs[item].start, "free"), runs[item].start in changed, word
+        )
+        for item in shown
+    )
+    free = free_units(snapshot)
+    free_runs = runs_of(free, lambda _: 0, ())
+    free_items = []
+    for item in (
+        with_gaps(len(free_runs), (), EDGE)
+        if len(free_runs) > FREE_RUNS_FULL
+        else range(len(free_runs))
+    ):
+        if isinstance(item, range):
+            free_items.append(_gap(sum(len(free_runs[i]) for i in item), word))
+            continue
+        run = free_runs[item]
+        text = str(run.start) if len(run) == 1 else f"{run.start}..{run.stop - 1}"
+        free_items.append(
+            f'<li class="frun" data-first="{run.start}" data-last="{run.stop - 1}">{text}</li>'
+        )
+    free_list = "".join(free_items) or '<li class="empty-note">empty: every slot is in use</li>'
+    held = sum(1 for s in states.values() if s == "held")
+    legend = "".join(
+        f'<li><span class="swatch s-{state}"></span>{esc(text)}</li>'
+        for state, text in UNIT_STATES.items()
+    )
+    unit_note = (
+        f" · {term('page-size')} {page_size}: {len(ids):,} pages"
+        if page_size > 1
+        else f" · {term('page-size')} 1"
+    )
+    return (
+        '<section class="box" data-testid="kv-slots" aria-label="KV slot pool">'
+        f'<h3 class="panel-title">KV slot pool · {snapshot.num_slots:,} slots{unit_note}</h3>'
+        f'<ol class="slots" data-testid="slot-runs" aria-label="{word} in order, '
+        f'consecutive {word} alike as one run">{cells}</ol>'
+        f'<ul class="legend" aria-label="legend">{legend}'
+        '<li><span class="swatch changed"></span>changed at this step</li></ul>'
+        f'<div class="free-head"><strong>free list</strong> · {len(free):,} {word}, '
+        "in the allocator's order: the front is taken first</div>"
+        f'<ol class="free-list mono" data-testid="free-slots" '
+        f'aria-label="free {word}, front first">{free_list}</ol>'
+        f'<div class="usage" data-testid="sizes" data-evictable="{snapshot.evictable_size}" '
+        f'data-protected="{snapshot.protected_size}" data-free="{len(snapshot.free_slots)}" '
+        f'data-tree="{snapshot.tree_tokens}">'
+        f"{code_term('evictable-leaf', 'evictable_size')} <b>{snapshot.evictable_size:,}</b> · "
+        f"{code_term('lock-ref', 'protected_size')} <b>{snapshot.protected_size:,}</b> · "
+        f"free <b>{len(snapshot.free_slots):,}</b> slots · held by requests <b>{held:,}</b> "
+        f"{unit_word(page_size, held)} (not in the tree)</div>"
+        "</section>"
+    )
