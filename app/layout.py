@@ -15,7 +15,6 @@ import panel as pn
 import param
 
 from app import timelines
-from app.components.address_bar import AddressBar
 from app.components.early_steps import EarlySteps
 from app.components.glossary import Glossary
 from app.components.keyboard import Keyboard
@@ -116,9 +115,8 @@ class App(pn.viewable.Viewer):
         self.chain = ChainView(state=state)
         self.prefill = PrefillView(state=state)
         self.keyboard = Keyboard()
-        self.address_bar = AddressBar(width=0, height=0, margin=0)
         self.early_steps = EarlySteps(
-            query=self.opened_query(),
+            query=self.query,
             lasts=state.lasts,
             default_scenario=timelines.default_scenario(),
             width=0,
@@ -134,7 +132,6 @@ class App(pn.viewable.Viewer):
         self._show_playground_button()
         self.header = EmbedHeaderView(state=state) if self.embed else HeaderView(state=state)
         self.notice = notice_pane(link.notices)
-        self._left_playground: dict[str, str] = {}
         self._layout = self._build_embed() if self.embed else self._build()
 
     def _page(self, *objects: object, width: int, margin: tuple[int, int]) -> pn.Column:
@@ -212,7 +209,6 @@ class App(pn.viewable.Viewer):
                 margin=(8, 0, 0, 0),
             ),
             self.keyboard,
-            self.address_bar,
             self.early_steps,
             width=PAGE_WIDTH,
             margin=(10, 16),
@@ -276,7 +272,6 @@ class App(pn.viewable.Viewer):
             *story,
             tabs,
             self.keyboard,
-            self.address_bar,
             self.early_steps,
             width=EMBED_WIDTH,
             margin=(4, 10),
@@ -292,33 +287,27 @@ class App(pn.viewable.Viewer):
             options.append([name, f"Playground: {timelines.scenario(name).title}"])
         self.controls.scenario.param.update(options=options, value=name)
 
-    def opened_query(self) -> str:
-        """The address of the state the app opened at (with the layout it chose)."""
+    @property
+    def query(self) -> str:
+        """The address's query at the learner's state (the player writes it: player.js)."""
         query = link_query(self.state.scenario, self.state.mode, self.state.step)
         return urlencode({**query, **({"embed": "1"} if self.embed else {})})
 
     def follow_url(self) -> None:
-        """Keep the address bar on the learner's state, so the link can be shared,
-        and open the state of an address the learner goes Back or Forward to.
+        """Open the state of an address the learner goes Back or Forward to, when the
+        player does not hold it (the player keeps the address bar on the position).
         The start page has no state to follow: its links open new pages."""
         if self.start:
             return
-
-        def update(*_: object) -> None:
-            query = link_query(self.state.scenario, self.state.mode, self.state.step)
-            if "playground" in query:
-                self._left_playground = {"playground": ""}  # the address bar keeps other keys
-            self.address_bar.query = urlencode({**self._left_playground, **query})
 
         @logged
         def reopen(query: str) -> None:
             link = parse_link(query)  # an entry this app wrote: valid, or corrected
             with pn.io.hold():
                 self.state.open(link.scenario, link.mode, link.step)
+                self.controls.send_bundle()
 
-        self.state.param.watch(update, ["scenario", "mode", "step"])
-        self.address_bar.on_pop = reopen
-        update()
+        self.controls.player.on_pop = reopen
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self._layout

@@ -1,4 +1,4 @@
-import { onStep, position } from './step_channel.js'
+import { follow } from './position.js'
 
 export function render({ model }) {
   const root = document.createElement('div')
@@ -19,7 +19,9 @@ export function render({ model }) {
   let optionsStep = null
 
   let plans = JSON.parse(model.plans_json)
-  const here = () => position(model, (key) => key in plans)
+  let heard = null  // the player's position
+  // Until the player names a timeline held here, the panel shows its own position.
+  const here = () => (heard && heard.key in plans ? heard : { key: model.key, step: model.step })
   function planned(at) {
     const plan = (plans[at.key] || [])[at.step]
     return plan ? { ...plan, frame: model.frames[plan.frame], body: model.bodies[plan.body] }
@@ -111,7 +113,7 @@ export function render({ model }) {
     update()
   })
   model.on(['frames', 'bodies', 'key', 'step', 'picked'], update)
-  onStep(model, update)
   update()
+  follow(model, (at) => { heard = at; update() })
   return root
 }

@@ -5,8 +5,8 @@ function runs at many steps (and in every mode), so the panel receives, for
 the scenario's timelines, the distinct frames (heading, legend) and bodies (a
 function's lines, unmarked) and a plan per timeline: per step, which frame and
 body show the step's focus function, which lines ran, which ran last, and the
-names of every function that ran. The position comes by the step channel
-(step_deck.py). The browser marks the lines and scrolls the code box
+names of every function that ran. The position comes from the player
+(player.py). The browser marks the lines and scrolls the code box
 (not the page) so the last line that ran sits in its middle.
 
 The function picker lives here too: picking the focus shows the plan; picking
@@ -38,8 +38,8 @@ class CodePanel(LeanComponent):
         default="{}",
         doc="JSON: timeline key -> per step: a Plan (app/render/code_plan.py) by name, or null",
     )
-    key = param.String(default="", doc="The timeline to show until the channel names one held")
-    step = param.Integer(default=0, doc="The step to show until the channel names one held")
+    key = param.String(default="", doc="The timeline to show until the player names one held")
+    step = param.Integer(default=0, doc="The step to show until the player names one held")
     pick = param.List(default=[], doc="From the browser: [key, step, index] of a picked function")
     picked = param.Dict(default={}, doc="The picked function's position, index, frame, body, marks")
 

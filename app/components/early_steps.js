@@ -1,6 +1,5 @@
 import { EARLY, WORKS_EARLY } from './early.js'
 import { statusNote } from './status_note.js'
-import { announce } from './step_channel.js'
 
 // Every way a control outside the step bar could change before Python listens.
 const HELD_EVENTS = ['pointerdown', 'mousedown', 'pointerup', 'mouseup', 'click', 'dblclick',
@@ -35,19 +34,12 @@ export function render({ model }) {
   el.style.display = 'none'
   const body = document.body
   // Only the first document on a page can be the copy: the live one comes after it.
-  const first = !globalThis.__pclFirstRendered
-  globalThis.__pclFirstRendered = true
+  const first = body.dataset.pclCopy === undefined
+  body.dataset.pclCopy = ''
   if (!first || !body.classList.contains('pn-loading')) { return el }
-  const asked = askedPosition(model)
-  if (asked === null) {
-    // The live page opens where the address says, not where this copy's controls were.
-    globalThis.__pclStep = null
-    return el
-  }
-  const shown = globalThis.__pclStep
-  if (!shown || shown.key !== asked.key || shown.step !== asked.step) {
-    announce(asked.key, asked.step)
-  }
+  // The copy's player opened where the address says (player.js); the copy steps early
+  // only when Python would take that address as it is.
+  if (askedPosition(model) === null) { return el }
 
   if (!document.getElementById('pcl-early-style')) {
     const style = document.createElement('style')

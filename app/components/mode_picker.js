@@ -1,5 +1,5 @@
 import { WORKS_EARLY } from './early.js'
-import { announce, onStep } from './step_channel.js'
+import { ask, follow } from './position.js'
 
 let groups = 0  // radio names must not collide between pickers on one page
 
@@ -11,15 +11,12 @@ export function render({ model }) {
   group.setAttribute(WORKS_EARLY, '')  // works before Python (early_steps.py)
   const name = `pcl-mode-${++groups}`
   let inputs = []
+  let heard = null  // the player's position
 
+  // The mode of the player's timeline, if it is this scenario's.
   function chosen() {
-    const channel = globalThis.__pclStep
     const prefix = model.scenario + '/'
-    if (channel && channel.key.startsWith(prefix)) {
-      const mode = channel.key.slice(prefix.length)
-      if (model.modes.includes(mode)) { return mode }
-    }
-    return model.mode
+    return heard && heard.key.startsWith(prefix) ? heard.key.slice(prefix.length) : null
   }
   function check() {
     const mode = chosen()
@@ -38,7 +35,8 @@ export function render({ model }) {
       input.name = name
       input.value = mode
       input.addEventListener('change', () => {
-        if (input.checked) { announce(model.scenario + '/' + mode, 0) }
+        if (input.checked) { ask({ mode }) }
+        check()  // the player may refuse (a timeline it does not hold)
       })
       inputs.push(input)
       option.append(input, document.createTextNode(mode))
@@ -48,8 +46,7 @@ export function render({ model }) {
     check()
   }
   model.on(['scenario', 'modes'], build)
-  model.on('mode', check)
-  onStep(model, check)
   build()
+  follow(model, (at) => { heard = at; check() })
   return group
 }

@@ -1,5 +1,5 @@
 """The questions' panel in the browser (quiz.js): every step's questions, in every mode
-of the scenario, held at once; it follows the step channel and keeps the score in
+of the scenario, held at once; it follows the player and keeps the score in
 localStorage, so answering needs no Python."""
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ STORAGE_KEY = "pcl-quiz"
 class QuizPanel(LeanComponent):
     # One JSON string, not a nested dict (json_text.py).
     questions_json = param.String(default="{}", doc="JSON: timeline key -> per step, its questions")
-    key = param.String(default="", doc="The timeline to show until the channel names one held")
-    step = param.Integer(default=0, doc="The step to show until the channel names one held")
+    key = param.String(default="", doc="The timeline to show until the player names one held")
+    step = param.Integer(default=0, doc="The step to show until the player names one held")
     compact = param.Boolean(default=False, doc="The embed: off unless the address says quiz=1")
     storage_key = param.String(default=STORAGE_KEY, constant=True)
 

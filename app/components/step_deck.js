@@ -1,5 +1,5 @@
 import { rememberDetails, restoreDetails } from './remember_details.js'
-import { onStep, position } from './step_channel.js'
+import { follow } from './position.js'
 
 // An order's mark for a page Python has not sent yet (step_deck.py's NOT_SENT).
 const NOT_SENT = -1
@@ -8,8 +8,11 @@ export function render({ model, view }) {
   const host = document.createElement('div')
   rememberDetails(host)
   let shown = null
+  let heard = null  // the player's position
   function show() {
-    const at = position(model, (key) => key in model.orders)
+    // Until the player names a timeline held here (a new scenario still arriving), the
+    // deck shows its own position.
+    const at = heard && heard.key in model.orders ? heard : { key: model.key, step: model.step }
     const order = model.orders[at.key]
     const index = order ? order[at.step] : undefined
     if (index === NOT_SENT) { return }  // Python sends it: keep the page shown until then
@@ -25,7 +28,7 @@ export function render({ model, view }) {
   // One load changes pages, orders, key and step, each heard apart: a page equal to the
   // one shown is not parsed again.
   model.on(['pages', 'orders', 'key', 'step'], show)
-  onStep(model, show)
   show()
+  follow(model, (at) => { heard = at; show() })
   return host
 }

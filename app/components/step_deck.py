@@ -3,14 +3,14 @@
 A timeline is immutable and a view is a pure function of (timeline, step), so
 every step's HTML, for every mode of the open scenario, is rendered when the
 scenario opens. Each view's StepDeck keeps its distinct pages in the browser.
-The step controls (player_bar.py) and the mode picker (mode_picker.py)
-announce each position, a timeline key and a step, on a page-wide channel, and
-every deck swaps in its page there: no Python view re-renders, no HTML is
+The player (player.py) announces each position, a timeline key and a step
+(position.js), and every deck swaps in its page there: no Python view re-renders, no HTML is
 re-sent, no round trip is waited for (in Pyodide every model change costs
 milliseconds of Panel bookkeeping, and a view is a dozen models).
 
-A deck that does not hold the channel's timeline (a new scenario still
-arriving) shows its own `key` and `step` until they agree.
+A deck that does not hold the player's timeline (a new scenario still
+arriving) shows its own `key` and `step` (those its pages were sent with) until
+they agree.
 
 A large timeline (a playground of thousands of blocks) would take tens of
 seconds to render page by page: its deck holds only the pages around the shown step, and
@@ -78,8 +78,8 @@ class Deck:
 class StepDeck(LeanComponent):
     pages = param.List(default=[], item_type=str, doc="Distinct HTML pages of the view")
     orders = param.Dict(default={}, doc="Timeline key -> index into pages, per step")
-    key = param.String(default="", doc="The timeline to show until the channel names one held")
-    step = param.Integer(default=0, doc="The step to show until the channel names one held")
+    key = param.String(default="", doc="The timeline to show until the player names one held")
+    step = param.Integer(default=0, doc="The step to show until the player names one held")
 
     _esm = "step_deck.js"
 

@@ -2,8 +2,8 @@
 
 Every step's HTML, in every mode of the scenario, is rendered when the
 scenario opens and sent once (the shown step and its neighbours first, the
-others a moment later: fill_deck); the step controls and the mode picker then
-move every deck in the browser (see step_deck.py). A large timeline (blocks x
+others a moment later: fill_deck); the player (app/components/player.py) then
+moves every deck in the browser (see step_deck.py). A large timeline (blocks x
 steps from SENT_AROUND_FROM) is rendered a few steps at a time, around the step
 shown.
 """
@@ -75,9 +75,7 @@ class Follower:
         held = self._deck.holds_page(key, step)
         if self.is_new(state):
             self.timeline = state.timeline
-            if held and not stale:
-                self._deck.param.update(key=key, step=step)
-            else:
+            if stale or not held:  # (held: the player has shown it already)
                 self._render()
         elif not held:
             self._render()

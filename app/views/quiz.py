@@ -2,7 +2,7 @@
 
 The questions and their answers come from the timeline (app/questions.py); every
 step's questions, in every mode of the scenario, are sent once, like a StepDeck's
-pages, and the QuizPanel (app/components/quiz.py) follows the step channel, so
+pages, and the QuizPanel (app/components/quiz.py) follows the player, so
 answering needs no Python (it works on the static site before Python is ready). The
 score stays in the browser (localStorage). On by default on the full page, where the
 learner can switch it off; off in the embed unless its address says `quiz=1`.

@@ -63,7 +63,7 @@ def test_a_fork_opens_at_the_step_and_mode_the_learner_was_on() -> None:
     assert store.is_playground(app.state.scenario)
     assert (app.state.mode, app.state.step) == ("keep", 4)
     assert app.pool.html == before  # the same scenario, so the same page
-    assert "playground=" in app.address_bar.query
+    assert "playground=" in app.query
 
 
 def test_an_edit_rebuilds_every_view_and_keeps_the_step_where_it_exists() -> None:
@@ -162,19 +162,20 @@ def test_a_script_of_500_requests_fits_the_field_and_plays() -> None:
     assert app.state.timeline is not None and len(app.state.timeline.steps) > 1
 
 
-def test_a_mode_picked_on_the_playground_just_left_is_applied_to_the_new_one() -> None:
+def test_a_position_on_the_playground_just_left_is_dropped() -> None:
+    """A step or a mode taken there is stale: the new bundle names what Python last heard,
+    so the player can carry a mode picked there over to the new one (player.js)."""
     app = playground_app()
     app.playground.load(EMPTY)
     left = app.state.scenario
+    player = app.controls.player
+    player.at = [f"{left}/default", 1]
     edit(app, "script", TWO_REQUESTS)
     opened = app.state.scenario
     assert opened != left and app.state.mode == "default"
-    player = app.controls.player
-    player.param.update(key=f"{left}/default", step=3)  # a step there: stale, dropped
-    assert (app.state.scenario, app.state.mode, app.state.step) == (opened, "default", 0)
-    player.param.update(key=f"{left}/keep", step=0)  # a mode picked there: meant for here
-    assert (app.state.scenario, app.state.mode, app.state.step) == (opened, "keep", 0)
-    assert player.key == f"{opened}/keep"
+    assert player.bundle["heard"] == [f"{left}/default", 1]
+    player.at = [f"{left}/keep", 3]  # a step or a mode there: stale, dropped
+    assert (app.state.scenario, app.state.mode, app.state.step) == (opened, "default", 1)
 
 
 def test_the_address_reopens_the_same_playground_and_a_bad_one_gets_a_notice() -> None:
@@ -182,7 +183,7 @@ def test_the_address_reopens_the_same_playground_and_a_bad_one_gets_a_notice() -
     app.playground.load(EMPTY)
     edit(app, "script", TWO_REQUESTS)
     app.state.open(app.state.scenario, "keep", 6)
-    query = app.address_bar.query
+    query = app.query
     reopened = playground_app("?" + query)
     assert reopened.state.timeline == app.state.timeline
     assert (reopened.state.mode, reopened.state.step) == ("keep", 6)
@@ -199,8 +200,10 @@ def test_leaving_the_playground_clears_it_from_the_address() -> None:
     app = playground_app()
     app.playground.load(EMPTY)
     app.state.scenario = "shared-prefix"
-    query = parse_qs(app.address_bar.query, keep_blank_values=True)
-    assert query["scenario"] == ["shared-prefix"] and query["playground"] == [""]
+    query = parse_qs(app.query, keep_blank_values=True)
+    assert query["scenario"] == ["shared-prefix"] and "playground" not in query
+    # The player drops the playground's parameters it does not write (player.js).
+    assert "playground" in app.controls.player.position_parameters
     assert not app.playground._layout.visible
 
 
@@ -273,7 +276,7 @@ def test_open_in_playground_is_offered_on_every_scenario_but_a_playground() -> N
 def test_the_address_of_the_empty_playground_fills_the_fields() -> None:
     app = playground_app()
     app.playground.load(EMPTY)
-    reopened = playground_app("?" + app.address_bar.query)
+    reopened = playground_app("?" + app.query)
     assert reopened.playground.num_gpu_blocks.value == "10"
     assert reopened.playground.script.value == "add_request A max_tokens=2 prompt: 1..12\nstep"
 
@@ -289,7 +292,7 @@ def test_after_an_edit_the_bar_holds_every_mode_of_the_playground(
     app.playground.open_fork()
     edit(app, "script", format_lines(fork("reset")["steps"]) + "\nstep")
     state = app.state
-    assert app.controls.player.lasts == {
+    assert app.controls.player.bundle["lasts"] == {
         f"{state.scenario}/{m}": store.last_step(state.scenario, m) for m in state.modes
     }
 
@@ -362,8 +365,8 @@ def test_every_view_shows_a_step_whose_later_pages_never_came(
     views = {"code": app.code._panel, **{name: view._deck for name, view in decks(app)}}
     key = app.state.key
     assert not any(view.holds_page(key, 5) for view in views.values())
-    app.controls.player.step = 4
-    app.controls.player.step = 5
+    app.controls.player.at = [key, 4]
+    app.controls.player.at = [key, 5]
     assert app.state.step == 5
     missing = [name for name, view in views.items() if not view.holds_page(key, 5)]
     assert missing == []
