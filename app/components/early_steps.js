@@ -1,4 +1,5 @@
 import { EARLY, WORKS_EARLY } from './early.js'
+import { ask } from './position.js'
 import { statusNote } from './status_note.js'
 
 // Every way a control outside the step bar could change before Python listens.
@@ -37,9 +38,11 @@ export function render({ model }) {
   const first = body.dataset.pclCopy === undefined
   body.dataset.pclCopy = ''
   if (!first || !body.classList.contains('pn-loading')) { return el }
-  // The copy's player opened where the address says (player.js); the copy steps early
-  // only when Python would take that address as it is.
-  if (askedPosition(model) === null) { return el }
+  // The copy steps early only where Python would take the address as it is; its player
+  // opens there (the address already says so: nothing to write).
+  const asked = askedPosition(model)
+  if (asked === null) { return el }
+  ask({ ...asked, address: false })
 
   if (!document.getElementById('pcl-early-style')) {
     const style = document.createElement('style')

@@ -147,13 +147,13 @@ export function render({ model }) {
     return picked !== next.at[0] && picked in next.lasts ? picked : null
   }
   // Every move: the views swap their pages now, then Python and the address learn it.
-  function go(nextKey, nextStep) {
+  function go(nextKey, nextStep, address = true) {
     key = nextKey
     step = Math.max(0, Math.min(nextStep, lastOf(key)))
     show()
     announce()
     tellPython()
-    addressSoon()
+    if (address) { addressSoon() }
   }
   function pause() {
     if (timer !== null) { clearInterval(timer); timer = null }
@@ -201,7 +201,7 @@ export function render({ model }) {
     if (next !== null) {
       if (!holds(next)) { return }
       if (next !== key) { pause() }
-      go(next, request.step === undefined ? step : request.step)
+      go(next, request.step === undefined ? step : request.step, request.address !== false)
       return
     }
     if (moves[request.move]) { moves[request.move]() }
