@@ -31,7 +31,7 @@ from app.stylesheets import stylesheet
 from app.url import LAB, LinkState, link_query, parse_link, playground_query
 from app.views.chain import ChainView
 from app.views.code import CodeView
-from app.views.controls import Controls, scenario_options
+from app.views.controls import Controls
 from app.views.hashmap import HashMapView
 from app.views.header import EmbedHeaderView, HeaderView
 from app.views.lab import lab_link_pane
@@ -102,18 +102,20 @@ class App(pn.viewable.Viewer):
         state = self.state
         compact = self.embed
         self.controls = Controls(state=state, compact=compact)
-        self.quiz = Quiz(state=state, compact=compact)
-        self.pool = PoolView(state=state, compact=compact)
-        self.queue = QueueView(state=state, compact=compact)
-        self.hash_map = HashMapView(state=state, compact=compact)
-        self.requests = RequestsView(state=state, compact=compact)
-        self.log = LogView(state=state, compact=compact)
-        self.code = CodeView(state=state)
-        self.narration = NarrationView(state=state, compact=compact)
-        self.offload = OffloadView(state=state, compact=compact)
-        self.metrics = MetricsView(state=state, compact=compact)
-        self.chain = ChainView(state=state)
-        self.prefill = PrefillView(state=state)
+        # Every view sends through the player's one bundle.
+        sends = {"state": state, "outbox": self.controls.outbox}
+        self.quiz = Quiz(compact=compact, **sends)
+        self.pool = PoolView(compact=compact, **sends)
+        self.queue = QueueView(compact=compact, **sends)
+        self.hash_map = HashMapView(compact=compact, **sends)
+        self.requests = RequestsView(compact=compact, **sends)
+        self.log = LogView(compact=compact, **sends)
+        self.code = CodeView(**sends)
+        self.narration = NarrationView(compact=compact, **sends)
+        self.offload = OffloadView(compact=compact, **sends)
+        self.metrics = MetricsView(compact=compact, **sends)
+        self.chain = ChainView(**sends)
+        self.prefill = PrefillView(**sends)
         self.keyboard = Keyboard()
         self.early_steps = EarlySteps(
             query=self.query,
@@ -130,7 +132,8 @@ class App(pn.viewable.Viewer):
         self.open_playground.on_click(logged(lambda _: self.playground.open_fork()))
         state.param.watch(self._show_playground_button, "scenario")
         self._show_playground_button()
-        self.header = EmbedHeaderView(state=state) if self.embed else HeaderView(state=state)
+        header = EmbedHeaderView if self.embed else HeaderView
+        self.header = header(state=state, outbox=self.controls.outbox)
         self.notice = notice_pane(link.notices)
         self._layout = self._build_embed() if self.embed else self._build()
 
@@ -278,14 +281,8 @@ class App(pn.viewable.Viewer):
         )
 
     def _show_playground_button(self, *_: object) -> None:
-        """Edit a copy: on every scenario but a playground, in the full page; the
-        scenario picker lists the open playground too."""
-        name = self.state.scenario
-        self.open_playground.visible = not (self.embed or is_playground(name))
-        options = scenario_options()
-        if is_playground(name):
-            options.append([name, f"Playground: {timelines.scenario(name).title}"])
-        self.controls.scenario.param.update(options=options, value=name)
+        """Edit a copy: on every scenario but a playground, in the full page."""
+        self.open_playground.visible = not (self.embed or is_playground(self.state.scenario))
 
     @property
     def query(self) -> str:

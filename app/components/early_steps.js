@@ -39,7 +39,7 @@ export function render({ model }) {
   body.dataset.pclCopy = ''
   if (!first || !body.classList.contains('pn-loading')) { return el }
   // The copy steps early only where Python would take the address as it is; its player
-  // opens there (the address already says so: nothing to write).
+  // opens there (the address already says so).
   const asked = askedPosition(model)
   if (asked === null) { return el }
   ask({ ...asked, address: false })

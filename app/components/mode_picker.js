@@ -11,23 +11,27 @@ export function render({ model }) {
   group.setAttribute(WORKS_EARLY, '')  // works before Python (early_steps.py)
   const name = `pcl-mode-${++groups}`
   let inputs = []
-  let heard = null  // the player's position
+  let built = ''  // the modes shown, as one string
+  let mode = null  // the mode of the player's timeline
 
-  // The mode of the player's timeline, if it is this scenario's.
-  function chosen() {
-    const prefix = model.scenario + '/'
-    return heard && heard.key.startsWith(prefix) ? heard.key.slice(prefix.length) : null
-  }
   function check() {
-    const mode = chosen()
     for (const input of inputs) { input.checked = input.value === mode }
   }
-  function build() {
+  // The modes of the player's scenario, in the bundle's order.
+  function follows(at) {
+    const scenario = at.key.slice(0, at.key.indexOf('/'))
+    const modes = Object.keys(at.lasts || {})
+      .filter((k) => k.startsWith(scenario + '/')).map((k) => k.slice(scenario.length + 1))
+    mode = at.key.slice(scenario.length + 1)
+    if (modes.join('/') !== built) { built = modes.join('/'); build(modes) }
+    check()
+  }
+  function build(modes) {
     const caption = document.createElement('span')
     caption.className = 'modes-label'
     caption.textContent = model.label
     inputs = []
-    const options = model.modes.map((mode) => {
+    const options = modes.map((mode) => {
       const option = document.createElement('label')
       option.className = 'mode'
       const input = document.createElement('input')
@@ -43,10 +47,7 @@ export function render({ model }) {
       return option
     })
     group.replaceChildren(caption, ...options)
-    check()
   }
-  model.on(['scenario', 'modes'], build)
-  build()
-  follow(model, (at) => { heard = at; check() })
+  follow(model, follows)
   return group
 }

@@ -1,7 +1,8 @@
 """The mode picker (default, preempt, keep), in the browser.
 
 Picking a mode asks the player (player.js) for that mode's timeline at the same
-step; the picker shows the mode of the position the player announces. It works on
+step; the picker shows the modes of the scenario the player announces (its
+timelines' keys), that position's checked. It works on
 the static site before Python is ready, like the step controls.
 """
 
@@ -15,9 +16,6 @@ LABEL = "Mode"
 
 
 class ModePicker(LeanComponent):
-    scenario = param.String(default="", doc="The open scenario")
-    modes = param.List(default=[], item_type=str, doc="Its modes, in order")
-
     label = param.String(default=LABEL, constant=True, doc="The group's caption")
 
     _esm = "mode_picker.js"

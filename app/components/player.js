@@ -56,15 +56,30 @@ export function render({ model }) {
   track.append(scrub, counter)
   bar.append(buttons, track)
 
-  let bundle = model.bundle
-  const holds = (k) => bundle.lasts !== undefined && k in bundle.lasts
-  const lastOf = (k) => (holds(k) ? bundle.lasts[k] : 0)
+  // The bundle (step_deck.py's Outbox): the position's part from Python, and every view's
+  // pages, the code and the questions, announced with each position.
+  let bundle = { views: {} }
+  // Python sends the parts changed since its last message (step_deck.py's Outbox).
+  function merge() {
+    const changed = JSON.parse(model.bundle || '{}')
+    bundle = { ...bundle, ...changed, views: { ...bundle.views, ...(changed.views || {}) } }
+  }
+  // Python sends the parts not acknowledged: the acknowledgement waits for the page to be
+  // live (the static site's copy has no Python to tell).
+  function acknowledge() {
+    if (bundle.n && model.received !== bundle.n &&
+        !document.body.classList.contains('pn-loading')) { model.received = bundle.n }
+  }
+  merge()
+  let opened = bundle.position || {}  // at, lasts, queries, heard, serial
+  const holds = (k) => opened.lasts !== undefined && k in opened.lasts
+  const lastOf = (k) => (holds(k) ? opened.lasts[k] : 0)
   const scenarioOf = (k) => k.slice(0, k.indexOf('/'))
 
   // The position the address names, if a timeline of the bundle holds it.
   function addressed() {
     const here = new URLSearchParams(window.location.search)
-    for (const [k, query] of Object.entries(bundle.queries || {})) {
+    for (const [k, query] of Object.entries(opened.queries || {})) {
       if (!Object.entries(query).every(([name, value]) => here.get(name) === value)) { continue }
       const text = (here.get('step') || '0').trim()
       if (/^[0-9]+$/.test(text) && Number(text) <= lastOf(k)) { return [k, Number(text)] }
@@ -72,7 +87,7 @@ export function render({ model }) {
     return null
   }
 
-  let [key, step] = addressed() || bundle.at || ['', 0]
+  let [key, step] = addressed() || opened.at || ['', 0]
   let speed = model.default_speed
   let timer = null
   const left = carried()  // the copy's Play and speed, if it was on this timeline
@@ -87,7 +102,7 @@ export function render({ model }) {
   let addressTimer = null
   function writeAddress() {
     addressTimer = null
-    const query = (bundle.queries || {})[key]
+    const query = (opened.queries || {})[key]
     if (!query) { return }
     const params = new URLSearchParams(window.location.search)
     const scenarioBefore = params.get('scenario')
@@ -126,7 +141,11 @@ export function render({ model }) {
     play.className = 'btn ' + (timer === null ? 'play' : 'pause')
     speedPicker.value = String(speed)
   }
-  const position = () => ({ key, step })
+  const position = () => ({
+    key, step, lasts: opened.lasts || {}, scenario: opened.scenario,
+    views: bundle.views, questions: bundle.questions,
+    code: bundle.code && { ...bundle.code, bodies: bundle.bodies || [] },
+  })
   function announce() {
     document.dispatchEvent(new CustomEvent(AT_EVENT, { detail: position() }))
   }
@@ -221,12 +240,17 @@ export function render({ model }) {
   }
   window.addEventListener('popstate', popped)
 
-  // From Python: a new set of timelines (a scenario, an edit, an address) and where to open.
+  // From Python: pages (the rest of them, or a pick's), or a new set of timelines (a
+  // scenario, an edit, an address) and where to open.
   model.on('bundle', () => {
+    merge()
+    acknowledge()
+    const next = bundle.position || {}
+    if (next.serial === opened.serial) { announce(); return }
     flushAddress()  // the entry left keeps its position, for Back
-    bundle = model.bundle
-    const [nextKey, nextStep] = bundle.at
-    const picked = pickedSince(bundle)
+    opened = next
+    const [nextKey, nextStep] = opened.at
+    const picked = pickedSince(opened)
     if (nextKey !== key) { pause() }
     key = nextKey
     step = Math.min(nextStep, lastOf(key))
@@ -242,15 +266,17 @@ export function render({ model }) {
     if (timer !== null) { clearInterval(timer) }
     flushAddress()
   })
-  // A page that opened elsewhere than Python's position (the copy's address, or Play
-  // carried over) tells Python once the page is live (it listens from then on).
+  // Once the page is live (Python listens from then on): the bundle held, and a position
+  // elsewhere than Python's (the copy's address) or Play carried over.
+  const at = opened.at || []
+  const moved = at[0] !== key || at[1] !== step
   const adopt = () => {
     if (document.body.classList.contains('pn-loading')) { setTimeout(adopt, 50); return }
-    tellPython()
+    acknowledge()
+    if (moved) { tellPython() }
     if (left && left.key === key && left.playing && timer === null) { start() }
   }
-  const opened = bundle.at || []
-  if (opened[0] !== key || opened[1] !== step || (left && left.playing)) { setTimeout(adopt) }
+  setTimeout(adopt)
   show()
   announce()
   return bar

@@ -7,11 +7,12 @@ by itself at the last step, Play at the last step replays from 0, and Step back,
 Restart or the scrubber pause; a mode switch keeps the step (within that mode's last).
 
 Every other part of the page asks it (the `pcl-ask` event of position.js: the mode
-picker, the keyboard, the early playground) and follows what it announces (`pcl-at`):
-the views' decks, the code panel, the questions, the mode picker. So a step or a mode
-needs no Python. Python learns the position from `at`, which only the browser writes,
-and sends a new position only inside a new `bundle` (a new scenario, an edit, an
-address the player does not hold).
+picker, the keyboard, the early playground) and follows what it announces (`pcl-at`,
+with the bundle: every view's pages, the code, the questions): the views' decks, the
+code panel, the questions, the mode picker. So a step or a mode needs no Python.
+Python learns the position from `at`, which only the browser writes, and sends a new
+position only inside a new `bundle` (a new scenario, an edit, an address the player
+does not hold); the same parameter brings the rest of the pages a moment later.
 
 The player keeps the address bar on the position (replaceState; a new scenario is a
 new history entry), from each timeline's query in the bundle. Back or Forward to a
@@ -24,6 +25,7 @@ carries on its Play and speed (sessionStorage).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -47,12 +49,15 @@ class StepPlayer(FileComponent):
     """(Panel wraps a component in a div classed by its name: "player" would take the
     bar's own rules in theme.css.)"""
 
-    bundle = param.Dict(
-        default={},
-        doc="From Python, per set of timelines: `at` [key, step] to open at, `lasts` "
-        "(timeline key -> last step) and `queries` (timeline key -> its address parameters)",
+    bundle = param.String(
+        default="{}",
+        doc="From Python, JSON (step_deck.py's Outbox): every view's pages, the code, the "
+        "questions, and the `position` part: per set of timelines (`serial`), `at` [key, "
+        "step] to open at, `lasts` (timeline key -> last step), `queries` (timeline key -> "
+        "its address parameters), `heard` (the position Python last had)",
     )
     at = param.List(default=[], doc="From the browser only: [timeline key, step] shown")
+    received = param.Integer(default=0, doc="From the browser: the last bundle write it holds")
 
     default_speed = param.Number(default=DEFAULT_SPEED, constant=True, doc="Steps per second")
     speeds = param.List(
@@ -74,6 +79,12 @@ class StepPlayer(FileComponent):
         # Called with an address the learner went Back or Forward to that no timeline
         # of the bundle holds.
         self.on_pop: Callable[[str], None] = lambda _query: None
+
+    @property
+    def position(self) -> dict[str, Any]:
+        """The position's part of the bundle, read back (for tests)."""
+        part: dict[str, Any] = json.loads(self.bundle).get("position", {})
+        return part
 
     def _handle_msg(self, data: Any) -> None:
         if isinstance(data, dict) and isinstance(data.get("query"), str):

@@ -80,11 +80,11 @@ export function render({ model }) {
     return box
   }
 
-  let questions = JSON.parse(model.questions_json)
-  let heard = null  // the player's position
+  // The player's position, with the bundle's questions (quiz.py).
+  let heard = { key: '', step: 0, questions: {} }
   function show() {
-    const at = heard && heard.key in questions ? heard : { key: model.key, step: model.step }
-    const steps = questions[at.key] || []
+    const at = heard
+    const steps = at.questions[at.key] || []
     const here = on ? (steps[at.step] || []) : []
     root.replaceChildren()
     root.hidden = model.compact && !on
@@ -133,9 +133,12 @@ export function render({ model }) {
         new CustomEvent(wanted, { bubbles: true, composed: true })))
     }
   }
-  model.on('questions_json', () => { questions = JSON.parse(model.questions_json); show() })
-  model.on(['key', 'step'], show)
   show()
-  follow(model, (at) => { heard = at; show() })
+  follow(model, (at) => {
+    const questions = at.questions || heard.questions
+    if (!(at.key in questions) && root.dataset.at) { return }  // still on its way: keep
+    heard = { ...at, questions }
+    show()
+  })
   return root
 }

@@ -20,7 +20,9 @@ from app import timelines
 from app.components.mode_picker import ModePicker
 from app.components.player import StepPlayer
 from app.components.scenario_picker import ScenarioPicker
+from app.components.step_deck import Outbox
 from app.errors import logged
+from app.playground.store import is_playground
 from app.state import SimulatorState
 from app.theme import CSS
 from app.url import timeline_query
@@ -43,10 +45,26 @@ def action(fn: Callable[[], None]) -> Callable[[object], None]:
     return callback
 
 
+def action_on(fn: Callable[[str], None]) -> Callable[[str], None]:
+    """A browser message's callback that runs one state action as one browser update."""
+
+    @logged
+    def callback(value: str) -> None:
+        with pn.io.hold():
+            fn(value)
+
+    return callback
+
+
 def position_bundle(state: SimulatorState) -> dict[str, Any]:
     """What the player needs of the open scenario: where to open, each mode's last step
-    and the address parameters that name it."""
+    and the address parameters that name it, and its name and title (the picker's)."""
+    title = timelines.scenario(state.scenario).title
     return {
+        "scenario": [
+            state.scenario,
+            f"Playground: {title}" if is_playground(state.scenario) else title,
+        ],
         "at": [state.key, state.step],
         "lasts": state.lasts,
         "queries": {
@@ -64,7 +82,6 @@ class Controls(pn.viewable.Viewer):
         state = self.state
         self.scenario = ScenarioPicker(
             options=scenario_options(),
-            value=state.scenario,
             width=300,
             stylesheets=[CSS, *([COMPACT_CSS] if self.compact else [])],
             margin=(4, 10),
@@ -74,12 +91,14 @@ class Controls(pn.viewable.Viewer):
         self.player = StepPlayer(
             sizing_mode="stretch_width", min_width=280, stylesheets=[CSS], margin=(2, 4)
         )
+        # Every view's part of the bundle comes through here (App gives it to each).
+        self.outbox = Outbox(lambda text: setattr(self.player, "bundle", text))
+        self.player.param.watch(lambda e: self.outbox.received(e.new), "received")
         self._bundled = ""  # the scenario of the player's bundle
+        self._serial = 0  # one per set of timelines sent
         self._heard: list[Any] = []  # the position Python last had from the player
 
-        self.scenario.param.watch(
-            action(lambda: setattr(state, "scenario", self.scenario.value)), "value"
-        )
+        self.scenario.on_pick = action_on(lambda name: setattr(state, "scenario", name))
         self.player.param.watch(self._from_player, "at")
         state.param.watch(self._on_scenario, ["timeline"])
         self._on_scenario()
@@ -126,16 +145,14 @@ class Controls(pn.viewable.Viewer):
         address it did not hold)."""
         state = self.state
         self._bundled = state.scenario
-        self.scenario.value = state.scenario
-        self.mode.param.update(
-            scenario=state.scenario, modes=list(state.modes), visible=len(state.modes) > 1
-        )
+        self.mode.visible = len(state.modes) > 1
         assert state is not None  # (a Controls has a state)
         # With the position Python last had: a mode the learner picked on the scenario
         # left, before the player had this bundle, is meant for this one (player.js).
-        bundle = {**position_bundle(state), "heard": self._heard}
-        self._heard = bundle["at"]
-        self.player.bundle = bundle
+        self._serial += 1
+        position = {**position_bundle(state), "heard": self._heard, "serial": self._serial}
+        self._heard = position["at"]
+        self.outbox.put("position", position)
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self._layout

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import html
+import json
 import re
 from typing import Any
 from urllib.parse import parse_qs
@@ -401,9 +402,9 @@ def test_the_state_follows_the_player() -> None:
     controls = Controls(state=state)
     player = controls.player
     modes = timelines.scenario("reset").modes
-    assert player.bundle["lasts"] == {f"reset/{m}": len(reset(m).steps) - 1 for m in modes}
-    assert player.bundle["at"] == ["reset/default", 0]
-    assert player.bundle["queries"]["reset/keep"] == {"scenario": "reset", "mode": "keep"}
+    assert player.position["lasts"] == {f"reset/{m}": len(reset(m).steps) - 1 for m in modes}
+    assert player.position["at"] == ["reset/default", 0]
+    assert player.position["queries"]["reset/keep"] == {"scenario": "reset", "mode": "keep"}
     player.at = ["reset/default", 2]  # the browser stepped
     assert state.step == 2
     player.at = ["reset/default", 99]  # a stale or forged step: the state stays in range
@@ -424,25 +425,24 @@ def test_nothing_goes_back_to_the_player_but_a_new_scenario() -> None:
         sent.extend(event.name for event in events)
 
     controls.player.param.watch(note, ["bundle"])
-    controls.mode.param.watch(note, ["scenario", "modes", "visible"])
+    controls.mode.param.watch(note, ["visible"])
     controls.player.at = ["reset/keep", 0]  # the browser picked a mode
     controls.player.at = ["reset/keep", 3]
     assert (state.mode, state.step) == ("keep", 3)
     assert sent == []  # the browser's own change: nothing written back
     state.scenario = "eviction-order"  # a new scenario: a new bundle, opened at its start
-    assert {"bundle", "modes", "scenario"} <= set(sent)
-    assert controls.player.bundle["at"] == ["eviction-order/default", 0]
+    assert "bundle" in sent
+    assert controls.player.position["at"] == ["eviction-order/default", 0]
 
 
 def test_mode_control_hidden_for_single_mode_scenarios() -> None:
     state = SimulatorState(scenario="reset", mode="default")
     controls = Controls(state=state)
-    assert controls.mode.visible and controls.mode.modes == list(timelines.scenario("reset").modes)
+    assert controls.mode.visible
     state.scenario = SINGLE_MODE
     assert not controls.mode.visible
-    assert controls.mode.scenario == SINGLE_MODE
-    assert controls.player.bundle["lasts"] == {state.key: state.last_step}
-    assert controls.player.bundle["at"] == [state.key, 0]
+    assert controls.player.position["lasts"] == {state.key: state.last_step}
+    assert controls.player.position["at"] == [state.key, 0]
 
 
 def test_every_shortcut_asks_for_a_move_of_the_player() -> None:
@@ -462,7 +462,7 @@ def test_app_builds_and_opens_the_link(embed: bool) -> None:
     # The static site's pre-rendered copy steps early only at an address showing this state.
     opened = {"scenario": ["reset"], "mode": ["keep"], "step": ["3"]}
     assert parse_qs(app.early_steps.query) == {**opened, **({"embed": ["1"]} if embed else {})}
-    assert app.controls.player.bundle["at"] == ["reset/keep", 3]
+    assert app.controls.player.position["at"] == ["reset/keep", 3]
 
 
 def test_going_back_reopens_the_address_of_the_entry() -> None:
@@ -472,14 +472,14 @@ def test_going_back_reopens_the_address_of_the_entry() -> None:
     player._handle_msg({"query": "?scenario=eviction-order&step=2&embed=1"})
     assert (app.state.scenario, app.state.step) == ("eviction-order", 2)
     assert parse_qs(app.query)["step"] == ["2"]
-    assert player.bundle["at"] == ["eviction-order/default", 2]
+    assert player.position["at"] == ["eviction-order/default", 2]
     for junk in ("not a dict", {"query": 5}, {}):  # a malformed message changes nothing
         player._handle_msg(junk)
     player._handle_msg({"query": "?mode=turbo&step=x"})  # corrected, not broken
     assert (app.state.scenario, app.state.mode, app.state.step) == ("reset", "default", 0)
     # An address of the open scenario the player did not hold moves the player too.
     player._handle_msg({"query": "?scenario=reset&mode=keep&step=2"})
-    assert player.bundle["at"] == ["reset/keep", 2]
+    assert player.position["at"] == ["reset/keep", 2]
 
 
 def test_app_shows_a_notice_for_an_ignored_parameter() -> None:
@@ -517,9 +517,10 @@ def watch_views(app: App) -> list[str]:
     def note(*events: param.parameterized.Event) -> None:
         sent.extend(event.name for event in events)
 
+    app.controls.player.param.watch(note, ["bundle"])  # every view's pages, the code's
     for view in (app.pool, app.queue, app.narration, app.header, app.chain):
-        view._deck.param.watch(note, ["pages", "orders", "key", "step"])
-    app.code._panel.param.watch(note, list(app.code._panel.param))
+        view._deck.param.watch(note, ["visible"])
+    app.code._panel.param.watch(note, ["picked"])
     return sent
 
 
@@ -542,7 +543,7 @@ def test_a_mode_from_the_browser_sends_no_page() -> None:
 
 def test_a_new_scenario_sends_every_page_of_every_mode_once() -> None:
     app = App(link=parse_link(f"?scenario={SINGLE_MODE}"))
-    app.controls.scenario.value = "reset"
+    app.controls.scenario.pick("reset")
     deck = app.pool._deck
     modes = timelines.scenario("reset").modes
     assert set(deck.orders) == {f"reset/{m}" for m in modes}
@@ -552,7 +553,10 @@ def test_a_new_scenario_sends_every_page_of_every_mode_once() -> None:
         assert [deck.pages[i] for i in deck.orders[f"reset/{mode}"]] == [
             render_pool(timeline, s) for s in range(len(timeline.steps))
         ]
-    assert deck.key == "reset/default" and app.controls.player.bundle["at"] == [deck.key, 0]
+    assert app.controls.player.position["at"] == ["reset/default", 0]
+    # The bundle carries the deck as it is here.
+    bundled = json.loads(app.controls.player.bundle)["views"][deck.view]
+    assert bundled["pages"] == list(deck.pages) and set(bundled["orders"]) == set(deck.orders)
     # Modes share what they show alike: fewer pages than steps in all.
     assert len(deck.pages) < sum(len(order) for order in deck.orders.values())
 
@@ -783,7 +787,6 @@ def test_prefill_view_follows_the_step_then_the_learner() -> None:
 def test_prefill_view_steps_in_the_browser_while_it_follows() -> None:
     app = App(link=parse_link("?scenario=cache-salt"))
     sent = watch_views(app)
-    app.prefill._deck.param.watch(lambda e: sent.append(e.name), ["pages", "orders"])
     timeline = app.state.timeline
     assert timeline is not None
     for step in range(len(timeline.steps)):
@@ -927,8 +930,8 @@ def test_code_panel_holds_each_steps_focus_and_a_pick_until_the_next_step() -> N
     assert timeline is not None
     plan = panel.plans["reset/keep"]
     sent: list[str] = []
-    watched = ["frames", "bodies", "plans_json", "step", "picked"]
-    panel.param.watch(lambda e: sent.append(e.name), watched)
+    panel.param.watch(lambda e: sent.append(e.name), ["picked"])
+    app.controls.player.param.watch(lambda e: sent.append(e.name), ["bundle"])
     app.controls.player.at = [app.state.key, app.state.step + 1]
     assert sent == []  # a step sends nothing to the code panel: the player carries it
     focus = plan[1]["focus"]

@@ -173,7 +173,7 @@ def test_a_position_on_the_playground_just_left_is_dropped() -> None:
     edit(app, "script", TWO_REQUESTS)
     opened = app.state.scenario
     assert opened != left and app.state.mode == "default"
-    assert player.bundle["heard"] == [f"{left}/default", 1]
+    assert player.position["heard"] == [f"{left}/default", 1]
     player.at = [f"{left}/keep", 3]  # a step or a mode there: stale, dropped
     assert (app.state.scenario, app.state.mode, app.state.step) == (opened, "default", 1)
 
@@ -266,9 +266,9 @@ def test_open_in_playground_is_offered_on_every_scenario_but_a_playground() -> N
     assert app.open_playground.visible
     app.playground.open_fork()
     assert not app.open_playground.visible
-    picker = app.controls.scenario
-    assert picker.options[-1] == [app.state.scenario, "Playground: Reset under load (playground)"]
-    assert picker.value == app.state.scenario
+    # The picker shows the open playground by the title the player's bundle gives it.
+    title = "Playground: Reset under load (playground)"
+    assert app.controls.player.position["scenario"] == [app.state.scenario, title]
     app.state.scenario = "reset"
     assert app.open_playground.visible
 
@@ -292,7 +292,7 @@ def test_after_an_edit_the_bar_holds_every_mode_of_the_playground(
     app.playground.open_fork()
     edit(app, "script", format_lines(fork("reset")["steps"]) + "\nstep")
     state = app.state
-    assert app.controls.player.bundle["lasts"] == {
+    assert app.controls.player.position["lasts"] == {
         f"{state.scenario}/{m}": store.last_step(state.scenario, m) for m in state.modes
     }
 
@@ -322,9 +322,10 @@ def test_an_edit_renders_each_view_once_around_the_step_shown(
     loads: list[tuple[int, str, list[int]]] = []
     real_load = StepDeck.load
 
-    def recorded(deck: StepDeck, pages: object, key: str, step: int) -> None:
-        real_load(deck, pages, key, step)  # type: ignore[arg-type]
-        sent = [s for s, page in enumerate(deck.orders[key]) if page != NOT_SENT]
+    def recorded(deck: StepDeck, pages: Any) -> None:
+        real_load(deck, pages)
+        (key,) = pages.orders  # (a playground holds its one timeline)
+        sent = [s for s, page in enumerate(deck.orders[key]) if page is not NOT_SENT]
         loads.append((id(deck), key, sent))
 
     monkeypatch.setattr(StepDeck, "load", recorded)
@@ -341,14 +342,22 @@ def test_an_edit_sends_no_function_source_the_browser_holds(
 ) -> None:
     """The code panel's bodies (a function's highlighted source, tens of KB each) stay
     where the browser has them: an edit running the same functions sends none again."""
+    from app.components.step_deck import Outbox
+
     app = two_requests_at_step(3, monkeypatch)
     panel = app.code._panel
     held = list(panel.bodies)
-    sent: list[object] = []
-    panel.param.watch(lambda event: sent.append(event.new), "bodies")
+    sent: list[str] = []
+    real_put = Outbox.put
+
+    def recorded(outbox: Outbox, part: str, value: Any) -> None:
+        sent.append(part)
+        real_put(outbox, part, value)
+
+    monkeypatch.setattr(Outbox, "put", recorded)
     edit(app, "script", TWO_REQUESTS.replace("max_tokens=2", "max_tokens=3"))
     assert app.state.step == 3
-    assert sent == [], "the edit sent the bodies again"
+    assert "code" in sent and "bodies" not in sent, "the edit sent the bodies again"
     assert panel.bodies == held
     assert "Code that ran" not in app.code.html  # (step 3 ran code: its body is shown)
     assert app.code.parts.body in panel.bodies
