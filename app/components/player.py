@@ -46,8 +46,9 @@ POSITION_PARAMETERS = ("scenario", "playground", "mode", "step")
 
 
 class StepPlayer(FileComponent):
-    """(Panel wraps a component in a div classed by its name: "player" would take the
-    bar's own rules in theme.css.)"""
+    """The player (see the module's docstring). Not named "Player": Panel wraps a
+    component in a div classed by its name, and "player" would take the bar's own
+    rules in theme.css."""
 
     bundle = param.String(
         default="{}",

@@ -146,9 +146,6 @@ class StepDeck(LeanComponent):
     def pages(self) -> tuple[str, ...]:
         return self.loaded.pages if self.loaded else ()
 
-    def holds(self, key: str) -> bool:
-        return key in self.orders
-
     def holds_page(self, key: str, step: int) -> bool:
         order = self.orders.get(key, [])
         return 0 <= step < len(order) and order[step] is not NOT_SENT
