@@ -15,7 +15,6 @@ import panel as pn
 import param
 
 from app import timelines
-from app.components.address_bar import AddressBar
 from app.components.early_steps import EarlySteps
 from app.components.glossary import Glossary
 from app.components.keyboard import Keyboard
@@ -32,7 +31,7 @@ from app.stylesheets import stylesheet
 from app.url import LAB, LinkState, link_query, parse_link, playground_query
 from app.views.chain import ChainView
 from app.views.code import CodeView
-from app.views.controls import Controls, scenario_options
+from app.views.controls import Controls
 from app.views.hashmap import HashMapView
 from app.views.header import EmbedHeaderView, HeaderView
 from app.views.lab import lab_link_pane
@@ -103,22 +102,23 @@ class App(pn.viewable.Viewer):
         state = self.state
         compact = self.embed
         self.controls = Controls(state=state, compact=compact)
-        self.quiz = Quiz(state=state, compact=compact)
-        self.pool = PoolView(state=state, compact=compact)
-        self.queue = QueueView(state=state, compact=compact)
-        self.hash_map = HashMapView(state=state, compact=compact)
-        self.requests = RequestsView(state=state, compact=compact)
-        self.log = LogView(state=state, compact=compact)
-        self.code = CodeView(state=state)
-        self.narration = NarrationView(state=state, compact=compact)
-        self.offload = OffloadView(state=state, compact=compact)
-        self.metrics = MetricsView(state=state, compact=compact)
-        self.chain = ChainView(state=state)
-        self.prefill = PrefillView(state=state)
+        # Every view sends through the player's one bundle.
+        sends = {"state": state, "outbox": self.controls.outbox}
+        self.quiz = Quiz(compact=compact, **sends)
+        self.pool = PoolView(compact=compact, **sends)
+        self.queue = QueueView(compact=compact, **sends)
+        self.hash_map = HashMapView(compact=compact, **sends)
+        self.requests = RequestsView(compact=compact, **sends)
+        self.log = LogView(compact=compact, **sends)
+        self.code = CodeView(**sends)
+        self.narration = NarrationView(compact=compact, **sends)
+        self.offload = OffloadView(compact=compact, **sends)
+        self.metrics = MetricsView(compact=compact, **sends)
+        self.chain = ChainView(**sends)
+        self.prefill = PrefillView(**sends)
         self.keyboard = Keyboard()
-        self.address_bar = AddressBar(width=0, height=0, margin=0)
         self.early_steps = EarlySteps(
-            query=self.opened_query(),
+            query=self.query,
             lasts=state.lasts,
             default_scenario=timelines.default_scenario(),
             width=0,
@@ -132,9 +132,9 @@ class App(pn.viewable.Viewer):
         self.open_playground.on_click(logged(lambda _: self.playground.open_fork()))
         state.param.watch(self._show_playground_button, "scenario")
         self._show_playground_button()
-        self.header = EmbedHeaderView(state=state) if self.embed else HeaderView(state=state)
+        header = EmbedHeaderView if self.embed else HeaderView
+        self.header = header(state=state, outbox=self.controls.outbox)
         self.notice = notice_pane(link.notices)
-        self._left_playground: dict[str, str] = {}
         self._layout = self._build_embed() if self.embed else self._build()
 
     def _page(self, *objects: object, width: int, margin: tuple[int, int]) -> pn.Column:
@@ -212,7 +212,6 @@ class App(pn.viewable.Viewer):
                 margin=(8, 0, 0, 0),
             ),
             self.keyboard,
-            self.address_bar,
             self.early_steps,
             width=PAGE_WIDTH,
             margin=(10, 16),
@@ -276,49 +275,36 @@ class App(pn.viewable.Viewer):
             *story,
             tabs,
             self.keyboard,
-            self.address_bar,
             self.early_steps,
             width=EMBED_WIDTH,
             margin=(4, 10),
         )
 
     def _show_playground_button(self, *_: object) -> None:
-        """Edit a copy: on every scenario but a playground, in the full page; the
-        scenario picker lists the open playground too."""
-        name = self.state.scenario
-        self.open_playground.visible = not (self.embed or is_playground(name))
-        options = scenario_options()
-        if is_playground(name):
-            options.append([name, f"Playground: {timelines.scenario(name).title}"])
-        self.controls.scenario.param.update(options=options, value=name)
+        """Edit a copy: on every scenario but a playground, in the full page."""
+        self.open_playground.visible = not (self.embed or is_playground(self.state.scenario))
 
-    def opened_query(self) -> str:
-        """The address of the state the app opened at (with the layout it chose)."""
+    @property
+    def query(self) -> str:
+        """The address's query at the learner's state (the player writes it: player.js)."""
         query = link_query(self.state.scenario, self.state.mode, self.state.step)
         return urlencode({**query, **({"embed": "1"} if self.embed else {})})
 
     def follow_url(self) -> None:
-        """Keep the address bar on the learner's state, so the link can be shared,
-        and open the state of an address the learner goes Back or Forward to.
+        """Open the state of an address the learner goes Back or Forward to, when the
+        player does not hold it (the player keeps the address bar on the position).
         The start page has no state to follow: its links open new pages."""
         if self.start:
             return
-
-        def update(*_: object) -> None:
-            query = link_query(self.state.scenario, self.state.mode, self.state.step)
-            if "playground" in query:
-                self._left_playground = {"playground": ""}  # the address bar keeps other keys
-            self.address_bar.query = urlencode({**self._left_playground, **query})
 
         @logged
         def reopen(query: str) -> None:
             link = parse_link(query)  # an entry this app wrote: valid, or corrected
             with pn.io.hold():
                 self.state.open(link.scenario, link.mode, link.step)
+                self.controls.send_bundle()
 
-        self.state.param.watch(update, ["scenario", "mode", "step"])
-        self.address_bar.on_pop = reopen
-        update()
+        self.controls.player.on_pop = reopen
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self._layout

@@ -1,8 +1,8 @@
 """The learner's position in a timeline: scenario, mode, step.
 
 Pure param: no widgets, no I/O beyond asking the engine for a timeline. The
-step is moved by the step controls in the browser (views/player_bar.py, where
-the rules of stepping and playing live) or by a deep link.
+step is moved by the player in the browser (components/player.py, where the
+rules of stepping and playing live) or by a deep link.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ class SimulatorState(param.Parameterized):
 
     @property
     def key(self) -> str:
-        """The open timeline's name in the browser (see views/step_deck.py)."""
+        """The open timeline's name in the browser (see components/step_deck.py)."""
         assert self.timeline is not None
         return timelines.timeline_key(self.timeline)
 

@@ -106,14 +106,21 @@ def parse_link(query: str) -> LinkState:
 
 def link_query(scenario: str, mode: str, step: int) -> dict[str, str]:
     """The query parameters that reopen the app at this state."""
+    return {**timeline_query(scenario, mode), "step": str(step)}
+
+
+def timeline_query(scenario: str, mode: str) -> dict[str, str]:
+    """The query parameters that name a timeline (the player adds the step: player.js)."""
     if playground.is_playground(scenario):
-        return playground_query(playground.get(scenario).code, mode, step)
-    return {"scenario": scenario, "mode": mode, "step": str(step)}
+        return playground_query(playground.get(scenario).code, mode, None)
+    return {"scenario": scenario, "mode": mode}
 
 
-def playground_query(code: str, mode: str, step: int) -> dict[str, str]:
-    """The query parameters that open the playground ``code`` holds at this state."""
-    return {"scenario": PLAYGROUND, "playground": code, "mode": mode, "step": str(step)}
+def playground_query(code: str, mode: str, step: int | None) -> dict[str, str]:
+    """The query parameters that open the playground ``code`` holds at this state (at no
+    step: the timeline's)."""
+    query = {"scenario": PLAYGROUND, "playground": code, "mode": mode}
+    return query if step is None else {**query, "step": str(step)}
 
 
 def lab_run_playground_href(workload: Workload, num_steps: int, step: int = 0) -> str:

@@ -1,4 +1,5 @@
-"""Keeps the address bar on the learner's state, so the link can be shared.
+"""Keeps the address bar on the workload lab's preset (app/views/lab.py), so the link
+can be shared. (A scenario's page writes its own: the player, player.js.)
 
 Panel's Location model pushes a history entry on every change, which costs a
 synchronous `history.pushState` (and a message back to the server) on every

@@ -1,4 +1,4 @@
-import { onStep, position } from './step_channel.js'
+import { follow } from './position.js'
 
 export function render({ model }) {
   const root = document.createElement('div')
@@ -18,12 +18,13 @@ export function render({ model }) {
   let optionsShown = null
   let optionsStep = null
 
-  let plans = JSON.parse(model.plans_json)
-  const here = () => position(model, (key) => key in plans)
+  // The player's position, with the bundle's code: {frames, bodies, plans} (code_panel.py).
+  let heard = { key: '', step: 0, code: { frames: [], bodies: [], plans: {} } }
+  const here = () => heard
   function planned(at) {
+    const { frames, bodies, plans } = at.code
     const plan = (plans[at.key] || [])[at.step]
-    return plan ? { ...plan, frame: model.frames[plan.frame], body: model.bodies[plan.body] }
-      : null
+    return plan ? { ...plan, frame: frames[plan.frame], body: bodies[plan.body] } : null
   }
   function parts(at, plan) {
     const choice = Number(picker.value)
@@ -78,12 +79,15 @@ export function render({ model }) {
   }
   function update() {
     const at = here()
-    // null: Python sends this step's plan a moment later; keep what is shown until then.
-    if ((plans[at.key] || [])[at.step] === null) { return }
+    const plan = (at.code.plans[at.key] || [])[at.step]
+    // A timeline still on its way, or null: Python sends this step's plan a moment later;
+    // keep what is shown until then.
+    if (plan === undefined && !(at.key in at.code.plans) && bodyShown !== null) { return }
+    if (plan === null) { return }
     root.dataset.at = `${at.key}@${at.step}`  // the position shown (tests, benchmarks)
-    const plan = planned(at)
-    setOptions(at, plan)
-    const p = parts(at, plan)
+    const shown = planned(at)
+    setOptions(at, shown)
+    const p = parts(at, shown)
     if (p.body !== bodyShown) {
       bodyShown = p.body
       body.innerHTML = p.body
@@ -103,15 +107,12 @@ export function render({ model }) {
     if (plan && choice !== plan.focus) { model.pick = [at.key, at.step, choice] }
     update()
   })
-  // One load changes frames, bodies, plans, key and step, each heard apart: the plans are
-  // parsed once, and a frame or body equal to the one shown is not parsed again.
-  model.on('plans_json', () => {
-    plans = JSON.parse(model.plans_json)
-    optionsShown = null
+  // A frame or body equal to the one shown is not parsed again.
+  model.on('picked', update)
+  follow(model, (at) => {
+    if (at.code !== heard.code) { optionsShown = null }  // a new plan: new labels
+    heard = { ...at, code: at.code || heard.code }
     update()
   })
-  model.on(['frames', 'bodies', 'key', 'step', 'picked'], update)
-  onStep(model, update)
-  update()
   return root
 }

@@ -1,6 +1,6 @@
 import { EARLY, WORKS_EARLY } from './early.js'
+import { ask } from './position.js'
 import { statusNote } from './status_note.js'
-import { announce } from './step_channel.js'
 
 // Every way a control outside the step bar could change before Python listens.
 const HELD_EVENTS = ['pointerdown', 'mousedown', 'pointerup', 'mouseup', 'click', 'dblclick',
@@ -35,19 +35,14 @@ export function render({ model }) {
   el.style.display = 'none'
   const body = document.body
   // Only the first document on a page can be the copy: the live one comes after it.
-  const first = !globalThis.__pclFirstRendered
-  globalThis.__pclFirstRendered = true
+  const first = body.dataset.pclCopy === undefined
+  body.dataset.pclCopy = ''
   if (!first || !body.classList.contains('pn-loading')) { return el }
+  // The copy steps early only where Python would take the address as it is; its player
+  // opens there (the address already says so).
   const asked = askedPosition(model)
-  if (asked === null) {
-    // The live page opens where the address says, not where this copy's controls were.
-    globalThis.__pclStep = null
-    return el
-  }
-  const shown = globalThis.__pclStep
-  if (!shown || shown.key !== asked.key || shown.step !== asked.step) {
-    announce(asked.key, asked.step)
-  }
+  if (asked === null) { return el }
+  ask({ ...asked, address: false })
 
   if (!document.getElementById('pcl-early-style')) {
     const style = document.createElement('style')

@@ -1,44 +1,39 @@
-function deepAll(root, selector, out = []) {
-  out.push(...root.querySelectorAll(selector))
-  for (const el of root.querySelectorAll('*')) {
-    if (el.shadowRoot) { deepAll(el.shadowRoot, selector, out) }
-  }
-  return out
-}
+import { ask } from './position.js'
+
+// Inputs that take a key as text; a radio, a checkbox, a slider or a button does not.
+const TEXT_INPUTS = ['text', 'search', 'email', 'number', 'password', 'tel', 'url']
 
 function typingIn(target) {
-  if (!target || target.nodeType !== 1) { return false }
   const tag = target.tagName
   const role = target.getAttribute('role')
-  return tag === 'INPUT' || tag === 'TEXTAREA' || tag === 'SELECT' || target.isContentEditable ||
-    role === 'slider' || role === 'textbox' || role === 'combobox'
+  return (tag === 'INPUT' && TEXT_INPUTS.includes(target.type)) || tag === 'TEXTAREA' ||
+    target.isContentEditable || role === 'textbox' || role === 'combobox'
 }
+const isSlider = (target) =>
+  (target.tagName === 'INPUT' && target.type === 'range') || target.getAttribute('role') === 'slider'
+// What space presses or opens by itself.
+const takesSpace = (target) => ['BUTTON', 'SELECT'].includes(target.tagName) ||
+  (target.tagName === 'INPUT' && ['radio', 'checkbox', 'button'].includes(target.type)) ||
+  target.getAttribute('role') === 'button'
 
-// key -> names of the button it presses (the model's key_buttons)
-let keyButtons = {}
+// key -> the player's move (the model's key_moves)
+let keyMoves = {}
 
 function onKey(event) {
   if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) { return }
-  const names = keyButtons[event.key]
-  if (!names) { return }
+  const move = keyMoves[event.key]
+  if (!move) { return }
   const target = event.composedPath()[0]
-  if (typingIn(target)) { return }
-  const onButton = target && target.nodeType === 1 &&
-    (target.tagName === 'BUTTON' || target.getAttribute('role') === 'button')
-  if (event.key === ' ' && onButton) { return }  // space presses the focused button itself
-  const buttons = deepAll(document, 'button')
-  for (const name of names) {
-    const button = buttons.find((b) => b.textContent.trim() === name)
-    if (button) {
-      event.preventDefault()
-      if (!button.disabled) { button.click() }
-      return
-    }
+  if (target && target.nodeType === 1) {
+    if (typingIn(target) || isSlider(target)) { return }
+    if (event.key === ' ' && takesSpace(target)) { return }
   }
+  event.preventDefault()  // an arrow on a radio or a select must not switch it
+  ask({ move })
 }
 
 export function render({ model }) {
-  keyButtons = model.key_buttons
+  keyMoves = model.key_moves
   document.addEventListener('keydown', onKey)
   model.on('remove', () => document.removeEventListener('keydown', onKey))
   const el = document.createElement('div')

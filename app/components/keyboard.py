@@ -1,11 +1,12 @@
-"""Keyboard shortcuts: arrows step, space plays or pauses, Home restarts.
+"""Keyboard shortcuts: arrows step, space plays or pauses, Home restarts, End goes to
+the last step.
 
 A tiny JSComponent whose ES module listens on the document (no network, no
-sanitiser; works in `panel serve` and in Pyodide). A key *clicks the matching button*, so a
-key does exactly what the button does, and quick repeats are not lost: button
-clicks reach Python as separate events, where synced properties would be merged.
-Keys are ignored while focus is in a text field, a select or a slider, and space
-is left to a focused button, so native behaviour is kept.
+sanitiser; works in `panel serve` and in Pyodide). A key asks the player
+(player.js) for the same move as its button, under the same rules. Keys are
+ignored while focus is in a text field; the slider steps by itself; space is left
+to a focused button, radio, checkbox or select. An arrow on the mode picker or the
+scenario picker steps instead of switching them by accident.
 """
 
 from __future__ import annotations
@@ -13,25 +14,23 @@ from __future__ import annotations
 import panel as pn
 import param
 
-from app.components.component import AppComponent
+from app.components.esm import FileComponent
 
-# key -> accessible names of the button it presses (the first one present is used)
-KEY_BUTTONS: dict[str, tuple[str, ...]] = {
-    "ArrowLeft": ("Step back",),
-    "ArrowRight": ("Step forward",),
-    " ": ("Play", "Pause"),
-    "Home": ("Restart",),
+# key -> the player's move it asks for (player.py's MOVES)
+KEY_MOVES: dict[str, str] = {
+    "ArrowLeft": "back",
+    "ArrowRight": "forward",
+    " ": "play",
+    "Home": "restart",
+    "End": "end",
 }
 
 
-class KeyboardShortcuts(AppComponent):
-    key_buttons = param.Dict(
-        default={key: list(names) for key, names in KEY_BUTTONS.items()},
-        constant=True,
-        doc="Key -> names of the button it presses",
+class KeyboardShortcuts(FileComponent):
+    key_moves = param.Dict(
+        default=dict(KEY_MOVES), constant=True, doc="Key -> the player's move it asks for"
     )
 
-    # Panel renders every component in its own shadow root: keyboard.js searches them all.
     _esm = "keyboard.js"
 
 

@@ -1,5 +1,5 @@
 import { WORKS_EARLY } from './early.js'
-import { announce, onStep } from './step_channel.js'
+import { ask, follow } from './position.js'
 
 let groups = 0  // radio names must not collide between pickers on one page
 
@@ -11,26 +11,27 @@ export function render({ model }) {
   group.setAttribute(WORKS_EARLY, '')  // works before Python (early_steps.py)
   const name = `pcl-mode-${++groups}`
   let inputs = []
+  let built = ''  // the modes shown, as one string
+  let mode = null  // the mode of the player's timeline
 
-  function chosen() {
-    const channel = globalThis.__pclStep
-    const prefix = model.scenario + '/'
-    if (channel && channel.key.startsWith(prefix)) {
-      const mode = channel.key.slice(prefix.length)
-      if (model.modes.includes(mode)) { return mode }
-    }
-    return model.mode
-  }
   function check() {
-    const mode = chosen()
     for (const input of inputs) { input.checked = input.value === mode }
   }
-  function build() {
+  // The modes of the player's scenario, in the bundle's order.
+  function follows(at) {
+    const scenario = at.key.slice(0, at.key.indexOf('/'))
+    const modes = Object.keys(at.lasts || {})
+      .filter((k) => k.startsWith(scenario + '/')).map((k) => k.slice(scenario.length + 1))
+    mode = at.key.slice(scenario.length + 1)
+    if (modes.join('/') !== built) { built = modes.join('/'); build(modes) }
+    check()
+  }
+  function build(modes) {
     const caption = document.createElement('span')
     caption.className = 'modes-label'
     caption.textContent = model.label
     inputs = []
-    const options = model.modes.map((mode) => {
+    const options = modes.map((mode) => {
       const option = document.createElement('label')
       option.className = 'mode'
       const input = document.createElement('input')
@@ -38,18 +39,15 @@ export function render({ model }) {
       input.name = name
       input.value = mode
       input.addEventListener('change', () => {
-        if (input.checked) { announce(model.scenario + '/' + mode, 0) }
+        if (input.checked) { ask({ mode }) }
+        check()  // the player may refuse (a timeline it does not hold)
       })
       inputs.push(input)
       option.append(input, document.createTextNode(mode))
       return option
     })
     group.replaceChildren(caption, ...options)
-    check()
   }
-  model.on(['scenario', 'modes'], build)
-  model.on('mode', check)
-  onStep(model, check)
-  build()
+  follow(model, follows)
   return group
 }

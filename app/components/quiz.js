@@ -1,8 +1,8 @@
 import { WORKS_EARLY } from './early.js'
-import { onStep, position } from './step_channel.js'
+import { follow } from './position.js'
 
 // Predict, then see (quiz.py): the questions of the step shown, answered in the browser,
-// at the position the step channel (step_channel.js) names.
+// at the position the player (player.js) announces.
 // In the embed the quiz shares a tab row with the narration (panel_tabs.js): it asks to
 // be seen while a question waits, and gives the place back at a step with none.
 const REVEAL_EVENT = 'pcl-reveal'
@@ -80,10 +80,11 @@ export function render({ model }) {
     return box
   }
 
-  let questions = JSON.parse(model.questions_json)
+  // The player's position, with the bundle's questions (quiz.py).
+  let heard = { key: '', step: 0, questions: {} }
   function show() {
-    const at = position(model, (key) => key in questions)
-    const steps = questions[at.key] || []
+    const at = heard
+    const steps = at.questions[at.key] || []
     const here = on ? (steps[at.step] || []) : []
     root.replaceChildren()
     root.hidden = model.compact && !on
@@ -132,9 +133,12 @@ export function render({ model }) {
         new CustomEvent(wanted, { bubbles: true, composed: true })))
     }
   }
-  onStep(model, () => show())
-  model.on('questions_json', () => { questions = JSON.parse(model.questions_json); show() })
-  model.on(['key', 'step'], show)
   show()
+  follow(model, (at) => {
+    const questions = at.questions || heard.questions
+    if (!(at.key in questions) && root.dataset.at) { return }  // still on its way: keep
+    heard = { ...at, questions }
+    show()
+  })
   return root
 }

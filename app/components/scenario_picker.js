@@ -1,4 +1,5 @@
 import { EARLY, WORKS_EARLY } from './early.js'
+import { follow } from './position.js'
 
 export function render({ model }) {
   const label = document.createElement('label')
@@ -8,13 +9,22 @@ export function render({ model }) {
   caption.textContent = model.label
   const select = document.createElement('select')
   label.append(caption, select)
+  let open = ['', '']  // the player's scenario: [name, title]
 
   function build() {
-    select.replaceChildren(...model.options.map(([name, title]) => new Option(title, name)))
-    select.value = model.value
+    const options = model.options.map(([name, title]) => new Option(title, name))
+    if (open[0] && !model.options.some(([name]) => name === open[0])) {
+      options.push(new Option(open[1], open[0]))  // the open playground
+    }
+    select.replaceChildren(...options)
+    select.value = open[0]
   }
   select.addEventListener('change', () => {
-    if (!document.body.classList.contains(EARLY)) { model.value = select.value; return }
+    if (!document.body.classList.contains(EARLY)) {
+      model.send_msg({ pick: select.value })
+      select.value = open[0]  // until Python opens it
+      return
+    }
     // Before Python: that scenario's own page (its pre-rendered copy), same layout.
     const here = new URLSearchParams(window.location.search)
     const next = new URLSearchParams({ scenario: select.value })
@@ -22,7 +32,12 @@ export function render({ model }) {
     window.location.search = '?' + next.toString()
   })
   model.on('options', build)
-  model.on('value', () => { select.value = model.value })
+  follow(model, (at) => {
+    const scenario = at.scenario || open
+    if (scenario[0] === open[0] && scenario[1] === open[1]) { return }
+    open = scenario
+    build()
+  })
   build()
   return label
 }

@@ -1,19 +1,18 @@
 import { rememberDetails, restoreDetails } from './remember_details.js'
-import { onStep, position } from './step_channel.js'
+import { follow } from './position.js'
 
-// An order's mark for a page Python has not sent yet (step_deck.py's NOT_SENT).
-const NOT_SENT = -1
-
+// A view's slot (step_deck.py): its page of the player's bundle at the player's position.
 export function render({ model, view }) {
   const host = document.createElement('div')
   rememberDetails(host)
   let shown = null
-  function show() {
-    const at = position(model, (key) => key in model.orders)
-    const order = model.orders[at.key]
-    const index = order ? order[at.step] : undefined
-    if (index === NOT_SENT) { return }  // Python sends it: keep the page shown until then
-    const page = index === undefined ? '' : model.pages[index]
+  function show(at) {
+    const deck = at.views && at.views[model.view]
+    const order = deck && deck.orders[at.key]
+    if (!order) { return }  // a timeline whose pages are still on their way
+    const index = order[at.step]
+    if (index === null) { return }  // Python sends it: keep the page shown until then
+    const page = index === undefined ? '' : deck.pages[index]
     host.dataset.at = `${at.key}@${at.step}`  // the position shown (tests, benchmarks)
     if (page === shown) { return }
     shown = page
@@ -22,10 +21,6 @@ export function render({ model, view }) {
     // An empty page hides the whole component, margins included.
     if (view && view.el) { view.el.style.display = page ? '' : 'none' }
   }
-  // One load changes pages, orders, key and step, each heard apart: a page equal to the
-  // one shown is not parsed again.
-  model.on(['pages', 'orders', 'key', 'step'], show)
-  onStep(model, show)
-  show()
+  follow(model, show)
   return host
 }

@@ -165,9 +165,11 @@ def patch_copy_choice(html: str, names: list[str], own: str) -> str:
     return replace_once(html, EMBED_CALL, shim("copy_choice.js"), "converted HTML")
 
 
-# The page-wide step event (app/components/step_channel.js): the early playground
-# announces its position on it, for the live page to open there.
-STEP_EVENT = "pcl-step"
+# The player's two events (app/components/position.js): at the handover the early
+# playground asks the live page's player for its position (ASK_EVENT) and waits for
+# the player to announce it there (AT_EVENT).
+AT_EVENT = "pcl-at"
+ASK_EVENT = "pcl-ask"
 # The type of the early playground's messages between the page and the app's worker.
 EARLY_MESSAGE = "pcl-early"
 LOADED_PYODIDE = 'console.log("Loaded pyodide!");'
@@ -203,7 +205,7 @@ def patch_early_playground(html: str) -> str:
 
     early = script(
         "early_playground.js",
-        early=[SCRIPT_LABEL, STEP_EVENT, EARLY_MESSAGE],
+        early=[SCRIPT_LABEL, AT_EVENT, ASK_EVENT, EARLY_MESSAGE],
         style=shim("early_playground.css"),
     )
     return replace_once(html, "</head>", f"{early}\n</head>", "converted HTML")

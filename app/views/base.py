@@ -2,8 +2,8 @@
 
 Every step's HTML, in every mode of the scenario, is rendered when the
 scenario opens and sent once (the shown step and its neighbours first, the
-others a moment later: fill_deck); the step controls and the mode picker then
-move every deck in the browser (see step_deck.py). A large timeline (blocks x
+others a moment later: fill_deck); the player (app/components/player.py) then
+moves every deck in the browser (see step_deck.py). A large timeline (blocks x
 steps from SENT_AROUND_FROM) is rendered a few steps at a time, around the step
 shown.
 """
@@ -13,13 +13,13 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Protocol
 
 import panel as pn
 import param
 from bokeh.document import Document
 
-from app.components.step_deck import NOT_SENT, Deck, StepDeck
+from app.components.step_deck import NOT_SENT, Deck, Outbox, StepDeck
 from app.errors import logged
 from app.runtime import in_pyodide
 from app.state import SimulatorState
@@ -42,10 +42,7 @@ REST_AFTER_S = 0.05
 
 
 class HoldsPages(Protocol):
-    """A browser component that holds pages per position (a StepDeck, the code panel,
-    the quiz) and shows the one at its `key` and `step`."""
-
-    param: Any
+    """What holds pages per position in the bundle (a StepDeck, the code panel, the quiz)."""
 
     def holds_page(self, key: str, step: int) -> bool: ...
 
@@ -75,9 +72,7 @@ class Follower:
         held = self._deck.holds_page(key, step)
         if self.is_new(state):
             self.timeline = state.timeline
-            if held and not stale:
-                self._deck.param.update(key=key, step=step)
-            else:
+            if stale or not held:  # (held: the player has shown it already)
                 self._render()
         elif not held:
             self._render()
@@ -176,7 +171,7 @@ def fill_deck(
 
     # Where nothing would reach the browser in between, every page goes at once.
     first = render_deck(page, timelines, key, step, around_only=defers_rest())
-    deck.load(first, key, step)
+    deck.load(first)
     whole = all(
         NOT_SENT not in first.orders[timeline_key(t)] for t in timelines if sends_every_step(t)
     )
@@ -189,7 +184,7 @@ def fill_deck(
         if deck.loaded is not first or not still_open(state, timelines):
             return  # a newer load, or another scenario or mode: this one is stale
         rest = render_deck(page, timelines, state.key, state.step)
-        deck.load(rest, state.key, state.step)
+        deck.load(rest)
         if loaded is not None:
             loaded(rest, True)
 
@@ -233,6 +228,7 @@ class StepView(pn.viewable.Viewer):
 
     state = param.ClassSelector(class_=SimulatorState)
     compact = param.Boolean(default=False, doc="The embed's denser spacing")
+    outbox = param.ClassSelector(class_=Outbox, doc="The player's bundle (Controls.outbox)")
 
     stylesheet: str = CSS
     css_class: str = ""
@@ -240,6 +236,8 @@ class StepView(pn.viewable.Viewer):
     def __init__(self, **params: object) -> None:
         super().__init__(**params)
         self._deck = StepDeck(
+            outbox=self.outbox,
+            view=type(self).__name__,
             sizing_mode="stretch_width",
             stylesheets=[self.stylesheet, TERM_CSS, *([COMPACT_CSS] if self.compact else [])],
             css_classes=[self.css_class] if self.css_class else [],

@@ -6,7 +6,7 @@ import panel as pn
 import param
 
 from app.components import at_once
-from app.components.step_deck import StepDeck
+from app.components.step_deck import Outbox, StepDeck
 from app.errors import logged
 from app.render.chain import NONE, default_pair, render_chain
 from app.render.hash_cost import render_hash_cost
@@ -27,13 +27,20 @@ class ChainView(pn.viewable.Viewer):
     """
 
     state = param.ClassSelector(class_=SimulatorState)
+    outbox = param.ClassSelector(class_=Outbox, doc="The player's bundle (Controls.outbox)")
 
     def __init__(self, **params: object) -> None:
         super().__init__(**params)
         select = {"width": 130, "margin": (0, 8, 6, 0)}
         self._primary = at_once.Select(label="Request", **select)
         self._other = at_once.Select(label="Compare with", **select)
-        self._deck = StepDeck(sizing_mode="stretch_width", stylesheets=[CSS, TERM_CSS], margin=0)
+        self._deck = StepDeck(
+            outbox=self.outbox,
+            view="chain",
+            sizing_mode="stretch_width",
+            stylesheets=[CSS, TERM_CSS],
+            margin=0,
+        )
         self._follower = Follower(self._deck, self._render_deck)
         self._pickers = pn.Row(self._primary, self._other, margin=0)
         # The chapter's "measure the hashing cost itself", in this page's own Python.

@@ -7,7 +7,7 @@ import panel as pn
 import param
 
 from app.components.code_panel import CodePanel
-from app.components.json_text import to_json
+from app.components.step_deck import Outbox
 from app.errors import logged
 from app.render.code import style_defs
 from app.render.code_plan import CodeParts, CodePlan, code_parts
@@ -29,10 +29,13 @@ class CodeView(pn.viewable.Viewer):
     """The code that ran at this step: the step's focus function, or the one picked."""
 
     state = param.ClassSelector(class_=SimulatorState)
+    outbox = param.ClassSelector(class_=Outbox, doc="The player's bundle (Controls.outbox)")
 
     def __init__(self, **params: object) -> None:
         super().__init__(**params)
-        self._panel = CodePanel(sizing_mode="stretch_width", stylesheets=[CODE_CSS], margin=0)
+        self._panel = CodePanel(
+            outbox=self.outbox, sizing_mode="stretch_width", stylesheets=[CODE_CSS], margin=0
+        )
         self._follower = Follower(self._panel, self._send_plan)
         self.state.param.watch(self._on_timeline, ["timeline", "step"])
         self._panel.param.watch(self._on_pick, "pick")
@@ -55,14 +58,16 @@ class CodeView(pn.viewable.Viewer):
         if sum(map(len, held)) > HELD_BODIES_MAX_CHARS:
             held = ()
         if not base.defers_rest():  # (looked up here: tests stand in for a server)
-            self._send(CodePlan.of(keyed, held_bodies=held), picked={})
+            self._send(CodePlan.of(keyed, held_bodies=held))
+            self._forget_pick()
             return
         first = CodePlan.of(
             keyed,
             lambda t: steps_around(t, step) if timeline_key(t) == key else (),
             held_bodies=held,
         )
-        self._send(first, picked={})
+        self._send(first)
+        self._forget_pick()
 
         def send_the_rest() -> None:
             if not still_open(self.state, timelines):
@@ -71,15 +76,12 @@ class CodeView(pn.viewable.Viewer):
 
         later(send_the_rest)
 
-    def _send(self, plan: CodePlan, **more: object) -> None:
-        self._panel.param.update(
-            frames=list(plan.frames),
-            bodies=list(plan.bodies),
-            plans_json=to_json(plan.as_dicts()),
-            key=self.state.key,
-            step=self.state.step,
-            **more,
-        )
+    def _forget_pick(self) -> None:
+        if self._panel.picked:  # (a model update only when there was one)
+            self._panel.picked = {}
+
+    def _send(self, plan: CodePlan) -> None:
+        self._panel.load(list(plan.frames), list(plan.bodies), plan.as_dicts())
 
     @logged
     def _on_pick(self, *_: object) -> None:

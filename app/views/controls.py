@@ -1,25 +1,31 @@
-"""The learner's controls: scenario, mode, and the step controls (views/player_bar.py).
+"""The learner's controls: the scenario picker, the mode picker and the player (the step
+bar and the owner of the position, app/components/player.py).
 
-A scenario is picked in the browser and built in Python (scenario_picker.py).
-Modes and steps move in the browser (mode_picker.py, player_bar.py);
-the bar's position (`key`, `step`) comes back here into the state, and the
-state's own moves (deep links, a new scenario) go to the bar and the picker.
+A scenario is picked in the browser and built in Python (scenario_picker.py). Modes and
+steps move in the browser (the player); its position (`at`) comes back here into the
+state, and nothing goes back. Python gives the player a new bundle of timelines, with
+the position to open at, only when the state opens another scenario (a pick, an edit,
+an address) or an address the player did not hold.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import panel as pn
 import param
 
 from app import timelines
 from app.components.mode_picker import ModePicker
-from app.components.player_bar import PlayerBar
+from app.components.player import StepPlayer
 from app.components.scenario_picker import ScenarioPicker
+from app.components.step_deck import Outbox
 from app.errors import logged
+from app.playground.store import is_playground
 from app.state import SimulatorState
 from app.theme import CSS
+from app.url import timeline_query
 from app.views.base import COMPACT_CSS
 
 
@@ -39,6 +45,34 @@ def action(fn: Callable[[], None]) -> Callable[[object], None]:
     return callback
 
 
+def action_on(fn: Callable[[str], None]) -> Callable[[str], None]:
+    """A browser message's callback that runs one state action as one browser update."""
+
+    @logged
+    def callback(value: str) -> None:
+        with pn.io.hold():
+            fn(value)
+
+    return callback
+
+
+def position_bundle(state: SimulatorState) -> dict[str, Any]:
+    """What the player needs of the open scenario: where to open, each mode's last step
+    and the address parameters that name it, and its name and title (the picker's)."""
+    title = timelines.scenario(state.scenario).title
+    return {
+        "scenario": [
+            state.scenario,
+            f"Playground: {title}" if is_playground(state.scenario) else title,
+        ],
+        "at": [state.key, state.step],
+        "lasts": state.lasts,
+        "queries": {
+            f"{state.scenario}/{mode}": timeline_query(state.scenario, mode) for mode in state.modes
+        },
+    }
+
+
 class Controls(pn.viewable.Viewer):
     state = param.ClassSelector(class_=SimulatorState)
     compact = param.Boolean(default=False, doc="The embed: the picker's caption beside it")
@@ -48,28 +82,26 @@ class Controls(pn.viewable.Viewer):
         state = self.state
         self.scenario = ScenarioPicker(
             options=scenario_options(),
-            value=state.scenario,
             width=300,
             stylesheets=[CSS, *([COMPACT_CSS] if self.compact else [])],
             margin=(4, 10),
             visible=len(timelines.names()) > 1,
         )
         self.mode = ModePicker(stylesheets=[CSS], margin=(8, 10, 4, 10))
-        self.player = PlayerBar(
+        self.player = StepPlayer(
             sizing_mode="stretch_width", min_width=280, stylesheets=[CSS], margin=(2, 4)
         )
-        self._following = False  # the state is following the browser: nothing to send back
-        # The scenario and mode the state last left: a mode picked there while Python was
-        # opening the next one (a fork, an edit, an address) is meant for the next one.
-        self._left: tuple[str, str] | None = None
+        # Every view's part of the bundle comes through here (App gives it to each).
+        self.outbox = Outbox(lambda text: setattr(self.player, "bundle", text))
+        self.player.param.watch(lambda e: self.outbox.received(e.new), "received")
+        self._bundled = ""  # the scenario of the player's bundle
+        self._serial = 0  # one per set of timelines sent
+        self._heard: list[Any] = []  # the position Python last had from the player
 
-        self.scenario.param.watch(
-            action(lambda: setattr(state, "scenario", self.scenario.value)), "value"
-        )
-        self.player.param.watch(self._from_player, ["key", "step"])
-        state.param.watch(self._leaving, ["scenario", "mode"])
-        state.param.watch(self._sync, ["timeline", "step", "scenario", "mode"])
-        self._sync()
+        self.scenario.on_pick = action_on(lambda name: setattr(state, "scenario", name))
+        self.player.param.watch(self._from_player, "at")
+        state.param.watch(self._on_scenario, ["timeline"])
+        self._on_scenario()
 
         self._layout = pn.Column(
             pn.FlexBox(self.scenario, self.mode, align_items="center", flex_wrap="wrap", margin=0),
@@ -84,51 +116,43 @@ class Controls(pn.viewable.Viewer):
             margin=(6, 0),
         )
 
-    def _leaving(self, *events: param.parameterized.Event) -> None:
-        old = {event.name: event.old for event in events}
-        if "scenario" in old:
-            self._left = (str(old["scenario"]), str(old.get("mode", self.state.mode)))
-
     @logged
     def _from_player(self, *_: object) -> None:
-        """The browser moved (a step, or a mode of this scenario): the state follows."""
+        """The browser moved (a step, or a mode of this scenario): the state follows. A
+        position of another scenario is stale (the player gets the new one's bundle)."""
         state = self.state
-        scenario, mode = timelines.split_key(self.player.key)
-        left = self._left
-        if left and scenario == left[0] and mode != left[1] and mode in state.modes:
-            # A mode picked on the scenario just left, before the browser had the next one:
-            # the learner meant it for what opened, from its first step (as a mode picked).
-            self._left = None
-            with pn.io.hold():
-                state.open(state.scenario, mode, 0)  # the bar and the picker follow (_sync)
-            return
-        if scenario != state.scenario or mode not in state.modes:
-            self._sync()  # stale (another scenario) or forged: the bar goes back to the state
-            return
-        step = max(0, min(self.player.step, state.last_of(mode)))
-        self._following = True
         try:
-            with pn.io.hold():
-                state.open(scenario, mode, step)
-        finally:
-            self._following = False
-        if self.player.step != step:
-            self.player.step = step  # out of range: the bar goes back in
+            key, step = self.player.at
+            scenario, mode = timelines.split_key(str(key))
+            step = int(step)
+        except (TypeError, ValueError):
+            return  # malformed
+        if scenario != state.scenario or mode not in state.modes:
+            return
+        with pn.io.hold():
+            state.open(scenario, mode, max(0, min(step, state.last_of(mode))))
+        self._heard = [state.key, state.step]
 
     @logged
-    def _sync(self, *_: object) -> None:
-        """Show the state in the controls (their events then find nothing to change)."""
+    def _on_scenario(self, *_: object) -> None:
+        """Another scenario opened: the pickers and the player get it."""
+        if self.state.timeline is None or self.state.scenario == self._bundled:
+            return
+        self.send_bundle()
+
+    def send_bundle(self) -> None:
+        """Give the player the open scenario and its position (also to move it back to an
+        address it did not hold)."""
         state = self.state
-        self.scenario.value = state.scenario
-        self.mode.param.update(
-            scenario=state.scenario,
-            modes=list(state.modes),
-            mode=state.mode,
-            visible=len(state.modes) > 1,
-        )
-        if self._following or state.timeline is None:
-            return  # the bar is where the state is going
-        self.player.param.update(key=state.key, lasts=state.lasts, step=state.step)
+        self._bundled = state.scenario
+        self.mode.visible = len(state.modes) > 1
+        assert state is not None  # (a Controls has a state)
+        # With the position Python last had: a mode the learner picked on the scenario
+        # left, before the player had this bundle, is meant for this one (player.js).
+        self._serial += 1
+        position = {**position_bundle(state), "heard": self._heard, "serial": self._serial}
+        self._heard = position["at"]
+        self.outbox.put("position", position)
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self._layout

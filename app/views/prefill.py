@@ -6,7 +6,7 @@ import panel as pn
 import param
 
 from app.components import at_once
-from app.components.step_deck import StepDeck
+from app.components.step_deck import Outbox, StepDeck
 from app.errors import logged
 from app.prefill_inputs import FIELDS, model_texts, parse_inputs, seed_texts
 from app.render.prefill import OWN_INPUTS, THE_EXAMPLE, follow, follow_page, render_prefill
@@ -20,6 +20,7 @@ class PrefillView(pn.viewable.Viewer):
     until the learner types; then it shows their inputs at every step."""
 
     state = param.ClassSelector(class_=SimulatorState)
+    outbox = param.ClassSelector(class_=Outbox, doc="The player's bundle (Controls.outbox)")
 
     def __init__(self, **params: object) -> None:
         super().__init__(**params)
@@ -31,7 +32,13 @@ class PrefillView(pn.viewable.Viewer):
         self.seed = pn.widgets.Button(
             label="Agent-prompt example (2,200 / 2,000)", margin=(4, 6, 4, 0)
         )
-        self._deck = StepDeck(sizing_mode="stretch_width", stylesheets=[CSS], margin=0)
+        self._deck = StepDeck(
+            outbox=self.outbox,
+            view="prefill",
+            sizing_mode="stretch_width",
+            stylesheets=[CSS],
+            margin=0,
+        )
         self._follower = Follower(self._deck, self._show)
         self._follow = True  # follow the step's request until the learner types
         self._base = model_texts()  # the fields a followed request leaves as they were

@@ -60,7 +60,10 @@ def test_a_scenario_built_by_hand_matches_the_engine_and_survives_reload_and_fil
     assert timeline.steps[4].snapshot.stats.hits == 8  # the shared beginning hit
     preempt = build_timeline(scenario_from_dict(data), "preempt")
     page.get_by_role("radio", name="preempt").check()  # a mode whose pages are built now
-    check_playground_step(page, preempt, 0)  # a new mode starts at 0, as everywhere
+    # A mode switch keeps the step (within the mode's last), as everywhere.
+    check_playground_step(page, preempt, min(len(timeline.steps), len(preempt.steps)) - 1)
+    page.get_by_role("button", name="Restart").click()
+    check_playground_step(page, preempt, 0)
     page.get_by_role("button", name="Step forward").click()
     check_playground_step(page, preempt, 1)
     page.get_by_role("radio", name="keep").check()

@@ -187,8 +187,8 @@ def soak(page: Any, actions: int, seed: int) -> None:
         elif action == "mode":
             picked = rng.choice(["default", "preempt", "keep"])
             page.get_by_role("radio", name=picked).check()
-            if picked != mode:  # a mode picked starts at its first step
-                mode, step = picked, 0
+            if picked != mode:  # a mode picked keeps the step, within its last one
+                mode, step = picked, min(step, len(timeline_of(data, picked).steps) - 1)
         elif action == "history":
             # Back leaves the playground for the scenario it was forked from (a new
             # scenario is a new history entry); Forward returns to it as it was left.

@@ -205,6 +205,34 @@ def test_keyboard(watched: Watched, server: str) -> None:
     expect(page.get_by_test_id("early-note")).to_have_count(0)
 
 
+def test_a_mode_switch_keeps_the_step_and_keys_never_switch_a_picker(
+    watched: Watched, server: str
+) -> None:
+    """Comparing the modes at one step takes no walk back; an arrow on a focused picker
+    steps instead of switching it; End goes to the last step."""
+    preempt = timelines.timeline("reset", "preempt")
+    keep = timelines.timeline("reset", "keep")
+    page = open_app(watched, server, "?scenario=reset&mode=keep&step=5")
+    check_step(page, keep, 5)
+    page.get_by_role("radio", name="preempt").check()
+    check_step(page, preempt, 5)
+    page.wait_for_function("() => location.search.includes('mode=preempt&step=5')")
+    page.get_by_role("radio", name="preempt").focus()
+    page.keyboard.press("ArrowRight")
+    check_step(page, preempt, 6)
+    expect(page.get_by_role("radio", name="preempt")).to_be_checked()
+    picker = page.get_by_label("Scenario")
+    picker.focus()
+    page.keyboard.press("ArrowLeft")
+    check_step(page, preempt, 5)
+    expect(picker).to_have_value("reset")
+    page.get_by_test_id("narration").click()
+    page.keyboard.press("End")
+    check_step(page, preempt, len(preempt.steps) - 1)
+    page.get_by_role("radio", name="keep").check()
+    check_step(page, keep, len(keep.steps) - 1)
+
+
 def query_of(page: Any) -> dict[str, list[str]]:
     return parse_qs(urlparse(page.url).query)
 
@@ -220,13 +248,13 @@ def test_deep_link_opens_the_state_and_follows_the_learner(watched: Watched, ser
     page.wait_for_function("() => location.search.includes('step=6')")
     assert query_of(page)["mode"] == ["keep"] and query_of(page)["step"] == ["6"]
     page.get_by_role("radio", name="preempt").check()
-    check_step(page, timelines.timeline("reset", "preempt"), 0)
+    check_step(page, timelines.timeline("reset", "preempt"), 6)  # the step kept
     page.wait_for_function("() => location.search.includes('mode=preempt')")
     # The link in the address bar reopens the same state.
-    page.get_by_role("button", name="Step forward").click()
-    page.wait_for_function("() => location.search.includes('step=1')")
+    page.get_by_role("button", name="Step back").click()
+    page.wait_for_function("() => location.search.includes('step=5')")
     page.goto(page.url)
-    check_step(page, timelines.timeline("reset", "preempt"), 1)
+    check_step(page, timelines.timeline("reset", "preempt"), 5)
 
 
 def test_the_scenario_picker_opens_a_scenario_and_back_returns(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import html
+import json
 import re
 from typing import Any
 from urllib.parse import parse_qs
@@ -13,8 +14,8 @@ import param
 import pytest
 
 from app import timelines
-from app.components.keyboard import KEY_BUTTONS
-from app.components.player_bar import BUTTON_NAMES
+from app.components.keyboard import KEY_MOVES
+from app.components.player import MOVES
 from app.layout import App
 from app.prefill_inputs import SEED_FLOPS, parse_inputs, seed_texts
 from app.render.chain import COLLAPSE_FROM, EDGE, default_pair, render_chain
@@ -397,52 +398,57 @@ def test_mode_is_checked_against_the_scenario() -> None:
 # -- controls, keyboard, player, app -----------------------------------------------------
 
 
-def test_the_player_and_the_state_follow_each_other() -> None:
+def test_the_state_follows_the_player() -> None:
     state = SimulatorState(scenario="reset", mode="default")
     controls = Controls(state=state)
     player = controls.player
     modes = timelines.scenario("reset").modes
-    assert player.lasts == {f"reset/{m}": len(reset(m).steps) - 1 for m in modes}
-    assert (player.key, player.step) == ("reset/default", 0)
-    player.step = 2  # the browser stepped
+    assert player.position["lasts"] == {f"reset/{m}": len(reset(m).steps) - 1 for m in modes}
+    assert player.position["at"] == ["reset/default", 0]
+    assert player.position["queries"]["reset/keep"] == {"scenario": "reset", "mode": "keep"}
+    player.at = ["reset/default", 2]  # the browser stepped
     assert state.step == 2
-    player.step = 99  # a stale or forged step stays in range, and the bar goes back in
-    assert state.step == player.step == state.last_step
-    state.open("reset", "keep", 4)  # a jump from Python moves the browser's bar and picker
-    assert (player.key, player.step, controls.mode.mode) == ("reset/keep", 4, "keep")
-    player.param.update(key="reset/preempt", step=3)  # the browser picked a mode, then stepped
+    player.at = ["reset/default", 99]  # a stale or forged step: the state stays in range
+    assert state.step == state.last_step
+    player.at = ["reset/preempt", 3]  # the browser picked a mode, then stepped
     assert (state.mode, state.step) == ("preempt", 3)
-    assert controls.mode.mode == "preempt"
-    player.key = "eviction-order/default"  # another scenario's position: the bar goes back
-    assert (player.key, player.step) == ("reset/preempt", 3) and state.mode == "preempt"
+    for junk in (["eviction-order/default", 1], ["reset/turbo", 1], ["reset/keep"], [None, "x"]):
+        player.at = junk  # another scenario's position, or a forged one: ignored
+        assert (state.mode, state.step) == ("preempt", 3)
 
 
-def test_a_mode_picked_in_the_browser_is_not_echoed_back() -> None:
+def test_nothing_goes_back_to_the_player_but_a_new_scenario() -> None:
     state = SimulatorState(scenario="reset", mode="default")
     controls = Controls(state=state)
     sent: list[str] = []
-    controls.player.param.watch(lambda e: sent.append(e.name), ["key", "step", "lasts"])
-    controls.player.key = "reset/keep"  # the browser sends the timeline, then its step
-    controls.player.step = 0
-    assert (state.mode, state.step) == ("keep", 0)
-    assert sent == ["key"]  # only the browser's own change: nothing written back
+
+    def note(*events: param.parameterized.Event) -> None:
+        sent.extend(event.name for event in events)
+
+    controls.player.param.watch(note, ["bundle"])
+    controls.mode.param.watch(note, ["visible"])
+    controls.player.at = ["reset/keep", 0]  # the browser picked a mode
+    controls.player.at = ["reset/keep", 3]
+    assert (state.mode, state.step) == ("keep", 3)
+    assert sent == []  # the browser's own change: nothing written back
+    state.scenario = "eviction-order"  # a new scenario: a new bundle, opened at its start
+    assert "bundle" in sent
+    assert controls.player.position["at"] == ["eviction-order/default", 0]
 
 
 def test_mode_control_hidden_for_single_mode_scenarios() -> None:
     state = SimulatorState(scenario="reset", mode="default")
     controls = Controls(state=state)
-    assert controls.mode.visible and controls.mode.modes == list(timelines.scenario("reset").modes)
+    assert controls.mode.visible
     state.scenario = SINGLE_MODE
     assert not controls.mode.visible
-    assert controls.mode.scenario == SINGLE_MODE
-    assert controls.player.lasts == {state.key: state.last_step}
-    assert controls.player.key == state.key
+    assert controls.player.position["lasts"] == {state.key: state.last_step}
+    assert controls.player.position["at"] == [state.key, 0]
 
 
-def test_every_shortcut_presses_a_real_button() -> None:
-    for names in KEY_BUTTONS.values():
-        assert set(names) <= set(BUTTON_NAMES)
-    assert set(KEY_BUTTONS) == {"ArrowLeft", "ArrowRight", " ", "Home"}
+def test_every_shortcut_asks_for_a_move_of_the_player() -> None:
+    assert set(KEY_MOVES.values()) == set(MOVES)
+    assert set(KEY_MOVES) == {"ArrowLeft", "ArrowRight", " ", "Home", "End"}
 
 
 def test_the_embed_names_what_it_is_and_its_modes() -> None:
@@ -475,19 +481,24 @@ def test_app_builds_and_opens_the_link(embed: bool) -> None:
     # The static site's pre-rendered copy steps early only at an address showing this state.
     opened = {"scenario": ["reset"], "mode": ["keep"], "step": ["3"]}
     assert parse_qs(app.early_steps.query) == {**opened, **({"embed": ["1"]} if embed else {})}
+    assert app.controls.player.position["at"] == ["reset/keep", 3]
 
 
 def test_going_back_reopens_the_address_of_the_entry() -> None:
     app = App(link=parse_link("?scenario=reset&mode=keep&step=3"))
     app.follow_url()
-    app.address_bar._handle_msg({"query": "?scenario=eviction-order&step=2&embed=1"})
+    player = app.controls.player
+    player._handle_msg({"query": "?scenario=eviction-order&step=2&embed=1"})
     assert (app.state.scenario, app.state.step) == ("eviction-order", 2)
-    assert parse_qs(app.address_bar.query)["step"] == ["2"]
-    assert (app.controls.player.key, app.controls.player.step) == ("eviction-order/default", 2)
+    assert parse_qs(app.query)["step"] == ["2"]
+    assert player.position["at"] == ["eviction-order/default", 2]
     for junk in ("not a dict", {"query": 5}, {}):  # a malformed message changes nothing
-        app.address_bar._handle_msg(junk)
-    app.address_bar._handle_msg({"query": "?mode=turbo&step=x"})  # corrected, not broken
+        player._handle_msg(junk)
+    player._handle_msg({"query": "?mode=turbo&step=x"})  # corrected, not broken
     assert (app.state.scenario, app.state.mode, app.state.step) == ("reset", "default", 0)
+    # An address of the open scenario the player did not hold moves the player too.
+    player._handle_msg({"query": "?scenario=reset&mode=keep&step=2"})
+    assert player.position["at"] == ["reset/keep", 2]
 
 
 def test_app_shows_a_notice_for_an_ignored_parameter() -> None:
@@ -510,7 +521,7 @@ def test_every_scenario_renders_every_step(name: str, mode: str) -> None:
     app = App(link=parse_link(f"?scenario={name}&mode={mode}"))
     timeline = timelines.timeline(name, mode)
     while app.state.step < app.state.last_step:
-        app.controls.player.step += 1
+        app.controls.player.at = [app.state.key, app.state.step + 1]
         assert f'data-step="{app.state.step}"' in app.narration.html
     assert app.state.step == len(timeline.steps) - 1
     # Views only for what the scenario has.
@@ -525,16 +536,17 @@ def watch_views(app: App) -> list[str]:
     def note(*events: param.parameterized.Event) -> None:
         sent.extend(event.name for event in events)
 
+    app.controls.player.param.watch(note, ["bundle"])  # every view's pages, the code's
     for view in (app.pool, app.queue, app.narration, app.header, app.chain):
-        view._deck.param.watch(note, ["pages", "orders", "key", "step"])
-    app.code._panel.param.watch(note, list(app.code._panel.param))
+        view._deck.param.watch(note, ["visible"])
+    app.code._panel.param.watch(note, ["picked"])
     return sent
 
 
 def test_a_step_from_the_browser_sends_nothing_back_to_the_views() -> None:
     app = App(link=parse_link("?scenario=reset&mode=keep"))
     sent = watch_views(app)
-    app.controls.player.step = 1  # the browser stepped: every deck already has the page
+    app.controls.player.at = ["reset/keep", 1]  # the browser stepped: every deck has the page
     assert sent == []
     assert app.state.step == 1 and 'data-step="1"' in app.narration.html
     assert app.narration._deck.page("reset/keep", 1) == app.narration.html
@@ -543,15 +555,14 @@ def test_a_step_from_the_browser_sends_nothing_back_to_the_views() -> None:
 def test_a_mode_from_the_browser_sends_no_page() -> None:
     app = App(link=parse_link("?scenario=reset&mode=keep&step=4"))
     sent = watch_views(app)
-    app.controls.player.param.update(key="reset/preempt", step=0)  # the mode picker's work
-    assert app.state.mode == "preempt" and 'data-step="0"' in app.narration.html
-    assert "pages" not in sent and "orders" not in sent and "frames" not in sent
-    assert {"key"} <= set(sent)  # each deck's own position follows, for a later reconnect
+    app.controls.player.at = ["reset/preempt", 4]  # the mode picker's work (the step kept)
+    assert app.state.mode == "preempt" and 'data-step="4"' in app.narration.html
+    assert sent == []
 
 
 def test_a_new_scenario_sends_every_page_of_every_mode_once() -> None:
     app = App(link=parse_link(f"?scenario={SINGLE_MODE}"))
-    app.controls.scenario.value = "reset"
+    app.controls.scenario.pick("reset")
     deck = app.pool._deck
     modes = timelines.scenario("reset").modes
     assert set(deck.orders) == {f"reset/{m}" for m in modes}
@@ -561,7 +572,10 @@ def test_a_new_scenario_sends_every_page_of_every_mode_once() -> None:
         assert [deck.pages[i] for i in deck.orders[f"reset/{mode}"]] == [
             render_pool(timeline, s) for s in range(len(timeline.steps))
         ]
-    assert deck.key == app.controls.player.key == "reset/default" and app.controls.player.step == 0
+    assert app.controls.player.position["at"] == ["reset/default", 0]
+    # The bundle carries the deck as it is here.
+    bundled = json.loads(app.controls.player.bundle)["views"][deck.view]
+    assert bundled["pages"] == list(deck.pages) and set(bundled["orders"]) == set(deck.orders)
     # Modes share what they show alike: fewer pages than steps in all.
     assert len(deck.pages) < sum(len(order) for order in deck.orders.values())
 
@@ -792,11 +806,10 @@ def test_prefill_view_follows_the_step_then_the_learner() -> None:
 def test_prefill_view_steps_in_the_browser_while_it_follows() -> None:
     app = App(link=parse_link("?scenario=cache-salt"))
     sent = watch_views(app)
-    app.prefill._deck.param.watch(lambda e: sent.append(e.name), ["pages", "orders"])
     timeline = app.state.timeline
     assert timeline is not None
     for step in range(len(timeline.steps)):
-        app.controls.player.step = step  # the browser stepped: the deck has the page
+        app.controls.player.at = [app.state.key, step]  # the browser stepped: the deck has it
         request = step_request(timeline.steps[step].snapshot)
         panel = parse(app.prefill.html).find_all(data_testid="prefill-cost")[0]
         if request is None:
@@ -936,16 +949,16 @@ def test_code_panel_holds_each_steps_focus_and_a_pick_until_the_next_step() -> N
     assert timeline is not None
     plan = panel.plans["reset/keep"]
     sent: list[str] = []
-    watched = ["frames", "bodies", "plans_json", "step", "picked"]
-    panel.param.watch(lambda e: sent.append(e.name), watched)
-    app.controls.player.step += 1
-    assert sent == []  # a step sends nothing to the code panel: the bus carries it
+    panel.param.watch(lambda e: sent.append(e.name), ["picked"])
+    app.controls.player.param.watch(lambda e: sent.append(e.name), ["bundle"])
+    app.controls.player.at = [app.state.key, app.state.step + 1]
+    assert sent == []  # a step sends nothing to the code panel: the player carries it
     focus = plan[1]["focus"]
     other = next(i for i in range(len(plan[1]["labels"])) if i != focus)
     app.code.pick(other)
     assert panel.picked["frame"] == code_parts(timeline, 1, other).frame
     assert app.code.parts == code_parts(timeline, 1, other)
-    app.controls.player.step += 1
+    app.controls.player.at = [app.state.key, app.state.step + 1]
     assert app.code.parts == code_parts(timeline, 2)  # the next step shows its focus
 
 

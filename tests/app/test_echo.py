@@ -12,7 +12,7 @@ from bokeh.document import Document
 from panel.io.state import set_curdoc
 from panel.reactive import Syncable
 
-from app.components.step_deck import Deck, StepDeck
+from app.components.player import StepPlayer
 from app.layout import App
 from app.playground.editor import EMPTY
 from app.url import parse_link
@@ -64,22 +64,22 @@ def test_a_playground_edit_is_not_heard_back_as_the_browser_s(
 def test_a_change_made_in_the_browser_is_still_heard(
     doc: Document, heard: list[tuple[str, tuple[str, ...]]]
 ) -> None:
-    deck = StepDeck()
+    player = StepPlayer()
     with set_curdoc(doc):
-        model = deck.get_root(doc)
+        model = player.get_root(doc)
         doc.add_root(model)
     with set_curdoc(doc), pn.io.hold(doc):
-        deck.load(Deck.of({"a": ["<p>a</p>"], "b": ["<p>b</p>"]}), "a", 0)
+        player.bundle = '{"position":{"at":["a",0]}}'
     assert heard == []
     busy: list[bool] = []
     watcher = pn.state.param.watch(lambda event: busy.append(event.new), "busy")
     try:
         with set_curdoc(doc):
-            model.data.key = "a"  # what Python holds: nothing changes
+            model.data.at = []  # what Python holds: nothing changes
             assert heard == []
-            model.data.key = "b"  # the browser shows another timeline
+            model.data.at = ["b", 1]  # the browser shows another timeline
     finally:
         pn.state.param.unwatch(watcher)
-    assert heard == [("StepDeck", ("key",))]
-    assert deck.key == "b"
+    assert heard == [("StepPlayer", ("at",))]
+    assert player.at == ["b", 1]
     assert busy == []  # not counted as busy (no indicator shows it)

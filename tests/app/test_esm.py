@@ -13,7 +13,7 @@ from app.components.early_steps import EarlySteps
 from app.components.esm import inline_imports
 from app.components.keyboard import KeyboardShortcuts
 from app.components.mode_picker import ModePicker
-from app.components.player_bar import PlayerBar
+from app.components.player import StepPlayer
 from app.components.quiz import QuizPanel
 from app.components.scenario_picker import ScenarioPicker
 from app.components.start_page import StartPage
@@ -25,7 +25,7 @@ COMPONENTS = [
     EarlySteps,
     KeyboardShortcuts,
     ModePicker,
-    PlayerBar,
+    StepPlayer,
     QuizPanel,
     ScenarioPicker,
     StartPage,

@@ -331,7 +331,7 @@ def test_the_quiz_holds_every_mode_and_is_off_in_the_embed(embed: bool) -> None:
     app = App(link=parse_link("?scenario=reset&mode=keep" + ("&embed=1" if embed else "")))
     panel = app.quiz.panel
     assert set(panel.questions) == {f"reset/{m}" for m in timelines.scenario("reset").modes}
-    assert panel.key == "reset/keep" and panel.compact is embed
+    assert panel.compact is embed and app.controls.player.position["at"][0] == "reset/keep"
     app.state.scenario = "exact-duplicate"
     assert set(panel.questions) == {"exact-duplicate/default"}
 

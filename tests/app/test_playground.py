@@ -63,7 +63,7 @@ def test_a_fork_opens_at_the_step_and_mode_the_learner_was_on() -> None:
     assert store.is_playground(app.state.scenario)
     assert (app.state.mode, app.state.step) == ("keep", 4)
     assert app.pool.html == before  # the same scenario, so the same page
-    assert "playground=" in app.address_bar.query
+    assert "playground=" in app.query
 
 
 def test_an_edit_rebuilds_every_view_and_keeps_the_step_where_it_exists() -> None:
@@ -162,19 +162,20 @@ def test_a_script_of_500_requests_fits_the_field_and_plays() -> None:
     assert app.state.timeline is not None and len(app.state.timeline.steps) > 1
 
 
-def test_a_mode_picked_on_the_playground_just_left_is_applied_to_the_new_one() -> None:
+def test_a_position_on_the_playground_just_left_is_dropped() -> None:
+    """A step or a mode taken there is stale: the new bundle names what Python last heard,
+    so the player can carry a mode picked there over to the new one (player.js)."""
     app = playground_app()
     app.playground.load(EMPTY)
     left = app.state.scenario
+    player = app.controls.player
+    player.at = [f"{left}/default", 1]
     edit(app, "script", TWO_REQUESTS)
     opened = app.state.scenario
     assert opened != left and app.state.mode == "default"
-    player = app.controls.player
-    player.param.update(key=f"{left}/default", step=3)  # a step there: stale, dropped
-    assert (app.state.scenario, app.state.mode, app.state.step) == (opened, "default", 0)
-    player.param.update(key=f"{left}/keep", step=0)  # a mode picked there: meant for here
-    assert (app.state.scenario, app.state.mode, app.state.step) == (opened, "keep", 0)
-    assert player.key == f"{opened}/keep"
+    assert player.position["heard"] == [f"{left}/default", 1]
+    player.at = [f"{left}/keep", 3]  # a step or a mode there: stale, dropped
+    assert (app.state.scenario, app.state.mode, app.state.step) == (opened, "default", 1)
 
 
 def test_the_address_reopens_the_same_playground_and_a_bad_one_gets_a_notice() -> None:
@@ -182,7 +183,7 @@ def test_the_address_reopens_the_same_playground_and_a_bad_one_gets_a_notice() -
     app.playground.load(EMPTY)
     edit(app, "script", TWO_REQUESTS)
     app.state.open(app.state.scenario, "keep", 6)
-    query = app.address_bar.query
+    query = app.query
     reopened = playground_app("?" + query)
     assert reopened.state.timeline == app.state.timeline
     assert (reopened.state.mode, reopened.state.step) == ("keep", 6)
@@ -199,8 +200,10 @@ def test_leaving_the_playground_clears_it_from_the_address() -> None:
     app = playground_app()
     app.playground.load(EMPTY)
     app.state.scenario = "shared-prefix"
-    query = parse_qs(app.address_bar.query, keep_blank_values=True)
-    assert query["scenario"] == ["shared-prefix"] and query["playground"] == [""]
+    query = parse_qs(app.query, keep_blank_values=True)
+    assert query["scenario"] == ["shared-prefix"] and "playground" not in query
+    # The player drops the playground's parameters it does not write (player.js).
+    assert "playground" in app.controls.player.position_parameters
     assert not app.playground._layout.visible
 
 
@@ -263,9 +266,9 @@ def test_open_in_playground_is_offered_on_every_scenario_but_a_playground() -> N
     assert app.open_playground.visible
     app.playground.open_fork()
     assert not app.open_playground.visible
-    picker = app.controls.scenario
-    assert picker.options[-1] == [app.state.scenario, "Playground: Reset under load (playground)"]
-    assert picker.value == app.state.scenario
+    # The picker shows the open playground by the title the player's bundle gives it.
+    title = "Playground: Reset under load (playground)"
+    assert app.controls.player.position["scenario"] == [app.state.scenario, title]
     app.state.scenario = "reset"
     assert app.open_playground.visible
 
@@ -273,7 +276,7 @@ def test_open_in_playground_is_offered_on_every_scenario_but_a_playground() -> N
 def test_the_address_of_the_empty_playground_fills_the_fields() -> None:
     app = playground_app()
     app.playground.load(EMPTY)
-    reopened = playground_app("?" + app.address_bar.query)
+    reopened = playground_app("?" + app.query)
     assert reopened.playground.num_gpu_blocks.value == "10"
     assert reopened.playground.script.value == "add_request A max_tokens=2 prompt: 1..12\nstep"
 
@@ -289,7 +292,7 @@ def test_after_an_edit_the_bar_holds_every_mode_of_the_playground(
     app.playground.open_fork()
     edit(app, "script", format_lines(fork("reset")["steps"]) + "\nstep")
     state = app.state
-    assert app.controls.player.lasts == {
+    assert app.controls.player.position["lasts"] == {
         f"{state.scenario}/{m}": store.last_step(state.scenario, m) for m in state.modes
     }
 
@@ -319,9 +322,10 @@ def test_an_edit_renders_each_view_once_around_the_step_shown(
     loads: list[tuple[int, str, list[int]]] = []
     real_load = StepDeck.load
 
-    def recorded(deck: StepDeck, pages: object, key: str, step: int) -> None:
-        real_load(deck, pages, key, step)  # type: ignore[arg-type]
-        sent = [s for s, page in enumerate(deck.orders[key]) if page != NOT_SENT]
+    def recorded(deck: StepDeck, pages: Any) -> None:
+        real_load(deck, pages)
+        (key,) = pages.orders  # (a playground holds its one timeline)
+        sent = [s for s, page in enumerate(deck.orders[key]) if page is not NOT_SENT]
         loads.append((id(deck), key, sent))
 
     monkeypatch.setattr(StepDeck, "load", recorded)
@@ -338,14 +342,22 @@ def test_an_edit_sends_no_function_source_the_browser_holds(
 ) -> None:
     """The code panel's bodies (a function's highlighted source, tens of KB each) stay
     where the browser has them: an edit running the same functions sends none again."""
+    from app.components.step_deck import Outbox
+
     app = two_requests_at_step(3, monkeypatch)
     panel = app.code._panel
     held = list(panel.bodies)
-    sent: list[object] = []
-    panel.param.watch(lambda event: sent.append(event.new), "bodies")
+    sent: list[str] = []
+    real_put = Outbox.put
+
+    def recorded(outbox: Outbox, part: str, value: Any) -> None:
+        sent.append(part)
+        real_put(outbox, part, value)
+
+    monkeypatch.setattr(Outbox, "put", recorded)
     edit(app, "script", TWO_REQUESTS.replace("max_tokens=2", "max_tokens=3"))
     assert app.state.step == 3
-    assert sent == [], "the edit sent the bodies again"
+    assert "code" in sent and "bodies" not in sent, "the edit sent the bodies again"
     assert panel.bodies == held
     assert "Code that ran" not in app.code.html  # (step 3 ran code: its body is shown)
     assert app.code.parts.body in panel.bodies
@@ -362,8 +374,8 @@ def test_every_view_shows_a_step_whose_later_pages_never_came(
     views = {"code": app.code._panel, **{name: view._deck for name, view in decks(app)}}
     key = app.state.key
     assert not any(view.holds_page(key, 5) for view in views.values())
-    app.controls.player.step = 4
-    app.controls.player.step = 5
+    app.controls.player.at = [key, 4]
+    app.controls.player.at = [key, 5]
     assert app.state.step == 5
     missing = [name for name, view in views.items() if not view.holds_page(key, 5)]
     assert missing == []

@@ -99,14 +99,14 @@ def test_steps_work_before_python_and_the_live_page_keeps_the_step(held_page: An
     keep = build_timeline(load_scenario(FLAGSHIP), "keep")
     page.get_by_role("radio", name="keep").click()
     expect(page.get_by_role("radio", name="keep")).to_be_checked()
-    check_step(page, keep, 0)
+    check_step(page, keep, 2)  # a mode switch keeps the step
     page.get_by_role("button", name="Step forward").click()
-    check_step(page, keep, 1)
+    check_step(page, keep, 3)
     # Controls that need Python stay as they were, and nothing breaks.
     page.get_by_label("Scenario").click(force=True)
     page.get_by_label("Request", exact=True).click(force=True)
     expect(page.get_by_label("Scenario")).to_have_value(FLAGSHIP)
-    check_step(page, keep, 1)
+    check_step(page, keep, 3)
     # Plain HTML works: the list of scenarios opens.
     page.get_by_text("All scenarios", exact=True).click()
     expect(page.locator("details.scenarios[open]")).to_have_count(1)
@@ -137,8 +137,8 @@ def test_steps_work_before_python_and_the_live_page_keeps_the_step(held_page: An
     page.get_by_role("button", name="Step forward").click()
     check_step(page, keep, step + 1)
     page.get_by_role("radio", name="preempt").click()
-    check_step(page, build_timeline(load_scenario(FLAGSHIP), "preempt"), 0)
-    page.wait_for_url("**mode=preempt&step=0**")
+    check_step(page, build_timeline(load_scenario(FLAGSHIP), "preempt"), step + 1)
+    page.wait_for_url(f"**mode=preempt&step={step + 1}**")
     assert run.early_ms is not None and run.early_ms < run.interactive_ms
 
 
@@ -163,10 +163,10 @@ def test_an_embed_link_steps_before_python_in_the_compact_layout(held_page: Any)
     check_step(page, keep, 1)
     page.get_by_role("radio", name="preempt").click()
     preempt = build_timeline(load_scenario(FLAGSHIP), "preempt")
-    check_step(page, preempt, 0)
-    step_then_go_live(page, run, release, preempt, 0)
+    check_step(page, preempt, 1)  # a mode switch keeps the step
+    step_then_go_live(page, run, release, preempt, 1)
     expect(page.get_by_test_id("embed-title")).to_be_visible()
-    page.wait_for_url("**mode=preempt&step=1&embed=1**")
+    page.wait_for_url("**mode=preempt&step=2&embed=1**")
 
 
 @pytest.mark.parametrize("embed", [False, True])

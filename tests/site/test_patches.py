@@ -19,11 +19,12 @@ from app.early_playground import SCRIPT_LABEL
 from app.static_site.assets import AssetError
 from app.static_site.layout import BOKEH_CDN, PANEL_CDN, ROOT
 from app.static_site.patches import (
+    ASK_EVENT,
+    AT_EVENT,
     EARLY_MESSAGE,
     EMBED_CALL,
     SIDE_WORKER,
     STAGES,
-    STEP_EVENT,
     patch_copy_choice,
     patch_early_playground,
     patch_html,
@@ -152,7 +153,8 @@ def test_a_playground_link_is_answered_early_by_the_apps_worker(
     assert data is not None
     assert json.loads(html_text.unescape(data.group(1))) == [
         SCRIPT_LABEL,
-        STEP_EVENT,
+        AT_EVENT,
+        ASK_EVENT,
         EARLY_MESSAGE,
     ]
     assert html_text.unescape(data.group(2)) == shim("early_playground.css")
@@ -173,8 +175,9 @@ def test_the_apps_worker_names_the_labs_side_worker_and_the_wheel(
 
 
 def test_the_early_page_speaks_the_live_pages_names() -> None:
-    """The step event and the script field's label are the live page's own."""
-    channel = (ROOT / "app/components/step_channel.js").read_text()
-    assert f"const STEP_EVENT = '{STEP_EVENT}'" in channel
+    """The player's events and the script field's label are the live page's own."""
+    position = (ROOT / "app/components/position.js").read_text()
+    assert f"const AT_EVENT = '{AT_EVENT}'" in position
+    assert f"const ASK_EVENT = '{ASK_EVENT}'" in position
     editor = (ROOT / "app/playground/editor.py").read_text()
     assert f'label="{SCRIPT_LABEL}"' in editor

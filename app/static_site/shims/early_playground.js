@@ -4,12 +4,12 @@
 // Bokeh are installed: this shows the link's views over the loading veil, steps,
 // switches modes and plays an edited script; the live page then takes over at the
 // learner's mode and step, with the edited script typed into its editor.
-// The tag's data-early: [the script field's label, the page-wide step event
-// (components/step_channel.js), the messages' type]; data-style: this page's CSS.
+// The tag's data-early: [the script field's label, the player's two events
+// (components/position.js), the messages' type]; data-style: this page's CSS.
 (() => {
   if (!new URLSearchParams(window.location.search).get('playground')) { return }
   const tag = document.currentScript
-  const [SCRIPT_LABEL, STEP_EVENT, TYPE] = JSON.parse(tag.dataset.early)
+  const [SCRIPT_LABEL, AT_EVENT, ASK_EVENT, TYPE] = JSON.parse(tag.dataset.early)
   const STYLE = tag.dataset.style
   const HANDOVER_MS = 10000  // the live page plays an edited script in well under this
   const worker = window.__pclWorker  // the app's (early_worker.js)
@@ -29,10 +29,9 @@
     worker.postMessage({ type: TYPE, seq: asked, request: JSON.stringify(request) })
   })
   const live = () => document.body && !document.body.classList.contains('pn-loading')
-  // The page-wide position (step_channel.js's announce): the live page opens there.
-  const announce = (key, step) => {
-    globalThis.__pclStep = { key, step }
-    document.dispatchEvent(new CustomEvent(STEP_EVENT))
+  // Asks the live page's player for a position (components/position.js).
+  const askPlayer = (key, step) => {
+    document.dispatchEvent(new CustomEvent(ASK_EVENT, { detail: { key, step } }))
   }
   const deepAll = (root, selector, out = []) => {
     out.push(...root.querySelectorAll(selector))
@@ -77,7 +76,6 @@
       input.addEventListener('change', () => go(mode, 0))
       return element('label', {}, input, ' ' + mode)
     }))
-    announce(page.key, page.step)
   }
   function go(mode, step) {
     ask({ call: 'show', name: shown.name, mode, step }).then(show, quit)
@@ -148,20 +146,22 @@
     if (!live() || !host || host.inert) { return }
     host.inert = true
     if (shown.name === linked.name) {
-      announce(shown.key, shown.step)
+      askPlayer(shown.key, shown.step)
       leave()
       return
     }
-    announce(`${linked.name}/${shown.mode}`, shown.step)  // Python's state learns it first
+    askPlayer(`${linked.name}/${shown.mode}`, shown.step)  // Python's state learns it first
     const label = deepAll(document, 'label')
       .find((l) => l.textContent.trim().startsWith(SCRIPT_LABEL))
     const box = label && label.parentElement.querySelector('textarea')
     if (!box) { leave(); return }
-    const arrived = () => {
-      const channel = globalThis.__pclStep
-      if (channel && channel.key === shown.key) { leave() }
+    const arrived = (event) => {
+      if (event.detail.key === shown.key) {
+        document.removeEventListener(AT_EVENT, arrived)
+        leave()
+      }
     }
-    document.addEventListener(STEP_EVENT, arrived)
+    document.addEventListener(AT_EVENT, arrived)
     setTimeout(leave, HANDOVER_MS)  // never left covering the live page
     box.value = parts.script.value
     box.dispatchEvent(new Event('input', { bubbles: true, composed: true }))

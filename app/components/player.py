@@ -1,0 +1,92 @@
+"""The player: the one owner of the learner's position (timeline, mode, step, Play,
+speed), in the browser, with the step bar it draws (Restart, Step back, Step forward,
+Play, speed, scrubber).
+
+The rules of stepping live here and only here: steps stay within 0..last, Play stops
+by itself at the last step, Play at the last step replays from 0, and Step back,
+Restart or the scrubber pause; a mode switch keeps the step (within that mode's last).
+
+Every other part of the page asks it (the `pcl-ask` event of position.js: the mode
+picker, the keyboard, the early playground) and follows what it announces (`pcl-at`,
+with the bundle: every view's pages, the code, the questions): the views' decks, the
+code panel, the questions, the mode picker. So a step or a mode needs no Python.
+Python learns the position from `at`, which only the browser writes, and sends a new
+position only inside a new `bundle` (a new scenario, an edit, an address the player
+does not hold); the same parameter brings the rest of the pages a moment later.
+
+The player keeps the address bar on the position (replaceState; a new scenario is a
+new history entry), from each timeline's query in the bundle. Back or Forward to a
+position it holds moves it; any other address goes to Python (`on_pop`).
+
+On the static site the player of the pre-rendered copy works before Python is ready
+(early_steps.py); the live page's player opens at the address the copy left and
+carries on its Play and speed (sessionStorage).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import param
+
+from app.components.esm import FileComponent
+
+# Steps per second offered by the speed control, and their labels.
+SPEEDS: dict[str, float] = {"0.5 steps/s": 0.5, "1 step/s": 1.0, "2 steps/s": 2.0, "4 steps/s": 4.0}
+DEFAULT_SPEED = 1.0
+# The buttons' names (the browser tests find them by name).
+RESTART, BACK, FORWARD, PLAY, PAUSE = "Restart", "Step back", "Step forward", "Play", "Pause"
+BUTTON_NAMES = (RESTART, BACK, FORWARD, PLAY, PAUSE)
+# The moves another control may ask for (keyboard.py).
+MOVES = ("restart", "back", "forward", "end", "play")
+# The address parameters a position writes; others (embed, quiz) are kept.
+POSITION_PARAMETERS = ("scenario", "playground", "mode", "step")
+
+
+class StepPlayer(FileComponent):
+    """The player (see the module's docstring). Not named "Player": Panel wraps a
+    component in a div classed by its name, and "player" would take the bar's own
+    rules in theme.css."""
+
+    bundle = param.String(
+        default="{}",
+        doc="From Python, JSON (step_deck.py's Outbox): every view's pages, the code, the "
+        "questions, and the `position` part: per set of timelines (`serial`), `at` [key, "
+        "step] to open at, `lasts` (timeline key -> last step), `queries` (timeline key -> "
+        "its address parameters), `heard` (the position Python last had)",
+    )
+    at = param.List(default=[], doc="From the browser only: [timeline key, step] shown")
+    received = param.Integer(default=0, doc="From the browser: the last bundle write it holds")
+
+    default_speed = param.Number(default=DEFAULT_SPEED, constant=True, doc="Steps per second")
+    speeds = param.List(
+        default=[list(item) for item in SPEEDS.items()], constant=True, doc="[label, steps/s]"
+    )
+    names = param.List(default=list(BUTTON_NAMES), constant=True, doc="The buttons' names")
+    position_parameters = param.List(
+        default=list(POSITION_PARAMETERS), constant=True, doc="Address parameters it writes"
+    )
+
+    _esm = "player.js"
+    # On a server Panel holds a change from the browser for 50 ms, while an edit's runs on
+    # the next tick (at_once.py): an edit typed right after a step would open at the step
+    # before it. The position goes first.
+    _priority_changes: ClassVar[list[str]] = ["at"]
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        # Called with an address the learner went Back or Forward to that no timeline
+        # of the bundle holds.
+        self.on_pop: Callable[[str], None] = lambda _query: None
+
+    @property
+    def position(self) -> dict[str, Any]:
+        """The position's part of the bundle, read back (for tests)."""
+        part: dict[str, Any] = json.loads(self.bundle).get("position", {})
+        return part
+
+    def _handle_msg(self, data: Any) -> None:
+        if isinstance(data, dict) and isinstance(data.get("query"), str):
+            self.on_pop(data["query"])
