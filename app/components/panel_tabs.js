@@ -3,6 +3,15 @@ import { WORKS_EARLY } from './early.js'
 // Tabs (panel_tabs.py): one panel shown; a tab whose panel has nothing to show hides.
 const REVEAL_EVENT = 'pcl-reveal'  // sent by a panel that wants to be seen (glossary.js)
 const CONCEAL_EVENT = 'pcl-conceal'  // sent by a panel with nothing to show (quiz.js)
+// The tab a learner chose, kept for this browser tab: on the static site the live page
+// replaces the pre-rendered copy, whose tabs work before Python, and opens on it too.
+const CHOSEN = 'pcl-tab:'
+function remembered(labels) {
+  try { return window.sessionStorage.getItem(CHOSEN + labels.join('|')) } catch { return null }
+}
+function remember(labels, label) {
+  try { window.sessionStorage.setItem(CHOSEN + labels.join('|'), label) } catch { /* private mode */ }
+}
 
 export function render({ model }) {
   const root = document.createElement('div')
@@ -14,7 +23,8 @@ export function render({ model }) {
   const panels = document.createElement('div')
   panels.className = 'panels'
   root.append(list, panels)
-  let active = model.active
+  const chosen = model.labels.indexOf(remembered(model.labels))
+  let active = chosen >= 0 ? chosen : model.active
   let buttons = []
   let boxes = []
 
@@ -44,7 +54,7 @@ export function render({ model }) {
       b.textContent = label
       b.setAttribute('role', 'tab')
       b.dataset.testid = 'tab'
-      b.addEventListener('click', () => select(i))
+      b.addEventListener('click', () => { select(i); remember(model.labels, label) })
       return b
     })
     boxes = children.map((child) => {
@@ -67,6 +77,7 @@ export function render({ model }) {
     const shown = buttons.filter((b) => !b.hidden)
     const next = shown[(shown.indexOf(buttons[active]) + step + shown.length) % shown.length]
     select(buttons.indexOf(next))
+    remember(model.labels, next.textContent)
     next.focus()
   })
   root.addEventListener(REVEAL_EVENT, (event) => {

@@ -164,8 +164,16 @@ def test_an_embed_link_steps_before_python_in_the_compact_layout(held_page: Any)
     page.get_by_role("radio", name="preempt").click()
     preempt = build_timeline(load_scenario(FLAGSHIP), "preempt")
     check_step(page, preempt, 1)  # a mode switch keeps the step
-    step_then_go_live(page, run, release, preempt, 1)
+    page.get_by_role("button", name="Step forward").click()
+    check_step(page, preempt, 2)
+    page.get_by_role("tab", name="Code").click()  # a tab chosen before Python
+    release.set()
+    wait_interactive(page, run)
     expect(page.get_by_test_id("embed-title")).to_be_visible()
+    # The live page opens on the tab the learner chose on the copy, at their step.
+    expect(page.get_by_role("tab", name="Code")).to_have_attribute("aria-selected", "true")
+    page.get_by_role("tab", name="The cache").click()
+    check_step(page, preempt, 2)
     page.wait_for_url("**mode=preempt&step=2&embed=1**")
 
 
