@@ -95,17 +95,18 @@ def embed_header(
     big), the title, the tagline and what the modes do."""
     texts = dict(narration)
     tagline = " ".join((texts.get("tagline") or summary.split(". ")[0]).split())
-    # "mode does this · mode does that": each mode's name stands out.
+    # "mode: does this · mode: does that": each mode's name stands out.
     modes = " · ".join(
-        f"<b>{esc(name)}</b> {esc(rest)}"
+        f"<b>{esc(name)}</b>: {esc(rest)}"
         for part in " ".join(texts.get("modes", "").split()).split(" · ")
         if part
-        for name, _, rest in [part.partition(" ")]
+        for name, _, rest in [part.partition(": ")]
     )
+    # One paragraph: the figure must fit its 800x900 frame at every step.
     return (
         '<div class="header embed-header" data-testid="embed-title">'
         f'<span class="kicker">{kicker}</span> · <b>{esc(title)}</b>'
-        f'<p class="tagline">{esc(tagline)}</p>'
-        + (f'<p class="modes-said" data-testid="embed-modes">{modes}</p>' if modes else "")
-        + "</div>"
+        f'<p class="tagline">{esc(tagline)}'
+        + (f' <span class="modes-said" data-testid="embed-modes">{modes}</span>' if modes else "")
+        + "</p></div>"
     )

@@ -458,11 +458,11 @@ def test_the_embed_names_what_it_is_and_its_modes() -> None:
         html = render_embed_header(timelines.timeline("reset", mode), 0)
         assert "vLLM's prefix cache" in html and "Reset under load" in html
         assert "reset its prefix cache" in html
-        said = html.split('data-testid="embed-modes">')[1].split("</p>")[0]
+        said = html.split('data-testid="embed-modes">')[1].split("</span></p>")[0]
         assert [said.index(m) for m in ("default", "preempt", "keep")] == sorted(
             said.index(m) for m in ("default", "preempt", "keep")
         )
-        assert "null block" in said and "proposed" in said
+        assert "refused" in said and "proposed" in said
     # A scenario of one mode says nothing of modes.
     assert "embed-modes" not in render_embed_header(
         timelines.timeline("eviction-order", "default"), 0
