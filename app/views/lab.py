@@ -922,8 +922,9 @@ class TraceLabView(pn.viewable.Viewer):
         self.roots = self._build()
 
     def _build(self) -> tuple[pn.Column, pn.Column]:
-        def cell(widget: pn.widgets.Widget, error: str | None = None) -> pn.Column:
-            return pn.Column(widget, *([self.errors[error]] if error else []), margin=0)
+        def cell(widget: pn.widgets.Widget, name: str, error: bool = False) -> pn.Column:
+            errors = [self.errors[name]] if error else []
+            return pn.Column(widget, *errors, margin=0, css_classes=[f"traces-{name}"])
 
         controls = pn.Column(
             pn.pane.HTML(
@@ -931,11 +932,11 @@ class TraceLabView(pn.viewable.Viewer):
             ),
             self.notice,
             pn.FlexBox(
-                cell(self.trace_select),
-                cell(self.requests, "requests"),
-                cell(self.block_size, "block_size"),
-                cell(self.engine),
-                cell(self.upload, "upload"),
+                cell(self.trace_select, "trace"),
+                cell(self.requests, "requests", error=True),
+                cell(self.block_size, "block_size", error=True),
+                cell(self.engine, "engine"),
+                cell(self.upload, "upload", error=True),
                 **WRAPPING,
             ),
             pn.FlexBox(self.run_button, self.stop_button, self.status, **WRAPPING),

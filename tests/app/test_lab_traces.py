@@ -98,7 +98,7 @@ def test_trace_knobs_say_what_is_wrong() -> None:
 def test_the_sentence_is_filled_by_paper_gaps_numbers() -> None:
     entries = list(shipped_trace("synthetic"))
     hashed = HashedTrace.of(entries)
-    unlimited = list(hit_rate_curve(hashed, [hashed.whole_trace_capacity]))[0]
+    (unlimited,) = hit_rate_curve(hashed, [hashed.whole_trace_capacity])
     gap = paper_gap(entries, unlimited, PAPER_CACHE_RATIO["synthetic"])
     sentence = gap_sentence(gap, True, len(entries))
     assert gap.gap_tokens is not None and gap.beyond_trace_tokens is not None
