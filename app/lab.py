@@ -598,6 +598,34 @@ def shipped_trace(name: str) -> tuple[TraceEntry, ...]:
     return tuple(read_trace(path))
 
 
+# On the static site (Pyodide), the traces are fetched from the site's own folder
+# (app/static_site/traces.py ships them there, gzipped).
+SITE_TRACES_URL = "traces/{name}_trace.jsonl.gz"
+_fetched_traces: dict[str, tuple[TraceEntry, ...]] = {}
+
+
+def available_traces() -> list[str]:
+    """The shipped traces this lab can replay (on the site: all, fetched when asked)."""
+    if in_pyodide():
+        return list(SHIPPED_TRACES)
+    return [name for name in SHIPPED_TRACES if trace_path(name) is not None]
+
+
+async def load_trace(name: str) -> tuple[TraceEntry, ...]:
+    """A shipped trace's requests: read from disk on a server, fetched from the site's
+    origin in Pyodide (once). Raises TraceError if it cannot be had."""
+    if not in_pyodide():
+        return shipped_trace(name)
+    if name not in _fetched_traces:
+        from pyodide.http import pyfetch
+
+        response = await pyfetch(SITE_TRACES_URL.format(name=name))
+        if not response.ok:
+            raise TraceError(0, None, f"the {name} trace is not shipped with this site")
+        _fetched_traces[name] = tuple(parse_trace_bytes(await response.bytes()))
+    return _fetched_traces[name]
+
+
 def parse_trace_bytes(data: bytes) -> list[TraceEntry]:
     """A learner's own trace file (JSON lines, or gzipped): the engine's reader, so a bad
     line gets the engine's one message (TraceError)."""

@@ -35,7 +35,6 @@ from app.components.chart_legend import ChartLegend
 from app.errors import logged
 from app.lab import (
     DEFAULT_TRACE_REQUESTS,
-    SHIPPED_TRACES,
     TRACE_ENGINES,
     TRACES_PRESET,
     LabResult,
@@ -44,18 +43,18 @@ from app.lab import (
     RunSteps,
     TraceCurve,
     TraceCurveRun,
+    available_traces,
     chart_data,
     check_knobs,
     curve_columns,
     default_preset,
     draws_nothing,
+    load_trace,
     parse_trace_bytes,
     preset,
     presets,
     run_steps,
-    shipped_trace,
     start_side_runs,
-    trace_path,
 )
 from app.render.lab import (
     LegendItem,
@@ -79,6 +78,7 @@ from app.render.lab_traces import (
     render_gap_sentences,
     render_traces_intro,
 )
+from app.runtime import in_pyodide
 from app.theme import CSS
 from app.url import lab_run_playground_href
 from engine.lab.request_trace import TRACE_BLOCK_TOKENS, TraceEntry, TraceError
@@ -864,7 +864,7 @@ class TraceLabView(pn.viewable.Viewer):
 
     def __init__(self, notices: Sequence[str] = (), **params: Any) -> None:
         super().__init__(**params)
-        shipped = [name for name in SHIPPED_TRACES if trace_path(name) is not None]
+        shipped = available_traces()
         self.trace_select = at_once.Select(
             label="Trace",
             options=[*shipped, YOUR_FILE],
@@ -928,7 +928,9 @@ class TraceLabView(pn.viewable.Viewer):
 
         controls = pn.Column(
             pn.pane.HTML(
-                render_traces_intro(), stylesheets=STYLESHEETS, sizing_mode="stretch_width"
+                render_traces_intro(DEFAULT_TRACE_REQUESTS if in_pyodide() else None),
+                stylesheets=STYLESHEETS,
+                sizing_mode="stretch_width",
             ),
             self.notice,
             pn.FlexBox(
@@ -973,7 +975,7 @@ class TraceLabView(pn.viewable.Viewer):
         if self._run is not None:
             self._run.stop()
 
-    def _entries(self) -> tuple[str, list[TraceEntry]] | None:
+    async def _entries(self) -> tuple[str, list[TraceEntry]] | None:
         """The trace's name and all its requests; None (and a message) when there is none."""
         name = self.trace_select.value
         if name == YOUR_FILE:
@@ -982,11 +984,15 @@ class TraceLabView(pn.viewable.Viewer):
                 return None
             filename = self.upload.filename or "your_trace.jsonl"
             return trace_name_of(filename), self._uploaded
-        return name, list(shipped_trace(name))
+        try:
+            return name, list(await load_trace(name))
+        except TraceError as error:
+            self.status.object = render_knob_error(str(error))
+            return None
 
-    def checked_run(self) -> TraceCurveRun | None:
+    async def checked_run(self) -> TraceCurveRun | None:
         """The run the knobs ask for; each bad knob's message is shown beside it."""
-        chosen = self._entries()
+        chosen = await self._entries()
         if chosen is None:
             return None
         name, entries = chosen
@@ -1008,7 +1014,7 @@ class TraceLabView(pn.viewable.Viewer):
 
     async def start(self) -> None:
         """Play the knobs' curve (stopping one in progress), drawing each point as it comes."""
-        run = self.checked_run()
+        run = await self.checked_run()
         if run is None:
             return
         if self._run is not None:
