@@ -66,15 +66,21 @@ def gap_sentence(gap: PaperGap, whole_trace: bool, requests: int) -> str:
     gap_rate = gap.rate(gap.gap_tokens) or 0.0
     direction = "below" if gap.gap_tokens >= 0 else "above"
     beyond = gap.beyond_trace_tokens or 0
+    last = "the last prompt token" if gap.block_size == 1 else "the last prompt token's block"
+    granularity = (
+        ""
+        if gap.block_size == 1
+        else f"{gap.granularity_tokens:,} ({_pct(gap.rate(gap.granularity_tokens) or 0.0)}) "
+        f"are matches ending inside a {gap.block_size}-token block, which a cache of whole "
+        f"blocks cannot reuse ({gap.partial_last_unit_tokens:,} in a prompt's partial last "
+        "block); "
+    )
     return (
         f"{found}, {abs(gap_rate) * 100:.1f} points {direction} the paper's Table 2 ratio "
         f"of {gap.paper_cache_ratio:.0%} ({abs(gap.gap_tokens):,} tokens). "
         f"Of the gap, {gap.cap_tokens:,} tokens ({_pct(gap.rate(gap.cap_tokens) or 0.0)}) "
-        f"are the last prompt token's block, which {engine} always computes; "
-        f"{gap.granularity_tokens:,} ({_pct(gap.rate(gap.granularity_tokens) or 0.0)}) "
-        f"are matches ending inside a {gap.block_size}-token block, which a cache of whole "
-        f"blocks cannot reuse ({gap.partial_last_unit_tokens:,} in a prompt's partial last "
-        f"block); and {beyond:,} ({_pct(gap.rate(beyond) or 0.0)}) are what the paper's "
+        f"are {last}, which {engine} always computes; {granularity}"
+        f"and {beyond:,} ({_pct(gap.rate(beyond) or 0.0)}) are what the paper's "
         f"ratio counts beyond anything the released trace's ids share (counted in ids, the "
         f"trace's ratio is {_pct(gap.id_ratio)})."
     )

@@ -844,13 +844,15 @@ def curve_figure(
         legend_label="paper's Table 2 ratio",
         name="paper-ratio",
     )
+    # Left of the diamond, above it: the curve's top is at the chart's right edge.
     fig.text(
         "x",
         "y",
         text="label",
         source=paper,
-        x_offset=10,
-        y_offset=-8,
+        x_offset=-10,
+        y_offset=-6,
+        text_align="right",
         text_font_size="11px",
         text_color="#1f8a4c",
     )
