@@ -12,18 +12,37 @@ from __future__ import annotations
 import asyncio
 import functools
 import gc
+import gzip
 import math
+import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from app.runtime import in_pyodide
 from app.side_runs import SideRuns, default_processes
+from engine.lab.paper_gap import PaperGap, paper_gap
+from engine.lab.request_trace import (
+    TRACE_BLOCK_TOKENS,
+    TraceEntry,
+    TraceError,
+    parse_trace,
+    read_trace,
+)
 from engine.lab.scenario import MODES
 from engine.lab.timeline import Timeline, build_timeline
+from engine.lab.trace_replay import (
+    PAPER_CACHE_RATIO,
+    HashedTrace,
+    InOrderReplay,
+    capacities_for,
+    replay_in_order,
+)
+from engine.lab.trace_replay_sglang import replay_in_order_sglang
 from engine.lab.workload import (
     COLUMNS,
     PROGRESS_EVERY_STEPS,
@@ -541,3 +560,208 @@ def run_steps(workload: Workload, num_steps: int) -> RunSteps | None:
         return None
     scenario, after_step = workload_scenario(workload, num_steps)
     return RunSteps(build_timeline(scenario, "default", trace=False), after_step)
+
+
+# -- Real traces: a request trace's hit-rate curve (engine/lab/trace_replay*.py) ---------------
+
+# The preset the lab opens for `?lab=real-traces`: the traces' group, not a workload.
+TRACES_PRESET = "real-traces"
+# The traces shipped with the lab, by the paper's names, and where they are looked for:
+# beside the app (the static site ships them gzipped) or in the repository's shared folder.
+SHIPPED_TRACES = ("conversation", "synthetic")
+TRACE_DIRS = (
+    Path(__file__).resolve().parent / "traces",
+    Path(__file__).resolve().parents[2] / "shared" / "traces",
+)
+TRACE_ENGINES = {"vLLM": ("vllm",), "SGLang": ("sglang",), "both": ("vllm", "sglang")}
+# The slice the lab starts with: a curve of it takes about a second in CPython.
+DEFAULT_TRACE_REQUESTS = 300
+TRACE_SOURCE = "https://github.com/kvcache-ai/Mooncake (FAST'25 traces)"
+
+
+def trace_path(name: str) -> Path | None:
+    """The shipped trace's file (gzipped or not), or None when it is not there."""
+    for folder in TRACE_DIRS:
+        for suffix in (".jsonl.gz", ".jsonl"):
+            path = folder / f"{name}_trace{suffix}"
+            if path.is_file():
+                return path
+    return None
+
+
+@functools.lru_cache(maxsize=2)
+def shipped_trace(name: str) -> tuple[TraceEntry, ...]:
+    """A shipped trace's requests (read once). Raises TraceError if it is not there."""
+    path = trace_path(name)
+    if path is None:
+        raise TraceError(0, None, f"the {name} trace is not shipped with this lab")
+    return tuple(read_trace(path))
+
+
+# On the static site (Pyodide), the traces are fetched from the site's own folder
+# (app/static_site/traces.py ships them there, gzipped).
+SITE_TRACES_URL = "traces/{name}_trace.jsonl.gz"
+_fetched_traces: dict[str, tuple[TraceEntry, ...]] = {}
+
+
+def available_traces() -> list[str]:
+    """The shipped traces this lab can replay (on the site: all, fetched when asked)."""
+    if in_pyodide():
+        return list(SHIPPED_TRACES)
+    return [name for name in SHIPPED_TRACES if trace_path(name) is not None]
+
+
+async def load_trace(name: str) -> tuple[TraceEntry, ...]:
+    """A shipped trace's requests: read from disk on a server, fetched from the site's
+    origin in Pyodide (once). Raises TraceError if it cannot be had."""
+    if not in_pyodide():
+        return shipped_trace(name)
+    if name not in _fetched_traces:
+        from pyodide.http import pyfetch
+
+        response = await pyfetch(SITE_TRACES_URL.format(name=name))
+        if not response.ok:
+            raise TraceError(0, None, f"the {name} trace is not shipped with this site")
+        _fetched_traces[name] = tuple(parse_trace_bytes(await response.bytes()))
+    return _fetched_traces[name]
+
+
+def parse_trace_bytes(data: bytes) -> list[TraceEntry]:
+    """A learner's own trace file (JSON lines, or gzipped): the engine's reader, so a bad
+    line gets the engine's one message (TraceError)."""
+    try:
+        if data[:2] == b"\x1f\x8b":
+            data = gzip.decompress(data)
+        text = data.decode("utf-8")
+    except (UnicodeDecodeError, EOFError, gzip.BadGzipFile, zlib.error) as error:
+        raise TraceError(0, None, f"not a readable text file ({error})") from None
+    return parse_trace(text.splitlines())
+
+
+@dataclass(frozen=True)
+class TraceCurve:
+    """A trace's hit-rate curves, one per engine, as far as they were played."""
+
+    trace: str  # the paper's name ("conversation"), or the learner's file's
+    requests: int  # in the slice
+    whole_trace: bool  # the slice is the whole trace (only then compared to the paper)
+    block_size: int
+    capacities: list[int]
+    points: dict[str, list[InOrderReplay]]  # engine -> one replay per capacity, in order
+    gaps: dict[str, PaperGap]  # engine -> the gap at unlimited capacity (whole curves only)
+
+    @property
+    def paper_ratio(self) -> float | None:
+        return PAPER_CACHE_RATIO.get(self.trace) if self.whole_trace else None
+
+
+def curve_columns(points: Sequence[InOrderReplay]) -> ChartData:
+    """A curve's points as a chart's columns (capacity in tokens, hit rate)."""
+    return {
+        "capacity": [float(p.capacity_tokens) for p in points],
+        "hit_rate": [p.hit_rate for p in points],
+    }
+
+
+class TraceCurveRun:
+    """Plays a trace's curve, one capacity (a slice) at a time, each engine in turn.
+
+    As LabRun: the learner's run counts in ``LabRun.playing_for_learners`` (runs ahead
+    wait), the cyclic collector is paused, ``progress`` is the share of points done and
+    ``stop()`` ends it. On a server a point plays in a thread, so Stop reaches the engine's
+    replay (its ``stop`` callback) within a few hundred requests; in Pyodide, where there
+    is no thread, Stop lands between points."""
+
+    def __init__(
+        self,
+        trace: str,
+        entries: Sequence[TraceEntry],
+        whole_trace: bool,
+        block_size: int = TRACE_BLOCK_TOKENS,
+        engines: Sequence[str] = ("vllm",),
+        points: int = 8,
+    ) -> None:
+        self.trace = trace
+        self.entries = list(entries)
+        self.whole_trace = whole_trace
+        self.block_size = block_size
+        self.engines = list(engines)
+        self.capacities = capacities_for(self.entries, block_size, points)
+        self.points: dict[str, list[InOrderReplay]] = {engine: [] for engine in self.engines}
+        self.stopped = False
+
+    @property
+    def progress(self) -> float:
+        done = sum(len(points) for points in self.points.values())
+        return done / (len(self.capacities) * len(self.engines))
+
+    def stop(self) -> None:
+        self.stopped = True
+
+    def _is_stopped(self) -> bool:
+        return self.stopped
+
+    async def _call(self, work: Callable[[], Any]) -> Any:
+        if in_pyodide():
+            return work()
+        return await asyncio.to_thread(work)
+
+    async def play(
+        self, on_point: Callable[[str, list[InOrderReplay]], None] = lambda *_: None
+    ) -> TraceCurve | None:
+        """Every point of every engine's curve, ``on_point(engine, its points so far)``
+        as each is ready; None if stopped first."""
+        LabRun.playing_for_learners += 1
+        try:
+            with cycle_collector_paused():
+                return await self._play(on_point)
+        finally:
+            LabRun.playing_for_learners -= 1
+
+    async def _play(
+        self, on_point: Callable[[str, list[InOrderReplay]], None]
+    ) -> TraceCurve | None:
+        stop = self._is_stopped
+        hashed: HashedTrace | None = None
+        for engine in self.engines:
+            if engine == "vllm":
+                hashed = await self._call(lambda: HashedTrace.of(self.entries, self.block_size))
+                if self.stopped:
+                    return None
+            for capacity in self.capacities:
+
+                def one(
+                    capacity: int = capacity, engine: str = engine, hashed: Any = hashed
+                ) -> InOrderReplay:
+                    if engine == "vllm":
+                        return replay_in_order(hashed, capacity, stop=stop)
+                    return replay_in_order_sglang(self.entries, capacity, stop=stop)
+
+                point = await self._call(one)
+                if self.stopped or not point.completed:
+                    return None
+                self.points[engine].append(point)
+                on_point(engine, self.points[engine])
+                await asyncio.sleep(SLICE_PAUSE_S)
+                if self.stopped:
+                    return None
+        return TraceCurve(
+            self.trace,
+            len(self.entries),
+            self.whole_trace,
+            self.block_size,
+            self.capacities,
+            self.points,
+            self._gaps(),
+        )
+
+    def _gaps(self) -> dict[str, PaperGap]:
+        """The gap of each engine's last point, which holds the whole slice (nothing
+        evicted: the unlimited replay), to the paper's ratio (None for a slice)."""
+        ratio = PAPER_CACHE_RATIO.get(self.trace) if self.whole_trace else None
+        gaps = {}
+        for engine, points in self.points.items():
+            last = points[-1]
+            if not (last.evictions or last.skipped_requests):
+                gaps[engine] = paper_gap(self.entries, last, ratio)
+        return gaps

@@ -19,7 +19,7 @@ from app.gc_startup import freeze_imported_objects
 from app.layout import PAGE_CSS, PAGE_TEMPLATE, App
 from app.url import PRERENDER_QUERY_ENV, lab_link, parse_link
 from app.views.base import mark_page_up
-from app.views.lab import LAB_PAGE_CSS, LabView, open_lab
+from app.views.lab import LAB_PAGE_CSS, open_lab
 
 logging.basicConfig(level=logging.INFO)
 # No IDE signatures: building them for every Panel class costs Pyodide ~0.1 s at start.
@@ -58,5 +58,5 @@ lab_preset = lab_link(current_query())
 if lab_preset is None:
     create_app().servable(title="Prefix Cache Lab · BlockPool")
 else:
-    lab_view: LabView = open_lab(lab_preset)
+    lab_view = open_lab(lab_preset)
     lab_view.serve("Prefix Cache Lab · Workload lab")

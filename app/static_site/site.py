@@ -41,6 +41,7 @@ from app.static_site.pins import PYODIDE_VERSION, SDIST_WHEELS
 from app.static_site.precompress import precompress
 from app.static_site.runtime import take_official_wheels, unpack_core
 from app.static_site.slim import slim_wheel, slimmer
+from app.static_site.traces import ship_traces
 from app.static_site.wheels import project_wheel, sdist_pure_wheel
 
 
@@ -164,6 +165,8 @@ def assemble(
         html = patch_early_playground(html)
     converted.unlink()
     (stage / INDEX_HTML).write_text(html)
+    if project is not None:
+        ship_traces(stage)
     worker = stage / f"{app.stem}.js"
     js = patch_worker(worker.read_text(), install)
     if early_playground and shipped is not None:

@@ -26,6 +26,7 @@ from bokeh.models import (
     NumeralTickFormatter,
     Range1d,
 )
+from bokeh.models.annotations import Span
 from bokeh.plotting import figure
 
 from app.components import at_once
@@ -33,14 +34,23 @@ from app.components.address_bar import AddressBar
 from app.components.chart_legend import ChartLegend
 from app.errors import logged
 from app.lab import (
+    DEFAULT_TRACE_REQUESTS,
+    TRACE_ENGINES,
+    TRACES_PRESET,
     LabResult,
     LabRun,
     RunAhead,
     RunSteps,
+    TraceCurve,
+    TraceCurveRun,
+    available_traces,
     chart_data,
     check_knobs,
+    curve_columns,
     default_preset,
     draws_nothing,
+    load_trace,
+    parse_trace_bytes,
     preset,
     presets,
     run_steps,
@@ -61,9 +71,19 @@ from app.render.lab import (
     step_hint,
 )
 from app.render.lab_playground import render_no_playground, render_open_in_playground
+from app.render.lab_traces import (
+    ENGINE_NAMES,
+    render_curve_done,
+    render_curve_progress,
+    render_gap_sentences,
+    render_traces_intro,
+)
+from app.runtime import in_pyodide
 from app.theme import CSS
 from app.url import lab_run_playground_href
+from engine.lab.request_trace import TRACE_BLOCK_TOKENS, TraceEntry, TraceError
 from engine.lab.scenario import MODES, ScenarioError
+from engine.lab.trace_replay import PAPER_LOCAL_CACHE_TOKENS, InOrderReplay, trace_name_of
 from engine.lab.workload import (
     KNOB_TYPES,
     SALT_POLICIES,
@@ -705,15 +725,20 @@ def lab_root(role: str, *children: Any, margin: tuple[int, ...]) -> pn.Column:
     )
 
 
-def open_lab(preset_name: str) -> LabView:
+def open_lab(preset_name: str) -> LabView | TraceLabView:
     """The lab at `?lab=PRESET`: an unknown name opens the default preset with a notice.
-    The first run starts once the page is loaded."""
+    The first run starts once the page is loaded; `?lab=real-traces` opens the traces'
+    group."""
+    if preset_name == TRACES_PRESET:
+        traces = TraceLabView()
+        pn.state.onload(traces.start)
+        return traces
     names = presets()
     notices: list[str] = []
     chosen = preset_name or default_preset()
     if chosen not in names:
         notices.append(
-            f"Ignored lab={preset_name!r}: not one of {', '.join(names)}. "
+            f"Ignored lab={preset_name!r}: not one of {', '.join([*names, TRACES_PRESET])}. "
             f"Showing {default_preset()!r}."
         )
         chosen = default_preset()
@@ -729,3 +754,324 @@ def lab_link_pane() -> pn.pane.HTML:
         stylesheets=STYLESHEETS,
         margin=(0, 0),
     )
+
+
+# -- Real traces (`?lab=real-traces`): a trace's hit-rate curve against capacity -------------
+
+TRACES_CHART_HEIGHT = 320
+ENGINE_COLORS = {"vllm": RUN_COLOR, "sglang": COMPARE_COLOR}
+YOUR_FILE = "your file"
+# Smaller blocks than the trace's 512 hash many more blocks: only on a slice this small.
+SMALL_BLOCKS_MAX_REQUESTS = 2_000
+MIN_BLOCK_SIZE, MAX_BLOCK_SIZE = 16, 4_096
+
+
+def check_trace_knobs(requests: Any, block_size: Any, available: int) -> dict[str, str]:
+    """A message per trace knob that is wrong (none: the knobs can run)."""
+    found: dict[str, str] = {}
+    if requests is None or requests < 0:
+        found["requests"] = "Requests: 0 (the whole trace) or more"
+    if block_size is None or not MIN_BLOCK_SIZE <= block_size <= MAX_BLOCK_SIZE:
+        found["block_size"] = f"block_size from {MIN_BLOCK_SIZE} to {MAX_BLOCK_SIZE:,} tokens"
+    elif requests is not None and requests >= 0 and block_size < TRACE_BLOCK_TOKENS:
+        size = requests or available
+        if size > SMALL_BLOCKS_MAX_REQUESTS:
+            found["block_size"] = (
+                f"block_size below {TRACE_BLOCK_TOKENS} needs a slice of at most "
+                f"{SMALL_BLOCKS_MAX_REQUESTS:,} requests"
+            )
+    return found
+
+
+def curve_figure(
+    sources: dict[str, ColumnDataSource], paper: ColumnDataSource
+) -> tuple[figure, Range1d]:
+    """Hit rate against capacity (log x), one line per engine, the paper's one node's
+    local cache (dashed) and its Table 2 ratio (a diamond beside the curve's top)."""
+    x_range = Range1d(start=256, end=10_000_000)
+    fig = figure(
+        title="Prefix cache hit rate against cache capacity (requests in order)",
+        x_axis_type="log",
+        x_range=x_range,
+        y_range=Range1d(start=-0.02, end=1.05),
+        height=TRACES_CHART_HEIGHT,
+        sizing_mode="stretch_width",
+        x_axis_label="cache capacity (tokens)",
+        y_axis_label="hit rate",
+        tools="pan,wheel_zoom,box_zoom,reset,save,hover",
+        toolbar_location="right",
+        output_backend="canvas",
+    )
+    fig.yaxis.formatter = NumeralTickFormatter(format="0%")
+    fig.xaxis.formatter = NumeralTickFormatter(format="0.[0]a")
+    for engine, source in sources.items():
+        color = ENGINE_COLORS[engine]
+        label = ENGINE_NAMES[engine]
+        fig.line(
+            "capacity",
+            "hit_rate",
+            source=source,
+            color=color,
+            line_width=2,
+            legend_label=label,
+            name=f"curve-{engine}",
+        )
+        fig.scatter(
+            "capacity",
+            "hit_rate",
+            source=source,
+            color=color,
+            size=7,
+            legend_label=label,
+            name=f"points-{engine}",
+        )
+    fig.add_layout(
+        Span(
+            location=PAPER_LOCAL_CACHE_TOKENS,
+            dimension="height",
+            line_dash="dashed",
+            line_color="#555555",
+            line_width=1.5,
+        )
+    )
+    fig.scatter(
+        "x",
+        "y",
+        source=paper,
+        marker="diamond",
+        size=12,
+        color="#1f8a4c",
+        legend_label="paper's Table 2 ratio",
+        name="paper-ratio",
+    )
+    # Left of the diamond, above it: the curve's top is at the chart's right edge.
+    fig.text(
+        "x",
+        "y",
+        text="label",
+        source=paper,
+        x_offset=-10,
+        y_offset=-6,
+        text_align="right",
+        text_font_size="11px",
+        text_color="#1f8a4c",
+    )
+    fig.legend.location = "top_left"
+    return fig, x_range
+
+
+class TraceLabView(pn.viewable.Viewer):
+    """The "Real traces" group: a trace, a slice, the block size and the engine as knobs;
+    the curve drawn point by point, with progress and Stop; the gap to the paper."""
+
+    def __init__(self, notices: Sequence[str] = (), **params: Any) -> None:
+        super().__init__(**params)
+        shipped = available_traces()
+        self.trace_select = at_once.Select(
+            label="Trace",
+            options=[*shipped, YOUR_FILE],
+            value=shipped[0] if shipped else YOUR_FILE,
+            width=200,
+        )
+        self.requests = at_once.IntInput(
+            label="Requests (first N; 0: all)", value=DEFAULT_TRACE_REQUESTS, width=200
+        )
+        self.block_size = at_once.IntInput(
+            label="block_size (vLLM, tokens)", value=TRACE_BLOCK_TOKENS, width=200
+        )
+        self.engine = at_once.Select(
+            label="Engine", options=list(TRACE_ENGINES), value="vLLM", width=140
+        )
+        self.upload = pn.widgets.FileInput(accept=".jsonl,.json,.gz", width=240)
+        self.errors: dict[str, pn.pane.HTML] = {
+            name: pn.pane.HTML(
+                "",
+                visible=False,
+                stylesheets=STYLESHEETS,
+                margin=(0, 10),
+                css_classes=["knob-error"],
+            )
+            for name in ("requests", "block_size", "upload")
+        }
+        self._uploaded: list[TraceEntry] | None = None
+        self.run_button = pn.widgets.Button(label="Run", color="primary", width=90)
+        self.stop_button = pn.widgets.Button(label="Stop", disabled=True, width=90)
+        self.status = pn.pane.HTML(
+            "",
+            stylesheets=STYLESHEETS,
+            css_classes=["lab-status"],
+            sizing_mode="stretch_width",
+            min_width=240,
+            max_width=420,
+            height=34,
+        )
+        self.sources = {
+            engine: ColumnDataSource(curve_columns([]), name=f"traces-source-{engine}")
+            for engine in ENGINE_NAMES
+        }
+        self.paper = ColumnDataSource({"x": [], "y": [], "label": []}, name="traces-source-paper")
+        self.figure, self._x_range = curve_figure(self.sources, self.paper)
+        self.chart = pn.pane.Bokeh(self.figure, sizing_mode="stretch_width")
+        self.gap = pn.pane.HTML("", stylesheets=STYLESHEETS, sizing_mode="stretch_width")
+        self.notice = pn.pane.HTML(
+            render_lab_notices(notices), visible=bool(notices), stylesheets=STYLESHEETS
+        )
+        self._run: TraceCurveRun | None = None
+        self.curve: TraceCurve | None = None
+        self.run_button.on_click(self._on_run)
+        self.stop_button.on_click(self._on_stop)
+        self.upload.param.watch(self._on_upload, "value")
+        self.roots = self._build()
+
+    def _build(self) -> tuple[pn.Column, pn.Column]:
+        def cell(widget: pn.widgets.Widget, name: str, error: bool = False) -> pn.Column:
+            errors = [self.errors[name]] if error else []
+            return pn.Column(widget, *errors, margin=0, css_classes=[f"traces-{name}"])
+
+        controls = pn.Column(
+            pn.pane.HTML(
+                render_traces_intro(DEFAULT_TRACE_REQUESTS if in_pyodide() else None),
+                stylesheets=STYLESHEETS,
+                sizing_mode="stretch_width",
+            ),
+            self.notice,
+            pn.FlexBox(
+                cell(self.trace_select, "trace"),
+                cell(self.requests, "requests", error=True),
+                cell(self.block_size, "block_size", error=True),
+                cell(self.engine, "engine"),
+                cell(self.upload, "upload", error=True),
+                **WRAPPING,
+            ),
+            pn.FlexBox(self.run_button, self.stop_button, self.status, **WRAPPING),
+            sizing_mode="stretch_width",
+        )
+        return (
+            lab_root("lab-controls", controls, margin=(10, 16, 0, 16)),
+            lab_root("lab-traces", self.chart, self.gap, margin=(0, 16, 10, 16)),
+        )
+
+    def _show_error(self, name: str, message: str) -> None:
+        update_changed(self.errors[name], object=render_knob_error(message), visible=bool(message))
+
+    @logged
+    def _on_upload(self, event: Any) -> None:
+        """A learner's own trace: read by the engine; a bad line's message beside it."""
+        if not event.new:
+            return
+        try:
+            self._uploaded = parse_trace_bytes(event.new)
+        except TraceError as error:
+            self._uploaded = None
+            self._show_error("upload", str(error))
+            return
+        self._show_error("upload", "")
+        self.trace_select.value = YOUR_FILE
+
+    @logged
+    def _on_run(self, *_: Any) -> None:
+        pn.state.execute(self.start)
+
+    @logged
+    def _on_stop(self, *_: Any) -> None:
+        if self._run is not None:
+            self._run.stop()
+
+    async def _entries(self) -> tuple[str, list[TraceEntry]] | None:
+        """The trace's name and all its requests; None (and a message) when there is none."""
+        name = self.trace_select.value
+        if name == YOUR_FILE:
+            if self._uploaded is None:
+                self._show_error("upload", "Choose a trace file (JSON lines, or gzipped)")
+                return None
+            filename = self.upload.filename or "your_trace.jsonl"
+            return trace_name_of(filename), self._uploaded
+        try:
+            return name, list(await load_trace(name))
+        except TraceError as error:
+            self.status.object = render_knob_error(str(error))
+            return None
+
+    async def checked_run(self) -> TraceCurveRun | None:
+        """The run the knobs ask for; each bad knob's message is shown beside it."""
+        chosen = await self._entries()
+        if chosen is None:
+            return None
+        name, entries = chosen
+        requests, block_size = self.requests.value, self.block_size.value
+        found = check_trace_knobs(requests, block_size, len(entries))
+        for knob in ("requests", "block_size"):
+            self._show_error(knob, found.get(knob, ""))
+        if found or block_size is None:
+            return None
+        count = requests or len(entries)
+        whole = count >= len(entries)
+        return TraceCurveRun(
+            name,
+            entries[:count],
+            whole,
+            block_size,
+            TRACE_ENGINES[self.engine.value],
+        )
+
+    async def start(self) -> None:
+        """Play the knobs' curve (stopping one in progress), drawing each point as it comes."""
+        run = await self.checked_run()
+        if run is None:
+            return
+        if self._run is not None:
+            self._run.stop()
+        self._run = run
+        started = time.perf_counter()
+        total = len(run.capacities) * len(run.engines)
+        with pn.io.hold():
+            for source in self.sources.values():
+                source.data = curve_columns([])
+            self.paper.data = {"x": [], "y": [], "label": []}
+            self.gap.object = ""
+            self._x_range.update(
+                start=run.capacities[0] / 1.5,
+                end=max(run.capacities[-1], PAPER_LOCAL_CACHE_TOKENS) * 1.5,
+            )
+            self.status.object = render_curve_progress(0.0, 0, total)
+            self.stop_button.disabled = False
+            self.run_button.disabled = True
+
+        def show_point(engine: str, points: list[InOrderReplay]) -> None:
+            if run is not self._run:
+                return
+            with pn.io.hold():
+                self.sources[engine].data = curve_columns(points)
+                done = sum(len(p) for p in run.points.values())
+                self.status.object = render_curve_progress(run.progress, done, total)
+
+        curve = await run.play(show_point)
+        if run is not self._run:
+            return
+        self._run = None
+        with pn.io.hold():
+            self.stop_button.disabled = True
+            self.run_button.disabled = False
+            if curve is None:
+                self.status.object = "Stopped: the chart shows the points played so far."
+                return
+            self.curve = curve
+            ratio = curve.paper_ratio
+            if ratio is not None:
+                self.paper.data = {
+                    "x": [float(curve.capacities[-1])],
+                    "y": [ratio],
+                    "label": [f"paper: {ratio:.0%}"],
+                }
+            self.gap.object = render_gap_sentences(curve.gaps, curve.whole_trace, curve.requests)
+            self.status.object = render_curve_done(
+                curve.requests, time.perf_counter() - started, len(curve.points)
+            )
+
+    def serve(self, title: str) -> None:
+        with pn.config.set(browser_info=False):
+            for index, root in enumerate(self.roots):
+                root.servable(title=title if index == 0 else None, location=False)
+
+    def __panel__(self) -> pn.viewable.Viewable:
+        return pn.Column(*self.roots, sizing_mode="stretch_width")

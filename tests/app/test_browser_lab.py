@@ -196,3 +196,65 @@ def test_the_lab_fits_a_phone_without_horizontal_scroll(playwright: Any, server:
         assert overlay is not None and preset_picker is not None
         assert overlay["y"] > preset_picker["y"] + preset_picker["height"] - 1
         assert not watched.errors and not watched.foreign
+
+
+TRACES_SOURCE_JS = """([name, column]) => {
+  const doc = Bokeh.documents.filter(d => d.get_model_by_name('traces-source-vllm')).at(-1);
+  const source = doc?.get_model_by_name(name);
+  return source ? Array.from(source.data[column]) : null;
+}"""
+
+
+def test_real_traces_draw_both_engines_curves_and_the_gap_sentence(
+    watched: Watched, server: str
+) -> None:
+    from app.lab import shipped_trace, trace_path
+    from engine.lab.trace_replay import HashedTrace, capacities_for, hit_rate_curve
+    from engine.lab.trace_replay_sglang import hit_rate_curve_sglang
+
+    if trace_path("synthetic") is None:
+        pytest.skip("the Mooncake traces are not here")
+    entries = list(shipped_trace("synthetic")[:40])
+    capacities = capacities_for(entries)
+    vllm = [p.hit_rate for p in hit_rate_curve(HashedTrace.of(entries), capacities)]
+    sglang = [p.hit_rate for p in hit_rate_curve_sglang(entries, capacities)]
+
+    page = watched.page
+    page.goto(f"{server}?lab=real-traces")
+    expect(page.get_by_test_id("traces-source")).to_contain_text("Apache License 2.0")
+    # The first curve (the default slice) plays on load.
+    expect(page.get_by_text("Done: the curve of 300 requests")).to_be_visible(
+        timeout=RUN_TIMEOUT_MS
+    )
+    page.locator(".traces-trace select").select_option("synthetic")
+    page.locator(".traces-engine select").select_option("both")
+    field = page.locator(".traces-requests input")
+    field.fill("40")
+    field.press("Enter")
+    page.get_by_role("button", name="Run").click()
+    expect(page.get_by_text("Done: the curves of 40 requests")).to_be_visible(
+        timeout=RUN_TIMEOUT_MS
+    )
+    for name, rates in (("vllm", vllm), ("sglang", sglang)):
+        drawn = page.evaluate(TRACES_SOURCE_JS, [f"traces-source-{name}", "hit_rate"])
+        assert drawn == pytest.approx(rates)
+        capacity = page.evaluate(TRACES_SOURCE_JS, [f"traces-source-{name}", "capacity"])
+        assert capacity == capacities
+    # A slice is not compared with the paper: no diamond, and the sentence says why.
+    assert page.evaluate(TRACES_SOURCE_JS, ["traces-source-paper", "y"]) == []
+    sentences = page.get_by_test_id("traces-gap")
+    expect(sentences).to_have_count(2)
+    expect(sentences.first).to_contain_text(f"vLLM reuses {vllm[-1]:.1%}")
+    expect(sentences.first).to_contain_text("a slice of 40 requests")
+
+    # A file of one's own with a bad line: the engine's message beside the file input.
+    page.locator(".traces-upload input[type=file]").set_input_files(
+        files=[
+            {
+                "name": "mine.jsonl",
+                "mimeType": "application/json",
+                "buffer": b'{"timestamp": 0, "input_length": 10, "output_length": 1}\n',
+            }
+        ]
+    )
+    expect(page.locator(".traces-upload [role=alert]")).to_have_text("line 1: hash_ids: missing")

@@ -1,0 +1,103 @@
+"""The workload lab's "Real traces" HTML: the intro with the traces' source and licence,
+progress, and the sentence under the curve that says, in paper_gap's numbers
+(engine/lab/paper_gap.py), how far the unlimited-capacity hit rate is from the paper's
+Table 2 ratio and why. Pure: it takes the numbers as data."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from app.render.html import esc
+from engine.lab.paper_gap import PaperGap
+
+ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang"}
+TRACES_SOURCE_URL = "https://github.com/kvcache-ai/Mooncake"
+LICENSE_URL = "https://www.apache.org/licenses/LICENSE-2.0"
+
+
+def render_traces_intro(site_slice: int | None = None) -> str:
+    """What the group shows, where the traces come from and under which licence."""
+    site = (
+        f" In the browser the curve starts on the first {site_slice:,} requests (a whole "
+        "trace takes SGLang's model minutes in Pyodide): set Requests to 0 for all."
+        if site_slice
+        else ""
+    )
+    return (
+        '<div class="lab-intro" data-testid="traces-intro">'
+        "<h2>Real traces: Mooncake's requests through the cache</h2>"
+        "<p>Each request, one after another, looks up the prefix cache, allocates what it "
+        "misses, caches its full blocks and is freed, as in the Mooncake paper's Figure 9; "
+        f"one replay per pool capacity gives the hit rate against capacity.{esc(site)}</p>"
+        '<p class="lab-source" data-testid="traces-source">Traces: '
+        f'<a href="{TRACES_SOURCE_URL}" rel="noopener" target="_blank">Mooncake</a> '
+        "(FAST'25), released by Moonshot AI under the "
+        f'<a href="{LICENSE_URL}" rel="noopener" target="_blank">Apache License 2.0</a>.'
+        "</p></div>"
+    )
+
+
+def render_curve_progress(share: float, points: int, total: int) -> str:
+    return (
+        f'<progress max="100" value="{share * 100:.0f}"></progress> '
+        f"Running… {points} of {total} points"
+    )
+
+
+def _pct(rate: float) -> str:
+    return f"{rate:.1%}"
+
+
+def gap_sentence(gap: PaperGap, whole_trace: bool, requests: int) -> str:
+    """One engine's unlimited-capacity hit rate against the paper's ratio, in words."""
+    engine = ENGINE_NAMES.get(gap.engine, gap.engine)
+    found = (
+        f"With unlimited capacity, {engine} reuses {_pct(gap.hit_rate)} of the prompt "
+        f"tokens ({gap.hits:,} of {gap.prompt_tokens:,})"
+    )
+    if not whole_trace or gap.paper_cache_ratio is None or gap.gap_tokens is None:
+        why = (
+            f"this is a slice of {requests:,} requests, and the paper's Table 2 ratio is "
+            "of the whole trace, so it cannot be compared"
+            if not whole_trace
+            else "the paper gives no ratio for this trace"
+        )
+        return f"{found}; {why}."
+    gap_rate = gap.rate(gap.gap_tokens) or 0.0
+    direction = "below" if gap.gap_tokens >= 0 else "above"
+    beyond = gap.beyond_trace_tokens or 0
+    last = "the last prompt token" if gap.block_size == 1 else "the last prompt token's block"
+    granularity = (
+        ""
+        if gap.block_size == 1
+        else f"{gap.granularity_tokens:,} ({_pct(gap.rate(gap.granularity_tokens) or 0.0)}) "
+        f"are matches ending inside a {gap.block_size}-token block, which a cache of whole "
+        f"blocks cannot reuse ({gap.partial_last_unit_tokens:,} in a prompt's partial last "
+        "block); "
+    )
+    return (
+        f"{found}, {abs(gap_rate) * 100:.1f} points {direction} the paper's Table 2 ratio "
+        f"of {gap.paper_cache_ratio:.0%} ({abs(gap.gap_tokens):,} tokens). "
+        f"Of the gap, {gap.cap_tokens:,} tokens ({_pct(gap.rate(gap.cap_tokens) or 0.0)}) "
+        f"are {last}, which {engine} always computes; {granularity}"
+        f"and {beyond:,} ({_pct(gap.rate(beyond) or 0.0)}) are what the paper's "
+        f"ratio counts beyond anything the released trace's ids share (counted in ids, the "
+        f"trace's ratio is {_pct(gap.id_ratio)})."
+    )
+
+
+def render_gap_sentences(gaps: Mapping[str, PaperGap], whole_trace: bool, requests: int) -> str:
+    """The sentence under the chart, one per engine drawn."""
+    if not gaps:
+        return ""
+    sentences = "".join(
+        f'<p data-testid="traces-gap" data-engine="{esc(engine)}">'
+        f"{esc(gap_sentence(gap, whole_trace, requests))}</p>"
+        for engine, gap in gaps.items()
+    )
+    return f'<div class="lab-traces-gap">{sentences}</div>'
+
+
+def render_curve_done(requests: int, seconds: float, engines: int) -> str:
+    curves = "curve" if engines == 1 else "curves"
+    return f"Done: the {curves} of {requests:,} requests in {seconds:.1f} s."

@@ -1,0 +1,126 @@
+"""The workload lab's "Real traces" group, without a browser: the curve's points are the
+engine's, Stop stops, a bad line gets the engine's message, and the sentence under the
+chart is filled by paper_gap's numbers."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import json
+
+import pytest
+
+from app.lab import TraceCurveRun, parse_trace_bytes, shipped_trace, trace_path
+from app.render.lab_traces import gap_sentence, render_gap_sentences
+from app.views.lab import check_trace_knobs
+from engine.lab.paper_gap import paper_gap
+from engine.lab.request_trace import TraceError, parse_trace
+from engine.lab.trace_replay import (
+    PAPER_CACHE_RATIO,
+    HashedTrace,
+    capacities_for,
+    hit_rate_curve,
+)
+from engine.lab.trace_replay_sglang import hit_rate_curve_sglang
+from tests.app.conftest import parse
+
+pytestmark = pytest.mark.skipif(
+    trace_path("synthetic") is None, reason="the Mooncake traces are not here"
+)
+
+SLICE = 60
+
+
+def small_slice() -> list:
+    return list(shipped_trace("synthetic")[:SLICE])
+
+
+def test_the_curves_points_are_the_engines_hit_rate_curve() -> None:
+    entries = small_slice()
+    run = TraceCurveRun("synthetic", entries, False, engines=("vllm", "sglang"))
+    drawn: list[tuple[str, int]] = []
+    curve = asyncio.run(run.play(lambda engine, points: drawn.append((engine, len(points)))))
+    assert curve is not None
+    capacities = capacities_for(entries)
+    assert curve.capacities == capacities
+    vllm = list(hit_rate_curve(HashedTrace.of(entries), capacities))
+    sglang = list(hit_rate_curve_sglang(entries, capacities))
+    assert [p.hit_rate for p in curve.points["vllm"]] == [p.hit_rate for p in vllm]
+    assert [p.hits for p in curve.points["sglang"]] == [p.hits for p in sglang]
+    # Each point was drawn as it was ready, one engine after the other.
+    n = len(capacities)
+    assert drawn == [("vllm", i) for i in range(1, n + 1)] + [
+        ("sglang", i) for i in range(1, n + 1)
+    ]
+    assert run.progress == 1.0
+    # A slice is not compared with the paper.
+    assert curve.paper_ratio is None
+    assert curve.gaps["vllm"].paper_cache_ratio is None
+
+
+def test_stop_stops_the_curve() -> None:
+    run = TraceCurveRun("synthetic", small_slice(), False, engines=("vllm", "sglang"))
+    drawn: list[int] = []
+
+    def stop_after_two(engine: str, points: list) -> None:
+        drawn.append(len(points))
+        if len(drawn) == 2:
+            run.stop()
+
+    assert asyncio.run(run.play(stop_after_two)) is None
+    assert drawn == [1, 2]
+    assert run.points["sglang"] == []
+
+
+def test_a_bad_trace_line_gets_the_engines_message() -> None:
+    good = json.dumps({"timestamp": 0, "input_length": 600, "output_length": 1, "hash_ids": [1, 2]})
+    bad = json.dumps({"timestamp": 5, "input_length": 600, "output_length": 1})
+    data = f"{good}\n{bad}\n".encode()
+    with pytest.raises(TraceError) as engine_error:
+        parse_trace(data.decode().splitlines())
+    for sent in (data, gzip.compress(data)):
+        with pytest.raises(TraceError) as lab_error:
+            parse_trace_bytes(sent)
+        assert str(lab_error.value) == str(engine_error.value)
+        assert "line 2" in str(lab_error.value)
+    assert len(parse_trace_bytes(gzip.compress(f"{good}\n".encode()))) == 1
+    with pytest.raises(TraceError, match="not a readable text file"):
+        parse_trace_bytes(b"\xff\xfe\x00")
+
+
+def test_trace_knobs_say_what_is_wrong() -> None:
+    assert check_trace_knobs(100, 512, 4000) == {}
+    assert set(check_trace_knobs(-1, 8, 4000)) == {"requests", "block_size"}
+    assert "slice" in check_trace_knobs(0, 64, 4000)["block_size"]
+    assert check_trace_knobs(500, 64, 4000) == {}
+
+
+def test_the_sentence_is_filled_by_paper_gaps_numbers() -> None:
+    entries = list(shipped_trace("synthetic"))
+    hashed = HashedTrace.of(entries)
+    (unlimited,) = hit_rate_curve(hashed, [hashed.whole_trace_capacity])
+    gap = paper_gap(entries, unlimited, PAPER_CACHE_RATIO["synthetic"])
+    sentence = gap_sentence(gap, True, len(entries))
+    assert gap.gap_tokens is not None and gap.beyond_trace_tokens is not None
+    for number in (
+        f"{gap.hit_rate:.1%}",
+        f"{gap.hits:,}",
+        f"{gap.prompt_tokens:,}",
+        f"{abs(gap.gap_tokens) / gap.prompt_tokens * 100:.1f} points below",
+        "66%",
+        f"{gap.gap_tokens:,} tokens",
+        f"{gap.cap_tokens:,} tokens",
+        f"{gap.granularity_tokens:,}",
+        f"{gap.partial_last_unit_tokens:,}",
+        f"{gap.beyond_trace_tokens:,}",
+        f"{gap.id_ratio:.1%}",
+    ):
+        assert number in sentence, number
+    # The causes add up to the gap, as paper_gap's tokens do.
+    assert gap.cap_tokens + gap.granularity_tokens + gap.beyond_trace_tokens == gap.gap_tokens
+    html = parse(render_gap_sentences({"vllm": gap}, True, len(entries)))
+    (paragraph,) = html.find_all(data_testid="traces-gap")
+    assert paragraph.text == sentence
+    # A slice says it cannot be compared, and names no paper ratio.
+    sliced = gap_sentence(gap, False, 100)
+    assert "cannot be compared" in sliced and "66%" not in sliced
