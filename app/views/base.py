@@ -4,8 +4,8 @@ Every step's HTML, in every mode of the scenario, is rendered when the
 scenario opens and sent once (the shown step and its neighbours first, the
 others a moment later: fill_deck); the player (app/components/player.py) then
 moves every deck in the browser (see step_deck.py). A large timeline (blocks x
-steps from SENT_AROUND_FROM) is rendered a few steps at a time, around the step
-shown.
+steps from SENT_AROUND_FROM, app/bundle.py) is rendered a few steps at a time,
+around the step shown.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import panel as pn
 import param
 from bokeh.document import Document
 
+from app.bundle import render_deck, sends_every_step
 from app.components.step_deck import NOT_SENT, Deck, Outbox, StepDeck
 from app.errors import logged
 from app.runtime import in_pyodide
@@ -32,11 +33,6 @@ from engine.lab.timeline import Timeline
 TERM_CSS = stylesheet("app.views", "term.css")
 # The embed's denser spacing (layout.py), on top of the app's stylesheet.
 COMPACT_CSS = stylesheet("app.views", "compact.css")
-# A timeline of at least this many blocks x steps is sent a few steps at a time: every
-# page of every view of every mode of a 10,000-block playground of 247 steps is about
-# 30 s of rendering and 100 MB (its queue and header alone about 20 ms a page).
-# Every built-in scenario is far below (at most about 1,100).
-SENT_AROUND_FROM = 20_000
 # How long after a deck's first pages (fill_deck) the others are rendered and sent.
 REST_AFTER_S = 0.05
 
@@ -76,42 +72,6 @@ class Follower:
                 self._render()
         elif not held:
             self._render()
-
-
-def sends_every_step(timeline: Timeline) -> bool:
-    """Whether a deck holds every step of the timeline (below SENT_AROUND_FROM) or only
-    the pages around the shown step."""
-    return timeline.num_gpu_blocks * len(timeline.steps) < SENT_AROUND_FROM
-
-
-def steps_around(timeline: Timeline, step: int) -> range:
-    """The shown step and its neighbours: what a deck holds of a large timeline, and
-    what it gets first of any (fill_deck)."""
-    return range(max(0, step - 1), min(len(timeline.steps), step + 2))
-
-
-def render_deck(
-    render: object,
-    timelines: tuple[Timeline, ...],
-    shown: str = "",
-    step: int = 0,
-    around_only: bool = False,
-) -> Deck:
-    """Every step of every timeline; of a large timeline only the steps around ``step``
-    if it is the ``shown`` one (its other steps, and a large timeline not shown, wait).
-    ``around_only``: any timeline as if it were large."""
-    assert callable(render)
-    per_timeline: dict[str, list[str | None]] = {}
-    for timeline in timelines:
-        key = timeline_key(timeline)
-        whole = sends_every_step(timeline) and not around_only
-        sent = range(len(timeline.steps)) if whole else ()
-        if key == shown and not whole:
-            sent = steps_around(timeline, step)
-        per_timeline[key] = [
-            render(timeline, s) if s in sent else None for s in range(len(timeline.steps))
-        ]
-    return Deck.of(per_timeline)
 
 
 # The Pyodide documents whose page is up (mark_page_up): the static site's live page,
@@ -170,7 +130,7 @@ def fill_deck(
         return rendered[at]
 
     # Where nothing would reach the browser in between, every page goes at once.
-    first = render_deck(page, timelines, key, step, around_only=defers_rest())
+    first = render_deck(page, timelines, (key, step), around_only=defers_rest())
     deck.load(first)
     whole = all(
         NOT_SENT not in first.orders[timeline_key(t)] for t in timelines if sends_every_step(t)
@@ -183,7 +143,7 @@ def fill_deck(
     def send_the_rest() -> None:
         if deck.loaded is not first or not still_open(state, timelines):
             return  # a newer load, or another scenario or mode: this one is stale
-        rest = render_deck(page, timelines, state.key, state.step)
+        rest = render_deck(page, timelines, (state.key, state.step))
         deck.load(rest)
         if loaded is not None:
             loaded(rest, True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import panel as pn
 import param
 
+from app.bundle import sent_steps
 from app.components.code_panel import CodePanel
 from app.components.step_deck import Outbox
 from app.errors import logged
@@ -15,7 +16,7 @@ from app.state import SimulatorState
 from app.theme import CSS
 from app.timelines import timeline_key
 from app.views import base
-from app.views.base import Follower, later, steps_around, still_open
+from app.views.base import Follower, later, still_open
 
 # Pygments first, so the app's own rules (backgrounds of ran lines) win.
 CODE_CSS = style_defs(".code") + CSS + ".code { background: transparent; }"
@@ -63,7 +64,7 @@ class CodeView(pn.viewable.Viewer):
             return
         first = CodePlan.of(
             keyed,
-            lambda t: steps_around(t, step) if timeline_key(t) == key else (),
+            lambda t: sent_steps(t, (key, step), around_only=True),
             held_bodies=held,
         )
         self._send(first)
