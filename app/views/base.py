@@ -107,21 +107,34 @@ def still_open(state: SimulatorState | None, timelines: tuple[Timeline, ...]) ->
     return [id(t) for t in state.scenario_timelines] == [id(t) for t in timelines]
 
 
+def first_then_rest(
+    state: SimulatorState | None, first: Callable[[bool], bool], rest: Callable[[], None]
+) -> None:
+    """Send new timelines in two: ``first(around_only)`` sends now (``around_only``: only
+    the shown step's neighbourhood, where the rest can reach the browser later:
+    defers_rest) and says whether anything is left; ``rest()`` sends that on the next
+    tick (later), unless the state shows other timelines by then (stale)."""
+    assert state is not None  # a view's `state` parameter (never None once made)
+    timelines = state.scenario_timelines
+    if first(defers_rest()):
+        later(lambda: rest() if still_open(state, timelines) else None)
+
+
 def fill_deck(
     deck: StepDeck,
     render: Callable[[Timeline, int], str],
     state: SimulatorState | None,  # a view's `state` parameter (never None once made)
     loaded: Callable[[Deck, bool], None] | None = None,
 ) -> None:
-    """Load the open scenario's pages into ``deck``: the shown step and its neighbours at
-    once, every other step a moment later (on the next tick of the event loop), so a
-    learner's edit changes every view before the last page of it is rendered and sent.
-    A large timeline's other pages wait for its step to move (Follower.follow).
+    """Load the open scenario's pages into ``deck`` (first_then_rest), so a learner's
+    edit changes every view before the last page of it is rendered and sent. A large
+    timeline's other pages wait for its step to move (Follower.follow).
     ``loaded(deck, whole)`` is called after each load; ``whole``: every page is in it
     that will be sent without the step moving."""
     assert state is not None
     timelines, key, step = state.scenario_timelines, state.key, state.step
     rendered: dict[tuple[int, int], str] = {}  # the first load's pages, not rendered twice
+    first: list[Deck] = []
 
     def page(timeline: Timeline, step: int) -> str:
         at = (id(timeline), step)
@@ -129,26 +142,25 @@ def fill_deck(
             rendered[at] = render(timeline, step)
         return rendered[at]
 
-    # Where nothing would reach the browser in between, every page goes at once.
-    first = render_deck(page, timelines, (key, step), around_only=defers_rest())
-    deck.load(first)
-    whole = all(
-        NOT_SENT not in first.orders[timeline_key(t)] for t in timelines if sends_every_step(t)
-    )
-    if loaded is not None:
-        loaded(first, whole)
-    if whole:
-        return
+    def send_first(around_only: bool) -> bool:
+        first.append(render_deck(page, timelines, (key, step), around_only))
+        deck.load(first[0])
+        orders = first[0].orders
+        small = [timeline_key(t) for t in timelines if sends_every_step(t)]
+        whole = all(NOT_SENT not in orders[key] for key in small)
+        if loaded is not None:
+            loaded(first[0], whole)
+        return not whole
 
-    def send_the_rest() -> None:
-        if deck.loaded is not first or not still_open(state, timelines):
-            return  # a newer load, or another scenario or mode: this one is stale
+    def send_rest() -> None:
+        if deck.loaded is not first[0]:
+            return  # a newer load: this one is stale
         rest = render_deck(page, timelines, (state.key, state.step))
         deck.load(rest)
         if loaded is not None:
             loaded(rest, True)
 
-    later(send_the_rest)
+    first_then_rest(state, send_first, send_rest)
 
 
 # Per document: the callbacks given to `later` that have not run yet.
