@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections.abc import Callable
-from typing import Protocol
 
 import panel as pn
 import param
@@ -37,12 +36,6 @@ COMPACT_CSS = stylesheet("app.views", "compact.css")
 REST_AFTER_S = 0.05
 
 
-class HoldsPages(Protocol):
-    """What holds pages per position in the bundle (a StepDeck, the code panel, the quiz)."""
-
-    def holds_page(self, key: str, step: int) -> bool: ...
-
-
 class Follower:
     """How every browser component that holds pages per position (a StepDeck, the code
     panel, the quiz) follows the open scenario: a new timeline moves it to pages it holds
@@ -50,8 +43,8 @@ class Follower:
     of the same timeline renders only where its page is not held (a large timeline's
     deck holds the steps around the shown one)."""
 
-    def __init__(self, deck: HoldsPages, render: Callable[[], None]) -> None:
-        self._deck = deck
+    def __init__(self, holds_page: Callable[[str, int], bool], render: Callable[[], None]) -> None:
+        self._holds_page = holds_page
         self._render = render
         self.timeline: Timeline | None = None
 
@@ -65,7 +58,7 @@ class Follower:
         of date (the learner's picks changed), so a new timeline is rendered, not moved to."""
         assert state is not None
         key, step = state.key, state.step
-        held = self._deck.holds_page(key, step)
+        held = self._holds_page(key, step)
         if self.is_new(state):
             self.timeline = state.timeline
             if stale or not held:  # (held: the player has shown it already)
@@ -215,7 +208,7 @@ class StepView(pn.viewable.Viewer):
             css_classes=[self.css_class] if self.css_class else [],
             margin=0,
         )
-        self._follower = Follower(self._deck, self._render_deck)
+        self._follower = Follower(self._deck.holds_page, self._render_deck)
         self.state.param.watch(self._refresh, ["timeline", "step"])
         self._refresh()
 

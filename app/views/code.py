@@ -38,7 +38,7 @@ class CodeView(pn.viewable.Viewer):
         self._panel = CodePanel(
             outbox=self.outbox, sizing_mode="stretch_width", stylesheets=[CODE_CSS], margin=0
         )
-        self._follower = Follower(self._panel, self._send_plan)
+        self._follower = Follower(self._panel.holds_page, self._send_plan)
         self.state.param.watch(self._on_timeline, ["timeline", "step"])
         self._panel.param.watch(self._on_pick, "pick")
         self._on_timeline()
