@@ -4,8 +4,8 @@ Every step's HTML, in every mode of the scenario, is rendered when the
 scenario opens and sent once (the shown step and its neighbours first, the
 others a moment later: fill_deck); the player (app/components/player.py) then
 moves every deck in the browser (see step_deck.py). A large timeline (blocks x
-steps from SENT_AROUND_FROM) is rendered a few steps at a time, around the step
-shown.
+steps from SENT_AROUND_FROM, app/bundle.py) is rendered a few steps at a time,
+around the step shown.
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections.abc import Callable
-from typing import Protocol
 
 import panel as pn
 import param
 from bokeh.document import Document
 
+from app.bundle import render_deck, sends_every_step
 from app.components.step_deck import NOT_SENT, Deck, Outbox, StepDeck
 from app.errors import logged
 from app.runtime import in_pyodide
@@ -32,19 +32,8 @@ from engine.lab.timeline import Timeline
 TERM_CSS = stylesheet("app.views", "term.css")
 # The embed's denser spacing (layout.py), on top of the app's stylesheet.
 COMPACT_CSS = stylesheet("app.views", "compact.css")
-# A timeline of at least this many blocks x steps is sent a few steps at a time: every
-# page of every view of every mode of a 10,000-block playground of 247 steps is about
-# 30 s of rendering and 100 MB (its queue and header alone about 20 ms a page).
-# Every built-in scenario is far below (at most about 1,100).
-SENT_AROUND_FROM = 20_000
 # How long after a deck's first pages (fill_deck) the others are rendered and sent.
 REST_AFTER_S = 0.05
-
-
-class HoldsPages(Protocol):
-    """What holds pages per position in the bundle (a StepDeck, the code panel, the quiz)."""
-
-    def holds_page(self, key: str, step: int) -> bool: ...
 
 
 class Follower:
@@ -54,8 +43,8 @@ class Follower:
     of the same timeline renders only where its page is not held (a large timeline's
     deck holds the steps around the shown one)."""
 
-    def __init__(self, deck: HoldsPages, render: Callable[[], None]) -> None:
-        self._deck = deck
+    def __init__(self, holds_page: Callable[[str, int], bool], render: Callable[[], None]) -> None:
+        self._holds_page = holds_page
         self._render = render
         self.timeline: Timeline | None = None
 
@@ -69,49 +58,13 @@ class Follower:
         of date (the learner's picks changed), so a new timeline is rendered, not moved to."""
         assert state is not None
         key, step = state.key, state.step
-        held = self._deck.holds_page(key, step)
+        held = self._holds_page(key, step)
         if self.is_new(state):
             self.timeline = state.timeline
             if stale or not held:  # (held: the player has shown it already)
                 self._render()
         elif not held:
             self._render()
-
-
-def sends_every_step(timeline: Timeline) -> bool:
-    """Whether a deck holds every step of the timeline (below SENT_AROUND_FROM) or only
-    the pages around the shown step."""
-    return timeline.num_gpu_blocks * len(timeline.steps) < SENT_AROUND_FROM
-
-
-def steps_around(timeline: Timeline, step: int) -> range:
-    """The shown step and its neighbours: what a deck holds of a large timeline, and
-    what it gets first of any (fill_deck)."""
-    return range(max(0, step - 1), min(len(timeline.steps), step + 2))
-
-
-def render_deck(
-    render: object,
-    timelines: tuple[Timeline, ...],
-    shown: str = "",
-    step: int = 0,
-    around_only: bool = False,
-) -> Deck:
-    """Every step of every timeline; of a large timeline only the steps around ``step``
-    if it is the ``shown`` one (its other steps, and a large timeline not shown, wait).
-    ``around_only``: any timeline as if it were large."""
-    assert callable(render)
-    per_timeline: dict[str, list[str | None]] = {}
-    for timeline in timelines:
-        key = timeline_key(timeline)
-        whole = sends_every_step(timeline) and not around_only
-        sent = range(len(timeline.steps)) if whole else ()
-        if key == shown and not whole:
-            sent = steps_around(timeline, step)
-        per_timeline[key] = [
-            render(timeline, s) if s in sent else None for s in range(len(timeline.steps))
-        ]
-    return Deck.of(per_timeline)
 
 
 # The Pyodide documents whose page is up (mark_page_up): the static site's live page,
@@ -147,21 +100,34 @@ def still_open(state: SimulatorState | None, timelines: tuple[Timeline, ...]) ->
     return [id(t) for t in state.scenario_timelines] == [id(t) for t in timelines]
 
 
+def first_then_rest(
+    state: SimulatorState | None, first: Callable[[bool], bool], rest: Callable[[], None]
+) -> None:
+    """Send new timelines in two: ``first(around_only)`` sends now (``around_only``: only
+    the shown step's neighbourhood, where the rest can reach the browser later:
+    defers_rest) and says whether anything is left; ``rest()`` sends that on the next
+    tick (later), unless the state shows other timelines by then (stale)."""
+    assert state is not None  # a view's `state` parameter (never None once made)
+    timelines = state.scenario_timelines
+    if first(defers_rest()):
+        later(lambda: rest() if still_open(state, timelines) else None)
+
+
 def fill_deck(
     deck: StepDeck,
     render: Callable[[Timeline, int], str],
     state: SimulatorState | None,  # a view's `state` parameter (never None once made)
     loaded: Callable[[Deck, bool], None] | None = None,
 ) -> None:
-    """Load the open scenario's pages into ``deck``: the shown step and its neighbours at
-    once, every other step a moment later (on the next tick of the event loop), so a
-    learner's edit changes every view before the last page of it is rendered and sent.
-    A large timeline's other pages wait for its step to move (Follower.follow).
+    """Load the open scenario's pages into ``deck`` (first_then_rest), so a learner's
+    edit changes every view before the last page of it is rendered and sent. A large
+    timeline's other pages wait for its step to move (Follower.follow).
     ``loaded(deck, whole)`` is called after each load; ``whole``: every page is in it
     that will be sent without the step moving."""
     assert state is not None
     timelines, key, step = state.scenario_timelines, state.key, state.step
     rendered: dict[tuple[int, int], str] = {}  # the first load's pages, not rendered twice
+    first: list[Deck] = []
 
     def page(timeline: Timeline, step: int) -> str:
         at = (id(timeline), step)
@@ -169,26 +135,25 @@ def fill_deck(
             rendered[at] = render(timeline, step)
         return rendered[at]
 
-    # Where nothing would reach the browser in between, every page goes at once.
-    first = render_deck(page, timelines, key, step, around_only=defers_rest())
-    deck.load(first)
-    whole = all(
-        NOT_SENT not in first.orders[timeline_key(t)] for t in timelines if sends_every_step(t)
-    )
-    if loaded is not None:
-        loaded(first, whole)
-    if whole:
-        return
+    def send_first(around_only: bool) -> bool:
+        first.append(render_deck(page, timelines, (key, step), around_only))
+        deck.load(first[0])
+        orders = first[0].orders
+        small = [timeline_key(t) for t in timelines if sends_every_step(t)]
+        whole = all(NOT_SENT not in orders[key] for key in small)
+        if loaded is not None:
+            loaded(first[0], whole)
+        return not whole
 
-    def send_the_rest() -> None:
-        if deck.loaded is not first or not still_open(state, timelines):
-            return  # a newer load, or another scenario or mode: this one is stale
-        rest = render_deck(page, timelines, state.key, state.step)
+    def send_rest() -> None:
+        if deck.loaded is not first[0]:
+            return  # a newer load: this one is stale
+        rest = render_deck(page, timelines, (state.key, state.step))
         deck.load(rest)
         if loaded is not None:
             loaded(rest, True)
 
-    later(send_the_rest)
+    first_then_rest(state, send_first, send_rest)
 
 
 # Per document: the callbacks given to `later` that have not run yet.
@@ -243,7 +208,7 @@ class StepView(pn.viewable.Viewer):
             css_classes=[self.css_class] if self.css_class else [],
             margin=0,
         )
-        self._follower = Follower(self._deck, self._render_deck)
+        self._follower = Follower(self._deck.holds_page, self._render_deck)
         self.state.param.watch(self._refresh, ["timeline", "step"])
         self._refresh()
 

@@ -41,7 +41,7 @@ class ChainView(pn.viewable.Viewer):
             stylesheets=[CSS, TERM_CSS],
             margin=0,
         )
-        self._follower = Follower(self._deck, self._render_deck)
+        self._follower = Follower(self._deck.holds_page, self._render_deck)
         self._pickers = pn.Row(self._primary, self._other, margin=0)
         # The chapter's "measure the hashing cost itself", in this page's own Python.
         self._measure = pn.widgets.Button(

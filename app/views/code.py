@@ -6,6 +6,7 @@ from __future__ import annotations
 import panel as pn
 import param
 
+from app.bundle import sent_steps
 from app.components.code_panel import CodePanel
 from app.components.step_deck import Outbox
 from app.errors import logged
@@ -15,7 +16,8 @@ from app.state import SimulatorState
 from app.theme import CSS
 from app.timelines import timeline_key
 from app.views import base
-from app.views.base import Follower, later, steps_around, still_open
+from app.views.base import Follower
+from engine.lab.timeline import Timeline
 
 # Pygments first, so the app's own rules (backgrounds of ran lines) win.
 CODE_CSS = style_defs(".code") + CSS + ".code { background: transparent; }"
@@ -36,7 +38,7 @@ class CodeView(pn.viewable.Viewer):
         self._panel = CodePanel(
             outbox=self.outbox, sizing_mode="stretch_width", stylesheets=[CODE_CSS], margin=0
         )
-        self._follower = Follower(self._panel, self._send_plan)
+        self._follower = Follower(self._panel.holds_page, self._send_plan)
         self.state.param.watch(self._on_timeline, ["timeline", "step"])
         self._panel.param.watch(self._on_pick, "pick")
         self._on_timeline()
@@ -48,33 +50,27 @@ class CodeView(pn.viewable.Viewer):
         self._follower.follow(self.state)
 
     def _send_plan(self) -> None:
-        """A new scenario: the code of the shown step and its neighbours at once, then
-        (REST_AFTER_S later, as the views' other pages: base.fill_deck) every step's code
-        of every mode. Where nothing would reach the browser in between, all at once."""
+        """A new scenario: the code of the shown step and its neighbours, then every step's
+        of every mode (base.first_then_rest, as the views' pages)."""
         key, step = self.state.key, self.state.step
-        timelines = self.state.scenario_timelines
-        keyed = {timeline_key(t): t for t in timelines}
+        keyed = {timeline_key(t): t for t in self.state.scenario_timelines}
         held = tuple(self._panel.bodies)
         if sum(map(len, held)) > HELD_BODIES_MAX_CHARS:
             held = ()
-        if not base.defers_rest():  # (looked up here: tests stand in for a server)
-            self._send(CodePlan.of(keyed, held_bodies=held))
+        first: list[CodePlan] = []
+
+        def send_first(around_only: bool) -> bool:
+            def around(timeline: Timeline) -> range:
+                return sent_steps(timeline, (key, step), around_only=True)
+
+            first.append(CodePlan.of(keyed, around if around_only else None, held_bodies=held))
+            self._send(first[0])
             self._forget_pick()
-            return
-        first = CodePlan.of(
-            keyed,
-            lambda t: steps_around(t, step) if timeline_key(t) == key else (),
-            held_bodies=held,
+            return around_only
+
+        base.first_then_rest(
+            self.state, send_first, lambda: self._send(CodePlan.of(keyed, after=first[0]))
         )
-        self._send(first)
-        self._forget_pick()
-
-        def send_the_rest() -> None:
-            if not still_open(self.state, timelines):
-                return  # another scenario or mode since: its own plan is on its way
-            self._send(CodePlan.of(keyed, after=first))
-
-        later(send_the_rest)
 
     def _forget_pick(self) -> None:
         if self._panel.picked:  # (a model update only when there was one)

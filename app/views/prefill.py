@@ -39,7 +39,7 @@ class PrefillView(pn.viewable.Viewer):
             stylesheets=[CSS],
             margin=0,
         )
-        self._follower = Follower(self._deck, self._show)
+        self._follower = Follower(self._deck.holds_page, self._show)
         self._follow = True  # follow the step's request until the learner types
         self._base = model_texts()  # the fields a followed request leaves as they were
         self._source = ""  # where the learner's own inputs come from

@@ -32,7 +32,7 @@ class Quiz(param.Parameterized):
         self.panel = QuizPanel(
             outbox=self.outbox, compact=compact, sizing_mode="stretch_width", margin=0
         )
-        self._follower = Follower(self.panel, self._send_questions)
+        self._follower = Follower(self.panel.holds_page, self._send_questions)
         self.state.param.watch(self._refresh, ["timeline"])
         self._refresh()
 

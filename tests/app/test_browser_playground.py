@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
+from app.bundle import sends_every_step
 from app.playground.editor import EMPTY, fork
 from app.render.hashmap import render_hash_map
 from app.render.pool import render_pool
 from app.render.queue import render_queue
-from app.views.base import sends_every_step
 from engine.lab.scenario_file import scenario_from_dict
 from engine.lab.timeline import build_timeline
 from tests.app import test_browser_serve as serve

@@ -14,6 +14,7 @@ from bokeh.document import Document
 from panel.io.document import MockSessionContext
 from panel.io.state import set_curdoc
 
+from app.bundle import sends_every_step
 from app.components.code_panel import CodePanel
 from app.components.step_deck import StepDeck
 from app.layout import App
@@ -28,7 +29,7 @@ from app.state import SimulatorState
 from app.timelines import timeline_key
 from app.url import parse_link
 from app.views import base
-from app.views.base import REST_AFTER_S, StepView, sends_every_step
+from app.views.base import REST_AFTER_S, StepView
 from app.views.code import CodeView
 from engine.lab.timeline import Timeline, build_timeline
 from tests.app.conftest import Element, parse

@@ -1,0 +1,88 @@
+"""What a set of timelines (a scenario's modes, an edit's playground) sends to the page:
+one pure function, no Panel, so it is built and checked without a page.
+
+The bundle holds every view's distinct pages and per-step orders, the code panel's
+frames, bodies and plans (app/render/code_plan.py), the questions (app/questions.py),
+and each timeline's last step. A step not sent yet is JSON null (NOT_SENT) wherever it
+appears: in a view's order, in a code plan. A large timeline (SENT_AROUND_FROM) sends
+only the steps around the one shown; the others follow when the position reaches them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from app.components.step_deck import NOT_SENT, Deck
+from app.questions import all_questions
+from app.render.code_plan import CodePlan
+from app.timelines import timeline_key
+from engine.lab.timeline import Timeline
+
+# A timeline of at least this many blocks x steps is sent a few steps at a time: every
+# page of every view of every mode of a 10,000-block playground of 247 steps is about
+# 30 s of rendering and 100 MB (its queue and header alone about 20 ms a page).
+# Every built-in scenario is far below (at most about 1,100).
+SENT_AROUND_FROM = 20_000
+
+Render = Callable[[Timeline, int], str]
+
+
+def sends_every_step(timeline: Timeline) -> bool:
+    """Whether the page gets every step of the timeline (below SENT_AROUND_FROM) or only
+    the steps around the shown one."""
+    return timeline.num_gpu_blocks * len(timeline.steps) < SENT_AROUND_FROM
+
+
+def steps_around(timeline: Timeline, step: int) -> range:
+    """The shown step and its neighbours: what the page holds of a large timeline, and
+    what it gets first of any."""
+    return range(max(0, step - 1), min(len(timeline.steps), step + 2))
+
+
+def sent_steps(timeline: Timeline, at: tuple[str, int], around_only: bool = False) -> range:
+    """The steps of ``timeline`` a bundle holds: every step, or (a large timeline, or any
+    with ``around_only``) the steps around ``at`` if it is the shown one, else none."""
+    if sends_every_step(timeline) and not around_only:
+        return range(len(timeline.steps))
+    key, step = at
+    return steps_around(timeline, step) if timeline_key(timeline) == key else range(0)
+
+
+def render_deck(
+    render: Render,
+    timelines: tuple[Timeline, ...],
+    at: tuple[str, int] = ("", 0),
+    around_only: bool = False,
+) -> Deck:
+    """One view's pages of every timeline: the steps not sent are NOT_SENT (sent_steps)."""
+    per_timeline: dict[str, list[str | None]] = {}
+    for timeline in timelines:
+        sent = sent_steps(timeline, at, around_only)
+        per_timeline[timeline_key(timeline)] = [
+            render(timeline, s) if s in sent else NOT_SENT for s in range(len(timeline.steps))
+        ]
+    return Deck.of(per_timeline)
+
+
+def bundle(
+    timelines: tuple[Timeline, ...],
+    views: Mapping[str, Render],
+    at: tuple[str, int],
+    around_only: bool = False,
+) -> dict[str, Any]:
+    """What ``timelines`` send to the page with the learner at ``at`` (timeline key,
+    step): ``views`` (name -> pure render) each as distinct pages and per-step orders,
+    the code panel's frames, bodies and plans, the questions per step, and each
+    timeline's last step. ``around_only``: every timeline as if it were large (the
+    first part of a bundle whose rest follows on the next tick)."""
+    keyed = {timeline_key(t): t for t in timelines}
+    decks = {name: render_deck(each, timelines, at, around_only) for name, each in views.items()}
+    code = CodePlan.of(keyed, lambda t: sent_steps(t, at, around_only))
+    return {
+        "views": {name: {"pages": d.pages, "orders": d.orders} for name, d in decks.items()},
+        "code": {"frames": code.frames, "plans": code.as_dicts()},
+        "bodies": code.bodies,
+        "questions": {key: all_questions(t) for key, t in keyed.items()},
+        "lasts": {key: len(t.steps) - 1 for key, t in keyed.items()},
+    }
