@@ -20,15 +20,13 @@ scenario is loaded (engine/lab/scenario.py, ``validate_sglang``).
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import importlib
-import json
 import pkgutil
 from collections.abc import Iterator
 from contextlib import nullcontext
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import engine.sglang
 from engine.lab.scenario import Action, Scenario, ScenarioError, sglang_refusal
@@ -41,7 +39,7 @@ from engine.lab.sglang_snapshot import (
     take_sglang_snapshot,
 )
 from engine.lab.snapshot import LogLine
-from engine.lab.timeline import MAX_TIMELINE_STEPS, START_NARRATION_KEY
+from engine.lab.timeline import MAX_TIMELINE_STEPS, START_NARRATION_KEY, TimelineRecord
 from engine.lab.trace import FunctionTrace, SourceIndex, Tracer, tracing, untraced
 from engine.sglang.allocator import make_allocator
 from engine.sglang.radix_cache import RadixCache
@@ -85,7 +83,7 @@ class SGLangStep:
 
 
 @dataclass(frozen=True)
-class SGLangTimeline:
+class SGLangTimeline(TimelineRecord):
     scenario: str
     title: str
     summary: str
@@ -117,26 +115,6 @@ class SGLangTimeline:
             before = self.steps[step.index - 1].snapshot if step.index else None
             template = describe_sglang_step(step.facts, before, step.snapshot)
         return fill_sglang_narration(template, step.facts, step.snapshot)
-
-    def source(self, file: str) -> str:
-        return dict(self.sources)[file]
-
-    def logs_until(self, index: int) -> list[LogLine]:
-        return [line for step in self.steps[: index + 1] for line in step.snapshot.logs]
-
-    def to_dict(self) -> dict[str, Any]:
-        data = dataclasses.asdict(self)
-        for step_data, step in zip(data["steps"], self.steps, strict=True):
-            step_data["snapshot"] = step.snapshot.to_dict()
-        data["narration"] = dict(self.narration)
-        data["sources"] = dict(self.sources)
-        return data
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), separators=(",", ":"), ensure_ascii=True)
-
-    def digest(self) -> str:
-        return hashlib.sha256(self.to_json().encode()).hexdigest()
 
 
 @cache

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import engine.vllm
 from engine.lab.narration import describe_step, fill_narration
@@ -83,8 +83,39 @@ class Step:
     facts: StepFacts  # what the pool did during the step, block by block
 
 
+class TimelineRecord:
+    """What a timeline of either engine's model is as a record: its traced sources, its
+    log so far, and its JSON (a frozen dataclass with `steps`, `narration`, `sources`)."""
+
+    steps: tuple[Any, ...]
+    narration: tuple[tuple[str, str], ...]
+    sources: tuple[tuple[str, str], ...]
+
+    def source(self, file: str) -> str:
+        return dict(self.sources)[file]
+
+    def logs_until(self, index: int) -> list[LogLine]:
+        """Every log line from the start up to and including step ``index``."""
+        return [line for step in self.steps[: index + 1] for line in step.snapshot.logs]
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = dataclasses.asdict(cast(Any, self))  # (each subclass is one)
+        for step_data, step in zip(data["steps"], self.steps, strict=True):
+            step_data["snapshot"] = step.snapshot.to_dict()
+        data["narration"] = dict(self.narration)
+        data["sources"] = dict(self.sources)
+        return data
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), separators=(",", ":"), ensure_ascii=True)
+
+    def digest(self) -> str:
+        """SHA-256 of the JSON: equal digests mean byte-identical timelines."""
+        return hashlib.sha256(self.to_json().encode()).hexdigest()
+
+
 @dataclass(frozen=True)
-class Timeline:
+class Timeline(TimelineRecord):
     scenario: str
     title: str
     summary: str
@@ -115,28 +146,6 @@ class Timeline:
             before = self.steps[step.index - 1].snapshot if step.index else None
             template = describe_step(step.facts, before, step.snapshot)
         return fill_narration(template, step.facts, step.snapshot, self.block_size)
-
-    def source(self, file: str) -> str:
-        return dict(self.sources)[file]
-
-    def logs_until(self, index: int) -> list[LogLine]:
-        """Every log line from the start up to and including step ``index``."""
-        return [line for step in self.steps[: index + 1] for line in step.snapshot.logs]
-
-    def to_dict(self) -> dict[str, Any]:
-        data = dataclasses.asdict(self)
-        for step_data, step in zip(data["steps"], self.steps, strict=True):
-            step_data["snapshot"] = step.snapshot.to_dict()
-        data["narration"] = dict(self.narration)
-        data["sources"] = dict(self.sources)
-        return data
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), separators=(",", ":"), ensure_ascii=True)
-
-    def digest(self) -> str:
-        """SHA-256 of the JSON: equal digests mean byte-identical timelines."""
-        return hashlib.sha256(self.to_json().encode()).hexdigest()
 
 
 @cache
