@@ -12,9 +12,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import gc
-import gzip
 import math
-import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
@@ -30,7 +28,7 @@ from engine.lab.request_trace import (
     TRACE_BLOCK_TOKENS,
     TraceEntry,
     TraceError,
-    parse_trace,
+    parse_trace_bytes,
     read_trace,
 )
 from engine.lab.scenario import MODES
@@ -624,18 +622,6 @@ async def load_trace(name: str) -> tuple[TraceEntry, ...]:
             raise TraceError(0, None, f"the {name} trace is not shipped with this site")
         _fetched_traces[name] = tuple(parse_trace_bytes(await response.bytes()))
     return _fetched_traces[name]
-
-
-def parse_trace_bytes(data: bytes) -> list[TraceEntry]:
-    """A learner's own trace file (JSON lines, or gzipped): the engine's reader, so a bad
-    line gets the engine's one message (TraceError)."""
-    try:
-        if data[:2] == b"\x1f\x8b":
-            data = gzip.decompress(data)
-        text = data.decode("utf-8")
-    except (UnicodeDecodeError, EOFError, gzip.BadGzipFile, zlib.error) as error:
-        raise TraceError(0, None, f"not a readable text file ({error})") from None
-    return parse_trace(text.splitlines())
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,6 @@ from app.lab import (
     default_preset,
     draws_nothing,
     load_trace,
-    parse_trace_bytes,
     preset,
     presets,
     run_steps,
@@ -81,7 +80,12 @@ from app.render.lab_traces import (
 from app.runtime import in_pyodide
 from app.theme import CSS
 from app.url import lab_run_playground_href
-from engine.lab.request_trace import TRACE_BLOCK_TOKENS, TraceEntry, TraceError
+from engine.lab.request_trace import (
+    TRACE_BLOCK_TOKENS,
+    TraceEntry,
+    TraceError,
+    parse_trace_bytes,
+)
 from engine.lab.scenario import MODES, ScenarioError
 from engine.lab.trace_replay import PAPER_LOCAL_CACHE_TOKENS, InOrderReplay, trace_name_of
 from engine.lab.workload import (

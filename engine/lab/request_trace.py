@@ -117,7 +117,12 @@ def read_trace(path: str | Path, limit: int | None = None) -> list[TraceEntry]:
     """The trace's requests in file order (``.gz`` files are decompressed; the first
     ``limit`` only, if given). Raises TraceError for the first bad line, OSError if the
     file cannot be read."""
-    data = Path(path).read_bytes()
+    return parse_trace_bytes(Path(path).read_bytes(), limit)
+
+
+def parse_trace_bytes(data: bytes, limit: int | None = None) -> list[TraceEntry]:
+    """A trace file's bytes (JSON lines, or gzipped: a learner's upload too) read as
+    ``read_trace`` reads a file."""
     try:
         if data[:2] == b"\x1f\x8b":
             data = gzip.decompress(data)

@@ -10,11 +10,11 @@ import json
 
 import pytest
 
-from app.lab import TraceCurveRun, parse_trace_bytes, shipped_trace, trace_path
+from app.lab import TraceCurveRun, shipped_trace, trace_path
 from app.render.lab_traces import gap_sentence, render_gap_sentences
 from app.views.lab import check_trace_knobs
 from engine.lab.paper_gap import paper_gap
-from engine.lab.request_trace import TraceError, parse_trace
+from engine.lab.request_trace import TraceError, parse_trace, parse_trace_bytes
 from engine.lab.trace_replay import (
     PAPER_CACHE_RATIO,
     HashedTrace,
