@@ -1,5 +1,6 @@
 import { EARLY, WORKS_EARLY } from './early.js'
 import { ASK_EVENT, AT_EVENT } from './position.js'
+import { addSkipLink } from './skip_link.js'
 
 // Play and speed, carried from the static site's pre-rendered copy to the live page.
 const CARRIED = 'pcl-player'
@@ -259,7 +260,9 @@ export function render({ model }) {
     addressSoon()
     if (picked !== null) { go(picked, step) }
   })
+  const removeSkipLink = addSkipLink(forward, model.skip_text, model.skip_style)
   model.on('remove', () => {
+    removeSkipLink()
     document.removeEventListener(ASK_EVENT, asked)
     window.removeEventListener('popstate', popped)
     window.removeEventListener('pagehide', forget)

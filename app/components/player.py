@@ -32,6 +32,7 @@ from typing import Any, ClassVar
 import param
 
 from app.components.esm import FileComponent
+from app.stylesheets import stylesheet
 
 # Steps per second offered by the speed control, and their labels.
 SPEEDS: dict[str, float] = {"0.5 steps/s": 0.5, "1 step/s": 1.0, "2 steps/s": 2.0, "4 steps/s": 4.0}
@@ -39,6 +40,8 @@ DEFAULT_SPEED = 1.0
 # The buttons' names (the browser tests find them by name).
 RESTART, BACK, FORWARD, PLAY, PAUSE = "Restart", "Step back", "Step forward", "Play", "Pause"
 BUTTON_NAMES = (RESTART, BACK, FORWARD, PLAY, PAUSE)
+# The page's first tab stop (skip_link.js) takes the keyboard to Step forward.
+SKIP_TEXT = "Skip to the step controls"
 # The moves another control may ask for (keyboard.py).
 MOVES = ("restart", "back", "forward", "end", "play")
 # The address parameters a position writes; others (embed, quiz) are kept.
@@ -65,6 +68,10 @@ class StepPlayer(FileComponent):
         default=[list(item) for item in SPEEDS.items()], constant=True, doc="[label, steps/s]"
     )
     names = param.List(default=list(BUTTON_NAMES), constant=True, doc="The buttons' names")
+    skip_text = param.String(default=SKIP_TEXT, constant=True, doc="The skip link's words")
+    skip_style = param.String(
+        default=stylesheet("app.components", "skip_link.css"), constant=True, doc="Its CSS"
+    )
     position_parameters = param.List(
         default=list(POSITION_PARAMETERS), constant=True, doc="Address parameters it writes"
     )

@@ -233,6 +233,22 @@ def test_a_mode_switch_keeps_the_step_and_keys_never_switch_a_picker(
     check_step(page, keep, len(keep.steps) - 1)
 
 
+def test_the_first_tab_stop_skips_to_the_step_controls(watched: Watched, server: str) -> None:
+    """A keyboard reaches the controls in one stop, not a dozen: the skip link shows when
+    focused and hands focus to Step forward, where Enter steps."""
+    keep = timelines.timeline("reset", "keep")
+    page = open_app(watched, server, "?scenario=reset&mode=keep&step=1")
+    check_step(page, keep, 1)
+    page.keyboard.press("Tab")
+    skip = page.get_by_role("link", name="Skip to the step controls")
+    expect(skip).to_be_focused()
+    assert skip.bounding_box()["y"] >= 0  # shown while focused
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("button", name="Step forward")).to_be_focused()
+    page.keyboard.press("Enter")
+    check_step(page, keep, 2)
+
+
 def query_of(page: Any) -> dict[str, list[str]]:
     return parse_qs(urlparse(page.url).query)
 
