@@ -9,6 +9,11 @@ from app.render.html import esc
 from engine.lab.scenario import load_scenario, scenario_names
 from engine.lab.timeline import Timeline
 
+# The keyboard, as the player and keyboard.js take it (both engines' pages say it).
+KEYS = (
+    "Keys: ← → step, space plays or pauses, Home restarts, End goes to the last step; "
+    "the first Tab skips to the step controls."
+)
 HOW_TO_READ = (
     f"Each cell is one KV-cache block: its id, <b>{term('ref_cnt')}</b> (how many holders it "
     "has: the requests using it and any copy in flight, such as a CPU offload store; a held "
@@ -22,7 +27,7 @@ HOW_TO_READ = (
     f"{term('preemption')}; the {term('engine-core')} runs all of it, one step at a time.",
     "The code panel shows the engine's own source: lines that ran at this step are "
     "highlighted, ▶ marks the last one.",
-    "Keys: ← → step, space plays or pauses, Home restarts.",
+    KEYS,
 )
 
 

@@ -4,7 +4,7 @@ how big and how it is set, for the full page and for the embed (header.py's piec
 from __future__ import annotations
 
 from app.render.glossary import code_term, term
-from app.render.header import embed_header, page_header
+from app.render.header import KEYS, embed_header, page_header
 from app.render.html import esc
 from engine.lab.sglang_timeline import SGLangTimeline
 
@@ -24,7 +24,7 @@ HOW_TO_READ = (
     "is above 1).",
     "The code panel shows the model's own source: lines that ran at this step are "
     "highlighted, ▶ marks the last one.",
-    "Keys: ← → step, space plays or pauses, Home restarts.",
+    KEYS,
 )
 
 
