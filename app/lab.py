@@ -565,12 +565,9 @@ def run_steps(workload: Workload, num_steps: int) -> RunSteps | None:
 # The preset the lab opens for `?lab=real-traces`: the traces' group, not a workload.
 TRACES_PRESET = "real-traces"
 # The traces shipped with the lab, by the paper's names, and where they are looked for:
-# beside the app (the static site ships them gzipped) or in the repository's shared folder.
+# the repository's content/traces (gzipped, with their licence).
 SHIPPED_TRACES = ("conversation", "synthetic")
-TRACE_DIRS = (
-    Path(__file__).resolve().parent / "traces",
-    Path(__file__).resolve().parents[2] / "shared" / "traces",
-)
+TRACE_DIRS = (Path(__file__).resolve().parents[1] / "content" / "traces",)
 TRACE_ENGINES = {"vLLM": ("vllm",), "SGLang": ("sglang",), "both": ("vllm", "sglang")}
 # The slice the lab starts with: a curve of it takes about a second in CPython.
 DEFAULT_TRACE_REQUESTS = 300

@@ -1,6 +1,6 @@
 """A whole request trace replayed in order through both engines, beside a plain LRU floor.
 
-Run: python benchmarks/bench_trace_replay.py [--trace ../shared/traces/conversation_trace.jsonl]
+Run: python benchmarks/bench_trace_replay.py [--trace content/traces/conversation_trace.jsonl.gz]
 [--capacity-tokens 3000000] [--points 8] [--repeat 3]
 
 Times, each the median of --repeat rounds (a fresh process state is not needed: nothing is
@@ -49,7 +49,7 @@ from engine.lab.trace_replay import (
 from engine.lab.trace_replay_sglang import hit_rate_curve_sglang, replay_in_order_sglang
 
 DEFAULT_TRACE = (
-    Path(__file__).resolve().parents[2] / "shared" / "traces" / "conversation_trace.jsonl"
+    Path(__file__).resolve().parents[1] / "content" / "traces" / "conversation_trace.jsonl.gz"
 )
 T = TypeVar("T")
 

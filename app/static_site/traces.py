@@ -13,24 +13,31 @@ from app.static_site.layout import ROOT
 TRACES_DIR = "traces"  # in the site; app/lab.py fetches the traces from there
 TRACE_NAMES = ("conversation", "synthetic")
 TRACE_NOTES = ("LICENSE-APACHE", "README.md")
-# Where the traces are read from: $PCL_TRACES_DIR, else the checkout's shared folder.
-SOURCE_DIR = Path(os.environ.get("PCL_TRACES_DIR", ROOT.parent / "shared" / "traces"))
+# Where the traces are read from: $PCL_TRACES_DIR, else the repository's own copies.
+SOURCE_DIR = Path(os.environ.get("PCL_TRACES_DIR", ROOT / "content" / "traces"))
 
 
 def ship_traces(stage: Path, source: Path = SOURCE_DIR) -> list[Path]:
     """Write each trace found as ``traces/NAME_trace.jsonl.gz`` (and the notes beside
     them); none found: the site's group works on a learner's own file only."""
-    found = [name for name in TRACE_NAMES if (source / f"{name}_trace.jsonl").is_file()]
+    found = {
+        name: path
+        for name in TRACE_NAMES
+        for path in (source / f"{name}_trace.jsonl.gz", source / f"{name}_trace.jsonl")
+        if path.is_file()
+    }
     if not found:
         log(f"no Mooncake traces in {source}: the site ships none")
         return []
     folder = stage / TRACES_DIR
     folder.mkdir(exist_ok=True)
     written = []
-    for name in found:
-        data = (source / f"{name}_trace.jsonl").read_bytes()
+    for name, source_path in found.items():
+        data = source_path.read_bytes()
+        if source_path.suffix != ".gz":
+            data = gzip.compress(data, compresslevel=9, mtime=0)
         path = folder / f"{name}_trace.jsonl.gz"
-        path.write_bytes(gzip.compress(data, compresslevel=9, mtime=0))
+        path.write_bytes(data)
         written.append(path)
     for note in TRACE_NOTES:
         if (source / note).is_file():

@@ -26,9 +26,9 @@ from engine.lab.trace_replay import (
 )
 
 B = 512
-TRACES = Path(__file__).resolve().parents[3] / "shared" / "traces"
-CONVERSATION = TRACES / "conversation_trace.jsonl"
-needs_real_trace = pytest.mark.skipif(not CONVERSATION.exists(), reason="no shared/traces beside")
+TRACES = Path(__file__).resolve().parents[2] / "content" / "traces"
+CONVERSATION = TRACES / "conversation_trace.jsonl.gz"
+needs_real_trace = pytest.mark.skipif(not CONVERSATION.exists(), reason="no content/traces")
 
 
 def trace(*requests: tuple[int, list[int]], gap_ms: int = 0) -> list[TraceEntry]:
