@@ -241,6 +241,12 @@ def _main_timed(
 ) -> int:
     """``--timed``: the slice with time on each engine, at one capacity."""
     capacities = args.capacity_tokens or [PAPER_LOCAL_CACHE_TOKENS]
+    if args.per_request:
+        print(
+            "error: --per-request is the in-order replay's (--timed prints a line per step)",
+            file=sys.stderr,
+        )
+        return 2
     if len(capacities) > 1:
         print("error: --timed replays at one capacity (one --capacity-tokens)", file=sys.stderr)
         return 2

@@ -210,6 +210,7 @@ def test_cli_timed_on_both_engines_csv_summary_and_json(tmp_path: Path) -> None:
         (("--capacity-tokens", "100", "200"), "--timed replays at one capacity"),
         (("--block-size", "16"), "vllm: a capacity of 3,000,000 tokens is 187,500 blocks of 16"),
         (("--window-ms", "50000:60000"), "the slice holds no request"),
+        (("--per-request",), "--per-request is the in-order replay's"),
     ],
 )
 def test_cli_timed_bad_arguments_are_one_line_and_exit_2(
