@@ -156,8 +156,9 @@ def check_timed(
 class TraceClock:
     """The trace's arrivals on the engine's steps (see the module's docstring)."""
 
-    def __init__(self, entries: Sequence[TraceEntry], step_ms: float) -> None:
-        self.offsets_ms = [entry.timestamp - entries[0].timestamp for entry in entries]
+    def __init__(self, entries: Sequence[TraceEntry], step_ms: float, start_ms: int) -> None:
+        """``start_ms``: the slice's first arrival, time 0 of the steps' times."""
+        self.offsets_ms = [entry.timestamp - start_ms for entry in entries]
         self.step_ms = step_ms
         self.step_times_ms: list[float] = []
         self._now_ms = 0.0
@@ -167,7 +168,7 @@ class TraceClock:
         have); records that step's time."""
         offsets = self.offsets_ms
         if idle and arrived < len(offsets):
-            self._now_ms = max(self._now_ms, offsets[arrived])
+            self._now_ms = max(self._now_ms, float(offsets[arrived]))
         while arrived < len(offsets) and offsets[arrived] <= self._now_ms:
             arrived += 1
         self.step_times_ms.append(self._now_ms)
@@ -184,7 +185,7 @@ class _TimedTrace:
     ) -> None:
         self.entries = [entry for entry in entries if fits(entry)]
         self.skipped = [entry for entry in entries if not fits(entry)]
-        self.clock = TraceClock(self.entries or list(entries), step_ms)
+        self.clock = TraceClock(self.entries, step_ms, entries[0].timestamp)
 
     def workload(
         self, num_gpu_blocks: int, block_size: int, max_num_batched_tokens: int

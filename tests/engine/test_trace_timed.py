@@ -99,6 +99,9 @@ def test_a_request_that_can_never_fit_is_left_out_and_counted() -> None:
         run = run_trace_timed(entries, 4 * 512, engine)
         assert run.skipped_requests == 1 and run.completed
         assert run.summary()["requests"] == 2
+    # Times count from the slice's first arrival, left out or not.
+    late = [entries[1], entry(3, 300, length=600, ids=(1, 2))]
+    assert run_trace_timed(late, 4 * 512).step_times_ms[:2] == [295.0, 320.0]
 
 
 def test_stop_ends_the_replay_early() -> None:
