@@ -49,11 +49,9 @@ from engine.lab.trace_timed import (
     CANNOT_SHOW,
     DEFAULT_STEP_MS,
     TIMED_ENGINES,
-    TimedTraceRun,
+    TimedKnobs,
     run_trace_timed,
-    timed_problems,
 )
-from engine.lab.workload import WorkloadError
 from engine.lab.workload_cli import OneLineParser, print_runs
 from engine.lab.workload_sglang import SGLANG_PAGE_SIZE
 
@@ -250,27 +248,18 @@ def _main_timed(
     if len(capacities) > 1:
         print("error: --timed replays at one capacity (one --capacity-tokens)", file=sys.stderr)
         return 2
-    capacity = capacities[0]
+    knobs = {
+        engine: TimedKnobs(
+            capacities[0], engine, units[engine], args.step_ms, args.max_num_batched_tokens
+        )
+        for engine in engines
+    }
     for engine in engines:  # every refusal before any replay
-        batch = args.max_num_batched_tokens
-        found = timed_problems(entries, capacity, units[engine], args.step_ms, batch, engine)
+        found = knobs[engine].problems(entries)
         if found:
             print(f"error: {engine}: {next(iter(found.values()))}", file=sys.stderr)
             return 2
-    runs: dict[str, TimedTraceRun] = {}
-    for engine in engines:
-        try:
-            runs[engine] = run_trace_timed(
-                entries,
-                capacity,
-                engine,
-                units[engine],
-                args.step_ms,
-                args.max_num_batched_tokens,
-            )
-        except WorkloadError as error:  # checked above; kept for a limit checked later
-            print(f"error: {engine}: {error}", file=sys.stderr)
-            return 2
+    runs = {engine: run_trace_timed(entries, knobs[engine]) for engine in engines}
     print(f"note: {CANNOT_SHOW}", file=sys.stderr)
     if args.summary and not args.json:
         rows = [run.summary() for run in runs.values()]

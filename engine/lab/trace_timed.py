@@ -75,43 +75,68 @@ def default_unit(engine: str) -> int:
     return TRACE_BLOCK_TOKENS if engine == "vllm" else SGLANG_PAGE_SIZE
 
 
-def timed_problems(
-    entries: Sequence[TraceEntry],
-    capacity_tokens: int,
-    block_size: int,
-    step_ms: float = DEFAULT_STEP_MS,
-    max_num_batched_tokens: int = DEFAULT_MAX_NUM_BATCHED_TOKENS,
-    engine: str = "vllm",
-) -> dict[str, str]:
-    """Every knob that cannot be used, with the reason: the workload lab's limits (a
-    slice's every token is hashed and scheduled, as a workload's)."""
-    found: dict[str, str] = {}
-    if not (math.isfinite(step_ms) and step_ms > 0):
-        found["step_ms"] = f"step_ms must be a positive number of ms, not {step_ms}"
-    if not 1 <= block_size <= MAX_BLOCK_SIZE:
-        found["block_size"] = (
-            f"block_size must be between 1 and {MAX_BLOCK_SIZE:,}, not {block_size:,}"
-        )
-    if not 1 <= max_num_batched_tokens <= MAX_BATCHED_TOKENS:
-        found["max_num_batched_tokens"] = (
-            f"max_num_batched_tokens must be between 1 and {MAX_BATCHED_TOKENS:,}, "
-            f"not {max_num_batched_tokens:,}"
-        )
-    if len(entries) > MAX_REQUESTS:
-        found["requests"] = (
-            f"the slice has {len(entries):,} requests, more than {MAX_REQUESTS:,} "
-            "(take fewer requests or a shorter window)"
-        )
-    else:
-        total = sum(e.input_length + max(1, e.output_length) for e in entries)
-        if total > MAX_TOTAL_TOKENS:
-            found["requests"] = (
-                f"the slice's {len(entries):,} requests are {total:,} tokens, more than "
-                f"{MAX_TOTAL_TOKENS:,} (take fewer requests or a shorter window)"
+@dataclass(frozen=True)
+class TimedKnobs:
+    """The knobs of a timed replay. ``block_size`` None: the engine's default
+    (``default_unit``); on SGLang it is the page size. ``max_num_batched_tokens`` is
+    vLLM's batch budget (SGLang's modelled scheduler does not chunk a prefill)."""
+
+    capacity_tokens: int
+    engine: str = "vllm"
+    block_size: int | None = None
+    step_ms: float = DEFAULT_STEP_MS
+    max_num_batched_tokens: int = DEFAULT_MAX_NUM_BATCHED_TOKENS
+
+    @property
+    def unit(self) -> int:
+        """The block size (vLLM) or page size (SGLang) the replay uses."""
+        return self.block_size or default_unit(self.engine)
+
+    def problems(self, entries: Sequence[TraceEntry]) -> dict[str, str]:
+        """Every knob that cannot be used with this slice, with the reason: the workload
+        lab's limits (a slice's every token is hashed and scheduled, as a workload's)."""
+        found: dict[str, str] = {}
+        if self.engine not in TIMED_ENGINES:
+            found["engine"] = (
+                f"engine must be one of {', '.join(TIMED_ENGINES)}, not {self.engine!r}"
             )
-    if "block_size" not in found:
-        found.update(_pool_problems(capacity_tokens, block_size, engine))
-    return found
+        if not (math.isfinite(self.step_ms) and self.step_ms > 0):
+            found["step_ms"] = f"step_ms must be a positive number of ms, not {self.step_ms}"
+        unit = self.unit
+        if not 1 <= unit <= MAX_BLOCK_SIZE:
+            found["block_size"] = (
+                f"block_size must be between 1 and {MAX_BLOCK_SIZE:,}, not {unit:,}"
+            )
+        batch = self.max_num_batched_tokens
+        if not 1 <= batch <= MAX_BATCHED_TOKENS:
+            found["max_num_batched_tokens"] = (
+                f"max_num_batched_tokens must be between 1 and {MAX_BATCHED_TOKENS:,}, "
+                f"not {batch:,}"
+            )
+        found.update(_slice_problems(entries))
+        if "block_size" not in found:
+            found.update(_pool_problems(self.capacity_tokens, unit, self.engine))
+        return found
+
+    def check(self, entries: Sequence[TraceEntry]) -> None:
+        """Raise WorkloadError for the first knob that cannot be used."""
+        for knob, message in self.problems(entries).items():
+            raise WorkloadError(knob, message)
+
+
+def _slice_problems(entries: Sequence[TraceEntry]) -> dict[str, str]:
+    if len(entries) > MAX_REQUESTS:
+        return {
+            "requests": f"the slice has {len(entries):,} requests, more than "
+            f"{MAX_REQUESTS:,} (take fewer requests or a shorter window)"
+        }
+    total = sum(e.input_length + _output_tokens(e) for e in entries)
+    if total > MAX_TOTAL_TOKENS:
+        return {
+            "requests": f"the slice's {len(entries):,} requests are {total:,} tokens, more "
+            f"than {MAX_TOTAL_TOKENS:,} (take fewer requests or a shorter window)"
+        }
+    return {}
 
 
 def _pool_problems(capacity_tokens: int, block_size: int, engine: str) -> dict[str, str]:
@@ -137,20 +162,6 @@ def _pool_problems(capacity_tokens: int, block_size: int, engine: str) -> dict[s
             f"SGLang's {MAX_SGLANG_SLOTS:,} KV slots"
         }
     return {}
-
-
-def check_timed(
-    entries: Sequence[TraceEntry],
-    capacity_tokens: int,
-    block_size: int,
-    step_ms: float = DEFAULT_STEP_MS,
-    max_num_batched_tokens: int = DEFAULT_MAX_NUM_BATCHED_TOKENS,
-    engine: str = "vllm",
-) -> None:
-    """Raise WorkloadError for the first knob that cannot be used."""
-    args = (entries, capacity_tokens, block_size, step_ms, max_num_batched_tokens, engine)
-    for knob, message in timed_problems(*args).items():
-        raise WorkloadError(knob, message)
 
 
 class TraceClock:
@@ -230,29 +241,25 @@ class TimedVLLMRunner(WorkloadRunner):
     """The slice on vLLM's ``Scheduler`` and ``EngineCore``: the workload lab's runner
     with the trace's requests and arrivals."""
 
-    def __init__(
-        self,
-        entries: Sequence[TraceEntry],
-        capacity_tokens: int,
-        block_size: int = TRACE_BLOCK_TOKENS,
-        step_ms: float = DEFAULT_STEP_MS,
-        max_num_batched_tokens: int = DEFAULT_MAX_NUM_BATCHED_TOKENS,
-    ) -> None:
-        check_timed(entries, capacity_tokens, block_size, step_ms, max_num_batched_tokens)
-        num_gpu_blocks = num_gpu_blocks_for(capacity_tokens, block_size)
+    def __init__(self, entries: Sequence[TraceEntry], knobs: TimedKnobs) -> None:
+        knobs.check(entries)
+        self.knobs = knobs
+        block_size = knobs.unit
+        num_gpu_blocks = num_gpu_blocks_for(knobs.capacity_tokens, block_size)
         usable = num_gpu_blocks - 1
 
         def fits(entry: TraceEntry) -> bool:
             # The last sampled token is never computed, so it needs no slot.
             return cdiv(entry.input_length + _output_tokens(entry) - 1, block_size) <= usable
 
-        self.trace = _TimedTrace(entries, step_ms, fits)
+        self.trace = _TimedTrace(entries, knobs.step_ms, fits)
         self.prompt_hashes = HashedTrace.of(self.trace.entries, block_size).block_hashes
-        workload = self.trace.workload(num_gpu_blocks, block_size, max_num_batched_tokens)
+        batch = knobs.max_num_batched_tokens
+        workload = self.trace.workload(num_gpu_blocks, block_size, batch)
         super().__init__(workload, prompt_hashes=None)
 
     def _validate(self, workload: Workload) -> None:
-        """Checked by ``check_timed``: the trace's limits, not a workload's knobs."""
+        """Checked by ``TimedKnobs.check``: the trace's limits, not a workload's knobs."""
 
     def _make_request(self, index: int) -> Request:
         entry = self.trace.entries[index]
@@ -270,32 +277,29 @@ class TimedVLLMRunner(WorkloadRunner):
 
 class TimedSGLangRunner(SGLangWorkloadRunner):
     """The slice on SGLang's Scheduler and RadixCache (fcfs, lru), ``capacity_tokens`` KV
-    slots at ``page_size``: the workload lab's SGLang runner with the trace's requests and
-    arrivals. SGLang does not chunk a prefill here (its modelled scheduler admits up to
-    ``max_prefill_tokens`` a step), so ``max_num_batched_tokens`` is vLLM's only."""
+    slots in pages of ``knobs.unit``: the workload lab's SGLang runner with the trace's
+    requests and arrivals. SGLang does not chunk a prefill here (its modelled scheduler
+    admits up to ``max_prefill_tokens`` a step), so ``max_num_batched_tokens`` is vLLM's
+    only."""
 
-    def __init__(
-        self,
-        entries: Sequence[TraceEntry],
-        capacity_tokens: int,
-        page_size: int = SGLANG_PAGE_SIZE,
-        step_ms: float = DEFAULT_STEP_MS,
-    ) -> None:
-        check_timed(entries, capacity_tokens, page_size, step_ms, engine="sglang")
-        slots = capacity_tokens // page_size * page_size
+    def __init__(self, entries: Sequence[TraceEntry], knobs: TimedKnobs) -> None:
+        knobs.check(entries)
+        self.knobs = knobs
+        page_size = knobs.unit
+        slots = knobs.capacity_tokens // page_size * page_size
 
         def fits(entry: TraceEntry) -> bool:
             # Admission needs the page-rounded prompt and the reserved (clipped) output.
             pages = cdiv(entry.input_length, page_size) * page_size
             return pages + min(_output_tokens(entry), CLIP_MAX_NEW_TOKENS) <= slots
 
-        self.trace = _TimedTrace(entries, step_ms, fits)
-        num_gpu_blocks = num_gpu_blocks_for(capacity_tokens, page_size)
+        self.trace = _TimedTrace(entries, knobs.step_ms, fits)
+        num_gpu_blocks = num_gpu_blocks_for(knobs.capacity_tokens, page_size)
         workload = self.trace.workload(num_gpu_blocks, page_size, DEFAULT_MAX_NUM_BATCHED_TOKENS)
         super().__init__(workload, slots=slots, page_size=page_size)
 
     def _validate(self, workload: Workload) -> None:
-        """Checked by ``check_timed``: the trace's limits, not a workload's knobs."""
+        """Checked by ``TimedKnobs.check``: the trace's limits, not a workload's knobs."""
 
     def _make_request(self, index: int) -> Req:
         entry = self.trace.entries[index]
@@ -354,57 +358,38 @@ class TimedTraceRun(WorkloadRun):
 assert "time_ms" not in COLUMNS
 
 
-def timed_runner(
-    entries: Sequence[TraceEntry],
-    capacity_tokens: int,
-    engine: str = "vllm",
-    block_size: int | None = None,
-    step_ms: float = DEFAULT_STEP_MS,
-    max_num_batched_tokens: int = DEFAULT_MAX_NUM_BATCHED_TOKENS,
-) -> TimedRunner:
+def timed_runner(entries: Sequence[TraceEntry], knobs: TimedKnobs) -> TimedRunner:
     """The runner of a timed replay, for a caller that advances it itself (progress, Stop):
-    ``advance(n)``, ``done``, then ``timed_result(runner)``. ``block_size`` None: the
-    engine's default (``default_unit``). Raises WorkloadError for a knob that cannot be
-    used, ValueError for an unknown engine."""
-    unit = block_size or default_unit(engine)
-    if engine == "vllm":
-        return TimedVLLMRunner(entries, capacity_tokens, unit, step_ms, max_num_batched_tokens)
-    if engine == "sglang":
-        return TimedSGLangRunner(entries, capacity_tokens, unit, step_ms)
-    raise ValueError(f"engine must be one of {', '.join(TIMED_ENGINES)}, not {engine!r}")
+    ``advance(n)``, ``done``, then ``timed_result(runner)``. Raises WorkloadError for a
+    knob that cannot be used."""
+    if knobs.engine == "sglang":
+        return TimedSGLangRunner(entries, knobs)
+    return TimedVLLMRunner(entries, knobs)  # which checks the engine's name too
 
 
-def timed_result(runner: TimedRunner, capacity_tokens: int) -> TimedTraceRun:
+def timed_result(runner: TimedRunner) -> TimedTraceRun:
     """The runner's run so far (complete once ``done``), with its steps' times."""
     run = runner.result()
     return TimedTraceRun(
         **vars(run),
         step_times_ms=list(runner.trace.clock.step_times_ms),
-        step_ms=runner.trace.clock.step_ms,
-        capacity_tokens=capacity_tokens,
+        step_ms=runner.knobs.step_ms,
+        capacity_tokens=runner.knobs.capacity_tokens,
         skipped_requests=len(runner.trace.skipped),
     )
 
 
 def run_trace_timed(
-    entries: Sequence[TraceEntry],
-    capacity_tokens: int,
-    engine: str = "vllm",
-    block_size: int | None = None,
-    step_ms: float = DEFAULT_STEP_MS,
-    max_num_batched_tokens: int = DEFAULT_MAX_NUM_BATCHED_TOKENS,
-    stop: Stop | None = None,
+    entries: Sequence[TraceEntry], knobs: TimedKnobs, stop: Stop | None = None
 ) -> TimedTraceRun:
-    """Replay the slice with time on one engine ("vllm" or "sglang") to its end, or until
-    ``stop`` (asked every few steps) says True (``completed`` is then False)."""
-    runner = timed_runner(
-        entries, capacity_tokens, engine, block_size, step_ms, max_num_batched_tokens
-    )
+    """Replay the slice with time on ``knobs.engine`` to its end, or until ``stop``
+    (asked every few steps) says True (``completed`` is then False)."""
+    runner = timed_runner(entries, knobs)
     while not runner.done:
         runner.advance(PROGRESS_EVERY_STEPS)
         if stop is not None and stop():
             break
-    result = timed_result(runner, capacity_tokens)
+    result = timed_result(runner)
     if runner.done and isinstance(runner, WorkloadRunner):
         runner.release()
     return result

@@ -14,10 +14,9 @@ from engine.lab.cli import main
 from engine.lab.request_trace import TraceEntry
 from engine.lab.trace_timed import (
     CANNOT_SHOW,
+    TimedKnobs,
     TimedTraceRun,
-    check_timed,
     run_trace_timed,
-    timed_problems,
     timed_result,
     timed_runner,
 )
@@ -38,7 +37,7 @@ def twice(gap_ms: int) -> list[TraceEntry]:
 
 def replay(entries: list[TraceEntry], engine: str, capacity: int = 400 * B) -> TimedTraceRun:
     block_size = B if engine == "vllm" else None  # SGLang: its default page size 1
-    return run_trace_timed(entries, capacity, engine, block_size, step_ms=25)
+    return run_trace_timed(entries, TimedKnobs(capacity, engine, block_size, step_ms=25))
 
 
 @pytest.mark.parametrize(("engine", "hit"), [("vllm", 68 * B), ("sglang", 1099)])
@@ -77,14 +76,14 @@ def test_on_vllm_time_decides_whether_a_prefix_survives_until_its_next_use() -> 
 
 def test_a_crowd_on_a_small_pool_runs_together_and_is_preempted_on_vllm() -> None:
     crowd = [entry(i + 1, 0, ids=(100 + i, 200 + i), length=700, out=300) for i in range(12)]
-    vllm = run_trace_timed(crowd, 200 * B, "vllm", B, step_ms=10)
+    vllm = run_trace_timed(crowd, TimedKnobs(200 * B, "vllm", B, step_ms=10))
     assert isinstance(vllm, WorkloadRun) and set(COLUMNS) <= set(vllm.series)
     assert max(vllm.series["running"]) > 1 and max(vllm.series["waiting"]) > 0
     summary = vllm.summary()
     assert summary["preemptions"] > 0 and vllm.completed
     assert vllm.last("survival_fraction") is not None
     # SGLang's modelled scheduler reserves the output at admission: no preemption.
-    sglang = run_trace_timed(crowd, 200 * B, "sglang", step_ms=10)
+    sglang = run_trace_timed(crowd, TimedKnobs(200 * B, "sglang", step_ms=10))
     assert sglang.summary()["preemptions"] is None and sglang.completed
     assert max(sglang.series["waiting"]) > 0
 
@@ -96,47 +95,52 @@ def test_a_request_that_can_never_fit_is_left_out_and_counted() -> None:
     ]
     entries.append(entry(3, 10, length=600, ids=(1, 2)))
     for engine in ("vllm", "sglang"):
-        run = run_trace_timed(entries, 4 * 512, engine)
+        run = run_trace_timed(entries, TimedKnobs(4 * 512, engine))
         assert run.skipped_requests == 1 and run.completed
         assert run.summary()["requests"] == 2
     # Times count from the slice's first arrival, left out or not.
     late = [entries[1], entry(3, 300, length=600, ids=(1, 2))]
-    assert run_trace_timed(late, 4 * 512).step_times_ms[:2] == [295.0, 320.0]
+    assert run_trace_timed(late, TimedKnobs(4 * 512)).step_times_ms[:2] == [295.0, 320.0]
 
 
 def test_stop_ends_the_replay_early() -> None:
     crowd = [entry(i + 1, i * 10, ids=(100 + i,), length=500, out=200) for i in range(10)]
-    run = run_trace_timed(crowd, 400 * B, "vllm", B, stop=lambda: True)
+    run = run_trace_timed(crowd, TimedKnobs(400 * B, "vllm", B), stop=lambda: True)
     assert not run.completed and 0 < run.num_steps < 200
-    runner = timed_runner(crowd, 400 * B, "sglang")
+    runner = timed_runner(crowd, TimedKnobs(400 * B, "sglang"))
     runner.advance(3)
-    assert timed_result(runner, 400 * B).step_times_ms == [0.0, 25.0, 50.0]
+    assert timed_result(runner).step_times_ms == [0.0, 25.0, 50.0]
+
+
+def problems(entries: list[TraceEntry], capacity: int, **knobs: object) -> dict[str, str]:
+    return TimedKnobs(capacity, **knobs).problems(entries)  # type: ignore[arg-type]
 
 
 def test_too_large_a_slice_or_pool_is_refused_with_the_reason() -> None:
     many = [entry(i + 1, i) for i in range(MAX_REQUESTS + 1)]
-    assert timed_problems(many, 512 * 100, 512)["requests"] == (
+    assert problems(many, 512 * 100)["requests"] == (
         "the slice has 2,001 requests, more than 2,000 (take fewer requests or a shorter window)"
     )
     long = [entry(i + 1, i, length=30_000, ids=tuple(range(59))) for i in range(200)]
-    assert "6,001,000 tokens, more than 5,000,000" in timed_problems(long, 51_200, 512)["requests"]
-    assert timed_problems(twice(0), 3_000_000, 16)["capacity_tokens"] == (
+    assert "6,001,000 tokens, more than 5,000,000" in problems(long, 51_200)["requests"]
+    assert problems(twice(0), 3_000_000, block_size=16)["capacity_tokens"] == (
         "a capacity of 3,000,000 tokens is 187,500 blocks of 16, more than 20,000 "
         "(a larger block size or a smaller capacity)"
     )
-    assert timed_problems(twice(0), 100, 512)["capacity_tokens"] == (
+    assert problems(twice(0), 100)["capacity_tokens"] == (
         "a capacity of 100 tokens holds no 512-token block"
     )
-    assert "step_ms" in timed_problems(twice(0), 51_200, 512, step_ms=0)
-    assert "block_size" in timed_problems(twice(0), 51_200, 2048)
-    # SGLang counts slots, up to the workload lab's largest SGLang pool.
-    assert timed_problems(twice(0), 3_000_000, 1, engine="sglang") == {}
-    assert "capacity_tokens" in timed_problems(twice(0), 30_000_000, 1, engine="sglang")
+    assert "step_ms" in problems(twice(0), 51_200, step_ms=0)
+    assert "block_size" in problems(twice(0), 51_200, block_size=2048)
+    assert "engine" in problems(twice(0), 51_200, engine="lmdeploy")
+    # SGLang counts slots (page size 1), up to the workload lab's largest SGLang pool.
+    assert problems(twice(0), 3_000_000, engine="sglang") == {}
+    assert "capacity_tokens" in problems(twice(0), 30_000_000, engine="sglang")
     with pytest.raises(WorkloadError) as caught:
-        check_timed(many, 51_200, 512)
+        TimedKnobs(51_200).check(many)
     assert caught.value.knob == "requests"
     with pytest.raises(WorkloadError):
-        run_trace_timed(twice(0), 3_000_000, "vllm", 16)
+        run_trace_timed(twice(0), TimedKnobs(3_000_000, block_size=16))
 
 
 # -- the CLI -----------------------------------------------------------------------------------
