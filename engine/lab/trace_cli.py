@@ -4,13 +4,20 @@ Prints one CSV line per capacity, header first (``--capacity-tokens`` takes one 
 default eight, log-spaced from half a mean prompt to the whole trace), or one line per
 request with ``--per-request``, or everything as JSON with ``--json`` (with the
 unlimited-capacity hit rate beside the Mooncake paper's cache ratio when the file is one
-of its traces). ``--timed`` replays with time instead, at the first capacity, one CSV line
-per engine step. A bad file or argument: one line on stderr and exit status 2.
+of its traces). A bad file or argument: one line on stderr and exit status 2.
+
+``--timed`` replays a slice with time instead (engine/lab/trace_timed.py): the requests
+arrive by their timestamps through the scheduler, one engine step every ``--step-ms``, at
+one capacity (default the paper's 3M tokens); one CSV line per engine step (the workload
+lab's columns, ``time_ms`` first), or ``--summary`` one line per engine, or ``--json``.
+What it cannot show is said on stderr (and in the JSON). ``--requests N`` and
+``--window-ms A:B`` (arrivals with ``A <= timestamp < B``) cut the slice, for the in-order
+replay too.
 
 ``--engine sglang`` replays on SGLang's model instead (engine/lab/trace_replay_sglang.py,
 page size 1 unless ``--block-size`` is given), ``--engine both`` on both at the same
 capacities: a CSV line per capacity per engine, ``engine`` first, or JSON
-``{"vllm": ..., "sglang": ...}``. ``--timed`` is vLLM's only.
+``{"vllm": ..., "sglang": ...}``; ``--timed`` too.
 """
 
 from __future__ import annotations
@@ -19,13 +26,14 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from typing import Any, NoReturn, TextIO
+from typing import Any, TextIO
 
 from engine.lab.paper_gap import paper_gap
 from engine.lab.request_trace import TRACE_BLOCK_TOKENS, TraceEntry, TraceError, read_trace
+from engine.lab.scenario import DEFAULT_MAX_NUM_BATCHED_TOKENS
 from engine.lab.trace_replay import (
-    DEFAULT_STEP_MS,
     PAPER_CACHE_RATIO,
+    PAPER_LOCAL_CACHE_TOKENS,
     POINT_COLUMNS,
     REQUEST_COLUMNS,
     HashedTrace,
@@ -33,21 +41,21 @@ from engine.lab.trace_replay import (
     capacities_for,
     paper_comparison,
     replay_in_order,
-    replay_with_time,
     slice_entries,
     trace_name_of,
 )
 from engine.lab.trace_replay_sglang import replay_in_order_sglang
+from engine.lab.trace_timed import (
+    CANNOT_SHOW,
+    DEFAULT_STEP_MS,
+    TIMED_ENGINES,
+    TimedKnobs,
+    run_trace_timed,
+)
+from engine.lab.workload_cli import OneLineParser, print_runs
 from engine.lab.workload_sglang import SGLANG_PAGE_SIZE
 
 ENGINES = ("vllm", "sglang", "both")
-
-
-class _OneLineParser(argparse.ArgumentParser):
-    """Bad arguments: one line and exit 2, not the usage block."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"error: {message}\n")
 
 
 def _positive(text: str) -> int:
@@ -57,8 +65,27 @@ def _positive(text: str) -> int:
     return value
 
 
+def _window(text: str) -> tuple[int, int]:
+    """``A:B`` in ms, ``0 <= A < B``."""
+    start, colon, end = text.partition(":")
+    try:
+        window = (int(start), int(end))
+    except ValueError:
+        window = None
+    if not colon or window is None or not 0 <= window[0] < window[1]:
+        raise argparse.ArgumentTypeError(f"must be A:B, whole ms with 0 <= A < B, not {text!r}")
+    return window
+
+
+def _step_ms(text: str) -> float:
+    value = float(text)
+    if not (value > 0 and value < float("inf")):
+        raise argparse.ArgumentTypeError(f"must be a positive number of ms, not {text}")
+    return value
+
+
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
-    parser = _OneLineParser(
+    parser = OneLineParser(
         prog="python -m engine --trace",
         description="Replay a request trace through the engine's prefix cache.",
     )
@@ -79,15 +106,38 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument(
         "--until-ms", type=_positive, help="replay only requests arriving before this (ms)"
     )
+    parser.add_argument(
+        "--window-ms",
+        type=_window,
+        metavar="A:B",
+        help="replay only requests with A <= timestamp < B (the trace's ms)",
+    )
     parser.add_argument("--per-request", action="store_true", help="one line per request")
     parser.add_argument("--json", action="store_true", help="print JSON instead of CSV")
-    parser.add_argument("--timed", action="store_true", help="replay with arrival times")
-    parser.add_argument("--step-ms", type=float, default=DEFAULT_STEP_MS, help="ms per step")
-    parser.add_argument("--max-num-batched-tokens", type=_positive, default=2048)
+    parser.add_argument(
+        "--timed", action="store_true", help="replay with arrival times, a line per engine step"
+    )
+    parser.add_argument(
+        "--summary", action="store_true", help="with --timed: one line per engine, not per step"
+    )
+    parser.add_argument(
+        "--step-ms",
+        type=_step_ms,
+        default=DEFAULT_STEP_MS,
+        help=f"with --timed: ms per engine step (default {DEFAULT_STEP_MS:g})",
+    )
+    parser.add_argument(
+        "--max-num-batched-tokens",
+        type=_positive,
+        default=DEFAULT_MAX_NUM_BATCHED_TOKENS,
+        help=f"with --timed: vLLM's batch budget (default {DEFAULT_MAX_NUM_BATCHED_TOKENS})",
+    )
     return parser.parse_args(argv)
 
 
 def _cell(value: Any) -> str:
+    if value is None:  # no figure (SGLang's preemptions): an empty cell, as the series'
+        return ""
     if isinstance(value, float):
         return f"{value:.6g}"
     if isinstance(value, bool):
@@ -119,7 +169,11 @@ class Replayer:
 def main(argv: Sequence[str], out: TextIO = sys.stdout) -> int:
     args = parse_args(argv)
     try:
-        entries = slice_entries(read_trace(args.trace, args.requests), until_ms=args.until_ms)
+        # Without a window only the first N lines are read (a large trace stays cheap).
+        limit = args.requests if args.window_ms is None else None
+        entries = slice_entries(
+            read_trace(args.trace, limit), args.requests, args.until_ms, args.window_ms
+        )
     except (TraceError, OSError) as error:
         print(f"error: {args.trace}: {error}", file=sys.stderr)
         return 2
@@ -128,8 +182,10 @@ def main(argv: Sequence[str], out: TextIO = sys.stdout) -> int:
         "vllm": args.block_size or TRACE_BLOCK_TOKENS,
         "sglang": args.block_size or SGLANG_PAGE_SIZE,
     }
-    if args.timed and args.engine != "vllm":
-        print("error: --timed replays on vLLM only (--engine vllm)", file=sys.stderr)
+    if args.timed:
+        return _main_timed(args, entries, engines, units, out)
+    if args.summary:
+        print("error: --summary goes with --timed", file=sys.stderr)
         return 2
     for engine in engines:  # said before the prompts are hashed
         too_small = [c for c in args.capacity_tokens or () if c < units[engine]]
@@ -142,14 +198,6 @@ def main(argv: Sequence[str], out: TextIO = sys.stdout) -> int:
             return 2
     # Both engines at the same capacities: vLLM's default ones (whole blocks).
     capacities = args.capacity_tokens or capacities_for(entries, units["vllm"])
-    if args.timed:
-        trace = HashedTrace.of(entries, units["vllm"])
-        timed = replay_with_time(trace, capacities[0], args.step_ms, args.max_num_batched_tokens)
-        if args.json:
-            print(json.dumps(timed.to_dict(), separators=(",", ":")), file=out)
-        else:
-            print("\n".join(timed.csv_lines()), file=out)
-        return 0
     replayers = [Replayer(engine, entries, units[engine]) for engine in engines]
     tagged = len(replayers) > 1  # an engine column, or one JSON object per engine
     points: dict[str, list[InOrderReplay]] = {engine: [] for engine in engines}
@@ -180,6 +228,49 @@ def main(argv: Sequence[str], out: TextIO = sys.stdout) -> int:
         lines.extend(f"{engine},{line}" if tagged else line for line in _csv(columns, rows)[1:])
     print("\n".join(lines), file=out)
     return 0
+
+
+def _main_timed(
+    args: argparse.Namespace,
+    entries: list[TraceEntry],
+    engines: Sequence[str],
+    units: dict[str, int],
+    out: TextIO,
+) -> int:
+    """``--timed``: the slice with time on each engine, at one capacity."""
+    capacities = args.capacity_tokens or [PAPER_LOCAL_CACHE_TOKENS]
+    if args.per_request:
+        print(
+            "error: --per-request is the in-order replay's (--timed prints a line per step)",
+            file=sys.stderr,
+        )
+        return 2
+    if len(capacities) > 1:
+        print("error: --timed replays at one capacity (one --capacity-tokens)", file=sys.stderr)
+        return 2
+    knobs = {
+        engine: TimedKnobs(
+            capacities[0], engine, units[engine], args.step_ms, args.max_num_batched_tokens
+        )
+        for engine in engines
+    }
+    for engine in engines:  # every refusal before any replay
+        found = knobs[engine].problems(entries)
+        if found:
+            print(f"error: {engine}: {next(iter(found.values()))}", file=sys.stderr)
+            return 2
+    runs = {engine: run_trace_timed(entries, knobs[engine]) for engine in engines}
+    print(f"note: {CANNOT_SHOW}", file=sys.stderr)
+    if args.summary and not args.json:
+        rows = [run.summary() for run in runs.values()]
+        columns = list(rows[0])
+        print("\n".join(_csv(columns, rows)), file=out)
+        return 0
+    print_runs(runs, args.json, out)
+    return 0
+
+
+assert set(TIMED_ENGINES) == set(ENGINES) - {"both"}
 
 
 def _json(path: str, entries: list[TraceEntry], points: list[InOrderReplay]) -> dict[str, Any]:

@@ -1,5 +1,5 @@
 """A request trace replayed through the engine: in order (the Mooncake paper's Figure 9
-method), as a hit-rate curve over pool capacities, and with time on a slice.
+method), and as a hit-rate curve over pool capacities; a slice of it (``slice_entries``).
 
 In order: each request, one after another, looks up the prefix cache
 (``KVCacheManager.get_computed_blocks``), allocates what it misses (``allocate_slots``,
@@ -17,10 +17,7 @@ get logits), in whole blocks: a prompt of exactly k full blocks, all cached, reu
 ``hits`` is what vLLM reuses; ``uncapped_hits`` also counts that last full block when it
 is cached (block-aligned: a partial last block is never cached, so never counted).
 
-With time (``TimedTraceRunner``): the requests arrive by their timestamps through the
-``Scheduler`` and ``EngineCore``, one engine step every ``step_ms`` ms, prefilling their
-prompts and decoding ``output_length`` tokens, so concurrency, chunked prefill, waiting and
-preemption show up; it is the workload lab's ``WorkloadRunner`` with the trace's requests.
+With time: engine/lab/trace_timed.py (a slice through the scheduler, by timestamps).
 
 Standard library only.
 """
@@ -43,7 +40,6 @@ from engine.lab.request_trace import (
     TraceError,
     prompt_token_ids,
 )
-from engine.lab.workload import Workload, WorkloadRun, WorkloadRunner
 from engine.vllm.block_pool import BlockPool
 from engine.vllm.kv_cache_manager import cdiv
 from engine.vllm.kv_cache_utils import BlockHash, KVCacheBlock
@@ -486,159 +482,24 @@ def lru_floor(entries: Sequence[TraceEntry], capacity_tokens: int) -> FloorResul
     return FloorResult(len(entries), total, hits, uncapped_hits, skipped)
 
 
-# -- with time ---------------------------------------------------------------------------------
-
-DEFAULT_STEP_MS = 25.0
-
-
-def _hashes_then(
-    prompt_hashes: list[BlockHash], block_hasher: Callable[[Request], list[BlockHash]]
-) -> Callable[[Request], list[BlockHash]]:
-    """The prompt's hashes given when the request is built; vLLM's hasher for the blocks
-    its output fills."""
-
-    def block_hasher_with_prompt(request: Request) -> list[BlockHash]:
-        if not request.block_hashes and not request.num_output_tokens:
-            return list(prompt_hashes)
-        return block_hasher(request)
-
-    return block_hasher_with_prompt
-
-
-class TimedTraceRunner(WorkloadRunner):
-    """The trace's requests arriving by timestamp through ``Scheduler`` and ``EngineCore``:
-    the workload lab's runner (one series row per engine step) with the trace's requests.
-
-    Engine step k runs at ``(k - 1) * step_ms`` ms after the first request's timestamp and
-    first adds every request that has arrived by then; while the engine is idle, the clock
-    jumps to the next arrival (``step_times_ms`` gives each step's time). Each request
-    prefills its prompt (chunked by ``max_num_batched_tokens``) and decodes
-    ``output_length`` tokens (at least one). A request whose whole sequence cannot fit the
-    pool would wait forever: it is left out and counted in ``skipped``.
-    """
-
-    def __init__(
-        self,
-        trace: HashedTrace,
-        capacity_tokens: int,
-        step_ms: float = DEFAULT_STEP_MS,
-        max_num_batched_tokens: int = 2048,
-    ) -> None:
-        if step_ms <= 0:
-            raise ValueError("step_ms must be positive")
-        block_size = trace.block_size
-        num_gpu_blocks = num_gpu_blocks_for(capacity_tokens, block_size)
-        usable = num_gpu_blocks - 1
-        kept = [
-            i
-            for i, entry in enumerate(trace.entries)
-            # The last sampled token is never computed, so it needs no slot.
-            if cdiv(entry.input_length + max(1, entry.output_length) - 1, block_size) <= usable
-        ]
-        self.trace = trace
-        self.entries = [trace.entries[i] for i in kept]
-        self.prompt_hashes = [trace.block_hashes[i] for i in kept]
-        self.skipped = [
-            trace.entries[i] for i in sorted(set(range(len(trace.entries))) - set(kept))
-        ]
-        self.step_ms = step_ms
-        self.start_ms = trace.entries[0].timestamp
-        self.step_times_ms: list[float] = []
-        self._clock_ms = 0.0
-        workload = Workload(
-            requests=len(self.entries),
-            shared_tokens=0,
-            unique_tokens=0,
-            output_tokens=1,
-            num_gpu_blocks=num_gpu_blocks,
-            block_size=block_size,
-            max_num_batched_tokens=max_num_batched_tokens,
-        )
-        super().__init__(workload, prompt_hashes=None)
-
-    def _validate(self, workload: Workload) -> None:
-        if workload.num_gpu_blocks < 2 or workload.max_num_batched_tokens < 1:
-            raise ValueError("the pool needs a usable block and the batch a token")
-
-    def _make_request(self, index: int) -> Request:
-        entry = self.entries[index]
-        return Request(
-            f"req-{index}",
-            prompt_token_ids(entry),
-            max_tokens=max(1, entry.output_length),
-            block_hasher=_hashes_then(self.prompt_hashes[index], self._block_hasher),
-        )
-
-    def _arrive(self) -> None:
-        arrived = len(self.requests)
-        if arrived < len(self.entries) and not self.scheduler.has_unfinished_requests():
-            self._clock_ms = max(self._clock_ms, self.entries[arrived].timestamp - self.start_ms)
-        while (
-            arrived < len(self.entries)
-            and self.entries[arrived].timestamp - self.start_ms <= self._clock_ms
-        ):
-            request = self._make_request(arrived)
-            self.engine.add_request(request)
-            self.requests.append(request)
-            arrived += 1
-        self.step_times_ms.append(self._clock_ms)
-        self._clock_ms += self.step_ms
-
-
-@dataclass
-class TimedReplay:
-    """A replay with time: the workload lab's per-step series, and each step's time."""
-
-    run: WorkloadRun
-    step_times_ms: list[float]
-    skipped_requests: int
-
-    def csv_lines(self) -> list[str]:
-        lines = self.run.csv_lines()
-        times = [f"{t:g}" for t in self.step_times_ms]
-        return [
-            f"time_ms,{lines[0]}",
-            *(f"{t},{line}" for t, line in zip(times, lines[1:], strict=True)),
-        ]
-
-    def to_dict(self) -> dict[str, Any]:
-        summary = self.run.summary()
-        for meaningless in ("shared_fraction",):  # a workload knob, not the trace's
-            summary.pop(meaningless, None)
-        return {
-            "summary": {**summary, "skipped_requests": self.skipped_requests},
-            "series": {"time_ms": self.step_times_ms, **self.run.series},
-        }
-
-
-def replay_with_time(
-    trace: HashedTrace,
-    capacity_tokens: int,
-    step_ms: float = DEFAULT_STEP_MS,
-    max_num_batched_tokens: int = 2048,
-    stop: Stop | None = None,
-) -> TimedReplay:
-    """Play the (sliced) trace with time to its end, or until ``stop`` says True."""
-    runner = TimedTraceRunner(trace, capacity_tokens, step_ms, max_num_batched_tokens)
-    while not runner.done:
-        runner.advance(50)
-        if stop is not None and stop():
-            break
-    run = runner.result()
-    if runner.done:
-        runner.release()
-    return TimedReplay(run, list(runner.step_times_ms), len(runner.skipped))
-
-
 def slice_entries(
-    entries: Sequence[TraceEntry], requests: int | None = None, until_ms: int | None = None
+    entries: Sequence[TraceEntry],
+    requests: int | None = None,
+    until_ms: int | None = None,
+    window_ms: tuple[int, int] | None = None,
 ) -> list[TraceEntry]:
-    """The first ``requests`` requests, and of them those arriving before ``until_ms`` ms
-    after the first one."""
-    chosen = list(entries[:requests] if requests is not None else entries)
+    """The requests arriving in ``window_ms`` (``(start, end)``: ``start <= timestamp <
+    end``, the trace's own ms), the first ``requests`` of them, and of those the ones
+    arriving before ``until_ms`` ms after the first one."""
+    chosen = list(entries)
+    if window_ms is not None:
+        start, end = window_ms
+        chosen = [entry for entry in chosen if start <= entry.timestamp < end]
+    if requests is not None:
+        chosen = chosen[:requests]
     if until_ms is not None and chosen:
-        start = chosen[0].timestamp
-        chosen = [entry for entry in chosen if entry.timestamp - start < until_ms]
+        first = chosen[0].timestamp
+        chosen = [entry for entry in chosen if entry.timestamp - first < until_ms]
     if not chosen:
         raise TraceError(0, None, "the slice holds no request")
     return chosen

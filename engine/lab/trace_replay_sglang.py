@@ -130,6 +130,7 @@ class _CacheReplay:
             if allocator
             else SlotCounter(capacity_tokens, page_size)
         )
+        self.counting = isinstance(self.pool, SlotCounter)
         self.tree = RadixCache(self.pool, page_size=page_size)
         self.result = InOrderReplay(
             capacity_tokens, page_size, pool_pages(self.pool), engine="sglang"
@@ -152,14 +153,16 @@ class _CacheReplay:
             skipped = pages + min(MAX_NEW_TOKENS, CLIP_MAX_NEW_TOKENS) > slots
             hit = uncapped = evictions = 0
             if not skipped:
-                hit, uncapped, evictions = self.replay_one(index, prompt_token_ids(entry))
+                # A tuple once: the tree's keys take it as it is (a list was copied twice).
+                tokens = tuple(prompt_token_ids(entry))
+                hit, uncapped, evictions = self.replay_one(index, tokens)
             result.count(index, entry, hit, uncapped, evictions, skipped, per_request)
         self.finish()
         _unlink(self.tree)
         result.seconds = time.perf_counter() - started
         return result
 
-    def replay_one(self, index: int, token_ids: list[int]) -> tuple[int, int, int]:
+    def replay_one(self, index: int, token_ids: tuple[int, ...]) -> tuple[int, int, int]:
         """One admitted request: (hit, uncapped hit, evicted tokens)."""
         tree, pool, page_size = self.tree, self.pool, self.page_size
         num_tokens = len(token_ids)
@@ -173,8 +176,9 @@ class _CacheReplay:
             evicted = tree.evict(need - pool.available_size())
         slots = pool.alloc(need)
         assert slots is not None, "an in-order replay always has room for one request"
-        # The path's slots: the match ends at its last node's end, so exactly ``hit`` of them.
-        row = tree.path_device_indices(last_node)
+        # The path's slots: the match ends at its last node's end, so exactly ``hit`` of them
+        # (a SlotCounter's are all 0: the same list, made at once).
+        row = [0] * hit if self.counting else tree.path_device_indices(last_node)
         row += slots
         key = RadixKey(token_ids).page_aligned(page_size)
         cached = tree.insert(key, row).prefix_len  # insert takes row[: len(key)]
@@ -218,9 +222,9 @@ class _SchedulerReplay(_CacheReplay):
         scheduler.schedule = recording_schedule  # type: ignore[method-assign]
         tree.evict = counting_evict  # type: ignore[method-assign]
 
-    def replay_one(self, index: int, token_ids: list[int]) -> tuple[int, int, int]:
+    def replay_one(self, index: int, token_ids: tuple[int, ...]) -> tuple[int, int, int]:
         scheduler = self.scheduler
-        req = Req(str(index), token_ids, max_new_tokens=MAX_NEW_TOKENS)
+        req = Req(str(index), list(token_ids), max_new_tokens=MAX_NEW_TOKENS)
         scheduler.add_request(req)
         finished = scheduler.step()
         assert finished == [req] and len(self.admitted) == 1, "one request, one step"
@@ -242,7 +246,7 @@ def _unlink(tree: RadixCache) -> None:
         node.parent = None
 
 
-def _uncapped(tree: RadixCache, token_ids: list[int], hit: int, last_node: TreeNode) -> int:
+def _uncapped(tree: RadixCache, token_ids: Sequence[int], hit: int, last_node: TreeNode) -> int:
     """The hit without the cap: the match stopped one page short of the prompt's last whole
     page (``max_prefix_len``); does the tree hold that page too? The match ends at a node's
     end (it splits a node it ends inside), so the page is a child of ``last_node``. Looked

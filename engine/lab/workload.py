@@ -481,8 +481,11 @@ class WorkloadRunner(SteppedRun[Request]):
             request = (
                 self._prepared[index] if index < len(self._prepared) else self._make_request(index)
             )
-            self.engine.add_request(request)
-            self.requests.append(request)
+            self._add_request(request)
+
+    def _add_request(self, request: Request) -> None:
+        self.engine.add_request(request)
+        self.requests.append(request)
 
     def _run_one_step(self) -> None:
         assert not self._released, "a released run cannot advance"

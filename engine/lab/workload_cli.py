@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import NoReturn, TextIO
 
 from engine.lab.workload import (
@@ -35,7 +35,7 @@ RUNS: dict[str, Callable[[Workload], WorkloadRun]] = {
 }
 
 
-class _OneLineParser(argparse.ArgumentParser):
+class OneLineParser(argparse.ArgumentParser):
     """Bad arguments: one line and exit 2, not the usage block."""
 
     def error(self, message: str) -> NoReturn:
@@ -47,7 +47,7 @@ def knob_option(knob: str) -> str:
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
-    parser = _OneLineParser(
+    parser = OneLineParser(
         prog="python -m engine",
         description="Run a workload preset untraced and print its per-step series.",
     )
@@ -78,21 +78,26 @@ def main(argv: Sequence[str], out: TextIO = sys.stdout) -> int:
     except WorkloadError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    if args.engine != "both":
-        run = RUNS[args.engine](workload)
-        if args.json:
-            print(json.dumps(run.to_dict(), separators=(",", ":")), file=out)
-        else:
-            print("\n".join(run.csv_lines()), file=out)
-        return 0
-    runs = {engine: run(workload) for engine, run in RUNS.items()}
-    if args.json:
+    engines = tuple(RUNS) if args.engine == "both" else (args.engine,)
+    print_runs({engine: RUNS[engine](workload) for engine in engines}, args.json, out)
+    return 0
+
+
+def print_runs(runs: Mapping[str, WorkloadRun], as_json: bool, out: TextIO) -> None:
+    """Runs as CSV (an ``engine`` column first when there are several) or JSON (one run's
+    object, or ``{engine: run}``): the workload CLI's output, the timed trace's too."""
+    if len(runs) == 1:
+        (run,) = runs.values()
+        text = json.dumps(run.to_dict(), separators=(",", ":")) if as_json else None
+        print(text or "\n".join(run.csv_lines()), file=out)
+        return
+    if as_json:
         both = {engine: run.to_dict() for engine, run in runs.items()}
         print(json.dumps(both, separators=(",", ":")), file=out)
-        return 0
-    header, *_ = runs["vllm"].csv_lines()
-    lines = [f"engine,{header}"]
+        return
+    lines: list[str] = []
     for engine, run in runs.items():
-        lines.extend(f"{engine},{line}" for line in run.csv_lines()[1:])
+        header, *rows = run.csv_lines()
+        lines.extend([] if lines else [f"engine,{header}"])
+        lines.extend(f"{engine},{line}" for line in rows)
     print("\n".join(lines), file=out)
-    return 0

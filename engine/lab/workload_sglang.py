@@ -65,11 +65,15 @@ class SGLangWorkloadRunner(SteppedRun[Req]):
 
     engine_name = "sglang"
 
-    def __init__(self, workload: Workload) -> None:
-        validate(workload)
+    def __init__(
+        self, workload: Workload, slots: int | None = None, page_size: int = SGLANG_PAGE_SIZE
+    ) -> None:
+        """``slots``: the pool's KV slots (default ``pool_slots(workload)``); a runner
+        that makes its own requests (engine/lab/trace_timed.py) sizes its own."""
+        self._validate(workload)
         self.workload = workload
-        self.allocator = make_allocator(pool_slots(workload), SGLANG_PAGE_SIZE)
-        self.tree_cache = RadixCache(self.allocator, page_size=SGLANG_PAGE_SIZE)
+        self.allocator = make_allocator(slots or pool_slots(workload), page_size)
+        self.tree_cache = RadixCache(self.allocator, page_size=page_size)
         self.scheduler = Scheduler(self.allocator, self.tree_cache, SGLANG_SCHEDULE_POLICY)
         self.series = {column: [] for column in COLUMNS}
         self.requests = []
@@ -78,6 +82,9 @@ class SGLangWorkloadRunner(SteppedRun[Req]):
         self._evicted = 0
         self._totals = {"queries": 0, "hits": 0}
         self._wrap_model()
+
+    def _validate(self, workload: Workload) -> None:
+        validate(workload)
 
     def _wrap_model(self) -> None:
         """Count admissions and evicted slots by wrapping the model objects' own calls
@@ -106,18 +113,24 @@ class SGLangWorkloadRunner(SteppedRun[Req]):
     def _has_unfinished_requests(self) -> bool:
         return bool(self.scheduler.waiting_queue or self.scheduler.running)
 
+    def _make_request(self, index: int) -> Req:
+        workload = self.workload
+        return Req(
+            f"req-{index}",
+            workload.prompt(index),
+            max_new_tokens=workload.output_tokens,
+            extra_key=extra_key(workload, index),
+        )
+
+    def _add_request(self, req: Req) -> None:
+        self.scheduler.add_request(req)
+        self.requests.append(req)
+
     def _arrive(self) -> None:
         workload = self.workload
         count = workload.arrival or workload.requests
         for index in range(len(self.requests), min(workload.requests, len(self.requests) + count)):
-            req = Req(
-                f"req-{index}",
-                workload.prompt(index),
-                max_new_tokens=workload.output_tokens,
-                extra_key=extra_key(workload, index),
-            )
-            self.scheduler.add_request(req)
-            self.requests.append(req)
+            self._add_request(self._make_request(index))
 
     def _reset(self) -> int:
         """SGLang's ``flush_cache`` (scheduler.py:5518-5545, ``is_fully_idle``): only

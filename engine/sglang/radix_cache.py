@@ -59,8 +59,12 @@ class RadixKey:
             raise ValueError("RadixKey operations require matching extra_key")
         mine, theirs = self.token_ids, other.token_ids
         matched = min(len(mine), len(theirs))
-        # Speed only (the same count): equal halves are compared whole, in C, so
-        # only the half holding the first difference is looked into, down to a token.
+        # Speed only (the same count): the whole common length first (a walk's nodes
+        # mostly match whole, and a tuple's full slice is itself, not a copy); else
+        # equal halves are compared whole, in C, so only the half holding the first
+        # difference is looked into, down to a token.
+        if mine[:matched] == theirs[:matched]:
+            return matched // page_size * page_size
         low = 0
         while low < matched:
             mid = (low + matched + 1) // 2
@@ -251,8 +255,12 @@ class RadixCache:
         if self.disable:
             return InsertResult(0, self.root_node)
         key = key.page_aligned(self.page_size)
-        # SGLang's debug fallback: token ids stand in for slots
-        slots = list(key.token_ids) if value is None else list(value[: len(key)])
+        # SGLang's debug fallback: token ids stand in for slots. (Speed only: a list's
+        # slice is already a new list, so it is not copied again.)
+        if value is None:
+            slots = list(key.token_ids)
+        else:
+            slots = value[: len(key)] if isinstance(value, list) else list(value[: len(key)])
         prefix_len, last_node = self._insert_helper(
             self.root_node, key, slots, priority, inserted_len
         )
@@ -441,7 +449,8 @@ class RadixCache:
             new_node = self._new_node(priority=priority)
             new_node.parent = node
             new_node.key = key
-            new_node.value = list(value)
+            # speed only: ``value`` is this insert's own list (a slice), not copied again
+            new_node.value = value
             if total_prefix_length + len(key) > inserted_len:
                 new_node.hit_count += 1
             node.children[child_key] = new_node

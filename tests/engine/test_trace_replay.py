@@ -1,5 +1,6 @@
 """Request traces replayed through the engine: small traces worked out by hand, the plain
-LRU floor, the curve on a slice of the real trace (skipped without it), time, and the CLI."""
+LRU floor, the curve on a slice of the real trace (skipped without it), and the CLI. With
+time: test_trace_timed.py."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from engine.lab.cli import main
-from engine.lab.request_trace import TraceEntry, read_trace
+from engine.lab.request_trace import TraceEntry, TraceError, read_trace
 from engine.lab.trace_replay import (
     HashedTrace,
     default_capacities,
@@ -20,7 +21,6 @@ from engine.lab.trace_replay import (
     paper_comparison,
     replay_in_order,
     replay_unlimited,
-    replay_with_time,
     slice_entries,
     trace_name_of,
 )
@@ -169,36 +169,15 @@ def test_the_paper_comparison_is_numbers() -> None:
     assert paper_comparison("mine", unlimited)["difference"] is None
 
 
-def test_with_time_arrivals_concurrency_and_preemption_show() -> None:
-    # Ten seconds apart, the second request hits the first one's prompt.
-    apart = trace((1100, [1, 2, 3]), (1100, [1, 2, 3]), gap_ms=10_000)
-    timed = replay_with_time(HashedTrace.of(apart, 16), 100 * B, step_ms=25)
-    summary = timed.run.summary()
-    assert (summary["queries"], summary["hits"]) == (2200, 1088)  # 68 blocks of 16
-    assert timed.run.completed and timed.skipped_requests == 0
-    # The idle gap is skipped, not stepped through: 10,000 ms is 400 steps of 25 ms.
-    assert timed.run.num_steps < 20 and timed.step_times_ms[-1] >= 10_000
-    assert timed.step_times_ms == sorted(timed.step_times_ms)
-    # Twelve long requests at once on a small pool: some run together, some are preempted.
-    crowd = [TraceEntry(i + 1, 0, 700, 300, (100 + i, 200 + i)) for i in range(12)]
-    crowded = replay_with_time(HashedTrace.of(crowd, 16), 200 * 16, step_ms=10)
-    assert max(crowded.run.series["running"]) > 1
-    assert crowded.run.summary()["preemptions"] > 0 and crowded.run.completed
-    lines = crowded.csv_lines()
-    assert lines[0].startswith("time_ms,step,") and len(lines) == crowded.run.num_steps + 1
-
-
-def test_with_time_a_request_that_can_never_fit_is_left_out() -> None:
-    entries = trace((600, [1, 2]), (5000, list(range(10, 20))), (600, [1, 2]))
-    timed = replay_with_time(HashedTrace.of(entries), 4 * B)
-    assert timed.skipped_requests == 1 and timed.run.completed
-    assert timed.run.summary()["hits"] == 512
-
-
 def test_a_slice_by_count_and_by_time() -> None:
     entries = trace(*[(600, [i, i + 1]) for i in range(10)], gap_ms=100)
     assert len(slice_entries(entries, requests=4)) == 4
     assert [e.timestamp for e in slice_entries(entries, until_ms=250)] == [0, 100, 200]
+    window = slice_entries(entries, window_ms=(300, 700))
+    assert [e.timestamp for e in window] == [300, 400, 500, 600]
+    assert [e.timestamp for e in slice_entries(entries, 2, window_ms=(300, 700))] == [300, 400]
+    with pytest.raises(TraceError, match="the slice holds no request"):
+        slice_entries(entries, window_ms=(5_000, 6_000))
 
 
 # -- the CLI -----------------------------------------------------------------------------------

@@ -237,8 +237,6 @@ def test_cli_sglang_bad_input_is_one_line_and_exit_2(
     tmp_path: object, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = write(tmp_path, ROWS)  # type: ignore[arg-type]
-    assert run("--trace", path, "--engine", "sglang", "--timed")[0] == 2
-    assert capsys.readouterr().err == "error: --timed replays on vLLM only (--engine vllm)\n"
     args = ("--trace", path, "--engine", "sglang", "--block-size", "16", "--capacity-tokens", "8")
     assert run(*args)[0] == 2
     assert capsys.readouterr().err == "error: capacity 8 holds no 16-token page\n"
