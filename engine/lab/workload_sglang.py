@@ -73,6 +73,7 @@ class SGLangWorkloadRunner(SteppedRun[Req]):
         self.scheduler = Scheduler(self.allocator, self.tree_cache, SGLANG_SCHEDULE_POLICY)
         self.series = {column: [] for column in COLUMNS}
         self.requests = []
+        self._prepared: list[Req] = []  # built ahead of arrival (see prepare)
         self.request_hits: dict[str, int] = {}  # rid -> hit tokens at admission
         self._admitted: list[tuple[int, int]] = []  # (queried, hit) tokens this step
         self._evicted = 0
@@ -106,16 +107,22 @@ class SGLangWorkloadRunner(SteppedRun[Req]):
     def _has_unfinished_requests(self) -> bool:
         return bool(self.scheduler.waiting_queue or self.scheduler.running)
 
-    def _arrive(self) -> None:
+    def _make_request(self, index: int) -> Req:
         workload = self.workload
-        count = workload.arrival or workload.requests
-        for index in range(len(self.requests), min(workload.requests, len(self.requests) + count)):
-            req = Req(
-                f"req-{index}",
-                workload.prompt(index),
-                max_new_tokens=workload.output_tokens,
-                extra_key=extra_key(workload, index),
-            )
+        return Req(
+            f"req-{index}",
+            workload.prompt(index),
+            max_new_tokens=workload.output_tokens,
+            extra_key=extra_key(workload, index),
+        )
+
+    def release(self) -> None:
+        """As WorkloadRunner's, for a caller that plays either. Nothing is unlinked: the
+        tree's nodes (parent and children refer to each other) go at the collector's next
+        pass, a node per shared segment, not an object per block as vLLM's pool."""
+
+    def _arrive(self) -> None:
+        for req in self._arriving():
             self.scheduler.add_request(req)
             self.requests.append(req)
 
