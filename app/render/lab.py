@@ -34,6 +34,7 @@ def render_numbers(runs: LabelledRuns) -> str:
     )
     summaries = [run.summary() for _, run in runs]
     engines = [run.engine for _, run in runs]
+    mixed = len(set(engines)) > 1
     # A ratio with nothing to divide by says why, once under the table (an empty chart
     # beside it says nothing, and a reason in each cell wraps on a phone).
     absent = {
@@ -55,7 +56,8 @@ def render_numbers(runs: LabelledRuns) -> str:
     for label, key, fmt in rows:
         cells = "".join(
             f'<td data-key="{key}" data-engine="{esc(engine)}">'
-            f"{'n/a' if s[key] is None else esc(fmt.format(s[key]) + unit_of(key, engine))}</td>"
+            + ("n/a" if s[key] is None else esc(fmt.format(s[key]) + unit_of(key, engine, mixed)))
+            + "</td>"
             for s, engine in zip(summaries, engines, strict=True)
         )
         missing = {e for s, e in zip(summaries, engines, strict=True) if s[key] is None}
@@ -75,9 +77,12 @@ def render_numbers(runs: LabelledRuns) -> str:
     )
 
 
-def unit_of(key: str, engine: str) -> str:
-    """A figure's unit where the engines count differently: SGLang evicts tokens."""
-    return " tokens" if key == "evictions" and engine == "sglang" else ""
+def unit_of(key: str, engine: str, mixed: bool) -> str:
+    """A figure's unit where the engines count differently: SGLang evicts tokens, vLLM
+    blocks (said only beside SGLang's: ``mixed``)."""
+    if key != "evictions":
+        return ""
+    return " tokens" if engine == "sglang" else " blocks" if mixed else ""
 
 
 def render_outcome(

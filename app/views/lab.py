@@ -124,8 +124,8 @@ SOURCE_NAMES = {
 RUN_COLORS = {
     ("vllm", "run"): RUN_COLOR,
     ("vllm", "compare"): COMPARE_COLOR,
-    ("sglang", "run"): "#7b3fb5",
-    ("sglang", "compare"): "#0f7f7f",
+    ("sglang", "run"): "#2b9348",
+    ("sglang", "compare"): "#c2185b",
 }
 SERIES_COLORS = {
     "vllm": {
@@ -786,13 +786,15 @@ def lab_root(role: str, *children: Any, margin: tuple[int, ...]) -> pn.Column:
 
 
 def done_text(result: LabResult) -> str:
-    """The status line once the runs are shown: the requests, and each engine's steps."""
-    steps = [
-        f"{run.num_steps:,} engine steps"
-        + (f" on {ENGINE_NAMES[run.engine]}" if len(result.engines) > 1 else "")
-        for run, _ in result.engine_runs
-    ]
-    return f"Done: {result.run.workload.requests:,} requests in {', '.join(steps)}."
+    """The status line once the runs are shown: the requests, and each engine's steps
+    (short: the line has room for about 50 characters)."""
+    requests = f"Done: {result.run.workload.requests:,} requests"
+    if len(result.engines) == 1:
+        return f"{requests} in {result.run.num_steps:,} engine steps."
+    steps = ", ".join(
+        f"{ENGINE_NAMES[run.engine]} {run.num_steps:,} steps" for run, _ in result.engine_runs
+    )
+    return f"{requests}: {steps}."
 
 
 def open_lab(preset_name: str, engine_word: str | None = None) -> LabView | TraceLabView:

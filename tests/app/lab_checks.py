@@ -193,3 +193,50 @@ def check_a_long_run_stops(page: Any, timeout_ms: int) -> None:
     )
     assert source(page, "run", "cumulative_queries")["values"] == queries_before
     expect(page.get_by_role("button", name="Run")).to_be_enabled()
+
+
+def check_both_engines_share_the_charts(page: Any, timeout_ms: int) -> None:
+    """On `shared-prefix`, the engine knob set to both: SGLang's runs join vLLM's on the
+    same charts (the engine's numbers), every legend names both engines, the summary has
+    both engines' columns, and the address carries the choice."""
+    from engine.lab.workload_sglang import run_sglang_workload
+
+    shared = preset("shared-prefix")
+    compare = shared.compare_workload()
+    assert compare is not None
+    sglang, sglang_compare = run_sglang_workload(shared.workload), run_sglang_workload(compare)
+    page.get_by_label("Engine").select_option("both")
+    numbers = page.get_by_test_id("lab-numbers")
+    heads = numbers.locator("th[scope=col]")
+    expect(heads).to_have_text(
+        [
+            "vLLM: no salt",
+            "SGLang: no salt",
+            "vLLM: fresh salt per request",
+            "SGLang: fresh salt per request",
+        ],
+        timeout=timeout_ms,
+    )
+    hits = numbers.locator('td[data-key="hits"]')
+    expect(hits.nth(1)).to_have_text(f"{sglang.summary()['hits']:,}")
+    assert (
+        source(page, "sglang-run", "cumulative_hits")["values"]
+        == (sglang.series["cumulative_hits"])
+    )
+    drawn = source(page, "sglang-compare", "cumulative_hits")["values"]
+    assert drawn == sglang_compare.series["cumulative_hits"]
+    # The hit-rate chart's legend: both engines' lines, each named.
+    legend = page.locator(".chart-legend").first
+    expect(legend.locator('[data-key="cumulative_hit_rate/run"]')).to_have_text(
+        "vLLM cumulative (solid)"
+    )
+    expect(legend.locator('[data-key="cumulative_hit_rate/sglang-run"]')).to_have_text(
+        "SGLang cumulative (solid)"
+    )
+    expect(page.get_by_test_id("lab-expected")).to_have_text(
+        [
+            shared.expected_text(run_workload(shared.workload), run_workload(compare)),
+            shared.expected_text(sglang, sglang_compare),
+        ]
+    )
+    page.wait_for_url("**engine=both**", timeout=timeout_ms)

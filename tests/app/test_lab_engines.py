@@ -115,10 +115,11 @@ def test_both_engines_lines_are_on_the_same_charts_and_each_legend_names_its_eng
     assert hits[1] == f"{sglang.summary()['hits']:,}"
     evicted = table.find_all(data_key="evictions")
     assert evicted[3].text == f"{sglang_compare.summary()['evictions']:,} tokens"
-    assert view.status.object.endswith(
-        f"in {view.result.run.num_steps:,} engine steps on vLLM, "
-        f"{sglang.num_steps:,} engine steps on SGLang."
+    assert view.status.object == (
+        f"Done: 12 requests: vLLM {view.result.run.num_steps:,} steps, "
+        f"SGLang {sglang.num_steps:,} steps."
     )
+    assert evicted[2].text.endswith(" blocks")
 
 
 @pytest.mark.parametrize("name", ["shared-prefix", "fresh-salt", "prepend-token"])
