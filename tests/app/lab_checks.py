@@ -176,10 +176,10 @@ def check_stale_results_are_marked(page: Any) -> None:
     page.wait_for_function(f"() => ({DIMMED_JS})().every(opacity => opacity === '1')")
 
 
-def check_a_long_run_stops(page: Any, timeout_ms: int) -> None:
+def check_a_long_run_stops(page: Any, timeout_ms: int, sources: tuple[str, ...] = ("run",)) -> None:
     """On `fresh-salt`: a long run shows its progress, Stop ends it, and the charts keep
-    the last finished run."""
-    queries_before = source(page, "run", "cumulative_queries")["values"]
+    the last finished run (on each of ``sources``: "sglang-run" too with both engines)."""
+    before = {name: source(page, name, "cumulative_queries")["values"] for name in sources}
     # About 4 s of runs in CPython (twice that in Pyodide): Stop comes on after 1 s
     # (app/views/lab.py's LONG_RUN_S), well before they end, on a fast machine too.
     for label, value in (("Output (tokens)", "128"), ("Requests", "2000")):
@@ -191,7 +191,8 @@ def check_a_long_run_stops(page: Any, timeout_ms: int) -> None:
     expect(page.get_by_text("Stopped: the charts still show the last finished run.")).to_be_visible(
         timeout=timeout_ms
     )
-    assert source(page, "run", "cumulative_queries")["values"] == queries_before
+    for name, values in before.items():
+        assert source(page, name, "cumulative_queries")["values"] == values
     expect(page.get_by_role("button", name="Run")).to_be_enabled()
 
 

@@ -211,6 +211,11 @@ def test_a_long_run_shows_progress_and_stops(watched: Watched, server: str) -> N
     check_a_long_run_stops(open_lab(watched, server, "?lab=fresh-salt"), RUN_TIMEOUT_MS)
 
 
+def test_a_long_run_on_both_engines_shows_progress_and_stops(watched: Watched, server: str) -> None:
+    page = open_lab(watched, server, "?lab=fresh-salt&engine=both")
+    check_a_long_run_stops(page, RUN_TIMEOUT_MS, ("run", "sglang-run"))
+
+
 def test_the_lab_fits_a_phone_without_horizontal_scroll(playwright: Any, server: str) -> None:
     with serve.chromium(playwright, viewport={"width": 390, "height": 844}) as context:
         watched = Watched(context.new_page(), server.rsplit("/", 1)[0])

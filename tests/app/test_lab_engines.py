@@ -50,6 +50,24 @@ def test_a_lab_run_on_both_engines_gives_each_engines_runs_side_by_side() -> Non
     assert [run.engine for _, run in result.labelled_runs] == ["vllm", "sglang"] * 2
 
 
+def test_a_run_on_both_engines_shows_its_progress_and_stops_while_sglang_plays() -> None:
+    fresh = preset("fresh-salt")
+    workload = fresh.workload.replace(requests=60)
+    lab_run = LabRun(fresh, workload, True, engines=("vllm", "sglang"))
+    seen: list[float] = []
+
+    def progress(share: float) -> None:
+        seen.append(share)
+        # vLLM's two runs are done, SGLang's first is under way: Stop
+        if lab_run.runners[2].num_finished > 0:
+            lab_run.stop()
+
+    assert asyncio.run(lab_run.play(progress)) is None
+    assert [r.engine_name for r in lab_run.runners] == ["vllm", "vllm", "sglang", "sglang"]
+    assert not lab_run.runners[2].done and lab_run.runners[3].step == 0
+    assert seen == sorted(seen) and 0.5 < seen[-1] < 1
+
+
 def test_sglang_alone_plays_no_vllm_run() -> None:
     fresh = preset("fresh-salt")
     workload = fresh.workload.replace(**SMALL_KNOBS)
