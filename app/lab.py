@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from app.render.lab_traces import ENGINE_NAMES
 from app.runtime import in_pyodide
 from app.side_runs import SideRuns, default_processes
 from engine.lab.paper_gap import PaperGap, paper_gap
@@ -57,6 +58,7 @@ from engine.lab.workload import (
     typed_workload,
     workload_scenario,
 )
+from engine.lab.workload_sglang import NO_MEANING_ON_SGLANG, SGLangWorkloadRunner
 
 DEFAULT_PRESET = "shared-prefix"
 # Requests built (their prompts hashed) per slice before a run starts.
@@ -85,6 +87,16 @@ BESIDE_GRACE_S = 0.05
 AHEAD_MAX_TOKENS = 1_000_000
 
 ChartData = dict[str, list[float]]
+# A workload runner on either engine, by the engine's name in a WorkloadRun.
+Runner = WorkloadRunner | SGLangWorkloadRunner
+# The engine knob of both lab groups (the workloads' and the traces'): its choices, each
+# with the engines it runs, and the word the address carries for it (`&engine=both`).
+ENGINE_CHOICES = {"vLLM": ("vllm",), "SGLang": ("sglang",), "both": ("vllm", "sglang")}
+ENGINE_WORDS = {"vLLM": "vllm", "SGLang": "sglang", "both": "both"}
+DEFAULT_ENGINE = "vLLM"
+# SGLang's pool columns count KV slots (tokens) where vLLM's count blocks: the charts
+# draw them in blocks' worth (slots / block_size), so both engines share one axis.
+SLOT_COLUMNS = frozenset({"held_blocks", "free_cached_blocks", "free_empty_blocks", "evictions"})
 # A run with more knobs changed than this is named by their count (a table head on a
 # phone has room for about two).
 MAX_KNOBS_NAMED = 2
@@ -112,24 +124,70 @@ def check_knobs(values: Mapping[str, Any]) -> tuple[Workload | None, dict[str, s
     return (None if found else workload), found
 
 
+def engine_choice(word: str | None) -> tuple[str, str | None]:
+    """The engine knob's choice for the address's ``engine`` word (none: vLLM), and a
+    notice when the word is not one of them."""
+    if word is None or word == "":
+        return DEFAULT_ENGINE, None
+    for choice, known in ENGINE_WORDS.items():
+        if word == known:
+            return choice, None
+    words = ", ".join(ENGINE_WORDS.values())
+    return DEFAULT_ENGINE, f"Ignored engine={word!r}: not one of {words}. Showing vLLM."
+
+
 def chart_data(run: WorkloadRun | None, columns: Sequence[str] = tuple(COLUMNS)) -> ChartData:
     """The series' columns as floats (no value: NaN, which Bokeh draws as a gap); a
-    chart sends only the columns it draws."""
+    chart sends only the columns it draws. SGLang's KV slots are drawn in blocks' worth
+    (SLOT_COLUMNS)."""
     if run is None:
         return {column: [] for column in columns}
+    per_block = run.workload.block_size if run.engine == "sglang" else 1
+
+    def scale(column: str) -> float:
+        return per_block if column in SLOT_COLUMNS else 1
+
     return {
-        column: [math.nan if v is None else float(v) for v in run.series[column]]
+        column: [math.nan if v is None else v / scale(column) for v in run.series[column]]
         for column in columns
     }
 
 
+def means_nothing_on_sglang(columns: Sequence[str]) -> bool:
+    """Whether every one of these columns is empty on SGLang (it never preempts)."""
+    return all(column in NO_MEANING_ON_SGLANG for column in columns)
+
+
 @dataclass(frozen=True)
 class LabResult:
-    """What the lab shows: the learner's run and, if asked for, the overlaid one."""
+    """What the lab shows: the learner's run and, if asked for, the overlaid one, on the
+    first engine asked for; ``more``: the same on each other engine."""
 
     preset: Preset
     run: WorkloadRun
     compare: WorkloadRun | None
+    more: tuple[tuple[WorkloadRun, WorkloadRun | None], ...] = ()
+
+    @property
+    def engine_runs(self) -> list[tuple[WorkloadRun, WorkloadRun | None]]:
+        """Each engine's (learner's run, overlaid run), in the order asked for."""
+        return [(self.run, self.compare), *self.more]
+
+    @property
+    def engines(self) -> tuple[str, ...]:
+        return tuple(run.engine for run, _ in self.engine_runs)
+
+    @property
+    def names_engines(self) -> bool:
+        """Whether labels name the engine: always but for vLLM alone (the lab as it was)."""
+        return self.engines != ("vllm",)
+
+    def run_of(self, engine: str, compare: bool = False) -> WorkloadRun | None:
+        """The engine's learner's run (or overlaid run); None if not played or not asked for."""
+        for run, compared in self.engine_runs:
+            if run.engine == engine:
+                return compared if compare else run
+        return None
 
     @property
     def is_preset(self) -> bool:
@@ -145,11 +203,39 @@ class LabResult:
         return self.outcome_text() if self.is_preset else None
 
     @property
-    def labelled_runs(self) -> list[tuple[str, WorkloadRun]]:
-        """The learner's run, then the overlaid one if any, each with what it is called."""
-        runs = [(self.run_label, self.run)]
+    def expected_outcomes(self) -> list[tuple[str, str]] | None:
+        """Each engine's expected outcome in its own words, with the engine's name ("" when
+        labels do not name engines); None once the knobs differ from the preset's."""
+        if not self.is_preset:
+            return None
+        return [
+            (
+                ENGINE_NAMES[run.engine] if self.names_engines else "",
+                self.preset.expected_text(run, compare),
+            )
+            for run, compare in self.engine_runs
+        ]
+
+    @property
+    def run_labels(self) -> list[str]:
+        """What the learner's run and the overlaid one (if any) are called, on any engine."""
+        labels = [self.run_label]
         if self.compare is not None:
-            runs.append((self.preset.compare_label, self.compare))
+            labels.append(self.preset.compare_label)
+        return labels
+
+    @property
+    def labelled_runs(self) -> list[tuple[str, WorkloadRun]]:
+        """The learner's run on each engine, then the overlaid one's, each with what it is
+        called (and, but for vLLM alone, its engine's name): one engine beside the other."""
+        labels = self.run_labels
+        runs = []
+        for index, label in enumerate(labels):
+            for run, compare in self.engine_runs:
+                shown = run if index == 0 else compare
+                assert shown is not None
+                name = f"{ENGINE_NAMES[shown.engine]}: {label}" if self.names_engines else label
+                runs.append((name, shown))
         return runs
 
     @property
@@ -169,10 +255,20 @@ class LabResult:
             return f"your knobs ({len(changed)} changed)"
         return "your knobs: " + ", ".join(changed)
 
-    def changes_from(self, preset: Preset, knobs: Mapping[str, Any], overlay: bool) -> list[str]:
+    def changes_from(
+        self,
+        preset: Preset,
+        knobs: Mapping[str, Any],
+        overlay: bool,
+        engines: Sequence[str] = ("vllm",),
+    ) -> list[str]:
         """How the results differ from what the lab's controls ask for now, each as the
-        results have it ("num_gpu_blocks = 20000", "overlay on"): none while they match."""
+        results have it ("num_gpu_blocks = 20000", "overlay on", "engine vLLM"): none
+        while they match."""
         changes = [] if preset.name == self.preset.name else [f"preset {self.preset.name}"]
+        if tuple(engines) != self.engines:
+            names = {v: k for k, v in ENGINE_CHOICES.items()}
+            changes.append(f"engine {names[self.engines]}")
         shown = self.run.workload.knobs()
         changes += [f"{knob} = {shown[knob]}" for knob, v in knobs.items() if shown[knob] != v]
         drawn = self.compare is not None
@@ -195,17 +291,18 @@ class FinishedRuns:
 
     def __init__(self, maxsize: int = 32) -> None:
         self.maxsize = maxsize
-        self._runs: OrderedDict[Workload, WorkloadRun] = OrderedDict()
+        self._runs: OrderedDict[tuple[str, Workload], WorkloadRun] = OrderedDict()
 
-    def get(self, workload: Workload) -> WorkloadRun | None:
-        run = self._runs.get(workload)
+    def get(self, workload: Workload, engine: str = "vllm") -> WorkloadRun | None:
+        run = self._runs.get((engine, workload))
         if run is not None:
-            self._runs.move_to_end(workload)
+            self._runs.move_to_end((engine, workload))
         return run
 
     def put(self, run: WorkloadRun) -> None:
-        self._runs[run.workload] = run
-        self._runs.move_to_end(run.workload)
+        key = (run.engine, run.workload)
+        self._runs[key] = run
+        self._runs.move_to_end(key)
         while len(self._runs) > self.maxsize:
             self._runs.popitem(last=False)
 
@@ -221,26 +318,29 @@ class RunsInProgress:
 
     def __init__(self, maxsize: int = 3) -> None:
         self.maxsize = maxsize
-        self._runners: OrderedDict[Workload, WorkloadRunner] = OrderedDict()
+        self._runners: OrderedDict[tuple[str, Workload], Runner] = OrderedDict()
 
-    def runner(self, workload: Workload) -> WorkloadRunner:
-        runner = self._runners.get(workload)
+    def runner(self, workload: Workload, engine: str = "vllm") -> Runner:
+        key = (engine, workload)
+        runner = self._runners.get(key)
         if runner is None:
-            runner = WorkloadRunner(workload)
+            runner = (WorkloadRunner if engine == "vllm" else SGLangWorkloadRunner)(workload)
             if workload.total_tokens > AHEAD_MAX_TOKENS:
                 return runner
-            self._runners[workload] = runner
-        self._runners.move_to_end(workload)
+            self._runners[key] = runner
+        self._runners.move_to_end(key)
         while len(self._runners) > self.maxsize:
             self._runners.popitem(last=False)
         return runner
 
     def __contains__(self, workload: Workload) -> bool:
-        return workload in self._runners
+        """Whether vLLM's run of the workload is in progress."""
+        return ("vllm", workload) in self._runners
 
-    def finished(self, runner: WorkloadRunner) -> None:
-        if self._runners.get(runner.workload) is runner:
-            del self._runners[runner.workload]
+    def finished(self, runner: Runner) -> None:
+        key = (runner.engine_name, runner.workload)
+        if self._runners.get(key) is runner:
+            del self._runners[key]
 
 
 # Runs are a pure function of their workload, so one store serves every lab session.
@@ -305,27 +405,34 @@ class LabRun:
         in_progress: RunsInProgress | None = None,
         ahead: bool = False,
         side: SideRuns | None = None,
+        engines: Sequence[str] = ("vllm",),
     ) -> None:
         """``finished``, ``in_progress``, ``side``: the stores and the sides to use
-        (default: the process's)."""
+        (default: the process's); ``engines``: the engines to play on, in order."""
         self.preset = preset
         compare = preset.compare_workload(workload) if overlay else None
         self.workloads = [w for w in (workload, compare) if w is not None]
+        self.engines = tuple(engines)
+        # (engine, workload): the learner's run and the overlay's on each engine
+        self.keys = [(e, w) for e in self.engines for w in self.workloads]
         self.finished = finished = FINISHED_RUNS if finished is None else finished
         self.in_progress = in_progress = RUNS_IN_PROGRESS if in_progress is None else in_progress
         self.ahead = ahead
-        self._known = {w: run for w in self.workloads if (run := finished.get(w)) is not None}
-        to_play = [w for w in dict.fromkeys(self.workloads) if w not in self._known]
+        self._known = {k: run for k in self.keys if (run := finished.get(k[1], k[0])) is not None}
+        to_play = [k for k in dict.fromkeys(self.keys) if k not in self._known]
         self._beside: Future[WorkloadRun] | None = None
-        if not ahead and len(to_play) == 2:
-            compared = to_play[1]
+        # A side plays vLLM's runs only (app/side_runs.py): vLLM's overlay, while the
+        # rest plays here.
+        beside = ("vllm", compare) if compare is not None else None
+        if not ahead and len(to_play) >= 2 and beside in to_play:
+            compared = beside[1]
             # Not a run begun here (played ahead, then stopped), nor one so long that a
             # Stop, which cannot reach it there, would leave a process busy for seconds.
             if compared not in in_progress and compared.total_tokens <= AHEAD_MAX_TOKENS:
                 self._beside = (SIDE_RUNS if side is None else side).submit(compared)
                 if self._beside is not None:
-                    to_play.pop()
-        self.runners = [in_progress.runner(w) for w in to_play]
+                    to_play.remove(beside)
+        self.runners = [in_progress.runner(w, e) for e, w in to_play]
         self.stopped = False
 
     @property
@@ -374,7 +481,7 @@ class LabRun:
     ) -> LabResult | None:
         played = dict(self._known)
         for runner in self.runners:
-            learners = played.get(self.workloads[0])
+            learners = played.get(self.keys[0])
             if on_learners_run is not None and learners is not None:
                 on_learners_run(learners)
                 on_learners_run = None
@@ -383,7 +490,7 @@ class LabRun:
             run = await self._played_here(runner, on_progress)
             if run is None:
                 return None
-            played[runner.workload] = run
+            played[(runner.engine_name, runner.workload)] = run
         if self._beside is not None:
             waiting = asyncio.wrap_future(self._beside)
             if on_learners_run is not None:
@@ -391,16 +498,21 @@ class LabRun:
                 # draw of both then comes sooner than two, one after the other.
                 await asyncio.wait([waiting], timeout=BESIDE_GRACE_S)
                 if not waiting.done():
-                    on_learners_run(played[self.workloads[0]])
+                    on_learners_run(played[self.keys[0]])
             run = await self._played_beside(waiting, self.workloads[1], on_progress)
             if run is None:
                 return None
-            played[run.workload] = run
-        runs = [played[w] for w in self.workloads]
-        return LabResult(self.preset, runs[0], runs[1] if len(runs) > 1 else None)
+            played[("vllm", run.workload)] = run
+        asked, *compared = self.workloads
+        per_engine = [
+            (played[(e, asked)], played[(e, compared[0])] if compared else None)
+            for e in self.engines
+        ]
+        (run, compare), *more = per_engine
+        return LabResult(self.preset, run, compare, tuple(more))
 
     async def _played_here(
-        self, runner: WorkloadRunner, on_progress: Callable[[float], None]
+        self, runner: Runner, on_progress: Callable[[float], None]
     ) -> WorkloadRun | None:
         """The runner's run, played here in slices; None if stopped first."""
         prepare_every, steps_every = (
@@ -419,7 +531,7 @@ class LabRun:
             on_progress(self.progress)
             if not await self._between_slices():
                 return None
-        run = self.finished.get(runner.workload)
+        run = self.finished.get(runner.workload, runner.engine_name)
         if run is None:
             run = runner.result()
             self.finished.put(run)
@@ -455,7 +567,7 @@ class LabRun:
     def _kept(self, run: WorkloadRun) -> WorkloadRun:
         """The run as the finished runs keep it: another session's copy, if one is
         there (the sessions share one), else this one, put there."""
-        known = self.finished.get(run.workload)
+        known = self.finished.get(run.workload, run.engine)
         if known is not None:
             return known
         self.finished.put(run)
@@ -497,8 +609,15 @@ class RunAhead:
     # The RunAhead playing now, in this process; the others wait for their turn.
     playing: RunAhead | None = None
 
-    def __init__(self, preset: Preset, workload: Workload, overlay: bool) -> None:
+    def __init__(
+        self,
+        preset: Preset,
+        workload: Workload,
+        overlay: bool,
+        engines: Sequence[str] = ("vllm",),
+    ) -> None:
         self.preset = preset
+        self.engines = tuple(engines)
         # (workload, overlay): the overlay switched on, then the knob changes.
         ahead = [(workload, True)] if not overlay and preset.compare else []
         ahead += [(w, overlay) for w in likely_next(workload)]
@@ -529,7 +648,9 @@ class RunAhead:
             if self.stopped:
                 return False
             # Built only now: a LabRun's runners hold their pools.
-            run = self._current = LabRun(self.preset, workload, overlay, ahead=True)
+            run = self._current = LabRun(
+                self.preset, workload, overlay, ahead=True, engines=self.engines
+            )
             if await run.play(lambda _: None) is None:
                 return False
         self._current = None
@@ -568,7 +689,6 @@ TRACES_PRESET = "real-traces"
 # the repository's content/traces (gzipped, with their licence).
 SHIPPED_TRACES = ("conversation", "synthetic")
 TRACE_DIRS = (Path(__file__).resolve().parents[1] / "content" / "traces",)
-TRACE_ENGINES = {"vLLM": ("vllm",), "SGLang": ("sglang",), "both": ("vllm", "sglang")}
 # The slice the lab starts with: a curve of it takes about a second in CPython.
 DEFAULT_TRACE_REQUESTS = 300
 TRACE_SOURCE = "https://github.com/kvcache-ai/Mooncake (FAST'25 traces)"

@@ -17,7 +17,7 @@ except ImportError:  # `panel serve app/main.py` from a checkout without `pip in
 
 from app.gc_startup import freeze_imported_objects
 from app.layout import PAGE_CSS, PAGE_TEMPLATE, App
-from app.url import PRERENDER_QUERY_ENV, lab_link, parse_link
+from app.url import PRERENDER_QUERY_ENV, lab_engine, lab_link, parse_link
 from app.views.base import mark_page_up
 from app.views.lab import LAB_PAGE_CSS, open_lab
 
@@ -58,5 +58,5 @@ lab_preset = lab_link(current_query())
 if lab_preset is None:
     create_app().servable(title="Prefix Cache Lab · BlockPool")
 else:
-    lab_view = open_lab(lab_preset)
+    lab_view = open_lab(lab_preset, lab_engine(current_query()))
     lab_view.serve("Prefix Cache Lab · Workload lab")

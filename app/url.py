@@ -154,6 +154,11 @@ def prerendered_copies() -> dict[str, str]:
     }
 
 
+def lab_engine(query: str) -> str | None:
+    """The engine word a lab address asks for (`&engine=both`), or None (vLLM)."""
+    return _first(query).get("engine")
+
+
 def lab_link(query: str) -> str | None:
     """The workload preset a `?lab=PRESET` address asks for ("" for the default), or None
     when the address is not the lab's."""

@@ -36,6 +36,9 @@ export function render({ model }) {
     timer = setTimeout(write, model.debounce_ms)
   }
   model.on('query', schedule)
+  model.on('load', () => {
+    if (model.load) { window.location.assign(window.location.pathname + model.load) }
+  })
   model.on('remove', () => {
     window.removeEventListener('popstate', popped)
     if (timer !== null) { clearTimeout(timer); write() }

@@ -8,6 +8,8 @@ step, off the click-to-render path. A new scenario is a new history entry, so
 Back returns to the scenario (and the mode and step) the learner left; steps and
 modes replace the entry in place. Going Back or Forward sends the address to
 Python (`on_pop`), which opens it. Other query parameters (`embed=1`) are kept.
+Setting ``load`` opens that query as a new page (the lab's preset picker, from a
+group of presets to the other: each is a page of its own).
 """
 
 from __future__ import annotations
@@ -25,6 +27,10 @@ DEBOUNCE_MS = 150
 
 class AddressBar(AppComponent):
     query = param.String(default="", doc="The query string that reopens the app here")
+
+    load = param.String(
+        default="", doc="A query to load as a new page (the lab's other group of presets)"
+    )
 
     debounce_ms = param.Integer(default=DEBOUNCE_MS, constant=True, doc="Wait before a write")
 

@@ -33,6 +33,8 @@ def render_numbers(runs: LabelledRuns) -> str:
         ("engine steps", "steps", "{:,}"),
     )
     summaries = [run.summary() for _, run in runs]
+    engines = [run.engine for _, run in runs]
+    mixed = len(set(engines)) > 1
     # A ratio with nothing to divide by says why, once under the table (an empty chart
     # beside it says nothing, and a reason in each cell wraps on a phone).
     absent = {
@@ -40,15 +42,28 @@ def render_numbers(runs: LabelledRuns) -> str:
         "preempted_queries has nothing to divide",
         "hit_rate": "no prefix-cache queries",
     }
-    head = "".join(f"<th scope=col>{esc(name)}</th>" for name, _ in runs)
+    # What SGLang's modelled scheduler has no figure for, and why (its own reason).
+    not_on_sglang = {
+        "preemptions": "SGLang's modelled scheduler never preempts (it reserves each "
+        "request's output at admission)",
+        "survival_fraction": "SGLang's modelled scheduler never preempts",
+    }
+    head = "".join(
+        f'<th scope=col data-engine="{esc(run.engine)}">{esc(name)}</th>' for name, run in runs
+    )
     body = []
     reasons: dict[str, str] = {}
     for label, key, fmt in rows:
         cells = "".join(
-            f'<td data-key="{key}">{"n/a" if s[key] is None else esc(fmt.format(s[key]))}</td>'
-            for s in summaries
+            f'<td data-key="{key}" data-engine="{esc(engine)}">'
+            + ("n/a" if s[key] is None else esc(fmt.format(s[key]) + unit_of(key, engine, mixed)))
+            + "</td>"
+            for s, engine in zip(summaries, engines, strict=True)
         )
-        if any(s[key] is None for s in summaries):
+        missing = {e for s, e in zip(summaries, engines, strict=True) if s[key] is None}
+        if missing == {"sglang"} and key in not_on_sglang:
+            reasons[label] = not_on_sglang[key]
+        elif missing:
             reasons[label] = absent.get(key, "nothing to count")
         body.append(f"<tr><th scope=row>{esc(label)}</th>{cells}</tr>")
     notes = "".join(
@@ -62,24 +77,36 @@ def render_numbers(runs: LabelledRuns) -> str:
     )
 
 
-def render_outcome(title: str, expected: str | None, runs: LabelledRuns) -> str:
-    """The preset's expected outcome, its numbers filled in by this run (``expected``:
-    None when the knobs differ from the preset's)."""
+def unit_of(key: str, engine: str, mixed: bool) -> str:
+    """A figure's unit where the engines count differently: SGLang evicts tokens, vLLM
+    blocks (said only beside SGLang's: ``mixed``)."""
+    if key != "evictions":
+        return ""
+    return " tokens" if engine == "sglang" else " blocks" if mixed else ""
+
+
+def render_outcome(
+    title: str, expected: Sequence[tuple[str, str]] | None, runs: LabelledRuns
+) -> str:
+    """The preset's expected outcome, its numbers filled in by this run, one paragraph
+    per engine (``expected``: (the engine's name, or "" for vLLM alone, the text); None
+    when the knobs differ from the preset's)."""
     if expected is not None:
         note = ""
-        text = expected
     else:
         note = (
             '<p class="lab-note">The knobs differ from the preset, so its expected outcome '
             "may not hold; the numbers below are this run's.</p>"
         )
-        text = ""
+    texts = "".join(
+        (f'<h3 class="lab-engine">{esc(engine)}</h3>' if engine else "")
+        + f'<p class="lab-expected" data-testid="lab-expected">{esc(text)}</p>'
+        for engine, text in expected or ()
+        if text
+    )
     return (
         f'<div class="lab-outcome" data-testid="lab-outcome"><h2>{esc(title)}</h2>'
-        f"{note}"
-        + (f'<p class="lab-expected" data-testid="lab-expected">{esc(text)}</p>' if text else "")
-        + render_numbers(runs)
-        + "</div>"
+        f"{note}{texts}" + render_numbers(runs) + "</div>"
     )
 
 
@@ -171,17 +198,28 @@ def render_progress(share: float) -> str:
     )
 
 
-def step_hint(steppable: bool) -> str:
-    """How to see a step of the run, or why this run has no step view."""
+def step_hint(steppable: bool, vllms: bool = False) -> str:
+    """How to see a step of the run, or why this run has no step view (``vllms``: say
+    that the step is vLLM's, when SGLang's run is on the charts too)."""
     if not steppable:
         return (
             '<p class="lab-hint">Click-to-step needs a run small enough to draw block by '
             f"block (a pool of at most {MAX_SCENARIO_BLOCKS} blocks and a few dozen "
             "requests): this one is too big.</p>"
         )
+    whose = "vLLM's " if vllms else "the "
     return (
-        '<p class="lab-hint" data-testid="lab-hint">Click a chart at a step to see the '
-        "pool, the free queue and the requests after that step, below the charts.</p>"
+        '<p class="lab-hint" data-testid="lab-hint">Click a chart at a step to see '
+        f"{whose}pool, free queue and requests after that step, below the charts.</p>"
+    )
+
+
+def render_no_steps_on_sglang() -> str:
+    """Why a run on SGLang alone has no step view and no playground link."""
+    return (
+        '<p class="lab-hint" data-testid="lab-no-steps">Click-to-step and the playground '
+        "step vLLM's engine, block by block: choose vLLM or both to step through this "
+        "workload.</p>"
     )
 
 

@@ -1,9 +1,11 @@
-"""The workload lab page (`?lab=PRESET`): knobs, a run of the engine, Bokeh charts.
+"""The workload lab page (`?lab=PRESET&engine=vllm|sglang|both`): knobs, a run of the
+engines, Bokeh charts.
 
-The figures are built once; a run only replaces the data of their two
-ColumnDataSources (the learner's run, drawn solid, and the overlay, dashed).
-Every knob has its message beside it; a run plays in slices (app/lab.py), so
-the page shows progress and Stop works.
+The figures are built once; a run only replaces the data of their ColumnDataSources,
+two per engine (the learner's run, drawn solid, and the overlay, dashed; vLLM's and
+SGLang's in colours of their own). Every knob has its message beside it; a run plays
+in slices (app/lab.py), so the page shows progress and Stop works (app/views/lab_controls.py
+holds what this page and the traces' share).
 """
 
 from __future__ import annotations
@@ -11,13 +13,12 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
 
 import panel as pn
 import param
-from bokeh.document import Document
 from bokeh.events import Event, Tap
 from bokeh.models import (
     BasicTicker,
@@ -26,16 +27,15 @@ from bokeh.models import (
     NumeralTickFormatter,
     Range1d,
 )
-from bokeh.models.annotations import Span
+from bokeh.models.annotations import Span, Title
 from bokeh.plotting import figure
 
 from app.components import at_once
-from app.components.address_bar import AddressBar
 from app.components.chart_legend import ChartLegend
 from app.errors import logged
 from app.lab import (
+    DEFAULT_ENGINE,
     DEFAULT_TRACE_REQUESTS,
-    TRACE_ENGINES,
     TRACES_PRESET,
     LabResult,
     LabRun,
@@ -49,7 +49,9 @@ from app.lab import (
     curve_columns,
     default_preset,
     draws_nothing,
+    engine_choice,
     load_trace,
+    means_nothing_on_sglang,
     preset,
     presets,
     run_steps,
@@ -63,6 +65,7 @@ from app.render.lab import (
     render_lab_intro,
     render_lab_link,
     render_lab_notices,
+    render_no_steps_on_sglang,
     render_outcome,
     render_progress,
     render_stale_note,
@@ -78,8 +81,13 @@ from app.render.lab_traces import (
     render_traces_intro,
 )
 from app.runtime import in_pyodide
-from app.theme import CSS
 from app.url import lab_run_playground_href
+from app.views.lab_controls import (
+    LAB_CSS,
+    STYLESHEETS,
+    LabGroup,
+    attach_shared_models,
+)
 from engine.lab.request_trace import (
     TRACE_BLOCK_TOKENS,
     TraceEntry,
@@ -99,15 +107,38 @@ from engine.lab.workload import (
 # room.
 CHART_HEIGHT = 240
 HIT_RATE_CHART_HEIGHT = CHART_HEIGHT - 24
-LAB_CSS = Path(__file__).with_name("lab.css").read_text(encoding="utf-8")
 # The page around the lab's roots: the main entry point puts it in the page's head.
 LAB_PAGE_CSS = Path(__file__).with_name("lab_page.css").read_text(encoding="utf-8")
-STYLESHEETS = [CSS, LAB_CSS]
+# Not re-exported by name: the lab's stylesheets, shared with the traces' group.
+__all__ = ["LAB_CSS", "STYLESHEETS", "attach_shared_models"]
 
 RUN_COLOR = "#2f5fd0"
 COMPARE_COLOR = "#e8590c"
-SERIES_COLORS = {"held_blocks": "#2f5fd0", "free_cached_blocks": "#1f8a4c"}
-SERIES_COLORS["free_empty_blocks"] = "#9aa5b1"
+# The sources: (engine, run) -> its name on the page (vLLM's as they always were).
+SOURCE_KEYS = (("vllm", "run"), ("vllm", "compare"), ("sglang", "run"), ("sglang", "compare"))
+SOURCE_NAMES = {
+    key: f"lab-source-{'' if key[0] == 'vllm' else 'sglang-'}{key[1]}" for key in SOURCE_KEYS
+}
+# Each source's colour (SGLang's apart from vLLM's, both legible on white), and the pool
+# chart's per series and engine.
+RUN_COLORS = {
+    ("vllm", "run"): RUN_COLOR,
+    ("vllm", "compare"): COMPARE_COLOR,
+    ("sglang", "run"): "#2b9348",
+    ("sglang", "compare"): "#c2185b",
+}
+SERIES_COLORS = {
+    "vllm": {
+        "held_blocks": "#2f5fd0",
+        "free_cached_blocks": "#1f8a4c",
+        "free_empty_blocks": "#9aa5b1",
+    },
+    "sglang": {
+        "held_blocks": "#7b3fb5",
+        "free_cached_blocks": "#a86b00",
+        "free_empty_blocks": "#c9b2dd",
+    },
+}
 # The name of each chart's invisible renderer that gives its ranges a span (make_figure).
 RANGE_ANCHOR = "range-anchor"
 
@@ -184,6 +215,12 @@ CHARTS: tuple[tuple[str, str, tuple[tuple[str, str], ...], bool], ...] = (
         False,
     ),
 )
+# The charts whose title changes once SGLang's runs are on them (its pool counts KV
+# slots, drawn in blocks' worth: app/lab.py, chart_data).
+SGLANG_TITLES = {
+    2: "Pool usage (blocks; SGLang: KV slots / block_size)",
+    3: "Evictions per step (vLLM: BlockRemoved blocks; SGLang: evicted tokens / block_size)",
+}
 # Why a chart draws nothing, when each of its series is all zeros or absent (one per
 # chart, in CHARTS' order): said in one line instead of an empty frame.
 EMPTY_REASONS = (
@@ -200,6 +237,8 @@ assert len(EMPTY_REASONS) == len(CHARTS)
 SCATTER_COLUMNS = frozenset({"hit_rate"})
 LINE_DASHES = ("solid", "dotted", "dotdash")
 RUN_NAMES = ("run", "compare")
+# Why a chart of what SGLang does not model draws nothing for it.
+NOT_ON_SGLANG = "SGLang's modelled scheduler never preempts"
 # The columns the charts draw: the only ones sent to the browser.
 CHART_COLUMNS = tuple(
     dict.fromkeys(["step", *(column for _, _, series, _ in CHARTS for column, _ in series)])
@@ -240,6 +279,10 @@ def knob_widget(knob: str, value: Any) -> pn.widgets.Widget:
     return at_once.IntInput(**fit)
 
 
+# A chart's legend items: (engine, run name, item).
+EngineItems = list[tuple[str, str, LegendItem]]
+
+
 def make_figure(
     title: str,
     y_label: str,
@@ -247,10 +290,10 @@ def make_figure(
     unit_range: bool,
     sources: Sequence[ColumnDataSource],
     steps: DataRange1d,
-) -> tuple[figure, list[LegendItem]]:
-    """A chart of both runs' series, and its legend's items (drawn in HTML below it by
-    ChartLegend: Bokeh's legend cost every repaint a forced layout). ``steps`` is the
-    engine-step axis, shared by every chart."""
+) -> tuple[figure, EngineItems]:
+    """A chart of every run's series (``sources`` in SOURCE_KEYS' order), and its legend's
+    items (drawn in HTML below it by ChartLegend: Bokeh's legend cost every repaint a
+    forced layout). ``steps`` is the engine-step axis, shared by every chart."""
     fig = figure(
         title=title,
         x_range=steps,
@@ -269,20 +312,22 @@ def make_figure(
         # Counts are whole numbers: a chart of zeros would otherwise tick at 0.2, 0.4, ...
         # and label each of them "0" or "1".
         fig.yaxis.ticker = BasicTicker(min_interval=1)
-    items: list[LegendItem] = []
+    items: EngineItems = []
     for index, (column, legend_text) in enumerate(series):
-        for source, dash, name in zip(sources, ("solid", "dashed"), RUN_NAMES, strict=True):
-            color = SERIES_COLORS.get(column, RUN_COLOR if name == "run" else COMPARE_COLOR)
+        for source, (engine, name) in zip(sources, SOURCE_KEYS, strict=True):
+            by_series = SERIES_COLORS[engine]
+            color = by_series.get(column, RUN_COLORS[engine, name])
             scatter = column in SCATTER_COLUMNS
+            dash = "solid" if name == "run" else "dashed"
             item = LegendItem(
-                key=f"{column}/{name}",
-                label=f"{legend_text} ({'solid' if name == 'run' else 'dashed'})",
+                key=f"{column}/{'' if engine == 'vllm' else 'sglang-'}{name}",
+                label=f"{legend_text} ({dash})",
                 color=color,
-                dash=dash if index == 0 or column in SERIES_COLORS else LINE_DASHES[index],
+                dash=dash if index == 0 or column in by_series else LINE_DASHES[index],
                 marker=("circle" if name == "run" else "triangle") if scatter else None,
                 alpha=0.6 if scatter else 1.0 if index == 0 else 0.75,
             )
-            items.append(item)
+            items.append((engine, name, item))
             if item.marker is not None:
                 fig.scatter(
                     "step",
@@ -313,21 +358,45 @@ def make_figure(
     return fig, items
 
 
-def shown_items(items: Sequence[LegendItem], overlay: bool) -> list[LegendItem]:
-    """The legend lists the overlay's series only while the overlay is drawn."""
-    return [item for item in items if overlay or not item.key.endswith("/compare")]
+def shown_items(
+    items: EngineItems, overlay: bool, engines: Sequence[str], columns: Sequence[str]
+) -> list[LegendItem]:
+    """The legend lists the series of the engines shown, the overlay's only while it is
+    drawn, none of SGLang's where it has no value (``columns`` it does not model); each
+    names its engine but for vLLM alone."""
+    named = tuple(engines) != ("vllm",)
+    return [
+        replace(item, label=f"{ENGINE_NAMES[engine]} {item.label}") if named else item
+        for engine, name, item in items
+        if engine in engines
+        and (overlay or name == "run")
+        and not (engine == "sglang" and means_nothing_on_sglang(columns))
+    ]
 
 
-class LabView(pn.viewable.Viewer):
-    """Picks a preset and knobs, runs them, draws the charts."""
+def empty_reason(reason: str, runs: int, engines: Sequence[str], columns: Sequence[str]) -> str:
+    """Why a chart draws nothing, for ``runs`` runs on ``engines``."""
+    if tuple(engines) == ("sglang",) and means_nothing_on_sglang(columns):
+        return NOT_ON_SGLANG
+    where = "in this run" if runs == 1 else "in either run" if runs == 2 else "in any run"
+    if "sglang" in engines and means_nothing_on_sglang(columns):
+        return f"{reason} {where} ({NOT_ON_SGLANG})"
+    return f"{reason} {where}"
 
-    def __init__(self, preset_name: str, notices: Sequence[str] = (), **params: Any) -> None:
-        super().__init__(**params)
+
+class LabView(LabGroup):
+    """Picks a preset, knobs and the engines, runs them, draws the charts."""
+
+    def __init__(
+        self,
+        preset_name: str,
+        notices: Sequence[str] = (),
+        engine: str = DEFAULT_ENGINE,
+        **params: Any,
+    ) -> None:
+        super().__init__(preset_name, engine, **params)
         self._preset = preset(preset_name)
         workload = self._preset.workload
-        self.preset_select = at_once.Select(
-            label="Preset", options=presets(), value=preset_name, width=260
-        )
         self.knobs: dict[str, pn.widgets.Widget] = {
             knob: knob_widget(knob, value) for knob, value in workload.knobs().items()
         }
@@ -342,21 +411,6 @@ class LabView(pn.viewable.Viewer):
             for knob in self.knobs
         }
         self.overlay = at_once.Checkbox(label=self._overlay_label(), value=True)
-        self.run_button = pn.widgets.Button(label="Run", color="primary", width=90)
-        self.stop_button = pn.widgets.Button(label="Stop", disabled=True, width=90)
-        # The progress bar is part of the status line: a widget shown and hidden would
-        # make the browser lay out the whole page twice per run.
-        self.status = pn.pane.HTML(
-            "",
-            stylesheets=STYLESHEETS,
-            css_classes=["lab-status"],
-            # A size its text does not change: a new status does not lay the page out
-            # again. No wider than a phone, where it wraps below the buttons.
-            sizing_mode="stretch_width",
-            min_width=240,
-            max_width=420,
-            height=34,
-        )
         self.outcome = pn.pane.HTML("", stylesheets=STYLESHEETS, sizing_mode="stretch_width")
         # Above the first chart while the results shown are not the knobs' (lab.css dims
         # the rest of the results then).
@@ -374,11 +428,11 @@ class LabView(pn.viewable.Viewer):
             stylesheets=STYLESHEETS,
         )
         self.sources = [
-            ColumnDataSource(chart_data(None, CHART_COLUMNS), name=f"lab-source-{name}")
-            for name in RUN_NAMES
+            ColumnDataSource(chart_data(None, CHART_COLUMNS), name=SOURCE_NAMES[key])
+            for key in SOURCE_KEYS
         ]
         # The run on each source (None: no data, as the sources start).
-        self._charted: list[WorkloadRun | None] = [None, None]
+        self._charted: list[WorkloadRun | None] = [None] * len(SOURCE_KEYS)
         # One step axis for all: a chart with no value to draw (no preemption) still
         # shows the run's steps, and zooming one chart zooms them all.
         steps = DataRange1d()
@@ -394,14 +448,12 @@ class LabView(pn.viewable.Viewer):
         labels = [self._preset.label]
         if self.overlay.value and self._preset.compare:
             labels.append(self._preset.compare_label)
-        self._show_legends(labels, None)
+        self._show_legends(labels, None, self.engines)
         self.hint = pn.pane.HTML("", stylesheets=STYLESHEETS, sizing_mode="stretch_width")
         self.step_view = pn.pane.HTML(
             "", visible=False, stylesheets=STYLESHEETS, sizing_mode="stretch_width"
         )
         self._steps: RunSteps | None = None
-        # The address follows the preset, so the link can be shared.
-        self.address_bar = AddressBar(width=0, height=0, margin=0)
         self.result: LabResult | None = None
         self._run: LabRun | None = None
         self._ahead: RunAhead | None = None
@@ -409,13 +461,12 @@ class LabView(pn.viewable.Viewer):
         self._loading_preset = False
 
         self.preset_select.param.watch(self._on_preset, "value")
+        self.engine.param.watch(self._on_engine, "value")
         for widget in (*self.knobs.values(), self.overlay):
             widget.param.watch(self._on_knob, "value")
-        self.run_button.on_click(self._on_run)
         for fig, legend in zip(self.figures, self.legends, strict=True):
             fig.on_event(Tap, self._on_tap)
             legend.param.watch(functools.partial(self._on_hidden, fig), "hidden")
-        self.stop_button.on_click(self._on_stop)
         self.roots = self._build()
 
     # -- layout ------------------------------------------------------------------
@@ -450,9 +501,9 @@ class LabView(pn.viewable.Viewer):
             ),
             self.notice,
             # Rows that wrap: a phone is narrower than a preset and its overlay's label.
-            pn.FlexBox(self.preset_select, self.overlay, **WRAPPING),
+            pn.FlexBox(self.preset_select, self.engine, self.overlay, **WRAPPING),
             pn.FlexBox(*knob_cells, **WRAPPING),
-            pn.FlexBox(self.run_button, self.stop_button, self.status, **WRAPPING),
+            self.buttons_row(),
             sizing_mode="stretch_width",
         )
         charts = [
@@ -477,19 +528,38 @@ class LabView(pn.viewable.Viewer):
             ),
         )
 
-    def _show_legends(self, labels: Sequence[str], runs: Sequence[WorkloadRun] | None) -> None:
-        """Each chart's legend names the runs (``labels``); a chart whose series are all
-        zero or absent in ``runs`` is hidden, and its legend says so in one line."""
+    def _show_legends(
+        self,
+        labels: Sequence[str],
+        runs: Sequence[WorkloadRun] | None,
+        engines: Sequence[str],
+    ) -> None:
+        """Each chart's legend names the runs (``labels``, on each of ``engines``); a chart
+        whose series are all zero or absent in ``runs`` is hidden, and its legend says so
+        in one line. The charts of SGLang's KV slots say how they are drawn."""
         overlay = len(labels) > 1
-        where = "in either run" if overlay else "in this run"
-        for pane, legend, chart, items, reason in zip(
-            self.chart_panes, self.legends, CHARTS, self._legend_items, EMPTY_REASONS, strict=True
+        count = len(labels) * len(engines)
+        for index, (pane, legend, chart, items, reason) in enumerate(
+            zip(
+                self.chart_panes,
+                self.legends,
+                CHARTS,
+                self._legend_items,
+                EMPTY_REASONS,
+                strict=True,
+            )
         ):
-            empty = runs is not None and draws_nothing(runs, [column for column, _ in chart[2]])
+            title = SGLANG_TITLES.get(index, chart[0]) if "sglang" in engines else chart[0]
+            heading = self.figures[index].title
+            if isinstance(heading, Title) and heading.text != title:
+                heading.text = title
+            columns = [column for column, _ in chart[2]]
+            empty = runs is not None and draws_nothing(runs, columns)
             if empty:
-                html = render_empty_chart(chart[0], f"{reason} {where}")
+                html = render_empty_chart(title, empty_reason(reason, count, engines, columns))
             else:
-                html = render_chart_legend(chart[0], shown_items(items, overlay), labels)
+                shown = shown_items(items, overlay, engines, columns)
+                html = render_chart_legend(title, shown, labels)
             update_changed(legend, html=html)
             update_changed(pane, visible=not empty)
 
@@ -500,7 +570,9 @@ class LabView(pn.viewable.Viewer):
         changes = (
             []
             if self.result is None
-            else self.result.changes_from(self._preset, self.knob_values(), self.overlay.value)
+            else self.result.changes_from(
+                self._preset, self.knob_values(), self.overlay.value, self.engines
+            )
         )
         stale = bool(changes)
         with pn.io.hold():
@@ -529,8 +601,10 @@ class LabView(pn.viewable.Viewer):
 
     @logged
     def _on_preset(self, event: Any) -> None:
+        if self.open_other_group(event.new):
+            return
         self._preset = preset(event.new)
-        self.address_bar.query = urlencode({"lab": event.new})
+        self.show_address()
         self.overlay.label = self._overlay_label()
         self._loading_preset = True
         try:
@@ -551,16 +625,13 @@ class LabView(pn.viewable.Viewer):
             self._show_staleness(playing=False)
 
     @logged
-    def _on_run(self, *_: Any) -> None:
-        pn.state.execute(self.start)
-
-    @logged
-    def _on_stop(self, *_: Any) -> None:
-        if self._run is not None:
-            self._run.stop()
+    def _on_engine(self, *_: Any) -> None:
+        self.show_address()
+        self._on_knob()
 
     async def start(self) -> None:
-        """Run the knobs' workload (stopping a run in progress), then show it."""
+        """Run the knobs' workload on the engines asked for (stopping a run in progress),
+        then show it."""
         workload = self.checked_workload()
         if workload is None:
             return
@@ -568,7 +639,8 @@ class LabView(pn.viewable.Viewer):
             self._run.stop()
         if self._ahead is not None:
             self._ahead.stop()
-        run = self._run = LabRun(self._preset, workload, self.overlay.value)
+        engines = self.engines
+        run = self._run = LabRun(self._preset, workload, self.overlay.value, engines=engines)
         if run.runners:
             self.status.object = render_progress(0.0)
         started = time.perf_counter()
@@ -592,7 +664,7 @@ class LabView(pn.viewable.Viewer):
             # Bokeh model is changed inside a hold, which sends the change safely.)
             if run is self._run:
                 with pn.io.hold():
-                    self._chart(0, learners)
+                    self._chart((learners.engine, "run"), learners)
 
         result = await run.play(show_progress, show_learners_run)
         if run is not self._run:
@@ -610,7 +682,9 @@ class LabView(pn.viewable.Viewer):
             # seed's experiments make next play, so they show at once. This RunAhead
             # itself, not whichever is newest when the callback runs: a quick next
             # change would otherwise have its RunAhead played twice.
-            ahead = self._ahead = RunAhead(self._preset, workload, self.overlay.value)
+            ahead = self._ahead = RunAhead(
+                self._preset, workload, self.overlay.value, engines=engines
+            )
             # The sides start once a run is shown, not with the page: a side's start (a
             # Pyodide worker, on the static site) would compete with the first run.
             start_side_runs()
@@ -624,41 +698,48 @@ class LabView(pn.viewable.Viewer):
         """Stop on and Run off while a run goes on (Run stays off for bad knobs)."""
         if self._running != running:
             self._running = running
-            self.stop_button.disabled = not running
-            self.checked_workload()
+            self.set_running(running, can_run=self.checked_workload() is not None)
 
     def show_result(self, result: LabResult) -> None:
         """Put a finished run on the charts: new data, the same figures."""
         self.result = result
         with pn.io.hold():
-            self._chart(0, result.run)
-            self._chart(1, result.compare)
+            for engine, name in SOURCE_KEYS:
+                self._chart((engine, name), result.run_of(engine, compare=name == "compare"))
             runs = result.labelled_runs
-            self._show_legends([label for label, _ in runs], [run for _, run in runs])
-            self.outcome.object = render_outcome(result.preset.title, result.expected_outcome, runs)
+            self._show_legends(result.run_labels, [run for _, run in runs], result.engines)
+            self.outcome.object = render_outcome(
+                result.preset.title, result.expected_outcomes, runs
+            )
             self._show_staleness(playing=False)
-            self._steps = run_steps(result.run.workload, result.run.num_steps)
-            run = result.run
+            # The step view and the playground step vLLM's engine (SGLang's run has no
+            # timeline to step here).
+            vllm = result.run_of("vllm")
+            self._steps = None if vllm is None else run_steps(vllm.workload, vllm.num_steps)
             self._show_hint()
             update_changed(self.step_view, visible=False)
-            done = f"Done: {run.workload.requests:,} requests in {run.num_steps:,} engine steps."
-            update_changed(self.status, object=done)
+            update_changed(self.status, object=done_text(result))
 
     def _show_hint(self, step: int = 0, engine_step: int | None = None) -> None:
         """How to see a step, and the link that opens the run as a playground at
         timeline step ``step`` (after ``engine_step``, if the learner picked one)."""
         assert self.result is not None
-        run = self.result.run
+        run = self.result.run_of("vllm")
+        if run is None:
+            update_changed(self.hint, object=render_no_steps_on_sglang())
+            return
         try:
             href = lab_run_playground_href(run.workload, run.num_steps, step)
             link = render_open_in_playground(href, engine_step)
         except ScenarioError as error:
             link = render_no_playground(str(error))
-        update_changed(self.hint, object=step_hint(self._steps is not None) + link)
+        hint = step_hint(self._steps is not None, vllms=self.result.names_engines)
+        update_changed(self.hint, object=hint + link)
 
-    def _chart(self, index: int, run: WorkloadRun | None) -> None:
-        """Put a run on the charts' source ``index`` (0: the learner's, 1: the overlay),
+    def _chart(self, key: tuple[str, str], run: WorkloadRun | None) -> None:
+        """Put a run on the charts' source for ``key`` (engine, "run" or "compare"),
         unless that run is on it already (an overlay reused, a run shown first)."""
+        index = SOURCE_KEYS.index(key)
         if self._charted[index] is not run:
             self._charted[index] = run
             self.sources[index].data = chart_data(run, CHART_COLUMNS)
@@ -690,31 +771,6 @@ class LabView(pn.viewable.Viewer):
             # The playground link opens at this step too.
             self._show_hint(index, shown)
 
-    def serve(self, title: str) -> None:
-        """Serve the three layout roots, and neither a Location (the query was read
-        before; AddressBar writes the address) nor a BrowserInfo (nothing reads them):
-        the static site's page holds three root elements, as many as the main app's
-        roots (tests/site/test_site_lab.py would fail on more)."""
-        with pn.config.set(browser_info=False):
-            for index, root in enumerate(self.roots):
-                root.servable(title=title if index == 0 else None, location=False)
-        assert pn.state.curdoc is not None
-        attach_shared_models(pn.state.curdoc)
-
-    def __panel__(self) -> pn.viewable.Viewable:
-        """The whole page as one layout (the app serves ``roots`` one by one)."""
-        return pn.Column(*self.roots, sizing_mode="stretch_width")
-
-
-def attach_shared_models(document: Document) -> None:
-    """Attach again the models the document's roots share (the charts' sources and step
-    axis). Panel detaches each root's models from their document before adding it,
-    and Bokeh attaches only models new to the document: shared ones stayed detached,
-    and their changes never reached the page."""
-    for model in document.models:
-        if model.document is None:
-            model._attach_document(document)
-
 
 def lab_root(role: str, *children: Any, margin: tuple[int, ...]) -> pn.Column:
     """One of the lab's three layout roots; ``role`` is its class in lab_page.css."""
@@ -729,16 +785,29 @@ def lab_root(role: str, *children: Any, margin: tuple[int, ...]) -> pn.Column:
     )
 
 
-def open_lab(preset_name: str) -> LabView | TraceLabView:
-    """The lab at `?lab=PRESET`: an unknown name opens the default preset with a notice.
-    The first run starts once the page is loaded; `?lab=real-traces` opens the traces'
-    group."""
+def done_text(result: LabResult) -> str:
+    """The status line once the runs are shown: the requests, and each engine's steps
+    (short: the line has room for about 50 characters)."""
+    requests = f"Done: {result.run.workload.requests:,} requests"
+    if len(result.engines) == 1:
+        return f"{requests} in {result.run.num_steps:,} engine steps."
+    steps = ", ".join(
+        f"{ENGINE_NAMES[run.engine]} {run.num_steps:,} steps" for run, _ in result.engine_runs
+    )
+    return f"{requests}: {steps}."
+
+
+def open_lab(preset_name: str, engine_word: str | None = None) -> LabView | TraceLabView:
+    """The lab at `?lab=PRESET&engine=WORD`: an unknown name opens the default preset, an
+    unknown engine vLLM, each with a notice. The first run starts once the page is
+    loaded; `?lab=real-traces` opens the traces' group."""
+    engine, engine_notice = engine_choice(engine_word)
+    notices: list[str] = [engine_notice] if engine_notice else []
     if preset_name == TRACES_PRESET:
-        traces = TraceLabView()
+        traces = TraceLabView(notices, engine)
         pn.state.onload(traces.start)
         return traces
     names = presets()
-    notices: list[str] = []
     chosen = preset_name or default_preset()
     if chosen not in names:
         notices.append(
@@ -746,7 +815,7 @@ def open_lab(preset_name: str) -> LabView | TraceLabView:
             f"Showing {default_preset()!r}."
         )
         chosen = default_preset()
-    view = LabView(chosen, notices)
+    view = LabView(chosen, notices, engine)
     pn.state.onload(view.start)
     return view
 
@@ -864,12 +933,16 @@ def curve_figure(
     return fig, x_range
 
 
-class TraceLabView(pn.viewable.Viewer):
+class TraceLabView(LabGroup):
     """The "Real traces" group: a trace, a slice, the block size and the engine as knobs;
     the curve drawn point by point, with progress and Stop; the gap to the paper."""
 
-    def __init__(self, notices: Sequence[str] = (), **params: Any) -> None:
-        super().__init__(**params)
+    shows_traces = True
+
+    def __init__(
+        self, notices: Sequence[str] = (), engine: str = DEFAULT_ENGINE, **params: Any
+    ) -> None:
+        super().__init__(TRACES_PRESET, engine, **params)
         shipped = available_traces()
         self.trace_select = at_once.Select(
             label="Trace",
@@ -883,9 +956,6 @@ class TraceLabView(pn.viewable.Viewer):
         self.block_size = at_once.IntInput(
             label="block_size (vLLM, tokens)", value=TRACE_BLOCK_TOKENS, width=200
         )
-        self.engine = at_once.Select(
-            label="Engine", options=list(TRACE_ENGINES), value="vLLM", width=140
-        )
         self.upload = pn.widgets.FileInput(accept=".jsonl,.json,.gz", width=240)
         self.errors: dict[str, pn.pane.HTML] = {
             name: pn.pane.HTML(
@@ -898,17 +968,6 @@ class TraceLabView(pn.viewable.Viewer):
             for name in ("requests", "block_size", "upload")
         }
         self._uploaded: list[TraceEntry] | None = None
-        self.run_button = pn.widgets.Button(label="Run", color="primary", width=90)
-        self.stop_button = pn.widgets.Button(label="Stop", disabled=True, width=90)
-        self.status = pn.pane.HTML(
-            "",
-            stylesheets=STYLESHEETS,
-            css_classes=["lab-status"],
-            sizing_mode="stretch_width",
-            min_width=240,
-            max_width=420,
-            height=34,
-        )
         self.sources = {
             engine: ColumnDataSource(curve_columns([]), name=f"traces-source-{engine}")
             for engine in ENGINE_NAMES
@@ -922,8 +981,8 @@ class TraceLabView(pn.viewable.Viewer):
         )
         self._run: TraceCurveRun | None = None
         self.curve: TraceCurve | None = None
-        self.run_button.on_click(self._on_run)
-        self.stop_button.on_click(self._on_stop)
+        self.preset_select.param.watch(self._on_preset, "value")
+        self.engine.param.watch(lambda _: self.show_address(), "value")
         self.upload.param.watch(self._on_upload, "value")
         self.roots = self._build()
 
@@ -940,6 +999,7 @@ class TraceLabView(pn.viewable.Viewer):
             ),
             self.notice,
             pn.FlexBox(
+                cell(self.preset_select, "preset"),
                 cell(self.trace_select, "trace"),
                 cell(self.requests, "requests", error=True),
                 cell(self.block_size, "block_size", error=True),
@@ -947,12 +1007,12 @@ class TraceLabView(pn.viewable.Viewer):
                 cell(self.upload, "upload", error=True),
                 **WRAPPING,
             ),
-            pn.FlexBox(self.run_button, self.stop_button, self.status, **WRAPPING),
+            self.buttons_row(),
             sizing_mode="stretch_width",
         )
         return (
             lab_root("lab-controls", controls, margin=(10, 16, 0, 16)),
-            lab_root("lab-traces", self.chart, self.gap, margin=(0, 16, 10, 16)),
+            lab_root("lab-traces", self.chart, self.gap, self.address_bar, margin=(0, 16, 10, 16)),
         )
 
     def _show_error(self, name: str, message: str) -> None:
@@ -973,13 +1033,8 @@ class TraceLabView(pn.viewable.Viewer):
         self.trace_select.value = YOUR_FILE
 
     @logged
-    def _on_run(self, *_: Any) -> None:
-        pn.state.execute(self.start)
-
-    @logged
-    def _on_stop(self, *_: Any) -> None:
-        if self._run is not None:
-            self._run.stop()
+    def _on_preset(self, event: Any) -> None:
+        self.open_other_group(event.new)
 
     async def _entries(self) -> tuple[str, list[TraceEntry]] | None:
         """The trace's name and all its requests; None (and a message) when there is none."""
@@ -1015,7 +1070,7 @@ class TraceLabView(pn.viewable.Viewer):
             entries[:count],
             whole,
             block_size,
-            TRACE_ENGINES[self.engine.value],
+            self.engines,
         )
 
     async def start(self) -> None:
@@ -1038,8 +1093,7 @@ class TraceLabView(pn.viewable.Viewer):
                 end=max(run.capacities[-1], PAPER_LOCAL_CACHE_TOKENS) * 1.5,
             )
             self.status.object = render_curve_progress(0.0, 0, total)
-            self.stop_button.disabled = False
-            self.run_button.disabled = True
+            self.set_running(True)
 
         def show_point(engine: str, points: list[InOrderReplay]) -> None:
             if run is not self._run:
@@ -1054,8 +1108,7 @@ class TraceLabView(pn.viewable.Viewer):
             return
         self._run = None
         with pn.io.hold():
-            self.stop_button.disabled = True
-            self.run_button.disabled = False
+            self.set_running(False)
             if curve is None:
                 self.status.object = "Stopped: the chart shows the points played so far."
                 return
@@ -1071,11 +1124,3 @@ class TraceLabView(pn.viewable.Viewer):
             self.status.object = render_curve_done(
                 curve.requests, time.perf_counter() - started, len(curve.points)
             )
-
-    def serve(self, title: str) -> None:
-        with pn.config.set(browser_info=False):
-            for index, root in enumerate(self.roots):
-                root.servable(title=title if index == 0 else None, location=False)
-
-    def __panel__(self) -> pn.viewable.Viewable:
-        return pn.Column(*self.roots, sizing_mode="stretch_width")

@@ -307,6 +307,8 @@ class WorkloadRun:
             "first_request_hits": self.request_hits[0] if self.request_hits else 0,
             "later_requests_min_hits": min(later) if later else 0,
             "later_requests_max_hits": max(later) if later else 0,
+            # the first request and any admitted before what they share was cached
+            "requests_without_hits": sum(1 for hits in self.request_hits if not hits),
             # SGLang's modelled scheduler never preempts: no figure, not zero
             "preemptions": (
                 None if self.engine == "sglang" else self.last("cumulative_preemptions") or 0
@@ -360,6 +362,7 @@ class SteppedRun(Generic[RequestT]):
     workload: Workload
     series: Series
     requests: list[RequestT]  # arrived, in arrival order
+    _prepared: list[RequestT]  # built ahead of arrival (see prepare)
 
     @property
     def step(self) -> int:
@@ -374,6 +377,33 @@ class SteppedRun(Generic[RequestT]):
     def _request_hits(self) -> list[int]:
         """Prefix-cache hit tokens at each arrived request's first admission (0 if none)."""
         raise NotImplementedError
+
+    def _make_request(self, index: int) -> RequestT:
+        """Request ``index`` of the workload, as the engine takes it."""
+        raise NotImplementedError
+
+    @property
+    def num_prepared(self) -> int:
+        """Requests built so far, ahead of their arrival or on it."""
+        return max(len(self._prepared), len(self.requests))
+
+    def prepare(self, count: int) -> bool:
+        """Build up to ``count`` more requests ahead of their arrival, so a caller can
+        spread the work (vLLM: hashing many prompts) over several slices. True when all
+        are built."""
+        start = len(self._prepared)
+        for index in range(start, min(self.workload.requests, start + count)):
+            self._prepared.append(self._make_request(index))
+        return len(self._prepared) == self.workload.requests
+
+    def _arriving(self) -> list[RequestT]:
+        """The requests that arrive before this step (built now if not prepared)."""
+        workload, arrived = self.workload, len(self.requests)
+        count = workload.arrival or workload.requests
+        return [
+            self._prepared[index] if index < len(self._prepared) else self._make_request(index)
+            for index in range(arrived, min(workload.requests, arrived + count))
+        ]
 
     @property
     def done(self) -> bool:
@@ -461,26 +491,8 @@ class WorkloadRunner(SteppedRun[Request]):
             cache_salt=workload.cache_salt(index),
         )
 
-    @property
-    def num_prepared(self) -> int:
-        """Requests built so far, ahead of their arrival or on it."""
-        return max(len(self._prepared), len(self.requests))
-
-    def prepare(self, count: int) -> bool:
-        """Build up to ``count`` more requests ahead of their arrival, so a caller can
-        spread the hashing of many prompts over several slices. True when all are built."""
-        start = len(self._prepared)
-        for index in range(start, min(self.workload.requests, start + count)):
-            self._prepared.append(self._make_request(index))
-        return len(self._prepared) == self.workload.requests
-
     def _arrive(self) -> None:
-        workload = self.workload
-        count = workload.arrival or workload.requests
-        for index in range(len(self.requests), min(workload.requests, len(self.requests) + count)):
-            request = (
-                self._prepared[index] if index < len(self._prepared) else self._make_request(index)
-            )
+        for request in self._arriving():
             self._add_request(request)
 
     def _add_request(self, request: Request) -> None:
@@ -730,6 +742,11 @@ def workload_scenario(workload: Workload, num_steps: int) -> tuple[Scenario, lis
 # -- presets ---------------------------------------------------------------------
 
 
+# A preset's words on SGLang when its file has none of its own: the run's figures.
+SGLANG_FIGURES = "{hits} hits out of {queries} queried tokens, a hit rate of {hit_rate}."
+SGLANG_COMPARE_FIGURES = "Overlaid: {compare_hit_rate}."
+
+
 @dataclass(frozen=True)
 class Preset:
     """A named workload with what to expect, from ``content/workloads/NAME.toml``.
@@ -749,6 +766,10 @@ class Preset:
     label: str
     expected: str
     compare_expected: str
+    # The same on SGLang's model (the preset's ``[sglang]`` table): its own words, as
+    # its tree is not vLLM's hash chain; without them, the figures only.
+    sglang_expected: str = SGLANG_FIGURES
+    sglang_compare_expected: str = SGLANG_COMPARE_FIGURES
 
     def compare_workload(self, workload: Workload | None = None) -> Workload | None:
         """The overlaid run's workload: ``workload`` (the learner's knobs) with the
@@ -758,9 +779,15 @@ class Preset:
         return (workload or self.workload).replace(**self.compare)
 
     def expected_text(self, run: WorkloadRun, compare: WorkloadRun | None = None) -> str:
+        """What to expect of ``run`` (and the overlaid ``compare``), in the words for the
+        engine that played it."""
+        if run.engine == "sglang":
+            expected, compared = self.sglang_expected, self.sglang_compare_expected
+        else:
+            expected, compared = self.expected, self.compare_expected
         if compare is None:
-            return format_expected(self.expected, run, None)
-        return format_expected(f"{self.expected} {self.compare_expected}", run, compare)
+            return format_expected(expected, run, None)
+        return format_expected(f"{expected} {compared}", run, compare)
 
 
 def format_expected(template: str, run: WorkloadRun, compare: WorkloadRun | None) -> str:
@@ -811,6 +838,7 @@ def load_preset(name: str) -> Preset:
     data = tomllib.loads(_preset_text(name))
     workload = workload_from_knobs(data.get("knobs", {}))
     compare = dict(data.get("compare", {}))
+    sglang = dict(data.get("sglang", {}))
     if compare:
         workload.replace(**compare)  # checked now, not when the lab opens it
     return Preset(
@@ -823,4 +851,6 @@ def load_preset(name: str) -> Preset:
         label=str(data.get("label", name)),
         expected=str(data.get("expected", "")).strip(),
         compare_expected=str(data.get("compare_expected", "")).strip(),
+        sglang_expected=str(sglang.get("expected", SGLANG_FIGURES)).strip(),
+        sglang_compare_expected=str(sglang.get("compare_expected", SGLANG_COMPARE_FIGURES)).strip(),
     )

@@ -77,6 +77,7 @@ class SGLangWorkloadRunner(SteppedRun[Req]):
         self.scheduler = Scheduler(self.allocator, self.tree_cache, SGLANG_SCHEDULE_POLICY)
         self.series = {column: [] for column in COLUMNS}
         self.requests = []
+        self._prepared: list[Req] = []  # built ahead of arrival (see prepare)
         self.request_hits: dict[str, int] = {}  # rid -> hit tokens at admission
         self._admitted: list[tuple[int, int]] = []  # (queried, hit) tokens this step
         self._evicted = 0
@@ -122,15 +123,18 @@ class SGLangWorkloadRunner(SteppedRun[Req]):
             extra_key=extra_key(workload, index),
         )
 
+    def release(self) -> None:
+        """As WorkloadRunner's, for a caller that plays either. Nothing is unlinked: the
+        tree's nodes (parent and children refer to each other) go at the collector's next
+        pass, a node per shared segment, not an object per block as vLLM's pool."""
+
     def _add_request(self, req: Req) -> None:
         self.scheduler.add_request(req)
         self.requests.append(req)
 
     def _arrive(self) -> None:
-        workload = self.workload
-        count = workload.arrival or workload.requests
-        for index in range(len(self.requests), min(workload.requests, len(self.requests) + count)):
-            self._add_request(self._make_request(index))
+        for req in self._arriving():
+            self._add_request(req)
 
     def _reset(self) -> int:
         """SGLang's ``flush_cache`` (scheduler.py:5518-5545, ``is_fully_idle``): only

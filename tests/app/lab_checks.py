@@ -176,10 +176,10 @@ def check_stale_results_are_marked(page: Any) -> None:
     page.wait_for_function(f"() => ({DIMMED_JS})().every(opacity => opacity === '1')")
 
 
-def check_a_long_run_stops(page: Any, timeout_ms: int) -> None:
+def check_a_long_run_stops(page: Any, timeout_ms: int, sources: tuple[str, ...] = ("run",)) -> None:
     """On `fresh-salt`: a long run shows its progress, Stop ends it, and the charts keep
-    the last finished run."""
-    queries_before = source(page, "run", "cumulative_queries")["values"]
+    the last finished run (on each of ``sources``: "sglang-run" too with both engines)."""
+    before = {name: source(page, name, "cumulative_queries")["values"] for name in sources}
     # About 4 s of runs in CPython (twice that in Pyodide): Stop comes on after 1 s
     # (app/views/lab.py's LONG_RUN_S), well before they end, on a fast machine too.
     for label, value in (("Output (tokens)", "128"), ("Requests", "2000")):
@@ -191,5 +191,53 @@ def check_a_long_run_stops(page: Any, timeout_ms: int) -> None:
     expect(page.get_by_text("Stopped: the charts still show the last finished run.")).to_be_visible(
         timeout=timeout_ms
     )
-    assert source(page, "run", "cumulative_queries")["values"] == queries_before
+    for name, values in before.items():
+        assert source(page, name, "cumulative_queries")["values"] == values
     expect(page.get_by_role("button", name="Run")).to_be_enabled()
+
+
+def check_both_engines_share_the_charts(page: Any, timeout_ms: int) -> None:
+    """On `shared-prefix`, the engine knob set to both: SGLang's runs join vLLM's on the
+    same charts (the engine's numbers), every legend names both engines, the summary has
+    both engines' columns, and the address carries the choice."""
+    from engine.lab.workload_sglang import run_sglang_workload
+
+    shared = preset("shared-prefix")
+    compare = shared.compare_workload()
+    assert compare is not None
+    sglang, sglang_compare = run_sglang_workload(shared.workload), run_sglang_workload(compare)
+    page.get_by_label("Engine").select_option("both")
+    numbers = page.get_by_test_id("lab-numbers")
+    heads = numbers.locator("th[scope=col]")
+    expect(heads).to_have_text(
+        [
+            "vLLM: no salt",
+            "SGLang: no salt",
+            "vLLM: fresh salt per request",
+            "SGLang: fresh salt per request",
+        ],
+        timeout=timeout_ms,
+    )
+    hits = numbers.locator('td[data-key="hits"]')
+    expect(hits.nth(1)).to_have_text(f"{sglang.summary()['hits']:,}")
+    assert (
+        source(page, "sglang-run", "cumulative_hits")["values"]
+        == (sglang.series["cumulative_hits"])
+    )
+    drawn = source(page, "sglang-compare", "cumulative_hits")["values"]
+    assert drawn == sglang_compare.series["cumulative_hits"]
+    # The hit-rate chart's legend: both engines' lines, each named.
+    legend = page.locator(".chart-legend").first
+    expect(legend.locator('[data-key="cumulative_hit_rate/run"]')).to_have_text(
+        "vLLM cumulative (solid)"
+    )
+    expect(legend.locator('[data-key="cumulative_hit_rate/sglang-run"]')).to_have_text(
+        "SGLang cumulative (solid)"
+    )
+    expect(page.get_by_test_id("lab-expected")).to_have_text(
+        [
+            shared.expected_text(run_workload(shared.workload), run_workload(compare)),
+            shared.expected_text(sglang, sglang_compare),
+        ]
+    )
+    page.wait_for_url("**engine=both**", timeout=timeout_ms)

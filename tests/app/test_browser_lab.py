@@ -18,6 +18,7 @@ from tests.app.lab_checks import (
     check_a_bad_knob_says_why,
     check_a_chart_on_the_first_screen,
     check_a_long_run_stops,
+    check_both_engines_share_the_charts,
     check_both_runs_follow_a_knob,
     check_legend_hides_and_shows,
     check_stale_results_are_marked,
@@ -102,6 +103,32 @@ def test_both_runs_follow_a_knob_they_share(watched: Watched, server: str) -> No
     check_both_runs_follow_a_knob(page, RUN_TIMEOUT_MS)
 
 
+def test_both_engines_share_the_charts_and_the_summary(watched: Watched, server: str) -> None:
+    page = open_lab(watched, server, "?lab=shared-prefix")
+    check_both_engines_share_the_charts(page, RUN_TIMEOUT_MS)
+
+
+def test_the_address_picks_the_engine_and_a_bad_one_says_why(watched: Watched, server: str) -> None:
+    page = open_lab(watched, server, "?lab=shared-prefix&engine=sglang")
+    expect(page.get_by_label("Engine")).to_have_value("SGLang")
+    heads = page.get_by_test_id("lab-numbers").locator("th[scope=col]")
+    expect(heads).to_have_text(["SGLang: no salt", "SGLang: fresh salt per request"])
+    # vLLM's step view has no SGLang meaning: the page says so, with no playground link.
+    expect(page.get_by_test_id("lab-no-steps")).to_be_visible()
+    expect(page.get_by_test_id("lab-playground-link")).to_have_count(0)
+    page.goto(f"{server}?lab=shared-prefix&engine=tpu")
+    expect(page.get_by_text("Ignored engine='tpu': not one of vllm, sglang, both")).to_be_visible(
+        timeout=RUN_TIMEOUT_MS
+    )
+    expect(page.get_by_label("Engine")).to_have_value("vLLM")
+    expect(page.get_by_test_id("lab-outcome")).to_be_visible(timeout=RUN_TIMEOUT_MS)
+    # The traces' group is a preset of the picker: it opens as its own page.
+    page.get_by_label("Preset").select_option("real-traces")
+    page.wait_for_url("**lab=real-traces**", timeout=RUN_TIMEOUT_MS)
+    expect(page.get_by_test_id("traces-intro")).to_be_visible(timeout=RUN_TIMEOUT_MS)
+    assert not watched.errors
+
+
 def test_a_bad_knob_says_why_beside_it(watched: Watched, server: str) -> None:
     check_a_bad_knob_says_why(open_lab(watched, server, "?lab=fresh-salt"))
 
@@ -182,6 +209,11 @@ def test_a_small_run_opens_in_the_playground_at_the_step_shown(
 
 def test_a_long_run_shows_progress_and_stops(watched: Watched, server: str) -> None:
     check_a_long_run_stops(open_lab(watched, server, "?lab=fresh-salt"), RUN_TIMEOUT_MS)
+
+
+def test_a_long_run_on_both_engines_shows_progress_and_stops(watched: Watched, server: str) -> None:
+    page = open_lab(watched, server, "?lab=fresh-salt&engine=both")
+    check_a_long_run_stops(page, RUN_TIMEOUT_MS, ("run", "sglang-run"))
 
 
 def test_the_lab_fits_a_phone_without_horizontal_scroll(playwright: Any, server: str) -> None:

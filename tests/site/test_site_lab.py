@@ -17,6 +17,7 @@ from tests.app.lab_checks import (
     check_a_bad_knob_says_why,
     check_a_chart_on_the_first_screen,
     check_a_long_run_stops,
+    check_both_engines_share_the_charts,
     check_both_runs_follow_a_knob,
     check_legend_hides_and_shows,
     click_a_chart,
@@ -60,6 +61,15 @@ def test_the_overlays_run_plays_in_a_side_worker_with_the_engines_series(
     side = ready_side_worker(page)
     check_both_runs_follow_a_knob(page, RUN_TIMEOUT_MS)
     assert side.evaluate("() => self.pclAnswered") == 1
+
+
+def test_both_engines_share_the_charts_in_pyodide(
+    site_page: Callable[..., tuple[Any, Any]],
+) -> None:
+    """SGLang's model runs in Pyodide too: with both engines, its runs join vLLM's."""
+    page, _ = site_page("?lab=shared-prefix")
+    expect(page.get_by_test_id("lab-outcome")).to_be_visible(timeout=RUN_TIMEOUT_MS)
+    check_both_engines_share_the_charts(page, RUN_TIMEOUT_MS)
 
 
 def ready_side_worker(page: Any) -> Any:

@@ -1,0 +1,145 @@
+"""What both groups of the workload lab share (app/views/lab.py: the presets' LabView and
+the "Real traces" TraceLabView): the preset picker, the engine knob, Run, Stop and the
+status line with its progress bar, the address, and how a run is started and stopped.
+One piece, so that the two pages look and behave alike."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar, Protocol
+from urllib.parse import urlencode
+
+import panel as pn
+from bokeh.document import Document
+
+from app.components import at_once
+from app.components.address_bar import AddressBar
+from app.errors import logged
+from app.lab import ENGINE_CHOICES, ENGINE_WORDS, TRACES_PRESET, presets
+from app.theme import CSS
+
+LAB_CSS = Path(__file__).with_name("lab.css").read_text(encoding="utf-8")
+STYLESHEETS = [CSS, LAB_CSS]
+
+
+class Stoppable(Protocol):
+    def stop(self) -> None: ...
+
+
+def lab_picker_options() -> list[str]:
+    """The preset picker's choices: every workload preset, then the traces' group."""
+    return [*presets(), TRACES_PRESET]
+
+
+def lab_query(preset: str, engine: str) -> str:
+    """The address of a lab page: its preset and the engine knob's choice."""
+    return urlencode({"lab": preset, "engine": ENGINE_WORDS[engine]})
+
+
+class LabGroup(pn.viewable.Viewer):
+    """A lab page: ``roots`` served one by one, a run started by ``start`` (Run, or a knob)
+    and stopped by Stop, the engine knob, and the picker that opens another preset."""
+
+    # The traces' group (TraceLabView) or a workload preset's page (LabView)
+    shows_traces: ClassVar[bool] = False
+
+    def __init__(self, preset_name: str, engine: str, **params: Any) -> None:
+        super().__init__(**params)
+        # Narrow enough that the preset, the engine and the overlay's checkbox share one
+        # row of the lab's 580 px column: one row more pushes the hit-rate chart's legend
+        # below a 1280x800 screen (tests/site/test_site_lab.py).
+        self.preset_select = at_once.Select(
+            label="Preset", options=lab_picker_options(), value=preset_name, width=190
+        )
+        self.engine = at_once.Select(
+            label="Engine", options=list(ENGINE_CHOICES), value=engine, width=100
+        )
+        self.run_button = pn.widgets.Button(label="Run", color="primary", width=90)
+        self.stop_button = pn.widgets.Button(label="Stop", disabled=True, width=90)
+        # The progress bar is part of the status line: a widget shown and hidden would
+        # make the browser lay out the whole page twice per run.
+        self.status = pn.pane.HTML(
+            "",
+            stylesheets=STYLESHEETS,
+            css_classes=["lab-status"],
+            # A size its text does not change: a new status does not lay the page out
+            # again. No wider than a phone, where it wraps below the buttons.
+            sizing_mode="stretch_width",
+            min_width=240,
+            max_width=420,
+            height=34,
+        )
+        # The address follows the preset and the engine, so the link can be shared.
+        self.address_bar = AddressBar(width=0, height=0, margin=0)
+        self._run: Stoppable | None = None
+        self.roots: Sequence[pn.Column] = ()
+        self.run_button.on_click(self._on_run)
+        self.stop_button.on_click(self._on_stop)
+
+    @property
+    def engines(self) -> tuple[str, ...]:
+        """The engines the knob asks for, in order."""
+        return ENGINE_CHOICES[self.engine.value]
+
+    def buttons_row(self) -> pn.FlexBox:
+        return pn.FlexBox(
+            self.run_button,
+            self.stop_button,
+            self.status,
+            flex_wrap="wrap",
+            sizing_mode="stretch_width",
+        )
+
+    def show_address(self) -> None:
+        self.address_bar.query = lab_query(self.preset_select.value, self.engine.value)
+
+    def open_other_group(self, name: str) -> bool:
+        """Open ``name`` as a new page when it is the other group's (the traces' from a
+        workload preset, or back); True if so."""
+        if (name == TRACES_PRESET) == self.shows_traces:
+            return False
+        self.address_bar.load = "?" + lab_query(name, self.engine.value)
+        return True
+
+    def set_running(self, running: bool, can_run: bool = True) -> None:
+        """Stop on and Run off while a run goes on (Run stays off when it cannot run)."""
+        self.stop_button.disabled = not running
+        self.run_button.disabled = running or not can_run
+
+    async def start(self) -> None:
+        raise NotImplementedError
+
+    @logged
+    def _on_run(self, *_: Any) -> None:
+        pn.state.execute(self.start)
+
+    @logged
+    def _on_stop(self, *_: Any) -> None:
+        if self._run is not None:
+            self._run.stop()
+
+    def serve(self, title: str) -> None:
+        """Serve the layout roots, and neither a Location (the query was read before;
+        AddressBar writes the address) nor a BrowserInfo (nothing reads them): the static
+        site's page holds as many root elements as the main app's at most
+        (tests/site/test_site_lab.py would fail on more)."""
+        with pn.config.set(browser_info=False):
+            for index, root in enumerate(self.roots):
+                root.servable(title=title if index == 0 else None, location=False)
+        assert pn.state.curdoc is not None
+        attach_shared_models(pn.state.curdoc)
+
+    def __panel__(self) -> pn.viewable.Viewable:
+        """The whole page as one layout (the app serves ``roots`` one by one)."""
+        return pn.Column(*self.roots, sizing_mode="stretch_width")
+
+
+def attach_shared_models(document: Document) -> None:
+    """Attach again the models the document's roots share (the charts' sources and step
+    axis). Panel detaches each root's models from their document before adding it,
+    and Bokeh attaches only models new to the document: shared ones stayed detached,
+    and their changes never reached the page."""
+    for model in document.models:
+        if model.document is None:
+            model._attach_document(document)
