@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import param
 
-from app.components.step_deck import LeanComponent
+from app.components.esm import FileComponent
 
 PICKER_LABEL = "Functions that ran at this step (in the order entered)"
 
 
-class CodePanel(LeanComponent):
+class CodePanel(FileComponent):
     pick = param.List(default=[], doc="From the browser: [key, step, index] of a picked function")
     picked = param.Dict(default={}, doc="The picked function's position, index, frame, body, marks")
 

@@ -14,13 +14,13 @@ from typing import ClassVar
 
 import param
 
-from app.components.step_deck import LeanComponent
+from app.components.esm import FileComponent
 from app.stylesheets import stylesheet
 
 STORAGE_KEY = "pcl-quiz"
 
 
-class QuizPanel(LeanComponent):
+class QuizPanel(FileComponent):
     compact = param.Boolean(default=False, doc="The embed: off unless the address says quiz=1")
     storage_key = param.String(default=STORAGE_KEY, constant=True)
 

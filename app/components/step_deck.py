@@ -27,22 +27,6 @@ import param
 from app.components.esm import FileComponent
 
 
-class LeanComponent(FileComponent):
-    """A file-module component whose updates skip Panel's theme pass unless stylesheets change.
-
-    Panel 1.9 recomputes a component's design (new stylesheet models) on every
-    property change but uses the result only when `stylesheets` changed: about
-    3 ms per change in Pyodide, for nothing.
-    """
-
-    def _update_properties(self, *events: param.parameterized.Event, doc: Any) -> dict[str, Any]:
-        if any(event.name == "stylesheets" for event in events):
-            return super()._update_properties(*events, doc=doc)
-        return self._process_param_change(  # type: ignore[no-any-return]
-            {event.name: event.new for event in events}
-        )
-
-
 def to_json(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"))
 
@@ -85,7 +69,7 @@ class Outbox:
         self.write("{" + ",".join([*parts, f'"views":{{{",".join(views)}}}']) + "}")
 
 
-class StepDeck(LeanComponent):
+class StepDeck(FileComponent):
     """A view's slot: it shows its view's page of the bundle at the player's position."""
 
     view = param.String(default="", constant=True, doc="The view's name in the bundle")
