@@ -2,12 +2,12 @@
 
 A timeline is immutable and a view is a pure function of (timeline, step), so
 every step's HTML, for every mode of the open scenario, is rendered when the
-scenario opens. What every view, the code panel and the questions send goes into
-one bundle (Outbox), the player's one `bundle` parameter (player.py): an edit is
-one model update, not one per view. Each view's StepDeck is a slot in the page:
-the player announces each position with the bundle (position.js), and every
-deck swaps in its view's page there: no Python view re-renders, no HTML is
-re-sent, no round trip is waited for.
+scenario opens. The App's one sender (views/sender.py) puts every view's pages, the
+code panel's and the questions' parts into one bundle (Outbox), the player's one
+`bundle` parameter (player.py): an edit is one model update, not one per view. Each
+view's StepDeck is a slot in the page: the player announces each position with the
+bundle (position.js), and every deck swaps in its view's page there: no Python view
+re-renders, no HTML is re-sent, no round trip is waited for.
 
 A large timeline (a playground of thousands of blocks) would take tens of
 seconds to render page by page: its decks hold only the pages around the shown
