@@ -6,8 +6,8 @@ frames, bodies and plans (app/render/code_plan.py), the questions (app/questions
 and what the player needs to open it: the scenario's name and title, each timeline's
 last step and the address parameters that name it. app/views/sender.py sends it. A
 step not sent yet is JSON null (NOT_SENT) wherever it appears: in a view's order, in a
-code plan. A large timeline (SENT_AROUND_FROM) sends
-only the steps around the one shown; the others follow when the position reaches them.
+code plan. A large timeline (SENT_AROUND_FROM) sends only the steps around the one
+shown; the others follow when the position reaches them.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ SENT_AROUND_FROM = 20_000
 Render = Callable[[Timeline, int], str]
 
 
-# In an order: this step's page is not in the browser yet (JSON null); the deck keeps
-# showing what it shows until Python sends it (step_deck.js).
+# In an order: this step's page is not in the browser yet (JSON null); the view's slot
+# keeps showing what it shows until Python sends it (step_deck.js).
 NOT_SENT = None
 
 
@@ -47,7 +47,7 @@ class Deck:
     @classmethod
     def of(cls, per_timeline: Mapping[str, Sequence[str | None]]) -> Deck:
         """A step whose page is None is not sent (NOT_SENT): a large timeline's deck
-        holds only the pages around the shown step (base.py)."""
+        holds only the pages around the shown step (views/sender.py)."""
         index: dict[str, int] = {}
         orders = {
             key: tuple(
