@@ -3,20 +3,24 @@ one pure function, no Panel, so it is built and checked without a page.
 
 The bundle holds every view's distinct pages and per-step orders, the code panel's
 frames, bodies and plans (app/render/code_plan.py), the questions (app/questions.py),
-and each timeline's last step. A step not sent yet is JSON null (NOT_SENT) wherever it
-appears: in a view's order, in a code plan. A large timeline (SENT_AROUND_FROM) sends
-only the steps around the one shown; the others follow when the position reaches them.
+and what the player needs to open it: the scenario's name and title, each timeline's
+last step and the address parameters that name it. app/views/sender.py sends it. A
+step not sent yet is JSON null (NOT_SENT) wherever it appears: in a view's order, in a
+code plan. A large timeline (SENT_AROUND_FROM) sends only the steps around the one
+shown; the others follow when the position reaches them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from app.components.step_deck import NOT_SENT, Deck
+from app.playground.store import is_playground
 from app.questions import all_questions
 from app.render.code_plan import CodePlan
-from app.timelines import timeline_key
+from app.timelines import scenario, split_key, timeline_key
+from app.url import timeline_query
 from engine.lab.timeline import Timeline
 
 # A timeline of at least this many blocks x steps is sent a few steps at a time: every
@@ -26,6 +30,37 @@ from engine.lab.timeline import Timeline
 SENT_AROUND_FROM = 20_000
 
 Render = Callable[[Timeline, int], str]
+
+
+# In an order: this step's page is not in the browser yet (JSON null); the view's slot
+# keeps showing what it shows until Python sends it (step_deck.js).
+NOT_SENT = None
+
+
+@dataclass(frozen=True)
+class Deck:
+    """Distinct pages, and which page each step of each timeline shows."""
+
+    pages: tuple[str, ...]
+    orders: Mapping[str, tuple[int | None, ...]]  # timeline key -> index into pages, per step
+
+    @classmethod
+    def of(cls, per_timeline: Mapping[str, Sequence[str | None]]) -> Deck:
+        """A step whose page is None is not sent (NOT_SENT): a large timeline's deck
+        holds only the pages around the shown step (views/sender.py)."""
+        index: dict[str, int] = {}
+        orders = {
+            key: tuple(
+                NOT_SENT if page is None else index.setdefault(page, len(index))
+                for page in per_step
+            )
+            for key, per_step in per_timeline.items()
+        }
+        return cls(tuple(index), orders)
+
+    def page(self, key: str, step: int) -> str:
+        index = self.orders[key][step]
+        return "" if index is None else self.pages[index]
 
 
 def sends_every_step(timeline: Timeline) -> bool:
@@ -70,19 +105,40 @@ def bundle(
     views: Mapping[str, Render],
     at: tuple[str, int],
     around_only: bool = False,
+    *,
+    code: bool = True,
+    questions: bool = True,
+    held: tuple[tuple[str, ...], tuple[str, ...]] = ((), ()),
+    lasts: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
     """What ``timelines`` send to the page with the learner at ``at`` (timeline key,
     step): ``views`` (name -> pure render) each as distinct pages and per-step orders,
-    the code panel's frames, bodies and plans, the questions per step, and each
-    timeline's last step. ``around_only``: every timeline as if it were large (the
-    first part of a bundle whose rest follows on the next tick)."""
+    the code panel's frames, bodies and plans (``code``; ``held``: the frames and bodies
+    the browser holds, kept at their indices), the questions per step (``questions``),
+    and for the player the scenario's [name, title], each timeline's last step
+    (``lasts``, default the timelines': a playground counts its modes not built) and the
+    address parameters that name it. ``around_only``: every timeline as if it were
+    large (the first part of a bundle whose rest follows on the next tick)."""
     keyed = {timeline_key(t): t for t in timelines}
     decks = {name: render_deck(each, timelines, at, around_only) for name, each in views.items()}
-    code = CodePlan.of(keyed, lambda t: sent_steps(t, at, around_only))
-    return {
+    lasts = lasts or {key: len(t.steps) - 1 for key, t in keyed.items()}
+    opened = split_key(next(iter(lasts)))[0] if lasts else ""
+    sent: dict[str, Any] = {
         "views": {name: {"pages": d.pages, "orders": d.orders} for name, d in decks.items()},
-        "code": {"frames": code.frames, "plans": code.as_dicts()},
-        "bodies": code.bodies,
-        "questions": {key: all_questions(t) for key, t in keyed.items()},
-        "lasts": {key: len(t.steps) - 1 for key, t in keyed.items()},
+        "lasts": dict(lasts),
+        "queries": {key: timeline_query(*split_key(key)) for key in lasts},
+        "scenario": [opened, scenario_title(opened)] if opened else [],
     }
+    if code:
+        plan = CodePlan.of(keyed, lambda t: sent_steps(t, at, around_only), *held)
+        sent["code"] = {"frames": plan.frames, "plans": plan.as_dicts()}
+        sent["bodies"] = plan.bodies
+    if questions:
+        sent["questions"] = {key: all_questions(t) for key, t in keyed.items()}
+    return sent
+
+
+def scenario_title(name: str) -> str:
+    """The scenario's title as the picker shows it."""
+    title = scenario(name).title
+    return f"Playground: {title}" if is_playground(name) else title

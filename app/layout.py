@@ -19,6 +19,7 @@ from app.components.early_steps import EarlySteps
 from app.components.glossary import Glossary
 from app.components.keyboard import Keyboard
 from app.components.panel_tabs import PanelTabs
+from app.components.quiz import QuizPanel
 from app.components.start_page import StartPage
 from app.errors import logged
 from app.lab import default_preset
@@ -43,8 +44,8 @@ from app.views.offload import OffloadView
 from app.views.pool import PoolView
 from app.views.prefill import PrefillView
 from app.views.queue import QueueView
-from app.views.quiz import Quiz
 from app.views.requests import RequestsView
+from app.views.sender import QUESTIONS, Sender
 from engine.lab import playground_code
 
 PAGE_WIDTH = 1280
@@ -100,11 +101,14 @@ class App(pn.viewable.Viewer):
         if link.scenario:
             self.state.open(link.scenario, link.mode, link.step)
         state = self.state
+        assert state is not None  # (made above)
         compact = self.embed
-        self.controls = Controls(state=state, compact=compact)
-        # Every view sends through the player's one bundle.
-        sends = {"state": state, "outbox": self.controls.outbox}
-        self.quiz = Quiz(compact=compact, **sends)
+        # Every view's pages, the code and the questions go into the player's one bundle.
+        self.sender = Sender(state)
+        self.controls = Controls(state=state, sender=self.sender, compact=compact)
+        sends = {"state": state, "sender": self.sender}
+        self.quiz = QuizPanel(compact=compact, sizing_mode="stretch_width", margin=0)
+        self.sender.add(QUESTIONS)
         self.pool = PoolView(compact=compact, **sends)
         self.queue = QueueView(compact=compact, **sends)
         self.hash_map = HashMapView(compact=compact, **sends)
@@ -133,7 +137,7 @@ class App(pn.viewable.Viewer):
         state.param.watch(self._show_playground_button, "scenario")
         self._show_playground_button()
         header = EmbedHeaderView if self.embed else HeaderView
-        self.header = header(state=state, outbox=self.controls.outbox)
+        self.header = header(**sends)
         self.notice = notice_pane(link.notices)
         self._layout = self._build_embed() if self.embed else self._build()
 
@@ -200,7 +204,7 @@ class App(pn.viewable.Viewer):
             self.notice,
             self.controls,
             self.narration,
-            self.quiz.panel,
+            self.quiz,
             pn.FlexBox(
                 self.playground,
                 left,
@@ -259,14 +263,14 @@ class App(pn.viewable.Viewer):
             [
                 PanelTabs(
                     labels=list(EMBED_STORY_TABS),
-                    objects=[self.narration, self.quiz.panel],
+                    objects=[self.narration, self.quiz],
                     dense=True,
                     sizing_mode="stretch_width",
                     margin=0,
                 )
             ]
             if self.asks_in_embed
-            else [self.narration, self.quiz.panel]
+            else [self.narration, self.quiz]
         )
         return self._page(
             self.header,
@@ -302,7 +306,7 @@ class App(pn.viewable.Viewer):
             link = parse_link(query)  # an entry this app wrote: valid, or corrected
             with pn.io.hold():
                 self.state.open(link.scenario, link.mode, link.step)
-                self.controls.send_bundle()
+                self.sender.send_position()
 
         self.controls.player.on_pop = reopen
 

@@ -18,8 +18,8 @@ except ImportError:  # `panel serve app/main.py` from a checkout without `pip in
 from app.gc_startup import freeze_imported_objects
 from app.layout import PAGE_CSS, PAGE_TEMPLATE, App
 from app.url import PRERENDER_QUERY_ENV, lab_engine, lab_link, parse_link
-from app.views.base import mark_page_up
 from app.views.lab import LAB_PAGE_CSS, open_lab
+from app.views.sender import mark_page_up
 
 logging.basicConfig(level=logging.INFO)
 # No IDE signatures: building them for every Panel class costs Pyodide ~0.1 s at start.

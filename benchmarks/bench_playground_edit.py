@@ -7,9 +7,9 @@ max_tokens, back and forth, and the last request's last token, new each time,
 so no edit finds a timeline already built) and times, inside the page, from the input event to
 the frame where every view shows the new timeline (every StepDeck's `data-at`
 names it, and the step counter agrees). The traced build of the shown mode, the
-rendering of the shown step's pages (the others follow 50 ms later: app/views/base.py
-fill_deck) and the transfer are all included; edits are 300 ms apart, as keystrokes
-are. Prints p50 and p95. With --step N the views show step N while the script is
+rendering of the shown step's pages (the others follow 50 ms later:
+app/views/sender.py) and the transfer are all included; edits are 300 ms apart, as
+keystrokes are. Prints p50 and p95. With --step N the views show step N while the script is
 edited (the step stays where it is: each edit renders the pages around it).
 
 With --large, a 10,000-block pool of block size 16 with 200 requests (about
@@ -135,7 +135,7 @@ async ([area, text]) => {
 
 
 # Between edits, as between a learner's keystrokes: the views' other pages, sent a
-# moment after the shown one (app/views/base.py fill_deck), arrive in it.
+# moment after the shown one (app/views/sender.py), arrive in it.
 PAUSE_MS = 300
 
 

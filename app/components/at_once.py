@@ -4,7 +4,7 @@ On a server Panel holds every change from the browser for 50 ms (``_debounce``)
 before running the watchers, to gather a burst of changes into one. Each playground
 edit and lab knob change waited those 50 ms for nothing: the app already coalesces a
 burst (a change that arrives while Python is busy joins the one being processed) and
-makes stale work give way (app/views/base.py fill_deck). A change listed in
+makes stale work give way (app/views/sender.py). A change listed in
 ``_priority_changes`` is run on the next tick instead. In Pyodide there is no
 server session and changes were never held. Like the app's own components, they do
 not hear Python's changes back as the browser's (component.py).

@@ -16,39 +16,17 @@ the position and the pick still match.
 
 from __future__ import annotations
 
-from typing import Any
-
 import param
 
-from app.components.step_deck import LeanComponent, Outbox
+from app.components.esm import FileComponent
 
 PICKER_LABEL = "Functions that ran at this step (in the order entered)"
 
 
-class CodePanel(LeanComponent):
+class CodePanel(FileComponent):
     pick = param.List(default=[], doc="From the browser: [key, step, index] of a picked function")
     picked = param.Dict(default={}, doc="The picked function's position, index, frame, body, marks")
 
     picker_label = param.String(default=PICKER_LABEL, constant=True, doc="The picker's caption")
 
     _esm = "code_panel.js"
-
-    def __init__(self, outbox: Outbox | None = None, **params: Any) -> None:
-        super().__init__(**params)
-        self._outbox = outbox or Outbox()
-        self.frames: list[str] = []
-        self.bodies: list[str] = []
-        self.plans: dict[str, list[dict[str, Any] | None]] = {}
-
-    def load(self, frames: list[str], bodies: list[str], plans: dict[str, Any]) -> None:
-        """A plan (CodePlan.as_dicts) with its frames and bodies, into the bundle."""
-        if bodies != self.bodies:  # (tens of KB each: sent again only when they change)
-            self._outbox.put("bodies", bodies)
-        self.frames, self.bodies, self.plans = frames, bodies, plans
-        self._outbox.put("code", {"frames": frames, "plans": plans})
-
-    def holds_page(self, key: str, step: int) -> bool:
-        """Whether the browser has this position's code (a step planned None is not sent
-        yet: the shown step's comes first, the others a moment later)."""
-        plan = self.plans.get(key, [])
-        return 0 <= step < len(plan) and plan[step] is not None

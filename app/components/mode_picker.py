@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import param
 
-from app.components.step_deck import LeanComponent
+from app.components.esm import FileComponent
 
 LABEL = "Mode"
 
 
-class ModePicker(LeanComponent):
+class ModePicker(FileComponent):
     label = param.String(default=LABEL, constant=True, doc="The group's caption")
 
     _esm = "mode_picker.js"

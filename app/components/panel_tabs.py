@@ -13,11 +13,11 @@ from typing import ClassVar
 import param
 from panel.viewable import Children
 
-from app.components.step_deck import LeanComponent
+from app.components.esm import FileComponent
 from app.stylesheets import stylesheet
 
 
-class PanelTabs(LeanComponent):
+class PanelTabs(FileComponent):
     labels = param.List(default=[], item_type=str, doc="One label per panel")
     objects = Children(default=[], doc="The panels, in the labels' order")
     active = param.Integer(default=0, doc="The panel shown first")

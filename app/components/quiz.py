@@ -1,37 +1,29 @@
-"""The questions' panel in the browser (quiz.js): every step's questions, in every mode
-of the scenario, held at once in the player's bundle; it follows the player and keeps
-the score in localStorage, so answering needs no Python."""
+"""Predict, then see: before a step that carries a lesson, a question about it.
+
+The questions and their answers come from the timeline (app/questions.py); every
+step's questions, in every mode of the scenario, are sent once in the player's bundle
+(views/sender.py), and the panel (quiz.js) follows the player, so answering needs no
+Python (it works on the static site before Python is ready). The score stays in the
+browser (localStorage). On by default on the full page, where the learner can switch
+it off; off in the embed unless its address says `quiz=1`.
+"""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import param
 
-from app.components.step_deck import LeanComponent, Outbox
+from app.components.esm import FileComponent
 from app.stylesheets import stylesheet
 
 STORAGE_KEY = "pcl-quiz"
 
 
-class QuizPanel(LeanComponent):
+class QuizPanel(FileComponent):
     compact = param.Boolean(default=False, doc="The embed: off unless the address says quiz=1")
     storage_key = param.String(default=STORAGE_KEY, constant=True)
 
     _esm = "quiz.js"
-
-    def __init__(self, outbox: Outbox | None = None, **params: Any) -> None:
-        super().__init__(**params)
-        self._outbox = outbox or Outbox()
-        self.questions: dict[str, list[list[dict[str, Any]]]] = {}
-
-    def load(self, questions: dict[str, list[list[dict[str, Any]]]]) -> None:
-        """Every step's questions of every mode, into the bundle."""
-        self.questions = questions
-        self._outbox.put("questions", questions)
-
-    def holds_page(self, key: str, step: int) -> bool:
-        """Whether the browser has this position's questions (every step of a timeline held)."""
-        return 0 <= step < len(self.questions.get(key, []))
 
     _stylesheets: ClassVar[list[str]] = [stylesheet("app.components", "quiz.css")]

@@ -15,12 +15,12 @@ from typing import Any
 
 import param
 
-from app.components.step_deck import LeanComponent
+from app.components.esm import FileComponent
 
 LABEL = "Scenario"
 
 
-class ScenarioPicker(LeanComponent):
+class ScenarioPicker(FileComponent):
     options = param.List(default=[], doc="[name, title] of every built-in scenario, in order")
 
     label = param.String(default=LABEL, constant=True, doc="The picker's caption")

@@ -159,19 +159,17 @@ class CodePlan:
         cls,
         timelines: Mapping[str, Timeline],
         steps: Callable[[Timeline], Container[int]] | None = None,
-        after: CodePlan | None = None,
+        held_frames: tuple[str, ...] = (),
         held_bodies: tuple[str, ...] = (),
     ) -> CodePlan:
         """``timelines``: by the key the browser names them with. ``steps``: per
         timeline, the steps planned (the others are None, sent later;
-        default every step). ``after``: a plan sent before, whose frames and bodies keep
-        their indices here, so the browser's plans stay right while this one arrives.
-        ``held_bodies``: bodies the browser holds from an earlier plan, kept at their
-        indices (a body is a function's source, the same in every timeline: an edit's
-        plan then sends no body the browser has)."""
-        frame_index = {frame: i for i, frame in enumerate(after.frames if after else ())}
-        kept = after.bodies if after else held_bodies
-        body_index = {body: i for i, body in enumerate(kept)}
+        default every step). ``held_frames``, ``held_bodies``: what the browser holds
+        from an earlier plan, kept at their indices, so its plans stay right while this
+        one arrives (a body is a function's source, the same in every timeline: an
+        edit's plan then sends no body the browser has)."""
+        frame_index = {frame: i for i, frame in enumerate(held_frames)}
+        body_index = {body: i for i, body in enumerate(held_bodies)}
         plans: dict[str, tuple[Plan | None, ...]] = {}
         for key, timeline in timelines.items():
             planned = steps(timeline) if steps else range(len(timeline.steps))

@@ -6,14 +6,15 @@ import panel as pn
 import param
 
 from app.components import at_once
-from app.components.step_deck import Outbox, StepDeck
+from app.components.step_deck import StepDeck
 from app.errors import logged
 from app.render.chain import NONE, default_pair, render_chain
 from app.render.hash_cost import render_hash_cost
 from app.runtime import in_pyodide
 from app.state import SimulatorState
 from app.theme import CSS
-from app.views.base import TERM_CSS, Follower, fill_deck
+from app.views.base import TERM_CSS, sender_of
+from app.views.sender import Sender
 from engine.lab.hash_cost import measure_hash_cost
 from engine.lab.timeline import Timeline
 
@@ -27,7 +28,7 @@ class ChainView(pn.viewable.Viewer):
     """
 
     state = param.ClassSelector(class_=SimulatorState)
-    outbox = param.ClassSelector(class_=Outbox, doc="The player's bundle (Controls.outbox)")
+    sender = param.ClassSelector(class_=Sender, doc="The App's one sender")
 
     def __init__(self, **params: object) -> None:
         super().__init__(**params)
@@ -35,13 +36,11 @@ class ChainView(pn.viewable.Viewer):
         self._primary = at_once.Select(label="Request", **select)
         self._other = at_once.Select(label="Compare with", **select)
         self._deck = StepDeck(
-            outbox=self.outbox,
             view="chain",
             sizing_mode="stretch_width",
             stylesheets=[CSS, TERM_CSS],
             margin=0,
         )
-        self._follower = Follower(self._deck.holds_page, self._render_deck)
         self._pickers = pn.Row(self._primary, self._other, margin=0)
         # The chapter's "measure the hashing cost itself", in this page's own Python.
         self._measure = pn.widgets.Button(
@@ -63,6 +62,8 @@ class ChainView(pn.viewable.Viewer):
         self._picked: tuple[str | None, str | None] = (None, None)
         self._ids: tuple[str, ...] | None = None
         self._updating = False
+        self._timeline = sender_of(self).state.timeline  # the one the picks are of
+        self.sender.add("chain", self._page)
         self.state.param.watch(self._on_step, ["timeline", "step"])
         self._primary.param.watch(self._on_pick, "value")
         self._other.param.watch(self._on_pick, "value")
@@ -81,16 +82,16 @@ class ChainView(pn.viewable.Viewer):
             b = auto_b if auto_b != a else None
         return a, b
 
-    def _render_deck(self) -> None:
-        fill_deck(self._deck, lambda t, s: render_chain(t, s, *self._pair(t, s)), self.state)
+    def _page(self, timeline: Timeline, step: int) -> str:
+        return render_chain(timeline, step, *self._pair(timeline, step))
 
     @logged
     def _on_step(self, *_: object) -> None:
-        picked = self._picked
-        if self._follower.is_new(self.state):
-            self._picked = (None, None)  # picks name the old timeline's requests
-        # Pages rendered with the learner's picks are not the new timeline's.
-        self._follower.follow(self.state, stale=picked != self._picked)
+        if self.state.timeline is not self._timeline:
+            self._timeline = self.state.timeline
+            if self._picked != (None, None):  # picks name the old timeline's requests
+                self._picked = (None, None)
+                self.sender.resend("chain")
         snapshot = self.state.current.snapshot
         ids = tuple(r.request_id for r in snapshot.requests)
         timeline = self.state.timeline
@@ -116,7 +117,7 @@ class ChainView(pn.viewable.Viewer):
             return
         # "(none)" is a pick too: NONE, unlike None, does not follow the newest.
         self._picked = (self._primary.value, self._other.value or NONE)
-        self._render_deck()
+        self.sender.resend("chain")
         self._on_step()  # puts the pickers back on the pair if it was refused
 
     @logged
@@ -126,7 +127,7 @@ class ChainView(pn.viewable.Viewer):
 
     @property
     def html(self) -> str:
-        return self._deck.page(self.state.key, self.state.step)
+        return self.sender.page("chain", self.state.key, self.state.step)
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self._layout

@@ -6,78 +6,36 @@ from __future__ import annotations
 import panel as pn
 import param
 
-from app.bundle import sent_steps
 from app.components.code_panel import CodePanel
-from app.components.step_deck import Outbox
 from app.errors import logged
 from app.render.code import style_defs
-from app.render.code_plan import CodeParts, CodePlan, code_parts
+from app.render.code_plan import CodeParts, code_parts
 from app.state import SimulatorState
 from app.theme import CSS
 from app.timelines import timeline_key
-from app.views import base
-from app.views.base import Follower
-from engine.lab.timeline import Timeline
+from app.views.base import sender_of
+from app.views.sender import CODE, Sender
 
 # Pygments first, so the app's own rules (backgrounds of ran lines) win.
 CODE_CSS = style_defs(".code") + CSS + ".code { background: transparent; }"
-# The bodies the browser holds are kept for the next scenario or edit while they are
-# below this many characters in all (every function of the engine is a few times that),
-# so an edit's plan sends no function's source again; past it they start afresh.
-HELD_BODIES_MAX_CHARS = 400_000
 
 
 class CodeView(pn.viewable.Viewer):
     """The code that ran at this step: the step's focus function, or the one picked."""
 
     state = param.ClassSelector(class_=SimulatorState)
-    outbox = param.ClassSelector(class_=Outbox, doc="The player's bundle (Controls.outbox)")
+    sender = param.ClassSelector(class_=Sender, doc="The App's one sender")
 
     def __init__(self, **params: object) -> None:
         super().__init__(**params)
-        self._panel = CodePanel(
-            outbox=self.outbox, sizing_mode="stretch_width", stylesheets=[CODE_CSS], margin=0
-        )
-        self._follower = Follower(self._panel.holds_page, self._send_plan)
-        self.state.param.watch(self._on_timeline, ["timeline", "step"])
+        self._panel = CodePanel(sizing_mode="stretch_width", stylesheets=[CODE_CSS], margin=0)
         self._panel.param.watch(self._on_pick, "pick")
-        self._on_timeline()
+        sender_of(self).add(CODE, told=self._forget_pick)
 
-    @logged
-    def _on_timeline(self, *_: object) -> None:
-        # A step needs nothing once every step's code is held; before (its first plan holds
-        # the steps around the one shown: _send_plan), a step past them is planned anew.
-        self._follower.follow(self.state)
-
-    def _send_plan(self) -> None:
-        """A new scenario: the code of the shown step and its neighbours, then every step's
-        of every mode (base.first_then_rest, as the views' pages)."""
-        key, step = self.state.key, self.state.step
-        keyed = {timeline_key(t): t for t in self.state.scenario_timelines}
-        held = tuple(self._panel.bodies)
-        if sum(map(len, held)) > HELD_BODIES_MAX_CHARS:
-            held = ()
-        first: list[CodePlan] = []
-
-        def send_first(around_only: bool) -> bool:
-            def around(timeline: Timeline) -> range:
-                return sent_steps(timeline, (key, step), around_only=True)
-
-            first.append(CodePlan.of(keyed, around if around_only else None, held_bodies=held))
-            self._send(first[0])
-            self._forget_pick()
-            return around_only
-
-        base.first_then_rest(
-            self.state, send_first, lambda: self._send(CodePlan.of(keyed, after=first[0]))
-        )
-
-    def _forget_pick(self) -> None:
-        if self._panel.picked:  # (a model update only when there was one)
+    def _forget_pick(self, _plan: object, _whole: bool, first: bool) -> None:
+        """A new plan: the pick answered was of the plan before."""
+        if first and self._panel.picked:  # (a model update only when there was one)
             self._panel.picked = {}
-
-    def _send(self, plan: CodePlan) -> None:
-        self._panel.load(list(plan.frames), list(plan.bodies), plan.as_dicts())
 
     @logged
     def _on_pick(self, *_: object) -> None:

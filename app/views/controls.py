@@ -11,7 +11,6 @@ an address) or an address the player did not hold.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import panel as pn
 import param
@@ -20,13 +19,11 @@ from app import timelines
 from app.components.mode_picker import ModePicker
 from app.components.player import StepPlayer
 from app.components.scenario_picker import ScenarioPicker
-from app.components.step_deck import Outbox
 from app.errors import logged
-from app.playground.store import is_playground
 from app.state import SimulatorState
 from app.theme import CSS
-from app.url import timeline_query
-from app.views.base import COMPACT_CSS
+from app.views.base import COMPACT_CSS, sender_of
+from app.views.sender import Sender
 
 
 def scenario_options() -> list[list[str]]:
@@ -56,25 +53,9 @@ def action_on(fn: Callable[[str], None]) -> Callable[[str], None]:
     return callback
 
 
-def position_bundle(state: SimulatorState) -> dict[str, Any]:
-    """What the player needs of the open scenario: where to open, each mode's last step
-    and the address parameters that name it, and its name and title (the picker's)."""
-    title = timelines.scenario(state.scenario).title
-    return {
-        "scenario": [
-            state.scenario,
-            f"Playground: {title}" if is_playground(state.scenario) else title,
-        ],
-        "at": [state.key, state.step],
-        "lasts": state.lasts,
-        "queries": {
-            f"{state.scenario}/{mode}": timeline_query(state.scenario, mode) for mode in state.modes
-        },
-    }
-
-
 class Controls(pn.viewable.Viewer):
     state = param.ClassSelector(class_=SimulatorState)
+    sender = param.ClassSelector(class_=Sender, doc="The App's one sender: into the player")
     compact = param.Boolean(default=False, doc="The embed: the picker's caption beside it")
 
     def __init__(self, **params: object) -> None:
@@ -91,17 +72,11 @@ class Controls(pn.viewable.Viewer):
         self.player = StepPlayer(
             sizing_mode="stretch_width", min_width=280, stylesheets=[CSS], margin=(2, 4)
         )
-        # Every view's part of the bundle comes through here (App gives it to each).
-        self.outbox = Outbox(lambda text: setattr(self.player, "bundle", text))
-        self.player.param.watch(lambda e: self.outbox.received(e.new), "received")
-        self._bundled = ""  # the scenario of the player's bundle
-        self._serial = 0  # one per set of timelines sent
-        self._heard: list[Any] = []  # the position Python last had from the player
-
+        sender_of(self).connect(self.player)
         self.scenario.on_pick = action_on(lambda name: setattr(state, "scenario", name))
         self.player.param.watch(self._from_player, "at")
-        state.param.watch(self._on_scenario, ["timeline"])
-        self._on_scenario()
+        state.param.watch(self._show_modes, ["scenario"])
+        self._show_modes()
 
         self._layout = pn.Column(
             pn.FlexBox(self.scenario, self.mode, align_items="center", flex_wrap="wrap", margin=0),
@@ -131,28 +106,11 @@ class Controls(pn.viewable.Viewer):
             return
         with pn.io.hold():
             state.open(scenario, mode, max(0, min(step, state.last_of(mode))))
-        self._heard = [state.key, state.step]
+        self.sender.heard = [state.key, state.step]
 
     @logged
-    def _on_scenario(self, *_: object) -> None:
-        """Another scenario opened: the pickers and the player get it."""
-        if self.state.timeline is None or self.state.scenario == self._bundled:
-            return
-        self.send_bundle()
-
-    def send_bundle(self) -> None:
-        """Give the player the open scenario and its position (also to move it back to an
-        address it did not hold)."""
-        state = self.state
-        self._bundled = state.scenario
-        self.mode.visible = len(state.modes) > 1
-        assert state is not None  # (a Controls has a state)
-        # With the position Python last had: a mode the learner picked on the scenario
-        # left, before the player had this bundle, is meant for this one (player.js).
-        self._serial += 1
-        position = {**position_bundle(state), "heard": self._heard, "serial": self._serial}
-        self._heard = position["at"]
-        self.outbox.put("position", position)
+    def _show_modes(self, *_: object) -> None:
+        self.mode.visible = len(self.state.modes) > 1
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self._layout

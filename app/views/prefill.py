@@ -6,13 +6,15 @@ import panel as pn
 import param
 
 from app.components import at_once
-from app.components.step_deck import Outbox, StepDeck
+from app.components.step_deck import StepDeck
 from app.errors import logged
 from app.prefill_inputs import FIELDS, model_texts, parse_inputs, seed_texts
 from app.render.prefill import OWN_INPUTS, THE_EXAMPLE, follow, follow_page, render_prefill
 from app.state import SimulatorState
 from app.theme import CSS
-from app.views.base import Follower, fill_deck
+from app.views.base import sender_of
+from app.views.sender import Sender
+from engine.lab.timeline import Timeline
 
 
 class PrefillView(pn.viewable.Viewer):
@@ -20,7 +22,7 @@ class PrefillView(pn.viewable.Viewer):
     until the learner types; then it shows their inputs at every step."""
 
     state = param.ClassSelector(class_=SimulatorState)
-    outbox = param.ClassSelector(class_=Outbox, doc="The player's bundle (Controls.outbox)")
+    sender = param.ClassSelector(class_=Sender, doc="The App's one sender")
 
     def __init__(self, **params: object) -> None:
         super().__init__(**params)
@@ -33,16 +35,15 @@ class PrefillView(pn.viewable.Viewer):
             label="Agent-prompt example (2,200 / 2,000)", margin=(4, 6, 4, 0)
         )
         self._deck = StepDeck(
-            outbox=self.outbox,
             view="prefill",
             sizing_mode="stretch_width",
             stylesheets=[CSS],
             margin=0,
         )
-        self._follower = Follower(self._deck.holds_page, self._show)
         self._follow = True  # follow the step's request until the learner types
         self._base = model_texts()  # the fields a followed request leaves as they were
         self._source = ""  # where the learner's own inputs come from
+        self._own = ""  # their page, the same at every step
         self._updating = False
         fields = pn.FlexBox(*self.inputs.values(), flex_wrap="wrap", margin=0)
         # They wrap on a phone, as the fields do: side by side they are wider than 390 px.
@@ -54,6 +55,7 @@ class PrefillView(pn.viewable.Viewer):
         self.seed.on_click(self._on_seed)
         self.state.param.watch(self._on_step, ["timeline", "step"])
         self._fill(self._base)
+        sender_of(self).add("prefill", self._page)
         self._on_step()
 
     def _fill(self, texts: dict[str, str]) -> None:
@@ -67,18 +69,17 @@ class PrefillView(pn.viewable.Viewer):
     def _texts(self) -> dict[str, str]:
         return {name: w.value or "" for name, w in self.inputs.items()}
 
+    def _page(self, timeline: Timeline, step: int) -> str:
+        """Followed, or the learner's inputs at every step."""
+        return follow_page(timeline, step, self._base) if self._follow else self._own
+
     def _show(self) -> None:
-        """Every step of every mode: followed, or the learner's inputs at each."""
-        if self._follow:
-            base = self._base
-            fill_deck(self._deck, lambda t, s: follow_page(t, s, base), self.state)
-        else:
-            page = render_prefill(parse_inputs(self._texts()), self._source)
-            fill_deck(self._deck, lambda t, s: page, self.state)
+        if not self._follow:
+            self._own = render_prefill(parse_inputs(self._texts()), self._source)
+        self.sender.resend("prefill")
 
     @logged
     def _on_step(self, *_: object) -> None:
-        self._follower.follow(self.state)
         if self._follow:  # the fields show what the deck already shows
             self._fill(follow(self.state.current.snapshot, self._base)[0])
 
@@ -107,7 +108,7 @@ class PrefillView(pn.viewable.Viewer):
     @property
     def html(self) -> str:
         """What the browser shows at the current step (for tests)."""
-        return self._deck.page(self.state.key, self.state.step)
+        return self.sender.page("prefill", self.state.key, self.state.step)
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self._layout

@@ -302,8 +302,9 @@ def test_code_view_picker_lists_the_traces_and_shows_the_picked_one() -> None:
     view = CodeView(state=state)
     timeline, step = state.timeline, 1
     assert timeline is not None
-    assert set(view._panel.plans) == {f"reset/{m}" for m in timelines.scenario("reset").modes}
-    plan = view._panel.plans["reset/preempt"]
+    plans = view.sender.sent["code"]["plans"]
+    assert set(plans) == {f"reset/{m}" for m in timelines.scenario("reset").modes}
+    plan = plans["reset/preempt"]
     assert plan[0]["labels"] == [] and plan[0]["focus"] == -1  # step 0 ran nothing: no picker
     state.step = step
     labels, focus = plan[step]["labels"], plan[step]["focus"]
@@ -549,7 +550,7 @@ def test_a_step_from_the_browser_sends_nothing_back_to_the_views() -> None:
     app.controls.player.at = ["reset/keep", 1]  # the browser stepped: every deck has the page
     assert sent == []
     assert app.state.step == 1 and 'data-step="1"' in app.narration.html
-    assert app.narration._deck.page("reset/keep", 1) == app.narration.html
+    assert app.sender.decks["NarrationView"].page("reset/keep", 1) == app.narration.html
 
 
 def test_a_mode_from_the_browser_sends_no_page() -> None:
@@ -563,7 +564,7 @@ def test_a_mode_from_the_browser_sends_no_page() -> None:
 def test_a_new_scenario_sends_every_page_of_every_mode_once() -> None:
     app = App(link=parse_link(f"?scenario={SINGLE_MODE}"))
     app.controls.scenario.pick("reset")
-    deck = app.pool._deck
+    deck = app.sender.decks["PoolView"]
     modes = timelines.scenario("reset").modes
     assert set(deck.orders) == {f"reset/{m}" for m in modes}
     assert len(set(deck.pages)) == len(deck.pages)  # each distinct page sent once
@@ -574,7 +575,7 @@ def test_a_new_scenario_sends_every_page_of_every_mode_once() -> None:
         ]
     assert app.controls.player.position["at"] == ["reset/default", 0]
     # The bundle carries the deck as it is here.
-    bundled = json.loads(app.controls.player.bundle)["views"][deck.view]
+    bundled = json.loads(app.controls.player.bundle)["views"]["PoolView"]
     assert bundled["pages"] == list(deck.pages) and set(bundled["orders"]) == set(deck.orders)
     # Modes share what they show alike: fewer pages than steps in all.
     assert len(deck.pages) < sum(len(order) for order in deck.orders.values())
@@ -822,7 +823,10 @@ def test_prefill_view_steps_in_the_browser_while_it_follows() -> None:
             assert app.prefill.inputs["prompt_tokens"].value == str(request.num_prompt_tokens)
     assert sent == []
     app.prefill.inputs["num_layers"].value = "64"  # the learner's own: one page, every step
-    assert set(app.prefill._deck.pages) == {app.prefill.html} and "Your inputs" in app.prefill.html
+    assert (
+        set(app.sender.decks["prefill"].pages) == {app.prefill.html}
+        and "Your inputs" in app.prefill.html
+    )
 
 
 # -- crash sites and the API layer --------------------------------------------------------
@@ -929,14 +933,15 @@ def test_scenario_picker_and_list_show_titles_and_summaries() -> None:
 def test_code_panel_holds_each_steps_focus_and_a_pick_until_the_next_step() -> None:
     app = App(link=parse_link("?scenario=reset&mode=keep"))
     panel = app.code._panel
+    code, bodies = app.sender.sent["code"], app.sender.sent["bodies"]
     for mode in timelines.scenario("reset").modes:  # every mode is in the browser
         timeline = timelines.timeline("reset", mode)
         for step in range(len(timeline.steps)):
-            at = panel.plans[f"reset/{mode}"][step]
+            at = code["plans"][f"reset/{mode}"][step]
             parts = code_parts(timeline, step)
             assert (
-                panel.frames[at["frame"]],
-                panel.bodies[at["body"]],
+                code["frames"][at["frame"]],
+                bodies[at["body"]],
                 tuple(at["ran"]),
                 at["current"],
             ) == (
@@ -947,7 +952,7 @@ def test_code_panel_holds_each_steps_focus_and_a_pick_until_the_next_step() -> N
             )
     timeline = app.state.timeline
     assert timeline is not None
-    plan = panel.plans["reset/keep"]
+    plan = code["plans"]["reset/keep"]
     sent: list[str] = []
     panel.param.watch(lambda e: sent.append(e.name), ["picked"])
     app.controls.player.param.watch(lambda e: sent.append(e.name), ["bundle"])

@@ -329,11 +329,13 @@ def test_a_resumed_request_is_asked_what_its_own_blocks_give_back() -> None:
 @pytest.mark.parametrize("embed", [False, True])
 def test_the_quiz_holds_every_mode_and_is_off_in_the_embed(embed: bool) -> None:
     app = App(link=parse_link("?scenario=reset&mode=keep" + ("&embed=1" if embed else "")))
-    panel = app.quiz.panel
-    assert set(panel.questions) == {f"reset/{m}" for m in timelines.scenario("reset").modes}
+    panel = app.quiz
+    assert set(app.sender.sent["questions"]) == {
+        f"reset/{m}" for m in timelines.scenario("reset").modes
+    }
     assert panel.compact is embed and app.controls.player.position["at"][0] == "reset/keep"
     app.state.scenario = "exact-duplicate"
-    assert set(panel.questions) == {"exact-duplicate/default"}
+    assert set(app.sender.sent["questions"]) == {"exact-duplicate/default"}
 
 
 def test_the_lessons_say_why_hashes_chain_and_why_a_partial_block_is_not_shared() -> None:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
-from collections.abc import Callable
 from itertools import pairwise
 from typing import Any, ClassVar
 
@@ -15,7 +15,6 @@ from panel.io.document import MockSessionContext
 from panel.io.state import set_curdoc
 
 from app.bundle import sends_every_step
-from app.components.code_panel import CodePanel
 from app.components.step_deck import StepDeck
 from app.layout import App
 from app.playground import store
@@ -28,9 +27,10 @@ from app.render.queue import render_queue
 from app.state import SimulatorState
 from app.timelines import timeline_key
 from app.url import parse_link
-from app.views import base
-from app.views.base import REST_AFTER_S, StepView
+from app.views import sender as sending
+from app.views.base import StepView
 from app.views.code import CodeView
+from app.views.sender import REST_AFTER_S, Sender
 from engine.lab.timeline import Timeline, build_timeline
 from tests.app.conftest import Element, parse
 
@@ -187,7 +187,7 @@ def test_a_new_deck_shows_its_step_first_and_gets_every_other_page_a_moment_late
 ) -> None:
     """On a server (or in Pyodide) the shown step and its neighbours go out at once and
     the other pages a moment later: an edit's views change sooner."""
-    monkeypatch.setattr(base, "defers_rest", lambda: True)  # as on a server
+    monkeypatch.setattr(sending, "defers_rest", lambda: True)  # as on a server
     state = SimulatorState()
     state.open("reset", "keep", 3)
 
@@ -195,7 +195,7 @@ def test_a_new_deck_shows_its_step_first_and_gets_every_other_page_a_moment_late
         CountingView.rendered = []
         view = CountingView(state=state)
         first = sorted(CountingView.rendered)
-        held_at_once = all(view._deck.holds_page(state.key, s) for s in range(state.last_step + 1))
+        held_at_once = all(view.sender.holds(state.key, s) for s in range(state.last_step + 1))
         await asyncio.sleep(REST_AFTER_S + 0.1)
         return first, sorted(CountingView.rendered), held_at_once
 
@@ -212,36 +212,32 @@ def test_the_code_panel_gets_the_shown_steps_code_first_and_every_step_a_moment_
     """As the views' pages: the shown step and its neighbours at once, every step of
     every mode after REST_AFTER_S, with the first frames and bodies at the same indices
     (the browser's plans stay right while the rest arrives)."""
-    monkeypatch.setattr(base, "defers_rest", lambda: True)  # as on a server
+    monkeypatch.setattr(sending, "defers_rest", lambda: True)  # as on a server
     state = SimulatorState()
     state.open("reset", "keep", 3)
 
-    async def open_view() -> tuple[list[list[bool]], list[str], list[list[bool]], CodePanel]:
-        view = CodeView(state=state)
-        panel = view._panel
-        held = [
-            [panel.holds_page(timeline_key(t), s) for s in range(len(t.steps))]
-            for t in state.scenario_timelines
-        ]
-        first_frames = list(panel.frames)
-        await asyncio.sleep(REST_AFTER_S + 0.1)
-        later = [
-            [panel.holds_page(timeline_key(t), s) for s in range(len(t.steps))]
-            for t in state.scenario_timelines
-        ]
-        return held, first_frames, later, panel
+    def planned(sender: Sender) -> list[list[bool]]:
+        plans = sender.sent["code"]["plans"]
+        return [[p is not None for p in plans[timeline_key(t)]] for t in state.scenario_timelines]
 
-    held, first_frames, after, panel = asyncio.run(open_view())
+    async def open_view() -> tuple[list[list[bool]], list[str], list[list[bool]], Any]:
+        view = CodeView(state=state)
+        held = planned(view.sender)
+        first_frames = list(view.sender.sent["code"]["frames"])
+        await asyncio.sleep(REST_AFTER_S + 0.1)
+        return held, first_frames, planned(view.sender), view.sender.sent["code"]
+
+    held, first_frames, after, code = asyncio.run(open_view())
     keys = [timeline_key(t) for t in state.scenario_timelines]
     shown = keys.index(state.key)
     assert [s for s, h in enumerate(held[shown]) if h] == [2, 3, 4]
     assert not any(h for i, row in enumerate(held) if i != shown for h in row)
     assert all(all(row) for row in after)
-    assert panel.frames[: len(first_frames)] == first_frames
+    assert list(code["frames"][: len(first_frames)]) == first_frames
     timeline = state.timeline
     assert timeline is not None
-    at = panel.plans[state.key][3]
-    assert panel.frames[at["frame"]] == code_parts(timeline, 3).frame
+    at = code["plans"][state.key][3]
+    assert code["frames"][at["frame"]] == code_parts(timeline, 3).frame
 
 
 def test_every_deck_of_the_app_follows_a_large_timelines_step() -> None:
@@ -254,7 +250,8 @@ def test_every_deck_of_the_app_follows_a_large_timelines_step() -> None:
     decks = app.__panel__().select(StepDeck)
     assert len(decks) >= 10
     state.step = 30
-    assert [d for d in decks if not d.holds_page(state.key, 30)] == []
+    held = {d.view: app.sender.decks[d.view].orders[state.key][30] for d in decks}
+    assert [view for view, page in held.items() if page is None] == []
 
 
 def test_a_prerendered_copy_holds_every_page() -> None:
@@ -263,11 +260,11 @@ def test_a_prerendered_copy_holds_every_page() -> None:
     document = Document()
     document._session_context = lambda: MockSessionContext(document=document)  # type: ignore[assignment]
     with set_curdoc(document):
-        assert not base.defers_rest()
+        assert not sending.defers_rest()
         state = SimulatorState()
         state.open("reset", "keep", 0)
         view = CountingView(state=state)
-        assert all(view._deck.holds_page(state.key, s) for s in range(state.last_step + 1))
+        assert all(view.sender.holds(state.key, s) for s in range(state.last_step + 1))
 
 
 class LateView(StepView):
@@ -285,34 +282,30 @@ def test_a_view_empty_at_first_but_not_later_stays_in_the_layout() -> None:
     assert view.html == ""  # (the browser hides an empty page by itself)
 
 
-def test_what_waits_for_later_in_one_document_runs_together_as_one_update(
+def test_the_rest_of_every_part_reaches_the_browser_together_as_one_update(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The decks' other pages (and the bar's other counts) of one edit reach the browser
-    as one message; a callback that fails does not keep the others from running."""
+    """Every view's other pages and the code's other steps go out together, in one hold
+    (one message), once: the rests of the earlier first parts are not sent again."""
     scheduled: list[Any] = []
     monkeypatch.setattr(pn.state, "execute", scheduled.append)
-    ran: list[str] = []
-    held: list[bool] = []
-
-    def note(name: str) -> Callable[[], None]:
-        def callback() -> None:
-            held.append(bool(document.callbacks.hold_value))
-            if name == "fails":
-                raise RuntimeError("a failing callback")
-            ran.append(name)
-
-        return callback
-
+    monkeypatch.setattr(sending, "defers_rest", lambda: True)
     document = Document()
     with set_curdoc(document):
-        for name in ("first", "fails", "last"):
-            base.later(note(name))
-        assert len(scheduled) == 1  # one task for the three
-        asyncio.run(scheduled[0]())
-        assert ran == ["first", "last"] and held == [True, True, True]
-        base.later(note("next"))  # a new batch once the last one ran
-        assert len(scheduled) == 2
+        app = App(link=parse_link("?scenario=reset&mode=keep&step=3"))
+        writes: list[tuple[int, bool]] = []
+        for task, each in enumerate(scheduled):
+            watcher = app.controls.player.param.watch(
+                lambda _, t=task: writes.append((t, bool(document.callbacks.hold_value))), "bundle"
+            )
+            asyncio.run(each())
+            app.controls.player.param.unwatch(watcher)
+    assert len(scheduled) > 1 and writes == [(len(scheduled) - 1, True)]
+    sent = json.loads(app.controls.player.bundle)
+    assert {"PoolView", "NarrationView", "chain", "prefill"} <= set(sent["views"])
+    assert all(None not in order for order in sent["views"]["PoolView"]["orders"].values())
+    assert all(None not in plan for plan in sent["code"]["plans"].values())
+    assert all(app.sender.holds(app.state.key, s) for s in range(app.state.last_step + 1))
 
 
 def test_in_pyodide_the_rest_waits_only_once_the_page_is_up(
@@ -323,11 +316,11 @@ def test_in_pyodide_the_rest_waits_only_once_the_page_is_up(
     monkeypatch.setattr(sys, "platform", "emscripten")  # (app/runtime.py)
     document = Document()
     with set_curdoc(document):
-        assert not base.defers_rest()
-        base.mark_page_up()
-        assert base.defers_rest()
+        assert not sending.defers_rest()
+        sending.mark_page_up()
+        assert sending.defers_rest()
     with set_curdoc(Document()):
-        assert not base.defers_rest()  # another page, not up yet
+        assert not sending.defers_rest()  # another page, not up yet
 
 
 def test_a_long_prompts_block_list_folds_as_the_pools_does() -> None:

@@ -18,6 +18,7 @@ from app.prefill_inputs import SEED_FLOPS
 from app.render.code_plan import SLOT
 from app.url import parse_link
 from app.views import base
+from app.views import sender as sending
 from engine.lab import toml_writer
 from engine.lab.prefill_cost import prefill_cost
 from engine.lab.scenario import ACTION_KINDS, MODES, scenario_names
@@ -287,7 +288,7 @@ def test_after_an_edit_the_bar_holds_every_mode_of_the_playground(
     """A mode picked in the browser moves the bar only to a mode it holds, and only the
     bar tells Python: a mode missing from it would be a pick lost (as on a server, where
     the views' other pages come a moment later)."""
-    monkeypatch.setattr(base, "defers_rest", lambda: True)
+    monkeypatch.setattr(sending, "defers_rest", lambda: True)
     app = playground_app("?scenario=reset&mode=keep&step=4")
     app.playground.open_fork()
     edit(app, "script", format_lines(fork("reset")["steps"]) + "\nstep")
@@ -306,7 +307,7 @@ def two_requests_at_step(step: int, monkeypatch: pytest.MonkeyPatch) -> App:
     app.playground.load(EMPTY)
     edit(app, "script", TWO_REQUESTS)
     app.state.open(app.state.scenario, app.state.mode, step)
-    monkeypatch.setattr(base, "defers_rest", lambda: True)
+    monkeypatch.setattr(sending, "defers_rest", lambda: True)
     monkeypatch.setattr(pn.state, "execute", lambda callback: None)
     return app
 
@@ -316,19 +317,21 @@ def test_an_edit_renders_each_view_once_around_the_step_shown(
 ) -> None:
     """The views load the new timeline at the learner's step in one go: a load around
     step 0 first (then another around the step) rendered and sent every page twice."""
-    from app.components.step_deck import NOT_SENT, StepDeck
+    from app.bundle import NOT_SENT
+    from app.components.step_deck import Outbox
 
     app = two_requests_at_step(5, monkeypatch)
-    loads: list[tuple[int, str, list[int]]] = []
-    real_load = StepDeck.load
+    loads: list[tuple[str, str, list[int]]] = []
+    real_put = Outbox.put
 
-    def recorded(deck: StepDeck, pages: Any) -> None:
-        real_load(deck, pages)
-        (key,) = pages.orders  # (a playground holds its one timeline)
-        sent = [s for s, page in enumerate(deck.orders[key]) if page is not NOT_SENT]
-        loads.append((id(deck), key, sent))
+    def recorded(outbox: Outbox, part: str, value: Any) -> None:
+        real_put(outbox, part, value)
+        if part.startswith("view:"):
+            (key,) = value["orders"]  # (a playground holds its one timeline)
+            sent = [s for s, page in enumerate(value["orders"][key]) if page is not NOT_SENT]
+            loads.append((part, key, sent))
 
-    monkeypatch.setattr(StepDeck, "load", recorded)
+    monkeypatch.setattr(Outbox, "put", recorded)
     edit(app, "script", TWO_REQUESTS + "\nstep")
     assert app.state.step == 5
     assert loads, "no view loaded the edited timeline"
@@ -345,8 +348,7 @@ def test_an_edit_sends_no_function_source_the_browser_holds(
     from app.components.step_deck import Outbox
 
     app = two_requests_at_step(3, monkeypatch)
-    panel = app.code._panel
-    held = list(panel.bodies)
+    held = app.sender.sent["bodies"]
     sent: list[str] = []
     real_put = Outbox.put
 
@@ -358,9 +360,9 @@ def test_an_edit_sends_no_function_source_the_browser_holds(
     edit(app, "script", TWO_REQUESTS.replace("max_tokens=2", "max_tokens=3"))
     assert app.state.step == 3
     assert "code" in sent and "bodies" not in sent, "the edit sent the bodies again"
-    assert panel.bodies == held
+    assert app.sender.sent["bodies"] == held
     assert "Code that ran" not in app.code.html  # (step 3 ran code: its body is shown)
-    assert app.code.parts.body in panel.bodies
+    assert app.code.parts.body in app.sender.sent["bodies"]
 
 
 def test_every_view_shows_a_step_whose_later_pages_never_came(
@@ -371,15 +373,21 @@ def test_every_view_shows_a_step_whose_later_pages_never_came(
     every view, the code panel's included, once Python hears of it."""
     app = two_requests_at_step(3, monkeypatch)  # (the moment-later loads never run)
     edit(app, "script", TWO_REQUESTS + "\nstep")
-    views = {"code": app.code._panel, **{name: view._deck for name, view in decks(app)}}
     key = app.state.key
-    assert not any(view.holds_page(key, 5) for view in views.values())
+
+    def holding(step: int) -> list[str]:
+        """The parts (each view's pages, the code's plan) that hold this step."""
+        orders = {name: deck.orders[key] for name, deck in app.sender.decks.items()}
+        orders["code"] = app.sender.sent["code"]["plans"][key]
+        return [name for name, order in orders.items() if order[step] is not None]
+
+    assert holding(5) == []
     app.controls.player.at = [key, 4]
     app.controls.player.at = [key, 5]
     assert app.state.step == 5
-    missing = [name for name, view in views.items() if not view.holds_page(key, 5)]
-    assert missing == []
-    assert app.code.parts.body in app.code._panel.bodies
+    assert len(holding(5)) == len(app.sender.decks) + 1
+    assert len(app.sender.decks) >= len(decks(app))
+    assert app.code.parts.body in app.sender.sent["bodies"]
 
 
 def decks(app: App) -> list[tuple[str, Any]]:
@@ -398,9 +406,9 @@ def shared_prefix(shared: int, reset: str = "reset_prefix_cache") -> str:
 def shown_code(app: App) -> tuple[Element, list[tuple[str, int | None, str]], list[int], int]:
     """The code panel as the browser builds it from what it holds at the app's step: the
     frame, each line's kind ("same", "add", "del"), number and text, and the marks."""
-    panel = app.code._panel
-    plan = panel.plans[app.state.key][app.state.step]
-    root = parse(panel.frames[plan["frame"]].replace(SLOT, panel.bodies[plan["body"]]))
+    code, bodies = app.sender.sent["code"], app.sender.sent["bodies"]
+    plan = code["plans"][app.state.key][app.state.step]
+    root = parse(code["frames"][plan["frame"]].replace(SLOT, bodies[plan["body"]]))
     (frame,) = root.find_all(data_testid="code-panel")
     lines = [
         (

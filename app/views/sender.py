@@ -1,0 +1,249 @@
+"""The one sender of an App: it follows the learner's position (app/state.py) and sends
+what app/bundle.py builds into the player's bundle (Outbox, app/components/step_deck.py).
+
+- New timelines (a scenario, an edit, a playground's other mode): every registered
+  part, i.e. each view's pages, the code panel's plan and the questions, and for a new
+  scenario the position the player opens at. Where the rest can reach the browser
+  later (defers_rest), the shown step's neighbourhood goes first and the rest on the
+  next tick, all parts in one message, unless an edit made them stale by then.
+- A step the browser does not hold (a large timeline's, SENT_AROUND_FROM, or one whose
+  rest never came): the pages around it, the same way.
+- A view whose pages follow the learner's own picks (the hash chain, the prefill
+  calculator) asks for its part again (resend).
+
+A step or a mode the browser holds sends nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+import panel as pn
+from bokeh.document import Document
+
+from app.bundle import Deck, Render, bundle, sends_every_step, sent_steps
+from app.components.player import StepPlayer
+from app.components.step_deck import Outbox
+from app.errors import logged
+from app.runtime import in_pyodide
+from app.state import SimulatorState
+from app.timelines import timeline_key
+from engine.lab.timeline import Timeline
+
+# The parts that are not a view's pages.
+CODE, QUESTIONS = "code", "questions"
+# How long after the first part the rest is rendered and sent: the learner's next
+# keystroke comes first, and its edit makes the rest stale before it is rendered.
+REST_AFTER_S = 0.05
+# The code panel's bodies the browser holds are kept for the next scenario or edit while
+# they are below this many characters in all (every function of the engine is a few
+# times that), so an edit's plan sends no function's source again; past it they start
+# afresh.
+HELD_BODIES_MAX_CHARS = 400_000
+
+# Told what a part sent: its value (a view's Deck, the code's part), whether it is all
+# that will be sent without the step moving, and whether it is a first part.
+Sent = Callable[[Any, bool, bool], None]
+
+# The Pyodide documents whose page is up (mark_page_up): the static site's live page,
+# once the early page has handed over to it.
+_PAGES_UP: weakref.WeakSet[Document] = weakref.WeakSet()
+
+
+def mark_page_up() -> None:
+    """Called once the page's document is loaded (pn.state.onload, app/main.py)."""
+    if pn.state.curdoc is not None:
+        _PAGES_UP.add(pn.state.curdoc)
+
+
+def defers_rest() -> bool:
+    """Whether the first part reaches the browser before the rest is rendered: on a
+    server's session, and in Pyodide once the page is up. Elsewhere a deferred rest
+    would only be waited for (tests, scripts) or never run: the static site's
+    pre-rendered copies are made on a document with a stand-in session that runs no
+    callbacks (panel.io.convert), so they load whole. Before the Pyodide page is up,
+    the static site's early page hands over to it (tests/site/test_early_playground.py)
+    at the mode and step the learner was on, which the live page must hold."""
+    doc = pn.state.curdoc
+    context = doc.session_context if doc else None
+    if getattr(context, "server_context", None) is not None:
+        return True
+    return in_pyodide() and doc in _PAGES_UP
+
+
+class Sender:
+    """Sends every part of the page for the state's position (see the module)."""
+
+    def __init__(self, state: SimulatorState) -> None:
+        self.state = state
+        self.outbox = Outbox()
+        self._parts: dict[str, Render | None] = {}  # part -> a view's render (None: code...)
+        self._told: dict[str, Sent] = {}
+        self.decks: dict[str, Deck] = {}  # per view: the pages the browser holds
+        self.sent: dict[str, Any] = {}  # the code's, bodies', questions', position's last
+        self._timelines: tuple[Timeline, ...] = ()
+        self._held: dict[str, range] = {}  # per timeline key: the steps the browser holds
+        self._pages: dict[tuple[str, int, int], str] = {}  # this round's, not rendered twice
+        self._rest: set[str] = set()  # the parts whose rest follows
+        self._round = 0  # one per first part; an older round's rest is stale
+        self._player = False
+        self._bundled = ""  # the scenario whose position the player has
+        self._serial = 0  # one per position sent
+        self.heard: list[Any] = []  # the position Python last had from the player
+        state.param.watch(self._follow, ["timeline", "step"])
+
+    def connect(self, player: StepPlayer) -> None:
+        """Send into ``player``'s bundle, the position included."""
+        self.outbox.write = lambda text: setattr(player, "bundle", text)
+        player.param.watch(lambda e: self.outbox.received(e.new), "received")
+        self._player = True
+        self._follow()
+
+    def add(self, part: str, render: Render | None = None, told: Sent | None = None) -> None:
+        """A view's pages (``render``), or CODE or QUESTIONS; ``told`` hears each send."""
+        self._parts[part] = render
+        if told is not None:
+            self._told[part] = told
+        if self._same(self.state.scenario_timelines):
+            self.resend(part)
+        else:
+            self._follow()
+
+    def resend(self, part: str) -> None:
+        """The part anew (the learner's picks changed what it shows)."""
+        if self.state.timeline is not None and self._same(self.state.scenario_timelines):
+            self._pages = {at: page for at, page in self._pages.items() if at[0] != part}
+            self._send({part})
+
+    def holds(self, key: str, step: int) -> bool:
+        """Whether the browser holds this position's pages (every part alike)."""
+        return step in self._held.get(key, ())
+
+    def page(self, view: str, key: str, step: int) -> str:
+        """A view's page at this position as the browser has it ("" if it has none)."""
+        deck = self.decks.get(view)
+        order = deck.orders.get(key, ()) if deck else ()
+        return deck.page(key, step) if deck and 0 <= step < len(order) else ""
+
+    @logged
+    def _follow(self, *_: object) -> None:
+        state = self.state
+        if state.timeline is None:
+            return
+        timelines = state.scenario_timelines
+        if self._player and state.scenario != self._bundled:
+            self.send_position(flush=False)  # (with the pages, in one write)
+        if not self._same(timelines):
+            self._timelines, self._held, self._pages, self._rest = timelines, {}, {}, set()
+            self._send(set(self._parts))
+        elif not self.holds(state.key, state.step):
+            self._pages = {}
+            self._send(set(self._parts))
+        self.outbox.flush()
+
+    def send_position(self, flush: bool = True) -> None:
+        """Give the player the open scenario and where to open it (also to move it back to
+        an address it did not hold), with the position Python last had: a mode the
+        learner picked on the scenario left, before the player had this bundle, is meant
+        for this one (player.js)."""
+        state = self.state
+        self._bundled = state.scenario
+        self._serial += 1
+        at = [state.key, state.step]
+        named = bundle((), {}, (state.key, state.step), code=False, lasts=state.lasts)
+        position = {k: named[k] for k in ("scenario", "lasts", "queries")}
+        self._put("position", {**position, "at": at, "heard": self.heard, "serial": self._serial})
+        self.heard = at
+        if flush:
+            self.outbox.flush()
+
+    def _same(self, timelines: tuple[Timeline, ...]) -> bool:
+        return [id(t) for t in timelines] == [id(t) for t in self._timelines]
+
+    def _send(self, parts: set[str]) -> None:
+        """The first part of ``parts`` now; where defers_rest, their rest on the next tick."""
+        if not parts:
+            return
+        around = defers_rest()
+        state = self.state
+        left = around and any(
+            sends_every_step(t) and len(sent_steps(t, (state.key, state.step), True)) < len(t.steps)
+            for t in self._timelines
+        )
+        self._put_bundle(parts, around, first=True, whole=not left)
+        if left:
+            self._rest |= parts
+            self._round += 1
+            self._rest_soon(self._round)
+        else:
+            self._pages = {}
+
+    def _rest_soon(self, round_: int) -> None:
+        doc = pn.state.curdoc
+
+        async def run() -> None:
+            await asyncio.sleep(REST_AFTER_S)
+            if round_ != self._round or not self._same(self.state.scenario_timelines):
+                return  # a newer round sends the rest, or an edit made it stale
+            parts, self._rest = self._rest, set()
+            with pn.io.hold(doc):
+                logged(self._put_bundle)(parts, False, first=False, whole=True)
+            self._pages = {}
+
+        pn.state.execute(run)
+
+    def _put_bundle(self, parts: set[str], around_only: bool, first: bool, whole: bool) -> None:
+        state = self.state
+        at = (state.key, state.step)
+        views = {
+            part: self._memo(part, render)
+            for part, render in self._parts.items()
+            if part in parts and render is not None
+        }
+        frames, bodies = self.sent.get(CODE, {}).get("frames", ()), self.sent.get("bodies", ())
+        held = (frames, bodies)  # (the rest keeps the first's indices)
+        if first:
+            held = ((), bodies if sum(map(len, bodies)) <= HELD_BODIES_MAX_CHARS else ())
+        sent = bundle(
+            self._timelines,
+            views,
+            at,
+            around_only,
+            code=CODE in parts,
+            questions=QUESTIONS in parts and first,
+            held=held,
+        )
+        for name, deck in sent["views"].items():
+            self.decks[name] = Deck(deck["pages"], deck["orders"])
+            self.outbox.put("view:" + name, deck)
+            self._tell(name, self.decks[name], whole, first)
+        if CODE in parts:
+            if sent["bodies"] != bodies:  # (tens of KB each: sent again only when they change)
+                self._put("bodies", sent["bodies"])
+            self._put(CODE, sent[CODE])
+            self._tell(CODE, sent[CODE], whole, first)
+        if QUESTIONS in parts and first:
+            self._put(QUESTIONS, sent[QUESTIONS])
+        if parts >= set(self._parts):
+            self._held = {timeline_key(t): sent_steps(t, at, around_only) for t in self._timelines}
+        self.outbox.flush()
+
+    def _memo(self, part: str, render: Render) -> Render:
+        def page(timeline: Timeline, step: int) -> str:
+            at = (part, id(timeline), step)
+            if at not in self._pages:
+                self._pages[at] = render(timeline, step)
+            return self._pages[at]
+
+        return page
+
+    def _put(self, part: str, value: Any) -> None:
+        self.sent[part] = value
+        self.outbox.put(part, value)
+
+    def _tell(self, part: str, value: Any, whole: bool, first: bool) -> None:
+        if part in self._told:
+            self._told[part](value, whole, first)
