@@ -21,12 +21,12 @@ from bokeh.document import Document
 from app.bundle import render_deck, sends_every_step
 from app.components.step_deck import NOT_SENT, Deck, Outbox, StepDeck
 from app.errors import logged
+from app.render.engines import AnyTimeline as Timeline  # either engine's
 from app.runtime import in_pyodide
 from app.state import SimulatorState
 from app.stylesheets import stylesheet
 from app.theme import CSS
 from app.timelines import timeline_key
-from engine.lab.timeline import Timeline
 
 # How a glossary term looks inside a view (app/render/glossary.py writes the links).
 TERM_CSS = stylesheet("app.views", "term.css")

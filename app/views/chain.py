@@ -9,11 +9,13 @@ from app.components import at_once
 from app.components.step_deck import Outbox, StepDeck
 from app.errors import logged
 from app.render.chain import NONE, default_pair, render_chain
+from app.render.engines import per_engine
 from app.render.hash_cost import render_hash_cost
 from app.runtime import in_pyodide
 from app.state import SimulatorState
 from app.theme import CSS
 from app.views.base import TERM_CSS, Follower, fill_deck
+from app.views.sglang import on_sglang
 from engine.lab.hash_cost import measure_hash_cost
 from engine.lab.timeline import Timeline
 
@@ -82,7 +84,9 @@ class ChainView(pn.viewable.Viewer):
         return a, b
 
     def _render_deck(self) -> None:
-        fill_deck(self._deck, lambda t, s: render_chain(t, s, *self._pair(t, s)), self.state)
+        # SGLang's timelines have no hash chain: their pages are empty (the deck hides).
+        chain = per_engine(lambda t, s: render_chain(t, s, *self._pair(t, s)))
+        fill_deck(self._deck, chain, self.state)
 
     @logged
     def _on_step(self, *_: object) -> None:
@@ -91,6 +95,9 @@ class ChainView(pn.viewable.Viewer):
             self._picked = (None, None)  # picks name the old timeline's requests
         # Pages rendered with the learner's picks are not the new timeline's.
         self._follower.follow(self.state, stale=picked != self._picked)
+        self._layout.visible = not on_sglang(self.state)
+        if not self._layout.visible:
+            return
         snapshot = self.state.current.snapshot
         ids = tuple(r.request_id for r in snapshot.requests)
         timeline = self.state.timeline

@@ -12,12 +12,12 @@ from app.components.step_deck import Outbox
 from app.errors import logged
 from app.render.code import style_defs
 from app.render.code_plan import CodeParts, CodePlan, code_parts
+from app.render.engines import AnyTimeline as Timeline  # either engine's
 from app.state import SimulatorState
 from app.theme import CSS
 from app.timelines import timeline_key
 from app.views import base
 from app.views.base import Follower
-from engine.lab.timeline import Timeline
 
 # Pygments first, so the app's own rules (backgrounds of ran lines) win.
 CODE_CSS = style_defs(".code") + CSS + ".code { background: transparent; }"

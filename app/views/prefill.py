@@ -9,10 +9,13 @@ from app.components import at_once
 from app.components.step_deck import Outbox, StepDeck
 from app.errors import logged
 from app.prefill_inputs import FIELDS, model_texts, parse_inputs, seed_texts
+from app.render.engines import per_engine
 from app.render.prefill import OWN_INPUTS, THE_EXAMPLE, follow, follow_page, render_prefill
 from app.state import SimulatorState
 from app.theme import CSS
 from app.views.base import Follower, fill_deck
+from app.views.sglang import on_sglang
+from engine.lab.snapshot import Snapshot
 
 
 class PrefillView(pn.viewable.Viewer):
@@ -64,23 +67,32 @@ class PrefillView(pn.viewable.Viewer):
         finally:
             self._updating = False
 
+    def _fill_from_step(self) -> None:
+        """The fields from the step's request (vLLM's: SGLang's steps have no
+        num_cached_tokens, and the calculator hides there)."""
+        snapshot = self.state.current.snapshot
+        if isinstance(snapshot, Snapshot):
+            self._fill(follow(snapshot, self._base)[0])
+
     def _texts(self) -> dict[str, str]:
         return {name: w.value or "" for name, w in self.inputs.items()}
 
     def _show(self) -> None:
-        """Every step of every mode: followed, or the learner's inputs at each."""
+        """Every step of every mode: followed, or the learner's inputs at each (on vLLM's
+        timelines: SGLang's have no num_cached_tokens to follow, and show nothing)."""
         if self._follow:
             base = self._base
-            fill_deck(self._deck, lambda t, s: follow_page(t, s, base), self.state)
+            fill_deck(self._deck, per_engine(lambda t, s: follow_page(t, s, base)), self.state)
         else:
             page = render_prefill(parse_inputs(self._texts()), self._source)
-            fill_deck(self._deck, lambda t, s: page, self.state)
+            fill_deck(self._deck, per_engine(lambda t, s: page), self.state)
 
     @logged
     def _on_step(self, *_: object) -> None:
         self._follower.follow(self.state)
+        self._layout.visible = not on_sglang(self.state)
         if self._follow:  # the fields show what the deck already shows
-            self._fill(follow(self.state.current.snapshot, self._base)[0])
+            self._fill_from_step()
 
     @logged
     def _on_edit(self, *_: object) -> None:
@@ -94,7 +106,7 @@ class PrefillView(pn.viewable.Viewer):
     def _on_from_step(self, *_: object) -> None:
         self._follow = True
         self._base = self._texts()
-        self._fill(follow(self.state.current.snapshot, self._base)[0])
+        self._fill_from_step()
         self._show()
 
     @logged
