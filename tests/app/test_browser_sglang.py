@@ -148,3 +148,29 @@ def test_sglang_on_a_vllm_only_scenario_says_why_and_shows_vllm(
     expect(notice).to_contain_text("plays on vLLM only")
     expect(page.get_by_test_id("pool")).to_be_visible()
     expect(page.get_by_test_id("engine-picker")).to_be_hidden()
+
+
+def test_the_embed_on_sglang_fits_800x900_and_hides_vllms_tabs(server: str) -> None:
+    with (
+        playwright_api.sync_playwright() as playwright,
+        chromium(playwright, viewport={"width": 800, "height": 900}) as context,
+    ):
+        watched = Watched(context.new_page(), server.rsplit("/", 1)[0])
+        page = open_app(watched, server, f"?embed=1&scenario={SCENARIO}")
+        tabs = page.get_by_role("tab")
+        expect(tabs.get_by_text("Hash chain")).to_be_visible()
+        page.get_by_role("radio", name="SGLang").check()
+        # The hash chain and the prefill calculator are vLLM's: their tabs go.
+        expect(tabs.get_by_text("Hash chain")).to_be_hidden()
+        expect(tabs.get_by_text("Prefill cost")).to_be_hidden()
+        fcfs = sglang("fcfs")
+        forward = page.get_by_role("button", name="Step forward")
+        for step in range(len(fcfs.steps)):
+            if step:
+                forward.click()
+            check_sglang_step(page, fcfs, step)
+            assert page.evaluate("() => document.documentElement.scrollHeight") <= 900
+            assert page.evaluate("() => document.documentElement.scrollWidth") <= 800
+        page.get_by_role("radio", name="vLLM").check()
+        expect(tabs.get_by_text("Hash chain")).to_be_visible()
+        assert not watched.errors and not watched.foreign
