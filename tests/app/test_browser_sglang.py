@@ -31,11 +31,14 @@ def server() -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with (
-        playwright_api.sync_playwright() as playwright,
-        chromium(playwright, viewport={"width": 1280, "height": 800}) as context,
-    ):
+def playwright() -> Iterator[Any]:
+    with playwright_api.sync_playwright() as p:
+        yield p
+
+
+@pytest.fixture(scope="module")
+def browser(playwright: Any) -> Iterator[Any]:
+    with chromium(playwright, viewport={"width": 1280, "height": 800}) as context:
         yield context
 
 
@@ -150,11 +153,10 @@ def test_sglang_on_a_vllm_only_scenario_says_why_and_shows_vllm(
     expect(page.get_by_test_id("engine-picker")).to_be_hidden()
 
 
-def test_the_embed_on_sglang_fits_800x900_and_hides_vllms_tabs(server: str) -> None:
-    with (
-        playwright_api.sync_playwright() as playwright,
-        chromium(playwright, viewport={"width": 800, "height": 900}) as context,
-    ):
+def test_the_embed_on_sglang_fits_800x900_and_hides_vllms_tabs(
+    playwright: Any, server: str
+) -> None:
+    with chromium(playwright, viewport={"width": 800, "height": 900}) as context:
         watched = Watched(context.new_page(), server.rsplit("/", 1)[0])
         page = open_app(watched, server, f"?embed=1&scenario={SCENARIO}")
         tabs = page.get_by_role("tab")
