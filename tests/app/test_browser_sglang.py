@@ -14,6 +14,7 @@ import pytest
 from app import timelines
 from engine.lab.sglang_timeline import SGLangTimeline
 from tests.app.browser import chromium, panel_serve
+from tests.app.page_checks import check_sglang_step
 from tests.app.test_browser_serve import Watched, open_app
 
 playwright_api = pytest.importorskip("playwright.sync_api")
@@ -56,25 +57,6 @@ def sglang(mode: str) -> SGLangTimeline:
     timeline = timelines.timeline(SCENARIO, mode)
     assert isinstance(timeline, SGLangTimeline)
     return timeline
-
-
-def check_sglang_step(page: Any, timeline: SGLangTimeline, step: int) -> None:
-    """The counter, the radix tree's nodes and the KV slots at ``step`` of ``timeline``."""
-    expect(page.get_by_test_id("step-counter")).to_have_attribute("data-step", str(step))
-    snapshot = timeline.steps[step].snapshot
-    tree = page.get_by_test_id("radix-tree")
-    expect(tree).to_be_visible()
-    nodes = tree.locator("[data-node-id]")
-    expect(nodes).to_have_count(len(snapshot.nodes))
-    for node in snapshot.nodes:
-        row = tree.locator(f'[data-node-id="{node.node_id}"]')
-        expect(row).to_have_attribute("data-lock-ref", str(node.lock_ref))
-        expect(row).to_have_attribute("data-tokens", str(node.num_tokens))
-    slots = page.get_by_test_id("kv-slots")
-    expect(slots).to_be_visible()
-    expect(slots).to_contain_text(f"{snapshot.num_slots:,} slots")
-    expect(page.get_by_test_id("pool")).to_have_count(0)
-    expect(page.get_by_test_id("hash-map")).to_have_count(0)
 
 
 def address(page: Any) -> dict[str, list[str]]:
