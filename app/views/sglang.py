@@ -1,4 +1,5 @@
-"""What the views of SGLang's timelines share: the stylesheet of its marks."""
+"""What the views share about SGLang's timelines: the stylesheet of its marks, and
+whether the open timeline is SGLang's."""
 
 from __future__ import annotations
 
