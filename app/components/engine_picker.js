@@ -37,7 +37,7 @@ export function render({ model }) {
       built = names
       inputs = fillRadios(radios, model.label, engines, pick, check)
     }
-    group.hidden = engines.length < 2  // a scenario that plays on one engine
+    group.style.display = engines.length < 2 ? 'none' : ''  // it plays on one engine
     check()
   }
   follow(model, follows)

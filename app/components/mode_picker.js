@@ -25,6 +25,8 @@ export function render({ model }) {
       inputs = fillRadios(radios, model.label, modes.map((m) => [m, m]),
         (m) => ask({ mode: m }), check)
     }
+    // One mode on this engine: nothing to pick (`hidden` loses to .modes' display).
+    group.style.display = modes.length < 2 ? 'none' : ''
     check()
   }
   follow(model, follows)
