@@ -19,9 +19,10 @@ from typing import Any
 from app.playground.store import is_playground
 from app.questions import all_questions
 from app.render.code_plan import CodePlan
+from app.render.engines import AnyTimeline
 from app.timelines import scenario, split_key, timeline_key
 from app.url import timeline_query
-from engine.lab.timeline import Timeline
+from engine.lab.sglang_timeline import SGLangTimeline
 
 # A timeline of at least this many blocks x steps is sent a few steps at a time: every
 # page of every view of every mode of a 10,000-block playground of 247 steps is about
@@ -29,7 +30,7 @@ from engine.lab.timeline import Timeline
 # Every built-in scenario is far below (at most about 1,100).
 SENT_AROUND_FROM = 20_000
 
-Render = Callable[[Timeline, int], str]
+Render = Callable[[AnyTimeline, int], str]
 
 
 # In an order: this step's page is not in the browser yet (JSON null); the view's slot
@@ -63,19 +64,26 @@ class Deck:
         return "" if index is None else self.pages[index]
 
 
-def sends_every_step(timeline: Timeline) -> bool:
+def pool_units(timeline: AnyTimeline) -> int:
+    """The pool's cells a page draws: vLLM's blocks, SGLang's slots or pages."""
+    if isinstance(timeline, SGLangTimeline):
+        return timeline.num_slots // timeline.page_size
+    return timeline.num_gpu_blocks
+
+
+def sends_every_step(timeline: AnyTimeline) -> bool:
     """Whether the page gets every step of the timeline (below SENT_AROUND_FROM) or only
     the steps around the shown one."""
-    return timeline.num_gpu_blocks * len(timeline.steps) < SENT_AROUND_FROM
+    return pool_units(timeline) * len(timeline.steps) < SENT_AROUND_FROM
 
 
-def steps_around(timeline: Timeline, step: int) -> range:
+def steps_around(timeline: AnyTimeline, step: int) -> range:
     """The shown step and its neighbours: what the page holds of a large timeline, and
     what it gets first of any."""
     return range(max(0, step - 1), min(len(timeline.steps), step + 2))
 
 
-def sent_steps(timeline: Timeline, at: tuple[str, int], around_only: bool = False) -> range:
+def sent_steps(timeline: AnyTimeline, at: tuple[str, int], around_only: bool = False) -> range:
     """The steps of ``timeline`` a bundle holds: every step, or (a large timeline, or any
     with ``around_only``) the steps around ``at`` if it is the shown one, else none."""
     if sends_every_step(timeline) and not around_only:
@@ -86,7 +94,7 @@ def sent_steps(timeline: Timeline, at: tuple[str, int], around_only: bool = Fals
 
 def render_deck(
     render: Render,
-    timelines: tuple[Timeline, ...],
+    timelines: tuple[AnyTimeline, ...],
     at: tuple[str, int] = ("", 0),
     around_only: bool = False,
 ) -> Deck:
@@ -101,7 +109,7 @@ def render_deck(
 
 
 def bundle(
-    timelines: tuple[Timeline, ...],
+    timelines: tuple[AnyTimeline, ...],
     views: Mapping[str, Render],
     at: tuple[str, int],
     around_only: bool = False,

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from engine.lab.sglang_timeline import SGLangTimeline
 from engine.lab.snapshot import RequestRecord, Snapshot
 from engine.lab.timeline import Step, Timeline
 
@@ -198,9 +199,10 @@ def _next_block(before: Snapshot, step: Step) -> Question | None:
     )
 
 
-def questions_at(timeline: Timeline, step: int) -> tuple[Question, ...]:
-    """The questions step `step` asks about step `step + 1` (none at the last step)."""
-    if step + 1 >= len(timeline.steps):
+def questions_at(timeline: Timeline | SGLangTimeline, step: int) -> tuple[Question, ...]:
+    """The questions step `step` asks about step `step + 1` (none at the last step). An
+    SGLang timeline asks none: every question here is about vLLM's block pool."""
+    if isinstance(timeline, SGLangTimeline) or step + 1 >= len(timeline.steps):
         return ()
     before, after = timeline.steps[step].snapshot, timeline.steps[step + 1]
     found = [
@@ -213,7 +215,7 @@ def questions_at(timeline: Timeline, step: int) -> tuple[Question, ...]:
     return tuple(q for q in found if q is not None)
 
 
-def all_questions(timeline: Timeline) -> list[list[dict[str, object]]]:
+def all_questions(timeline: Timeline | SGLangTimeline) -> list[list[dict[str, object]]]:
     """Per step, its questions as JSON (what the browser holds)."""
     return [
         [q.as_json() for q in questions_at(timeline, step)] for step in range(len(timeline.steps))

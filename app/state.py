@@ -11,7 +11,8 @@ import param
 
 from app import timelines
 from app.playground.store import is_playground, last_step
-from engine.lab.scenario import MODES
+from engine.lab.scenario import MODES, SGLANG_MODES
+from engine.lab.sglang_timeline import SGLangStep, SGLangTimeline
 from engine.lab.timeline import Step, Timeline
 
 
@@ -20,9 +21,12 @@ class SimulatorState(param.Parameterized):
     scenario: param.Selector[str] = param.Selector(
         objects=timelines.names(), default=timelines.default_scenario(), check_on_set=False
     )
-    mode: param.Selector[str] = param.Selector(objects=list(MODES), default=MODES[0])
+    # vLLM's modes and SGLang's schedule policies (app/timelines.py: one name, one engine)
+    mode: param.Selector[str] = param.Selector(objects=[*MODES, *SGLANG_MODES], default=MODES[0])
     step = param.Integer(default=0, bounds=(0, None))
-    timeline = param.ClassSelector(class_=Timeline, allow_None=True, doc="Built by the engine")
+    timeline = param.ClassSelector(
+        class_=(Timeline, SGLangTimeline), allow_None=True, doc="Built by either engine"
+    )
 
     def __init__(self, **params: object) -> None:
         # The step a jump (``open``) goes to, for the rebuild it causes; 0 otherwise.
@@ -37,18 +41,20 @@ class SimulatorState(param.Parameterized):
         return len(self.timeline.steps) - 1
 
     @property
-    def current(self) -> Step:
+    def current(self) -> Step | SGLangStep:
         assert self.timeline is not None
-        return self.timeline.steps[self.step]
+        current: Step | SGLangStep = self.timeline.steps[self.step]
+        return current
 
     @property
-    def previous(self) -> Step | None:
+    def previous(self) -> Step | SGLangStep | None:
         assert self.timeline is not None
         return self.timeline.steps[self.step - 1] if self.step > 0 else None
 
     @property
     def modes(self) -> tuple[str, ...]:
-        return timelines.scenario(self.scenario).modes
+        """Every timeline's mode, on every engine the scenario plays on."""
+        return timelines.modes(self.scenario)
 
     @property
     def key(self) -> str:
@@ -57,7 +63,7 @@ class SimulatorState(param.Parameterized):
         return timelines.timeline_key(self.timeline)
 
     @property
-    def scenario_timelines(self) -> tuple[Timeline, ...]:
+    def scenario_timelines(self) -> tuple[Timeline | SGLangTimeline, ...]:
         """Every mode of the open scenario: the browser holds them all, to switch at once.
         A playground's other modes are built when asked for: each edit builds one."""
         if is_playground(self.scenario) and self.timeline is not None:

@@ -1,6 +1,10 @@
 """Where the app gets its timelines: the engine, memoised per (scenario, mode).
 
-A playground scenario (the learner's own, app/playground/) is served by name too.
+A scenario that plays on SGLang too (``engines``) has SGLang's timelines beside vLLM's,
+one per schedule policy in ``[sglang] modes`` ("fcfs", "lpm"): those names are no vLLM
+mode's, so (scenario, mode) names one timeline of either engine.
+A playground scenario (the learner's own, app/playground/) is served by name too, on
+vLLM only.
 
 A Timeline is immutable, so one copy can serve every session of `panel serve`.
 """
@@ -10,8 +14,10 @@ from __future__ import annotations
 from functools import cache
 
 from app.playground import store as playground
-from engine.lab.scenario import Scenario, load_scenario, scenario_names
-from engine.lab.timeline import Timeline, build_timeline
+from app.render.engines import AnyTimeline
+from engine.lab.scenario import SGLANG_MODES, Scenario, load_scenario, scenario_names
+from engine.lab.sglang_timeline import build_sglang_timeline
+from engine.lab.timeline import build_timeline
 
 DEFAULT_SCENARIO = "reset"
 
@@ -20,7 +26,7 @@ def scenario(name: str) -> Scenario:
     return playground.get(name).scenario if playground.is_playground(name) else _built_in(name)
 
 
-def timeline(name: str, mode: str) -> Timeline:
+def timeline(name: str, mode: str) -> AnyTimeline:
     if playground.is_playground(name):
         return playground.timeline(name, mode)
     return _built_in_timeline(name, mode)
@@ -39,11 +45,26 @@ def _built_in(name: str) -> Scenario:
 
 
 @cache
-def _built_in_timeline(name: str, mode: str) -> Timeline:
+def _built_in_timeline(name: str, mode: str) -> AnyTimeline:
+    if mode in SGLANG_MODES:
+        return build_sglang_timeline(scenario(name), mode)
     return build_timeline(scenario(name), mode)
 
 
-def timeline_key(timeline: Timeline) -> str:
+def engine_of(mode: str) -> str:
+    """The engine a mode plays on: SGLang's schedule policies, else vLLM."""
+    return "sglang" if mode in SGLANG_MODES else "vllm"
+
+
+def modes(name: str) -> tuple[str, ...]:
+    """Every timeline's mode of a scenario: vLLM's, then SGLang's if it plays there."""
+    played = scenario(name)
+    if playground.is_playground(name) or "sglang" not in played.engines:
+        return played.modes
+    return played.modes + played.sglang.modes
+
+
+def timeline_key(timeline: AnyTimeline) -> str:
     """Names a timeline in the browser: "scenario/mode" (a scenario name has no "/")."""
     return f"{timeline.scenario}/{timeline.mode}"
 
@@ -54,9 +75,9 @@ def split_key(key: str) -> tuple[str, str]:
     return scenario, mode
 
 
-def of_scenario(name: str) -> tuple[Timeline, ...]:
-    """Every mode's timeline of a scenario, in the scenario's order of modes."""
-    return tuple(timeline(name, mode) for mode in scenario(name).modes)
+def of_scenario(name: str) -> tuple[AnyTimeline, ...]:
+    """Every mode's timeline of a scenario, on every engine it plays on (modes)."""
+    return tuple(timeline(name, mode) for mode in modes(name))
 
 
 def names() -> list[str]:

@@ -78,16 +78,13 @@ def parse_link(query: str) -> LinkState:
                 f"Showing {scenario!r}."
             )
 
-    modes = timelines.scenario(scenario).modes
+    modes = timelines.modes(scenario)  # vLLM's, then SGLang's (`mode=lpm` opens SGLang)
     mode = modes[0]
     if "mode" in raw:
         if raw["mode"] in modes:
             mode = raw["mode"]
         else:
-            notices.append(
-                f"Ignored mode={raw['mode']!r}: scenario {scenario!r} has "
-                f"{', '.join(modes)}. Showing {mode!r}."
-            )
+            notices.append(f"Ignored {mode_refusal(raw['mode'], scenario)} Showing {mode!r}.")
 
     step = 0
     if "step" in raw:
@@ -102,6 +99,18 @@ def parse_link(query: str) -> LinkState:
     start = not embed and not any(name in raw for name in POSITION_PARAMETERS)
     quiz = raw["quiz"].lower() in TRUE_VALUES if "quiz" in raw else None
     return LinkState(scenario, mode, step, embed, tuple(notices), start, quiz)
+
+
+def mode_refusal(mode: str, scenario: str) -> str:
+    """Why ``mode`` names no timeline of ``scenario``: an SGLang schedule policy on a
+    scenario that plays on vLLM only says so."""
+    modes = ", ".join(timelines.modes(scenario))
+    if timelines.engine_of(mode) == "sglang":
+        return (
+            f"mode={mode!r}: {mode} is an SGLang schedule policy and scenario {scenario!r} "
+            f"plays on vLLM only ({modes})."
+        )
+    return f"mode={mode!r}: scenario {scenario!r} has {modes}."
 
 
 def link_query(scenario: str, mode: str, step: int) -> dict[str, str]:

@@ -36,11 +36,13 @@ export function render({ model }) {
     })
     boxes.forEach((box, i) => { box.hidden = i !== index })
   }
-  // A deck with no page for this scenario hides its own element (step_deck.py).
+  // A deck with no page for this scenario hides its own element (step_deck.py); a
+  // layout Python hides (`visible`: the hash chain on SGLang) gets Bokeh's
+  // `:host { display: none }` in its shadow root, so the computed style tells both.
   function fitTabs() {
     boxes.forEach((box, i) => {
       const child = box.firstElementChild
-      buttons[i].hidden = !child || child.style.display === 'none'
+      buttons[i].hidden = !child || getComputedStyle(child).display === 'none'
     })
     if (buttons[active] && buttons[active].hidden) { select(0) }
   }
@@ -63,6 +65,9 @@ export function render({ model }) {
       box.setAttribute('role', 'tabpanel')
       box.append(child)
       watcher.observe(child, { attributes: true, attributeFilter: ['style'] })
+      if (child.shadowRoot) {  // where Bokeh writes a layout's visibility
+        watcher.observe(child.shadowRoot, { childList: true, characterData: true, subtree: true })
+      }
       return box
     })
     list.replaceChildren(...buttons)

@@ -12,21 +12,21 @@ from dataclasses import dataclass
 from functools import cache
 
 from app.render.code import code_lines, variant_of
+from app.render.engines import AnyTimeline  # either engine: their steps carry the same traces
 from app.render.html import esc
-from engine.lab.timeline import Timeline
 from engine.lab.trace import FunctionTrace
 
 SLOT = '<div class="code-slot"></div>'  # where the frame takes the lines
 
 
-def focus_index(timeline: Timeline, step: int) -> int | None:
+def focus_index(timeline: AnyTimeline, step: int) -> int | None:
     current = timeline.steps[step]
     if not current.code:
         return None
     return current.code.index(current.focus) if current.focus in current.code else 0
 
 
-def function_options(timeline: Timeline, step: int) -> dict[str, int]:
+def function_options(timeline: AnyTimeline, step: int) -> dict[str, int]:
     """Label -> index into the step's traces, in the order they were first entered."""
     current = timeline.steps[step]
     return {
@@ -70,7 +70,7 @@ def _body(sources: tuple[tuple[str, str], ...], trace: FunctionTrace) -> str:
     return "".join(_line_html(c.kind, c.html, c.line, c.other_line) for c in lines)
 
 
-def code_parts(timeline: Timeline, step: int, index: int | None = None) -> CodeParts:
+def code_parts(timeline: AnyTimeline, step: int, index: int | None = None) -> CodeParts:
     current = timeline.steps[step]
     if index is None:
         index = focus_index(timeline, step)
@@ -157,8 +157,8 @@ class CodePlan:
     @classmethod
     def of(
         cls,
-        timelines: Mapping[str, Timeline],
-        steps: Callable[[Timeline], Container[int]] | None = None,
+        timelines: Mapping[str, AnyTimeline],
+        steps: Callable[[AnyTimeline], Container[int]] | None = None,
         held_frames: tuple[str, ...] = (),
         held_bodies: tuple[str, ...] = (),
     ) -> CodePlan:

@@ -9,12 +9,14 @@ from app.components import at_once
 from app.components.step_deck import StepDeck
 from app.errors import logged
 from app.render.chain import NONE, default_pair, render_chain
+from app.render.engines import per_engine
 from app.render.hash_cost import render_hash_cost
 from app.runtime import in_pyodide
 from app.state import SimulatorState
 from app.theme import CSS
 from app.views.base import TERM_CSS, sender_of
 from app.views.sender import Sender
+from app.views.sglang import on_sglang
 from engine.lab.hash_cost import measure_hash_cost
 from engine.lab.timeline import Timeline
 
@@ -63,7 +65,7 @@ class ChainView(pn.viewable.Viewer):
         self._ids: tuple[str, ...] | None = None
         self._updating = False
         self._timeline = sender_of(self).state.timeline  # the one the picks are of
-        self.sender.add("chain", self._page)
+        self.sender.add("chain", per_engine(self._page))  # none on SGLang
         self.state.param.watch(self._on_step, ["timeline", "step"])
         self._primary.param.watch(self._on_pick, "value")
         self._other.param.watch(self._on_pick, "value")
@@ -92,6 +94,10 @@ class ChainView(pn.viewable.Viewer):
             if self._picked != (None, None):  # picks name the old timeline's requests
                 self._picked = (None, None)
                 self.sender.resend("chain")
+        # SGLang's timelines have no hash chain: the pickers hide with the empty deck.
+        self._layout.visible = not on_sglang(self.state)
+        if not self._layout.visible:
+            return
         snapshot = self.state.current.snapshot
         ids = tuple(r.request_id for r in snapshot.requests)
         timeline = self.state.timeline

@@ -1,5 +1,5 @@
-"""The learner's controls: the scenario picker, the mode picker and the player (the step
-bar and the owner of the position, app/components/player.py).
+"""The learner's controls: the scenario picker, the engine and mode pickers and the
+player (the step bar and the owner of the position, app/components/player.py).
 
 A scenario is picked in the browser and built in Python (scenario_picker.py). Modes and
 steps move in the browser (the player); its position (`at`) comes back here into the
@@ -16,6 +16,7 @@ import panel as pn
 import param
 
 from app import timelines
+from app.components.engine_picker import EnginePicker
 from app.components.mode_picker import ModePicker
 from app.components.player import StepPlayer
 from app.components.scenario_picker import ScenarioPicker
@@ -68,6 +69,7 @@ class Controls(pn.viewable.Viewer):
             margin=(4, 10),
             visible=len(timelines.names()) > 1,
         )
+        self.engine = EnginePicker(stylesheets=[CSS], margin=(8, 10, 4, 10))
         self.mode = ModePicker(stylesheets=[CSS], margin=(8, 10, 4, 10))
         self.player = StepPlayer(
             sizing_mode="stretch_width", min_width=280, stylesheets=[CSS], margin=(2, 4)
@@ -79,7 +81,14 @@ class Controls(pn.viewable.Viewer):
         self._show_modes()
 
         self._layout = pn.Column(
-            pn.FlexBox(self.scenario, self.mode, align_items="center", flex_wrap="wrap", margin=0),
+            pn.FlexBox(
+                self.scenario,
+                self.engine,
+                self.mode,
+                align_items="center",
+                flex_wrap="wrap",
+                margin=0,
+            ),
             self.player,
             sizing_mode="stretch_width",
             styles={
@@ -110,7 +119,9 @@ class Controls(pn.viewable.Viewer):
 
     @logged
     def _show_modes(self, *_: object) -> None:
-        self.mode.visible = len(self.state.modes) > 1
+        modes = self.state.modes
+        self.mode.visible = len(modes) > 1
+        self.engine.visible = len({timelines.engine_of(m) for m in modes}) > 1
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self._layout

@@ -9,11 +9,14 @@ from app.components import at_once
 from app.components.step_deck import StepDeck
 from app.errors import logged
 from app.prefill_inputs import FIELDS, model_texts, parse_inputs, seed_texts
+from app.render.engines import per_engine
 from app.render.prefill import OWN_INPUTS, THE_EXAMPLE, follow, follow_page, render_prefill
 from app.state import SimulatorState
 from app.theme import CSS
 from app.views.base import sender_of
 from app.views.sender import Sender
+from app.views.sglang import on_sglang
+from engine.lab.snapshot import Snapshot
 from engine.lab.timeline import Timeline
 
 
@@ -55,7 +58,7 @@ class PrefillView(pn.viewable.Viewer):
         self.seed.on_click(self._on_seed)
         self.state.param.watch(self._on_step, ["timeline", "step"])
         self._fill(self._base)
-        sender_of(self).add("prefill", self._page)
+        sender_of(self).add("prefill", per_engine(self._page))
         self._on_step()
 
     def _fill(self, texts: dict[str, str]) -> None:
@@ -65,6 +68,13 @@ class PrefillView(pn.viewable.Viewer):
                 self.inputs[name].value = text
         finally:
             self._updating = False
+
+    def _fill_from_step(self) -> None:
+        """The fields from the step's request (vLLM's: SGLang's steps have no
+        num_cached_tokens, and the calculator hides there)."""
+        snapshot = self.state.current.snapshot
+        if isinstance(snapshot, Snapshot):
+            self._fill(follow(snapshot, self._base)[0])
 
     def _texts(self) -> dict[str, str]:
         return {name: w.value or "" for name, w in self.inputs.items()}
@@ -80,8 +90,10 @@ class PrefillView(pn.viewable.Viewer):
 
     @logged
     def _on_step(self, *_: object) -> None:
+        # SGLang's timelines have no num_cached_tokens to follow: the calculator hides.
+        self._layout.visible = not on_sglang(self.state)
         if self._follow:  # the fields show what the deck already shows
-            self._fill(follow(self.state.current.snapshot, self._base)[0])
+            self._fill_from_step()
 
     @logged
     def _on_edit(self, *_: object) -> None:
@@ -95,7 +107,7 @@ class PrefillView(pn.viewable.Viewer):
     def _on_from_step(self, *_: object) -> None:
         self._follow = True
         self._base = self._texts()
-        self._fill(follow(self.state.current.snapshot, self._base)[0])
+        self._fill_from_step()
         self._show()
 
     @logged

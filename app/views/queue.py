@@ -1,9 +1,11 @@
-"""The panel of app/render/queue.py: every step of the timeline, shown through a StepDeck."""
+"""The panel of app/render/queue.py (vLLM's free queue; nothing on SGLang, whose
+deck hides): every step of the timeline, shown through a StepDeck."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from app.render.engines import per_engine
 from app.render.queue import render_queue
 from app.theme import CSS
 from app.views.base import StepView
@@ -12,5 +14,5 @@ QUEUE_CSS = Path(__file__).with_name("queue.css").read_text(encoding="utf-8")
 
 
 class QueueView(StepView):
-    render = staticmethod(render_queue)
+    render = staticmethod(per_engine(render_queue))
     stylesheet = CSS + QUEUE_CSS  # the theme, then the queue's own marks (queue.css)

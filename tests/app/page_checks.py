@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from engine.lab.sglang_timeline import SGLangTimeline
 from engine.lab.timeline import Timeline
 
 playwright_api = pytest.importorskip("playwright.sync_api")
@@ -216,3 +217,22 @@ def check_reads_on_a_phone(page: Any) -> None:
     assert page.evaluate("() => document.documentElement.scrollWidth") <= width
     small = page.evaluate(SMALL_TEXT_JS, SMALLEST_TEXT_PX)
     assert not small, f"{len(small)} texts under {SMALLEST_TEXT_PX} px, e.g. {small[:5]}"
+
+
+def check_sglang_step(page: Any, timeline: SGLangTimeline, step: int) -> None:
+    """The counter, the radix tree's nodes and the KV slots at ``step`` of ``timeline``."""
+    expect(page.get_by_test_id("step-counter")).to_have_attribute("data-step", str(step))
+    snapshot = timeline.steps[step].snapshot
+    tree = page.get_by_test_id("radix-tree")
+    expect(tree).to_be_visible()
+    nodes = tree.locator("[data-node-id]")
+    expect(nodes).to_have_count(len(snapshot.nodes))
+    for node in snapshot.nodes:
+        row = tree.locator(f'[data-node-id="{node.node_id}"]')
+        expect(row).to_have_attribute("data-lock-ref", str(node.lock_ref))
+        expect(row).to_have_attribute("data-tokens", str(node.num_tokens))
+    slots = page.get_by_test_id("kv-slots")
+    expect(slots).to_be_visible()
+    expect(slots).to_contain_text(f"{snapshot.num_slots:,} slots")
+    expect(page.get_by_test_id("pool")).to_have_count(0)
+    expect(page.get_by_test_id("hash-map")).to_have_count(0)

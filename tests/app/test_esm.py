@@ -10,6 +10,7 @@ import pytest
 from app.components.address_bar import AddressBar
 from app.components.code_panel import CodePanel
 from app.components.early_steps import EarlySteps
+from app.components.engine_picker import EnginePicker
 from app.components.esm import inline_imports
 from app.components.keyboard import KeyboardShortcuts
 from app.components.mode_picker import ModePicker
@@ -23,6 +24,7 @@ COMPONENTS = [
     AddressBar,
     CodePanel,
     EarlySteps,
+    EnginePicker,
     KeyboardShortcuts,
     ModePicker,
     StepPlayer,

@@ -16,8 +16,9 @@ import pytest
 from app.render.prefill import step_request
 from app.static_site.pins import PANEL_VERSION
 from engine.lab.scenario import load_scenario
+from engine.lab.sglang_timeline import build_sglang_timeline
 from engine.lab.timeline import build_timeline
-from tests.app.page_checks import check_step
+from tests.app.page_checks import check_sglang_step, check_step
 from tests.site.conftest import (
     RECORDER_JS,
     PageRun,
@@ -275,3 +276,24 @@ def test_the_lab_address_shows_the_labs_loading_page_while_python_starts(
     expect(loading).to_have_count(0, timeout=HANDOVER_TIMEOUT_MS)
     expect(page.locator("body.pcl-lab-wait")).to_have_count(0)
     expect(page.get_by_test_id("lab-hint")).to_be_visible(timeout=EARLY_TIMEOUT_MS)
+
+
+def test_sglang_steps_before_python_and_the_live_page_keeps_it(held_page: Any) -> None:
+    """A scenario on both engines: its copy holds SGLang's timelines too, so the engine
+    picker works before Python, and the live page opens on SGLang at that step."""
+    scenario = load_scenario("shared-prefix")
+    fcfs = build_sglang_timeline(scenario, "fcfs")
+    page, run, release = held_page("?scenario=shared-prefix&step=2")
+    expect(page.locator("body.pcl-early")).to_have_count(1)
+    page.get_by_role("radio", name="SGLang").click()
+    check_sglang_step(page, fcfs, 2)  # the step kept
+    page.get_by_role("button", name="Step forward").click()
+    check_sglang_step(page, fcfs, 3)
+    release.set()
+    wait_interactive(page, run)
+    expect(page.get_by_role("radio", name="SGLang")).to_be_checked()
+    check_sglang_step(page, fcfs, 3)
+    page.wait_for_function(
+        "() => { const q = new URLSearchParams(location.search);"
+        " return q.get('mode') === 'fcfs' && q.get('step') === '3' }"
+    )

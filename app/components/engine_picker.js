@@ -1,0 +1,45 @@
+import { WORKS_EARLY } from './early.js'
+import { ask, follow } from './position.js'
+import { engineOf, fillRadios, radioGroup, scenarioModes } from './radios.js'
+
+export function render({ model }) {
+  const radios = radioGroup(model.label)
+  const group = radios.group
+  group.setAttribute(WORKS_EARLY, '')  // works before Python (early_steps.py)
+  group.dataset.testid = 'engine-picker'
+  let inputs = []
+  let built = ''  // the engines shown, as one string
+  let engine = null  // the engine of the player's timeline
+  let byEngine = {}  // engine -> the scenario's modes on it
+  const shown = {}  // engine -> the mode last shown on it, to come back to
+
+  function check() {
+    for (const input of inputs) { input.checked = input.value === engine }
+  }
+  // Another engine: its mode last shown in this scenario, else its first; the player
+  // keeps the step (within that timeline's last).
+  function pick(next) {
+    const modes = byEngine[next] || []
+    if (modes.length) { ask({ mode: modes.includes(shown[next]) ? shown[next] : modes[0] }) }
+  }
+  function follows(at) {
+    const found = scenarioModes(at)
+    byEngine = {}
+    for (const m of found.modes) {
+      const e = engineOf(m, model.sglang_modes)
+      byEngine[e] = [...(byEngine[e] || []), m]
+    }
+    engine = engineOf(found.mode, model.sglang_modes)
+    shown[engine] = found.mode
+    const engines = model.engines.filter(([e]) => e in byEngine)
+    const names = engines.map(([e]) => e).join('/')
+    if (names !== built) {
+      built = names
+      inputs = fillRadios(radios, model.label, engines, pick, check)
+    }
+    group.style.display = engines.length < 2 ? 'none' : ''  // it plays on one engine
+    check()
+  }
+  follow(model, follows)
+  return group
+}

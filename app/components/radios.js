@@ -1,0 +1,50 @@
+// A captioned group of radio buttons (the mode and engine pickers): fills `group` with
+// `caption` and one radio per [value, text] of `options`; picking one calls `pick(value)`,
+// then `after()` (the player may refuse a pick, so the caller re-checks what it shows).
+let groups = 0  // radio names must not collide between pickers on one page
+
+export function radioGroup(label) {
+  const group = document.createElement('div')
+  group.className = 'modes'
+  group.setAttribute('role', 'radiogroup')
+  group.setAttribute('aria-label', label)
+  return { group, name: `pcl-radio-${++groups}` }
+}
+
+export function fillRadios({ group, name }, caption, options, pick, after) {
+  const label = document.createElement('span')
+  label.className = 'modes-label'
+  label.textContent = caption
+  const inputs = []
+  const items = options.map(([value, text]) => {
+    const option = document.createElement('label')
+    option.className = 'mode'
+    const input = document.createElement('input')
+    input.type = 'radio'
+    input.name = name
+    input.value = value
+    input.addEventListener('change', () => {
+      if (input.checked) { pick(value) }
+      after()
+    })
+    inputs.push(input)
+    option.append(input, document.createTextNode(text))
+    return option
+  })
+  group.replaceChildren(label, ...items)
+  return inputs
+}
+
+// The engine a mode plays on: SGLang's schedule policies are no vLLM mode's
+// (app/timelines.py), so the mode names it.
+export function engineOf(mode, sglangModes) {
+  return sglangModes.includes(mode) ? 'sglang' : 'vllm'
+}
+
+// The modes of the announced position's scenario, in the bundle's order, and its mode.
+export function scenarioModes(at) {
+  const scenario = at.key.slice(0, at.key.indexOf('/'))
+  const modes = Object.keys(at.lasts || {})
+    .filter((k) => k.startsWith(scenario + '/')).map((k) => k.slice(scenario.length + 1))
+  return { modes, mode: at.key.slice(scenario.length + 1) }
+}
