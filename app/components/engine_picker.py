@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import param
 
-from app.components.step_deck import LeanComponent
+from app.components.esm import FileComponent
 from engine.lab.scenario import SGLANG_MODES
 
 LABEL = "Engine"
@@ -20,7 +20,7 @@ LABEL = "Engine"
 ENGINE_NAMES = (("vllm", "vLLM"), ("sglang", "SGLang"))
 
 
-class EnginePicker(LeanComponent):
+class EnginePicker(FileComponent):
     label = param.String(default=LABEL, constant=True, doc="The group's caption")
     engines = param.List(
         default=[list(pair) for pair in ENGINE_NAMES], constant=True, doc="[engine, name]"

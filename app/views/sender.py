@@ -28,10 +28,10 @@ from app.bundle import Deck, Render, bundle, sends_every_step, sent_steps
 from app.components.player import StepPlayer
 from app.components.step_deck import Outbox
 from app.errors import logged
+from app.render.engines import AnyTimeline as Timeline  # either engine's
 from app.runtime import in_pyodide
 from app.state import SimulatorState
 from app.timelines import timeline_key
-from engine.lab.timeline import Timeline
 
 # The parts that are not a view's pages.
 CODE, QUESTIONS = "code", "questions"
