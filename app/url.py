@@ -102,15 +102,19 @@ def parse_link(query: str) -> LinkState:
 
 
 def mode_refusal(mode: str, scenario: str) -> str:
-    """Why ``mode`` names no timeline of ``scenario``: an SGLang schedule policy on a
-    scenario that plays on vLLM only says so."""
-    modes = ", ".join(timelines.modes(scenario))
+    """Why ``mode`` names no timeline of ``scenario``: an SGLang schedule policy says which
+    engines and policies the scenario plays with."""
+    modes = timelines.modes(scenario)
     if timelines.engine_of(mode) == "sglang":
+        policies = [m for m in modes if timelines.engine_of(m) == "sglang"]
+        where = (
+            f"plays on SGLang with {', '.join(policies)} only" if policies else "plays on vLLM only"
+        )
         return (
             f"mode={mode!r}: {mode} is an SGLang schedule policy and scenario {scenario!r} "
-            f"plays on vLLM only ({modes})."
+            f"{where} ({', '.join(modes)})."
         )
-    return f"mode={mode!r}: scenario {scenario!r} has {modes}."
+    return f"mode={mode!r}: scenario {scenario!r} has {', '.join(modes)}."
 
 
 def link_query(scenario: str, mode: str, step: int) -> dict[str, str]:

@@ -155,3 +155,17 @@ def test_the_hash_chain_and_prefill_pickers_hide_on_sglang() -> None:
     assert not app.chain.__panel__().visible and not app.prefill.__panel__().visible
     app.controls.player.at = ["shared-prefix/default", 2]  # back on vLLM: the same step
     assert app.state.step == 2 and app.chain.__panel__().visible and app.chain.html
+
+
+def test_a_policy_a_both_engine_scenario_does_not_play_names_the_ones_it_does() -> None:
+    """eviction-order plays on SGLang with fcfs only: lpm's notice says so, not "vLLM only"."""
+    scenario = next(
+        name
+        for name in timelines.names()
+        if "sglang" in timelines.scenario(name).engines
+        and "lpm" not in timelines.scenario(name).sglang.modes
+    )
+    policies = timelines.scenario(scenario).sglang.modes
+    (notice,) = parse_link(f"?scenario={scenario}&mode=lpm").notices
+    assert "vLLM only" not in notice
+    assert f"plays on SGLang with {', '.join(policies)} only" in notice
