@@ -113,7 +113,7 @@ def render_timed_intro(cannot_show: str) -> str:
         "<h3>With time: the slice through the scheduler</h3>"
         "<p>Run with time replays the slice's requests at their timestamps, one engine "
         "step every Step time ms, each prefilling its input and decoding its output, at "
-        "the capacity below: the charts show each engine step, as a preset's run.</p>"
+        "a pool of Capacity tokens: the charts show each engine step, as a preset's run.</p>"
         f'<p class="lab-note" data-testid="timed-cannot-show">{esc(cannot_show)}</p></div>'
     )
 
