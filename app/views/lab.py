@@ -410,6 +410,18 @@ class RunCharts:
         self.panes = [pn.pane.Bokeh(fig, sizing_mode="stretch_width") for fig in self.figures]
         self.legend_items = [items for _, items in charts]
         self.legends = [ChartLegend(margin=(0, 10)) for _ in self.indices]
+        # A series the learner hides in a legend is hidden on its chart.
+        for fig, legend in zip(self.figures, self.legends, strict=True):
+            legend.param.watch(functools.partial(self._on_hidden, fig), "hidden")
+
+    @logged
+    def _on_hidden(self, fig: figure, event: Any) -> None:
+        for renderer in fig.renderers:
+            if renderer.name == RANGE_ANCHOR:
+                continue
+            visible = renderer.name not in event.new
+            if renderer.visible != visible:
+                renderer.visible = visible
 
     def show_legends(
         self,
@@ -516,9 +528,8 @@ class LabView(LabGroup):
         self.engine.param.watch(self._on_engine, "value")
         for widget in (*self.knobs.values(), self.overlay):
             widget.param.watch(self._on_knob, "value")
-        for fig, legend in zip(self.figures, self.legends, strict=True):
+        for fig in self.figures:
             fig.on_event(Tap, self._on_tap)
-            legend.param.watch(functools.partial(self._on_hidden, fig), "hidden")
         self.roots = self._build()
 
     # -- layout ------------------------------------------------------------------
@@ -768,15 +779,6 @@ class LabView(LabGroup):
         if self._charted[index] is not run:
             self._charted[index] = run
             self.sources[index].data = chart_data(run, CHART_COLUMNS)
-
-    @logged
-    def _on_hidden(self, fig: figure, event: Any) -> None:
-        for renderer in fig.renderers:
-            if renderer.name == RANGE_ANCHOR:
-                continue
-            visible = renderer.name not in event.new
-            if renderer.visible != visible:
-                renderer.visible = visible
 
     @logged
     def _on_tap(self, event: Event) -> None:

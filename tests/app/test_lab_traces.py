@@ -184,3 +184,8 @@ def test_the_page_replays_the_slice_with_time_on_the_lab_charts() -> None:
     steps = table.find_all(data_key="steps")
     assert [cell.text for cell in steps] == [f"{r.num_steps:,}" for r in view.timed]
     assert "Done with time: 20 requests" in view.status.object
+    # A series hidden in a legend is hidden on its chart, as on the presets' page.
+    legend, fig = view.timed_charts.legends[0], view.timed_charts.figures[0]
+    legend.hidden = ["cumulative_hit_rate/run"]
+    hidden = [r for r in fig.renderers if r.name == "cumulative_hit_rate/run"]
+    assert hidden and not hidden[0].visible
