@@ -36,12 +36,20 @@ from engine.lab.scenario import MODES
 from engine.lab.timeline import Timeline, build_timeline
 from engine.lab.trace_replay import (
     PAPER_CACHE_RATIO,
+    PAPER_LOCAL_CACHE_TOKENS,
     HashedTrace,
     InOrderReplay,
     capacities_for,
     replay_in_order,
 )
 from engine.lab.trace_replay_sglang import replay_in_order_sglang
+from engine.lab.trace_timed import (
+    TimedKnobs,
+    TimedRunner,
+    TimedTraceRun,
+    timed_result,
+    timed_runner,
+)
 from engine.lab.workload import (
     COLUMNS,
     PROGRESS_EVERY_STEPS,
@@ -868,3 +876,98 @@ class TraceCurveRun:
             if not (last.evictions or last.skipped_requests):
                 gaps[engine] = paper_gap(self.entries, last, ratio)
         return gaps
+
+
+# -- Real traces with time: the slice through the scheduler (engine/lab/trace_timed.py) ----
+
+# The timed replay's pool when the learner sets none: the paper's one node's local cache
+# (the CLI's default too).
+DEFAULT_TIMED_CAPACITY = PAPER_LOCAL_CACHE_TOKENS
+
+
+def timed_knobs(engine: str, capacity_tokens: int, block_size: int, step_ms: float) -> TimedKnobs:
+    """The timed replay's knobs on ``engine``: the page's block size is vLLM's (SGLang
+    keeps its own default page size, as the curve does)."""
+    return TimedKnobs(
+        capacity_tokens,
+        engine=engine,
+        block_size=block_size if engine == "vllm" else None,
+        step_ms=step_ms,
+    )
+
+
+def timed_problems(
+    entries: Sequence[TraceEntry],
+    engines: Sequence[str],
+    capacity_tokens: int,
+    block_size: int,
+    step_ms: float,
+) -> dict[str, str]:
+    """Every timed knob that cannot be used with this slice on any of ``engines``, by the
+    engine's own reasons (``TimedKnobs.problems``)."""
+    found: dict[str, str] = {}
+    for engine in engines:
+        knobs = timed_knobs(engine, capacity_tokens, block_size, step_ms)
+        for knob, message in knobs.problems(entries).items():
+            found.setdefault(knob, message)
+    return found
+
+
+class TraceTimedRun:
+    """Plays a slice with time on each engine in turn, a few engine steps per slice, so
+    the page shows progress and Stop lands between slices (as LabRun: the learner's run
+    counts in ``LabRun.playing_for_learners``, the cyclic collector is paused). Raises
+    WorkloadError for a knob that cannot be used (``timed_problems`` says which first)."""
+
+    def __init__(
+        self,
+        entries: Sequence[TraceEntry],
+        engines: Sequence[str],
+        capacity_tokens: int,
+        block_size: int,
+        step_ms: float,
+    ) -> None:
+        self.entries = list(entries)
+        self.knobs = [timed_knobs(e, capacity_tokens, block_size, step_ms) for e in engines]
+        for knobs in self.knobs:
+            knobs.check(self.entries)
+        self.runs: list[TimedTraceRun] = []
+        self._runner: TimedRunner | None = None
+        self.stopped = False
+
+    @property
+    def progress(self) -> float:
+        """The share of the slice's requests finished, over the engines."""
+        total = len(self.entries) * len(self.knobs)
+        done = len(self.entries) * len(self.runs)
+        if self._runner is not None:
+            done += self._runner.num_finished
+        return min(1.0, done / total) if total else 1.0
+
+    def stop(self) -> None:
+        self.stopped = True
+
+    async def play(
+        self, on_progress: Callable[[float], None] = lambda _: None
+    ) -> list[TimedTraceRun] | None:
+        """Each engine's run, in the order asked for; None if stopped first."""
+        LabRun.playing_for_learners += 1
+        try:
+            with cycle_collector_paused():
+                return await self._play(on_progress)
+        finally:
+            LabRun.playing_for_learners -= 1
+
+    async def _play(self, on_progress: Callable[[float], None]) -> list[TimedTraceRun] | None:
+        for knobs in self.knobs:
+            runner = self._runner = timed_runner(self.entries, knobs)
+            while not runner.done:
+                runner.advance(PROGRESS_EVERY_STEPS)
+                on_progress(self.progress)
+                await asyncio.sleep(SLICE_PAUSE_S)
+                if self.stopped:
+                    return None
+            self.runs.append(timed_result(runner))
+            self._runner = None
+            runner.release()
+        return self.runs

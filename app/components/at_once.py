@@ -41,3 +41,7 @@ class Select(_AtOnce, pn.widgets.Select):
 
 class Checkbox(_AtOnce, pn.widgets.Checkbox):
     pass
+
+
+class FloatInput(_AtOnce, pn.widgets.FloatInput):
+    pass

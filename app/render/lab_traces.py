@@ -1,14 +1,17 @@
 """The workload lab's "Real traces" HTML: the intro with the traces' source and licence,
 progress, and the sentence under the curve that says, in paper_gap's numbers
 (engine/lab/paper_gap.py), how far the unlimited-capacity hit rate is from the paper's
-Table 2 ratio and why. Pure: it takes the numbers as data."""
+Table 2 ratio and why; and the replay with time's words and numbers (the workload lab's
+table). Pure: it takes the numbers as data."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from app.render.html import esc
+from app.render.lab import render_numbers
 from engine.lab.paper_gap import PaperGap
+from engine.lab.trace_timed import TimedTraceRun
 
 ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang"}
 TRACES_SOURCE_URL = "https://github.com/kvcache-ai/Mooncake"
@@ -101,3 +104,46 @@ def render_gap_sentences(gaps: Mapping[str, PaperGap], whole_trace: bool, reques
 def render_curve_done(requests: int, seconds: float, engines: int) -> str:
     curves = "curve" if engines == 1 else "curves"
     return f"Done: the {curves} of {requests:,} requests in {seconds:.1f} s."
+
+
+def render_timed_intro(cannot_show: str) -> str:
+    """What the replay with time does, and what it cannot show (said before any run)."""
+    return (
+        '<div class="lab-timed-intro" data-testid="timed-intro">'
+        "<h3>With time: the slice through the scheduler</h3>"
+        "<p>Run with time replays the slice's requests at their timestamps, one engine "
+        "step every Step time ms, each prefilling its input and decoding its output, at "
+        "a pool of Capacity tokens: the charts show each engine step, as a preset's run.</p>"
+        f'<p class="lab-note" data-testid="timed-cannot-show">{esc(cannot_show)}</p></div>'
+    )
+
+
+def render_timed_progress(share: float) -> str:
+    return (
+        f'<progress max="100" value="{share * 100:.0f}"></progress> '
+        f"Running with time… {share:.0%} of the requests done"
+    )
+
+
+def render_timed_result(runs: Sequence[TimedTraceRun]) -> str:
+    """Each engine's numbers (the workload lab's table), the time the steps cover and
+    the requests left out (too large for the pool even alone)."""
+    labelled = [(ENGINE_NAMES[run.engine], run) for run in runs]
+    notes = "".join(
+        f'<p class="lab-note" data-testid="timed-duration">{esc(ENGINE_NAMES[run.engine])}: '
+        f"{run.num_steps:,} engine steps of {run.step_ms:g} ms, "
+        f"{run.summary()['duration_ms'] / 1000:,.1f} s of the trace"
+        + (
+            f"; {run.skipped_requests:,} requests left out (too large for the pool even alone)"
+            if run.skipped_requests
+            else ""
+        )
+        + ".</p>"
+        for run in runs
+    )
+    return f'<div class="lab-timed-result">{render_numbers(labelled)}{notes}</div>'
+
+
+def render_timed_done(requests: int, runs: Sequence[TimedTraceRun]) -> str:
+    steps = ", ".join(f"{ENGINE_NAMES[run.engine]} {run.num_steps:,} steps" for run in runs)
+    return f"Done with time: {requests:,} requests, {steps}."

@@ -35,6 +35,7 @@ from app.components.chart_legend import ChartLegend
 from app.errors import logged
 from app.lab import (
     DEFAULT_ENGINE,
+    DEFAULT_TIMED_CAPACITY,
     DEFAULT_TRACE_REQUESTS,
     TRACES_PRESET,
     LabResult,
@@ -43,6 +44,7 @@ from app.lab import (
     RunSteps,
     TraceCurve,
     TraceCurveRun,
+    TraceTimedRun,
     available_traces,
     chart_data,
     check_knobs,
@@ -56,6 +58,7 @@ from app.lab import (
     presets,
     run_steps,
     start_side_runs,
+    timed_problems,
 )
 from app.render.lab import (
     LegendItem,
@@ -78,6 +81,10 @@ from app.render.lab_traces import (
     render_curve_done,
     render_curve_progress,
     render_gap_sentences,
+    render_timed_done,
+    render_timed_intro,
+    render_timed_progress,
+    render_timed_result,
     render_traces_intro,
 )
 from app.runtime import in_pyodide
@@ -96,6 +103,7 @@ from engine.lab.request_trace import (
 )
 from engine.lab.scenario import MODES, ScenarioError
 from engine.lab.trace_replay import PAPER_LOCAL_CACHE_TOKENS, InOrderReplay, trace_name_of
+from engine.lab.trace_timed import CANNOT_SHOW, DEFAULT_STEP_MS, TimedTraceRun
 from engine.lab.workload import (
     KNOB_TYPES,
     SALT_POLICIES,
@@ -258,6 +266,8 @@ KNOB_MAX_WIDTH = 260
 
 
 WRAPPING: dict[str, Any] = {"flex_wrap": "wrap", "sizing_mode": "stretch_width"}
+# A chart's share of a row of charts: two side by side on a wide screen.
+HALF = {"flex": "1 1 520px"}
 
 
 def update_changed(obj: param.Parameterized, **values: Any) -> None:
@@ -384,6 +394,65 @@ def empty_reason(reason: str, runs: int, engines: Sequence[str], columns: Sequen
     return f"{reason} {where}"
 
 
+class RunCharts:
+    """Charts of workload runs (``indices`` into CHARTS), drawn from ``sources`` (in
+    SOURCE_KEYS' order) on one engine-step axis, each with its legend below it: the
+    presets' page draws every chart, the traces' page the timed replay's few."""
+
+    def __init__(self, indices: Sequence[int], sources: Sequence[ColumnDataSource]) -> None:
+        self.indices = list(indices)
+        # One step axis for all: a chart with no value to draw (no preemption) still
+        # shows the run's steps, and zooming one chart zooms them all.
+        steps = DataRange1d()
+        charts = [make_figure(*CHARTS[index], sources, steps) for index in self.indices]
+        self.figures = [fig for fig, _ in charts]
+        # Hidden while its chart has nothing to draw (its legend then says so).
+        self.panes = [pn.pane.Bokeh(fig, sizing_mode="stretch_width") for fig in self.figures]
+        self.legend_items = [items for _, items in charts]
+        self.legends = [ChartLegend(margin=(0, 10)) for _ in self.indices]
+        # A series the learner hides in a legend is hidden on its chart.
+        for fig, legend in zip(self.figures, self.legends, strict=True):
+            legend.param.watch(functools.partial(self._on_hidden, fig), "hidden")
+
+    @logged
+    def _on_hidden(self, fig: figure, event: Any) -> None:
+        for renderer in fig.renderers:
+            if renderer.name == RANGE_ANCHOR:
+                continue
+            visible = renderer.name not in event.new
+            if renderer.visible != visible:
+                renderer.visible = visible
+
+    def show_legends(
+        self,
+        labels: Sequence[str],
+        runs: Sequence[WorkloadRun] | None,
+        engines: Sequence[str],
+    ) -> None:
+        """Each chart's legend names the runs (``labels``, on each of ``engines``); a chart
+        whose series are all zero or absent in ``runs`` is hidden, and its legend says so
+        in one line. The charts of SGLang's KV slots say how they are drawn."""
+        overlay = len(labels) > 1
+        count = len(labels) * len(engines)
+        for index, fig, pane, legend, items in zip(
+            self.indices, self.figures, self.panes, self.legends, self.legend_items, strict=True
+        ):
+            chart, reason = CHARTS[index], EMPTY_REASONS[index]
+            title = SGLANG_TITLES.get(index, chart[0]) if "sglang" in engines else chart[0]
+            heading = fig.title
+            if isinstance(heading, Title) and heading.text != title:
+                heading.text = title
+            columns = [column for column, _ in chart[2]]
+            empty = runs is not None and draws_nothing(runs, columns)
+            if empty:
+                html = render_empty_chart(title, empty_reason(reason, count, engines, columns))
+            else:
+                shown = shown_items(items, overlay, engines, columns)
+                html = render_chart_legend(title, shown, labels)
+            update_changed(legend, html=html)
+            update_changed(pane, visible=not empty)
+
+
 class LabView(LabGroup):
     """Picks a preset, knobs and the engines, runs them, draws the charts."""
 
@@ -433,18 +502,13 @@ class LabView(LabGroup):
         ]
         # The run on each source (None: no data, as the sources start).
         self._charted: list[WorkloadRun | None] = [None] * len(SOURCE_KEYS)
-        # One step axis for all: a chart with no value to draw (no preemption) still
-        # shows the run's steps, and zooming one chart zooms them all.
-        steps = DataRange1d()
-        charts = [make_figure(*chart, self.sources, steps) for chart in CHARTS]
-        self.figures = [fig for fig, _ in charts]
+        self.charts = RunCharts(range(len(CHARTS)), self.sources)
+        self.figures = self.charts.figures
         # The hit-rate chart gives its legend's line naming the runs the room it takes, so
         # that the chart and its legend stay on the first screen (lab_page.css).
         self.figures[0].height = HIT_RATE_CHART_HEIGHT
-        # Hidden while its chart has nothing to draw (its legend then says so).
-        self.chart_panes = [pn.pane.Bokeh(fig, sizing_mode="stretch_width") for fig in self.figures]
-        self._legend_items = [items for _, items in charts]
-        self.legends = [ChartLegend(margin=(0, 10)) for _ in CHARTS]
+        self.chart_panes = self.charts.panes
+        self.legends = self.charts.legends
         labels = [self._preset.label]
         if self.overlay.value and self._preset.compare:
             labels.append(self._preset.compare_label)
@@ -464,9 +528,8 @@ class LabView(LabGroup):
         self.engine.param.watch(self._on_engine, "value")
         for widget in (*self.knobs.values(), self.overlay):
             widget.param.watch(self._on_knob, "value")
-        for fig, legend in zip(self.figures, self.legends, strict=True):
+        for fig in self.figures:
             fig.on_event(Tap, self._on_tap)
-            legend.param.watch(functools.partial(self._on_hidden, fig), "hidden")
         self.roots = self._build()
 
     # -- layout ------------------------------------------------------------------
@@ -511,7 +574,7 @@ class LabView(LabGroup):
             for pane, legend in zip(self.chart_panes, self.legends, strict=True)
         ]
         for chart in charts[1:]:
-            chart.styles = {"flex": "1 1 520px"}  # two side by side on a wide screen
+            chart.styles = HALF
         others = pn.FlexBox(*charts[1:], flex_wrap="wrap", sizing_mode="stretch_width")
         return (
             lab_root("lab-controls", controls, margin=(10, 16, 0, 16)),
@@ -534,34 +597,7 @@ class LabView(LabGroup):
         runs: Sequence[WorkloadRun] | None,
         engines: Sequence[str],
     ) -> None:
-        """Each chart's legend names the runs (``labels``, on each of ``engines``); a chart
-        whose series are all zero or absent in ``runs`` is hidden, and its legend says so
-        in one line. The charts of SGLang's KV slots say how they are drawn."""
-        overlay = len(labels) > 1
-        count = len(labels) * len(engines)
-        for index, (pane, legend, chart, items, reason) in enumerate(
-            zip(
-                self.chart_panes,
-                self.legends,
-                CHARTS,
-                self._legend_items,
-                EMPTY_REASONS,
-                strict=True,
-            )
-        ):
-            title = SGLANG_TITLES.get(index, chart[0]) if "sglang" in engines else chart[0]
-            heading = self.figures[index].title
-            if isinstance(heading, Title) and heading.text != title:
-                heading.text = title
-            columns = [column for column, _ in chart[2]]
-            empty = runs is not None and draws_nothing(runs, columns)
-            if empty:
-                html = render_empty_chart(title, empty_reason(reason, count, engines, columns))
-            else:
-                shown = shown_items(items, overlay, engines, columns)
-                html = render_chart_legend(title, shown, labels)
-            update_changed(legend, html=html)
-            update_changed(pane, visible=not empty)
+        self.charts.show_legends(labels, runs, engines)
 
     def _show_staleness(self, playing: bool) -> None:
         """Mark the results shown as stale while they are not the knobs' (a bad knob, a
@@ -745,15 +781,6 @@ class LabView(LabGroup):
             self.sources[index].data = chart_data(run, CHART_COLUMNS)
 
     @logged
-    def _on_hidden(self, fig: figure, event: Any) -> None:
-        for renderer in fig.renderers:
-            if renderer.name == RANGE_ANCHOR:
-                continue
-            visible = renderer.name not in event.new
-            if renderer.visible != visible:
-                renderer.visible = visible
-
-    @logged
     def _on_tap(self, event: Event) -> None:
         if self._steps is None or not isinstance(event, Tap) or event.x is None:
             return
@@ -837,6 +864,12 @@ YOUR_FILE = "your file"
 # Smaller blocks than the trace's 512 hash many more blocks: only on a slice this small.
 SMALL_BLOCKS_MAX_REQUESTS = 2_000
 MIN_BLOCK_SIZE, MAX_BLOCK_SIZE = 16, 4_096
+# The replay with time's charts (indices into CHARTS): the hit rate, the pool, preemptions
+# and the survival fraction, where time shows (concurrency, eviction, preemption).
+TIMED_CHARTS = (0, 2, 4, 5)
+# A timed knob's message goes beside its widget (the engine's names for them).
+TIMED_LABEL = "with time"
+TIMED_KNOB_CELLS = {"capacity_tokens": "capacity", "step_ms": "step_ms"}
 
 
 def check_trace_knobs(requests: Any, block_size: Any, available: int) -> dict[str, str]:
@@ -957,6 +990,13 @@ class TraceLabView(LabGroup):
             label="block_size (vLLM, tokens)", value=TRACE_BLOCK_TOKENS, width=200
         )
         self.upload = pn.widgets.FileInput(accept=".jsonl,.json,.gz", width=240)
+        self.step_ms = at_once.FloatInput(
+            label="Step time (ms, with time)", value=DEFAULT_STEP_MS, width=200
+        )
+        self.capacity = at_once.IntInput(
+            label="Capacity (tokens, with time)", value=DEFAULT_TIMED_CAPACITY, width=200
+        )
+        self.timed_button = pn.widgets.Button(label="Run with time", width=130)
         self.errors: dict[str, pn.pane.HTML] = {
             name: pn.pane.HTML(
                 "",
@@ -965,7 +1005,7 @@ class TraceLabView(LabGroup):
                 margin=(0, 10),
                 css_classes=["knob-error"],
             )
-            for name in ("requests", "block_size", "upload")
+            for name in ("requests", "block_size", "upload", "step_ms", "capacity")
         }
         self._uploaded: list[TraceEntry] | None = None
         self.sources = {
@@ -979,14 +1019,32 @@ class TraceLabView(LabGroup):
         self.notice = pn.pane.HTML(
             render_lab_notices(notices), visible=bool(notices), stylesheets=STYLESHEETS
         )
-        self._run: TraceCurveRun | None = None
+        # The replay with time: the workload lab's charts of a run (one source per
+        # SOURCE_KEYS, the overlay's left empty) and its numbers.
+        self.timed_sources = [
+            ColumnDataSource(chart_data(None, CHART_COLUMNS), name=f"timed-source-{e}-{n}")
+            for e, n in SOURCE_KEYS
+        ]
+        self.timed_charts = RunCharts(TIMED_CHARTS, self.timed_sources)
+        self.timed_charts.show_legends([TIMED_LABEL], None, self.engines)
+        self.timed_intro = pn.pane.HTML(
+            render_timed_intro(CANNOT_SHOW), stylesheets=STYLESHEETS, sizing_mode="stretch_width"
+        )
+        self.timed_numbers = pn.pane.HTML("", stylesheets=STYLESHEETS, sizing_mode="stretch_width")
+        # The curve's or the replay with time's, whichever plays: one at a time.
+        self._run: TraceCurveRun | TraceTimedRun | None = None
         self.curve: TraceCurve | None = None
+        self.timed: list[TimedTraceRun] | None = None
+        self.timed_button.on_click(self._on_timed)
         self.preset_select.param.watch(self._on_preset, "value")
         self.engine.param.watch(lambda _: self.show_address(), "value")
         self.upload.param.watch(self._on_upload, "value")
         self.roots = self._build()
 
     def _build(self) -> tuple[pn.Column, pn.Column]:
+        buttons = self.buttons_row()
+        buttons.insert(1, self.timed_button)
+
         def cell(widget: pn.widgets.Widget, name: str, error: bool = False) -> pn.Column:
             errors = [self.errors[name]] if error else []
             return pn.Column(widget, *errors, margin=0, css_classes=[f"traces-{name}"])
@@ -1005,14 +1063,34 @@ class TraceLabView(LabGroup):
                 cell(self.block_size, "block_size", error=True),
                 cell(self.engine, "engine"),
                 cell(self.upload, "upload", error=True),
+                cell(self.step_ms, "step_ms", error=True),
+                cell(self.capacity, "capacity", error=True),
                 **WRAPPING,
             ),
-            self.buttons_row(),
+            buttons,
             sizing_mode="stretch_width",
+        )
+        timed_charts = [
+            pn.Column(pane, legend, sizing_mode="stretch_width", min_width=320, styles=HALF)
+            for pane, legend in zip(self.timed_charts.panes, self.timed_charts.legends, strict=True)
+        ]
+        timed = pn.Column(
+            self.timed_intro,
+            pn.FlexBox(*timed_charts, **WRAPPING),
+            self.timed_numbers,
+            sizing_mode="stretch_width",
+            css_classes=["lab-timed"],
         )
         return (
             lab_root("lab-controls", controls, margin=(10, 16, 0, 16)),
-            lab_root("lab-traces", self.chart, self.gap, self.address_bar, margin=(0, 16, 10, 16)),
+            lab_root(
+                "lab-traces",
+                self.chart,
+                self.gap,
+                timed,
+                self.address_bar,
+                margin=(0, 16, 10, 16),
+            ),
         )
 
     def _show_error(self, name: str, message: str) -> None:
@@ -1051,8 +1129,9 @@ class TraceLabView(LabGroup):
             self.status.object = render_knob_error(str(error))
             return None
 
-    async def checked_run(self) -> TraceCurveRun | None:
-        """The run the knobs ask for; each bad knob's message is shown beside it."""
+    async def checked_slice(self) -> tuple[str, list[TraceEntry], bool, int] | None:
+        """The trace's name, the slice the knobs ask for, whether it is the whole trace,
+        and the block size; each bad knob's message is shown beside it."""
         chosen = await self._entries()
         if chosen is None:
             return None
@@ -1064,14 +1143,89 @@ class TraceLabView(LabGroup):
         if found or block_size is None:
             return None
         count = requests or len(entries)
-        whole = count >= len(entries)
-        return TraceCurveRun(
-            name,
-            entries[:count],
-            whole,
-            block_size,
-            self.engines,
-        )
+        return name, entries[:count], count >= len(entries), block_size
+
+    async def checked_run(self) -> TraceCurveRun | None:
+        """The curve the knobs ask for; each bad knob's message is shown beside it."""
+        chosen = await self.checked_slice()
+        if chosen is None:
+            return None
+        name, entries, whole, block_size = chosen
+        return TraceCurveRun(name, entries, whole, block_size, self.engines)
+
+    async def checked_timed_run(self) -> TraceTimedRun | None:
+        """The replay with time the knobs ask for; each bad knob's message is shown
+        beside it (one the page has no widget for, in the status line)."""
+        chosen = await self.checked_slice()
+        if chosen is None:
+            return None
+        _, entries, _, block_size = chosen
+        step_ms, capacity = self.step_ms.value, self.capacity.value
+        found: dict[str, str] = {}
+        if step_ms is None:
+            found["step_ms"] = "Step time needs a value (ms)"
+        if capacity is None:
+            found["capacity_tokens"] = "Capacity needs a value (tokens)"
+        if step_ms is not None and capacity is not None:
+            found = timed_problems(entries, self.engines, capacity, block_size, step_ms)
+        shown = {TIMED_KNOB_CELLS.get(knob, knob): message for knob, message in found.items()}
+        for name in self.errors:
+            if name != "upload":
+                self._show_error(name, shown.pop(name, ""))
+        if shown:
+            self.status.object = render_knob_error(" ".join(shown.values()))
+        if found or step_ms is None or capacity is None:
+            return None
+        return TraceTimedRun(entries, self.engines, capacity, block_size, step_ms)
+
+    def set_running(self, running: bool, can_run: bool = True) -> None:
+        super().set_running(running, can_run)
+        self.timed_button.disabled = running
+
+    @logged
+    def _on_timed(self, *_: Any) -> None:
+        pn.state.execute(self.start_timed)
+
+    async def start_timed(self) -> None:
+        """Replay the slice with time on the engines asked for (stopping a run in
+        progress), with progress, then draw each engine's run on the charts."""
+        run = await self.checked_timed_run()
+        if run is None:
+            return
+        if self._run is not None:
+            self._run.stop()
+        self._run = run
+        with pn.io.hold():
+            self._show_timed([])
+            self.status.object = render_timed_progress(0.0)
+            self.set_running(True)
+
+        def show_progress(share: float) -> None:
+            if run is self._run:
+                update_changed(self.status, object=render_timed_progress(share))
+
+        runs = await run.play(show_progress)
+        if run is not self._run:
+            return
+        self._run = None
+        with pn.io.hold():
+            self.set_running(False)
+            if runs is None:
+                self.status.object = "Stopped: the replay with time did not finish."
+                return
+            self.timed = runs
+            self._show_timed(runs)
+            self.status.object = render_timed_done(len(run.entries), runs)
+
+    def _show_timed(self, runs: Sequence[TimedTraceRun]) -> None:
+        """Each engine's run with time on the charts (none: empty charts) and its numbers."""
+        by_engine = {run.engine: run for run in runs}
+        for source, (engine, name) in zip(self.timed_sources, SOURCE_KEYS, strict=True):
+            shown = by_engine.get(engine) if name == "run" else None
+            source.data = chart_data(shown, CHART_COLUMNS)
+        engines = [run.engine for run in runs] or list(self.engines)
+        self.timed_charts.show_legends([TIMED_LABEL], list(runs) or None, engines)
+        self.timed_numbers.object = render_timed_result(runs) if runs else ""
 
     async def start(self) -> None:
         """Play the knobs' curve (stopping one in progress), drawing each point as it comes."""

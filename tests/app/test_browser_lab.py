@@ -263,7 +263,7 @@ def test_real_traces_draw_both_engines_curves_and_the_gap_sentence(
     field = page.locator(".traces-requests input")
     field.fill("40")
     field.press("Enter")
-    page.get_by_role("button", name="Run").click()
+    page.get_by_role("button", name="Run", exact=True).click()
     expect(page.get_by_text("Done: the curves of 40 requests")).to_be_visible(
         timeout=RUN_TIMEOUT_MS
     )
@@ -290,3 +290,40 @@ def test_real_traces_draw_both_engines_curves_and_the_gap_sentence(
         ]
     )
     expect(page.locator(".traces-upload [role=alert]")).to_have_text("line 1: hash_ids: missing")
+
+
+def test_real_traces_replay_a_slice_with_time_on_the_labs_charts(
+    watched: Watched, server: str
+) -> None:
+    from app.lab import shipped_trace, trace_path
+    from engine.lab.trace_timed import CANNOT_SHOW, TimedKnobs, run_trace_timed
+
+    if trace_path("synthetic") is None:
+        pytest.skip("the Mooncake traces are not here")
+    expected = run_trace_timed(
+        list(shipped_trace("synthetic")[:20]), TimedKnobs(500_000, step_ms=10.0)
+    )
+
+    page = watched.page
+    page.goto(f"{server}?lab=real-traces")
+    expect(page.get_by_test_id("timed-cannot-show")).to_have_text(CANNOT_SHOW)
+    expect(page.get_by_text("Done: the curve of 300 requests")).to_be_visible(
+        timeout=RUN_TIMEOUT_MS
+    )
+    page.locator(".traces-trace select").select_option("synthetic")
+    for knob, value in (("requests", "20"), ("step_ms", "10"), ("capacity", "500000")):
+        field = page.locator(f".traces-{knob} input")
+        field.fill(value)
+        field.press("Enter")
+    page.get_by_role("button", name="Run with time").click()
+    expect(page.get_by_text("Done with time: 20 requests")).to_be_visible(timeout=RUN_TIMEOUT_MS)
+    steps = page.evaluate(TRACES_SOURCE_JS, ["timed-source-vllm-run", "step"])
+    assert steps == expected.series["step"]
+    hits = page.evaluate(TRACES_SOURCE_JS, ["timed-source-vllm-run", "cumulative_hits"])
+    assert hits == expected.series["cumulative_hits"]
+    cell = page.get_by_test_id("lab-numbers").locator("td[data-key=steps]")
+    expect(cell).to_have_text(f"{expected.num_steps:,}")
+    expect(page.get_by_test_id("timed-duration")).to_contain_text(
+        f"{expected.num_steps:,} engine steps of 10 ms"
+    )
+    assert not watched.errors and not watched.foreign

@@ -1,6 +1,7 @@
 """The workload lab's "Real traces" group, without a browser: the curve's points are the
 engine's, Stop stops, a bad line gets the engine's message, and the sentence under the
-chart is filled by paper_gap's numbers."""
+chart is filled by paper_gap's numbers; the replay with time is the engine's, on the
+workload lab's charts, with what it cannot show."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ import json
 
 import pytest
 
-from app.lab import TraceCurveRun, shipped_trace, trace_path
+from app.lab import TraceCurveRun, TraceTimedRun, shipped_trace, timed_problems, trace_path
 from app.render.lab_traces import gap_sentence, render_gap_sentences
-from app.views.lab import check_trace_knobs
+from app.views.lab import TraceLabView, check_trace_knobs
 from engine.lab.paper_gap import paper_gap
 from engine.lab.request_trace import TraceError, parse_trace, parse_trace_bytes
 from engine.lab.trace_replay import (
@@ -22,6 +23,7 @@ from engine.lab.trace_replay import (
     hit_rate_curve,
 )
 from engine.lab.trace_replay_sglang import hit_rate_curve_sglang
+from engine.lab.trace_timed import CANNOT_SHOW, TimedKnobs, run_trace_timed
 from tests.app.conftest import parse
 
 pytestmark = pytest.mark.skipif(
@@ -124,3 +126,66 @@ def test_the_sentence_is_filled_by_paper_gaps_numbers() -> None:
     # A slice says it cannot be compared, and names no paper ratio.
     sliced = gap_sentence(gap, False, 100)
     assert "cannot be compared" in sliced and "66%" not in sliced
+
+
+TIMED_CAPACITY = 200_000
+
+
+def test_the_replay_with_time_is_the_engines_on_each_engine() -> None:
+    entries = small_slice()
+    run = TraceTimedRun(entries, ("vllm", "sglang"), TIMED_CAPACITY, 512, 50.0)
+    shares: list[float] = []
+    runs = asyncio.run(run.play(shares.append))
+    assert runs is not None and [r.engine for r in runs] == ["vllm", "sglang"]
+    for played in runs:
+        knobs = TimedKnobs(TIMED_CAPACITY, engine=played.engine, step_ms=50.0)
+        expected = run_trace_timed(entries, knobs)
+        assert played.series == expected.series
+        assert played.step_times_ms == expected.step_times_ms
+    # vLLM's blocks are the page's block size; SGLang keeps its default page (1 token).
+    assert [r.workload.block_size for r in runs] == [512, 1]
+    assert shares == sorted(shares) and run.progress == 1.0
+
+
+def test_stop_stops_the_replay_with_time() -> None:
+    run = TraceTimedRun(small_slice(), ("vllm", "sglang"), TIMED_CAPACITY, 512, 25.0)
+    assert asyncio.run(run.play(lambda _: run.stop())) is None
+    assert run.runs == []
+
+
+def test_the_timed_knobs_say_what_is_wrong() -> None:
+    found = timed_problems(small_slice(), ("vllm",), 100, 512, 0.0)
+    assert set(found) == {"capacity_tokens", "step_ms"}
+    assert "holds no 512-token block" in found["capacity_tokens"]
+
+
+def test_the_page_replays_the_slice_with_time_on_the_lab_charts() -> None:
+    view = TraceLabView(engine="both")
+    assert CANNOT_SHOW in parse(view.timed_intro.object).text
+    view.trace_select.value = "synthetic"
+    view.requests.value = 20
+    view.capacity.value = TIMED_CAPACITY
+    view.step_ms.value = 0.0
+    asyncio.run(view.start_timed())
+    assert view.timed is None
+    assert "step_ms must be a positive number" in view.errors["step_ms"].object
+
+    view.step_ms.value = 25.0
+    asyncio.run(view.start_timed())
+    assert view.timed is not None and not view.errors["step_ms"].visible
+    entries = list(shipped_trace("synthetic")[:20])
+    for played, source in zip(view.timed, view.timed_sources[::2], strict=True):
+        expected = run_trace_timed(entries, TimedKnobs(TIMED_CAPACITY, engine=played.engine))
+        assert source.data["step"] == [float(s) for s in expected.series["step"]]
+        assert source.data["cumulative_hit_rate"] == pytest.approx(
+            expected.series["cumulative_hit_rate"], nan_ok=True
+        )
+    table = parse(view.timed_numbers.object)
+    steps = table.find_all(data_key="steps")
+    assert [cell.text for cell in steps] == [f"{r.num_steps:,}" for r in view.timed]
+    assert "Done with time: 20 requests" in view.status.object
+    # A series hidden in a legend is hidden on its chart, as on the presets' page.
+    legend, fig = view.timed_charts.legends[0], view.timed_charts.figures[0]
+    legend.hidden = ["cumulative_hit_rate/run"]
+    hidden = [r for r in fig.renderers if r.name == "cumulative_hit_rate/run"]
+    assert hidden and not hidden[0].visible

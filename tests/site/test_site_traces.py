@@ -1,6 +1,6 @@
 """The workload lab's "Real traces" group on the offline static site: the traces ship with
 it (gzipped, with their licence), Pyodide fetches them from the site's own origin, and
-the curve holds the engine's points as in CPython."""
+the curve holds the engine's points as in CPython, and the replay with time its steps."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pytest
 from app.lab import DEFAULT_TRACE_REQUESTS, shipped_trace, trace_path
 from app.static_site.traces import TRACES_DIR
 from engine.lab.trace_replay import HashedTrace, capacities_for, hit_rate_curve
+from engine.lab.trace_timed import TimedKnobs, run_trace_timed
 from tests.app.test_browser_lab import TRACES_SOURCE_JS
 
 playwright_api = pytest.importorskip("playwright.sync_api")
@@ -64,3 +65,13 @@ def test_the_traces_curve_plays_in_pyodide_with_the_engines_points(
     # Fetched from the site itself (site_page checks no request left the origin).
     fetched = [r["url"] for r in run.requests if "/traces/" in r["url"]]
     assert any(url.endswith("conversation_trace.jsonl.gz") for url in fetched), fetched
+
+    # The replay with time of a small slice plays in Pyodide too, with the engine's steps.
+    timed = run_trace_timed(entries[:20], TimedKnobs(3_000_000))
+    field = page.locator(".traces-requests input")
+    field.fill("20")
+    field.press("Enter")
+    page.get_by_role("button", name="Run with time").click()
+    expect(page.get_by_text("Done with time: 20 requests")).to_be_visible(timeout=RUN_TIMEOUT_MS)
+    steps = page.evaluate(TRACES_SOURCE_JS, ["timed-source-vllm-run", "step"])
+    assert steps == timed.series["step"]
