@@ -30,7 +30,7 @@ from app.render.pool import render_pool
 from app.render.queue import render_queue
 from app.render.requests import render_requests
 from app.theme import CSS
-from app.timelines import timeline_key
+from app.timelines import engine_of, timeline_key
 from app.url import parse_link
 from engine.lab.scenario import ScenarioError
 from engine.lab.timeline import Timeline, build_timeline
@@ -92,9 +92,12 @@ def page(name: str, mode: str, step: int) -> dict[str, Any]:
 
 def open_link(query: str) -> dict[str, Any] | None:
     """The page of a valid playground link; None for any other address (and for one
-    Python would answer with a notice: the live page says it)."""
+    Python would answer with a notice: the live page says it). A position on SGLang is
+    left to Python too: the renderers here draw vLLM's timelines only."""
     link = parse_link(query)
     if link.notices or link.embed or not store.is_playground(link.scenario):
+        return None
+    if engine_of(link.mode) == "sglang":
         return None
     return page(link.scenario, link.mode, link.step)
 

@@ -4,7 +4,7 @@ A scenario that plays on SGLang too (``engines``) has SGLang's timelines beside 
 one per schedule policy in ``[sglang] modes`` ("fcfs", "lpm"): those names are no vLLM
 mode's, so (scenario, mode) names one timeline of either engine.
 A playground scenario (the learner's own, app/playground/) is served by name too, on
-vLLM only.
+the engines its data lists, as a built-in one.
 
 A Timeline is immutable, so one copy can serve every session of `panel serve`.
 """
@@ -59,7 +59,7 @@ def engine_of(mode: str) -> str:
 def modes(name: str) -> tuple[str, ...]:
     """Every timeline's mode of a scenario: vLLM's, then SGLang's if it plays there."""
     played = scenario(name)
-    if playground.is_playground(name) or "sglang" not in played.engines:
+    if "sglang" not in played.engines:
         return played.modes
     return played.modes + played.sglang.modes
 

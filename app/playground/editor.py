@@ -17,6 +17,7 @@ from typing import Any
 import panel as pn
 import param
 
+from app import timelines
 from app.components import at_once
 from app.errors import logged
 from app.playground import store
@@ -24,7 +25,7 @@ from app.playground.script_lines import field_places, format_lines, parse_number
 from app.render.html import esc
 from app.state import SimulatorState
 from engine.lab import toml_writer
-from engine.lab.scenario import ActionPlace, ScenarioError, scenario_data
+from engine.lab.scenario import SGLANG_MODES, ActionPlace, ScenarioError, scenario_data
 from engine.lab.scenario_file import (
     MAX_BLOCK_SIZE,
     MAX_FILE_BYTES,
@@ -55,6 +56,25 @@ HELP = (
     "query; <code>check_flags=false</code> skips the server's flag check). A line "
     "starting with # is a note."
 )
+
+
+BOTH_ENGINES = ["vllm", "sglang"]
+# The [sglang] table a playground gets when the learner asks for SGLang: both policies.
+DEFAULT_SGLANG: dict[str, Any] = {"modes": list(SGLANG_MODES)}
+
+
+def plays_on_sglang(data: Mapping[str, Any]) -> bool:
+    return "sglang" in data.get("engines", ["vllm"])
+
+
+def with_engines(data: Mapping[str, Any], sglang: bool) -> dict[str, Any]:
+    """``data`` on vLLM alone or on both engines; an ``[sglang]`` table it has (a fork's,
+    with its narration) is kept, else both policies are played."""
+    changed = {k: v for k, v in data.items() if k != "engines"}
+    if sglang:
+        changed["engines"] = BOTH_ENGINES
+        changed.setdefault("sglang", DEFAULT_SGLANG)
+    return changed
 
 
 def fork(name: str) -> dict[str, Any]:
@@ -109,10 +129,12 @@ class PlaygroundEditor(pn.viewable.Viewer):
         super().__init__(**params)
         self._data: dict[str, Any] = {}  # the last valid data shown in the fields
         self._loading = False
+        self._played = ""  # the name of the playground the fields last played
         text = {"sizing_mode": "stretch_width", "stylesheets": [CSS]}
         self.title = at_once.TextInput(label="Title", **text)
         self.num_gpu_blocks = at_once.TextInput(label="GPU blocks (num_gpu_blocks)", width=190)
         self.block_size = at_once.TextInput(label="Block size (tokens)", width=150)
+        self.sglang = pn.widgets.Checkbox(label="Also on SGLang", margin=(30, 10, 5, 10))
         self.setup = at_once.TextAreaInput(
             label="Setup (runs before step 0)", height=70, max_length=MAX_FIELD_CHARS, **text
         )
@@ -121,7 +143,7 @@ class PlaygroundEditor(pn.viewable.Viewer):
         )
         self.messages = {
             field: pn.pane.HTML("", stylesheets=[CSS], margin=(0, 10), sizing_mode="stretch_width")
-            for field in ("num_gpu_blocks", "block_size", "setup", "script", "file")
+            for field in ("num_gpu_blocks", "block_size", "engines", "setup", "script", "file")
         }
         self.export = pn.widgets.FileDownload(
             callback=self._toml, filename="playground.toml", label="Export TOML", width=140
@@ -130,6 +152,7 @@ class PlaygroundEditor(pn.viewable.Viewer):
         self.empty = pn.widgets.Button(label="Start empty", width=150)
         for widget in (self.title, self.num_gpu_blocks, self.block_size, self.setup, self.script):
             widget.param.watch(self._edited, "value_input")
+        self.sglang.param.watch(self._edited, "value")
         self.upload.param.watch(self._imported, "value")
         self.empty.on_click(lambda _: self.load(EMPTY))
         self.state.param.watch(self._opened, "scenario")
@@ -139,6 +162,7 @@ class PlaygroundEditor(pn.viewable.Viewer):
             pn.Row(
                 pn.Column(self.num_gpu_blocks, self.messages["num_gpu_blocks"], margin=0),
                 pn.Column(self.block_size, self.messages["block_size"], margin=0),
+                pn.Column(self.sglang, self.messages["engines"], margin=0),
                 margin=0,
             ),
             self.setup,
@@ -178,17 +202,24 @@ class PlaygroundEditor(pn.viewable.Viewer):
     def _play(self, data: Mapping[str, Any], where: ActionPlace | None = None) -> None:
         """Play ``data``; ``where`` names its actions by their lines in the fields (by
         default, the lines the fields show for data loaded whole)."""
+        places = where or field_places(None, _numbers(data))
         try:
-            playground = store.register(data, where or field_places(None, _numbers(data)))
+            playground = store.register(with_engines(data, False), places)
         except ScenarioError as error:
             self._say("script", str(error))
             return
         self._say("script", "")
-        self._data = dict(data)
+        self._say("engines", "")
+        if plays_on_sglang(data):  # the script plays on vLLM: a refusal is SGLang's
+            try:
+                playground = store.register(data, places)
+            except ScenarioError as error:
+                self._say("engines", f"Cannot play on SGLang: {error}")
+        self._data, self._played = dict(data), playground.scenario.name
         state = self.state
         if playground.scenario.name == state.scenario:
             return
-        modes = playground.scenario.modes
+        modes = timelines.modes(playground.scenario.name)
         mode, step = (state.mode if state.mode in modes else modes[0]), state.step
         with pn.io.hold():
             state.open(playground.scenario.name, mode, step)
@@ -235,7 +266,9 @@ class PlaygroundEditor(pn.viewable.Viewer):
         self._say("script", "; ".join(step_errors[:3]))
         if blocks is None or size is None or setup_errors or step_errors:
             return None
-        data = {k: v for k, v in self._data.items() if k not in ("setup", "steps")}
+        data = with_engines(
+            {k: v for k, v in self._data.items() if k not in ("setup", "steps")}, self.sglang.value
+        )
         data["title"] = self.title.value_input or "My scenario"
         data["pool"] = {**self._data.get("pool", {}), "num_gpu_blocks": blocks, "block_size": size}
         if setup:
@@ -256,6 +289,7 @@ class PlaygroundEditor(pn.viewable.Viewer):
                 (self.script, format_lines(list(data.get("steps", [])))),
             ):
                 widget.param.update(value=text, value_input=text)
+            self.sglang.value = plays_on_sglang(data)
         finally:
             self._loading = False
         for field in self.messages:
@@ -271,7 +305,9 @@ class PlaygroundEditor(pn.viewable.Viewer):
         """The state opened a scenario: show the editor for a playground, with its data."""
         name = self.state.scenario
         self._layout.visible = store.is_playground(name)
-        if store.is_playground(name) and store.get(name).data != self._data:
+        if not store.is_playground(name) or name == self._played:  # just played from the fields
+            return
+        if store.get(name).data != self._data:
             self._show(store.get(name).data)  # from an address, or Back and Forward
 
     def __panel__(self) -> pn.viewable.Viewable:

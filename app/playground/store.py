@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.lab import playground_code
-from engine.lab.scenario import ActionPlace, Scenario, check_mode, mode_effect
+from engine.lab.scenario import SGLANG_MODES, ActionPlace, Scenario, check_mode, mode_effect
 from engine.lab.scenario_file import PLAYGROUND_PREFIX, scenario_from_dict
+from engine.lab.sglang_timeline import SGLangTimeline, build_sglang_timeline, count_sglang_steps
 from engine.lab.timeline import Timeline, build_timeline, count_steps
 
 MAX_KEPT = 32
@@ -27,7 +28,7 @@ class Playground:
 
 
 _kept: OrderedDict[str, Playground] = OrderedDict()
-_timelines: OrderedDict[tuple[str, str], Timeline] = OrderedDict()
+_timelines: OrderedDict[tuple[str, str], Timeline | SGLangTimeline] = OrderedDict()
 _last_steps: OrderedDict[tuple[str, object], int] = OrderedDict()  # by (name, mode_effect)
 
 
@@ -57,12 +58,26 @@ def get(name: str) -> Playground:
     return _kept[name]
 
 
-def timeline(name: str, mode: str) -> Timeline:
+def timeline(name: str, mode: str) -> Timeline | SGLangTimeline:
+    """A mode's timeline: SGLang's schedule policies (SGLANG_MODES) play on SGLang's model
+    (the scenario must list it in ``engines``), any other mode on vLLM's."""
     key, scenario = (name, mode), get(name).scenario
-    built = _timelines.get(key) or build_timeline(scenario, mode)
+    built = _timelines.get(key)
+    if built is None:
+        sglang = mode in SGLANG_MODES
+        built = build_sglang_timeline(scenario, mode) if sglang else build_timeline(scenario, mode)
     _keep(_timelines, key, built)
-    _keep(_last_steps, (name, mode_effect(scenario, built.mode)), len(built.steps) - 1)
+    _keep(_last_steps, _count_key(name, mode), len(built.steps) - 1)
     return built
+
+
+def _count_key(name: str, mode: str) -> tuple[str, object]:
+    """What a mode's step count depends on: vLLM modes with the same effect share one
+    (engine/lab/scenario.py mode_effect); an SGLang policy is its own."""
+    if mode in SGLANG_MODES:
+        return name, mode
+    scenario = get(name).scenario
+    return name, mode_effect(scenario, check_mode(scenario, mode))
 
 
 def last_step(name: str, mode: str) -> int:
@@ -70,8 +85,9 @@ def last_step(name: str, mode: str) -> int:
     for modes not shown yet. A mode that plays as a mode already played has its count
     (engine/lab/scenario.py mode_effect); another is counted by a run that records
     nothing (a few ms)."""
-    scenario = get(name).scenario
-    key = (name, mode_effect(scenario, check_mode(scenario, mode)))
+    scenario, key = get(name).scenario, _count_key(name, mode)
     if key not in _last_steps:
-        _keep(_last_steps, key, count_steps(scenario, mode))
+        sglang = mode in SGLANG_MODES
+        count = count_sglang_steps(scenario, mode) if sglang else count_steps(scenario, mode)
+        _keep(_last_steps, key, count)
     return _last_steps[key]
