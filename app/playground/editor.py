@@ -135,7 +135,7 @@ class PlaygroundEditor(pn.viewable.Viewer):
         self.num_gpu_blocks = at_once.TextInput(label="GPU blocks (num_gpu_blocks)", width=190)
         self.block_size = at_once.TextInput(label="Block size (tokens)", width=150)
         self.sglang = pn.widgets.Checkbox(
-            label="Also on SGLang", margin=(30, 10, 5, 10), css_classes=["pg-sglang"]
+            label="Also on SGLang", margin=(5, 10), css_classes=["pg-sglang"]
         )
         self.setup = at_once.TextAreaInput(
             label="Setup (runs before step 0)", height=70, max_length=MAX_FIELD_CHARS, **text
@@ -164,9 +164,10 @@ class PlaygroundEditor(pn.viewable.Viewer):
             pn.Row(
                 pn.Column(self.num_gpu_blocks, self.messages["num_gpu_blocks"], margin=0),
                 pn.Column(self.block_size, self.messages["block_size"], margin=0),
-                pn.Column(self.sglang, self.messages["engines"], margin=0),
                 margin=0,
             ),
+            self.sglang,  # below the pool fields: beside them would not fit a phone
+            self.messages["engines"],
             self.setup,
             self.messages["setup"],
             self.script,
