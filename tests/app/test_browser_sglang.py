@@ -13,7 +13,8 @@ import pytest
 
 from app import timelines
 from engine.lab.sglang_timeline import SGLangTimeline
-from tests.app.browser import chromium, panel_serve
+from tests.app import test_browser_serve as serve
+from tests.app.browser import chromium
 from tests.app.page_checks import check_sglang_step
 from tests.app.test_browser_serve import Watched, open_app
 
@@ -25,22 +26,8 @@ pytestmark = pytest.mark.browser
 SCENARIO = "shared-prefix"
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[str]:
-    with panel_serve() as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def playwright() -> Iterator[Any]:
-    with playwright_api.sync_playwright() as p:
-        yield p
-
-
-@pytest.fixture(scope="module")
-def browser(playwright: Any) -> Iterator[Any]:
-    with chromium(playwright, viewport={"width": 1280, "height": 800}) as context:
-        yield context
+# The served app, Chromium and a 1280x800 context: the serve tests' own fixtures.
+server, playwright, browser = serve.server, serve.playwright, serve.browser
 
 
 @pytest.fixture
