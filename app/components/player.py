@@ -80,7 +80,7 @@ class StepPlayer(FileComponent):
     # On a server Panel holds a change from the browser for 50 ms, while an edit's runs on
     # the next tick (at_once.py): an edit typed right after a step would open at the step
     # before it. The position goes first.
-    _priority_changes: ClassVar[list[str]] = ["at"]
+    _priority_changes: ClassVar[list[str]] = ["at", "received"]
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)

@@ -44,7 +44,13 @@ class Outbox:
         self.write: Callable[[str], None] | None = None  # into the player's `bundle`
         self._parts: dict[str, str] = {}  # part ("view:NAME": a view's) -> its JSON
         self._written = 0
+        self.held = 0  # the last write the browser said it holds
         self._unheld: dict[str, int] = {}  # part -> the write that carries it
+
+    @property
+    def written(self) -> int:
+        """The last write made."""
+        return self._written
 
     def put(self, part: str, value: Any) -> None:
         """The part's new value, written at the next ``flush``."""
@@ -54,6 +60,7 @@ class Outbox:
 
     def received(self, written: int) -> None:
         """The browser holds every part up to write ``written``."""
+        self.held = max(self.held, written)
         self._unheld = {part: n for part, n in self._unheld.items() if n > written}
 
     def flush(self) -> None:

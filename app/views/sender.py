@@ -5,7 +5,8 @@ what app/bundle.py builds into the player's bundle (Outbox, app/components/step_
   part, i.e. each view's pages, the code panel's plan and the questions, and for a new
   scenario the position the player opens at. Where the rest can reach the browser
   later (defers_rest), the shown step's neighbourhood goes first and the rest on the
-  next tick, all parts in one message, unless an edit made them stale by then.
+  next tick once the browser holds the first (its acknowledgement), all parts in one
+  message, unless an edit made them stale by then.
 - A step the browser does not hold (a large timeline's, SENT_AROUND_FROM, or one whose
   rest never came): the pages around it, the same way.
 - A view whose pages follow the learner's own picks (the hash chain, the prefill
@@ -38,6 +39,11 @@ CODE, QUESTIONS = "code", "questions"
 # How long after the first part the rest is rendered and sent: the learner's next
 # keystroke comes first, and its edit makes the rest stale before it is rendered.
 REST_AFTER_S = 0.05
+# The rest also waits for the browser to hold the first part. On a server a write made
+# between Bokeh's reply to the page's document pull and the page having its document is
+# dropped by the page (bokehjs ignores a patch that comes before the document): a rest
+# sent then never arrived, while Python took it as held (CI, under load: a step or a mode
+# that never showed). A write after the page's first acknowledgement cannot be lost so.
 # The code panel's bodies the browser holds are kept for the next scenario or edit while
 # they are below this many characters in all (every function of the engine is a few
 # times that), so an edit's plan sends no function's source again; past it they start
@@ -89,6 +95,7 @@ class Sender:
         self._pages: dict[tuple[str, int, int], str] = {}  # this round's, not rendered twice
         self._rest: set[str] = set()  # the parts whose rest follows
         self._round = 0  # one per first part; an older round's rest is stale
+        self._rest_waits: tuple[int, int] | None = None  # (round, its first part's write)
         self._player = False
         self._bundled = ""  # the scenario whose position the player has
         self._serial = 0  # one per position sent
@@ -98,7 +105,7 @@ class Sender:
     def connect(self, player: StepPlayer) -> None:
         """Send into ``player``'s bundle, the position included."""
         self.outbox.write = lambda text: setattr(player, "bundle", text)
-        player.param.watch(lambda e: self.outbox.received(e.new), "received")
+        player.param.watch(self._received, "received")
         self._player = True
         self._follow()
 
@@ -177,17 +184,27 @@ class Sender:
         if left:
             self._rest |= parts
             self._round += 1
-            self._rest_soon(self._round)
+            self._rest_soon(self._round, self.outbox.written)
         else:
             self._pages = {}
 
-    def _rest_soon(self, round_: int) -> None:
+    def _received(self, event: Any) -> None:
+        self.outbox.received(event.new)
+        waiting, self._rest_waits = self._rest_waits, None
+        if waiting is not None:
+            self._rest_soon(*waiting, wait=False)
+
+    def _rest_soon(self, round_: int, first_write: int, wait: bool = True) -> None:
         doc = pn.state.curdoc
 
         async def run() -> None:
-            await asyncio.sleep(REST_AFTER_S)
+            if wait:
+                await asyncio.sleep(REST_AFTER_S)
             if round_ != self._round or not self._same(self.state.scenario_timelines):
                 return  # a newer round sends the rest, or an edit made it stale
+            if self.outbox.held < first_write:
+                self._rest_waits = (round_, first_write)  # (_received calls again)
+                return
             parts, self._rest = self._rest, set()
             with pn.io.hold(doc):
                 logged(self._put_bundle)(parts, False, first=False, whole=True)

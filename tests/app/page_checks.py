@@ -44,6 +44,22 @@ STEP_SHOWN_JS = (
 }"""
 )
 STEP_SHOWN_TIMEOUT_MS = 15_000
+# The views that show another position than the one asked for, named for the message.
+STALE_JS = (
+    """([step, at]) => {"""
+    + DEEP_JS
+    + """
+  const name = (el) => {
+    const owner = el.closest("[data-testid]");
+    return (owner && owner.dataset.testid) || el.getRootNode().host?.tagName || el.tagName;
+  };
+  return [
+    ...deep(`section[data-step]:not([data-step="${step}"])`).map(
+      (el) => `${name(el)} shows step ${el.dataset.step}`),
+    ...deep(`[data-at]:not([data-at="${at}"])`).map((el) => `${name(el)} shows ${el.dataset.at}`),
+  ];
+}"""
+)
 
 
 def wait_for_step(page: Any, timeline: Timeline, step: int) -> None:
@@ -55,6 +71,8 @@ def wait_for_step(page: Any, timeline: Timeline, step: int) -> None:
             STEP_SHOWN_JS, arg=[text, str(step), at], polling="raf", timeout=STEP_SHOWN_TIMEOUT_MS
         )
     expect(page.get_by_test_id("step-counter")).to_have_text(text)
+    stale = page.evaluate(STALE_JS, [str(step), at])
+    assert not stale, f"views not at {at}: {stale}"
     # Every view has rendered this step (they carry data-step), of this timeline (every
     # deck and the code panel say which position they show: modes can look alike).
     expect(page.locator(f'section[data-step]:not([data-step="{step}"])')).to_have_count(0)

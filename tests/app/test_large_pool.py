@@ -293,6 +293,7 @@ def test_the_rest_of_every_part_reaches_the_browser_together_as_one_update(
     document = Document()
     with set_curdoc(document):
         app = App(link=parse_link("?scenario=reset&mode=keep&step=3"))
+        app.controls.player.received = app.sender.outbox.written  # the page holds it
         writes: list[tuple[int, bool]] = []
         for task, each in enumerate(scheduled):
             watcher = app.controls.player.param.watch(
@@ -305,6 +306,33 @@ def test_the_rest_of_every_part_reaches_the_browser_together_as_one_update(
     assert {"PoolView", "NarrationView", "chain", "prefill"} <= set(sent["views"])
     assert all(None not in order for order in sent["views"]["PoolView"]["orders"].values())
     assert all(None not in plan for plan in sent["code"]["plans"].values())
+    assert all(app.sender.holds(app.state.key, s) for s in range(app.state.last_step + 1))
+
+
+def test_the_rest_waits_for_the_page_to_hold_the_first_part(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A write made while the page is still taking its document can be dropped by the
+    page: the rest goes out only once the page says it holds the first part, and then
+    whole (every step held, as Python believes)."""
+    scheduled: list[Any] = []
+    monkeypatch.setattr(pn.state, "execute", scheduled.append)
+    monkeypatch.setattr(sending, "defers_rest", lambda: True)
+    document = Document()
+    with set_curdoc(document):
+        app = App(link=parse_link("?scenario=reset&mode=keep&step=3"))
+        player, outbox = app.controls.player, app.sender.outbox
+        first = outbox.written
+        while scheduled:
+            asyncio.run(scheduled.pop(0)())
+        assert outbox.written == first  # nothing sent before the page answered
+        assert not app.sender.holds(app.state.key, 0)
+        player.received = first
+        assert len(scheduled) == 1
+        asyncio.run(scheduled.pop()())
+    assert outbox.written == first + 1
+    sent = json.loads(player.bundle)
+    assert all(None not in order for order in sent["views"]["PoolView"]["orders"].values())
     assert all(app.sender.holds(app.state.key, s) for s in range(app.state.last_step + 1))
 
 
