@@ -87,7 +87,9 @@ export function render({ model }) {
     const steps = at.questions[at.key] || []
     const here = on ? (steps[at.step] || []) : []
     root.replaceChildren()
-    root.hidden = model.compact && !on
+    // A timeline with no question anywhere (SGLang's) has nothing to switch on or score.
+    const asks = steps.some((questions) => questions && questions.length)
+    root.hidden = (model.compact && !on) || !asks
     const bar = el('div', 'bar')
     const toggle = el('label', 'toggle')
     const box = document.createElement('input')

@@ -8,8 +8,8 @@ fixture).
 
     PCL_SOAK_ACTIONS=300 PCL_SOAK_SEED=7 pytest tests/app/test_browser_playground_soak.py
 
-The suite runs 200 actions; `--long` runs 1,000 instead (about 7 minutes on a 2-core
-machine), whose first 200 are the same actions (one seed). The static site's soak
+The suite runs 120 actions; `--long` runs 1,000 instead (about 7 minutes on a 2-core
+machine), whose first 120 are the same actions (one seed). The static site's soak
 (tests/site/test_site_playground.py) reuses `soak` and `soak_lengths`.
 """
 
@@ -38,7 +38,7 @@ pytestmark = pytest.mark.browser
 
 server, playwright, browser, watched = serve.server, serve.playwright, serve.browser, serve.watched
 
-ACTIONS = int(os.environ.get("PCL_SOAK_ACTIONS", "200"))
+ACTIONS = int(os.environ.get("PCL_SOAK_ACTIONS", "120"))
 LONG_ACTIONS = 1000
 SEED = int(os.environ.get("PCL_SOAK_SEED", "12"))
 SCRIPT_LABEL = "Script (one action per line)"

@@ -55,6 +55,8 @@ def test_the_engine_picker_switches_to_sglang_and_back_at_the_same_step(
 ) -> None:
     page = open_app(watched, server, f"?scenario={SCENARIO}")
     expect(page.get_by_test_id("pool")).to_be_visible()
+    quiz = page.get_by_test_id("quiz")
+    expect(quiz).to_be_visible()  # vLLM's steps ask questions
     forward = page.get_by_role("button", name="Step forward")
     forward.click()
     forward.click()
@@ -64,6 +66,7 @@ def test_the_engine_picker_switches_to_sglang_and_back_at_the_same_step(
     fcfs = sglang("fcfs")
     check_sglang_step(page, fcfs, 2)
     expect(page.get_by_role("radio", name="SGLang")).to_be_checked()
+    expect(quiz).to_be_hidden()  # none asked on SGLang's: no "0 of 0 right" to switch on
     # The mode picker offers SGLang's schedule policies, not vLLM's modes.
     expect(page.get_by_role("radio", name="fcfs")).to_be_checked()
     expect(page.get_by_role("radio", name="lpm")).to_be_visible()
@@ -98,6 +101,7 @@ def test_the_engine_picker_switches_to_sglang_and_back_at_the_same_step(
     expect(page.get_by_test_id("step-counter")).to_have_attribute("data-step", "4")
     expect(page.get_by_test_id("pool")).to_be_visible()
     expect(page.get_by_test_id("radix-tree")).to_have_count(0)
+    expect(quiz).to_be_visible()
     expect(page.get_by_role("radio", name="lpm")).to_have_count(0)
     # And SGLang again comes back to the policy last shown there.
     page.get_by_role("radio", name="SGLang").check()

@@ -43,7 +43,7 @@ expect = pytest.importorskip("playwright.sync_api").expect
 
 pytestmark = [pytest.mark.site, pytest.mark.browser]
 
-SITE_ACTIONS = int(os.environ.get("PCL_SITE_SOAK_ACTIONS", "40"))
+SITE_ACTIONS = int(os.environ.get("PCL_SITE_SOAK_ACTIONS", "25"))
 
 # Runs in the Pyodide worker: the digest of the timeline the page's engine builds.
 DIGEST_IN_WORKER = """async ([data, mode, timeoutMs]) => {
@@ -115,7 +115,7 @@ def test_random_learner_actions_on_the_static_site(
     site_page: Any, actions: int, request: pytest.FixtureRequest
 ) -> None:
     """The panel-serve soak on the static site (site_page checks the console stays clean):
-    40 actions, or 1,000 with --long (14-30 minutes on a 2-core machine: each reload starts
+    25 actions, or 1,000 with --long (14-30 minutes on a 2-core machine: each reload starts
     Pyodide again); PCL_SITE_SOAK_ACTIONS sets the first number."""
     skip_if_the_long_soak_runs(request, actions)
     page, _ = site_page("?scenario=shared-prefix")
