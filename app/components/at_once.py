@@ -12,9 +12,10 @@ not hear Python's changes back as the browser's (component.py).
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import panel as pn
+from bokeh.models.widgets import CheckboxGroup
 
 from app.components.component import SkipsEchoes
 
@@ -40,7 +41,25 @@ class Select(_AtOnce, pn.widgets.Select):
 
 
 class Checkbox(_AtOnce, pn.widgets.Checkbox):
-    pass
+    """Drawn as Bokeh's CheckboxGroup of one box, which sits inside its <label>: Bokeh's
+    Checkbox puts its text beside the box, not tied to it, so a screen reader (and
+    Playwright's get_by_role) found a checkbox with no name."""
+
+    _widget_type = CheckboxGroup
+    _rename: ClassVar[dict[str, str | None]] = {**pn.widgets.Checkbox._rename, "label": "labels"}
+
+    def _process_param_change(self, msg: dict[str, Any]) -> dict[str, Any]:
+        msg = super()._process_param_change(msg)
+        if "active" in msg:
+            msg["active"] = [0] if msg["active"] else []
+        if "labels" in msg:
+            msg["labels"] = [msg["labels"]]
+        return msg
+
+    def _process_property_change(self, msg: dict[str, Any]) -> dict[str, Any]:
+        if "active" in msg:
+            msg = {**msg, "active": 0 in msg["active"]}
+        return super()._process_property_change(msg)
 
 
 class FloatInput(_AtOnce, pn.widgets.FloatInput):

@@ -134,7 +134,7 @@ class PlaygroundEditor(pn.viewable.Viewer):
         self.title = at_once.TextInput(label="Title", **text)
         self.num_gpu_blocks = at_once.TextInput(label="GPU blocks (num_gpu_blocks)", width=190)
         self.block_size = at_once.TextInput(label="Block size (tokens)", width=150)
-        self.sglang = pn.widgets.Checkbox(
+        self.sglang = at_once.Checkbox(
             label="Also on SGLang", margin=(5, 10), css_classes=["pg-sglang"]
         )
         self.setup = at_once.TextAreaInput(

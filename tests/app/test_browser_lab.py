@@ -75,7 +75,7 @@ def test_a_preset_runs_and_its_charts_hold_the_engines_series(
     )
 
     # A knob reruns the workload: new data in the same source, no new chart.
-    page.locator(".knob-prepend_token input[type=checkbox]").check()
+    page.get_by_role("checkbox", name="Prepend a per-request token").check()
     off_preset = page.get_by_text("The knobs differ from the preset")
     expect(off_preset).to_be_visible(timeout=RUN_TIMEOUT_MS)
     # The preset calls its run "no salt", which stays true; the run is named by its knob.

@@ -41,7 +41,7 @@ def test_a_fork_on_sglang_steps_and_its_tree_follows_an_edit(watched: Watched, s
     open_fork(page)
     expect(page.get_by_role("radio", name="SGLang")).to_be_checked()
     expect(page.get_by_role("radio", name="lpm")).to_be_checked()
-    expect(page.locator(".pg-sglang input[type=checkbox]")).to_be_checked()
+    expect(page.get_by_role("checkbox", name="Also on SGLang")).to_be_checked()
     check_sglang_step(page, forked("lpm"), 2)  # the same step, on SGLang
 
     page.get_by_role("radio", name="fcfs").check()
