@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sys
+from collections.abc import Iterator
 from itertools import pairwise
 from typing import Any, ClassVar
 
@@ -282,17 +284,26 @@ def test_a_view_empty_at_first_but_not_later_stays_in_the_layout() -> None:
     assert view.html == ""  # (the browser hides an empty page by itself)
 
 
-def test_the_rest_of_every_part_reaches_the_browser_together_as_one_update(
+@contextlib.contextmanager
+def flagship_as_on_a_server(
     monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Every view's other pages and the code's other steps go out together, in one hold
-    (one message), once: the rests of the earlier first parts are not sent again."""
+) -> Iterator[tuple[App, list[Any], Document]]:
+    """The flagship at keep's step 3 loading as on a server, its scheduled tasks (the
+    rests) collected to be run by the test."""
     scheduled: list[Any] = []
     monkeypatch.setattr(pn.state, "execute", scheduled.append)
     monkeypatch.setattr(sending, "defers_rest", lambda: True)
     document = Document()
     with set_curdoc(document):
-        app = App(link=parse_link("?scenario=reset&mode=keep&step=3"))
+        yield App(link=parse_link("?scenario=reset&mode=keep&step=3")), scheduled, document
+
+
+def test_the_rest_of_every_part_reaches_the_browser_together_as_one_update(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every view's other pages and the code's other steps go out together, in one hold
+    (one message), once: the rests of the earlier first parts are not sent again."""
+    with flagship_as_on_a_server(monkeypatch) as (app, scheduled, document):
         app.controls.player.received = app.sender.outbox.written  # the page holds it
         writes: list[tuple[int, bool]] = []
         for task, each in enumerate(scheduled):
@@ -315,12 +326,7 @@ def test_the_rest_waits_for_the_page_to_hold_the_first_part(
     """A write made while the page is still taking its document can be dropped by the
     page: the rest goes out only once the page says it holds the first part, and then
     whole (every step held, as Python believes)."""
-    scheduled: list[Any] = []
-    monkeypatch.setattr(pn.state, "execute", scheduled.append)
-    monkeypatch.setattr(sending, "defers_rest", lambda: True)
-    document = Document()
-    with set_curdoc(document):
-        app = App(link=parse_link("?scenario=reset&mode=keep&step=3"))
+    with flagship_as_on_a_server(monkeypatch) as (app, scheduled, _document):
         player, outbox = app.controls.player, app.sender.outbox
         first = outbox.written
         while scheduled:
