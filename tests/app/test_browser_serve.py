@@ -356,6 +356,19 @@ def test_embed_fits_an_800px_iframe(playwright: Any, server: str) -> None:
         assert page.evaluate("() => document.documentElement.scrollWidth") <= 800
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "embed-800.png"), full_page=True)
+        # The write-up's frame is 800x900: the flagship never scrolls in it, at any step
+        # of keep nor at the other modes' last steps (docs/static-site.md).
+        height = "() => document.documentElement.scrollHeight"
+        keep = timelines.timeline("reset", "keep")
+        for step in range(2, len(keep.steps)):
+            page.get_by_role("button", name="Step forward").click()
+            wait_for_step(page, keep, step)
+            assert page.evaluate(height) <= 900, f"keep step {step}"
+        for mode in ("default", "preempt"):
+            page.get_by_role("radio", name=mode).check()
+            timeline = timelines.timeline("reset", mode)
+            wait_for_step(page, timeline, len(timeline.steps) - 1)
+            assert page.evaluate(height) <= 900, mode
         assert not watched.errors and not watched.foreign
 
 
