@@ -337,6 +337,31 @@ def test_random_scenarios_keep_the_trees_invariants_at_every_step(
     assert not last.waiting and not last.running  # run_until_idle ran them all
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="known gap: at page_size > 1 a decode takes a whole page, which admission does not "
+    "reserve (SGLang 0.5.23 reserves one page per request, per_req_token_overhead, and retracts "
+    "on a short decode; the model does neither). Found by the test above on 2026-12-04.",
+)
+def test_a_decode_that_needs_a_new_page_finds_one() -> None:
+    prompts = [[1, 2, 3, 4, 5, 6, 1], [1, 2, 3, 4, 5, 6, 1], [*range(1, 12), 1]]
+    prompts += [[1, 2, 3, 4, 5, 6, 1], [1]]
+    steps: list[dict[str, Any]] = []
+    for i, (prompt, max_tokens) in enumerate(zip(prompts, [1, 3, 2, 2, 1], strict=True)):
+        request = {"do": "add_request", "id": f"R{i}", "prompt": prompt, "max_tokens": max_tokens}
+        if i == 3:
+            request["cache_salt"] = "a"
+        steps += [request, {"do": "reset_prefix_cache"}]
+    data = {
+        "engines": ["vllm", "sglang"],
+        "pool": {"num_gpu_blocks": 40, "block_size": 4},
+        "sglang": {"modes": ["fcfs", "lpm"], "page_size": 4, "num_slots": 32},
+        "steps": [*steps, {"do": "run_until_idle"}],
+    }
+    t = build_sglang_timeline(parse_scenario("random", data), "fcfs", trace=False)
+    assert all(step.result is None or "AssertionError" not in step.result for step in t.steps)
+
+
 # -- the lessons' facts, on both engines --------------------------------------------------------
 
 
