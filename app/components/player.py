@@ -79,7 +79,8 @@ class StepPlayer(FileComponent):
     _esm = "player.js"
     # On a server Panel holds a change from the browser for 50 ms, while an edit's runs on
     # the next tick (at_once.py): an edit typed right after a step would open at the step
-    # before it. The position goes first.
+    # before it. The position goes first; so does the acknowledgement the rest of a bundle
+    # waits for (views/sender.py).
     _priority_changes: ClassVar[list[str]] = ["at", "received"]
 
     def __init__(self, **params: Any) -> None:

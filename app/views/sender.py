@@ -44,6 +44,7 @@ REST_AFTER_S = 0.05
 # dropped by the page (bokehjs ignores a patch that comes before the document): a rest
 # sent then never arrived, while Python took it as held (CI, under load: a step or a mode
 # that never showed). A write after the page's first acknowledgement cannot be lost so.
+
 # The code panel's bodies the browser holds are kept for the next scenario or edit while
 # they are below this many characters in all (every function of the engine is a few
 # times that), so an edit's plan sends no function's source again; past it they start
