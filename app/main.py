@@ -15,9 +15,9 @@ try:
 except ImportError:  # `panel serve app/main.py` from a checkout without `pip install -e .`
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.gc_startup import freeze_imported_objects
-from app.layout import PAGE_CSS, PAGE_TEMPLATE, App
-from app.url import PRERENDER_QUERY_ENV, lab_engine, lab_link, parse_link
+from app.data.url import PRERENDER_QUERY_ENV, lab_engine, lab_link, parse_link
+from app.host.gc_startup import freeze_imported_objects
+from app.page.layout import PAGE_CSS, PAGE_TEMPLATE, App
 from app.views.lab import LAB_PAGE_CSS, open_lab
 from app.views.sender import mark_page_up
 
@@ -29,7 +29,7 @@ pn.extension(notifications=False, apply_signatures=False, global_css=[PAGE_CSS, 
 # time Panel looked up a component's data property on its outer model (6-9% of a
 # playground edit's Python side in a profile).
 settings.perform_error_diagnostics.set_value(False)
-freeze_imported_objects()  # see app/gc_startup.py
+freeze_imported_objects()  # see app/host/gc_startup.py
 
 
 def current_query() -> str:

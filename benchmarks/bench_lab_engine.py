@@ -9,7 +9,7 @@ lab after its first run: engine/lab/prompt_hashes.py), then --repeat times with 
 output length one token longer each time (prompts known), and --repeat times with
 the unique part one token longer (every prompt new). Each time is split into building
 the runner (the scheduler and its pool) and playing it to the end; the collector is
-off, as in the lab (app/lab.py cycle_collector_paused). Standard library and engine
+off, as in the lab (app/data/lab.py cycle_collector_paused). Standard library and engine
 only, so it runs unchanged in Pyodide. Figures, not assertions; the app's share
 (chart columns, the Bokeh update, the browser's repaint) is measured by
 bench_lab_rerun.py and bench_lab_knob.py.

@@ -7,7 +7,7 @@ the first run (both runs played, every prompt new), the output length changed (b
 runs play; their prompts' block hashes are kept from the first: engine/lab/prompt_hashes.py),
 a knob the overlay overrides changed (the salt: the overlay's run is reused, only the
 learner's run plays, its prompts new), and the knob set back (both runs reused).
-With --sides N the overlay's run plays in N side processes (app/side_runs.py), as on
+With --sides N the overlay's run plays in N side processes (app/data/side_runs.py), as on
 `panel serve`, started anew (their prompt hashes empty) and ready before each repeat.
 Each time includes turning the runs into chart columns. Figures, not
 assertions; the Bokeh update itself is not included (benchmarks/bench_lab_knob.py
@@ -25,8 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.lab import FinishedRuns, LabRun, chart_data, preset
-from app.side_runs import SideRuns
+from app.data.lab import FinishedRuns, LabRun, chart_data, preset
+from app.data.side_runs import SideRuns
 from app.views.lab import CHART_COLUMNS
 from engine.lab.prompt_hashes import PROMPT_HASHES
 from engine.lab.workload import Workload

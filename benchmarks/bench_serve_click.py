@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from playwright.sync_api import sync_playwright
 
-from app import timelines
+from app.data import timelines
 from tests.app.browser import chromium, panel_serve
 
 # Runs in the page: click, then wait until the counter and every view carry the

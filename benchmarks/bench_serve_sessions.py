@@ -7,7 +7,7 @@ times until every page shows (the step counter; the lab's outcome), and the serv
 CPU time meanwhile, read from /proc (the server is one process: sessions are built
 one after the other). Then the pages are left idle for --idle seconds (in the lab,
 the runs ahead play, one session's at a time) and the server's CPU time for that is
-printed too. Lab sessions asking for one run share it (app/lab.py's RunsInProgress).
+printed too. Lab sessions asking for one run share it (app/data/lab.py's RunsInProgress).
 
     python benchmarks/bench_serve_sessions.py [--sessions 8] [--lab] [--idle 10]
 """

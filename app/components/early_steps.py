@@ -24,7 +24,7 @@ from __future__ import annotations
 import param
 
 from app.components.esm import FileComponent
-from app.stylesheets import stylesheet
+from app.page.stylesheets import stylesheet
 
 HINT = "Steps, modes and scenarios work now; the other controls start with Python."
 # The address parameters a copy follows: a position, and `quiz` (components/quiz.js reads it).

@@ -1,7 +1,7 @@
 """The engine picker (vLLM, SGLang), in the browser, beside the mode picker.
 
 A scenario that plays on both engines has both engines' timelines in the player's
-bundle (app/timelines.py). Picking the other engine asks the player (player.js) for
+bundle (app/data/timelines.py). Picking the other engine asks the player (player.js) for
 that engine's timeline at the same step: its mode last shown in this scenario, else
 its first; the mode picker then shows that engine's modes. It works on the static
 site before Python is ready, like the mode picker; Controls hides it on a scenario

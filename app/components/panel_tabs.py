@@ -14,7 +14,7 @@ import param
 from panel.viewable import Children
 
 from app.components.esm import FileComponent
-from app.stylesheets import stylesheet
+from app.page.stylesheets import stylesheet
 
 
 class PanelTabs(FileComponent):

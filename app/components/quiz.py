@@ -1,6 +1,6 @@
 """Predict, then see: before a step that carries a lesson, a question about it.
 
-The questions and their answers come from the timeline (app/questions.py); every
+The questions and their answers come from the timeline (app/data/questions.py); every
 step's questions, in every mode of the scenario, are sent once in the player's bundle
 (views/sender.py), and the panel (quiz.js) follows the player, so answering needs no
 Python (it works on the static site before Python is ready). The score stays in the
@@ -15,7 +15,7 @@ from typing import ClassVar
 import param
 
 from app.components.esm import FileComponent
-from app.stylesheets import stylesheet
+from app.page.stylesheets import stylesheet
 
 STORAGE_KEY = "pcl-quiz"
 

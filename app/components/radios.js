@@ -36,7 +36,7 @@ export function fillRadios({ group, name }, caption, options, pick, after) {
 }
 
 // The engine a mode plays on: SGLang's schedule policies are no vLLM mode's
-// (app/timelines.py), so the mode names it.
+// (app/data/timelines.py), so the mode names it.
 export function engineOf(mode, sglangModes) {
   return sglangModes.includes(mode) ? 'sglang' : 'vllm'
 }

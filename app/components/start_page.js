@@ -10,7 +10,7 @@ import { statusNote } from './status_note.js'
 const LIFTED = 'pcl-start'
 const LAB_WAIT = 'pcl-lab-wait'
 
-// The address asks for the start page (as app/url.py parse_link decides): not when the
+// The address asks for the start page (as app/data/url.py parse_link decides): not when the
 // page falls back on this copy for an address whose own copy is missing.
 function startAsked(model) {
   const asked = new URLSearchParams(window.location.search)

@@ -17,13 +17,13 @@ from typing import Any
 import panel as pn
 import param
 
-from app import timelines
 from app.components import at_once
-from app.errors import logged
+from app.data import timelines
+from app.host.errors import logged
 from app.playground import store
 from app.playground.script_lines import field_places, format_lines, parse_numbered_lines
 from app.render.html import esc
-from app.state import SimulatorState
+from app.views.state import SimulatorState
 from engine.lab import toml_writer
 from engine.lab.scenario import SGLANG_MODES, ActionPlace, ScenarioError, scenario_data
 from engine.lab.scenario_file import (

@@ -1,6 +1,6 @@
 """The workload lab's HTML: a run's headline numbers, the preset's expected outcome,
 the charts' legends, and the pool, queue, requests and counters after one engine step
-of a run. It takes the runs and their labels as data (app/lab.py makes them)."""
+of a run. It takes the runs and their labels as data (app/data/lab.py makes them)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The lab's way into the playground: a link that opens the run as a playground scenario
 (at the step the learner is looking at), or why this run cannot be opened there. The
-address is made by the caller (app/url.py: lab_run_playground_href)."""
+address is made by the caller (app/data/url.py: lab_run_playground_href)."""
 
 from __future__ import annotations
 

@@ -28,14 +28,14 @@ def prerendered_copy(html: str) -> dict[str, object]:
 
 
 def prerender_copies(app: Path, requirements: list[str]) -> tuple[dict[str, bytes], str]:
-    """Every copy the project's app names (app/url.py), gzipped, and the page's own name.
+    """Every copy the project's app names (app/data/url.py), gzipped, and the page's own name.
 
     Runs the app once per address, in this process, as the conversion's prerender does;
     `convert` has put the project on sys.path.
     """
     from panel.io.convert import script_to_html
 
-    from app import url  # the project's, on sys.path since convert()
+    from app.data import url  # the project's, on sys.path since convert()
 
     own = url.copy_of(url.parse_link(""))  # the page's own address: no query
     copies: dict[str, bytes] = {}

@@ -19,7 +19,7 @@ The benchmark's yardstick (benchmarks/bench_site.py) is a stock app built withou
         not just the page's own copy of the default scenario;
   playground  a playground link (which has no copy) shows its views, steps, modes and
         script edits from the app's worker, which loads the project's wheel alone first
-        (app/early_playground.py) and answers them while Panel and Bokeh install
+        (app/page/early_playground.py) and answers them while Panel and Bokeh install
         (needs `early`: the page talks to the worker it started).
 """
 

@@ -150,7 +150,7 @@ EMBED_CALL = "root.Bokeh.embed.embed_items(docs_json, render_items);"
 
 def patch_copy_choice(html: str, names: list[str], own: str) -> str:
     """The page fetches the copy its address names (shims/copy_fetch.js) and shows it."""
-    from app import timelines, url  # the project's (see copies.prerender_copies)
+    from app.data import timelines, url  # the project's (see copies.prerender_copies)
 
     data = [
         names,
@@ -185,13 +185,13 @@ def patch_worker_early_playground(js: str, wheel: str) -> str:
     return replace_once(js, LOADED_PYODIDE, f"{LOADED_PYODIDE}\n{call}", "worker JS")
 
 
-# The workload lab's side worker (app/side_runs.py), written beside the app's worker.
+# The workload lab's side worker (app/data/side_runs.py), written beside the app's worker.
 SIDE_WORKER = "side_worker.js"
 
 
 def patch_worker_side_runs(js: str, wheel: str) -> str:
     """The app's worker names the lab's side worker and the project's `wheel`, which
-    that worker loads alone (shims/side_worker.js; app/side_runs.py reads the names)."""
+    that worker loads alone (shims/side_worker.js; app/data/side_runs.py reads the names)."""
     names = json.dumps({"script": f"./{SIDE_WORKER}", "wheel": wheel})
     return replace_once(
         js, LOADED_PYODIDE, f"{LOADED_PYODIDE}\n  self.pclSideRuns = {names};", "worker JS"
@@ -201,7 +201,7 @@ def patch_worker_side_runs(js: str, wheel: str) -> str:
 def patch_early_playground(html: str) -> str:
     """A playground link shows its views from the app's worker before Panel is installed
     (shims/early_playground.js, after shims/early_worker.js, whose worker it talks to)."""
-    from app.early_playground import SCRIPT_LABEL  # the project's (see convert)
+    from app.page.early_playground import SCRIPT_LABEL  # the project's (see convert)
 
     early = script(
         "early_playground.js",

@@ -11,13 +11,13 @@ from typing import Any
 import panel as pn
 import param
 
-from app.bundle import Render
 from app.components.step_deck import StepDeck
+from app.data.bundle import Render
+from app.page.stylesheets import stylesheet
+from app.page.theme import CSS
 from app.render.engines import AnyTimeline as Timeline  # either engine's
-from app.state import SimulatorState
-from app.stylesheets import stylesheet
-from app.theme import CSS
 from app.views.sender import Sender
+from app.views.state import SimulatorState
 
 # How a glossary term looks inside a view (app/render/glossary.py writes the links).
 TERM_CSS = stylesheet("app.views", "term.css")

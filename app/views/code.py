@@ -7,14 +7,14 @@ import panel as pn
 import param
 
 from app.components.code_panel import CodePanel
-from app.errors import logged
+from app.data.timelines import timeline_key
+from app.host.errors import logged
+from app.page.theme import CSS
 from app.render.code import style_defs
 from app.render.code_plan import CodeParts, code_parts
-from app.state import SimulatorState
-from app.theme import CSS
-from app.timelines import timeline_key
 from app.views.base import sender_of
 from app.views.sender import CODE, Sender
+from app.views.state import SimulatorState
 
 # Pygments first, so the app's own rules (backgrounds of ran lines) win.
 CODE_CSS = style_defs(".code") + CSS + ".code { background: transparent; }"

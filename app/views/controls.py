@@ -15,16 +15,16 @@ from collections.abc import Callable
 import panel as pn
 import param
 
-from app import timelines
 from app.components.engine_picker import EnginePicker
 from app.components.mode_picker import ModePicker
 from app.components.player import StepPlayer
 from app.components.scenario_picker import ScenarioPicker
-from app.errors import logged
-from app.state import SimulatorState
-from app.theme import CSS
+from app.data import timelines
+from app.host.errors import logged
+from app.page.theme import CSS
 from app.views.base import COMPACT_CSS, sender_of
 from app.views.sender import Sender
+from app.views.state import SimulatorState
 
 
 def scenario_options() -> list[list[str]]:

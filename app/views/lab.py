@@ -4,7 +4,7 @@ engines, Bokeh charts.
 The figures are built once; a run only replaces the data of their ColumnDataSources,
 two per engine (the learner's run, drawn solid, and the overlay, dashed; vLLM's and
 SGLang's in colours of their own). Every knob has its message beside it; a run plays
-in slices (app/lab.py), so the page shows progress and Stop works (app/views/lab_controls.py
+in slices (app/data/lab.py), so the page shows progress and Stop works (app/views/lab_controls.py
 holds what this page and the traces' share).
 """
 
@@ -32,8 +32,7 @@ from bokeh.plotting import figure
 
 from app.components import at_once
 from app.components.chart_legend import ChartLegend
-from app.errors import logged
-from app.lab import (
+from app.data.lab import (
     DEFAULT_ENGINE,
     DEFAULT_TIMED_CAPACITY,
     DEFAULT_TRACE_REQUESTS,
@@ -60,6 +59,9 @@ from app.lab import (
     start_side_runs,
     timed_problems,
 )
+from app.data.url import lab_run_playground_href
+from app.host.errors import logged
+from app.host.runtime import in_pyodide
 from app.render.lab import (
     LegendItem,
     render_chart_legend,
@@ -87,8 +89,6 @@ from app.render.lab_traces import (
     render_timed_result,
     render_traces_intro,
 )
-from app.runtime import in_pyodide
-from app.url import lab_run_playground_href
 from app.views.lab_controls import (
     LAB_CSS,
     STYLESHEETS,
@@ -224,7 +224,7 @@ CHARTS: tuple[tuple[str, str, tuple[tuple[str, str], ...], bool], ...] = (
     ),
 )
 # The charts whose title changes once SGLang's runs are on them (its pool counts KV
-# slots, drawn in blocks' worth: app/lab.py, chart_data).
+# slots, drawn in blocks' worth: app/data/lab.py, chart_data).
 SGLANG_TITLES = {
     2: "Pool usage (blocks; SGLang: KV slots / block_size)",
     3: "Evictions per step (vLLM: BlockRemoved blocks; SGLang: evicted tokens / block_size)",

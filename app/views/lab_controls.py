@@ -15,9 +15,9 @@ from bokeh.document import Document
 
 from app.components import at_once
 from app.components.address_bar import AddressBar
-from app.errors import logged
-from app.lab import ENGINE_CHOICES, ENGINE_WORDS, TRACES_PRESET, presets
-from app.theme import CSS
+from app.data.lab import ENGINE_CHOICES, ENGINE_WORDS, TRACES_PRESET, presets
+from app.host.errors import logged
+from app.page.theme import CSS
 
 LAB_CSS = Path(__file__).with_name("lab.css").read_text(encoding="utf-8")
 STYLESHEETS = [CSS, LAB_CSS]

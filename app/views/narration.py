@@ -3,7 +3,7 @@ StepDeck; on the full page the last step offers the next scenario on the path.""
 
 from __future__ import annotations
 
-from app.bundle import Render
+from app.data.bundle import Render
 from app.render.narration import render_narration, render_narration_on_path
 from app.views.base import StepView
 

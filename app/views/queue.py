@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from app.page.theme import CSS
 from app.render.engines import per_engine
 from app.render.queue import render_queue
-from app.theme import CSS
 from app.views.base import StepView
 
 QUEUE_CSS = Path(__file__).with_name("queue.css").read_text(encoding="utf-8")

@@ -1,5 +1,5 @@
-"""The one sender of an App: it follows the learner's position (app/state.py) and sends
-what app/bundle.py builds into the player's bundle (Outbox, app/components/step_deck.py).
+"""The one sender of an App: it follows the learner's position (app/views/state.py) and sends
+what app/data/bundle.py builds into the player's bundle (Outbox, app/components/step_deck.py).
 
 - New timelines (a scenario, an edit, a playground's other mode): every registered
   part, i.e. each view's pages, the code panel's plan and the questions, and for a new
@@ -25,14 +25,14 @@ from typing import Any
 import panel as pn
 from bokeh.document import Document
 
-from app.bundle import Deck, Render, bundle, sends_every_step, sent_steps
 from app.components.player import StepPlayer
 from app.components.step_deck import Outbox
-from app.errors import logged
+from app.data.bundle import Deck, Render, bundle, sends_every_step, sent_steps
+from app.data.timelines import timeline_key
+from app.host.errors import logged
+from app.host.runtime import in_pyodide
 from app.render.engines import AnyTimeline as Timeline  # either engine's
-from app.runtime import in_pyodide
-from app.state import SimulatorState
-from app.timelines import timeline_key
+from app.views.state import SimulatorState
 
 # The parts that are not a view's pages.
 CODE, QUESTIONS = "code", "questions"

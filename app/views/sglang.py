@@ -3,9 +3,9 @@ whether the open timeline is SGLang's."""
 
 from __future__ import annotations
 
-from app.state import SimulatorState
-from app.stylesheets import stylesheet
-from app.theme import CSS
+from app.page.stylesheets import stylesheet
+from app.page.theme import CSS
+from app.views.state import SimulatorState
 from engine.lab.sglang_timeline import SGLangTimeline
 
 # The theme, then SGLang's own marks (the radix tree, the KV slots, its requests and

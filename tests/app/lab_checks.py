@@ -10,7 +10,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from app.lab import preset
+from app.data.lab import preset
 from engine.lab import playground_code
 from engine.lab.workload import Preset, WorkloadRun, run_workload
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from app.lab import preset
+from app.data.lab import preset
 from app.playground.script_lines import format_lines
 from app.views.lab import CHARTS
 from engine.lab.scenario_file import scenario_from_dict
@@ -97,7 +97,7 @@ def test_a_preset_runs_and_its_charts_hold_the_engines_series(
 
 
 def test_both_runs_follow_a_knob_they_share(watched: Watched, server: str) -> None:
-    """The server's side process plays the overlay's run (app/side_runs.py): the charts
+    """The server's side process plays the overlay's run (app/data/side_runs.py): the charts
     hold the engine's runs all the same."""
     page = open_lab(watched, server, "?lab=shared-prefix")
     check_both_runs_follow_a_knob(page, RUN_TIMEOUT_MS)
@@ -240,7 +240,7 @@ TRACES_SOURCE_JS = """([name, column]) => {
 def test_real_traces_draw_both_engines_curves_and_the_gap_sentence(
     watched: Watched, server: str
 ) -> None:
-    from app.lab import shipped_trace, trace_path
+    from app.data.lab import shipped_trace, trace_path
     from engine.lab.trace_replay import HashedTrace, capacities_for, hit_rate_curve
     from engine.lab.trace_replay_sglang import hit_rate_curve_sglang
 
@@ -295,7 +295,7 @@ def test_real_traces_draw_both_engines_curves_and_the_gap_sentence(
 def test_real_traces_replay_a_slice_with_time_on_the_labs_charts(
     watched: Watched, server: str
 ) -> None:
-    from app.lab import shipped_trace, trace_path
+    from app.data.lab import shipped_trace, trace_path
     from engine.lab.trace_timed import CANNOT_SHOW, TimedKnobs, run_trace_timed
 
     if trace_path("synthetic") is None:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from app.bundle import sends_every_step
+from app.data.bundle import sends_every_step
 from app.playground.editor import EMPTY, fork
 from app.render.hashmap import render_hash_map
 from app.render.pool import render_pool

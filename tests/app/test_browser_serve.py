@@ -14,9 +14,9 @@ from urllib.parse import parse_qs, urlencode, urlparse
 
 import pytest
 
-from app import timelines
+from app.data import timelines
+from app.data.url import playground_query
 from app.playground.editor import fork
-from app.url import playground_query
 from engine.lab import playground_code
 from engine.lab.timeline import Timeline
 from tests.app.browser import REPO, chromium, panel_serve, panel_serve_with_output

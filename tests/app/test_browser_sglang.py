@@ -11,7 +11,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from app import timelines
+from app.data import timelines
 from engine.lab.sglang_timeline import SGLangTimeline
 from tests.app import test_browser_serve as serve
 from tests.app.browser import chromium

@@ -1,13 +1,13 @@
-"""The bundle (app/bundle.py) is pure: built without a page, it holds what every view,
+"""The bundle (app/data/bundle.py) is pure: built without a page, it holds what every view,
 the code panel and the questions show at every step."""
 
 from __future__ import annotations
 
-from app import timelines
-from app.bundle import bundle, steps_around
-from app.questions import all_questions
+from app.data import timelines
+from app.data.bundle import bundle, steps_around
+from app.data.questions import all_questions
+from app.data.timelines import timeline_key
 from app.render.code_plan import code_parts
-from app.timelines import timeline_key
 from app.views.base import StepView
 from app.views.hashmap import HashMapView
 from app.views.header import EmbedHeaderView, HeaderView

@@ -13,11 +13,12 @@ import panel as pn
 import param
 import pytest
 
-from app import timelines
 from app.components.keyboard import KEY_MOVES
 from app.components.player import MOVES
-from app.layout import App
-from app.prefill_inputs import SEED_FLOPS, parse_inputs, seed_texts
+from app.data import timelines
+from app.data.prefill_inputs import SEED_FLOPS, parse_inputs, seed_texts
+from app.data.url import parse_link
+from app.page.layout import App
 from app.render.chain import COLLAPSE_FROM, EDGE, default_pair, render_chain
 from app.render.code import function_range, highlighted_lines, highlighted_range, variant_of
 from app.render.code_plan import CodePlan, Plan, code_parts, function_options
@@ -31,13 +32,12 @@ from app.render.pool import changed_blocks, render_pool
 from app.render.prefill import render_prefill, step_request
 from app.render.queue import queue_marks, render_queue
 from app.render.requests import render_requests
-from app.state import SimulatorState
-from app.url import parse_link
 from app.views.chain import ChainView
 from app.views.code import CodeView
 from app.views.controls import Controls, scenario_options
 from app.views.header import HeaderView
 from app.views.prefill import PrefillView
+from app.views.state import SimulatorState
 from engine.lab.prefill_cost import prefill_cost
 from engine.lab.timeline import Timeline
 from engine.lab.trace import FunctionTrace

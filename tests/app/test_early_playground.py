@@ -1,4 +1,4 @@
-"""The static site's early playground (app/early_playground.py), in CPython: a playground
+"""The static site's early playground (app/page/early_playground.py), in CPython: a playground
 link's page before Panel is ready shows what the engine computed, and an edited script
 plays as the live editor plays it."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from app import early_playground
+from app.page import early_playground
 from app.playground.editor import EMPTY
 from app.playground.script_lines import parse_lines
 from app.render.hashmap import render_hash_map
@@ -98,4 +98,4 @@ def test_other_addresses_wait_for_python() -> None:
 
 
 def test_it_runs_without_panel() -> None:
-    assert not {"panel", "param", "bokeh"} & imported_by(["app.early_playground"])
+    assert not {"panel", "param", "bokeh"} & imported_by(["app.page.early_playground"])

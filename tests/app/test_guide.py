@@ -6,11 +6,12 @@ import re
 
 import pytest
 
-from app import timelines
-from app.lab import default_preset
-from app.layout import App
+from app.data import timelines
+from app.data.lab import default_preset
+from app.data.questions import BLOCK_FATES, RESET_OPTIONS, all_questions, questions_at
+from app.data.url import START_COPY, copy_of, lab_link, parse_link, prerendered_copies
+from app.page.layout import App
 from app.playground import store
-from app.questions import BLOCK_FATES, RESET_OPTIONS, all_questions, questions_at
 from app.render import glossary
 from app.render.chain import render_chain
 from app.render.hashmap import render_hash_map
@@ -20,7 +21,6 @@ from app.render.narration import render_narration
 from app.render.pool import render_pool
 from app.render.requests import render_requests
 from app.render.start_page import learning_path, render_start_page
-from app.url import START_COPY, copy_of, lab_link, parse_link, prerendered_copies
 from tests.app.conftest import parse
 
 # The terms issue 13 asks the glossary to define.

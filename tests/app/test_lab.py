@@ -13,9 +13,9 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from bokeh.document import Document
 
-import app.lab as lab_module
+import app.data.lab as lab_module
 import app.views.lab as lab_view_module
-from app.lab import (
+from app.data.lab import (
     FinishedRuns,
     LabResult,
     LabRun,
@@ -27,8 +27,8 @@ from app.lab import (
     preset,
     run_steps,
 )
+from app.data.side_runs import SideRuns
 from app.render.lab import render_outcome, render_run_key
-from app.side_runs import SideRuns
 from app.views.lab import CHARTS, RANGE_ANCHOR, LabView, attach_shared_models, open_lab
 from engine.lab import playground_code
 from engine.lab.scenario import MODES

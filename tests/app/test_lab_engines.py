@@ -9,9 +9,9 @@ import math
 
 import pytest
 
-import app.lab as lab_module
-from app.lab import FinishedRuns, LabRun, RunsInProgress, chart_data, preset
-from app.side_runs import SideRuns
+import app.data.lab as lab_module
+from app.data.lab import FinishedRuns, LabRun, RunsInProgress, chart_data, preset
+from app.data.side_runs import SideRuns
 from app.views.lab import CHARTS, SOURCE_KEYS, LabView, TraceLabView, open_lab
 from engine.lab.workload import run_workload
 from engine.lab.workload_sglang import run_sglang_workload

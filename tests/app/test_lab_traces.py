@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from app.lab import TraceCurveRun, TraceTimedRun, shipped_trace, timed_problems, trace_path
+from app.data.lab import TraceCurveRun, TraceTimedRun, shipped_trace, timed_problems, trace_path
 from app.render.lab_traces import gap_sentence, render_gap_sentences
 from app.views.lab import TraceLabView, check_trace_knobs
 from engine.lab.paper_gap import paper_gap

@@ -16,9 +16,11 @@ from bokeh.document import Document
 from panel.io.document import MockSessionContext
 from panel.io.state import set_curdoc
 
-from app.bundle import sends_every_step
 from app.components.step_deck import StepDeck
-from app.layout import App
+from app.data.bundle import sends_every_step
+from app.data.timelines import timeline_key
+from app.data.url import parse_link
+from app.page.layout import App
 from app.playground import store
 from app.render import hashmap as hashmap_render
 from app.render.code_plan import code_parts
@@ -26,13 +28,11 @@ from app.render.hashmap import EDGE as MAP_EDGE
 from app.render.hashmap import render_hash_map
 from app.render.pool import RUNS_FROM, changed_blocks, render_pool
 from app.render.queue import render_queue
-from app.state import SimulatorState
-from app.timelines import timeline_key
-from app.url import parse_link
 from app.views import sender as sending
 from app.views.base import StepView
 from app.views.code import CodeView
 from app.views.sender import REST_AFTER_S, Sender
+from app.views.state import SimulatorState
 from engine.lab.timeline import Timeline, build_timeline
 from tests.app.conftest import Element, parse
 
@@ -347,7 +347,7 @@ def test_in_pyodide_the_rest_waits_only_once_the_page_is_up(
 ) -> None:
     """The static site's early page hands over to a live page whose decks hold every
     step; after that, an edit's other pages come a moment later there too."""
-    monkeypatch.setattr(sys, "platform", "emscripten")  # (app/runtime.py)
+    monkeypatch.setattr(sys, "platform", "emscripten")  # (app/host/runtime.py)
     document = Document()
     with set_curdoc(document):
         assert not sending.defers_rest()

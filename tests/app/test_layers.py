@@ -1,8 +1,8 @@
 """The layers import one way. The models of vLLM and SGLang (engine/vllm/, engine/sglang/)
 import nothing from the lab (engine/lab/), which reads them. Renderers (app/render/) are
-pure: they import no Panel and no orchestration (app/lab.py, app/timelines.py), and take
-data; components (app/components/) and viewers (app/views/) import renderers, never the
-reverse; components import no viewer; viewers write no HTML of their own."""
+pure: they import no Panel and no orchestration (app/data/), and take data; components
+(app/components/) and viewers (app/views/) import renderers, never the reverse; components
+import no viewer; viewers write no HTML of their own."""
 
 from __future__ import annotations
 
@@ -65,7 +65,11 @@ def test_the_models_of_vllm_and_sglang_import_nothing_from_the_lab() -> None:
         assert not any(named.values()), named
 
 
-ORCHESTRATION = ("app.lab", "app.timelines")
+# What runs timelines and holds the page's data (app/data/); a renderer may still read the
+# app's texts and parse the calculator's fields (content_files, prefill_inputs): no state.
+ORCHESTRATION = tuple(
+    f"app.data.{m}" for m in ("bundle", "lab", "questions", "side_runs", "timelines", "url")
+)
 
 
 def test_renderers_import_no_orchestration() -> None:
@@ -132,3 +136,20 @@ def test_the_html_check_sees_a_method_writing_html(tmp_path: Path) -> None:
         "    def show(self, n: int) -> None:\n        self.text = f'<p>{n}</p>'\n"
     )
     assert html_in(viewer) == ["viewer.py:5"]
+
+
+def test_the_top_of_app_holds_the_entry_point_and_the_layers_folders_only() -> None:
+    top = ROOT / "app"
+    files = sorted(p.name for p in top.iterdir() if p.is_file())
+    assert files == ["__init__.py", "main.py"]
+    folders = {p.name for p in top.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    assert folders == {
+        "data",  # timelines, bundle, lab runs, address: no Panel, no HTML
+        "render",  # (data, step) -> HTML
+        "components",  # the browser's side: .py + .js + .css
+        "views",  # Panel viewers: state -> components
+        "page",  # layout, theme, the page's head
+        "playground",
+        "static_site",  # the builder
+        "host",  # CPython or Pyodide, gc, logging
+    }

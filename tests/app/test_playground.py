@@ -9,14 +9,14 @@ from urllib.parse import parse_qs
 
 import pytest
 
-from app import timelines
-from app.layout import App
+from app.data import timelines
+from app.data.prefill_inputs import SEED_FLOPS
+from app.data.url import parse_link
+from app.page.layout import App
 from app.playground import store
 from app.playground.editor import EMPTY, fork
 from app.playground.script_lines import format_lines, parse_lines
-from app.prefill_inputs import SEED_FLOPS
 from app.render.code_plan import SLOT
-from app.url import parse_link
 from app.views import base
 from app.views import sender as sending
 from engine.lab import toml_writer
@@ -317,8 +317,8 @@ def test_an_edit_renders_each_view_once_around_the_step_shown(
 ) -> None:
     """The views load the new timeline at the learner's step in one go: a load around
     step 0 first (then another around the step) rendered and sent every page twice."""
-    from app.bundle import NOT_SENT
     from app.components.step_deck import Outbox
+    from app.data.bundle import NOT_SENT
 
     app = two_requests_at_step(5, monkeypatch)
     loads: list[tuple[str, str, list[int]]] = []

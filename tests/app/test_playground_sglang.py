@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from app import early_playground, timelines
+from app.data import timelines
+from app.data.url import link_query
+from app.page import early_playground
 from app.playground import store
 from app.playground.editor import EMPTY, fork
-from app.url import link_query
 from engine.lab.scenario_file import scenario_from_dict
 from engine.lab.sglang_timeline import SGLangTimeline, build_sglang_timeline, count_sglang_steps
 from engine.lab.timeline import Timeline

@@ -8,10 +8,12 @@ from collections.abc import Callable
 
 import pytest
 
-from app import timelines
-from app.bundle import bundle
-from app.layout import App
-from app.questions import all_questions
+from app.data import timelines
+from app.data.bundle import bundle
+from app.data.questions import all_questions
+from app.data.timelines import timeline_key
+from app.data.url import parse_link
+from app.page.layout import App
 from app.render.code_plan import code_parts
 from app.render.kv_slots import render_kv_slots
 from app.render.log import render_log
@@ -20,9 +22,6 @@ from app.render.radix_tree import render_radix_tree
 from app.render.sglang_header import render_sglang_embed_header, render_sglang_header
 from app.render.sglang_metrics import render_sglang_metrics
 from app.render.sglang_requests import render_sglang_requests
-from app.state import SimulatorState
-from app.timelines import timeline_key
-from app.url import parse_link
 from app.views.base import StepView
 from app.views.controls import Controls
 from app.views.hashmap import HashMapView
@@ -34,6 +33,7 @@ from app.views.offload import OffloadView
 from app.views.pool import PoolView
 from app.views.queue import QueueView
 from app.views.requests import RequestsView
+from app.views.state import SimulatorState
 from engine.lab.scenario import SGLANG_MODES
 from engine.lab.sglang_timeline import SGLangTimeline
 

@@ -1,4 +1,4 @@
-"""The overlay's run played in a process beside the server's (app/side_runs.py): the
+"""The overlay's run played in a process beside the server's (app/data/side_runs.py): the
 same run as one played here, and a dead or stuck process costs the learner nothing
 but the time it took."""
 
@@ -17,8 +17,8 @@ from contextlib import contextmanager, suppress
 
 import pytest
 
-from app.lab import FinishedRuns, LabResult, LabRun, RunsInProgress, preset
-from app.side_runs import SideRuns, default_processes, serve
+from app.data.lab import FinishedRuns, LabResult, LabRun, RunsInProgress, preset
+from app.data.side_runs import SideRuns, default_processes, serve
 from engine.lab.workload import Workload, WorkloadRun, run_workload
 from tests.app.small_lab import SMALL_KNOBS
 

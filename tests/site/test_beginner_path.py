@@ -1,6 +1,6 @@
 """The beginner's path on the static site, before Python is ready.
 
-The page's own pre-rendered document is the start page (build.py, app/url.py); its
+The page's own pre-rendered document is the start page (build.py, app/data/url.py); its
 links are plain HTML, so the loading veil goes at once and a link opens that
 scenario's own copy, which steps before Python too. The questions and the glossary
 work in that copy as well: they need no Python.
@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from app import timelines
-from app.questions import questions_at
+from app.data import timelines
+from app.data.questions import questions_at
 from app.render.start_page import learning_path
 from tests.app.page_checks import check_step
 from tests.site.conftest import RECORDER_JS, PageRun, assert_clean, record, wait_interactive

@@ -1,6 +1,6 @@
 """The pre-rendered copies: one per scenario and layout, fetched by their addresses.
 
-build.py runs the app once per address app/url.py names and ships each document
+build.py runs the app once per address app/data/url.py names and ships each document
 gzipped; the page fetches the one its address asks for instead of showing its own.
 """
 
@@ -14,7 +14,7 @@ from urllib.parse import parse_qs
 
 import pytest
 
-from app import timelines, url
+from app.data import timelines, url
 from app.static_site import layout
 
 pytestmark = [pytest.mark.site]

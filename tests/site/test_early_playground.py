@@ -1,7 +1,7 @@
 """Before Python is ready, a playground link already shows, steps and plays edits.
 
 A playground link has no pre-rendered copy: its views come from the engine in a Pyodide
-worker of their own, with no package but the project's (app/early_playground.py). The
+worker of their own, with no package but the project's (app/page/early_playground.py). The
 server holds back Panel's wheel, so the page stays before Python for as long as a test
 needs: the early views must show the engine's timeline for the link, step, switch modes
 and play an edited script; the live page must then take over at the learner's mode and

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from app.early_playground import SCRIPT_LABEL
+from app.page.early_playground import SCRIPT_LABEL
 from app.static_site.assets import AssetError
 from app.static_site.layout import BOKEH_CDN, PANEL_CDN, ROOT
 from app.static_site.patches import (

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from app.lab import preset
+from app.data.lab import preset
 from app.playground.script_lines import format_lines
 from engine.lab.scenario_file import scenario_from_dict
 from engine.lab.timeline import build_timeline
@@ -54,7 +54,7 @@ def test_a_preset_runs_in_pyodide_with_the_engines_series(
 def test_the_overlays_run_plays_in_a_side_worker_with_the_engines_series(
     site_page: Callable[..., tuple[Any, Any]],
 ) -> None:
-    """A second Pyodide worker plays the overlay's run (app/side_runs.py) once it is
+    """A second Pyodide worker plays the overlay's run (app/data/side_runs.py) once it is
     ready; the charts hold the engine's runs all the same."""
     page, _ = site_page("?lab=shared-prefix")
     expect(page.get_by_test_id("lab-outcome")).to_be_visible(timeout=RUN_TIMEOUT_MS)

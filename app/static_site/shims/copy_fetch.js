@@ -9,7 +9,7 @@
   const asked = new URLSearchParams(window.location.search)
   const embed = asked.get('embed')
   const compact = embed !== null && TRUE.includes(embed.toLowerCase())
-  // No position named: the page's own copy (the start page), unless compact (app/url.py).
+  // No position named: the page's own copy (the start page), unless compact (app/data/url.py).
   const positioned = compact || POSITION.some((param) => asked.has(param))
   const scenario = asked.has('scenario') ? asked.get('scenario') : DEFAULT
   const named = scenario + (compact ? SUFFIX : '')

@@ -1,6 +1,6 @@
 // The early playground, in the app's own worker (patches.py calls it once Pyodide is up,
 // before Panel and Bokeh install): for a playground link, the project's wheel alone, so
-// app/early_playground.py answers the page (early_playground.js) seconds before the app
+// app/page/early_playground.py answers the page (early_playground.js) seconds before the app
 // starts, without a second Python runtime competing for the CPU.
 // {type, seq, request} -> {type, seq, answer} or {type, seq, error}; seq 0, unasked, is
 // the link's own page.
@@ -15,7 +15,7 @@ async function startEarlyPlayground(wheel, type) {  // eslint-disable-line no-un
       errorCallback: (msg) => { failed.push(msg) },
     })
     if (failed.length) { throw new Error(failed.join('; ')) }
-    const handle = self.pyodide.pyimport('app.early_playground').handle
+    const handle = self.pyodide.pyimport('app.page.early_playground').handle
     const answer = (seq, request) => {
       try {
         self.postMessage({ type, seq, answer: handle(request) })

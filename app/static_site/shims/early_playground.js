@@ -1,6 +1,6 @@
 // In <head>: a playground link (?playground=CODE) has no pre-rendered copy, its scenario
 // is the learner's own. The engine and the pure renderers need no package, so the app's
-// worker answers for them (early_in_worker.js, app/early_playground.py) before Panel and
+// worker answers for them (early_in_worker.js, app/page/early_playground.py) before Panel and
 // Bokeh are installed: this shows the link's views over the loading veil, steps,
 // switches modes and plays an edited script; the live page then takes over at the
 // learner's mode and step, with the edited script typed into its editor.

@@ -1,4 +1,4 @@
-// The workload lab's side (app/side_runs.py), a worker of the app's worker: a second
+// The workload lab's side (app/data/side_runs.py), a worker of the app's worker: a second
 // Python runtime that plays the overlay's run while the app's worker plays the
 // learner's. It loads Pyodide and the project's wheel alone (this worker's name), never
 // Panel; says it is ready; then answers each pickled workload with its pickled run, in
@@ -13,7 +13,7 @@ const started = (async () => {
     errorCallback: (msg) => { failed.push(msg) },
   })
   if (failed.length) { throw new Error(failed.join('; ')) }
-  const side = pyodide.pyimport('app.side_runs')
+  const side = pyodide.pyimport('app.data.side_runs')
   const ready = side.worker_ready()
   self.postMessage(ready, [ready.buffer])
   self.pclAnswered = 0  // how many runs it played (the site's tests read it)

@@ -14,22 +14,21 @@ from urllib.parse import urlencode
 import panel as pn
 import param
 
-from app import timelines
 from app.components.early_steps import EarlySteps
 from app.components.glossary import Glossary
 from app.components.keyboard import Keyboard
 from app.components.panel_tabs import PanelTabs
 from app.components.quiz import QuizPanel
 from app.components.start_page import StartPage
-from app.errors import logged
-from app.lab import default_preset
+from app.data import timelines
+from app.data.lab import default_preset
+from app.data.url import LAB, LinkState, link_query, parse_link, playground_query
+from app.host.errors import logged
+from app.page.stylesheets import stylesheet
 from app.playground.editor import EMPTY, PlaygroundEditor
 from app.playground.store import is_playground
 from app.render.glossary import render_glossary
 from app.render.start_page import render_start_page
-from app.state import SimulatorState
-from app.stylesheets import stylesheet
-from app.url import LAB, LinkState, link_query, parse_link, playground_query
 from app.views.chain import ChainView
 from app.views.code import CodeView
 from app.views.controls import Controls
@@ -46,17 +45,18 @@ from app.views.prefill import PrefillView
 from app.views.queue import QueueView
 from app.views.requests import RequestsView
 from app.views.sender import QUESTIONS, Sender
+from app.views.state import SimulatorState
 from engine.lab import playground_code
 
 PAGE_WIDTH = 1280
 # Where the full page puts the playground's editor among the views.
-LAYOUT_CSS = stylesheet("app", "layout.css")
+LAYOUT_CSS = stylesheet("app.page", "layout.css")
 # The page's <head> (main.py): a phone lays the page out at its own width (without a
 # viewport tag it lays out 980 px and shrinks the text to about 40%), and reads no text
 # under 14 px there (page.css). Read as package files: Pyodide runs main.py with no
 # __file__.
-PAGE_TEMPLATE = resources.files("app").joinpath("page.html").read_text("utf-8")
-PAGE_CSS = stylesheet("app", "page.css")
+PAGE_TEMPLATE = resources.files("app.page").joinpath("page.html").read_text("utf-8")
+PAGE_CSS = stylesheet("app.page", "page.css")
 EMBED_WIDTH = 800
 # The embed's tabs, in the order of its panels (_build_embed).
 EMBED_TABS = (

@@ -2,7 +2,7 @@
 one pure function, no Panel, so it is built and checked without a page.
 
 The bundle holds every view's distinct pages and per-step orders, the code panel's
-frames, bodies and plans (app/render/code_plan.py), the questions (app/questions.py),
+frames, bodies and plans (app/render/code_plan.py), the questions (app/data/questions.py),
 and what the player needs to open it: the scenario's name and title, each timeline's
 last step and the address parameters that name it. app/views/sender.py sends it. A
 step not sent yet is JSON null (NOT_SENT) wherever it appears: in a view's order, in a
@@ -16,12 +16,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from app.data.questions import all_questions
+from app.data.timelines import scenario, split_key, timeline_key
+from app.data.url import timeline_query
 from app.playground.store import is_playground
-from app.questions import all_questions
 from app.render.code_plan import CodePlan
 from app.render.engines import AnyTimeline
-from app.timelines import scenario, split_key, timeline_key
-from app.url import timeline_query
 from engine.lab.sglang_timeline import SGLangTimeline
 
 # A timeline of at least this many blocks x steps is sent a few steps at a time: every

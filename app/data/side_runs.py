@@ -5,7 +5,7 @@ Played one after the other, the two runs of a 200-request preset took about twic
 one run's time before the overlay's line moved; beside each other they end at about
 the same moment, and are drawn together.
 
-- On a server a side is a process, ``python -m app.side_runs``: it imports the engine
+- On a server a side is a process, ``python -m app.data.side_runs``: it imports the engine
   only, reads workloads (pickled) on its standard input and writes their runs on its
   standard output. (multiprocessing's processes would import the server's main module
   again, Panel and Bokeh included, and must not be forked from a server's threads.) It
@@ -32,7 +32,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import IO, Any
 
-from app.runtime import in_pyodide
+from app.host.runtime import in_pyodide
 from engine.lab.workload import Workload, WorkloadRun, run_workload
 
 # At most this many sides on a server; one core is left to the server, which plays
@@ -42,7 +42,7 @@ MAX_PROCESSES = 4
 # longer queue (a workshop's knobs at once), the run is sooner played in the app.
 MAX_WAITING = 2
 # The folder that holds the app and engine packages, for the side process's imports.
-_PROJECT = str(Path(__file__).resolve().parents[1])
+_PROJECT = str(Path(__file__).resolve().parents[2])
 # A side's messages: (READY, None) once, then (RUN, run) or (FAILED, why) per workload.
 READY, RUN, FAILED = "ready", "run", "failed"
 
@@ -125,7 +125,7 @@ class _SideProcess(_Side):
         super().__init__()
         path = os.pathsep.join(filter(None, [_PROJECT, os.environ.get("PYTHONPATH")]))
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "app.side_runs"],
+            [sys.executable, "-m", "app.data.side_runs"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env={**os.environ, "PYTHONPATH": path},
@@ -257,7 +257,7 @@ def keep_collector_off() -> None:
     """In a side, before its first workload. A side only plays runs, and each run
     releases its pool when it ends (run_workload), so it leaves no cycles: the
     collector would only walk the live run again and again (see
-    app.lab.cycle_collector_paused)."""
+    app.data.lab.cycle_collector_paused)."""
     gc.disable()
 
 

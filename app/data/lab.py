@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from app.data.side_runs import SideRuns, default_processes
+from app.host.runtime import in_pyodide
 from app.render.lab_traces import ENGINE_NAMES
-from app.runtime import in_pyodide
-from app.side_runs import SideRuns, default_processes
 from engine.lab.paper_gap import PaperGap, paper_gap
 from engine.lab.request_trace import (
     TRACE_BLOCK_TOKENS,
@@ -358,7 +358,7 @@ SIDE_RUNS = SideRuns(default_processes())
 
 
 def start_side_runs() -> None:
-    """Start the sides (app/side_runs.py) not started yet, so that the next knob change
+    """Start the sides (app/data/side_runs.py) not started yet, so that the next knob change
     finds them ready."""
     SIDE_RUNS.start()
 
@@ -429,7 +429,7 @@ class LabRun:
         self._known = {k: run for k in self.keys if (run := finished.get(k[1], k[0])) is not None}
         to_play = [k for k in dict.fromkeys(self.keys) if k not in self._known]
         self._beside: Future[WorkloadRun] | None = None
-        # A side plays vLLM's runs only (app/side_runs.py): vLLM's overlay, while the
+        # A side plays vLLM's runs only (app/data/side_runs.py): vLLM's overlay, while the
         # rest plays here.
         beside = ("vllm", compare) if compare is not None else None
         if not ahead and len(to_play) >= 2 and beside in to_play:
@@ -696,7 +696,7 @@ TRACES_PRESET = "real-traces"
 # The traces shipped with the lab, by the paper's names, and where they are looked for:
 # the repository's content/traces (gzipped, with their licence).
 SHIPPED_TRACES = ("conversation", "synthetic")
-TRACE_DIRS = (Path(__file__).resolve().parents[1] / "content" / "traces",)
+TRACE_DIRS = (Path(__file__).resolve().parents[2] / "content" / "traces",)
 # The slice the lab starts with: a curve of it takes about a second in CPython.
 DEFAULT_TRACE_REQUESTS = 300
 TRACE_SOURCE = "https://github.com/kvcache-ai/Mooncake (FAST'25 traces)"

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, urlencode
 
-from app import timelines
+from app.data import timelines
 from app.playground import store as playground
 from engine.lab import playground_code
 from engine.lab.scenario import ScenarioError

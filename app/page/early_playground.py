@@ -19,6 +19,9 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
+from app.data.timelines import engine_of, timeline_key
+from app.data.url import parse_link
+from app.page.theme import CSS
 from app.playground import store
 from app.playground.script_lines import field_places, format_lines, parse_numbered_lines
 from app.render.hashmap import render_hash_map
@@ -29,9 +32,6 @@ from app.render.metrics import render_metrics
 from app.render.pool import render_pool
 from app.render.queue import render_queue
 from app.render.requests import render_requests
-from app.theme import CSS
-from app.timelines import engine_of, timeline_key
-from app.url import parse_link
 from engine.lab.scenario import ScenarioError
 from engine.lab.timeline import Timeline, build_timeline
 

@@ -1,6 +1,6 @@
 """Where the app runs: a server's CPython, or Pyodide in the static site's Web Worker.
 
-Standard library only: the side processes (app/side_runs.py) import it too.
+Standard library only: the side processes (app/data/side_runs.py) import it too.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import param
 
-from app import timelines
+from app.data import timelines
 from app.playground.store import is_playground, last_step
 from engine.lab.scenario import MODES, SGLANG_MODES
 from engine.lab.sglang_timeline import SGLangStep, SGLangTimeline
@@ -21,7 +21,7 @@ class SimulatorState(param.Parameterized):
     scenario: param.Selector[str] = param.Selector(
         objects=timelines.names(), default=timelines.default_scenario(), check_on_set=False
     )
-    # vLLM's modes and SGLang's schedule policies (app/timelines.py: one name, one engine)
+    # vLLM's modes and SGLang's schedule policies (app/data/timelines.py: one name, one engine)
     mode: param.Selector[str] = param.Selector(objects=[*MODES, *SGLANG_MODES], default=MODES[0])
     step = param.Integer(default=0, bounds=(0, None))
     timeline = param.ClassSelector(
