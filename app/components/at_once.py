@@ -18,10 +18,17 @@ import panel as pn
 from bokeh.models.widgets import CheckboxGroup
 
 from app.components.component import SkipsEchoes
+from app.page.stylesheets import stylesheet
+
+WRAPPING_LABELS = stylesheet("app.components", "at_once.css")
 
 
 class _AtOnce(SkipsEchoes):
     _priority_changes: ClassVar[list[str]] = ["value", "value_input"]
+
+    def __init__(self, **params: Any) -> None:
+        params["stylesheets"] = [WRAPPING_LABELS, *params.get("stylesheets", [])]
+        super().__init__(**params)
 
 
 class TextInput(_AtOnce, pn.widgets.TextInput):

@@ -132,7 +132,7 @@ class PlaygroundEditor(pn.viewable.Viewer):
         self._played = ""  # the name of the playground the fields last played
         text = {"sizing_mode": "stretch_width", "stylesheets": [CSS]}
         self.title = at_once.TextInput(label="Title", **text)
-        self.num_gpu_blocks = at_once.TextInput(label="GPU blocks (num_gpu_blocks)", width=190)
+        self.num_gpu_blocks = at_once.TextInput(label="GPU blocks (num_gpu_blocks)", width=205)
         self.block_size = at_once.TextInput(label="Block size (tokens)", width=150)
         self.sglang = at_once.Checkbox(
             label="Also on SGLang", margin=(5, 10), css_classes=["pg-sglang"]
@@ -161,9 +161,12 @@ class PlaygroundEditor(pn.viewable.Viewer):
         self._layout = pn.Column(
             pn.pane.HTML('<h2 class="pg-heading">Playground</h2>', stylesheets=[CSS], margin=0),
             self.title,
-            pn.Row(
-                pn.Column(self.num_gpu_blocks, self.messages["num_gpu_blocks"], margin=0),
-                pn.Column(self.block_size, self.messages["block_size"], margin=0),
+            pn.FlexBox(  # side by side; one above the other on a phone
+                pn.Column(
+                    self.num_gpu_blocks, self.messages["num_gpu_blocks"], width=225, margin=0
+                ),
+                pn.Column(self.block_size, self.messages["block_size"], width=170, margin=0),
+                gap="0 12px",
                 margin=0,
             ),
             self.sglang,  # below the pool fields: beside them would not fit a phone

@@ -223,9 +223,32 @@ SMALL_TEXT_JS = (
 )
 
 
+# Each visible label whose text runs past its own box (into the field beside it):
+# [the label's text, by how many px].
+LABELS_OVERFLOWING_JS = (
+    """() => {"""
+    + DEEP_JS
+    + """
+  const over = [];
+  for (const label of deep("label")) {
+    // the widget's box: a label may be as wide as its text, past its widget
+    const widget = label.parentElement ?? label.getRootNode().host;
+    if (!label.textContent.trim() || label.getClientRects().length === 0 || !widget) continue;
+    const box = widget.getBoundingClientRect();
+    const range = document.createRange();
+    range.selectNodeContents(label);
+    const right = Math.max(...[...range.getClientRects()].map(r => r.right));
+    if (right > box.right + 1) over.push([label.textContent.trim(), Math.round(right - box.right)]);
+  }
+  return over;
+}"""
+)
+
+
 def check_reads_on_a_phone(page: Any) -> None:
     """The page lays out at the phone's own width (a viewport tag), no text in it is
-    smaller than 14 px, and it does not scroll sideways."""
+    smaller than 14 px, no label runs into what is beside it, and it does not scroll
+    sideways."""
     width = PHONE["viewport"]["width"]  # type: ignore[index]
     meta = page.evaluate(
         "() => document.querySelector('meta[name=viewport]')?.getAttribute('content')"
@@ -235,6 +258,8 @@ def check_reads_on_a_phone(page: Any) -> None:
     assert page.evaluate("() => document.documentElement.scrollWidth") <= width
     small = page.evaluate(SMALL_TEXT_JS, SMALLEST_TEXT_PX)
     assert not small, f"{len(small)} texts under {SMALLEST_TEXT_PX} px, e.g. {small[:5]}"
+    overflowing = page.evaluate(LABELS_OVERFLOWING_JS)
+    assert not overflowing, f"labels run past their widget: {overflowing}"
 
 
 def check_sglang_step(page: Any, timeline: SGLangTimeline, step: int) -> None:
