@@ -8,7 +8,10 @@ what app/data/bundle.py builds into the player's bundle (Outbox, app/components/
   next tick once the browser holds the first (its acknowledgement), all parts in one
   message, unless an edit made them stale by then.
 - A step the browser does not hold (a large timeline's, SENT_AROUND_FROM, or one whose
-  rest never came): the pages around it, the same way.
+  rest never came): the pages around it, the same way. A step it holds whose neighbours
+  it does not (a large timeline's, stepped to the edge of what was sent): the pages
+  around it too, so the next step is in the browser before the learner asks for it;
+  the pages already rendered are not rendered again.
 - A view whose pages follow the learner's own picks (the hash chain, the prefill
   calculator) asks for its part again (resend).
 
@@ -27,7 +30,7 @@ from bokeh.document import Document
 
 from app.components.player import StepPlayer
 from app.components.step_deck import Outbox
-from app.data.bundle import Deck, Render, bundle, sends_every_step, sent_steps
+from app.data.bundle import Deck, Render, bundle, sends_every_step, sent_steps, steps_around
 from app.data.timelines import timeline_key
 from app.host.errors import logged
 from app.host.runtime import in_pyodide
@@ -150,7 +153,12 @@ class Sender:
         elif not self.holds(state.key, state.step):
             self._pages = {}
             self._send(set(self._parts))
+        elif not self._rest and not self._holds_around(state.timeline, state.step):
+            self._send(set(self._parts))  # ahead of the learner: the next step is ready
         self.outbox.flush()
+
+    def _holds_around(self, timeline: Timeline, step: int) -> bool:
+        return all(self.holds(self.state.key, s) for s in steps_around(timeline, step))
 
     def send_position(self, flush: bool = True) -> None:
         """Give the player the open scenario and where to open it (also to move it back to
@@ -186,8 +194,9 @@ class Sender:
             self._rest |= parts
             self._round += 1
             self._rest_soon(self._round, self.outbox.written)
-        else:
-            self._pages = {}
+        else:  # kept: the next step's pages share all but one step with these
+            near = steps_around(state.timeline, state.step) if state.timeline else range(0)
+            self._pages = {at: page for at, page in self._pages.items() if at[2] in near}
 
     def _received(self, event: Any) -> None:
         self.outbox.received(event.new)

@@ -169,11 +169,12 @@ def test_a_large_timelines_deck_renders_the_steps_around_the_shown_one_only() ->
     view = CountingView(state=state)
     assert sorted(CountingView.rendered) == [4, 5, 6]
     assert view.html == "<p>step 5</p>"
-    state.step = 6  # held already: nothing rendered
-    assert view.html == "<p>step 6</p>" and len(CountingView.rendered) == 3
+    state.step = 6  # held already; the step after it is rendered ahead, and only it
+    assert view.html == "<p>step 6</p>" and CountingView.rendered[3:] == [7]
+    assert view.sender.holds(state.key, 7) and not view.sender.holds(state.key, 4)
     state.step = 30
     assert view.html == "<p>step 30</p>"
-    assert sorted(CountingView.rendered[3:]) == [29, 30, 31]
+    assert sorted(CountingView.rendered[4:]) == [29, 30, 31]
 
 
 def test_a_small_timelines_deck_holds_every_step_of_every_mode() -> None:
