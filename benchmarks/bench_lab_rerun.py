@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.data.lab import FinishedRuns, LabRun, chart_data, preset
 from app.data.side_runs import SideRuns
-from app.views.lab import CHART_COLUMNS
+from app.views.lab_charts import CHART_COLUMNS
 from engine.lab.prompt_hashes import PROMPT_HASHES
 from engine.lab.workload import Workload
 

@@ -1,16 +1,18 @@
-"""What both groups of the workload lab share (app/views/lab.py: the presets' LabView and
-the "Real traces" TraceLabView): the preset picker, the engine knob, Run, Stop and the
-status line with its progress bar, the address, and how a run is started and stopped.
-One piece, so that the two pages look and behave alike."""
+"""What both groups of the workload lab share (app/views/lab.py: the presets' LabView;
+app/views/trace_lab.py: the "Real traces" TraceLabView): the preset picker, the engine
+knob, Run, Stop and the status line with its progress bar, the notices, the knobs'
+messages, the layout roots, the address, and how a run is started and stopped. One
+piece, so that the two pages look and behave alike."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 from urllib.parse import urlencode
 
 import panel as pn
+import param
 from bokeh.document import Document
 
 from app.components import at_once
@@ -18,9 +20,12 @@ from app.components.address_bar import AddressBar
 from app.data.lab import ENGINE_CHOICES, ENGINE_WORDS, TRACES_PRESET, presets
 from app.host.errors import logged
 from app.page.theme import CSS
+from app.render.lab import render_knob_error, render_lab_notices
 
 LAB_CSS = Path(__file__).with_name("lab.css").read_text(encoding="utf-8")
 STYLESHEETS = [CSS, LAB_CSS]
+# A row of controls that wraps: a phone is narrower than a row of knobs.
+WRAPPING: dict[str, Any] = {"flex_wrap": "wrap", "sizing_mode": "stretch_width"}
 
 
 class Stoppable(Protocol):
@@ -37,14 +42,43 @@ def lab_query(preset: str, engine: str) -> str:
     return urlencode({"lab": preset, "engine": ENGINE_WORDS[engine]})
 
 
+def update_changed(obj: param.Parameterized, **values: Any) -> None:
+    """Set only the values that differ: a knob change checks every knob twice, and each
+    parameter set, even to the same value, costs Panel's machinery a fraction of a ms."""
+    changed = {name: value for name, value in values.items() if getattr(obj, name) != value}
+    if changed:
+        obj.param.update(**changed)
+
+
+def lab_root(role: str, *children: Any, margin: tuple[int, ...]) -> pn.Column:
+    """One of a lab page's layout roots; ``role`` is its class in lab_page.css."""
+    return pn.Column(
+        *children,
+        margin=margin,
+        sizing_mode="stretch_width",
+        max_width=1280,
+        stylesheets=[LAB_CSS],
+        styles={"margin": "0 auto"},
+        css_classes=["workload-lab", role],
+    )
+
+
 class LabGroup(pn.viewable.Viewer):
     """A lab page: ``roots`` served one by one, a run started by ``start`` (Run, or a knob)
-    and stopped by Stop, the engine knob, and the picker that opens another preset."""
+    and stopped by Stop, the engine knob, the picker that opens another preset, and the
+    message below each of the page's ``knobs``."""
 
     # The traces' group (TraceLabView) or a workload preset's page (LabView)
     shows_traces: ClassVar[bool] = False
 
-    def __init__(self, preset_name: str, engine: str, **params: Any) -> None:
+    def __init__(
+        self,
+        preset_name: str,
+        engine: str,
+        notices: Sequence[str],
+        knobs: Iterable[str],
+        **params: Any,
+    ) -> None:
         super().__init__(**params)
         # Narrow enough that the preset, the engine and the overlay's checkbox share one
         # row of the lab's 580 px column: one row more pushes the hit-rate chart's legend
@@ -70,42 +104,94 @@ class LabGroup(pn.viewable.Viewer):
             max_width=420,
             height=34,
         )
+        # Why the address's preset or engine was not taken, above the knobs.
+        self.notice = pn.pane.HTML(
+            render_lab_notices(notices), visible=bool(notices), stylesheets=STYLESHEETS
+        )
+        # Hidden while the knob can be used.
+        self.knob_errors = {
+            knob: pn.pane.HTML(
+                "",
+                visible=False,
+                stylesheets=STYLESHEETS,
+                margin=(0, 10),
+                css_classes=["knob-error"],
+            )
+            for knob in knobs
+        }
         # The address follows the preset and the engine, so the link can be shared.
         self.address_bar = AddressBar(width=0, height=0, margin=0)
         self._run: Stoppable | None = None
         self.roots: Sequence[pn.Column] = ()
         self.run_button.on_click(self._on_run)
         self.stop_button.on_click(self._on_stop)
+        self.preset_select.param.watch(self._on_preset, "value")
+        self.engine.param.watch(lambda _: self.show_address(), "value")
 
     @property
     def engines(self) -> tuple[str, ...]:
         """The engines the knob asks for, in order."""
         return ENGINE_CHOICES[self.engine.value]
 
-    def buttons_row(self) -> pn.FlexBox:
+    def controls_root(self, intro: str, *rows: pn.viewable.Viewable) -> pn.Column:
+        """The layout root of the controls: the intro, the notices, then ``rows``."""
+        controls = pn.Column(
+            pn.pane.HTML(intro, stylesheets=STYLESHEETS, sizing_mode="stretch_width"),
+            self.notice,
+            *rows,
+            sizing_mode="stretch_width",
+        )
+        return lab_root("lab-controls", controls, margin=(10, 16, 0, 16))
+
+    def buttons_row(self, *more: pn.widgets.Widget) -> pn.FlexBox:
+        """Run, ``more`` buttons, Stop and the status line."""
         return pn.FlexBox(
             self.run_button,
+            *more,
             self.stop_button,
             self.status,
             flex_wrap="wrap",
             sizing_mode="stretch_width",
         )
 
+    def show_knob_error(self, knob: str, message: str) -> None:
+        """Show the knob's message below it (none: hide it)."""
+        pane = self.knob_errors[knob]
+        update_changed(pane, object=render_knob_error(message), visible=bool(message))
+
     def show_address(self) -> None:
         self.address_bar.query = lab_query(self.preset_select.value, self.engine.value)
 
-    def open_other_group(self, name: str) -> bool:
-        """Open ``name`` as a new page when it is the other group's (the traces' from a
-        workload preset, or back); True if so."""
-        if (name == TRACES_PRESET) == self.shows_traces:
-            return False
-        self.address_bar.load = "?" + lab_query(name, self.engine.value)
-        return True
+    @logged
+    def _on_preset(self, event: Any) -> None:
+        """A preset of the other group (the traces' from a workload preset, or back) opens
+        as a new page; one of this group's is loaded here."""
+        if (event.new == TRACES_PRESET) == self.shows_traces:
+            self.load_preset(event.new)
+        else:
+            self.address_bar.load = "?" + lab_query(event.new, self.engine.value)
+
+    def load_preset(self, name: str) -> None:
+        """Show another of this group's presets (the traces' group has only one)."""
 
     def set_running(self, running: bool, can_run: bool = True) -> None:
         """Stop on and Run off while a run goes on (Run stays off when it cannot run)."""
         self.stop_button.disabled = not running
         self.run_button.disabled = running or not can_run
+
+    def begin(self, run: Stoppable) -> None:
+        """``run`` is the page's run from now on: the one in progress is stopped."""
+        if self._run is not None:
+            self._run.stop()
+        self._run = run
+
+    def end(self, run: Stoppable) -> bool:
+        """Whether ``run``, ended or stopped, was still the page's (no newer run took over);
+        from now on it is not."""
+        if run is not self._run:
+            return False
+        self._run = None
+        return True
 
     async def start(self) -> None:
         raise NotImplementedError

@@ -9,7 +9,7 @@ import pytest
 
 from app.data.lab import preset
 from app.playground.script_lines import format_lines
-from app.views.lab import CHARTS
+from app.views.lab_charts import CHARTS
 from engine.lab.scenario_file import scenario_from_dict
 from engine.lab.timeline import build_timeline
 from engine.lab.workload import run_workload, workload_scenario
@@ -240,7 +240,7 @@ TRACES_SOURCE_JS = """([name, column]) => {
 def test_real_traces_draw_both_engines_curves_and_the_gap_sentence(
     watched: Watched, server: str
 ) -> None:
-    from app.data.lab import shipped_trace, trace_path
+    from app.data.trace_lab import shipped_trace, trace_path
     from engine.lab.trace_replay import HashedTrace, capacities_for, hit_rate_curve
     from engine.lab.trace_replay_sglang import hit_rate_curve_sglang
 
@@ -295,7 +295,7 @@ def test_real_traces_draw_both_engines_curves_and_the_gap_sentence(
 def test_real_traces_replay_a_slice_with_time_on_the_labs_charts(
     watched: Watched, server: str
 ) -> None:
-    from app.data.lab import shipped_trace, trace_path
+    from app.data.trace_lab import shipped_trace, trace_path
     from engine.lab.trace_timed import CANNOT_SHOW, TimedKnobs, run_trace_timed
 
     if trace_path("synthetic") is None:

@@ -15,6 +15,7 @@ from bokeh.document import Document
 
 import app.data.lab as lab_module
 import app.views.lab as lab_view_module
+import app.views.lab_charts as lab_charts_module
 from app.data.lab import (
     FinishedRuns,
     LabResult,
@@ -29,7 +30,9 @@ from app.data.lab import (
 )
 from app.data.side_runs import SideRuns
 from app.render.lab import render_outcome, render_run_key
-from app.views.lab import CHARTS, RANGE_ANCHOR, LabView, attach_shared_models, open_lab
+from app.views.lab import LabView, open_lab
+from app.views.lab_charts import CHARTS, RANGE_ANCHOR
+from app.views.lab_controls import attach_shared_models
 from engine.lab import playground_code
 from engine.lab.scenario import MODES
 from engine.lab.scenario_file import scenario_from_dict
@@ -520,7 +523,7 @@ def test_the_learners_run_is_shown_before_the_overlays_plays(
         return chart_data(run, columns)
 
     play(view)
-    monkeypatch.setattr(lab_view_module, "chart_data", spy)
+    monkeypatch.setattr(lab_charts_module, "chart_data", spy)
     view.knobs["salt"].value = "fixed"  # the overlay overrides the salt: its run stays
     play(view)
     assert sent == [("fixed", False)]  # and the overlay's is not sent again

@@ -12,7 +12,9 @@ import pytest
 import app.data.lab as lab_module
 from app.data.lab import FinishedRuns, LabRun, RunsInProgress, chart_data, preset
 from app.data.side_runs import SideRuns
-from app.views.lab import CHARTS, SOURCE_KEYS, LabView, TraceLabView, open_lab
+from app.views.lab import LabView, open_lab
+from app.views.lab_charts import CHARTS, SOURCE_KEYS
+from app.views.trace_lab import TraceLabView
 from engine.lab.workload import run_workload
 from engine.lab.workload_sglang import run_sglang_workload
 from tests.app.conftest import parse

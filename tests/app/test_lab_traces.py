@@ -11,9 +11,16 @@ import json
 
 import pytest
 
-from app.data.lab import TraceCurveRun, TraceTimedRun, shipped_trace, timed_problems, trace_path
+from app.data.trace_lab import (
+    TraceCurveRun,
+    TraceTimedRun,
+    check_trace_knobs,
+    shipped_trace,
+    timed_problems,
+    trace_path,
+)
 from app.render.lab_traces import gap_sentence, render_gap_sentences
-from app.views.lab import TraceLabView, check_trace_knobs
+from app.views.trace_lab import TraceLabView
 from engine.lab.paper_gap import paper_gap
 from engine.lab.request_trace import TraceError, parse_trace, parse_trace_bytes
 from engine.lab.trace_replay import (
@@ -168,11 +175,11 @@ def test_the_page_replays_the_slice_with_time_on_the_lab_charts() -> None:
     view.step_ms.value = 0.0
     asyncio.run(view.start_timed())
     assert view.timed is None
-    assert "step_ms must be a positive number" in view.errors["step_ms"].object
+    assert "step_ms must be a positive number" in view.knob_errors["step_ms"].object
 
     view.step_ms.value = 25.0
     asyncio.run(view.start_timed())
-    assert view.timed is not None and not view.errors["step_ms"].visible
+    assert view.timed is not None and not view.knob_errors["step_ms"].visible
     entries = list(shipped_trace("synthetic")[:20])
     for played, source in zip(view.timed, view.timed_sources[::2], strict=True):
         expected = run_trace_timed(entries, TimedKnobs(TIMED_CAPACITY, engine=played.engine))

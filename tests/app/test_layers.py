@@ -68,7 +68,8 @@ def test_the_models_of_vllm_and_sglang_import_nothing_from_the_lab() -> None:
 # What runs timelines and holds the page's data (app/data/); a renderer may still read the
 # app's texts and parse the calculator's fields (content_files, prefill_inputs): no state.
 ORCHESTRATION = tuple(
-    f"app.data.{m}" for m in ("bundle", "lab", "questions", "side_runs", "timelines", "url")
+    f"app.data.{m}"
+    for m in ("bundle", "lab", "questions", "side_runs", "timelines", "trace_lab", "url")
 )
 
 

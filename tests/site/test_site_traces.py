@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from app.data.lab import DEFAULT_TRACE_REQUESTS, shipped_trace, trace_path
+from app.data.trace_lab import DEFAULT_TRACE_REQUESTS, shipped_trace, trace_path
 from app.static_site.traces import TRACES_DIR
 from engine.lab.trace_replay import HashedTrace, capacities_for, hit_rate_curve
 from engine.lab.trace_timed import TimedKnobs, run_trace_timed

@@ -1,0 +1,420 @@
+"""The workload lab's Bokeh charts, built once: a run's data only replaces their sources'.
+
+``RunCharts``: charts of workload runs per engine step, four sources (SOURCE_KEYS: the
+learner's run, drawn solid, and the overlay, dashed; vLLM's and SGLang's in colours of
+their own), each chart with its legend (a ChartLegend) below it; the presets' page
+(app/views/lab.py) draws them all, the traces' page (app/views/trace_lab.py) the replay
+with time's few. ``CurveChart``: the traces' hit rate against capacity.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+import panel as pn
+from bokeh.models import (
+    BasicTicker,
+    ColumnDataSource,
+    DataRange1d,
+    NumeralTickFormatter,
+    Range1d,
+)
+from bokeh.models.annotations import Span, Title
+from bokeh.plotting import figure
+
+from app.components.chart_legend import ChartLegend
+from app.data.lab import chart_data, draws_nothing, means_nothing_on_sglang
+from app.data.trace_lab import TraceCurve, curve_columns
+from app.host.errors import logged
+from app.render.lab import LegendItem, render_chart_legend, render_empty_chart
+from app.render.lab_traces import ENGINE_NAMES
+from app.views.lab_controls import update_changed
+from engine.lab.trace_replay import PAPER_LOCAL_CACHE_TOKENS, InOrderReplay
+from engine.lab.workload import WorkloadRun
+
+# A chart's height (px); the hit-rate chart gives its legend's line naming the runs its
+# room.
+CHART_HEIGHT = 240
+HIT_RATE_CHART_HEIGHT = CHART_HEIGHT - 24
+TRACES_CHART_HEIGHT = 320
+# What every chart has: its tools, and a canvas rather than WebGL.
+FIGURE: dict[str, Any] = {
+    "sizing_mode": "stretch_width",
+    "tools": "pan,wheel_zoom,box_zoom,reset,save,hover",
+    "toolbar_location": "right",
+    "output_backend": "canvas",
+}
+
+RUN_COLOR = "#2f5fd0"
+COMPARE_COLOR = "#e8590c"
+ENGINE_COLORS = {"vllm": RUN_COLOR, "sglang": COMPARE_COLOR}
+# The sources: (engine, run), the learner's run or the overlay's.
+SOURCE_KEYS = (("vllm", "run"), ("vllm", "compare"), ("sglang", "run"), ("sglang", "compare"))
+# Each source's colour (SGLang's apart from vLLM's, both legible on white), and the pool
+# chart's per series and engine.
+RUN_COLORS = {
+    ("vllm", "run"): RUN_COLOR,
+    ("vllm", "compare"): COMPARE_COLOR,
+    ("sglang", "run"): "#2b9348",
+    ("sglang", "compare"): "#c2185b",
+}
+SERIES_COLORS = {
+    "vllm": {
+        "held_blocks": "#2f5fd0",
+        "free_cached_blocks": "#1f8a4c",
+        "free_empty_blocks": "#9aa5b1",
+    },
+    "sglang": {
+        "held_blocks": "#7b3fb5",
+        "free_cached_blocks": "#a86b00",
+        "free_empty_blocks": "#c9b2dd",
+    },
+}
+# The name of each chart's invisible renderer that gives its ranges a span (make_figure).
+RANGE_ANCHOR = "range-anchor"
+
+# (title, y label, [(column, legend)], y from 0 to 1?)
+CHARTS: tuple[tuple[str, str, tuple[tuple[str, str], ...], bool], ...] = (
+    (
+        "Hit rate: prefix_cache_hits / prefix_cache_queries",
+        "hit rate",
+        (("cumulative_hit_rate", "cumulative"), ("hit_rate", "this step")),
+        True,
+    ),
+    (
+        "prefix_cache_queries and prefix_cache_hits (tokens, so far)",
+        "tokens",
+        (("cumulative_queries", "queries"), ("cumulative_hits", "hits")),
+        False,
+    ),
+    (
+        "Pool usage (blocks)",
+        "blocks",
+        (
+            ("held_blocks", "held"),
+            ("free_cached_blocks", "free, cached"),
+            ("free_empty_blocks", "free, empty"),
+        ),
+        False,
+    ),
+    ("Evictions per step (BlockRemoved)", "blocks", (("evictions", "evicted"),), False),
+    (
+        "Preemptions",
+        "requests",
+        (("cumulative_preemptions", "so far"), ("preemptions", "this step")),
+        False,
+    ),
+    (
+        "Survival fraction: preempted_hits / preempted_queries",
+        "fraction",
+        (("survival_fraction", "so far"),),
+        True,
+    ),
+    (
+        "Tokens to prefill (so far)",
+        "tokens",
+        (
+            ("cumulative_prefill_tokens_without_cache", "without the cache"),
+            ("cumulative_prefill_tokens", "with the cache"),
+        ),
+        False,
+    ),
+)
+# The charts whose title changes once SGLang's runs are on them (its pool counts KV
+# slots, drawn in blocks' worth: app/data/lab.py, chart_data).
+SGLANG_TITLES = {
+    2: "Pool usage (blocks; SGLang: KV slots / block_size)",
+    3: "Evictions per step (vLLM: BlockRemoved blocks; SGLang: evicted tokens / block_size)",
+}
+# Why a chart draws nothing, when each of its series is all zeros or absent (one per
+# chart, in CHARTS' order): said in one line instead of an empty frame.
+EMPTY_REASONS = (
+    "no prefix-cache hit",
+    "no prefix-cache query",
+    "no block in the pool",
+    "no block was evicted",
+    "no request was preempted",
+    "no preempted request came back to a cache hit",
+    "no token to prefill",
+)
+assert len(EMPTY_REASONS) == len(CHARTS)
+# Scatter, not lines: a per-step rate has gaps on steps that admitted nobody.
+SCATTER_COLUMNS = frozenset({"hit_rate"})
+LINE_DASHES = ("solid", "dotted", "dotdash")
+# Why a chart of what SGLang does not model draws nothing for it.
+NOT_ON_SGLANG = "SGLang's modelled scheduler never preempts"
+# The columns the charts draw: the only ones sent to the browser.
+CHART_COLUMNS = tuple(
+    dict.fromkeys(["step", *(column for _, _, series, _ in CHARTS for column, _ in series)])
+)
+# A chart's share of a row of charts: two side by side on a wide screen.
+HALF = {"flex": "1 1 520px"}
+
+# A chart's legend items: (engine, run name, item).
+EngineItems = list[tuple[str, str, LegendItem]]
+
+
+def rate_range() -> Range1d:
+    """A rate's whole 0..1 scale, a little room around it."""
+    return Range1d(start=-0.02, end=1.05)
+
+
+def make_figure(
+    title: str,
+    y_label: str,
+    series: Sequence[tuple[str, str]],
+    unit_range: bool,
+    sources: Sequence[ColumnDataSource],
+    steps: DataRange1d,
+) -> tuple[figure, EngineItems]:
+    """A chart of every run's series (``sources`` in SOURCE_KEYS' order), and its legend's
+    items (drawn in HTML below it by ChartLegend: Bokeh's legend cost every repaint a
+    forced layout). ``steps`` is the engine-step axis, shared by every chart."""
+    fig = figure(
+        title=title,
+        x_range=steps,
+        height=CHART_HEIGHT,
+        x_axis_label="engine step",
+        y_axis_label=y_label,
+        **FIGURE,
+    )
+    # Counts start at 0 even when they stay 0; rates show their whole 0..1 scale.
+    fig.y_range = rate_range() if unit_range else DataRange1d(start=0)
+    fig.yaxis.formatter = NumeralTickFormatter(format="0%" if unit_range else "0,0")
+    if not unit_range:
+        # Counts are whole numbers: a chart of zeros would otherwise tick at 0.2, 0.4, ...
+        # and label each of them "0" or "1".
+        fig.yaxis.ticker = BasicTicker(min_interval=1)
+    items: EngineItems = []
+    for index, (column, legend_text) in enumerate(series):
+        for source, (engine, name) in zip(sources, SOURCE_KEYS, strict=True):
+            by_series = SERIES_COLORS[engine]
+            color = by_series.get(column, RUN_COLORS[engine, name])
+            scatter = column in SCATTER_COLUMNS
+            dash = "solid" if name == "run" else "dashed"
+            item = LegendItem(
+                key=f"{column}/{'' if engine == 'vllm' else 'sglang-'}{name}",
+                label=f"{legend_text} ({dash})",
+                color=color,
+                dash=dash if index == 0 or column in by_series else LINE_DASHES[index],
+                marker=("circle" if name == "run" else "triangle") if scatter else None,
+                alpha=0.6 if scatter else 1.0 if index == 0 else 0.75,
+            )
+            items.append((engine, name, item))
+            drawn: dict[str, Any] = {
+                "source": source,
+                "color": color,
+                "alpha": item.alpha,
+                "name": item.key,
+            }
+            if item.marker is not None:
+                fig.scatter("step", column, size=5, marker=item.marker, **drawn)
+            else:
+                fig.line("step", column, line_width=2, line_dash=item.dash, **drawn)
+    # The sources are empty until the first run ends, and Bokeh cannot range a chart with
+    # no data: it warns "could not set initial ranges" in the console at every repaint.
+    # An invisible renderer over (0, 0)-(1, 1) gives both axes a span from the start;
+    # steps and counts start at 0 anyway, and a count that stays 0 is drawn on 0..1.
+    fig.scatter(x=[0, 1], y=[0, 1], visible=False, name=RANGE_ANCHOR)
+    return fig, items
+
+
+def shown_items(
+    items: EngineItems, overlay: bool, engines: Sequence[str], columns: Sequence[str]
+) -> list[LegendItem]:
+    """The legend lists the series of the engines shown, the overlay's only while it is
+    drawn, none of SGLang's where it has no value (``columns`` it does not model); each
+    names its engine but for vLLM alone."""
+    named = tuple(engines) != ("vllm",)
+    return [
+        replace(item, label=f"{ENGINE_NAMES[engine]} {item.label}") if named else item
+        for engine, name, item in items
+        if engine in engines
+        and (overlay or name == "run")
+        and not (engine == "sglang" and means_nothing_on_sglang(columns))
+    ]
+
+
+def empty_reason(reason: str, runs: int, engines: Sequence[str], columns: Sequence[str]) -> str:
+    """Why a chart draws nothing, for ``runs`` runs on ``engines``."""
+    if tuple(engines) == ("sglang",) and means_nothing_on_sglang(columns):
+        return NOT_ON_SGLANG
+    where = "in this run" if runs == 1 else "in either run" if runs == 2 else "in any run"
+    if "sglang" in engines and means_nothing_on_sglang(columns):
+        return f"{reason} {where} ({NOT_ON_SGLANG})"
+    return f"{reason} {where}"
+
+
+class RunCharts:
+    """Charts of workload runs (``indices`` into CHARTS) on one engine-step axis, each with
+    its legend below it, drawn from a source per SOURCE_KEYS (named by ``source_name(engine,
+    run)``)."""
+
+    def __init__(self, indices: Sequence[int], source_name: Callable[[str, str], str]) -> None:
+        self.indices = list(indices)
+        self.sources = [
+            ColumnDataSource(chart_data(None, CHART_COLUMNS), name=source_name(*key))
+            for key in SOURCE_KEYS
+        ]
+        # The run on each source (None: no data, as the sources start).
+        self._charted: list[WorkloadRun | None] = [None] * len(SOURCE_KEYS)
+        # One step axis for all: a chart with no value to draw (no preemption) still
+        # shows the run's steps, and zooming one chart zooms them all.
+        steps = DataRange1d()
+        charts = [make_figure(*CHARTS[index], self.sources, steps) for index in self.indices]
+        self.figures = [fig for fig, _ in charts]
+        # Hidden while its chart has nothing to draw (its legend then says so).
+        self.panes = [pn.pane.Bokeh(fig, sizing_mode="stretch_width") for fig in self.figures]
+        self.legend_items = [items for _, items in charts]
+        self.legends = [ChartLegend(margin=(0, 10)) for _ in self.indices]
+        # A series the learner hides in a legend is hidden on its chart.
+        for fig, legend in zip(self.figures, self.legends, strict=True):
+            legend.param.watch(functools.partial(self._on_hidden, fig), "hidden")
+
+    def cells(self, whole_first: bool = False) -> list[pn.Column]:
+        """Each chart above its legend, in a column half a row of charts wide (the first
+        one, if ``whole_first``, as wide as its root)."""
+        return [
+            pn.Column(
+                pane,
+                legend,
+                sizing_mode="stretch_width",
+                min_width=320,
+                styles={} if whole_first and index == 0 else HALF,
+            )
+            for index, (pane, legend) in enumerate(zip(self.panes, self.legends, strict=True))
+        ]
+
+    def chart(self, key: tuple[str, str], run: WorkloadRun | None) -> None:
+        """Put a run on the source for ``key`` (engine, "run" or "compare"; None: no data),
+        unless that run is on it already (an overlay reused, a run shown first)."""
+        index = SOURCE_KEYS.index(key)
+        if self._charted[index] is not run:
+            self._charted[index] = run
+            self.sources[index].data = chart_data(run, CHART_COLUMNS)
+
+    @logged
+    def _on_hidden(self, fig: figure, event: Any) -> None:
+        for renderer in fig.renderers:
+            if renderer.name == RANGE_ANCHOR:
+                continue
+            visible = renderer.name not in event.new
+            if renderer.visible != visible:
+                renderer.visible = visible
+
+    def show_legends(
+        self,
+        labels: Sequence[str],
+        runs: Sequence[WorkloadRun] | None,
+        engines: Sequence[str],
+    ) -> None:
+        """Each chart's legend names the runs (``labels``, on each of ``engines``); a chart
+        whose series are all zero or absent in ``runs`` is hidden, and its legend says so
+        in one line. The charts of SGLang's KV slots say how they are drawn."""
+        overlay = len(labels) > 1
+        count = len(labels) * len(engines)
+        for index, fig, pane, legend, items in zip(
+            self.indices, self.figures, self.panes, self.legends, self.legend_items, strict=True
+        ):
+            chart, reason = CHARTS[index], EMPTY_REASONS[index]
+            title = SGLANG_TITLES.get(index, chart[0]) if "sglang" in engines else chart[0]
+            heading = fig.title
+            if isinstance(heading, Title) and heading.text != title:
+                heading.text = title
+            columns = [column for column, _ in chart[2]]
+            empty = runs is not None and draws_nothing(runs, columns)
+            if empty:
+                html = render_empty_chart(title, empty_reason(reason, count, engines, columns))
+            else:
+                shown = shown_items(items, overlay, engines, columns)
+                html = render_chart_legend(title, shown, labels)
+            update_changed(legend, html=html)
+            update_changed(pane, visible=not empty)
+
+
+class CurveChart:
+    """Hit rate against capacity (log x), one line per engine, the paper's one node's
+    local cache (dashed) and its Table 2 ratio (a diamond beside the curve's top)."""
+
+    def __init__(self) -> None:
+        self.sources = {
+            engine: ColumnDataSource(curve_columns([]), name=f"traces-source-{engine}")
+            for engine in ENGINE_NAMES
+        }
+        self.paper = ColumnDataSource({"x": [], "y": [], "label": []}, name="traces-source-paper")
+        self.x_range = Range1d(start=256, end=10_000_000)
+        self.figure = fig = figure(
+            title="Prefix cache hit rate against cache capacity (requests in order)",
+            x_axis_type="log",
+            x_range=self.x_range,
+            y_range=rate_range(),
+            height=TRACES_CHART_HEIGHT,
+            x_axis_label="cache capacity (tokens)",
+            y_axis_label="hit rate",
+            **FIGURE,
+        )
+        self.pane = pn.pane.Bokeh(fig, sizing_mode="stretch_width")
+        fig.yaxis.formatter = NumeralTickFormatter(format="0%")
+        fig.xaxis.formatter = NumeralTickFormatter(format="0.[0]a")
+        for engine, source in self.sources.items():
+            color, label = ENGINE_COLORS[engine], ENGINE_NAMES[engine]
+            drawn: dict[str, Any] = {"source": source, "color": color, "legend_label": label}
+            fig.line("capacity", "hit_rate", line_width=2, name=f"curve-{engine}", **drawn)
+            fig.scatter("capacity", "hit_rate", size=7, name=f"points-{engine}", **drawn)
+        fig.add_layout(
+            Span(
+                location=PAPER_LOCAL_CACHE_TOKENS,
+                dimension="height",
+                line_dash="dashed",
+                line_color="#555555",
+                line_width=1.5,
+            )
+        )
+        fig.scatter(
+            "x",
+            "y",
+            source=self.paper,
+            marker="diamond",
+            size=12,
+            color="#1f8a4c",
+            legend_label="paper's Table 2 ratio",
+            name="paper-ratio",
+        )
+        # Left of the diamond, above it: the curve's top is at the chart's right edge.
+        fig.text(
+            "x",
+            "y",
+            text="label",
+            source=self.paper,
+            x_offset=-10,
+            y_offset=-6,
+            text_align="right",
+            text_font_size="11px",
+            text_color="#1f8a4c",
+        )
+        fig.legend.location = "top_left"
+
+    def clear(self, capacities: Sequence[int]) -> None:
+        """No points, and the capacity axis spanning ``capacities`` and the paper's cache."""
+        for source in self.sources.values():
+            source.data = curve_columns([])
+        self.paper.data = {"x": [], "y": [], "label": []}
+        self.x_range.update(
+            start=capacities[0] / 1.5, end=max(capacities[-1], PAPER_LOCAL_CACHE_TOKENS) * 1.5
+        )
+
+    def show_points(self, engine: str, points: Sequence[InOrderReplay]) -> None:
+        self.sources[engine].data = curve_columns(points)
+
+    def show_paper_ratio(self, curve: TraceCurve) -> None:
+        """The paper's ratio beside the curve's top, for a whole trace's curve only."""
+        ratio = curve.paper_ratio
+        if ratio is not None:
+            self.paper.data = {
+                "x": [float(curve.capacities[-1])],
+                "y": [ratio],
+                "label": [f"paper: {ratio:.0%}"],
+            }

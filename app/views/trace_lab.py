@@ -1,0 +1,298 @@
+"""The workload lab's "Real traces" page (`?lab=real-traces`): a trace (shipped, or the
+learner's file), a slice, the block size and the engine as knobs; the hit-rate curve
+against capacity drawn point by point, with progress and Stop, and the gap to the paper;
+the slice replayed with time on the presets' charts. The runs are app/data/trace_lab.py's,
+the charts app/views/lab_charts.py's; app/views/lab_controls.py holds what this page and
+the presets' share."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import panel as pn
+
+from app.components import at_once
+from app.data.lab import DEFAULT_ENGINE, TRACES_PRESET
+from app.data.trace_lab import (
+    DEFAULT_TIMED_CAPACITY,
+    DEFAULT_TRACE_REQUESTS,
+    TraceCurveRun,
+    TraceTimedRun,
+    available_traces,
+    check_trace_knobs,
+    load_trace,
+    timed_problems,
+)
+from app.host.errors import logged
+from app.host.runtime import in_pyodide
+from app.render.lab import render_knob_error
+from app.render.lab_traces import (
+    render_curve_done,
+    render_curve_progress,
+    render_gap_sentences,
+    render_timed_done,
+    render_timed_intro,
+    render_timed_progress,
+    render_timed_result,
+    render_traces_intro,
+)
+from app.views.lab_charts import SOURCE_KEYS, CurveChart, RunCharts
+from app.views.lab_controls import STYLESHEETS, WRAPPING, LabGroup, lab_root, update_changed
+from engine.lab.request_trace import TRACE_BLOCK_TOKENS, TraceEntry, TraceError, parse_trace_bytes
+from engine.lab.trace_replay import InOrderReplay, trace_name_of
+from engine.lab.trace_timed import CANNOT_SHOW, DEFAULT_STEP_MS, TimedTraceRun
+
+YOUR_FILE = "your file"
+# The replay with time's charts (indices into CHARTS): the hit rate, the pool, preemptions
+# and the survival fraction, where time shows (concurrency, eviction, preemption).
+TIMED_CHARTS = (0, 2, 4, 5)
+# What the replay with time's runs are called in the charts' legends.
+TIMED_LABEL = "with time"
+# A timed knob's message goes beside its widget (the engine's names for them).
+TIMED_KNOB_CELLS = {"capacity_tokens": "capacity", "step_ms": "step_ms"}
+
+
+class TraceLabView(LabGroup):
+    """The "Real traces" group: a trace, a slice, the block size and the engine as knobs;
+    the curve drawn point by point, with progress and Stop; the gap to the paper."""
+
+    shows_traces = True
+
+    def __init__(
+        self, notices: Sequence[str] = (), engine: str = DEFAULT_ENGINE, **params: Any
+    ) -> None:
+        knobs = ("requests", "block_size", "upload", "step_ms", "capacity")
+        super().__init__(TRACES_PRESET, engine, notices, knobs, **params)
+        shipped = available_traces()
+        self.trace_select = at_once.Select(
+            label="Trace",
+            options=[*shipped, YOUR_FILE],
+            value=shipped[0] if shipped else YOUR_FILE,
+            width=200,
+        )
+        self.requests = at_once.IntInput(
+            label="Requests (first N; 0: all)", value=DEFAULT_TRACE_REQUESTS, width=200
+        )
+        self.block_size = at_once.IntInput(
+            label="block_size (vLLM, tokens)", value=TRACE_BLOCK_TOKENS, width=200
+        )
+        self.upload = pn.widgets.FileInput(accept=".jsonl,.json,.gz", width=240)
+        self.step_ms = at_once.FloatInput(
+            label="Step time (ms, with time)", value=DEFAULT_STEP_MS, width=200
+        )
+        self.capacity = at_once.IntInput(
+            label="Capacity (tokens, with time)", value=DEFAULT_TIMED_CAPACITY, width=200
+        )
+        self.timed_button = pn.widgets.Button(label="Run with time", width=130)
+        self._uploaded: list[TraceEntry] | None = None
+        self.curve_chart = CurveChart()
+        self.gap = pn.pane.HTML("", stylesheets=STYLESHEETS, sizing_mode="stretch_width")
+        # The replay with time: the workload lab's charts of a run (the overlay's sources
+        # left empty) and its numbers.
+        self.timed_charts = RunCharts(TIMED_CHARTS, lambda e, n: f"timed-source-{e}-{n}")
+        self.timed_sources = self.timed_charts.sources
+        self.timed_charts.show_legends([TIMED_LABEL], None, self.engines)
+        self.timed_intro = pn.pane.HTML(
+            render_timed_intro(CANNOT_SHOW), stylesheets=STYLESHEETS, sizing_mode="stretch_width"
+        )
+        self.timed_numbers = pn.pane.HTML("", stylesheets=STYLESHEETS, sizing_mode="stretch_width")
+        # The last replay with time's runs (it and the curve play one at a time).
+        self.timed: list[TimedTraceRun] | None = None
+        self.timed_button.on_click(self._on_timed)
+        self.upload.param.watch(self._on_upload, "value")
+        self.roots = self._build()
+
+    def _build(self) -> tuple[pn.Column, ...]:
+        def cell(widget: pn.widgets.Widget, name: str, error: bool = False) -> pn.Column:
+            errors = [self.knob_errors[name]] if error else []
+            return pn.Column(widget, *errors, margin=0, css_classes=[f"traces-{name}"])
+
+        controls = self.controls_root(
+            render_traces_intro(DEFAULT_TRACE_REQUESTS if in_pyodide() else None),
+            pn.FlexBox(
+                cell(self.preset_select, "preset"),
+                cell(self.trace_select, "trace"),
+                cell(self.requests, "requests", error=True),
+                cell(self.block_size, "block_size", error=True),
+                cell(self.engine, "engine"),
+                cell(self.upload, "upload", error=True),
+                cell(self.step_ms, "step_ms", error=True),
+                cell(self.capacity, "capacity", error=True),
+                **WRAPPING,
+            ),
+            self.buttons_row(self.timed_button),
+        )
+        timed = pn.Column(
+            self.timed_intro,
+            pn.FlexBox(*self.timed_charts.cells(), **WRAPPING),
+            self.timed_numbers,
+            sizing_mode="stretch_width",
+            css_classes=["lab-timed"],
+        )
+        return (
+            controls,
+            lab_root(
+                "lab-traces",
+                self.curve_chart.pane,
+                self.gap,
+                timed,
+                self.address_bar,
+                margin=(0, 16, 10, 16),
+            ),
+        )
+
+    @logged
+    def _on_upload(self, event: Any) -> None:
+        """A learner's own trace: read by the engine; a bad line's message beside it."""
+        if not event.new:
+            return
+        try:
+            self._uploaded = parse_trace_bytes(event.new)
+        except TraceError as error:
+            self._uploaded = None
+            self.show_knob_error("upload", str(error))
+            return
+        self.show_knob_error("upload", "")
+        self.trace_select.value = YOUR_FILE
+
+    async def _entries(self) -> tuple[str, list[TraceEntry]] | None:
+        """The trace's name and all its requests; None (and a message) when there is none."""
+        name = self.trace_select.value
+        if name == YOUR_FILE:
+            if self._uploaded is None:
+                self.show_knob_error("upload", "Choose a trace file (JSON lines, or gzipped)")
+                return None
+            filename = self.upload.filename or "your_trace.jsonl"
+            return trace_name_of(filename), self._uploaded
+        try:
+            return name, list(await load_trace(name))
+        except TraceError as error:
+            self.status.object = render_knob_error(str(error))
+            return None
+
+    async def checked_slice(self) -> tuple[str, list[TraceEntry], bool, int] | None:
+        """The trace's name, the slice the knobs ask for, whether it is the whole trace,
+        and the block size; each bad knob's message is shown beside it."""
+        chosen = await self._entries()
+        if chosen is None:
+            return None
+        name, entries = chosen
+        requests, block_size = self.requests.value, self.block_size.value
+        found = check_trace_knobs(requests, block_size, len(entries))
+        for knob in ("requests", "block_size"):
+            self.show_knob_error(knob, found.get(knob, ""))
+        if found or block_size is None:
+            return None
+        count = requests or len(entries)
+        return name, entries[:count], count >= len(entries), block_size
+
+    async def checked_run(self) -> TraceCurveRun | None:
+        """The curve the knobs ask for; each bad knob's message is shown beside it."""
+        chosen = await self.checked_slice()
+        if chosen is None:
+            return None
+        name, entries, whole, block_size = chosen
+        return TraceCurveRun(name, entries, whole, block_size, self.engines)
+
+    async def checked_timed_run(self) -> TraceTimedRun | None:
+        """The replay with time the knobs ask for; each bad knob's message is shown
+        beside it (one the page has no widget for, in the status line)."""
+        chosen = await self.checked_slice()
+        if chosen is None:
+            return None
+        _, entries, _, block_size = chosen
+        step_ms, capacity = self.step_ms.value, self.capacity.value
+        found = timed_problems(entries, self.engines, capacity, block_size, step_ms)
+        shown = {TIMED_KNOB_CELLS.get(knob, knob): message for knob, message in found.items()}
+        for name in self.knob_errors:
+            if name != "upload":
+                self.show_knob_error(name, shown.pop(name, ""))
+        if shown:
+            self.status.object = render_knob_error(" ".join(shown.values()))
+        if found or step_ms is None or capacity is None:
+            return None
+        return TraceTimedRun(entries, self.engines, capacity, block_size, step_ms)
+
+    def set_running(self, running: bool, can_run: bool = True) -> None:
+        super().set_running(running, can_run)
+        self.timed_button.disabled = running
+
+    @logged
+    def _on_timed(self, *_: Any) -> None:
+        pn.state.execute(self.start_timed)
+
+    async def start_timed(self) -> None:
+        """Replay the slice with time on the engines asked for (stopping a run in
+        progress), with progress, then draw each engine's run on the charts."""
+        run = await self.checked_timed_run()
+        if run is None:
+            return
+        self.begin(run)
+        with pn.io.hold():
+            self._show_timed([])
+            self.status.object = render_timed_progress(0.0)
+            self.set_running(True)
+
+        def show_progress(share: float) -> None:
+            if run is self._run:
+                update_changed(self.status, object=render_timed_progress(share))
+
+        runs = await run.play(show_progress)
+        if not self.end(run):
+            return
+        with pn.io.hold():
+            self.set_running(False)
+            if runs is None:
+                self.status.object = "Stopped: the replay with time did not finish."
+                return
+            self.timed = runs
+            self._show_timed(runs)
+            self.status.object = render_timed_done(len(run.entries), runs)
+
+    def _show_timed(self, runs: Sequence[TimedTraceRun]) -> None:
+        """Each engine's run with time on the charts (none: empty charts) and its numbers."""
+        by_engine = {run.engine: run for run in runs}
+        for engine, name in SOURCE_KEYS:
+            shown = by_engine.get(engine) if name == "run" else None
+            self.timed_charts.chart((engine, name), shown)
+        engines = [run.engine for run in runs] or list(self.engines)
+        self.timed_charts.show_legends([TIMED_LABEL], list(runs) or None, engines)
+        self.timed_numbers.object = render_timed_result(runs) if runs else ""
+
+    async def start(self) -> None:
+        """Play the knobs' curve (stopping one in progress), drawing each point as it comes."""
+        run = await self.checked_run()
+        if run is None:
+            return
+        self.begin(run)
+        started = time.perf_counter()
+        total = len(run.capacities) * len(run.engines)
+        with pn.io.hold():
+            self.curve_chart.clear(run.capacities)
+            self.gap.object = ""
+            self.status.object = render_curve_progress(0.0, 0, total)
+            self.set_running(True)
+
+        def show_point(engine: str, points: list[InOrderReplay]) -> None:
+            if run is not self._run:
+                return
+            with pn.io.hold():
+                self.curve_chart.show_points(engine, points)
+                done = sum(len(p) for p in run.points.values())
+                self.status.object = render_curve_progress(run.progress, done, total)
+
+        curve = await run.play(show_point)
+        if not self.end(run):
+            return
+        with pn.io.hold():
+            self.set_running(False)
+            if curve is None:
+                self.status.object = "Stopped: the chart shows the points played so far."
+                return
+            self.curve_chart.show_paper_ratio(curve)
+            self.gap.object = render_gap_sentences(curve.gaps, curve.whole_trace, curve.requests)
+            self.status.object = render_curve_done(
+                curve.requests, time.perf_counter() - started, len(curve.points)
+            )
