@@ -318,7 +318,7 @@ class Scheduler:
             self.release_kv_cache(req)
             self.finished.append(req)
         if done:
-            self.batch_is_full = False  # filter_batch shrank it (scheduler.py:3975-3978)
+            self.batch_is_full = False  # filter_batch shrank it (scheduler.py:3963-3968)
         return done
 
     def run(self, max_steps: int = 10_000) -> None:
