@@ -390,6 +390,8 @@ def test_a_retraction_is_logged_and_the_request_waits_again() -> None:
         f"#new_token_ratio: {retraction.old_ratio:.4f} -> 1.0000"
     )
     assert step.result == "retract R1; decode R0"
+    text = t.narration_text(step)  # no text written: described from the step's facts
+    assert "R1 went back to the waiting queue" in text and "now 1.0000" in text
     last = t.steps[-1].snapshot
     assert not last.waiting and not last.running
     assert last.request("R1").num_output_tokens == 53
