@@ -15,6 +15,7 @@ from importlib import resources
 from typing import Any, Literal, get_args
 
 from engine.lab.tokenizer import tokenize
+from engine.sglang.schedule_policy import CLIP_MAX_NEW_TOKENS, fits_an_empty_pool
 from engine.vllm.kv_cache_manager import cdiv
 
 # preempt and keep set the reset's flags; first-chunk turns off the admission
@@ -574,14 +575,14 @@ def validate_sglang(scenario: Scenario, where: ActionPlace | None = None) -> Non
         for field in SGLANG_REQUEST_FIELDS_NOT_MODELLED:
             if getattr(spec, field) is not None:
                 raise ScenarioError(f"{place(part, index)}: {field} is not modelled on SGLang")
-        # with pages, the row takes whole pages
-        num_tokens = len(spec.prompt_token_ids) + spec.max_tokens - 1
-        needed = cdiv(num_tokens, options.page_size) * options.page_size + spec.max_tokens
-        if needed > slots:
+        num_tokens = len(spec.prompt_token_ids)
+        if not fits_an_empty_pool(num_tokens, spec.max_tokens, options.page_size, slots):
+            # the smallest pool that admits it
+            needed = num_tokens + min(spec.max_tokens, CLIP_MAX_NEW_TOKENS) + options.page_size + 1
             raise ScenarioError(
                 f"{place(part, index)}: request {spec.request_id!r} needs {needed} KV slots "
-                f"on SGLang (its prompt and its max_tokens, reserved at admission) but the "
-                f"SGLang pool has {slots}"
+                f"on SGLang (admission wants its prompt, its max_tokens and a page strictly "
+                f"below the free slots) but the SGLang pool has {slots}"
             )
 
 

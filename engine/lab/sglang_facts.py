@@ -54,6 +54,17 @@ class Eviction:
 
 
 @dataclass(frozen=True)
+class Retraction:
+    """A decode that could not get its pages (``Scheduler.retract_decode``)."""
+
+    retracted: tuple[str, ...]  # in the order retracted (back to the waiting queue so)
+    aborted: tuple[str, ...]  # the last one, when even it alone did not fit
+    tokens_gained: int  # free slots after, less free slots before
+    old_ratio: float  # new_token_ratio before
+    new_ratio: float  # and after
+
+
+@dataclass(frozen=True)
 class SGLangStepFacts:
     walks: tuple[Walk, ...] = ()
     splits: tuple[Split, ...] = ()
@@ -63,6 +74,7 @@ class SGLangStepFacts:
     freed: tuple[int, ...] = ()  # slots given back to the pool (evictions included)
     admitted: tuple[str, ...] = ()  # requests admitted, in order
     finished: tuple[str, ...] = ()
+    retraction: Retraction | None = None
     # ("allocated" or "freed", slot) in order, so "taken, then freed" can be told
     # from "freed, then taken"
     order: tuple[tuple[str, int], ...] = ()
@@ -111,6 +123,7 @@ class _Record:
     freed: list[int] = field(default_factory=list)
     admitted: list[str] = field(default_factory=list)
     finished: list[str] = field(default_factory=list)
+    retraction: Retraction | None = None
     order: list[tuple[str, int]] = field(default_factory=list)
 
     def facts(self) -> SGLangStepFacts:
@@ -123,6 +136,7 @@ class _Record:
             freed=tuple(self.freed),
             admitted=tuple(self.admitted),
             finished=tuple(self.finished),
+            retraction=self.retraction,
             order=tuple(self.order),
         )
 
@@ -164,6 +178,7 @@ class TreeRecorder:
         wrap(scheduler, "schedule", self._around_schedule)
         wrap(scheduler, "checkpoint", self._around_checkpoint)
         wrap(scheduler, "release_kv_cache", self._around_release)
+        wrap(scheduler, "retract_decode", self._around_retract)
 
     def take(self) -> SGLangStepFacts:
         facts, self._record = self._record.facts(), _Record()
@@ -315,10 +330,31 @@ class TreeRecorder:
         finally:
             self._phase, self._request = phase, request
 
-    def _around_release(self, original: Callable[..., None], req: Req) -> None:
-        self._record.finished.append(req.rid)
+    def _around_release(
+        self, original: Callable[..., None], req: Req, *, checkpoint: bool = True
+    ) -> None:
+        if checkpoint:  # a retracted request's KV is released without caching it
+            self._record.finished.append(req.rid)
         request, self._request = self._request, req.rid
         try:
-            original(req)
+            original(req, checkpoint=checkpoint)
         finally:
             self._request = request
+
+    def _around_retract(
+        self, original: Callable[..., tuple[list[Req], float, list[Req]]], batch: list[Req]
+    ) -> tuple[list[Req], float, list[Req]]:
+        with untraced():
+            available = self.scheduler.allocator.available_size()
+            old_ratio = self.scheduler.new_token_ratio_tracker.current
+        retracted, new_ratio, kept = original(batch)
+        with untraced():
+            gone = {id(r) for r in retracted} | {id(r) for r in kept}
+            self._record.retraction = Retraction(
+                retracted=tuple(r.rid for r in retracted),
+                aborted=tuple(r.rid for r in batch if id(r) not in gone),
+                tokens_gained=self.scheduler.allocator.available_size() - available,
+                old_ratio=old_ratio,
+                new_ratio=new_ratio,
+            )
+        return retracted, new_ratio, kept

@@ -15,8 +15,9 @@ The SGLang counterpart of engine/lab/narration.py: a text says ``{inserted}`` or
   ``evictable_size``, ``protected_size``, ``evicted_tokens`` (this step),
   ``stats.queries``, ``stats.hits``, ``stats.evicted_tokens``, ``stats.evicted_nodes``,
   ``stats.splits``, ``stats.resets``;
-- requests: ``admitted``, ``finished`` (this step), ``waiting``, ``running`` (now, the
-  waiting queue in its order), written ``S1 and S2``;
+- requests: ``admitted``, ``finished``, ``retracted`` (this step, in the order retracted),
+  ``waiting``, ``running`` (now, the waiting queue in its order), written ``S1 and S2``;
+  ``new_token_ratio`` (after this step's retraction, written ``1.0000``; none: empty);
 - per request, by its id: ``{S2.hit_tokens}`` (its matched prefix at admission),
   ``{S2.missed_tokens}``, ``{S2.prompt_tokens}``, ``{S2.num_tokens}``,
   ``{S2.slots}`` (its row of KV slots), ``{S2.node}`` (where its last match ended),
@@ -236,6 +237,8 @@ def sglang_narration_context(facts: SGLangStepFacts, snapshot: SGLangSnapshot) -
         stats=snapshot.counters,
         admitted=RequestList(facts.admitted),
         finished=RequestList(facts.finished),
+        retracted=RequestList(facts.retraction.retracted if facts.retraction else ()),
+        new_token_ratio=f"{facts.retraction.new_ratio:.4f}" if facts.retraction else "",
         waiting=RequestList(snapshot.waiting),
         running=RequestList(snapshot.running),
     )
@@ -295,6 +298,11 @@ def describe_sglang_step(
         sentences.append(
             "Evicted {evicted} ({evicted_tokens} tokens), leaves first: {evicted_slots} "
             "went back to the pool."
+        )
+    if facts.retraction is not None:
+        sentences.append(
+            "The decode could not get its slots: {retracted} went back to the waiting queue, "
+            "their slots freed and not cached; new_token_ratio is now {new_token_ratio}."
         )
     if facts.finished:
         sentences.append("{finished} finished and unlocked its path.")

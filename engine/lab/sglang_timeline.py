@@ -66,8 +66,11 @@ ENGINE_DEAD_RESULT = "not run: the scheduler is dead (an assertion failed in it)
 # SGLang's prefill-batch log line (managers/scheduler_components/metrics_reporter.py:
 # 753-760) with the fields this model has: no timing, CUDA graph or pending tokens.
 PREFILL_LOGGER = "sglang.srt.managers.scheduler_components.metrics_reporter"
-# flush_cache's own lines (managers/scheduler.py:5538, 5541-5545)
-FLUSH_LOGGER = "sglang.srt.managers.scheduler"
+# flush_cache's own lines (managers/scheduler.py:5538, 5541-5545), and a retraction's
+# (:4526-4537)
+FLUSH_LOGGER = RETRACT_LOGGER = "sglang.srt.managers.scheduler"
+# retract_decode's line for a request aborted out of memory (schedule_batch.py:3533-3535)
+BATCH_LOGGER = "sglang.srt.managers.schedule_batch"
 
 
 @dataclass(frozen=True)
@@ -213,18 +216,26 @@ class _Run:
 
     def _do_step(self, action: Action) -> str | None:
         self.step_admitted = []
-        running_before = [req.rid for req in self.scheduler.running]
+        running_before = list(self.scheduler.running)
         finished = self.scheduler.step()
         parts = [
             f"{req.rid} ({len(req.origin_input_ids)} tokens, {self.hit_tokens[req.rid]} cached)"
             for req in self.step_admitted
         ]
         done = [req.rid for req in finished]
+        # a retracted request waits again; an aborted one left unfinished
+        retracted = [req.rid for req in self.scheduler.waiting_queue if req in running_before]
+        aborted = [req.rid for req in running_before if req.to_finish is not None]
+        decoded = [
+            req.rid for req in running_before if req.rid not in retracted and req.rid not in aborted
+        ]
         text = "; ".join(
             part
             for part in (
                 "prefill " + ", ".join(parts) if parts else "",
-                "decode " + ", ".join(running_before) if running_before else "",
+                "retract " + ", ".join(retracted) if retracted else "",
+                "abort " + ", ".join(aborted) if aborted else "",
+                "decode " + ", ".join(decoded) if decoded else "",
                 "finished " + ", ".join(done) if done else "",
             )
             if part
@@ -267,6 +278,27 @@ class _Run:
             evicted_nodes=self.counters.evicted_nodes + len(facts.evictions),
             splits=self.counters.splits + len(facts.splits),
         )
+        retraction = facts.retraction
+        if retraction is not None:
+            # retract_decode logs an abort before update_running_batch logs the retraction
+            self.logs += [
+                LogLine(
+                    "WARNING",
+                    BATCH_LOGGER,
+                    f"retract_decode: aborted last request {rid} due to OOM",
+                )
+                for rid in retraction.aborted
+            ]
+            self.logs.append(
+                LogLine(
+                    "WARNING",
+                    RETRACT_LOGGER,
+                    "KV cache pool is full. Retract requests. "
+                    f"#retracted_reqs: {len(retraction.retracted)}, "
+                    f"#new_tokens_gained: {retraction.tokens_gained}, "
+                    f"#new_token_ratio: {retraction.old_ratio:.4f} -> {retraction.new_ratio:.4f}",
+                )
+            )
         logs, self.logs = tuple(self.logs), []
         return take_sglang_snapshot(
             self.scheduler,

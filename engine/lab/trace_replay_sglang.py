@@ -16,8 +16,9 @@ The same figures as vLLM's replay (an ``InOrderReplay`` with ``engine`` "sglang"
 ``hits`` is the matched prefix at admission; ``uncapped_hits`` also counts the last page
 when the tree holds it (the cap's cost: one token at page size 1); ``evictions`` counts
 evicted tokens; ``num_gpu_blocks`` is the pool's pages. A request SGLang could never admit
-(its page-rounded prompt plus its one reserved output token exceed the pool) is skipped
-and counted as a miss, as on vLLM.
+(its prompt, its one output token and a page not strictly below the pool) is skipped and
+counted as a miss, as on vLLM. With pages, a prefill evicts for its extend and one page
+more (``alloc_paged_token_slots_extend``), as the scheduler does.
 
 **The pool counts slots** (``SlotCounter``) instead of listing them: the tree stores each
 token's slot index and gives it back, but nothing the tree or the scheduler decides depends
@@ -44,7 +45,7 @@ from engine.lab.trace_replay import (
 from engine.lab.workload_sglang import SGLANG_PAGE_SIZE, SGLANG_SCHEDULE_POLICY
 from engine.sglang.allocator import KVAllocator
 from engine.sglang.radix_cache import RadixCache, RadixKey, TreeNode
-from engine.sglang.schedule_policy import CLIP_MAX_NEW_TOKENS
+from engine.sglang.schedule_policy import fits_an_empty_pool
 from engine.sglang.scheduler import Req, Scheduler
 
 # The in-order replay computes the prompt only: one output token, sampled, never computed.
@@ -112,7 +113,7 @@ def replay_in_order_sglang(
 
 class _CacheReplay:
     """A request at a time, SGLang's scheduler's calls made directly: ``match_kv_cache``'s
-    match (all but the last token) and the lock; ``_alloc_row``'s eviction and allocation;
+    match (all but the last token) and the lock; ``alloc_for_extend``'s eviction and allocation;
     ``release_kv_cache``'s insert of the prompt, the duplicates and the partial page freed,
     the unlock. (The scheduler's checkpoint also matches the inserted prompt again to move
     the lock: that only restamps the path it just stamped, and the lock is released.)"""
@@ -147,10 +148,9 @@ class _CacheReplay:
                 result.completed = False
                 break
             num_tokens = entry.input_length
-            # What admission needs with the tree empty: the prompt's pages and the
-            # reserved output token.
-            pages = -(-num_tokens // page_size) * page_size
-            skipped = pages + min(MAX_NEW_TOKENS, CLIP_MAX_NEW_TOKENS) > slots
+            # What admission wants with nothing running: the prompt, the output token and
+            # a page strictly below the pool.
+            skipped = not fits_an_empty_pool(num_tokens, MAX_NEW_TOKENS, page_size, slots)
             hit = uncapped = evictions = 0
             if not skipped:
                 # A tuple once: the tree's keys take it as it is (a list was copied twice).
@@ -171,9 +171,11 @@ class _CacheReplay:
         uncapped = _uncapped(tree, token_ids, hit, last_node)
         tree.inc_lock_ref(last_node)
         need = -(-num_tokens // page_size) * page_size - hit
+        # alloc_for_extend evicts for the extend, and with pages for one page more
+        evict_for = num_tokens - hit + (page_size if page_size > 1 else 0)
         evicted = 0
-        if pool.available_size() < need:
-            evicted = tree.evict(need - pool.available_size())
+        if pool.available_size() < evict_for:
+            evicted = tree.evict(evict_for - pool.available_size())
         slots = pool.alloc(need)
         assert slots is not None, "an in-order replay always has room for one request"
         # The path's slots: the match ends at its last node's end, so exactly ``hit`` of them

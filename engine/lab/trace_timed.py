@@ -49,7 +49,7 @@ from engine.lab.workload import (
     WorkloadRunner,
 )
 from engine.lab.workload_sglang import SGLANG_PAGE_SIZE, SGLangWorkloadRunner
-from engine.sglang.schedule_policy import CLIP_MAX_NEW_TOKENS
+from engine.sglang.schedule_policy import fits_an_empty_pool
 from engine.sglang.scheduler import Req
 from engine.vllm.kv_cache_manager import cdiv
 from engine.vllm.kv_cache_utils import BlockHash
@@ -289,9 +289,9 @@ class TimedSGLangRunner(SGLangWorkloadRunner):
         slots = knobs.capacity_tokens // page_size * page_size
 
         def fits(entry: TraceEntry) -> bool:
-            # Admission needs the page-rounded prompt and the reserved (clipped) output.
-            pages = cdiv(entry.input_length, page_size) * page_size
-            return pages + min(_output_tokens(entry), CLIP_MAX_NEW_TOKENS) <= slots
+            # Admission wants the prompt, the (clipped) output and a page strictly below
+            # the pool (PrefillAdder.add_one_req).
+            return fits_an_empty_pool(entry.input_length, _output_tokens(entry), page_size, slots)
 
         self.trace = _TimedTrace(entries, knobs.step_ms, fits)
         num_gpu_blocks = num_gpu_blocks_for(knobs.capacity_tokens, page_size)

@@ -7,6 +7,11 @@ long prefix (>= ``IN_BATCH_PREFIX_CACHING_DEPRIORITIZE_THRESHOLD``) with a reque
 ahead of it in the queue goes to the back, so the first one caches the prefix for
 it. ``fcfs`` (SGLang's default) keeps arrival order. With more than
 ``WAITING_QUEUE_PREFIX_MATCH_MAX`` waiting requests ``lpm`` falls back to ``fcfs``.
+
+``PrefillAdder`` admits requests into one prefill batch (with chunked prefill off and the
+plain token pool): a request goes in while its uncached tokens, its remaining output
+(clipped) and one page stay strictly below the budget (``prefill_budget.PrefillBudget``),
+and, after the first, while its page-ceiled extend is below the batch's input budget.
 """
 
 from __future__ import annotations
@@ -15,7 +20,9 @@ from collections.abc import Sequence
 from enum import Enum
 from typing import Protocol
 
-from engine.sglang.radix_cache import RadixCache, RadixKey, TreeNode
+from engine.sglang.allocator import KVAllocator
+from engine.sglang.prefill_budget import PrefillBudget
+from engine.sglang.radix_cache import RadixCache, RadixKey, TreeLock, TreeNode
 
 # Defaults from schedule_policy.py (each overridable there by an environment variable).
 IN_BATCH_PREFIX_CACHING_CHECK_THRESHOLD = 32
@@ -33,6 +40,14 @@ class CacheAgnosticPolicy(Enum):
 
 
 Policy = CacheAwarePolicy | CacheAgnosticPolicy
+
+
+class AddReqResult(Enum):
+    """schedule_policy.py:571-574."""
+
+    CONTINUE = "continue"  # Continue to add requests
+    NO_TOKEN = "no_token"  # No token left
+    OTHER = "other"  # Other reasons to stop adding requests
 
 
 class WaitingRequest(Protocol):
@@ -110,3 +125,108 @@ class SchedulePolicy:
                 else:
                     self.waiting_queue_radix_tree.insert(key, [0] * len(prefix_ids))
         return deprioritized
+
+
+def fits_an_empty_pool(num_tokens: int, max_new_tokens: int, page_size: int, size: int) -> bool:
+    """Whether ``PrefillAdder`` admits a request of ``num_tokens`` (prompt and outputs so
+    far) into a pool of ``size`` slots holding nothing else but evictable or its own
+    cached prefix: ``extend + max_new + page_size < remaining_total``, where a cached
+    prefix leaves ``extend`` and ``remaining_total`` alike (schedule_policy.py:1405-1412,
+    prefill_budget.py:114-130). One that does not is never admitted."""
+    return num_tokens + min(max_new_tokens, CLIP_MAX_NEW_TOKENS) + page_size < size
+
+
+class AdmittedRequest(WaitingRequest, Protocol):
+    max_new_tokens: int  # SGLang's sampling_params.max_new_tokens
+    lock: TreeLock | None
+
+
+class PrefillAdder:
+    """One prefill batch's admission (schedule_policy.py:607-1705, the paths taken with
+    default server args: no chunked prefill, no ignore_eos, no SWA/Mamba/HiCache, no
+    LoRA, no priority preemption)."""
+
+    def __init__(
+        self,
+        page_size: int,
+        tree_cache: RadixCache,
+        token_to_kv_pool_allocator: KVAllocator,
+        running_reqs: Sequence[AdmittedRequest],
+        new_token_ratio: float,
+        rem_input_tokens: int,
+    ) -> None:
+        self.page_size = page_size
+        self.tree_cache = tree_cache
+        self.new_token_ratio = new_token_ratio
+        self.rem_input_tokens = rem_input_tokens
+        self.memory_budget = PrefillBudget(token_to_kv_pool_allocator, tree_cache)
+        self.can_run_list: list[AdmittedRequest] = []
+        # the running requests' expected outputs (schedule_policy.py:670-677)
+        self.memory_budget.total_offset += sum(
+            self._get_running_request_total_token_offset(r) for r in running_reqs
+        )
+        # one page per request for page alignment (schedule_policy.py:733-737)
+        self.per_req_token_overhead = self.page_size
+
+    def _get_running_request_total_token_offset(self, req: AdmittedRequest) -> float:
+        """schedule_policy.py:785-794 (no ignore_eos: always the ratio)."""
+        remaining = min(req.max_new_tokens - len(req.output_ids), CLIP_MAX_NEW_TOKENS)
+        return remaining * self.new_token_ratio
+
+    @property
+    def rem_total_tokens(self) -> float:
+        return self.memory_budget.remaining_total
+
+    def ceil_paged_tokens(self, tokens: int) -> int:
+        return -(-tokens // self.page_size) * self.page_size
+
+    def budget_state(self) -> AddReqResult:
+        """schedule_policy.py:874-893."""
+        if not self.memory_budget.has_capacity():
+            return AddReqResult.NO_TOKEN
+        if self.rem_input_tokens <= 0:
+            return AddReqResult.OTHER
+        return AddReqResult.CONTINUE
+
+    def add_one_req(self, req: AdmittedRequest) -> AddReqResult:
+        """schedule_policy.py:1395-1590. ``req`` has been matched (its prefix_len and
+        last_node). Returns what the *next* candidate should do."""
+        full_len = len(req.origin_input_ids) + len(req.output_ids)
+        # the remaining output, clipped (:1405-1410)
+        max_new = min(max(req.max_new_tokens - len(req.output_ids), 0), CLIP_MAX_NEW_TOKENS)
+        cand_extend_input_len = full_len - req.prefix_len
+        total_tokens = cand_extend_input_len + max_new + self.per_req_token_overhead  # :1412
+        assert req.last_node is not None
+        # the prefix is pinned while the request is sized, so it is not counted as
+        # evictable (:1431, _lock_node :1225-1239)
+        pin = self.tree_cache.lock(req.last_node)
+        try:
+            # _select_prefill_admission (:1592-1683)
+            extend_len = full_len - req.prefix_len
+            input_tokens = self.ceil_paged_tokens(extend_len)
+            if not self.memory_budget.check_prefill(total_tokens):
+                return AddReqResult.NO_TOKEN
+            # without chunking, the first request goes in even above the input cap (:1628-1634)
+            if self.can_run_list and input_tokens >= self.rem_input_tokens:
+                return AddReqResult.OTHER
+            # the whole output, clipped (not what is left of it) (:1636)
+            max_new_tokens = min(req.max_new_tokens, CLIP_MAX_NEW_TOKENS)
+            # _commit_prefill_admission (:1685-1705)
+            req.lock = self.tree_cache.lock(req.last_node)
+            self.can_run_list.append(req)
+            self._update_prefill_budget(extend_len, max_new_tokens)
+        finally:
+            self.tree_cache.unlock(pin)
+        # this verdict is for the next candidate (:1589-1590)
+        return self.budget_state()
+
+    def _update_prefill_budget(self, extend_input_len: int, max_new_tokens: int) -> None:
+        """schedule_policy.py:895-952: the KV budget takes the page-ceiled extend, one
+        page (per_req_token_overhead) and the output; the input budget the ceiled extend."""
+        extend_input_len = self.ceil_paged_tokens(extend_input_len)
+        self.memory_budget.reserve(
+            extend_input_len,
+            max_new_tokens,
+            extra_tokens=self.per_req_token_overhead - self.page_size,
+        )
+        self.rem_input_tokens -= extend_input_len

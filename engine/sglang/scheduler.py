@@ -1,14 +1,22 @@
 """A minimal SGLang scheduler: just what touches the prefix cache.
 
-Each ``step`` orders the waiting queue (``SchedulePolicy``), admits requests while
-the pool (free slots plus evictable tree tokens, less what running requests may
-still generate) holds their uncached tokens plus their ``max_new_tokens`` and the
-prefill batch's input budget (``max_prefill_tokens``) is not spent, runs a
-deterministic stand-in model (one token per running request) and releases the
-finished ones. An admitted request locks its matched path; once its prefill ran, its
+Each ``step`` orders the waiting queue (``SchedulePolicy``) and admits requests into a
+prefill batch (``PrefillAdder``: a request fits while its uncached tokens, its
+remaining output, clipped, and one page stay strictly below the free and evictable
+slots less what is already promised: the running requests' remaining outputs times
+``new_token_ratio`` and, for each request admitted before it, its page-ceiled extend,
+a page and its output), allocates the batch's slots (``alloc_for_extend``), then
+decodes the requests that were already running (``update_running_batch``): if the
+pages the decode needs cannot be had even by evicting, requests are retracted (their
+KV freed, not cached; back to the end of the waiting queue) until they can. A
+deterministic stand-in model gives each running request one token; the finished ones
+are released. An admitted request locks its matched path; once its prefill ran, its
 prompt goes into the tree (``checkpoint``), so later requests can match it while it
 still runs; on finish its whole sequence does, duplicates of cached slots go back to
 the pool, and its lock is released (``mem_cache/common.py`` ``release_kv_cache``).
+
+Unlike SGLang, a step both prefills the admitted batch and decodes the running one
+(SGLang runs either a prefill batch or, when none is admitted, a decode batch).
 
 Slot conservation: free slots + slots in the tree + slots held only by running
 requests == pool size, at every step.
@@ -19,8 +27,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from engine.sglang.allocator import KVAllocator
+from engine.sglang.new_token_ratio_tracker import SGLANG_RETRACT_DECODE_STEPS, NewTokenRatioTracker
 from engine.sglang.radix_cache import RadixCache, RadixKey, TreeLock, TreeNode
-from engine.sglang.schedule_policy import CLIP_MAX_NEW_TOKENS, SchedulePolicy, match_kv_cache
+from engine.sglang.schedule_policy import (
+    AddReqResult,
+    PrefillAdder,
+    SchedulePolicy,
+    match_kv_cache,
+)
 
 FIRST_GENERATED_TOKEN_ID = 50_000
 # server args' max_prefill_tokens default (arg_groups/fields/schedule.py:71-81)
@@ -47,6 +61,9 @@ class Req:
     kv_row: list[int] = field(default_factory=list)
     # row positions [0, cache_protected_len) are the tree's, not the request's
     cache_protected_len: int = 0
+    retraction_count: int = 0
+    # why it left the scheduler unfinished: "abort" (out of memory even alone)
+    to_finish: str | None = None
 
     def finished(self) -> bool:
         return len(self.output_ids) >= self.max_new_tokens
@@ -54,6 +71,16 @@ class Req:
     def owned_kv_len(self) -> int:
         """Tokens with KV: all but the last sampled one."""
         return len(self.origin_input_ids) + len(self.output_ids) - 1
+
+    def reset_for_retract(self) -> None:
+        """schedule_batch.py:2049-2066: back to a fresh request that keeps its outputs
+        (a later prefill computes the prompt and them again)."""
+        self.retraction_count += 1
+        self.prefix_len = 0
+        self.last_node = None
+        self.cache_protected_len = 0
+        self.num_matched_prefix_tokens = 0
+        self.lock = None
 
 
 class Scheduler:
@@ -72,7 +99,11 @@ class Scheduler:
         self.max_prefill_tokens = max_prefill_tokens
         self.waiting_queue: list[Req] = []
         self.running: list[Req] = []
-        self.finished: list[Req] = []
+        self.finished: list[Req] = []  # finished, and the few aborted (``to_finish``)
+        self.new_token_ratio_tracker = NewTokenRatioTracker.from_config()  # scheduler.py:1474
+        # the running batch's batch_is_full: a prefill that ran out of KV stops
+        # admission until a running request leaves (scheduler.py:4090-4101, 4279-4284)
+        self.batch_is_full = False
 
     def add_request(self, req: Req) -> None:
         assert req.max_new_tokens >= 1 and req.origin_input_ids
@@ -83,90 +114,198 @@ class Scheduler:
     def _page_ceil(self, n: int) -> int:
         return -(-n // self.page_size) * self.page_size
 
-    def _alloc_row(self, req: Req, new_len: int) -> bool:
-        """Grow the request's row to ``new_len`` positions, evicting if short. With
-        pages, a new page is taken only when the row's last page is full."""
-        have = self._page_ceil(len(req.kv_row))
-        need = self._page_ceil(new_len) - have
+    def evict_from_tree_cache(self, num_tokens: int) -> None:
+        """Evict until ``num_tokens`` slots are free or nothing is evictable
+        (mem_cache/common.py:283-289, allocator/base.py:155-169)."""
+        shortfall = num_tokens - self.allocator.available_size()
+        if shortfall > 0:
+            self.tree_cache.evict(shortfall)
+
+    def _grow_rows(self, reqs: list[Req], new_lens: list[int]) -> bool:
+        """Grow each request's row to its new length with one allocation for the batch,
+        handed out in batch order; with pages, a row first fills its last page and takes
+        a new page only when that is full (``alloc_extend`` / ``alloc_decode``,
+        allocator/paged.py:41-133). Evicts nothing: the caller has."""
+        needs = [
+            self._page_ceil(new_len) - self._page_ceil(len(req.kv_row))
+            for req, new_len in zip(reqs, new_lens, strict=True)
+        ]
         slots: list[int] = []
-        if need > 0:
-            if self.allocator.available_size() < need:
-                self.tree_cache.evict(need - self.allocator.available_size())
-            got = self.allocator.alloc(need)
+        if sum(needs):
+            got = self.allocator.alloc(sum(needs))
             if got is None:
                 return False
             slots = got
-        if self.page_size > 1 and len(req.kv_row) < have:
-            last_page = req.kv_row[-1] // self.page_size * self.page_size
-            spare = list(range(req.kv_row[-1] + 1, last_page + self.page_size))
-            slots = spare + slots
-        req.kv_row.extend(slots[: new_len - len(req.kv_row)])
+        start = 0
+        for req, new_len, need in zip(reqs, new_lens, needs, strict=True):
+            fresh = slots[start : start + need]
+            start += need
+            spare: list[int] = []
+            if self.page_size > 1 and len(req.kv_row) < self._page_ceil(len(req.kv_row)):
+                last_page = req.kv_row[-1] // self.page_size * self.page_size
+                spare = list(range(req.kv_row[-1] + 1, last_page + self.page_size))
+            req.kv_row.extend((spare + fresh)[: new_len - len(req.kv_row)])
         return True
 
-    def reserved_tokens(self) -> int:
-        """What the running requests may still generate (each clipped)."""
-        return sum(
-            min(r.max_new_tokens - len(r.output_ids), CLIP_MAX_NEW_TOKENS) for r in self.running
-        )
+    # ---- a prefill batch ----
 
-    def rem_total_tokens(self, reserved: int | None = None) -> int:
-        """``reserved``: ``reserved_tokens()``, when the caller keeps it up to date."""
-        if reserved is None:
-            reserved = self.reserved_tokens()
-        return self.allocator.available_size() + self.tree_cache.evictable_size() - reserved
+    def schedule(self) -> list[Req]:
+        """Admit what fits, in policy order, into one prefill batch and allocate its
+        slots (``_get_new_batch_prefill_raw``, scheduler.py:4079-4330, with chunked
+        prefill off: see ``PrefillAdder``)."""
+        if not self.running:
+            self.batch_is_full = False  # :4095-4096
+        if self.batch_is_full or not self.waiting_queue:
+            return []  # :4098-4101
+        self.policy.calc_priority(self.waiting_queue)  # type: ignore[arg-type]
+        adder = PrefillAdder(
+            self.page_size,
+            self.tree_cache,
+            self.allocator,
+            self.running,
+            self.new_token_ratio_tracker.current,
+            self.max_prefill_tokens,
+        )
+        for req in self.waiting_queue:
+            if adder.budget_state() is AddReqResult.OTHER:
+                break  # :4207-4208
+            # init_next_round_input: match all but the last token (schedule_batch.py:1692-1768)
+            full_len = len(req.origin_input_ids) + len(req.output_ids)
+            match_kv_cache(req, self.tree_cache, max_prefix_len=full_len - 1)
+            res = adder.add_one_req(req)
+            if res is not AddReqResult.CONTINUE:
+                if res is AddReqResult.NO_TOKEN:
+                    # :4279-4284
+                    self.batch_is_full = bool(adder.can_run_list) or bool(self.running)
+                break
+        admitted: list[Req] = adder.can_run_list  # type: ignore[assignment]
+        if not admitted:
+            return []
+        taken = {id(req) for req in admitted}
+        self.waiting_queue[:] = [req for req in self.waiting_queue if id(req) not in taken]
+        self.alloc_for_extend(admitted)
+        self.running.extend(admitted)
+        return admitted
+
+    def alloc_for_extend(self, reqs: list[Req]) -> None:
+        """Each row starts with its cached prefix's slots; the batch's uncached tokens
+        are allocated at once after evicting for them, and with pages for one more page
+        per request (mem_cache/allocation.py:374-488: ``alloc_token_slots`` :152-172,
+        ``alloc_paged_token_slots_extend`` :186-201)."""
+        new_lens = []
+        for req in reqs:
+            assert req.last_node is not None
+            req.kv_row = self.tree_cache.path_device_indices(req.last_node)[: req.prefix_len]
+            req.cache_protected_len = req.prefix_len
+            new_lens.append(len(req.origin_input_ids) + len(req.output_ids))
+        extend_num_tokens = sum(n - req.prefix_len for req, n in zip(reqs, new_lens, strict=True))
+        if self.page_size == 1:
+            self.evict_from_tree_cache(extend_num_tokens)
+        else:
+            self.evict_from_tree_cache(extend_num_tokens + len(reqs) * self.page_size)
+        ok = self._grow_rows(reqs, new_lens)
+        assert ok, "admission checked the pool"
+
+    # ---- a decode batch ----
+
+    def new_tokens_required_next_decode(self, reqs: list[Req]) -> int:
+        """A page for each request whose last page is full (schedule_batch.py:3403-3417;
+        ``kv_committed_len`` is the row's length)."""
+        return self.page_size * sum(1 for r in reqs if len(r.kv_row) % self.page_size == 0)
+
+    def check_decode_mem(self, reqs: list[Req]) -> bool:
+        """Evict for the next decode's pages, then whether they are free
+        (schedule_batch.py:3432-3449, allocator/base.py:171-185)."""
+        num_tokens = self.new_tokens_required_next_decode(reqs)
+        self.evict_from_tree_cache(num_tokens)
+        return self.allocator.available_size() >= num_tokens
+
+    def update_running_batch(self, batch: list[Req]) -> list[Req]:
+        """Decode the running requests (scheduler.py:4459-4552): retract some if their
+        pages cannot be had, else decay ``new_token_ratio``; then allocate the decode's
+        slots. Returns the requests that decode, in the batch's new order."""
+        if not batch:
+            return batch
+        initial_bs = len(batch)
+        if not self.check_decode_mem(batch):
+            retracted, new_token_ratio, batch = self.retract_decode(batch)
+            self.new_token_ratio_tracker.current = new_token_ratio  # :4513
+            self.waiting_queue.extend(retracted)  # _add_request_to_queue :3480-3497
+        else:
+            self.new_token_ratio_tracker.decay_step()  # :4542
+        if len(batch) < initial_bs:
+            self.batch_is_full = False  # :4544-4545
+        if batch:
+            self.alloc_for_decode(batch)
+        return batch
+
+    def retract_decode(self, batch: list[Req]) -> tuple[list[Req], float, list[Req]]:
+        """schedule_batch.py:3451-3542: retract the least preferred first (the fewest
+        outputs, then the longest prompt: the sort of :3544-3580, which is stable) until
+        the rest's decode fits, always keeping one; if even that one does not fit, it is
+        aborted. Returns (retracted, the new ratio, the requests kept, in sorted order)."""
+        sorted_indices = sorted(
+            range(len(batch)),
+            key=lambda i: (len(batch[i].output_ids), -len(batch[i].origin_input_ids)),
+            reverse=True,
+        )
+        retracted: list[Req] = []
+        first_iter = True
+        while first_iter or not self.check_decode_mem([batch[i] for i in sorted_indices]):
+            if len(sorted_indices) == 1:
+                break  # Always keep at least one request
+            first_iter = False
+            req = batch[sorted_indices.pop()]
+            self.release_req(req, len(sorted_indices))
+            retracted.append(req)
+        if len(sorted_indices) <= 1 and not self.check_decode_mem(
+            [batch[i] for i in sorted_indices]
+        ):
+            last_req = batch[sorted_indices.pop()]
+            last_req.to_finish = "abort"  # out of memory even alone (:3511-3532)
+            self.release_req(last_req, 0)
+            self.finished.append(last_req)
+        kept = [batch[i] for i in sorted_indices]  # filter_batch(keep_indices=...)
+        return retracted, NewTokenRatioTracker.estimate_new_token_ratio_after_retract(kept), kept
+
+    def release_req(self, req: Req, remaing_req_count: int) -> None:
+        """schedule_batch.py:2360-2395: free the request's KV without caching it, evict
+        enough for the rest's next 20 decode steps, forget the match."""
+        self.release_kv_cache(req, checkpoint=False)
+        self.evict_from_tree_cache(remaing_req_count * SGLANG_RETRACT_DECODE_STEPS)
+        req.reset_for_retract()
+
+    def alloc_for_decode(self, batch: list[Req]) -> None:
+        """Evict for a slot per request, or with pages for a page per request whether it
+        needs one or not, then allocate (mem_cache/allocation.py:572-585, 625-689)."""
+        if self.page_size == 1:
+            self.evict_from_tree_cache(len(batch))
+        else:
+            self.evict_from_tree_cache(len(batch) * self.page_size)
+        ok = self._grow_rows(batch, [len(r.kv_row) + 1 for r in batch])
+        assert ok, "check_decode_mem found the pages"
 
     # ---- a step ----
 
-    def schedule(self) -> list[Req]:
-        """Admit what fits, in policy order; stop at the first that does not. The
-        batch's input budget is PrefillAdder's ``rem_input_tokens`` with chunked
-        prefill off: the first request is admitted even above it, a later one only
-        while its extend is below what is left (schedule_policy.py:883-884,
-        1629-1633, 938)."""
-        self.policy.calc_priority(self.waiting_queue)  # type: ignore[arg-type]
-        admitted: list[Req] = []
-        rem_input_tokens = self.max_prefill_tokens
-        reserved = self.reserved_tokens()  # kept up to date as requests are admitted
-        for req in list(self.waiting_queue):
-            if rem_input_tokens <= 0:
-                break
-            full_len = len(req.origin_input_ids) + len(req.output_ids)
-            match_kv_cache(req, self.tree_cache, max_prefix_len=full_len - 1)
-            assert req.last_node is not None
-            # the prefix is pinned while the request is sized, so it is not counted
-            # as evictable (schedule_policy.py's _lock_node)
-            lock = self.tree_cache.lock(req.last_node)
-            extend = self._page_ceil(full_len) - req.prefix_len
-            need = extend + min(req.max_new_tokens, CLIP_MAX_NEW_TOKENS)
-            if need > self.rem_total_tokens(reserved) or (admitted and extend >= rem_input_tokens):
-                self.tree_cache.unlock(lock)
-                break
-            rem_input_tokens -= extend
-            reserved += min(req.max_new_tokens - len(req.output_ids), CLIP_MAX_NEW_TOKENS)
-            req.lock = lock
-            req.kv_row = self.tree_cache.path_device_indices(req.last_node)[: req.prefix_len]
-            req.cache_protected_len = req.prefix_len
-            ok = self._alloc_row(req, full_len)
-            assert ok, "admission checked the pool"
-            self.waiting_queue.remove(req)
-            self.running.append(req)
-            admitted.append(req)
-        return admitted
-
     def step(self) -> list[Req]:
-        """One step; returns the requests that finished in it. A request whose
-        prefill ran and that goes on publishes what it computed
-        (batch_result_processor.py:393-394, ``checkpoint_kv_cache``)."""
-        prefilled = {
-            id(req): len(req.origin_input_ids) + len(req.output_ids) for req in self.schedule()
-        }
+        """One step: a prefill batch and the running requests' decode; returns the
+        requests that finished in it. A request whose prefill ran and that goes on
+        publishes what it computed (batch_result_processor.py:393-394,
+        ``checkpoint_kv_cache``). With nothing waiting or running the scheduler is idle
+        and ``new_token_ratio`` starts over (scheduler.py:5318)."""
+        if not self.waiting_queue and not self.running:
+            self.new_token_ratio_tracker.reset()
+            return []
+        admitted = self.schedule()
+        prefilled = {id(req): len(req.origin_input_ids) + len(req.output_ids) for req in admitted}
+        decoding = self.update_running_batch(
+            [req for req in self.running if id(req) not in prefilled]
+        )
+        self.running = decoding + admitted
         done: list[Req] = []
         for req in self.running:
             num_tokens = len(req.origin_input_ids) + len(req.output_ids)
-            if len(req.kv_row) < num_tokens:
-                # decode: the last sampled token's KV is computed now
-                ok = self._alloc_row(req, num_tokens)
-                assert ok, "admission reserved max_new_tokens"
+            assert len(req.kv_row) == num_tokens
             req.output_ids.append(FIRST_GENERATED_TOKEN_ID + num_tokens)  # greedy_token
             if req.finished():
                 done.append(req)
@@ -178,6 +317,8 @@ class Scheduler:
             self.running.remove(req)
             self.release_kv_cache(req)
             self.finished.append(req)
+        if done:
+            self.batch_is_full = False  # filter_batch shrank it (scheduler.py:3963-3968)
         return done
 
     def run(self, max_steps: int = 10_000) -> None:
@@ -211,9 +352,11 @@ class Scheduler:
         req.lock = self.tree_cache.lock(new_last_node)
         req.last_node = new_last_node
 
-    def release_kv_cache(self, req: Req) -> None:
-        owned = req.owned_kv_len()
-        self.checkpoint(req, owned)
+    def release_kv_cache(self, req: Req, *, checkpoint: bool = True) -> None:
+        """Give the row back (mem_cache/common.py:400-444); with ``checkpoint`` the tree
+        first keeps what it can key. A retracted request's KV is not cached."""
+        if checkpoint:
+            self.checkpoint(req, req.owned_kv_len())
         # the rest of the row, with the partial last page
         tail = req.kv_row[req.cache_protected_len :]
         self.allocator.free_segment(tail, start_pos=req.cache_protected_len)

@@ -114,7 +114,7 @@ def _scenario(data: dict[str, Any]) -> Scenario:
                 "sglang": {"num_slots": 4},
                 "steps": [{"do": "add_request", "id": "A", "prompt": "1..8"}],
             },
-            "needs 9 KV slots",
+            "needs 11 KV slots",
         ),
         ({"sglang": {"colour": 1}}, "unknown option 'colour'"),
         ({"sglang": {"narration": {"lpm": {"a": 1}}}}, "must be text or a table of texts"),
@@ -337,12 +337,6 @@ def test_random_scenarios_keep_the_trees_invariants_at_every_step(
     assert not last.waiting and not last.running  # run_until_idle ran them all
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap: at page_size > 1 a decode takes a whole page, which admission does not "
-    "reserve (SGLang 0.5.23 reserves one page per request, per_req_token_overhead, and retracts "
-    "on a short decode; the model does neither). Found by the test above on 2026-12-04.",
-)
 def test_a_decode_that_needs_a_new_page_finds_one() -> None:
     prompts = [[1, 2, 3, 4, 5, 6, 1], [1, 2, 3, 4, 5, 6, 1], [*range(1, 12), 1]]
     prompts += [[1, 2, 3, 4, 5, 6, 1], [1]]
@@ -360,6 +354,50 @@ def test_a_decode_that_needs_a_new_page_finds_one() -> None:
     }
     t = build_sglang_timeline(parse_scenario("random", data), "fcfs", trace=False)
     assert all(step.result is None or "AssertionError" not in step.result for step in t.steps)
+
+
+def test_a_retraction_is_logged_and_the_request_waits_again() -> None:
+    # as tests/engine/sglang/test_scheduler.py's retraction: R0 (2 tokens, 60 out) runs, R1
+    # (2 tokens, 53 out) is admitted a step later against R0's 59 x 0.7 expected outputs,
+    # and the pool of 100 runs out before R1 is done
+    data = {
+        "engines": ["vllm", "sglang"],
+        "pool": {"num_gpu_blocks": 40, "block_size": 4},
+        "sglang": {"num_slots": 100},
+        "steps": [
+            {"do": "add_request", "id": "R0", "prompt": [1, 2], "max_tokens": 60},
+            {"do": "step"},
+            {"do": "add_request", "id": "R1", "prompt": [3, 4], "max_tokens": 53},
+            {"do": "run_until_idle"},
+        ],
+    }
+    t = build_sglang_timeline(parse_scenario("retract", data), "fcfs", trace=False)
+    (step,) = [s for s in t.steps if s.facts.retraction is not None]
+    retraction = step.facts.retraction
+    assert retraction is not None and retraction.retracted == ("R1",) and not retraction.aborted
+    before = t.steps[step.index - 1].snapshot
+    assert before.running == ("R0", "R1") and step.snapshot.waiting == ("R1",)
+    r1 = step.snapshot.request("R1")
+    assert r1.status == "waiting" and r1.kv_row == () and r1.locked_node is None
+    # the slots it held came back, not its prompt's, which are the tree's
+    held = before.request("R1")
+    assert retraction.tokens_gained == len(held.kv_row) - held.cache_protected_len
+    assert retraction.old_ratio < 0.7 and retraction.new_ratio == 1.0
+    (line,) = step.snapshot.logs
+    assert line.level == "WARNING" and line.message == (
+        "KV cache pool is full. Retract requests. #retracted_reqs: 1, "
+        f"#new_tokens_gained: {retraction.tokens_gained}, "
+        f"#new_token_ratio: {retraction.old_ratio:.4f} -> 1.0000"
+    )
+    assert step.result == "retract R1; decode R0"
+    text = t.narration_text(step)  # no text written: described from the step's facts
+    assert "R1 went back to the waiting queue" in text and "now 1.0000" in text
+    last = t.steps[-1].snapshot
+    assert not last.waiting and not last.running
+    assert last.request("R1").num_output_tokens == 53
+    for s in t.steps:
+        check_tree(s.snapshot)
+    check_facts(t)
 
 
 # -- the lessons' facts, on both engines --------------------------------------------------------

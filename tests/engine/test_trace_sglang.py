@@ -78,13 +78,15 @@ def test_sglang_evicts_a_whole_leaf_where_vllm_evicts_one_block() -> None:
 
 
 def test_a_request_sglang_can_never_admit_is_a_skipped_miss() -> None:
-    # Admission needs the prompt and one reserved output slot.
+    # Admission wants the prompt, one output token and a page strictly below the pool
+    # (schedule_policy.py:1412, prefill_budget.py:129): 1100 + 1 + 1 = 1102 < 1102 does not
+    # hold, < 1103 does.
     entries = trace((600, [1, 2]), (1100, [1, 2, 3]), (600, [1, 2]))
-    replay = replay_in_order_sglang(entries, 1100, per_request=True)
+    replay = replay_in_order_sglang(entries, 1102, per_request=True)
     assert [r.skipped for r in replay.per_request] == [False, True, False]
     assert (replay.skipped_requests, replay.skipped_tokens, replay.queries) == (1, 1100, 1200)
     assert replay.hits == 599 and replay.engine == "sglang"
-    assert replay_in_order_sglang(entries, 1101).skipped_requests == 0
+    assert replay_in_order_sglang(entries, 1103).skipped_requests == 0
 
 
 @pytest.mark.parametrize(("seed", "page_size"), [(1, 1), (2, 16), (4, 1), (5, 64)])

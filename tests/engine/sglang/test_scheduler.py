@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from engine.sglang.allocator import make_allocator
 from engine.sglang.radix_cache import RadixCache
+from engine.sglang.schedule_policy import fits_an_empty_pool
 from engine.sglang.scheduler import Req, Scheduler
 
 
@@ -86,12 +87,14 @@ def test_a_prefilled_request_is_matched_while_it_still_runs() -> None:
     tree = RadixCache(allocator)
     scheduler = Scheduler(allocator, tree)
     shared = list(range(100, 137))  # 37 tokens: no block boundary
-    scheduler.add_request(Req("first", [*shared, 1], 10))
+    scheduler.add_request(first := Req("first", [*shared, 1], 10))
     scheduler.step()
     assert scheduler.running and tree.protected_size() == len(shared) + 1
-    scheduler.add_request(Req("second", [*shared, 2], 10))
-    (second,) = scheduler.schedule()
-    assert second.prefix_len == len(shared)
+    scheduler.add_request(second := Req("second", [*shared, 2], 10))
+    scheduler.step()
+    # matched at admission to the token: its row starts with the first's slots
+    assert second.kv_row[: len(shared)] == first.kv_row[: len(shared)]
+    assert second.kv_row[len(shared)] != first.kv_row[len(shared)]
     scheduler.run()
     slot_census(scheduler)
 
@@ -109,3 +112,153 @@ def test_the_prefill_budget_admits_the_first_request_and_stops_at_the_rest() -> 
         scheduler.add_request(Req(f"r{i}", [i] * 40, 1))
     # 40 + 40 leaves 20: the third's 40 tokens are not below it
     assert [r.rid for r in scheduler.schedule()] == ["r0", "r1"]
+
+
+# -- admission's boundary: extend + max_new + page_size strictly below what is left ----------
+# schedule_policy.py:1405-1412 (total_tokens, with per_req_token_overhead = page_size),
+# prefill_budget.py:114-130 (total_tokens < remaining_total) and :156-168 (reserve: the
+# page-ceiled extend, a page and the clipped max_new_tokens).
+
+
+def _admitted(page_size: int, size: int, reqs: list[Req]) -> list[str]:
+    allocator = make_allocator(size, page_size)
+    scheduler = Scheduler(allocator, RadixCache(allocator, page_size=page_size))
+    for req in reqs:
+        scheduler.add_request(req)
+    return [r.rid for r in scheduler.schedule()]
+
+
+def test_a_lone_request_is_admitted_only_strictly_below_the_pool_at_page_size_1() -> None:
+    # an empty pool of 20: 10 prompt + 8 output + 1 page = 19 < 20 fits; with 9 output,
+    # 20 < 20 does not (and nothing else could ever make room)
+    assert _admitted(1, 20, [Req("A", list(range(1, 11)), 8)]) == ["A"]
+    assert _admitted(1, 20, [Req("A", list(range(1, 11)), 9)]) == []
+
+
+def test_the_second_request_of_a_batch_sees_the_first_ones_page_at_page_size_1() -> None:
+    # pool 40. A: 10 + 5 + 1 = 16 < 40; reserve takes 10 + 1 + 5 = 16, 24 left.
+    # B: 10 + 12 + 1 = 23 < 24 fits; 10 + 13 + 1 = 24 < 24 does not.
+    a = Req("A", list(range(1, 11)), 5)
+    assert _admitted(1, 40, [a, Req("B", list(range(11, 21)), 12)]) == ["A", "B"]
+    a = Req("A", list(range(1, 11)), 5)
+    assert _admitted(1, 40, [a, Req("B", list(range(11, 21)), 13)]) == ["A"]
+
+
+def test_the_second_request_of_a_batch_at_page_size_4() -> None:
+    # pool 32. A: 5 + 3 + 4 = 12 < 32; reserve takes ceil(5) = 8, a page 4 and 3: 15,
+    # 17 left. B: 5 + 7 + 4 = 16 < 17 fits; 5 + 8 + 4 = 17 < 17 does not.
+    a = Req("A", [1, 2, 3, 4, 5], 3)
+    assert _admitted(4, 32, [a, Req("B", [6, 7, 8, 9, 10], 7)]) == ["A", "B"]
+    a = Req("A", [1, 2, 3, 4, 5], 3)
+    assert _admitted(4, 32, [a, Req("B", [6, 7, 8, 9, 10], 8)]) == ["A"]
+
+
+def _after_r0(r1_max_new: int) -> tuple[Scheduler, Req]:
+    allocator = make_allocator(80, 4)
+    scheduler = Scheduler(allocator, RadixCache(allocator, page_size=4))
+    scheduler.add_request(Req("R0", [1, 2, 3, 4, 5], 40))
+    scheduler.step()
+    scheduler.add_request(r1 := Req("R1", [6, 7, 8], r1_max_new))
+    return scheduler, r1
+
+
+def test_a_running_requests_output_counts_times_new_token_ratio_at_page_size_4() -> None:
+    # R0 (5 tokens, 40 out) ran a step: its row holds 2 pages (8 slots), its first page is
+    # in the tree and locked, so 80 - 8 = 72 are free and nothing is evictable. Its
+    # remaining 39 outputs count 39 x 0.7 = 27.3 (schedule_policy.py:785-794; the ratio
+    # starts at 0.7 and decays only on a decode step). 72 - 27.3 = 44.7 are left.
+    # R1: 3 + 37 + 4 = 44 < 44.7 fits; 3 + 38 + 4 = 45 does not.
+    scheduler, r1 = _after_r0(37)
+    assert scheduler.new_token_ratio_tracker.current == 0.7
+    assert scheduler.schedule() == [r1]
+    scheduler, r1 = _after_r0(38)
+    assert scheduler.schedule() == []
+    # NO_TOKEN with a request running: admission is shut until one leaves (batch_is_full)
+    assert scheduler.batch_is_full
+
+
+def test_new_token_ratio_decays_per_decode_step_and_resets_when_idle() -> None:
+    # new_token_ratio_tracker.py:19-36 with default args: 0.7, floor 0.098, step 0.602 / 600
+    allocator = make_allocator(64)
+    scheduler = Scheduler(allocator, RadixCache(allocator))
+    tracker = scheduler.new_token_ratio_tracker
+    assert (tracker.init, tracker.min) == (0.7, 0.7 * 0.14)
+    scheduler.add_request(Req("A", [1, 2, 3], 4))
+    scheduler.step()  # prefill: nothing decodes
+    assert tracker.current == 0.7
+    scheduler.run()  # three decode steps
+    assert abs(tracker.current - (0.7 - 3 * (0.7 - 0.098) / 600)) < 1e-12
+    scheduler.step()  # idle
+    assert tracker.current == 0.7
+
+
+def test_a_decode_short_of_slots_retracts_the_request_with_the_fewest_outputs() -> None:
+    # page size 1, pool 100. R0 (2 tokens, 60 out) runs; R1 (2 tokens, 53 out) arrives a step
+    # later: 98 free less 59 x 0.7 = 41.3 leaves 56.7, and 2 + 53 + 1 = 56 fits. Both then
+    # grow a slot a step and the pool runs out before R1 is done.
+    allocator = make_allocator(100)
+    tree = RadixCache(allocator)
+    scheduler = Scheduler(allocator, tree)
+    scheduler.add_request(r0 := Req("R0", [1, 2], 60))
+    scheduler.step()
+    scheduler.add_request(r1 := Req("R1", [3, 4], 53))
+    retracted_at = None
+    for _ in range(200):
+        if not scheduler.waiting_queue and not scheduler.running:
+            break
+        outputs = len(r1.output_ids)
+        scheduler.step()
+        slot_census(scheduler)
+        if retracted_at is None and r1.retraction_count:
+            retracted_at = outputs
+            # schedule_batch.py:3544-3580: the fewest outputs goes first; R1 is back at the
+            # end of the queue with its outputs, its row freed and its match forgotten
+            assert scheduler.waiting_queue == [r1] and scheduler.running == [r0]
+            assert len(r1.output_ids) == outputs and r1.kv_row == [] and r1.lock is None
+            assert r1.prefix_len == 0 and r1.last_node is None
+            # new_token_ratio_tracker.py:38-48 over R0: (outputs + 20) / (60 + 1), at most 1
+            expected = min(1.0, (len(r0.output_ids) - 1 + 20) / 61)
+            assert scheduler.new_token_ratio_tracker.current == expected
+            # its decoded tokens were not cached: the tree holds only the two prompts
+            assert tree.total_size() == 4
+    assert retracted_at is not None and r1.retraction_count == 1
+    assert len(r0.output_ids) == 60 and len(r1.output_ids) == 53
+    assert tree.protected_size() == 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.sampled_from([1, 4]),
+    st.sampled_from(["lpm", "fcfs"]),
+    st.integers(40, 120),
+    st.lists(
+        st.tuples(st.integers(0, 2), st.integers(1, 12), st.integers(1, 40), st.integers(0, 3)),
+        min_size=1,
+        max_size=8,
+    ),
+)
+def test_retractions_keep_slots_and_locks_in_order(
+    page_size: int, policy: str, size: int, reqs: list[tuple[int, int, int, int]]
+) -> None:
+    allocator = make_allocator(size // page_size * page_size, page_size)
+    tree = RadixCache(allocator, page_size=page_size)
+    scheduler = Scheduler(allocator, tree, policy)
+    prefixes = [list(range(100, 108)), list(range(200, 204)), []]
+    pending = [
+        (delay, Req(f"r{i}", prefixes[p] + [i] * n, max_new))
+        for i, (p, n, max_new, delay) in enumerate(reqs)
+        # one that never fits would wait for ever (fcfs: and everything behind it)
+        if fits_an_empty_pool(len(prefixes[p]) + n, max_new, page_size, allocator.size)
+    ]
+    for step in range(2000):
+        for delay, req in pending:
+            if delay == step:
+                scheduler.add_request(req)
+        if step > 3 and not scheduler.waiting_queue and not scheduler.running:
+            break
+        scheduler.step()
+        slot_census(scheduler)
+    assert not scheduler.running and not scheduler.waiting_queue
+    assert all(len(r.output_ids) == r.max_new_tokens or r.to_finish for _, r in pending)
+    assert tree.protected_size() == 0
+    assert all(n.lock_ref == 0 for n in tree.all_nodes())
