@@ -10,7 +10,7 @@ from pathlib import Path
 from app.static_site.assets import log
 from app.static_site.layout import ROOT
 
-TRACES_DIR = "traces"  # in the site; app/data/lab.py fetches the traces from there
+TRACES_DIR = "traces"  # in the site; app/data/trace_lab.py fetches the traces from there
 TRACE_NAMES = ("conversation", "synthetic")
 TRACE_NOTES = ("LICENSE-APACHE", "README.md")
 # Where the traces are read from: $PCL_TRACES_DIR, else the repository's own copies.
