@@ -16,9 +16,12 @@ With --large, a 10,000-block pool of block size 16 with 200 requests (about
 230 steps; longer than the script field takes, so opened by its address), whose
 decks hold only the pages around the shown step; an edit changes the pool's
 size (a new one each time); then Step forward is timed too, from the click to the frame where every
-view shows the next step (its pages asked of Python when it moves).
+view shows the next step (its pages asked of Python when it moves). The steps are
+--step-pause-ms apart (default 250: Play's fastest speed, 4 steps/s, and about as fast as
+a learner clicks); 0 clicks again the moment a step shows, faster than any learner.
 
     python benchmarks/bench_playground_edit.py [--edits 30] [--site] [--large] [--step N]
+        [--step-pause-ms MS]
 """
 
 from __future__ import annotations
@@ -163,6 +166,9 @@ def main() -> None:
     parser.add_argument(
         "--step", type=int, default=0, help="edit while the views show this step (Step forward)"
     )
+    parser.add_argument(
+        "--step-pause-ms", type=int, default=250, help="between two Step forward clicks (--large)"
+    )
     args = parser.parse_args()
     warm_up = 1 if args.large else 3
     samples: list[float] = []
@@ -213,13 +219,18 @@ def main() -> None:
             page.get_by_role("button", name="Restart").click()
             for _ in range(20):
                 step_samples.append(float(page.evaluate(MEASURE_STEP, forward)))
+                page.wait_for_timeout(args.step_pause_ms)
     where = "static site (Pyodide)" if args.site else "panel serve"
     if args.large:
         report(
             f"Playground edit to views, 10,000 blocks, 200 requests, {len(samples)} edits, {where}",
             samples,
         )
-        report(f"Step forward to views, same playground, {len(step_samples)} steps", step_samples)
+        report(
+            f"Step forward to views, same playground, {len(step_samples)} steps "
+            f"{args.step_pause_ms} ms apart",
+            step_samples,
+        )
     else:
         report(
             f"Playground edit to views, 10 blocks, 40 steps, {len(samples)} edits, {where}", samples
