@@ -141,7 +141,8 @@ def chart_data(run: WorkloadRun | None, columns: Sequence[str] = tuple(COLUMNS))
 
 
 def means_nothing_on_sglang(columns: Sequence[str]) -> bool:
-    """Whether every one of these columns is empty on SGLang (it never preempts)."""
+    """Whether every one of these columns is empty on SGLang (it retracts rather than
+    preempts, and the lab does not count retractions)."""
     return all(column in NO_MEANING_ON_SGLANG for column in columns)
 
 

@@ -44,9 +44,9 @@ def render_numbers(runs: LabelledRuns) -> str:
     }
     # What SGLang's modelled scheduler has no figure for, and why (its own reason).
     not_on_sglang = {
-        "preemptions": "SGLang's modelled scheduler never preempts (it reserves each "
-        "request's output at admission)",
-        "survival_fraction": "SGLang's modelled scheduler never preempts",
+        "preemptions": "SGLang retracts requests rather than preempting them (their KV "
+        "freed, not cached), and the lab does not count its retractions",
+        "survival_fraction": "SGLang retracts requests rather than preempting them",
     }
     head = "".join(
         f'<th scope=col data-engine="{esc(run.engine)}">{esc(name)}</th>' for name, run in runs

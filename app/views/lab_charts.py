@@ -145,7 +145,9 @@ assert len(EMPTY_REASONS) == len(CHARTS)
 SCATTER_COLUMNS = frozenset({"hit_rate"})
 LINE_DASHES = ("solid", "dotted", "dotdash")
 # Why a chart of what SGLang does not model draws nothing for it.
-NOT_ON_SGLANG = "SGLang's modelled scheduler never preempts"
+NOT_ON_SGLANG = (
+    "SGLang retracts requests rather than preempting them, and their retractions are not charted"
+)
 # The columns the charts draw: the only ones sent to the browser.
 CHART_COLUMNS = tuple(
     dict.fromkeys(["step", *(column for _, _, series, _ in CHARTS for column, _ in series)])

@@ -72,12 +72,23 @@ class SGLangStepFacts:
     evictions: tuple[Eviction, ...] = ()
     allocated: tuple[int, ...] = ()  # slots handed out, in order
     freed: tuple[int, ...] = ()  # slots given back to the pool (evictions included)
-    admitted: tuple[str, ...] = ()  # requests admitted, in order
+    admitted: tuple[str, ...] = ()  # requests admitted, in order (the prefill batch)
+    # a prefill step: the running requests it left waiting (SGLang runs a prefill batch
+    # or a decode batch, never both: managers/scheduler.py:3992-4004)
+    sat_out: tuple[str, ...] = ()
+    decoded: tuple[str, ...] = ()  # a decode step: the batch that got a token, in order
     finished: tuple[str, ...] = ()
     retraction: Retraction | None = None
     # ("allocated" or "freed", slot) in order, so "taken, then freed" can be told
     # from "freed, then taken"
     order: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def forward_mode(self) -> str | None:
+        """The batch the step ran: "prefill", "decode" or None (no batch)."""
+        if self.admitted:
+            return "prefill"
+        return "decode" if self.decoded else None
 
     @property
     def evicted(self) -> tuple[int, ...]:
@@ -122,6 +133,8 @@ class _Record:
     allocated: list[int] = field(default_factory=list)
     freed: list[int] = field(default_factory=list)
     admitted: list[str] = field(default_factory=list)
+    sat_out: list[str] = field(default_factory=list)
+    decoded: list[str] = field(default_factory=list)
     finished: list[str] = field(default_factory=list)
     retraction: Retraction | None = None
     order: list[tuple[str, int]] = field(default_factory=list)
@@ -135,6 +148,8 @@ class _Record:
             allocated=tuple(self.allocated),
             freed=tuple(self.freed),
             admitted=tuple(self.admitted),
+            sat_out=tuple(self.sat_out),
+            decoded=tuple(self.decoded),
             finished=tuple(self.finished),
             retraction=self.retraction,
             order=tuple(self.order),
@@ -179,6 +194,8 @@ class TreeRecorder:
         wrap(scheduler, "checkpoint", self._around_checkpoint)
         wrap(scheduler, "release_kv_cache", self._around_release)
         wrap(scheduler, "retract_decode", self._around_retract)
+        wrap(scheduler, "process_batch_result_prefill", self._around_prefill)
+        wrap(scheduler, "process_batch_result_decode", self._around_decode)
 
     def take(self) -> SGLangStepFacts:
         facts, self._record = self._record.facts(), _Record()
@@ -321,6 +338,19 @@ class TreeRecorder:
         self._record.admitted.extend(r.rid for r in admitted)
         self.on_admitted(admitted)
         return admitted
+
+    def _around_prefill(self, original: Callable[..., list[Req]], batch: list[Req]) -> list[Req]:
+        with untraced():
+            # the running batch holds the prefill batch already (Scheduler.schedule)
+            prefilling = {id(r) for r in batch}
+            self._record.sat_out.extend(
+                r.rid for r in self.scheduler.running if id(r) not in prefilling
+            )
+        return original(batch)
+
+    def _around_decode(self, original: Callable[..., list[Req]], batch: list[Req]) -> list[Req]:
+        self._record.decoded.extend(r.rid for r in batch)
+        return original(batch)
 
     def _around_checkpoint(self, original: Callable[..., None], req: Req, up_to: int) -> None:
         phase, self._phase = self._phase, "checkpoint"

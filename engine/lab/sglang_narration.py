@@ -15,11 +15,14 @@ The SGLang counterpart of engine/lab/narration.py: a text says ``{inserted}`` or
   ``evictable_size``, ``protected_size``, ``evicted_tokens`` (this step),
   ``stats.queries``, ``stats.hits``, ``stats.evicted_tokens``, ``stats.evicted_nodes``,
   ``stats.splits``, ``stats.resets``;
-- requests: ``admitted``, ``finished``, ``retracted`` (this step, in the order retracted),
-  ``waiting``, ``running`` (now, the waiting queue in its order), written ``S1 and S2``;
+- requests: ``admitted`` (this step's prefill batch), ``sat_out`` (the running requests a
+  prefill step did not decode), ``decoded`` (this step's decode batch), ``finished``,
+  ``retracted`` (this step, in the order retracted), ``waiting``, ``running`` (now, the
+  waiting queue in its order), written ``S1 and S2``;
   ``new_token_ratio`` (after this step's retraction, written ``1.0000``; none: empty);
 - per request, by its id: ``{S2.hit_tokens}`` (its matched prefix at admission),
   ``{S2.missed_tokens}``, ``{S2.prompt_tokens}``, ``{S2.num_tokens}``,
+  ``{S2.output_tokens}`` (generated so far), ``{S2.max_new_tokens}``,
   ``{S2.slots}`` (its row of KV slots), ``{S2.node}`` (where its last match ended),
   ``{S2.path}`` (the nodes from the root to there), ``{S2.walk}`` and
   ``{S2.walk_tokens}`` (this step's admission match: the nodes it walked and the
@@ -167,6 +170,14 @@ class SGLangRequestFacts:
         return self.view.num_tokens
 
     @property
+    def output_tokens(self) -> int:
+        return self.view.num_output_tokens
+
+    @property
+    def max_new_tokens(self) -> int:
+        return self.view.max_new_tokens
+
+    @property
     def slots(self) -> SlotList:
         return SlotList(self.view.kv_row, self.snapshot.page_size)
 
@@ -236,6 +247,8 @@ def sglang_narration_context(facts: SGLangStepFacts, snapshot: SGLangSnapshot) -
         evicted_tokens=facts.evicted_tokens,
         stats=snapshot.counters,
         admitted=RequestList(facts.admitted),
+        sat_out=RequestList(facts.sat_out),
+        decoded=RequestList(facts.decoded),
         finished=RequestList(facts.finished),
         retracted=RequestList(facts.retraction.retracted if facts.retraction else ()),
         new_token_ratio=f"{facts.retraction.new_ratio:.4f}" if facts.retraction else "",
@@ -288,6 +301,23 @@ def describe_sglang_step(
         sentences.append(
             f"Admitted {{admitted}}: {hits:,} of {queries:,} prompt tokens were in the tree."
         )
+    if facts.sat_out:
+        sentences.append(
+            "This step ran that prefill batch alone: {sat_out} did not decode (SGLang decodes "
+            "only in a step that admits nothing)."
+        )
+    if facts.retraction is not None:
+        sentences.append(
+            "Nothing was admitted, so the running batch was to decode, but it could not get "
+            "its slots: {retracted} went back to the waiting queue, their slots freed and not "
+            "cached; new_token_ratio is now {new_token_ratio}."
+        )
+    if facts.decoded:
+        sentences.append(
+            "The rest decoded: {decoded}."
+            if facts.retraction is not None
+            else "Nothing was admitted, so the running batch decoded: {decoded}."
+        )
     if facts.splits:
         sentences.append("A match ended inside a node, so it was split: {split} is new.")
     if facts.allocated:
@@ -298,11 +328,6 @@ def describe_sglang_step(
         sentences.append(
             "Evicted {evicted} ({evicted_tokens} tokens), leaves first: {evicted_slots} "
             "went back to the pool."
-        )
-    if facts.retraction is not None:
-        sentences.append(
-            "The decode could not get its slots: {retracted} went back to the waiting queue, "
-            "their slots freed and not cached; new_token_ratio is now {new_token_ratio}."
         )
     if facts.finished:
         sentences.append("{finished} finished and unlocked its path.")

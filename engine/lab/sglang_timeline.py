@@ -11,8 +11,10 @@ byte-identical JSON on every run.
 
 How a scenario's actions play here: ``add_request`` adds a request whose
 ``cache_salt`` becomes its ``extra_key`` (the tree's namespace); ``step`` is one
-``Scheduler.step`` (order the queue, admit what fits, one token per running
-request, release the finished); ``reset_prefix_cache`` is SGLang's ``flush_cache``,
+``Scheduler.step``, one iteration of SGLang's event loop: a prefill batch of what the
+ordered queue admits, or, when nothing is admitted, a token for each running request
+(retracting some if their slots cannot be had); the finished are released;
+``reset_prefix_cache`` is SGLang's ``flush_cache``,
 refused unless nothing waits or runs. vLLM-only actions are refused when the
 scenario is loaded (engine/lab/scenario.py, ``validate_sglang``).
 """
@@ -53,7 +55,8 @@ TRACED_MODULES = tuple(
     for module in pkgutil.iter_modules(engine.sglang.__path__)
 )
 
-# The function a step is "about": the first of these that ran.
+# The function a step is "about": the first of these that ran (a decode step's is
+# Scheduler.update_running_batch: its schedule admitted nothing).
 FOCUS: dict[str, tuple[str, ...]] = {
     "add_request": ("Scheduler.add_request",),
     "step": ("Scheduler.schedule",),
@@ -226,9 +229,16 @@ class _Run:
         # a retracted request waits again; an aborted one left unfinished
         retracted = [req.rid for req in self.scheduler.waiting_queue if req in running_before]
         aborted = [req.rid for req in running_before if req.to_finish is not None]
-        decoded = [
-            req.rid for req in running_before if req.rid not in retracted and req.rid not in aborted
-        ]
+        # a step runs a prefill batch or, with none admitted, the running batch's decode
+        decoded = (
+            []
+            if self.step_admitted
+            else [
+                req.rid
+                for req in running_before
+                if req.rid not in retracted and req.rid not in aborted
+            ]
+        )
         text = "; ".join(
             part
             for part in (
@@ -358,6 +368,8 @@ def build_sglang_timeline(scenario: Scenario, mode: str, trace: bool = True) -> 
     ]
     for action, result, code, facts in _played(run, scenario, trace):
         names = (action.focus, *FOCUS[action.kind])
+        if facts.forward_mode == "decode":
+            names = (action.focus, "Scheduler.update_running_batch")
         focus = next(
             (t for name in names for t in code if t.qualname == name), code[0] if code else None
         )

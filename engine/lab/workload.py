@@ -309,7 +309,8 @@ class WorkloadRun:
             "later_requests_max_hits": max(later) if later else 0,
             # the first request and any admitted before what they share was cached
             "requests_without_hits": sum(1 for hits in self.request_hits if not hits),
-            # SGLang's modelled scheduler never preempts: no figure, not zero
+            # SGLang retracts rather than preempts, and its retractions are not counted: no
+            # figure, not zero
             "preemptions": (
                 None if self.engine == "sglang" else self.last("cumulative_preemptions") or 0
             ),

@@ -1,22 +1,26 @@
 """A minimal SGLang scheduler: just what touches the prefix cache.
 
-Each ``step`` orders the waiting queue (``SchedulePolicy``) and admits requests into a
-prefill batch (``PrefillAdder``: a request fits while its uncached tokens, its
-remaining output, clipped, and one page stay strictly below the free and evictable
-slots less what is already promised: the running requests' remaining outputs times
-``new_token_ratio`` and, for each request admitted before it, its page-ceiled extend,
-a page and its output), allocates the batch's slots (``alloc_for_extend``), then
-decodes the requests that were already running (``update_running_batch``): if the
-pages the decode needs cannot be had even by evicting, requests are retracted (their
-KV freed, not cached; back to the end of the waiting queue) until they can. A
-deterministic stand-in model gives each running request one token; the finished ones
-are released. An admitted request locks its matched path; once its prefill ran, its
-prompt goes into the tree (``checkpoint``), so later requests can match it while it
-still runs; on finish its whole sequence does, duplicates of cached slots go back to
-the pool, and its lock is released (``mem_cache/common.py`` ``release_kv_cache``).
+One ``step`` is one iteration of SGLang's non-overlap event loop
+(``event_loop_normal``, managers/scheduler.py:2026-2059): ``get_next_batch_to_run``
+picks a batch, the batch runs, ``process_batch_result`` takes its tokens. The batch is
+a prefill batch when one is admitted, else the running requests' decode batch
+(:3992-4004, "Run prefill first if possible"): never both.
 
-Unlike SGLang, a step both prefills the admitted batch and decodes the running one
-(SGLang runs either a prefill batch or, when none is admitted, a decode batch).
+A prefill batch: the waiting queue is ordered (``SchedulePolicy``) and requests are
+admitted (``PrefillAdder``: a request fits while its uncached tokens, its remaining
+output, clipped, and one page stay strictly below the free and evictable slots less
+what is already promised: the running requests' remaining outputs times
+``new_token_ratio`` and, for each request admitted before it, its page-ceiled extend,
+a page and its output), its slots are allocated (``alloc_for_extend``), and each
+request gets its first token; one that is done (``max_new_tokens`` 1) is released at
+once, the others publish their prompt in the tree (``checkpoint``), so later requests
+match it while they run, and join the running batch. A decode batch
+(``update_running_batch``): if the pages the decode needs cannot be had even by
+evicting, requests are retracted (their KV freed, not cached; back to the end of the
+waiting queue) until they can; each request left gets one token. A deterministic
+stand-in model picks the tokens. An admitted request locks its matched path; on
+finish its whole sequence goes into the tree, duplicates of cached slots go back to
+the pool, and its lock is released (``mem_cache/common.py`` ``release_kv_cache``).
 
 Slot conservation: free slots + slots in the tree + slots held only by running
 requests == pool size, at every step.
@@ -175,8 +179,12 @@ class Scheduler:
             res = adder.add_one_req(req)
             if res is not AddReqResult.CONTINUE:
                 if res is AddReqResult.NO_TOKEN:
-                    # :4279-4284
-                    self.batch_is_full = bool(adder.can_run_list) or bool(self.running)
+                    # :4279-4284 sets it on the running batch. An empty one is replaced
+                    # by this prefill batch when the next iteration merges it (:3956-3958,
+                    # a new batch's flag is False) or, if all of it finished at its
+                    # prefill, cleared (:4095-4096): the flag outlives the step only
+                    # when requests were running.
+                    self.batch_is_full = bool(self.running)
                 break
         admitted: list[Req] = adder.can_run_list  # type: ignore[assignment]
         if not admitted:
@@ -288,37 +296,65 @@ class Scheduler:
     # ---- a step ----
 
     def step(self) -> list[Req]:
-        """One step: a prefill batch and the running requests' decode; returns the
-        requests that finished in it. A request whose prefill ran and that goes on
-        publishes what it computed (batch_result_processor.py:393-394,
-        ``checkpoint_kv_cache``). With nothing waiting or running the scheduler is idle
-        and ``new_token_ratio`` starts over (scheduler.py:5318)."""
+        """One iteration of ``event_loop_normal`` (scheduler.py:2026-2059): run a prefill
+        batch if one is admitted, else decode the running batch; returns the requests
+        that finished in it. The running batch already holds the requests the last
+        prefill left unfinished (merged at the start of the next iteration,
+        :3903-3968). With no batch to run and nothing waiting or running the scheduler
+        is idle and ``new_token_ratio`` starts over (``on_idle``, :5254, 5318)."""
+        new_batch = self.schedule()
+        if new_batch:
+            # Run prefill first if possible (:3992-3994): the running requests wait
+            return self.process_batch_result_prefill(new_batch)
+        # Run decode (:3995-4004)
+        decode_batch = self.update_running_batch(self.running)
+        self.running = decode_batch
+        if decode_batch:
+            return self.process_batch_result_decode(decode_batch)
         if not self.waiting_queue and not self.running:
-            self.new_token_ratio_tracker.reset()
-            return []
-        admitted = self.schedule()
-        prefilled = {id(req): len(req.origin_input_ids) + len(req.output_ids) for req in admitted}
-        decoding = self.update_running_batch(
-            [req for req in self.running if id(req) not in prefilled]
-        )
-        self.running = decoding + admitted
+            self.new_token_ratio_tracker.reset()  # on_idle, fully idle
+        return []
+
+    def process_batch_result_prefill(self, batch: list[Req]) -> list[Req]:
+        """batch_result_processor.py:307-394: each request, in batch order, gets the
+        token sampled at its prefill; one that is done is released at once (its
+        sequence cached, ``release_kv_cache``), the others publish what they computed
+        (``checkpoint_kv_cache``, then ``prefix_len = extend_end``, common.py:271-281)
+        and stay in the running batch."""
         done: list[Req] = []
-        for req in self.running:
+        for req in batch:
+            extend_end = len(req.origin_input_ids) + len(req.output_ids)
+            assert len(req.kv_row) == extend_end
+            req.output_ids.append(FIRST_GENERATED_TOKEN_ID + extend_end)  # greedy_token
+            if req.finished():
+                self.release_kv_cache(req)
+                done.append(req)
+            else:
+                self.checkpoint(req, extend_end)
+                req.prefix_len = extend_end
+        return self._filter_finished(done)
+
+    def process_batch_result_decode(self, batch: list[Req]) -> list[Req]:
+        """batch_result_processor.py:1006-1046, 1459-1466: each request gets one token;
+        one that is done is released (its sequence cached)."""
+        done: list[Req] = []
+        for req in batch:
             num_tokens = len(req.origin_input_ids) + len(req.output_ids)
             assert len(req.kv_row) == num_tokens
             req.output_ids.append(FIRST_GENERATED_TOKEN_ID + num_tokens)  # greedy_token
             if req.finished():
+                self.release_kv_cache(req)
                 done.append(req)
-            elif id(req) in prefilled:
-                extend_end = prefilled[id(req)]
-                self.checkpoint(req, extend_end)
-                req.prefix_len = extend_end  # common.py:281
+        return self._filter_finished(done)
+
+    def _filter_finished(self, done: list[Req]) -> list[Req]:
+        """The finished leave the running batch (SGLang filters them out at the start of
+        the next iteration, :3948-3951, 3964-3968), which frees admission."""
         for req in done:
             self.running.remove(req)
-            self.release_kv_cache(req)
             self.finished.append(req)
         if done:
-            self.batch_is_full = False  # filter_batch shrank it (scheduler.py:3963-3968)
+            self.batch_is_full = False
         return done
 
     def run(self, max_steps: int = 10_000) -> None:

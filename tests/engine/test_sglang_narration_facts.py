@@ -11,7 +11,12 @@ import pytest
 
 from engine.lab.scenario import load_scenario, scenario_names
 from engine.lab.sglang_facts import SGLangStepFacts
-from engine.lab.sglang_narration import NodeList, SlotList, fill_sglang_narration
+from engine.lab.sglang_narration import (
+    NodeList,
+    SlotList,
+    describe_sglang_step,
+    fill_sglang_narration,
+)
 from engine.lab.sglang_timeline import SGLangStep, SGLangTimeline, build_sglang_timeline
 from tests.engine.test_narration_facts import ALLOWED_DIGITS
 
@@ -134,7 +139,30 @@ def test_placeholders_fill_nodes_slots_and_requests() -> None:
         step.snapshot,
     )
     assert text == (
-        "n2 over n1; slots 23 to 29; 16 of 22; walk n2; 3 locked; S2; {nobody.x} {S2.nothing}"
+        "n2 over n1; slots 23 to 28; 16 of 22; walk n2; 3 locked; S2; {nobody.x} {S2.nothing}"
+    )
+
+
+def test_a_prefill_step_names_who_sat_out_and_a_decode_step_who_decoded() -> None:
+    # shared-prefix: step 4 prefills S2 alone while S1 runs; step 5 decodes both
+    template = "{admitted} | {sat_out} | {decoded} | {S1.output_tokens} of {S1.max_new_tokens}"
+    _, prefill = step_of("shared-prefix", "fcfs", 4)
+    assert prefill.facts.forward_mode == "prefill"
+    assert (
+        fill_sglang_narration(template, prefill.facts, prefill.snapshot)
+        == "S2 | S1 | none | 1 of 3"
+    )
+    t, decode = step_of("shared-prefix", "fcfs", 5)
+    assert decode.facts.forward_mode == "decode"
+    assert fill_sglang_narration(template, decode.facts, decode.snapshot) == (
+        "none | none | S1 and S2 | 2 of 3"
+    )
+    # a step nobody wrote a text for says the same
+    described = flat(describe_sglang_step(prefill.facts, t.steps[3].snapshot, prefill.snapshot))
+    assert "did not decode" in fill_sglang_narration(described, prefill.facts, prefill.snapshot)
+    described = describe_sglang_step(decode.facts, prefill.snapshot, decode.snapshot)
+    assert "the running batch decoded: S1 and S2." in flat(
+        fill_sglang_narration(described, decode.facts, decode.snapshot)
     )
 
 

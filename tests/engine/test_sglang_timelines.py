@@ -275,12 +275,12 @@ def test_the_tree_check_catches_a_slot_twice() -> None:
     doubled = dataclasses.replace(snapshot, free_slots=(*snapshot.free_slots, 1))
     with pytest.raises(AssertionError, match="a slot twice"):
         check_tree(doubled)
-    node = snapshot.nodes[1]
-    locked = dataclasses.replace(node, lock_ref=node.lock_ref + 1)
+    # a lock nobody holds: on an unlocked node (S1 still runs and holds its path)
+    i, node = next((i, n) for i, n in enumerate(snapshot.nodes) if n.lock_ref == 0)
+    locked = dataclasses.replace(node, lock_ref=1)
+    nodes = (*snapshot.nodes[:i], locked, *snapshot.nodes[i + 1 :])
     with pytest.raises(AssertionError):
-        check_tree(
-            dataclasses.replace(snapshot, nodes=(snapshot.nodes[0], locked, *snapshot.nodes[2:]))
-        )
+        check_tree(dataclasses.replace(snapshot, nodes=nodes))
 
 
 PREFIXES = [(), (1, 2, 3, 4, 5, 6), (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11), (40, 41, 42)]
@@ -527,7 +527,9 @@ def test_cli_plays_a_scenario_on_sglang_step_by_step(capsys: pytest.CaptureFixtu
     status, out, _ = _run(["--engine", "sglang", "--scenario", "shared-prefix"], capsys)
     assert status == 0
     assert out.startswith("Shared system prompt [SGLang 0.5.23, fcfs, page size 1, 60 KV slots")
-    assert "== step 5 / 5: step() -> decode S1, S2; finished S1, S2" in out
+    # S1 sat out S2's prefill (step 4), so only S2 is done at the last step
+    assert "== step 4 / 5: step() -> prefill S2 (22 tokens, 16 cached)\n" in out
+    assert "== step 5 / 5: step() -> decode S1, S2; finished S2\n" in out
     assert "n2 tokens [1..16] (16) slots [1..16] lock_ref=2" in out
     assert "admit match S2: 16 of 21 tokens, path n2; split made n2" in out
     assert (

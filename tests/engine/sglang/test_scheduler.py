@@ -262,3 +262,96 @@ def test_retractions_keep_slots_and_locks_in_order(
     assert all(len(r.output_ids) == r.max_new_tokens or r.to_finish for _, r in pending)
     assert tree.protected_size() == 0
     assert all(n.lock_ref == 0 for n in tree.all_nodes())
+
+
+# -- one step = one iteration of event_loop_normal: a prefill batch or a decode batch ----------
+# managers/scheduler.py:3992-4004 ("Run prefill first if possible", else update_running_batch)
+
+
+def _scheduler(size: int, page_size: int = 1) -> Scheduler:
+    allocator = make_allocator(size, page_size)
+    return Scheduler(allocator, RadixCache(allocator, page_size=page_size))
+
+
+def test_a_step_that_admits_a_batch_decodes_nobody_and_the_next_decodes_them_all() -> None:
+    scheduler = _scheduler(200)
+    tracker = scheduler.new_token_ratio_tracker
+    scheduler.add_request(r0 := Req("R0", [1, 2, 3], 6))
+    scheduler.step()  # R0's prefill: its first token
+    scheduler.step()  # nothing admitted: R0 decodes
+    assert len(r0.output_ids) == 2 and tracker.current < 0.7
+    ratio, row = tracker.current, list(r0.kv_row)
+    scheduler.add_request(r1 := Req("R1", [7, 8, 9, 10], 6))
+    free = scheduler.allocator.available_size()
+    scheduler.step()  # R1 is admitted: a prefill batch of R1 alone
+    assert len(r1.output_ids) == 1 and len(r0.output_ids) == 2 and r0.kv_row == row
+    assert free - scheduler.allocator.available_size() == len(r1.origin_input_ids)
+    assert tracker.current == ratio  # no decode, no decay
+    assert scheduler.running == [r0, r1]  # merged behind the running batch
+    scheduler.step()  # nothing waits: the merged batch decodes, one token each
+    assert (len(r0.output_ids), len(r1.output_ids)) == (3, 2) and tracker.current < ratio
+
+
+def test_a_request_with_one_output_token_finishes_at_its_prefill() -> None:
+    # batch_result_processor.py:365-390: the token sampled at the prefill finishes it, and
+    # release_kv_cache caches its prompt and unlocks it in the same step
+    scheduler = _scheduler(100)
+    scheduler.add_request(req := Req("A", [1, 2, 3, 4], 1))
+    assert scheduler.step() == [req]
+    assert not scheduler.running and scheduler.finished == [req] and len(req.output_ids) == 1
+    tree = scheduler.tree_cache
+    assert tree.total_size() == 4 and tree.protected_size() == 0 and req.lock is None
+    assert scheduler.step() == [] and scheduler.new_token_ratio_tracker.current == 0.7
+
+
+def test_a_prefill_batch_releases_and_checkpoints_each_request_in_batch_order() -> None:
+    # the loop of batch_result_processor.py:307-394 handles one request at a time: A, done,
+    # is cached before B checkpoints, so A's node is built first
+    scheduler = _scheduler(100)
+    scheduler.add_request(Req("A", [1, 2, 3], 1))
+    scheduler.add_request(b := Req("B", [7, 8, 9], 5))
+    scheduler.step()
+    root = scheduler.tree_cache.root_node
+    a_node = next(n for n in root.children.values() if n.key.token_ids[0] == 1)
+    b_node = next(n for n in root.children.values() if n.key.token_ids[0] == 7)
+    assert a_node.creation_time < b_node.creation_time and b.last_node is b_node
+
+
+def test_a_request_just_prefilled_is_retracted_at_the_next_decode() -> None:
+    # Four requests run to their last token while new_token_ratio decays (0.7 - 458 x
+    # 0.602 / 600 = 0.2405). R1 then needs 9 + 2 + 1 = 12 slots, below the 13 free less
+    # 4 remaining outputs x 0.2405: admitted, it leaves 4 free. The next step decodes the
+    # merged batch, which needs 5: retract_decode takes the fewest outputs, R1's one.
+    m = 460
+    scheduler = _scheduler(4 * m + 9)
+    running = [Req(f"A{i}", [i + 1], m) for i in range(4)]
+    for req in running:
+        scheduler.add_request(req)
+    while len(running[0].output_ids) < m - 1:
+        scheduler.step()
+    scheduler.add_request(r1 := Req("R1", list(range(100, 109)), 2))
+    assert scheduler.step() == [] and len(r1.output_ids) == 1  # its prefill
+    assert scheduler.allocator.available_size() == 4 and len(scheduler.running) == 5
+    assert scheduler.step() == running  # the rest decode their last token
+    assert r1.retraction_count == 1 and scheduler.waiting_queue == [r1] and r1.kv_row == []
+    scheduler.run()
+    assert len(r1.output_ids) == 2
+
+
+def test_batch_is_full_set_with_nothing_running_lasts_one_step() -> None:
+    # pool 40. A (10 + 10 + 1 = 21) is admitted with nothing running; B (5 + 13 + 1 = 19)
+    # is not below the 19 left: NO_TOKEN. SGLang sets batch_is_full on the empty running
+    # batch, which the next iteration replaces by A's prefill batch (scheduler.py:3956-
+    # 3958), so admission is tried again: 40 - 10 free less A's 9 outputs x 0.7 leaves
+    # 23.7, and B fits. A sits out B's prefill.
+    scheduler = _scheduler(40)
+    scheduler.add_request(a := Req("A", list(range(1, 11)), 10))
+    scheduler.add_request(b := Req("B", [21, 22, 23, 24, 25], 13))
+    scheduler.step()
+    assert scheduler.running == [a] and not scheduler.batch_is_full
+    scheduler.step()
+    assert scheduler.running == [a, b] and len(a.output_ids) == 1 and len(b.output_ids) == 1
+    # with a request running, NO_TOKEN keeps admission shut until one leaves
+    scheduler.add_request(Req("C", [31, 32], 30))
+    scheduler.step()
+    assert scheduler.batch_is_full and len(a.output_ids) == 2
