@@ -49,6 +49,7 @@ from engine.lab.placeholders import (
     PromptCounts,
     fact_sentences,
     fill_placeholders,
+    id_runs,
     join_words,
 )
 from engine.lab.prefill_cost import SEED_REQUESTS_PER_SECOND, Saturation
@@ -85,26 +86,9 @@ class BlockIds(LabelList[int]):
         return self.prefix + block_label(item)
 
     def __str__(self) -> str:
-        return join_words([self.prefix + _run_label(run) for run in _runs(self.ids)], "no block")
-
-
-def _runs(ids: tuple[int, ...]) -> list[tuple[int, ...]]:
-    """Split into runs of consecutive ids, counting up or down (the order is kept)."""
-    runs: list[list[int]] = []
-    for block_id in ids:
-        run = runs[-1] if runs else None
-        if run and (
-            (len(run) == 1 and abs(block_id - run[0]) == 1)
-            or (len(run) > 1 and block_id - run[-1] == run[-1] - run[-2])
-        ):
-            run.append(block_id)
-        else:
-            runs.append([block_id])
-    # a pair reads better as two ids than as a run
-    pieces: list[tuple[int, ...]] = []
-    for run in runs:
-        pieces.extend([(b,) for b in run] if len(run) < 3 else [tuple(run)])
-    return pieces
+        return join_words(
+            [self.prefix + _run_label(run) for run in id_runs(self.ids, downwards=True)], "no block"
+        )
 
 
 def _run_label(run: tuple[int, ...]) -> str:
@@ -216,29 +200,26 @@ def fill_narration(template: str, facts: StepFacts, snapshot: Snapshot, block_si
 
 
 # What the pool did, one sentence a kind, in the words the written texts use.
-POOL_SENTENCES: FactSentences = (
-    ("hit", "Cache hits on {hit}: touched, so ref_cnt goes up.", ""),
-    ("allocated", "Handed out from the head of the free queue: {allocated}.", ""),
-    (
-        "evicted",
+POOL_SENTENCES: FactSentences = {
+    "hit": "Cache hits on {hit}: touched, so ref_cnt goes up.",
+    "allocated": "Handed out from the head of the free queue: {allocated}.",
+    "evicted": (
         "{evicted} lost its old hash when handed out (evicted, BlockRemoved).",
         "{evicted} lost their old hash when handed out (evicted, BlockRemoved).",
     ),
-    ("cached", "Became full and cached: {cached}.", ""),
-    ("released", "{released} lost a reference; another request still holds it.", ""),
-    ("freed_to_head", "Freed without a hash, to the head of the free queue: {freed_to_head}.", ""),
-    (
-        "freed_to_tail",
+    "cached": "Became full and cached: {cached}.",
+    "released": "{released} lost a reference; another request still holds it.",
+    "freed_to_head": "Freed without a hash, to the head of the free queue: {freed_to_head}.",
+    "freed_to_tail": (
         "Freed with its hash, to the tail (still cached): {freed_to_tail}.",
         "Freed with their hashes, to the tail (still cached): {freed_to_tail}.",
     ),
-    (
-        "taken_and_freed",
+    "taken_and_freed": (
         "{taken_and_freed} was taken and freed within this step.",
         "{taken_and_freed} were taken and freed within this step.",
     ),
-    ("cleared", "The reset cleared the hash of {cleared}; the map is empty.", ""),
-)
+    "cleared": "The reset cleared the hash of {cleared}; the map is empty.",
+}
 
 
 def describe_step(facts: StepFacts, before: Snapshot | None, after: Snapshot) -> str:

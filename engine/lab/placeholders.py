@@ -1,11 +1,7 @@
-"""What a narration placeholder is on either engine: the filling and the words.
-
-engine/lab/narration.py (vLLM's pool) and engine/lab/sglang_narration.py (SGLang's
-tree) each build the names a template may use at a step; here, once for both: how a
-``{name.attr[i]:spec}`` placeholder is filled from those names, how a list of ids is
-written (``a, b and c``, ``.count``, ``[i]``), a request's prompt counts, and the
-sentences that describe a step nobody wrote a text for.
-"""
+"""Narration placeholders on either engine: engine/lab/narration.py (vLLM) and
+engine/lab/sglang_narration.py (SGLang) name what a template may use at a step; here,
+once for both, how ``{name.attr[i]:spec}`` is filled, how ids are written (``a, b and
+c``, ``.count``, ``[i]``), a request's prompt counts, and a described step's sentences."""
 
 from __future__ import annotations
 
@@ -50,6 +46,24 @@ def join_words(labels: Sequence[str], empty: str) -> str:
     return ", ".join(labels[:-1]) + " and " + labels[-1]
 
 
+def id_runs(ids: Iterable[int], downwards: bool = False) -> list[tuple[int, ...]]:
+    """``ids``, the order kept, as runs of three consecutive ids or more, counting up (or,
+    with ``downwards``, down too), and single ids: a pair reads better as two ids."""
+    runs: list[list[int]] = []
+    for i in ids:
+        run = runs[-1] if runs else []
+        step = i - run[-1] if run else 0
+        direction = run[-1] - run[-2] if len(run) > 1 else (step if downwards else 1)
+        if run and step == direction and abs(step) == 1:
+            run.append(i)
+        else:
+            runs.append([i])
+    pieces: list[tuple[int, ...]] = []
+    for run in runs:
+        pieces.extend([(i,) for i in run] if len(run) < 3 else [tuple(run)])
+    return pieces
+
+
 class LabelList(Generic[Id]):
     """Ids a narration names: ``.count``, ``[i]`` (the i-th one's label) and, as text,
     the labels joined (``empty`` for none); a subclass says how one id is labelled."""
@@ -92,7 +106,7 @@ class PromptCounts:
     ``{R.num_tokens}``, ``{R.hit_tokens}``, ``{R.missed_tokens}``; a subclass says
     where its snapshot record keeps the cached tokens (negative: none yet)."""
 
-    view: PromptRecord
+    view: PromptRecord  # the request's snapshot record
 
     @property
     def _cached_tokens(self) -> int:
@@ -116,16 +130,16 @@ class PromptCounts:
         return self.view.num_prompt_tokens - self.hit_tokens
 
 
-# (a step's fact, the sentence when it names one id, the sentence when it names several
-# or "" for the same one): the facts a described step names, in their order
-FactSentences = tuple[tuple[str, str, str], ...]
+# a step's fact -> its sentence, or the sentences for one item and for several
+FactSentences = dict[str, str | tuple[str, str]]
 
 
 def fact_sentences(facts: object, sentences: FactSentences) -> list[str]:
-    """One sentence for each of the step's facts that is not empty."""
+    """A sentence for each of the step's facts named in ``sentences`` that is not empty,
+    in their order."""
     said = []
-    for name, one, several in sentences:
+    for name, text in sentences.items():
         items = getattr(facts, name)
         if items:
-            said.append(one if len(items) == 1 or not several else several)
+            said.append(text if isinstance(text, str) else text[0 if len(items) == 1 else 1])
     return said

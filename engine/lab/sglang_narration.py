@@ -42,6 +42,7 @@ from engine.lab.placeholders import (
     PromptCounts,
     fact_sentences,
     fill_placeholders,
+    id_runs,
     join_words,
 )
 from engine.lab.sglang_facts import SGLangStepFacts, Walk
@@ -59,17 +60,6 @@ class NodeList(LabelList[int]):
 
     def label(self, item: int) -> str:
         return node_label(item)
-
-
-def _runs(ids: tuple[int, ...]) -> list[tuple[int, int]]:
-    """Runs of consecutive ids counting up, as (first, last), the order kept."""
-    runs: list[list[int]] = []
-    for i in ids:
-        if runs and i == runs[-1][1] + 1:
-            runs[-1][1] = i
-        else:
-            runs.append([i, i])
-    return [(a, b) for a, b in runs]
 
 
 class SlotList(LabelList[int]):
@@ -96,12 +86,9 @@ class SlotList(LabelList[int]):
         units = self.units
         if not units:
             return f"no {word}"
-        parts: list[str] = []
-        for first, last in _runs(units):
-            if last - first >= 2:
-                parts.append(f"{first} to {last}")
-            else:
-                parts.extend(str(i) for i in range(first, last + 1))
+        parts = [
+            f"{run[0]} to {run[-1]}" if len(run) > 1 else str(run[0]) for run in id_runs(units)
+        ]
         return f"{word}{'s' if len(units) > 1 else ''} " + join_words(parts, "")
 
 
@@ -213,19 +200,15 @@ def fill_sglang_narration(template: str, facts: SGLangStepFacts, snapshot: SGLan
 
 
 # What the tree and the pool did, one sentence a kind, after what the batch did.
-TREE_SENTENCES: FactSentences = (
-    ("splits", "A match ended inside a node, so it was split: {split} is new.", ""),
-    ("allocated", "Handed out from the front of the free list: {allocated}.", ""),
-    ("inserted", "Inserted into the tree: {inserted}.", ""),
-    (
-        "evictions",
-        "Evicted {evicted} ({evicted_tokens} tokens), leaves first: {evicted_slots} "
-        "went back to the pool.",
-        "",
-    ),
-    ("finished", "{finished} finished and unlocked its path.", ""),
-    ("taken_and_freed", "{taken_and_freed} were taken and freed within this step.", ""),
-)
+TREE_SENTENCES: FactSentences = {
+    "splits": "A match ended inside a node, so it was split: {split} is new.",
+    "allocated": "Handed out from the front of the free list: {allocated}.",
+    "inserted": "Inserted into the tree: {inserted}.",
+    "evictions": "Evicted {evicted} ({evicted_tokens} tokens), leaves first: {evicted_slots} "
+    "went back to the pool.",
+    "finished": "{finished} finished and unlocked its path.",
+    "taken_and_freed": "{taken_and_freed} were taken and freed within this step.",
+}
 
 
 def describe_sglang_step(

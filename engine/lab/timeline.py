@@ -97,6 +97,10 @@ class TimelineRecord:
     steps: tuple[Any, ...]
     narration: tuple[tuple[str, str], ...]
     sources: tuple[tuple[str, str], ...]
+    # each engine's: (step, the previous step's snapshot or None) -> a template for a
+    # step without a text; (template, step) -> the template filled from the step
+    described: Callable[[Any, Any], str]
+    filled: Callable[[str, Any], str]
 
     def __len__(self) -> int:
         return len(self.steps)
@@ -112,15 +116,6 @@ class TimelineRecord:
             before = self.steps[step.index - 1].snapshot if step.index else None
             template = self.described(step, before)
         return self.filled(template, step)
-
-    def described(self, step: Any, before: Any) -> str:
-        """A template for ``step``, which has no text of its own (``before``: the
-        previous step's snapshot, None at the start)."""
-        raise NotImplementedError
-
-    def filled(self, template: str, step: Any) -> str:
-        """``template`` with its placeholders filled from ``step``."""
-        raise NotImplementedError
 
     def source(self, file: str) -> str:
         return dict(self.sources)[file]
@@ -356,9 +351,7 @@ class ScriptRun(Protocol):
 
     def perform(self, action: Action) -> str | None: ...
 
-    def unfinished(self) -> bool:
-        """Whether a request waits or runs (``run_until_idle`` goes on)."""
-        ...
+    def unfinished(self) -> bool: ...  # a request waits or runs: run_until_idle goes on
 
 
 def _repeats(run: ScriptRun, action: Action, done: int, total: int) -> bool:
