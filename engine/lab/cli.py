@@ -6,8 +6,8 @@ import argparse
 import dataclasses
 import sys
 import textwrap
-from collections.abc import Sequence
-from typing import TextIO
+from collections.abc import Callable, Sequence
+from typing import Any, TextIO, TypeVar
 
 from engine.lab import hash_cost, trace_cli, workload_cli
 from engine.lab.event_labels import event_hash_labels, event_label
@@ -21,9 +21,9 @@ from engine.lab.scenario import (
 )
 from engine.lab.scenario_file import read_toml, scenario_from_dict
 from engine.lab.sglang_cli import render_sglang_step
-from engine.lab.sglang_timeline import build_sglang_timeline
+from engine.lab.sglang_timeline import SGLangTimeline, build_sglang_timeline
 from engine.lab.snapshot import BlockRecord, EventRecord, HashMapEntry, Snapshot
-from engine.lab.timeline import Step, Timeline, build_timeline
+from engine.lab.timeline import Step, StepRecord, Timeline, TimelineRecord, build_timeline
 
 STATE_MARK = {"null": "null", "held": "held", "free-cached": "cached", "free-empty": "free"}
 
@@ -98,6 +98,14 @@ def render_snapshot(snapshot: Snapshot, event_labels: dict[int, str] | None = No
 
 
 def render_step(timeline: Timeline, step: Step) -> list[str]:
+    """What only vLLM's step shows: the state after it, its events' hashes labelled."""
+    labels = event_hash_labels(timeline, step.index) if step.snapshot.events else {}
+    return render_snapshot(step.snapshot, labels)
+
+
+def step_text(timeline: TimelineRecord, step: StepRecord[Any, Any], body: list[str]) -> list[str]:
+    """A step of either engine as lines of text: its line (index, action, result), its
+    narration, ``body`` (what only that engine shows), then the code that ran."""
     head = f"== step {step.index} / {len(timeline) - 1}: {step.label}"
     if step.result is not None:
         head += f" -> {step.result}"
@@ -105,8 +113,7 @@ def render_step(timeline: Timeline, step: Step) -> list[str]:
     narration = timeline.narration_text(step)
     if narration:
         lines.extend(textwrap.wrap(" ".join(narration.split()), 88))
-    labels = event_hash_labels(timeline, step.index) if step.snapshot.events else {}
-    lines.extend(render_snapshot(step.snapshot, labels))
+    lines.extend(body)
     if step.focus is not None:
         ran = ", ".join(f"{t.qualname} ({len(t.lines)} lines)" for t in step.code)
         lines.append(f"code: {step.focus.file} line {step.focus.last_line}; ran {ran}")
@@ -184,9 +191,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
     if "--hash-cost" in argv:
         return hash_cost.main(argv, out)
     args = parse_args(argv)
-    if args.engine == "sglang":
-        return _main_sglang(args, out)
-    if args.engine != "vllm":
+    if args.engine not in ("vllm", "sglang"):
         print(
             f"error: --engine {args.engine}: a scenario plays on one engine at a time, "
             "vllm or sglang (--engine both is for --workload)",
@@ -194,34 +199,60 @@ def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
         )
         return 2
     if args.list:
-        for name in scenario_names():
+        for name in scenario_names(args.engine):
             scenario = load_scenario(name)
-            print(f"{name:18} {scenario.title} (modes: {', '.join(scenario.modes)})", file=out)
+            if args.engine == "sglang":
+                modes = f"SGLang modes: {', '.join(scenario.sglang.modes)}"
+            else:
+                modes = f"modes: {', '.join(scenario.modes)}"
+            print(f"{name:18} {scenario.title} ({modes})", file=out)
         return 0
+    if args.engine == "sglang":
+        return _play(args, out, _sglang_timeline, _sglang_title, render_sglang_step)
+    return _play(args, out, _vllm_timeline, lambda t: f"{t.title} [{t.mode}]", render_step)
+
+
+TimelineT = TypeVar("TimelineT", bound=TimelineRecord)
+
+
+def _play(
+    args: argparse.Namespace,
+    out: TextIO,
+    build: Callable[[argparse.Namespace], TimelineT],
+    title: Callable[[TimelineT], str],
+    render: Callable[[TimelineT, Any], list[str]],
+) -> int:
+    """Either engine's timeline of the chosen scenario, printed as JSON or step by step
+    under its title; a scenario that cannot play is one line, and exit status 2."""
     try:
-        scenario = _chosen_scenario(args).with_pool(args.num_blocks, args.block_size)
-        if "vllm" not in scenario.engines:
-            raise ScenarioError(
-                f"scenario {scenario.name!r} does not run on vLLM (it plays on "
-                f"{', '.join(scenario.engines)} only: --engine {scenario.engines[0]})"
-            )
-        timeline = build_timeline(scenario, args.mode or scenario.modes[0], trace=not args.no_trace)
+        timeline = build(args)
     except ScenarioError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     if args.json:
         print(timeline.to_json(), file=out)
         return 0
-    print(f"{timeline.title} [{timeline.mode}]", file=out)
+    print(title(timeline), file=out)
     for step in timeline.steps:
-        print("\n".join(render_step(timeline, step)), file=out)
+        print("\n".join(step_text(timeline, step, render(timeline, step))), file=out)
         if args.pause and step.index < len(timeline) - 1:
             input("-- Enter for the next step --")
     return 0
 
 
-def _sglang_scenario(args: argparse.Namespace) -> Scenario:
-    """The chosen scenario with the SGLang overrides, checked for SGLang."""
+def _vllm_timeline(args: argparse.Namespace) -> Timeline:
+    scenario = _chosen_scenario(args).with_pool(args.num_blocks, args.block_size)
+    if "vllm" not in scenario.engines:
+        raise ScenarioError(
+            f"scenario {scenario.name!r} does not run on vLLM (it plays on "
+            f"{', '.join(scenario.engines)} only: --engine {scenario.engines[0]})"
+        )
+    return build_timeline(scenario, args.mode or scenario.modes[0], trace=not args.no_trace)
+
+
+def _sglang_timeline(args: argparse.Namespace) -> SGLangTimeline:
+    """``--engine sglang``: the chosen scenario with the SGLang overrides, checked for
+    SGLang and played on SGLang 0.5.23's model."""
     scenario = _chosen_scenario(args).with_pool(args.num_blocks, args.block_size)
     refusal = sglang_refusal(scenario)
     if refusal is not None:
@@ -232,34 +263,12 @@ def _sglang_scenario(args: argparse.Namespace) -> Scenario:
         options = dataclasses.replace(scenario.sglang, **changes)
         scenario = dataclasses.replace(scenario, sglang=options)
         validate_sglang(scenario)
-    return scenario
+    mode = args.mode or scenario.sglang.modes[0]
+    return build_sglang_timeline(scenario, mode, trace=not args.no_trace)
 
 
-def _main_sglang(args: argparse.Namespace, out: TextIO) -> int:
-    """``--engine sglang``: the scenario played on SGLang 0.5.23's model."""
-    if args.list:
-        for name in scenario_names("sglang"):
-            scenario = load_scenario(name)
-            modes = ", ".join(scenario.sglang.modes)
-            print(f"{name:18} {scenario.title} (SGLang modes: {modes})", file=out)
-        return 0
-    try:
-        scenario = _sglang_scenario(args)
-        mode = args.mode or scenario.sglang.modes[0]
-        timeline = build_sglang_timeline(scenario, mode, trace=not args.no_trace)
-    except ScenarioError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    if args.json:
-        print(timeline.to_json(), file=out)
-        return 0
-    print(
+def _sglang_title(timeline: SGLangTimeline) -> str:
+    return (
         f"{timeline.title} [SGLang 0.5.23, {timeline.mode}, page size {timeline.page_size}, "
-        f"{timeline.num_slots} KV slots, {timeline.eviction_policy} eviction]",
-        file=out,
+        f"{timeline.num_slots} KV slots, {timeline.eviction_policy} eviction]"
     )
-    for step in timeline.steps:
-        print("\n".join(render_sglang_step(timeline, step)), file=out)
-        if args.pause and step.index < len(timeline) - 1:
-            input("-- Enter for the next step --")
-    return 0

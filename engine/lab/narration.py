@@ -39,19 +39,22 @@ Anything else in braces (a JSON body, say) is left alone.
 from __future__ import annotations
 
 import ast
-import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from engine.lab.placeholders import (
+    FactSentences,
+    LabelList,
+    PromptCounts,
+    fact_sentences,
+    fill_placeholders,
+    id_runs,
+    join_words,
+)
 from engine.lab.prefill_cost import SEED_REQUESTS_PER_SECOND, Saturation
 from engine.lab.snapshot import ChainLink, RequestRecord, Snapshot
 from engine.lab.step_facts import StepFacts
-
-PLACEHOLDER = re.compile(
-    r"\{(?P<name>[A-Za-z_][\w-]*)(?P<attr>(?:\.\w+)*)(?:\[(?P<index>-?\d+)\])?"
-    r"(?::(?P<spec>[^{}]+))?\}"
-)
 
 FACT_LISTS = (
     "allocated",
@@ -72,52 +75,20 @@ def block_label(block_id: int) -> str:
     return f"#{block_id}"
 
 
-class BlockIds:
+class BlockIds(LabelList[int]):
     """Physical block ids, written as ``#2, #3 and #4`` (``CPU #1`` in the CPU pool)."""
 
     def __init__(self, ids: Iterable[int], pool: str = "") -> None:
-        self.ids = tuple(ids)
+        super().__init__(ids)
         self.prefix = f"{pool} " if pool else ""
 
-    @property
-    def count(self) -> int:
-        return len(self.ids)
-
-    def __getitem__(self, index: int) -> str:
-        return self.prefix + block_label(self.ids[index])
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(self.ids)
+    def label(self, item: int) -> str:
+        return self.prefix + block_label(item)
 
     def __str__(self) -> str:
-        labels = [self.prefix + _run_label(run) for run in _runs(self.ids)]
-        if not labels:
-            return "no block"
-        if len(labels) == 1:
-            return labels[0]
-        return ", ".join(labels[:-1]) + " and " + labels[-1]
-
-    def __format__(self, spec: str) -> str:
-        return format(str(self), spec)
-
-
-def _runs(ids: tuple[int, ...]) -> list[tuple[int, ...]]:
-    """Split into runs of consecutive ids, counting up or down (the order is kept)."""
-    runs: list[list[int]] = []
-    for block_id in ids:
-        run = runs[-1] if runs else None
-        if run and (
-            (len(run) == 1 and abs(block_id - run[0]) == 1)
-            or (len(run) > 1 and block_id - run[-1] == run[-1] - run[-2])
-        ):
-            run.append(block_id)
-        else:
-            runs.append([block_id])
-    # a pair reads better as two ids than as a run
-    pieces: list[tuple[int, ...]] = []
-    for run in runs:
-        pieces.extend([(b,) for b in run] if len(run) < 3 else [tuple(run)])
-    return pieces
+        return join_words(
+            [self.prefix + _run_label(run) for run in id_runs(self.ids, downwards=True)], "no block"
+        )
 
 
 def _run_label(run: tuple[int, ...]) -> str:
@@ -128,9 +99,13 @@ def _run_label(run: tuple[int, ...]) -> str:
 
 
 @dataclass(frozen=True)
-class RequestFacts:
+class RequestFacts(PromptCounts):
     view: RequestRecord
     block_size: int
+
+    @property
+    def _cached_tokens(self) -> int:
+        return self.view.num_cached_tokens
 
     @property
     def blocks(self) -> BlockIds:
@@ -141,25 +116,8 @@ class RequestFacts:
         return len(self.view.block_ids)
 
     @property
-    def prompt_tokens(self) -> int:
-        return self.view.num_prompt_tokens
-
-    @property
-    def num_tokens(self) -> int:
-        return self.view.num_tokens
-
-    @property
     def computed(self) -> int:
         return self.view.num_computed_tokens
-
-    @property
-    def hit_tokens(self) -> int:
-        return max(self.view.num_cached_tokens, 0)
-
-    @property
-    def missed_tokens(self) -> int:
-        """Prompt tokens the cache did not supply: the prefill."""
-        return self.view.num_prompt_tokens - self.hit_tokens
 
     @property
     def hit_blocks(self) -> int:
@@ -237,28 +195,31 @@ def narration_context(facts: StepFacts, snapshot: Snapshot, block_size: int) -> 
     return context
 
 
-def _resolve(match: re.Match[str], context: dict[str, Any]) -> str:
-    if match["name"] not in context:
-        return match[0]  # not a placeholder of ours
-    value = context[match["name"]]
-    try:
-        for attr in match["attr"].split(".")[1:]:
-            value = getattr(value, attr)
-        if match["index"] is not None:
-            value = value[int(match["index"])]
-        return format(value, match["spec"] or "")
-    except (AttributeError, IndexError, ValueError, TypeError):
-        return match[0]  # left visible, and the narration tests reject it
-
-
 def fill_narration(template: str, facts: StepFacts, snapshot: Snapshot, block_size: int) -> str:
-    context = narration_context(facts, snapshot, block_size)
-    return PLACEHOLDER.sub(lambda m: _resolve(m, context), template)
+    return fill_placeholders(template, narration_context(facts, snapshot, block_size))
 
 
-def placeholders(template: str) -> list[str]:
-    """The placeholders a template uses, as written (for the narration tests)."""
-    return [m[0] for m in PLACEHOLDER.finditer(template)]
+# What the pool did, one sentence a kind, in the words the written texts use.
+POOL_SENTENCES: FactSentences = {
+    "hit": "Cache hits on {hit}: touched, so ref_cnt goes up.",
+    "allocated": "Handed out from the head of the free queue: {allocated}.",
+    "evicted": (
+        "{evicted} lost its old hash when handed out (evicted, BlockRemoved).",
+        "{evicted} lost their old hash when handed out (evicted, BlockRemoved).",
+    ),
+    "cached": "Became full and cached: {cached}.",
+    "released": "{released} lost a reference; another request still holds it.",
+    "freed_to_head": "Freed without a hash, to the head of the free queue: {freed_to_head}.",
+    "freed_to_tail": (
+        "Freed with its hash, to the tail (still cached): {freed_to_tail}.",
+        "Freed with their hashes, to the tail (still cached): {freed_to_tail}.",
+    ),
+    "taken_and_freed": (
+        "{taken_and_freed} was taken and freed within this step.",
+        "{taken_and_freed} were taken and freed within this step.",
+    ),
+    "cleared": "The reset cleared the hash of {cleared}; the map is empty.",
+}
 
 
 def describe_step(facts: StepFacts, before: Snapshot | None, after: Snapshot) -> str:
@@ -275,29 +236,7 @@ def describe_step(facts: StepFacts, before: Snapshot | None, after: Snapshot) ->
     if queries:
         hits = after.stats.hits - before.stats.hits
         sentences.append(f"{hits:,} of {queries:,} looked-up prompt tokens hit the cache.")
-    if facts.hit:
-        sentences.append("Cache hits on {hit}: touched, so ref_cnt goes up.")
-    if facts.allocated:
-        sentences.append("Handed out from the head of the free queue: {allocated}.")
-    if facts.evicted:
-        its = "its" if len(facts.evicted) == 1 else "their"
-        sentences.append(
-            f"{{evicted}} lost {its} old hash when handed out (evicted, BlockRemoved)."
-        )
-    if facts.cached:
-        sentences.append("Became full and cached: {cached}.")
-    if facts.released:
-        sentences.append("{released} lost a reference; another request still holds it.")
-    if facts.freed_to_head:
-        sentences.append("Freed without a hash, to the head of the free queue: {freed_to_head}.")
-    if facts.freed_to_tail:
-        its = "its hash" if len(facts.freed_to_tail) == 1 else "their hashes"
-        sentences.append(f"Freed with {its}, to the tail (still cached): {{freed_to_tail}}.")
-    if facts.taken_and_freed:
-        was = "was" if len(facts.taken_and_freed) == 1 else "were"
-        sentences.append(f"{{taken_and_freed}} {was} taken and freed within this step.")
-    if facts.cleared:
-        sentences.append("The reset cleared the hash of {cleared}; the map is empty.")
+    sentences += fact_sentences(facts, POOL_SENTENCES)
     if arrivals and not sentences:
         sentences.append(
             "The pool did not change: blocks are handed out when a step schedules a request."

@@ -456,12 +456,15 @@ def parse_scenario(
     return scenario
 
 
+def _names_among(raw: Any, known: tuple[str, ...]) -> bool:
+    """Whether ``raw`` is a list, not empty, of names each one of ``known``."""
+    return (
+        isinstance(raw, list) and bool(raw) and all(isinstance(n, str) and n in known for n in raw)
+    )
+
+
 def _parse_engines(raw: Any, name: str) -> tuple[str, ...]:
-    if (
-        not isinstance(raw, list)
-        or not raw
-        or not all(isinstance(e, str) and e in ENGINES for e in raw)
-    ):
+    if not _names_among(raw, ENGINES):
         raise ScenarioError(
             f"scenario {name!r}: engines must be a list of {', '.join(ENGINES)}, not {raw!r}"
         )
@@ -490,11 +493,7 @@ def parse_sglang_options(raw: Any) -> SGLangOptions:
         if key not in known:
             raise ScenarioError(f"[sglang]: unknown option {key!r} (one of {', '.join(known)})")
     modes = raw.get("modes", ["fcfs"])
-    if (
-        not isinstance(modes, list)
-        or not modes
-        or not all(isinstance(m, str) and m in SGLANG_MODES for m in modes)
-    ):
+    if not _names_among(modes, SGLANG_MODES):
         raise ScenarioError(
             f"[sglang]: modes must be a list of schedule policies "
             f"({', '.join(SGLANG_MODES)}), not {modes!r}"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Sequence
 
 from engine.lab.sglang_facts import Walk
@@ -97,14 +96,9 @@ def render_sglang_snapshot(snapshot: SGLangSnapshot) -> list[str]:
 
 
 def render_sglang_step(timeline: SGLangTimeline, step: SGLangStep) -> list[str]:
-    head = f"== step {step.index} / {len(timeline) - 1}: {step.label}"
-    if step.result is not None:
-        head += f" -> {step.result}"
-    lines = [head]
-    narration = timeline.narration_text(step)
-    if narration:
-        lines.extend(textwrap.wrap(" ".join(narration.split()), 88))
-    lines.extend(_walk_text(walk) for walk in step.facts.walks if walk.phase != "priority")
+    """What only SGLang's step shows (engine/lab/cli.py prints the rest): the walks, the
+    evictions, then the state after it."""
+    lines = [_walk_text(walk) for walk in step.facts.walks if walk.phase != "priority"]
     lines.extend(
         f"lpm ranks {walk.request_id}: {walk.matched_tokens} tokens matched"
         + (f"; split made {node_label(walk.split)}" if walk.split is not None else "")
@@ -116,8 +110,4 @@ def render_sglang_step(timeline: SGLangTimeline, step: SGLangStep) -> list[str]:
             f"evicted {node_label(eviction.node)}: {eviction.tokens} tokens, slots "
             f"[{spans(eviction.slots)}] back to the pool"
         )
-    lines.extend(render_sglang_snapshot(step.snapshot))
-    if step.focus is not None:
-        ran = ", ".join(f"{t.qualname} ({len(t.lines)} lines)" for t in step.code)
-        lines.append(f"code: {step.focus.file} line {step.focus.last_line}; ran {ran}")
-    return lines
+    return lines + render_sglang_snapshot(step.snapshot)

@@ -32,11 +32,19 @@ The SGLang counterpart of engine/lab/narration.py: a text says ``{inserted}`` or
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from engine.lab.narration import PLACEHOLDER
+from engine.lab.placeholders import (
+    FactSentences,
+    LabelList,
+    PromptCounts,
+    fact_sentences,
+    fill_placeholders,
+    id_runs,
+    join_words,
+)
 from engine.lab.sglang_facts import SGLangStepFacts, Walk
 from engine.lab.sglang_snapshot import ROOT_ID, SGLangRequestRecord, SGLangSnapshot
 
@@ -45,129 +53,58 @@ def node_label(node_id: int) -> str:
     return "the root" if node_id == ROOT_ID else f"n{node_id}"
 
 
-def _join(labels: list[str], empty: str) -> str:
-    if not labels:
-        return empty
-    if len(labels) == 1:
-        return labels[0]
-    return ", ".join(labels[:-1]) + " and " + labels[-1]
-
-
-class NodeList:
+class NodeList(LabelList[int]):
     """Node ids, written ``n3, n5 and n7``."""
 
-    def __init__(self, ids: Iterable[int]) -> None:
-        self.ids = tuple(ids)
+    empty = "no node"
 
-    @property
-    def count(self) -> int:
-        return len(self.ids)
-
-    def __getitem__(self, index: int) -> str:
-        return node_label(self.ids[index])
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(self.ids)
-
-    def __str__(self) -> str:
-        return _join([node_label(i) for i in self.ids], "no node")
-
-    def __format__(self, spec: str) -> str:
-        return format(str(self), spec)
+    def label(self, item: int) -> str:
+        return node_label(item)
 
 
-def _runs(ids: tuple[int, ...]) -> list[tuple[int, int]]:
-    """Runs of consecutive ids counting up, as (first, last), the order kept."""
-    runs: list[list[int]] = []
-    for i in ids:
-        if runs and i == runs[-1][1] + 1:
-            runs[-1][1] = i
-        else:
-            runs.append([i, i])
-    return [(a, b) for a, b in runs]
-
-
-class SlotList:
+class SlotList(LabelList[int]):
     """KV slots, written ``slot 5``, ``slots 1 to 22`` or ``slots 3, 4 and 9 to 12``;
-    with pages (``page_size > 1``) as pages: ``page 3``, ``pages 3 to 5``."""
+    with pages (``page_size > 1``) as pages: ``page 3``, ``pages 3 to 5``. ``.count``
+    counts the slots; ``[i]`` is the i-th slot or page."""
 
     def __init__(self, slots: Iterable[int], page_size: int = 1) -> None:
-        self.slots = tuple(slots)
+        super().__init__(slots)
         self.page_size = page_size
-
-    @property
-    def count(self) -> int:
-        return len(self.slots)
 
     @property
     def units(self) -> tuple[int, ...]:
         if self.page_size == 1:
-            return self.slots
-        return tuple(dict.fromkeys(s // self.page_size for s in self.slots))
+            return self.ids
+        return tuple(dict.fromkeys(s // self.page_size for s in self.ids))
 
     def __getitem__(self, index: int) -> str:
         word = "slot" if self.page_size == 1 else "page"
         return f"{word} {self.units[index]}"
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(self.slots)
 
     def __str__(self) -> str:
         word = "slot" if self.page_size == 1 else "page"
         units = self.units
         if not units:
             return f"no {word}"
-        parts: list[str] = []
-        for first, last in _runs(units):
-            if last - first >= 2:
-                parts.append(f"{first} to {last}")
-            else:
-                parts.extend(str(i) for i in range(first, last + 1))
-        return f"{word}{'s' if len(units) > 1 else ''} " + _join(parts, "")
-
-    def __format__(self, spec: str) -> str:
-        return format(str(self), spec)
+        parts = [
+            f"{run[0]} to {run[-1]}" if len(run) > 1 else str(run[0]) for run in id_runs(units)
+        ]
+        return f"{word}{'s' if len(units) > 1 else ''} " + join_words(parts, "")
 
 
-class RequestList:
-    def __init__(self, ids: Iterable[str]) -> None:
-        self.ids = tuple(ids)
-
-    @property
-    def count(self) -> int:
-        return len(self.ids)
-
-    def __getitem__(self, index: int) -> str:
-        return self.ids[index]
-
-    def __str__(self) -> str:
-        return _join(list(self.ids), "none")
-
-    def __format__(self, spec: str) -> str:
-        return format(str(self), spec)
+class RequestList(LabelList[str]):
+    """Request ids, written ``S1 and S2`` (``none``)."""
 
 
 @dataclass(frozen=True)
-class SGLangRequestFacts:
+class SGLangRequestFacts(PromptCounts):
     view: SGLangRequestRecord
     snapshot: SGLangSnapshot
     facts: SGLangStepFacts
 
     @property
-    def hit_tokens(self) -> int:
-        return max(self.view.hit_tokens, 0)
-
-    @property
-    def missed_tokens(self) -> int:
-        return self.view.num_prompt_tokens - self.hit_tokens
-
-    @property
-    def prompt_tokens(self) -> int:
-        return self.view.num_prompt_tokens
-
-    @property
-    def num_tokens(self) -> int:
-        return self.view.num_tokens
+    def _cached_tokens(self) -> int:
+        return self.view.hit_tokens
 
     @property
     def output_tokens(self) -> int:
@@ -258,23 +195,20 @@ def sglang_narration_context(facts: SGLangStepFacts, snapshot: SGLangSnapshot) -
     return context
 
 
-def _resolve(match: Any, context: dict[str, Any]) -> str:
-    if match["name"] not in context:
-        return str(match[0])
-    value = context[match["name"]]
-    try:
-        for attr in match["attr"].split(".")[1:]:
-            value = getattr(value, attr)
-        if match["index"] is not None:
-            value = value[int(match["index"])]
-        return format(value, match["spec"] or "")
-    except (AttributeError, IndexError, ValueError, TypeError):
-        return str(match[0])  # left visible, and the narration tests reject it
-
-
 def fill_sglang_narration(template: str, facts: SGLangStepFacts, snapshot: SGLangSnapshot) -> str:
-    context = sglang_narration_context(facts, snapshot)
-    return PLACEHOLDER.sub(lambda m: _resolve(m, context), template)
+    return fill_placeholders(template, sglang_narration_context(facts, snapshot))
+
+
+# What the tree and the pool did, one sentence a kind, after what the batch did.
+TREE_SENTENCES: FactSentences = {
+    "splits": "A match ended inside a node, so it was split: {split} is new.",
+    "allocated": "Handed out from the front of the free list: {allocated}.",
+    "inserted": "Inserted into the tree: {inserted}.",
+    "evictions": "Evicted {evicted} ({evicted_tokens} tokens), leaves first: {evicted_slots} "
+    "went back to the pool.",
+    "finished": "{finished} finished and unlocked its path.",
+    "taken_and_freed": "{taken_and_freed} were taken and freed within this step.",
+}
 
 
 def describe_sglang_step(
@@ -318,19 +252,5 @@ def describe_sglang_step(
             if facts.retraction is not None
             else "Nothing was admitted, so the running batch decoded: {decoded}."
         )
-    if facts.splits:
-        sentences.append("A match ended inside a node, so it was split: {split} is new.")
-    if facts.allocated:
-        sentences.append("Handed out from the front of the free list: {allocated}.")
-    if facts.inserted:
-        sentences.append("Inserted into the tree: {inserted}.")
-    if facts.evictions:
-        sentences.append(
-            "Evicted {evicted} ({evicted_tokens} tokens), leaves first: {evicted_slots} "
-            "went back to the pool."
-        )
-    if facts.finished:
-        sentences.append("{finished} finished and unlocked its path.")
-    if facts.taken_and_freed:
-        sentences.append("{taken_and_freed} were taken and freed within this step.")
+    sentences += fact_sentences(facts, TREE_SENTENCES)
     return " ".join(sentences) or "The tree and the pool did not change."

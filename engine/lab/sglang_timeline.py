@@ -22,10 +22,6 @@ scenario is loaded (engine/lab/scenario.py, ``validate_sglang``).
 from __future__ import annotations
 
 import dataclasses
-import importlib
-import pkgutil
-from collections.abc import Iterator
-from contextlib import nullcontext
 from dataclasses import dataclass
 from functools import cache
 from typing import ClassVar
@@ -41,8 +37,14 @@ from engine.lab.sglang_snapshot import (
     take_sglang_snapshot,
 )
 from engine.lab.snapshot import LogLine
-from engine.lab.timeline import MAX_TIMELINE_STEPS, START_NARRATION_KEY, TimelineRecord
-from engine.lab.trace import FunctionTrace, SourceIndex, Tracer, tracing, untraced
+from engine.lab.timeline import (
+    START_NARRATION_KEY,
+    StepRecord,
+    TimelineRecord,
+    play_script,
+    step_focus,
+)
+from engine.lab.trace import SourceIndex, package_modules, untraced
 from engine.sglang.allocator import make_allocator
 from engine.sglang.radix_cache import RadixCache
 from engine.sglang.scheduler import Req, Scheduler
@@ -50,10 +52,7 @@ from engine.sglang.scheduler import Req, Scheduler
 ENGINE = "sglang"
 
 # The modules whose lines the code panel may show: every module of SGLang's model.
-TRACED_MODULES = tuple(
-    importlib.import_module(f"{engine.sglang.__name__}.{module.name}")
-    for module in pkgutil.iter_modules(engine.sglang.__path__)
-)
+TRACED_MODULES = package_modules(engine.sglang)
 
 # The function a step is "about": the first of these that ran (a decode step's is
 # Scheduler.update_running_batch: its schedule admitted nothing).
@@ -77,15 +76,8 @@ BATCH_LOGGER = "sglang.srt.managers.schedule_batch"
 
 
 @dataclass(frozen=True)
-class SGLangStep:
-    index: int
-    label: str  # the action, as a call
-    narration_key: str
-    result: str | None
-    snapshot: SGLangSnapshot
-    code: tuple[FunctionTrace, ...]  # in the order first entered
-    focus: FunctionTrace | None
-    facts: SGLangStepFacts
+class SGLangStep(StepRecord[SGLangSnapshot, SGLangStepFacts]):
+    """A step of SGLang's timeline; its facts are the walks, splits, evictions and slots."""
 
 
 @dataclass(frozen=True)
@@ -107,19 +99,10 @@ class SGLangTimeline(TimelineRecord):
     # what a reader of either timeline checks first (Timeline.engine is "vllm")
     ENGINES: ClassVar[tuple[str, ...]] = ("vllm", ENGINE)
 
-    def __len__(self) -> int:
-        return len(self.steps)
+    def described(self, step: SGLangStep, before: SGLangSnapshot | None) -> str:
+        return describe_sglang_step(step.facts, before, step.snapshot)
 
-    def narration_template(self, step: SGLangStep) -> str:
-        return dict(self.narration).get(step.narration_key, "")
-
-    def narration_text(self, step: SGLangStep) -> str:
-        """The step's narration, filled from the step's own data; a step without a text
-        is described from what the tree and the pool did."""
-        template = self.narration_template(step)
-        if not template.strip():
-            before = self.steps[step.index - 1].snapshot if step.index else None
-            template = describe_sglang_step(step.facts, before, step.snapshot)
+    def filled(self, template: str, step: SGLangStep) -> str:
         return fill_sglang_narration(template, step.facts, step.snapshot)
 
 
@@ -158,7 +141,7 @@ class _Run:
         self.hit_tokens: dict[str, int] = {}  # rid -> prefix_len at admission
         self.counters = SGLangCounters()
         self.logs: list[LogLine] = []
-        self.dead = False
+        self.engine_dead = False
         self.step_admitted: list[Req] = []  # by the step being played
         self.recorder = TreeRecorder(self.scheduler, self.ids, self._admitted)
 
@@ -192,7 +175,7 @@ class _Run:
             )
 
     def perform(self, action: Action) -> str | None:
-        if self.dead:
+        if self.engine_dead:
             return ENGINE_DEAD_RESULT
         handler = getattr(self, f"_do_{action.kind}")
         try:
@@ -200,7 +183,7 @@ class _Run:
         except (ValueError, RuntimeError) as error:
             return f"{type(error).__name__}: {error}"
         except AssertionError as error:
-            self.dead = True
+            self.engine_dead = True
             return f"AssertionError: {error}"
         return result
 
@@ -274,12 +257,8 @@ class _Run:
         self.logs.append(LogLine("INFO", FLUSH_LOGGER, "Cache flushed successfully!"))
         return "True"
 
-    def repeats(self, action: Action, done: int, total: int) -> bool:
-        if total >= MAX_TIMELINE_STEPS or self.dead:
-            return False
-        if action.kind == "run_until_idle":
-            return bool(self.scheduler.waiting_queue or self.scheduler.running)
-        return done < action.count
+    def unfinished(self) -> bool:
+        return bool(self.scheduler.waiting_queue or self.scheduler.running)
 
     def snapshot(self, facts: SGLangStepFacts) -> SGLangSnapshot:
         self.counters = dataclasses.replace(
@@ -321,22 +300,6 @@ class _Run:
         )
 
 
-def _played(
-    run: _Run, scenario: Scenario, trace: bool
-) -> Iterator[tuple[Action, str | None, tuple[FunctionTrace, ...], SGLangStepFacts]]:
-    steps = 0
-    with tracing(source_indexes()) if trace else nullcontext():
-        for action in scenario.script:
-            done = 0
-            while done == 0 or run.repeats(action, done, steps):
-                done += 1
-                steps += 1
-                tracer = Tracer(source_indexes()) if trace else None
-                with tracer or nullcontext():
-                    result = run.perform(action)
-                yield action, result, tracer.result() if tracer else (), run.recorder.take()
-
-
 def _label(action: Action) -> str:
     if action.kind == "reset_prefix_cache":
         return "flush_cache()"
@@ -352,7 +315,11 @@ def count_sglang_steps(scenario: Scenario, mode: str) -> int:
     run = _Run(scenario, check_sglang_mode(scenario, mode))
     for action in scenario.setup:
         run.perform(action)
-    return sum(1 for _ in _played(run, scenario, trace=False))
+    steps = 0
+    for _ in play_script(run, scenario.script, None):
+        run.recorder.take()  # each step's facts, as a timeline takes them
+        steps += 1
+    return steps
 
 
 def build_sglang_timeline(scenario: Scenario, mode: str, trace: bool = True) -> SGLangTimeline:
@@ -366,13 +333,14 @@ def build_sglang_timeline(scenario: Scenario, mode: str, trace: bool = True) -> 
     steps = [
         SGLangStep(0, "start", START_NARRATION_KEY, None, run.snapshot(facts), (), None, facts)
     ]
-    for action, result, code, facts in _played(run, scenario, trace):
+    for action, result, code in play_script(
+        run, scenario.script, source_indexes() if trace else None
+    ):
+        facts = run.recorder.take()
         names = (action.focus, *FOCUS[action.kind])
         if facts.forward_mode == "decode":
             names = (action.focus, "Scheduler.update_running_batch")
-        focus = next(
-            (t for name in names for t in code if t.qualname == name), code[0] if code else None
-        )
+        focus = step_focus(code, names)
         steps.append(
             SGLangStep(
                 index=len(steps),

@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import importlib
 import json
 import logging
-import pkgutil
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast
 
 import engine.vllm
 from engine.lab.narration import describe_step, fill_narration
@@ -34,7 +32,7 @@ from engine.lab.scenario import (
 )
 from engine.lab.snapshot import LogLine, Snapshot, SnapshotTaker, Stats, take_snapshot
 from engine.lab.step_facts import PoolRecorder, StepFacts
-from engine.lab.trace import FunctionTrace, SourceIndex, Tracer, tracing
+from engine.lab.trace import FunctionTrace, SourceIndex, Tracer, package_modules, tracing
 from engine.lab.variants import engine_core, reset_prefix_cache, scheduler_class
 from engine.vllm import core
 from engine.vllm.api_server import APIServer, HTTPRequest, KeepModeEngineCoreClient
@@ -44,11 +42,8 @@ from engine.vllm.logger import LOGGER_ROOTS
 from engine.vllm.request import Request, RequestStatus
 
 # The modules whose lines the code panel may show: every module of the model of
-# vLLM (the package engine.vllm), not the machinery that records it.
-TRACED_MODULES = tuple(
-    importlib.import_module(f"{engine.vllm.__name__}.{module.name}")
-    for module in pkgutil.iter_modules(engine.vllm.__path__)
-)
+# vLLM (the package engine.vllm).
+TRACED_MODULES = package_modules(engine.vllm)
 
 # The function a step is "about", whose last line is marked as the current one:
 # the first of these that ran. Before them come the function an error was raised
@@ -71,25 +66,56 @@ START_NARRATION_KEY = "start"
 MAX_TIMELINE_STEPS = 2_000
 
 
+SnapshotT = TypeVar("SnapshotT")
+FactsT = TypeVar("FactsT")
+
+
 @dataclass(frozen=True)
-class Step:
+class StepRecord(Generic[SnapshotT, FactsT]):
+    """A step of either engine's timeline: the state after it and what happened in it."""
+
     index: int
     label: str  # the action, as a call
     narration_key: str
     result: str | None  # what the action returned or raised
-    snapshot: Snapshot
+    snapshot: SnapshotT
     code: tuple[FunctionTrace, ...]  # in the order first entered
     focus: FunctionTrace | None
-    facts: StepFacts  # what the pool did during the step, block by block
+    facts: FactsT  # what the cache did during the step
+
+
+@dataclass(frozen=True)
+class Step(StepRecord[Snapshot, StepFacts]):
+    """A step of vLLM's timeline; its facts are what the pool did, block by block."""
 
 
 class TimelineRecord:
     """What a timeline of either engine's model is as a record: its traced sources, its
-    log so far, and its JSON (a frozen dataclass with `steps`, `narration`, `sources`)."""
+    log so far, its narration, and its JSON (a frozen dataclass with `steps`,
+    `narration`, `sources`)."""
 
     steps: tuple[Any, ...]
     narration: tuple[tuple[str, str], ...]
     sources: tuple[tuple[str, str], ...]
+    # each engine's: (step, the previous step's snapshot or None) -> a template for a
+    # step without a text; (template, step) -> the template filled from the step
+    described: Callable[[Any, Any], str]
+    filled: Callable[[str, Any], str]
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def narration_template(self, step: Any) -> str:
+        return dict(self.narration).get(step.narration_key, "")
+
+    def narration_text(self, step: Any) -> str:
+        """The step's narration, its placeholders filled from the step's own data; a step
+        without a text (a playground's) is described from what the step did."""
+        template = self.narration_template(step)
+        if not template.strip():
+            before = self.steps[step.index - 1].snapshot if step.index else None
+            template = self.described(step, before)
+        return self.filled(template, step)
 
     def source(self, file: str) -> str:
         return dict(self.sources)[file]
@@ -132,19 +158,10 @@ class Timeline(TimelineRecord):
     # was; an SGLang timeline (engine/lab/sglang_timeline.py) says "sglang" in its own.
     engine: ClassVar[str] = "vllm"
 
-    def __len__(self) -> int:
-        return len(self.steps)
+    def described(self, step: Step, before: Snapshot | None) -> str:
+        return describe_step(step.facts, before, step.snapshot)
 
-    def narration_template(self, step: Step) -> str:
-        return dict(self.narration).get(step.narration_key, "")
-
-    def narration_text(self, step: Step) -> str:
-        """The step's narration, its placeholders filled from the step's own data; a step
-        without a text (a playground's) is described from what the pool did."""
-        template = self.narration_template(step)
-        if not template.strip():
-            before = self.steps[step.index - 1].snapshot if step.index else None
-            template = describe_step(step.facts, before, step.snapshot)
+    def filled(self, template: str, step: Step) -> str:
         return fill_narration(template, step.facts, step.snapshot, self.block_size)
 
 
@@ -294,13 +311,8 @@ class _Run:
 
     _do_run_until_idle = _do_step  # one engine step; build_timeline repeats it
 
-    def repeats(self, action: Action, done: int, total: int) -> bool:
-        """Whether ``action`` takes another engine step after ``done`` of them."""
-        if total >= MAX_TIMELINE_STEPS or self.engine_dead:
-            return False
-        if action.kind == "run_until_idle":
-            return self.scheduler.has_unfinished_requests()
-        return done < action.count
+    def unfinished(self) -> bool:
+        return self.scheduler.has_unfinished_requests()
 
     def _do_reset_prefix_cache(self, action: Action) -> str | None:
         return str(reset_prefix_cache(self.engine, **reset_flags(action, self.mode)))
@@ -332,21 +344,51 @@ class _Run:
         )
 
 
-def _played(
-    run: _Run, scenario: Scenario, trace: bool
+class ScriptRun(Protocol):
+    """Either engine's live model while its timeline is recorded."""
+
+    engine_dead: bool  # no action runs any more
+
+    def perform(self, action: Action) -> str | None: ...
+
+    def unfinished(self) -> bool: ...  # a request waits or runs: run_until_idle goes on
+
+
+def _repeats(run: ScriptRun, action: Action, done: int, total: int) -> bool:
+    """Whether ``action`` takes another engine step after ``done`` of them."""
+    if total >= MAX_TIMELINE_STEPS or run.engine_dead:
+        return False
+    if action.kind == "run_until_idle":
+        return run.unfinished()
+    return done < action.count
+
+
+def play_script(
+    run: ScriptRun, script: Iterable[Action], indexes: tuple[SourceIndex, ...] | None
 ) -> Iterator[tuple[Action, str | None, tuple[FunctionTrace, ...]]]:
-    """Run the script's actions, one engine step at a time: (action, result, code)."""
+    """Run the script's actions, one engine step at a time: (action, result, code), the
+    code traced in ``indexes`` (None: not traced)."""
     steps = 0
-    with tracing(source_indexes()) if trace else nullcontext():
-        for action in scenario.script:
+    with tracing(indexes) if indexes is not None else nullcontext():
+        for action in script:
             done = 0  # `step` with a count and `run_until_idle` take several steps
-            while done == 0 or run.repeats(action, done, steps):
+            while done == 0 or _repeats(run, action, done, steps):
                 done += 1
                 steps += 1
-                tracer = Tracer(source_indexes()) if trace else None
+                tracer = Tracer(indexes) if indexes is not None else None
                 with tracer or nullcontext():
                     result = run.perform(action)
                 yield action, result, tracer.result() if tracer else ()
+
+
+def step_focus(
+    code: tuple[FunctionTrace, ...], names: Iterable[str | None]
+) -> FunctionTrace | None:
+    """The function a step is "about", whose last line is marked as the current one: the
+    first of ``names`` that ran, else the first entered."""
+    return next(
+        (t for name in names for t in code if t.qualname == name), code[0] if code else None
+    )
 
 
 def count_steps(scenario: Scenario, mode: str) -> int:
@@ -355,7 +397,7 @@ def count_steps(scenario: Scenario, mode: str) -> int:
     with _collect_logs():
         for action in scenario.setup:
             run.perform(action)
-        return sum(1 for _ in _played(run, scenario, trace=False))
+        return sum(1 for _ in play_script(run, scenario.script, None))
 
 
 def build_timeline(scenario: Scenario, mode: str, trace: bool = True) -> Timeline:
@@ -378,12 +420,9 @@ def build_timeline(scenario: Scenario, mode: str, trace: bool = True) -> Timelin
                 run.recorder.take(),
             )
         )
-        for action, result, code in _played(run, scenario, trace):
-            focus_names = (run.error_site, action.focus, *FOCUS[action.kind])
-            focus = next(
-                (t for name in focus_names for t in code if t.qualname == name),
-                code[0] if code else None,
-            )
+        played = play_script(run, scenario.script, source_indexes() if trace else None)
+        for action, result, code in played:
+            focus = step_focus(code, (run.error_site, action.focus, *FOCUS[action.kind]))
             steps.append(
                 Step(
                     index=len(steps),

@@ -13,6 +13,8 @@ The events come from ``sys.settrace`` on 3.11, and on 3.12+ (Pyodide's Python) f
 from __future__ import annotations
 
 import ast
+import importlib
+import pkgutil
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -33,6 +35,15 @@ def source_file(module: ModuleType) -> str:
         return path.relative_to(_REPO_ROOT).as_posix()
     except ValueError:  # installed as a wheel: keep the package-relative path
         return f"{module.__name__.replace('.', '/')}.py"
+
+
+def package_modules(package: ModuleType) -> tuple[ModuleType, ...]:
+    """Every module of ``package`` (an engine's model), imported: the modules whose lines
+    the code panel may show, not the machinery that records them."""
+    return tuple(
+        importlib.import_module(f"{package.__name__}.{module.name}")
+        for module in pkgutil.iter_modules(package.__path__)
+    )
 
 
 @dataclass(frozen=True)
