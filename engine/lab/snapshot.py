@@ -250,7 +250,6 @@ def block_record(block: KVCacheBlock) -> BlockRecord:
 _REF_CNT = attrgetter("ref_cnt")
 _HASH = attrgetter("_block_hash")
 _NEXT = attrgetter("next_free_block")
-_NULL = attrgetter("is_null")
 
 
 @dataclass
@@ -259,7 +258,6 @@ class _PoolSeen:
 
     ref_cnts: list[int]
     hashes: list[bytes | None]
-    nulls: list[bool]
     next_free: list[KVCacheBlock | None]
     head: KVCacheBlock | None
     records: tuple[BlockRecord, ...]
@@ -289,16 +287,12 @@ class SnapshotTaker:
         blocks = pool.blocks
         ref_cnts = list(map(_REF_CNT, blocks))
         hashes = list(map(_HASH, blocks))
-        nulls = list(map(_NULL, blocks))
         next_free = list(map(_NEXT, blocks))
         head = pool.free_block_queue.fake_free_list_head.next_free_block
         known = self._pools.get(id(pool))
-        if (
-            known is None
-            or known[0] is not pool
-            or len(known[1].ref_cnts) != len(blocks)
-            or (nulls != known[1].nulls)
-        ):
+        # A pool's null block is chosen once, when the pool is made (BlockPool.__init__):
+        # the same pool with the same blocks has the same null flags.
+        if known is None or known[0] is not pool or len(known[1].ref_cnts) != len(blocks):
             records = tuple(map(block_record, blocks))
             free_queue = _free_queue(pool)
         else:
@@ -319,7 +313,7 @@ class SnapshotTaker:
             free_queue = seen.free_queue if same_links else _free_queue(pool)
         self._pools[id(pool)] = (
             pool,
-            _PoolSeen(ref_cnts, hashes, nulls, next_free, head, records, free_queue),
+            _PoolSeen(ref_cnts, hashes, next_free, head, records, free_queue),
         )
         return records, free_queue
 
