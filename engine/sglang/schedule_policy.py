@@ -7,6 +7,9 @@ long prefix (>= ``IN_BATCH_PREFIX_CACHING_DEPRIORITIZE_THRESHOLD``) with a reque
 ahead of it in the queue goes to the back, so the first one caches the prefix for
 it. ``fcfs`` (SGLang's default) keeps arrival order. With more than
 ``WAITING_QUEUE_PREFIX_MATCH_MAX`` waiting requests ``lpm`` falls back to ``fcfs``.
+With ``fcfs`` and LRU eviction, every 32nd ordering (the first included) touches the
+cached prefixes of the waiting requests, the queue's head last, so that LRU evicts them
+in reverse admission order (the waiting-prefix refresh).
 
 ``PrefillAdder`` admits requests into one prefill batch (with chunked prefill off and the
 plain token pool): a request goes in while its uncached tokens, its remaining output
@@ -119,7 +122,7 @@ class SchedulePolicy:
     def _touch_waiting_prefixes(
         self, policy: Policy, waiting_queue: Sequence[WaitingRequest]
     ) -> None:
-        """The waiting-prefix LRU refresh (schedule_policy.py:285-302): with a
+        """The waiting-prefix LRU refresh (schedule_policy.py:280-302): with a
         cache-agnostic policy (``fcfs``, or ``lpm`` fallen back to it) and LRU eviction,
         on the 1st, 33rd, 65th... call, touch the cached prefix of the first 128 waiting
         requests, the queue's head last, so LRU evicts in reverse admission order.
@@ -137,7 +140,7 @@ class SchedulePolicy:
         if not refresh:
             return
         for r in reversed(waiting_queue[:WAITING_QUEUE_PREFIX_MATCH_MAX]):
-            # touch_waiting_prefix (mem_cache/common.py:217-220): the whole sequence
+            # touch_waiting_prefix (mem_cache/common.py:215-218): the whole sequence
             self.tree_cache.touch_prefix(RadixKey(r.origin_input_ids + r.output_ids, r.extra_key))
 
     def _compute_prefix_matches(self, waiting_queue: Sequence[WaitingRequest]) -> set[str]:

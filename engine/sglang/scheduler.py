@@ -180,7 +180,7 @@ class Scheduler:
             # init_next_round_input: match all but the last token (schedule_batch.py:1692-1768)
             full_len = len(req.origin_input_ids) + len(req.output_ids)
             match_kv_cache(req, self.tree_cache, max_prefix_len=full_len - 1)
-            req.cache_protected_len = req.prefix_len  # schedule_batch.py:1746-1747
+            req.cache_protected_len = req.prefix_len  # schedule_batch.py:1742-1743
             res = adder.add_one_req(req)
             if res is not AddReqResult.CONTINUE:
                 if res is AddReqResult.NO_TOKEN:

@@ -417,7 +417,7 @@ def _cached_after_refresh_and_evict(earlier_calls: int) -> list[list[int]]:
 
 
 def test_fcfs_refreshes_the_waiting_requests_prefixes_on_every_32nd_call() -> None:
-    # schedule_policy.py:285-302: a cache-agnostic policy with LRU eviction touches the
+    # schedule_policy.py:280-302: a cache-agnostic policy with LRU eviction touches the
     # cached prefix of each waiting request (head last) on the 1st, 33rd, 65th...
     # calc_priority, so a prefix a waiting request will reuse is evicted last
     assert _cached_after_refresh_and_evict(0) == [[1, 2, 3, 4]]
