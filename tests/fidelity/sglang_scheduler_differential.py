@@ -31,10 +31,15 @@ appending of each sampled token (the stand-in model: token ``50_000 + sequence l
 as ours). The SGLang side runs with chunked prefill off (``rem_chunk_tokens`` None), no
 LoRA, no priority scheduling, the default schedule and retraction settings.
 
-Each case draws a page size (1, 4 or 16), a pool just big enough for the largest request
-(so admission stops on ``NO_TOKEN`` and decodes retract), a schedule policy (fcfs or
-lpm), sometimes a small ``max_prefill_tokens`` (so admission stops on ``OTHER``), and
-requests sharing prefixes (some under an ``extra_key``) that arrive over the first steps.
+Each case draws a page size (1, 4 or 16), a schedule policy (fcfs or lpm), an eviction
+policy (lru in half the cases; lfu, fifo, mru, filo, priority, slru; the server's
+``radix_eviction_policy``, which the waiting-prefix refresh reads, is overridden to match),
+a pool from just above the largest request's need to a few requests' worth (so admission
+stops on ``NO_TOKEN`` and decodes retract), sometimes a small ``max_prefill_tokens`` (so
+admission stops on ``OTHER``), and requests sharing prefixes (some under an
+``extra_key``) in one of four shapes: a burst, a stream of long outputs, a long queue (30
+to 80 requests, so that fcfs's every-32nd-call refresh fires more than once) and long
+outputs of one length arriving a step or two apart (so that decodes retract).
 After every step it compares: which batch ran; for a prefill, the candidates tried with
 each ``add_one_req`` verdict, the admitted requests in order and the budget left
 (``rem_total_tokens``, ``cur_rem_tokens``, ``rem_input_tokens``, the two offsets); the
@@ -64,7 +69,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 warnings.filterwarnings("ignore")
 
 import torch  # noqa: E402
-from sglang.srt.runtime_context import SpawnRanks, publish, reset_context  # noqa: E402
+from sglang.srt.runtime_context import (  # noqa: E402
+    SpawnRanks,
+    get_memory,
+    publish,
+    reset_context,
+)
 from sglang.srt.server_args import ServerArgs  # noqa: E402
 
 reset_context()
@@ -95,6 +105,7 @@ from engine.sglang.radix_cache import RadixCache  # noqa: E402
 from engine.sglang.schedule_policy import AddReqResult, PrefillAdder  # noqa: E402
 
 FIRST_GENERATED_TOKEN_ID = our_scheduler.FIRST_GENERATED_TOKEN_ID
+EVICTION_POLICIES = ("lru",) * 6 + ("lfu", "fifo", "mru", "filo", "priority", "slru")
 MODEL_CONFIG = types.SimpleNamespace(
     vocab_size=10**9, is_encoder_decoder=False, context_len=1 << 16, hf_config=None
 )
@@ -160,7 +171,13 @@ class SgSide:
     them (managers/scheduler.py:3894-4004, 4079-4300, 4459-4552)."""
 
     def __init__(
-        self, size: int, page_size: int, policy: str, max_prefill_tokens: int, rows: int
+        self,
+        size: int,
+        page_size: int,
+        policy: str,
+        max_prefill_tokens: int,
+        rows: int,
+        eviction_policy: str,
     ) -> None:
         if page_size == 1:
             self.allocator: Any = TokenToKVPoolAllocator(size, torch.float16, "cpu", None, False)
@@ -175,6 +192,7 @@ class SgSide:
                 req_to_token_pool=self.req_to_token_pool,
                 token_to_kv_pool_allocator=self.allocator,
                 page_size=page_size,
+                eviction_policy=eviction_policy,
             )
         )
         self.page_size = page_size
@@ -413,6 +431,7 @@ def draw_case(seed: int) -> dict[str, Any]:
     rng = random.Random(seed)
     page_size = rng.choice((1, 1, 4, 16))
     policy = rng.choice(("fcfs", "lpm"))
+    eviction_policy = rng.choice(EVICTION_POLICIES)
     vocab = rng.choice((3, 7, 50))
     unit = page_size
     bases = [[rng.randrange(vocab) for _ in range(rng.randrange(1, 5) * unit)] for _ in range(3)]
@@ -462,6 +481,7 @@ def draw_case(seed: int) -> dict[str, Any]:
         "shape": shape,
         "page_size": page_size,
         "policy": policy,
+        "eviction_policy": eviction_policy,
         "size": size,
         "max_prefill_tokens": max_prefill,
         "requests": reqs,
@@ -470,6 +490,12 @@ def draw_case(seed: int) -> dict[str, Any]:
 
 def run_case(seed: int, max_steps: int) -> tuple[int, int, str | None]:
     case = draw_case(seed)
+    # the server's --radix-eviction-policy, which the waiting-prefix refresh reads
+    with get_memory().override(radix_eviction_policy=case["eviction_policy"]):
+        return play_case(seed, case, max_steps)
+
+
+def play_case(seed: int, case: dict[str, Any], max_steps: int) -> tuple[int, int, str | None]:
     page_size = case["page_size"]
     sg_clock, our_clock = Clock(), Clock()
     sg_radix.time = types.SimpleNamespace(monotonic=sg_clock, perf_counter=lambda: 0.0)
@@ -479,11 +505,17 @@ def run_case(seed: int, max_steps: int) -> tuple[int, int, str | None]:
         case["policy"],
         case["max_prefill_tokens"],
         rows=len(case["requests"]) + 2,
+        eviction_policy=case["eviction_policy"],
     )
     our_alloc = make_allocator(case["size"], page_size)
     ours = RecordingScheduler(
         our_alloc,
-        RadixCache(our_alloc, page_size=page_size, clock=our_clock),
+        RadixCache(
+            our_alloc,
+            page_size=page_size,
+            eviction_policy=case["eviction_policy"],
+            clock=our_clock,
+        ),
         schedule_policy=case["policy"],
         max_prefill_tokens=case["max_prefill_tokens"],
     )
