@@ -243,6 +243,17 @@ class RadixCache:
         value, last_node = self._match_prefix_helper(self.root_node, key)
         return MatchResult(sum(len(v) for v in value), last_node)
 
+    def touch_prefix(self, key: RadixKey) -> None:
+        """Refresh the access time of ``key``'s cached path, as ``match_prefix`` does
+        (splitting the node the match ends inside), without returning anything
+        (radix_cache.py:419-426)."""
+        if self.disable or len(key) == 0:
+            return
+        key = key.page_aligned(self.page_size)
+        if len(key) == 0:
+            return
+        self._match_prefix_helper(self.root_node, key)
+
     def insert(
         self,
         key: RadixKey,

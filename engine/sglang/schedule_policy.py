@@ -7,6 +7,9 @@ long prefix (>= ``IN_BATCH_PREFIX_CACHING_DEPRIORITIZE_THRESHOLD``) with a reque
 ahead of it in the queue goes to the back, so the first one caches the prefix for
 it. ``fcfs`` (SGLang's default) keeps arrival order. With more than
 ``WAITING_QUEUE_PREFIX_MATCH_MAX`` waiting requests ``lpm`` falls back to ``fcfs``.
+With ``fcfs`` and LRU eviction, every 32nd ordering (the first included) touches the
+cached prefixes of the waiting requests, the queue's head last, so that LRU evicts them
+in reverse admission order (the waiting-prefix refresh).
 
 ``PrefillAdder`` admits requests into one prefill batch (with chunked prefill off and the
 plain token pool): a request goes in while its uncached tokens, its remaining output
@@ -28,6 +31,9 @@ from engine.sglang.radix_cache import RadixCache, RadixKey, TreeLock, TreeNode
 IN_BATCH_PREFIX_CACHING_CHECK_THRESHOLD = 32
 IN_BATCH_PREFIX_CACHING_DEPRIORITIZE_THRESHOLD = 32
 WAITING_QUEUE_PREFIX_MATCH_MAX = 128
+WAITING_PREFIX_REFRESH_INTERVAL = 32
+# environ.py:645 (an environment variable there)
+SGLANG_ENABLE_WAITING_PREFIX_REFRESH = True
 CLIP_MAX_NEW_TOKENS = 4096
 
 
@@ -81,6 +87,7 @@ class SchedulePolicy:
     def __init__(self, policy: str, tree_cache: RadixCache) -> None:
         self.policy = self._validate_and_adjust_policy(policy, tree_cache)
         self.tree_cache = tree_cache
+        self._waiting_prefix_refresh_calls = 0
         # its own simulated tree, only for the in-batch prefix caching check
         self.waiting_queue_radix_tree = RadixCache()
 
@@ -109,7 +116,32 @@ class SchedulePolicy:
                     float("inf") if r.rid in deprioritized else -r.num_matched_prefix_tokens
                 )
             )
+        self._touch_waiting_prefixes(policy, waiting_queue)
         return policy
+
+    def _touch_waiting_prefixes(
+        self, policy: Policy, waiting_queue: Sequence[WaitingRequest]
+    ) -> None:
+        """The waiting-prefix LRU refresh (schedule_policy.py:280-302): with a
+        cache-agnostic policy (``fcfs``, or ``lpm`` fallen back to it) and LRU eviction,
+        on the 1st, 33rd, 65th... call, touch the cached prefix of the first 128 waiting
+        requests, the queue's head last, so LRU evicts in reverse admission order.
+        A touch walks the tree as a match does, so it also splits nodes."""
+        if (
+            isinstance(policy, CacheAwarePolicy)
+            or not waiting_queue
+            or not SGLANG_ENABLE_WAITING_PREFIX_REFRESH
+            or self.tree_cache.eviction_policy != "lru"
+            or self.tree_cache.disable
+        ):
+            return
+        refresh = self._waiting_prefix_refresh_calls % WAITING_PREFIX_REFRESH_INTERVAL == 0
+        self._waiting_prefix_refresh_calls += 1
+        if not refresh:
+            return
+        for r in reversed(waiting_queue[:WAITING_QUEUE_PREFIX_MATCH_MAX]):
+            # touch_waiting_prefix (mem_cache/common.py:215-218): the whole sequence
+            self.tree_cache.touch_prefix(RadixKey(r.origin_input_ids + r.output_ids, r.extra_key))
 
     def _compute_prefix_matches(self, waiting_queue: Sequence[WaitingRequest]) -> set[str]:
         deprioritized: set[str] = set()

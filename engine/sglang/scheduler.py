@@ -65,6 +65,9 @@ class Req:
     kv_row: list[int] = field(default_factory=list)
     # row positions [0, cache_protected_len) are the tree's, not the request's
     cache_protected_len: int = 0
+    # how much of the sequence this request has inserted into the tree (ReqKvInfo's
+    # cache_inserted_len): a later insert counts hits only past it
+    cache_inserted_len: int = 0
     retraction_count: int = 0
     # why it left the scheduler unfinished: "abort" (out of memory even alone)
     to_finish: str | None = None
@@ -83,6 +86,7 @@ class Req:
         self.prefix_len = 0
         self.last_node = None
         self.cache_protected_len = 0
+        self.cache_inserted_len = 0
         self.num_matched_prefix_tokens = 0
         self.lock = None
 
@@ -176,6 +180,7 @@ class Scheduler:
             # init_next_round_input: match all but the last token (schedule_batch.py:1692-1768)
             full_len = len(req.origin_input_ids) + len(req.output_ids)
             match_kv_cache(req, self.tree_cache, max_prefix_len=full_len - 1)
+            req.cache_protected_len = req.prefix_len  # schedule_batch.py:1742-1743
             res = adder.add_one_req(req)
             if res is not AddReqResult.CONTINUE:
                 if res is AddReqResult.NO_TOKEN:
@@ -369,10 +374,32 @@ class Scheduler:
     def checkpoint(self, req: Req, up_to: int) -> None:
         """Insert ``tokens[:up_to]`` (page-aligned) with the row's slots, free the row's
         duplicates of slots the tree already had, repoint the row at the tree's slots
-        and move the lock to the new last node (``RadixCache.checkpoint``)."""
+        and move the lock to the new last node (``RadixCache.checkpoint``,
+        radix_cache.py:510-543, and ``_insert_cache`` :450-508).
+
+        Hit counts grow only past what this request inserted before
+        (``inserted_len=cache_inserted_len``, :480-484). When the key runs past the
+        prompt, the prompt's own page-aligned key is inserted again with priority
+        ``priority + 1`` (:486-501, ``split_prompt``): that splits the leaf at the end
+        of the prompt, so eviction can drop the outputs' KV and keep the prompt."""
         token_ids = (req.origin_input_ids + req.output_ids)[:up_to]
         key = RadixKey(token_ids, req.extra_key).page_aligned(self.page_size)
-        result = self.tree_cache.insert(key, req.kv_row[: len(key)])
+        values = req.kv_row[: len(key)]
+        priority = 0  # req.priority or 0: priority scheduling is not modelled
+        result = self.tree_cache.insert(
+            key, values, priority=priority, inserted_len=req.cache_inserted_len
+        )
+        req.cache_inserted_len = max(req.cache_inserted_len, len(key))
+        prompt_key = RadixKey(token_ids[: len(req.origin_input_ids)], req.extra_key).page_aligned(
+            self.page_size
+        )
+        if 0 < len(prompt_key) < len(key):
+            self.tree_cache.insert(
+                prompt_key,
+                values[: len(prompt_key)],
+                priority=priority + 1,
+                inserted_len=len(prompt_key),
+            )
         self.allocator.free_segment(
             req.kv_row[req.cache_protected_len : result.prefix_len],
             start_pos=req.cache_protected_len,

@@ -6,8 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.sglang.allocator import make_allocator
-from engine.sglang.radix_cache import RadixCache
-from engine.sglang.schedule_policy import fits_an_empty_pool
+from engine.sglang.radix_cache import RadixCache, RadixKey
+from engine.sglang.schedule_policy import SchedulePolicy, fits_an_empty_pool
 from engine.sglang.scheduler import Req, Scheduler
 
 
@@ -355,3 +355,73 @@ def test_batch_is_full_set_with_nothing_running_lasts_one_step() -> None:
     scheduler.add_request(Req("C", [31, 32], 30))
     scheduler.step()
     assert scheduler.batch_is_full and len(a.output_ids) == 2
+
+
+# -- found by tests/fidelity/sglang_scheduler_differential.py against SGLang 0.5.23 ----------
+
+
+def test_a_finished_request_leaves_its_prompt_and_its_outputs_as_two_nodes() -> None:
+    # radix_cache.py:486-501 (_insert_cache, split_prompt): the release inserts the
+    # prompt's key again with priority + 1, which splits the leaf where the prompt ends,
+    # so evicting the outputs' tokens keeps the prompt cached.
+    scheduler = _scheduler(100)
+    scheduler.add_request(Req("A", [1, 2, 3, 4], 4))
+    scheduler.run()
+    tree = scheduler.tree_cache
+    [prompt] = tree.root_node.children.values()
+    [outputs] = prompt.children.values()
+    assert list(prompt.key) == [1, 2, 3, 4] and prompt.priority == 1
+    assert len(outputs.key) == 3 and outputs.priority == 0  # all but the last output
+    assert tree.evict(3) == 3
+    assert tree.match_prefix(RadixKey([1, 2, 3, 4, 9])).device_prefix_len == 4
+
+
+def test_a_request_counts_one_hit_on_the_prompt_it_checkpointed_then_released() -> None:
+    # radix_cache.py:480-484: inserts count hits only past cache_inserted_len, what the
+    # request inserted before (its checkpoint after the prefill), not again at release
+    scheduler = _scheduler(100)
+    scheduler.add_request(Req("A", [1, 2, 3, 4], 3))
+    scheduler.run()
+    [prompt] = scheduler.tree_cache.root_node.children.values()
+    [outputs] = prompt.children.values()
+    assert (prompt.hit_count, outputs.hit_count) == (1, 1)
+
+
+def test_a_retracted_request_counts_its_hits_again() -> None:
+    # schedule_batch.py:2059: reset_for_retract forgets cache_inserted_len
+    req = Req("A", [1, 2, 3], 5)
+    req.cache_inserted_len = 3
+    req.reset_for_retract()
+    assert req.cache_inserted_len == 0
+
+
+def _tree_with_two_cached_prompts() -> Scheduler:
+    scheduler = _scheduler(100)
+    scheduler.add_request(Req("old", [1, 2, 3, 4], 1))
+    scheduler.run()
+    scheduler.add_request(Req("new", [5, 6, 7, 8], 1))
+    scheduler.run()
+    return scheduler
+
+
+def _cached_after_refresh_and_evict(earlier_calls: int) -> list[list[int]]:
+    """Two prompts cached, "old" first; a request reusing "old" waits; calc_priority is
+    called after ``earlier_calls`` other calls; then one prompt's worth is evicted."""
+    scheduler = _tree_with_two_cached_prompts()
+    policy = SchedulePolicy("fcfs", scheduler.tree_cache)
+    for _ in range(earlier_calls):
+        policy.calc_priority([Req("x", [9], 1)])  # type: ignore[list-item]
+    policy.calc_priority([Req("w", [1, 2, 3, 4, 9], 1)])  # type: ignore[list-item]
+    scheduler.tree_cache.evict(4)
+    return [list(node.key) for node in scheduler.tree_cache.root_node.children.values()]
+
+
+def test_fcfs_refreshes_the_waiting_requests_prefixes_on_every_32nd_call() -> None:
+    # schedule_policy.py:280-302: a cache-agnostic policy with LRU eviction touches the
+    # cached prefix of each waiting request (head last) on the 1st, 33rd, 65th...
+    # calc_priority, so a prefix a waiting request will reuse is evicted last
+    assert _cached_after_refresh_and_evict(0) == [[1, 2, 3, 4]]
+    assert _cached_after_refresh_and_evict(32) == [[1, 2, 3, 4]]
+    # on the calls between, the least recently used prompt goes first
+    assert _cached_after_refresh_and_evict(1) == [[5, 6, 7, 8]]
+    assert _cached_after_refresh_and_evict(31) == [[5, 6, 7, 8]]
