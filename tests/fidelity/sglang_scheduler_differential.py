@@ -103,6 +103,7 @@ import engine.sglang.scheduler as our_scheduler  # noqa: E402
 from engine.sglang.allocator import make_allocator  # noqa: E402
 from engine.sglang.radix_cache import RadixCache  # noqa: E402
 from engine.sglang.schedule_policy import AddReqResult, PrefillAdder  # noqa: E402
+from tests.fidelity.sglang_differential import dump as tree_dump  # noqa: E402
 
 FIRST_GENERATED_TOKEN_ID = our_scheduler.FIRST_GENERATED_TOKEN_ID
 EVICTION_POLICIES = ("lru",) * 6 + ("lfu", "fifo", "mru", "filo", "priority", "slru")
@@ -393,28 +394,8 @@ def our_free_slots(allocator: Any) -> list[int]:
 
 
 def dump(root: Any, evictable: set[Any]) -> list[Any]:
-    out: list[Any] = []
-
-    def walk(node: Any, depth: int) -> None:
-        for child in node.children.values():
-            value = child.value.tolist() if hasattr(child.value, "tolist") else child.value
-            out.append(
-                (
-                    depth,
-                    list(child.key.token_ids),
-                    child.key.extra_key,
-                    [int(v) for v in value],
-                    child.lock_ref,
-                    child.last_access_time,
-                    child.creation_time,
-                    child.hit_count,
-                    child.priority,
-                    child in evictable,
-                )
-            )
-            walk(child, depth + 1)
-
-    walk(root, 0)
+    """The tree as the tree differential dumps it, access and creation stamps by rank."""
+    out = tree_dump(root, evictable)
     # the stamps by rank: only their order decides anything (the two sides read the
     # clock a different number of times outside the tree's walks, e.g. none in ours
     # where SGLang's matches an empty tree)
