@@ -22,6 +22,8 @@ import sys
 import types
 import warnings
 from array import array
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -119,7 +121,39 @@ def normalize_events(events: list[Any], names: dict[int, int]) -> list[Any]:
     return out
 
 
-def run_case(seed: int, num_ops: int) -> tuple[int, str | None]:
+@dataclass(frozen=True)
+class Call:
+    """One call of a random trace, drawn before either tree runs it."""
+
+    kind: str  # insert | match | dec_lock_ref | evict | reset
+    tokens: list[int] = field(default_factory=list)
+    extra_key: str | None = None
+    values: list[int] = field(default_factory=list)  # insert: the slots
+    priority: int = 0  # insert
+    lock: bool = False  # match: then inc_lock_ref on its last node
+    index: int = 0  # dec_lock_ref: which held lock (they are kept in the order taken)
+    num_tokens: int = 0  # evict
+
+    @property
+    def what(self) -> str:
+        if self.kind in ("insert", "match"):
+            locked = " + inc_lock_ref" if self.lock else ""
+            return f"{self.kind} {self.tokens} extra_key={self.extra_key}{locked}"
+        return f"evict {self.num_tokens}" if self.kind == "evict" else self.kind
+
+
+@dataclass(frozen=True)
+class Case:
+    page_size: int
+    policy: str
+    events_on: bool
+    calls: Iterator[Call]
+
+
+def random_case(seed: int, num_ops: int) -> Case:
+    """A page size, an eviction policy, events on or off and a trace of calls: inserts of
+    sequences sharing prefixes (some under an extra_key), matches (some then locked),
+    unlocks of held locks, evictions and resets."""
     rng = random.Random(seed)
     page_size = rng.choice((1, 1, 16))
     policy = rng.choice(POLICIES)
@@ -129,6 +163,43 @@ def run_case(seed: int, num_ops: int) -> tuple[int, str | None]:
     bases = [[rng.randrange(vocab) for _ in range(rng.randrange(1, 5) * unit)] for _ in range(4)]
     extra_keys = (None, None, None, "lora-a", "lora-b")
 
+    def sequence() -> tuple[list[int], str | None]:
+        tokens = list(rng.choice(bases)) if rng.random() < 0.8 else []
+        if tokens and rng.random() < 0.4:
+            tokens = tokens[: rng.randrange(len(tokens) + 1)]
+        tokens += [rng.randrange(vocab) for _ in range(rng.randrange(0, 4 * unit + 3))]
+        return tokens, rng.choice(extra_keys)
+
+    def calls() -> Iterator[Call]:
+        slots = itertools.count(1000)
+        held = 0
+        for _ in range(num_ops):
+            r = rng.random()
+            if r < 0.35:
+                tokens, extra = sequence()
+                values = [next(slots) for _ in tokens]
+                priority = rng.randrange(3) if policy == "priority" else 0
+                yield Call("insert", tokens, extra, values, priority)
+            elif r < 0.6:
+                tokens, extra = sequence()
+                lock = rng.random() < 0.6
+                held += lock
+                yield Call("match", tokens, extra, lock=lock)
+            elif r < 0.8 and held:
+                held -= 1
+                yield Call("dec_lock_ref", index=rng.randrange(held + 1))
+            elif r < 0.98:
+                yield Call("evict", num_tokens=rng.randrange(0, 6 * unit + 1))
+            else:
+                held = 0
+                yield Call("reset")
+
+    return Case(page_size, policy, events_on, calls())
+
+
+def run_case(seed: int, num_ops: int) -> tuple[int, str | None]:
+    case = random_case(seed, num_ops)
+    page_size, policy, events_on = case.page_size, case.policy, case.events_on
     sg_clock, our_clock = Clock(), Clock()
     sg_radix.time = types.SimpleNamespace(monotonic=sg_clock, perf_counter=lambda: 0.0)
     sg_alloc, our_alloc = RecordingAllocator(), RecordingAllocator()
@@ -145,56 +216,39 @@ def run_case(seed: int, num_ops: int) -> tuple[int, str | None]:
         enable_kv_cache_events=events_on,
         clock=our_clock,
     )
-    slots = itertools.count(1000)
     held: list[tuple[Any, Any]] = []
     sg_names: dict[int, int] = {}
     our_names: dict[int, int] = {}
 
-    def sequence() -> tuple[list[int], str | None]:
-        tokens = list(rng.choice(bases)) if rng.random() < 0.8 else []
-        if tokens and rng.random() < 0.4:
-            tokens = tokens[: rng.randrange(len(tokens) + 1)]
-        tokens += [rng.randrange(vocab) for _ in range(rng.randrange(0, 4 * unit + 3))]
-        return tokens, rng.choice(extra_keys)
-
-    for op_index in range(num_ops):
-        r = rng.random()
-        if r < 0.35:
-            tokens, extra = sequence()
-            values = [next(slots) for _ in tokens]
-            priority = rng.randrange(3) if policy == "priority" else 0
+    for op_index, call in enumerate(case.calls):
+        tokens, extra, what = call.tokens, call.extra_key, call.what
+        got: tuple[Any, Any]
+        if call.kind == "insert":
             a = sg.insert(
                 InsertParams(
                     key=sg_key(tokens, extra),
-                    value=torch.tensor(values, dtype=torch.int64),
-                    priority=priority,
+                    value=torch.tensor(call.values, dtype=torch.int64),
+                    priority=call.priority,
                 )
             )
-            b = ours.insert(RadixKey(tokens, extra), values, priority=priority)
-            what = f"insert {tokens} extra_key={extra}"
+            b = ours.insert(RadixKey(tokens, extra), call.values, priority=call.priority)
             got = (a.prefix_len, b.prefix_len)
-        elif r < 0.6:
-            tokens, extra = sequence()
+        elif call.kind == "match":
             a = sg.match_prefix(MatchPrefixParams(key=sg_key(tokens, extra)))
             b = ours.match_prefix(RadixKey(tokens, extra))
-            what = f"match {tokens} extra_key={extra}"
             got = (a.device_prefix_len, b.device_prefix_len)
-            if rng.random() < 0.6:
+            if call.lock:
                 da = sg.inc_lock_ref(a.last_device_node).delta
                 db = ours.inc_lock_ref(b.last_device_node)
                 held.append((a.last_device_node, b.last_device_node))
-                what += " + inc_lock_ref"
                 got = ((got[0], da), (got[1], db))
-        elif r < 0.8 and held:
-            pair = held.pop(rng.randrange(len(held)))
-            what = "dec_lock_ref"
+        elif call.kind == "dec_lock_ref":
+            pair = held.pop(call.index)
             got = (sg.dec_lock_ref(pair[0]).delta, ours.dec_lock_ref(pair[1]))
-        elif r < 0.98:
-            n = rng.randrange(0, 6 * unit + 1)
-            what = f"evict {n}"
+        elif call.kind == "evict":
+            n = call.num_tokens
             got = (sg.evict(EvictParams(num_tokens=n)).num_tokens_evicted, ours.evict(n))
         else:
-            what = "reset"
             held.clear()
             sg.reset()
             ours.reset()

@@ -38,8 +38,6 @@ Runs under a Python that can import SGLang (see tests/fidelity/sglang-venv.md):
 from __future__ import annotations
 
 import argparse
-import itertools
-import random
 import sys
 import warnings
 from pathlib import Path
@@ -70,10 +68,10 @@ from sglang.srt.mem_cache.unified_radix_cache import UnifiedRadixCache  # noqa: 
 
 from engine.sglang.radix_cache import RadixCache, RadixKey  # noqa: E402
 from tests.fidelity.sglang_differential import (  # noqa: E402
-    POLICIES,
     Clock,
     RecordingAllocator,
     normalize_events,
+    random_case,
     sg_key,
 )
 from tests.fidelity.sglang_differential import dump as our_dump  # noqa: E402
@@ -146,15 +144,8 @@ def ranked(rows: list[Any]) -> list[Any]:
 
 
 def run_case(seed: int, num_ops: int, core: str, stamps: bool) -> tuple[int, str | None]:
-    rng = random.Random(seed)
-    page_size = rng.choice((1, 1, 16))
-    policy = rng.choice(POLICIES)
-    events_on = rng.random() < 0.5
-    unit = page_size
-    vocab = rng.choice((3, 5, 50))
-    bases = [[rng.randrange(vocab) for _ in range(rng.randrange(1, 5) * unit)] for _ in range(4)]
-    extra_keys = (None, None, None, "lora-a", "lora-b")
-
+    case = random_case(seed, num_ops)
+    page_size, policy, events_on = case.page_size, case.policy, case.events_on
     sg_alloc, our_alloc = RecordingAllocator(), RecordingAllocator()
     sg = UnifiedRadixCache(
         CacheInitParams(
@@ -178,31 +169,21 @@ def run_case(seed: int, num_ops: int, core: str, stamps: bool) -> tuple[int, str
         enable_kv_cache_events=events_on,
         clock=Clock(),
     )
-    slots = itertools.count(1000)
     held: list[tuple[Any, Any]] = []
     sg_names: dict[int, int] = {}
     our_names: dict[int, int] = {}
 
-    def sequence() -> tuple[list[int], str | None]:
-        tokens = list(rng.choice(bases)) if rng.random() < 0.8 else []
-        if tokens and rng.random() < 0.4:
-            tokens = tokens[: rng.randrange(len(tokens) + 1)]
-        tokens += [rng.randrange(vocab) for _ in range(rng.randrange(0, 4 * unit + 3))]
-        return tokens, rng.choice(extra_keys)
-
-    for op_index in range(num_ops):
-        r = rng.random()
-        if r < 0.35:
-            tokens, extra = sequence()
-            values = [next(slots) for _ in tokens]
+    for op_index, call in enumerate(case.calls):
+        tokens, extra, what, values = call.tokens, call.extra_key, call.what, call.values
+        got: tuple[Any, Any]
+        if call.kind == "insert":
             a = sg.insert(
                 InsertParams(
                     key=sg_key(tokens, extra), value=torch.tensor(values, dtype=torch.int64)
                 )
             )
             b = ours.insert(RadixKey(tokens, extra), values)
-            what = f"insert {tokens} extra_key={extra}"
-            got: tuple[Any, Any] = (a.prefix_len, b.prefix_len)
+            got = (a.prefix_len, b.prefix_len)
             # UnifiedRadixCache.insert frees the overlap itself (FreeDeviceKV of
             # value[prev_prefix_len:overlap], unified_tree_core._insert_overlap_step);
             # RadixCache leaves it to its caller (cache_finished_req frees
@@ -212,36 +193,30 @@ def run_case(seed: int, num_ops: int, core: str, stamps: bool) -> tuple[int, str
                 our_alloc.freed.append(values[: b.prefix_len])
             sg_alloc.freed = flat(sg_alloc.freed)
             our_alloc.freed = flat(our_alloc.freed)
-        elif r < 0.6:
-            tokens, extra = sequence()
+        elif call.kind == "match":
             a = sg.match_prefix(MatchPrefixParams(key=sg_key(tokens, extra)))
             b = ours.match_prefix(RadixKey(tokens, extra))
-            what = f"match {tokens} extra_key={extra}"
             got = (a.device_prefix_len, b.device_prefix_len)
-            if rng.random() < 0.6:
+            if call.lock:
                 receipt = sg.inc_lock_ref(a.last_device_node)
                 db = ours.inc_lock_ref(b.last_device_node)
                 held.append(((a.last_device_node, receipt), b.last_device_node))
-                what += " + inc_lock_ref"
                 # The unified core's delta is the tokens it protected (full.py
                 # acquire_component_lock); RadixCache's is the change in evictable
                 # size, the same count negated.
                 got = ((got[0], receipt.delta), (got[1], -db))
-        elif r < 0.8 and held:
-            (node_id, receipt), our_node = held.pop(rng.randrange(len(held)))
-            what = "dec_lock_ref"
+        elif call.kind == "dec_lock_ref":
+            (node_id, receipt), our_node = held.pop(call.index)
             # UnifiedTreeCore.dec_lock_ref returns DecLockRefResult() with no delta
             # ("no caller uses it yet"); RadixCache's is the unlocked tokens. The call
             # is compared by its effect (sizes, tree), not its result.
             da = sg.dec_lock_ref(node_id, receipt.to_dec_params()).delta
             ours.dec_lock_ref(our_node)
             got = (da, None)
-        elif r < 0.98:
-            n = rng.randrange(0, 6 * unit + 1)
-            what = f"evict {n}"
+        elif call.kind == "evict":
+            n = call.num_tokens
             got = (sg.evict(EvictParams(num_tokens=n)).num_tokens_evicted, ours.evict(n))
         else:
-            what = "reset"
             held.clear()
             sg.reset()
             ours.reset()
