@@ -14,7 +14,6 @@ from urllib.parse import urlencode
 import panel as pn
 import param
 
-from app.components.early_steps import EarlySteps
 from app.components.glossary import Glossary
 from app.components.keyboard import Keyboard
 from app.components.panel_tabs import PanelTabs
@@ -121,14 +120,6 @@ class App(pn.viewable.Viewer):
         self.chain = ChainView(**sends)
         self.prefill = PrefillView(**sends)
         self.keyboard = Keyboard()
-        self.early_steps = EarlySteps(
-            query=self.query,
-            lasts=state.lasts,
-            default_scenario=timelines.default_scenario(),
-            width=0,
-            height=0,
-            margin=0,
-        )
         self.playground = PlaygroundEditor(state=state)
         self.open_playground = pn.widgets.Button(
             label="Edit a copy", width=170, height=28, margin=(0, 10)
@@ -216,7 +207,6 @@ class App(pn.viewable.Viewer):
                 margin=(8, 0, 0, 0),
             ),
             self.keyboard,
-            self.early_steps,
             width=PAGE_WIDTH,
             margin=(10, 16),
         )
@@ -279,7 +269,6 @@ class App(pn.viewable.Viewer):
             *story,
             tabs,
             self.keyboard,
-            self.early_steps,
             width=EMBED_WIDTH,
             margin=(4, 10),
         )

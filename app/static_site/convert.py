@@ -32,7 +32,9 @@ def app_requirements(
     return reqs
 
 
-def convert(app: Path, out: Path, requirements: list[str], project: Path | None) -> None:
+def convert(
+    app: Path, out: Path, requirements: list[str], project: Path | None, prerender: bool = True
+) -> None:
     from panel.io.convert import convert_apps
 
     if project is not None:
@@ -46,7 +48,7 @@ def convert(app: Path, out: Path, requirements: list[str], project: Path | None)
         dest_path=out,
         runtime="pyodide-worker",
         requirements=requirements,
-        prerender=True,
+        prerender=prerender,
         build_index=False,
         build_pwa=False,
         max_workers=1,

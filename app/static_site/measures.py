@@ -13,10 +13,11 @@ The benchmark's yardstick (benchmarks/bench_site.py) is a stock app built withou
         accepts gzip (any static host can do the same);
   lean  packages the app never imports (narwhals, the Markdown family) are not installed;
   early the page starts the Pyodide worker first thing, before Bokeh's JS;
-  copies every scenario, in both layouts (full page and `embed=1`, the write-up's
-        iframes), has a pre-rendered copy (copies/NAME.json.gz, fetched only by its
-        addresses), so every address steps before Python is ready (app/components/early_steps.py),
-        not just the page's own copy of the default scenario;
+  pages every address (the start page, each scenario in both layouts: the full page
+        and `embed=1`, the write-up's iframes) has an early page (early/NAME.json.gz,
+        fetched only by its addresses): the app's layout and its player's bundle, laid
+        out by app/page/early_page.js before Bokeh's JS has run, so every address steps,
+        switches modes and opens scenarios before Python is ready;
   playground  a playground link (which has no copy) shows its views, steps, modes and
         script edits from the app's worker, which loads the project's wheel alone first
         (app/page/early_playground.py) and answers them while Panel and Bokeh install
@@ -26,5 +27,5 @@ The benchmark's yardstick (benchmarks/bench_site.py) is a stock app built withou
 from __future__ import annotations
 
 MEASURES = frozenset(
-    {"pyc", "sourceless", "numpy", "direct", "gzip", "lean", "early", "copies", "playground"}
+    {"pyc", "sourceless", "numpy", "direct", "gzip", "lean", "early", "pages", "playground"}
 )

@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 
 from app.static_site.assets import AssetError
-from app.static_site.layout import BOKEH_CDN, COPIES_DIR, LOCAL_BOKEH, LOCAL_PANEL, PANEL_CDN
+from app.static_site.layout import BOKEH_CDN, EARLY_DIR, LOCAL_BOKEH, LOCAL_PANEL, PANEL_CDN
 from app.static_site.pins import PANEL_VERSION
 
 SHIMS = Path(__file__).parent / "shims"
@@ -145,24 +145,34 @@ def patch_html(html: str, worker_name: str, early: bool = True) -> str:
     return replace_once(html, created, "window.__pclWorker", "converted HTML")
 
 
-EMBED_CALL = "root.Bokeh.embed.embed_items(docs_json, render_items);"
+# Bokeh's and Panel's scripts in the converted page's <head>, each parser-blocking.
+SET_LOG_LEVEL = '<script type="text/javascript">\n  Bokeh.set_log_level("info");\n</script>'
+HEAD_SCRIPT = re.compile(r'<script type="text/javascript" src="([^"]+)"></script>')
 
 
-def patch_copy_choice(html: str, names: list[str], own: str) -> str:
-    """The page fetches the copy its address names (shims/copy_fetch.js) and shows it."""
-    from app.data import timelines, url  # the project's (see copies.prerender_copies)
+def patch_early_page(html: str, names: list[str], start: str) -> str:
+    """Each address fetches its early page (app/page/early_page.js) and lays it out at
+    once: the module starts first, and Bokeh's and Panel's 3 MB of JS no longer hold
+    the page's first paint (they run, in order, once the page is parsed)."""
+    from app.data import timelines, url  # the project's (see early_pages.early_pages)
 
-    data = [
-        names,
-        own,
+    config = [
+        [name for name in names if name != start],
+        start,
         timelines.default_scenario(),
         url.EMBED_SUFFIX,
         url.TRUE_VALUES,
         url.POSITION_PARAMETERS,
     ]
-    fetch = script("copy_fetch.js", copies=[*data, COPIES_DIR])
-    html = replace_once(html, "</title>", f"</title>\n{fetch}", "converted HTML")
-    return replace_once(html, EMBED_CALL, shim("copy_choice.js"), "converted HTML")
+    data = html_text.escape(json.dumps([config, EARLY_DIR]))
+    module = f'<script type="module" async data-early-pages="{data}">\n{shim("early_page_start.js")}</script>'
+    html = replace_once(html, "</title>", f"</title>\n{module}", "converted HTML")
+    # It runs as the page is parsed, before the deferred Bokeh; "info" is BokehJS's default.
+    html = replace_once(html, SET_LOG_LEVEL, "", "converted HTML")
+    deferred, count = HEAD_SCRIPT.subn(r'<script type="text/javascript" src="\1" defer></script>', html)
+    if count < 2:
+        raise AssetError(f"unexpected converted HTML: {count} script tags to defer")
+    return deferred
 
 
 # The player's two events (app/components/position.js): at the handover the early

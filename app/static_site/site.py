@@ -16,9 +16,9 @@ from app.static_site.assets import AssetError, log, sha256_of
 from app.static_site.bytecode import imported_sources, precompile, python312
 from app.static_site.cdn import check_local_refs, check_no_remote, copy_bokeh_js, copy_panel_dist
 from app.static_site.convert import app_requirements, convert, install_names
-from app.static_site.copies import prerender_copies
+from app.static_site.early_pages import early_pages, write_early_pages
 from app.static_site.fetch import cache_dir, pure_wheels, pyodide_dist_wheel, pyodide_tarball
-from app.static_site.layout import COPIES_DIR, INDEX_HTML
+from app.static_site.layout import INDEX_HTML
 from app.static_site.lock import (
     LockPackages,
     add_project_to_lock,
@@ -29,7 +29,7 @@ from app.static_site.lock import (
 from app.static_site.measures import MEASURES
 from app.static_site.patches import (
     SIDE_WORKER,
-    patch_copy_choice,
+    patch_early_page,
     patch_early_playground,
     patch_html,
     patch_worker,
@@ -142,11 +142,13 @@ def assemble(
         reqs = app_requirements(meta, wheel, packages)
         names = ", ".join(r.split(" @ ")[0] for r in reqs) or "none"
         log(f"converting {app} (requirements: {names})")
-        convert(app, stage, reqs, project)
-        copies: dict[str, bytes] = {}
-        if project is not None and "copies" in measures:
-            log(f"pre-rendering {app} at every scenario's addresses")
-            copies, own = prerender_copies(app, reqs)
+        pages_on = project is not None and "pages" in measures
+        # Every address has its early page: none needs Bokeh's pre-rendered document.
+        convert(app, stage, reqs, project, prerender=not pages_on)
+        pages: dict[str, bytes] = {}
+        if pages_on:
+            log(f"writing {app}'s early page at every address")
+            pages, start = early_pages()
     if "pyc" in measures:
         only = imported_sources(app, project)
         precompile_site(stage / "pyodide", packages, cache, only, "sourceless" in measures)
@@ -155,11 +157,9 @@ def assemble(
         add_project_to_lock(stage / "pyodide", packages, shipped, install)
     converted = stage / f"{app.stem}.html"
     html = patch_html(converted.read_text(), app.stem, early="early" in measures)
-    if copies:
-        html = patch_copy_choice(html, sorted(copies), own)
-        (stage / COPIES_DIR).mkdir()
-        for name, packed in copies.items():
-            (stage / COPIES_DIR / f"{name}.json.gz").write_bytes(packed)
+    if pages:
+        html = patch_early_page(html, sorted(pages), start)
+        write_early_pages(stage, pages)
     early_playground = shipped is not None and {"playground", "early"} <= measures
     if early_playground:
         html = patch_early_playground(html)

@@ -1,0 +1,177 @@
+"""The static site's page before Python: the app's own layout, written down as plain data.
+
+The builder (app/static_site/early_pages.py) makes the App at every address it ships,
+in CPython, and writes what this module reads off its Panel objects: each column, row
+and flex box as a box with its CSS; each browser component as the name of its .js file
+and the values of its parameters (the player's among them: its bundle holds every
+step of every mode); each HTML pane as its HTML; each Panel widget as a stand-in that
+waits for Python. app/page/early_page.js lays that out with plain elements and runs each
+component's own `render`, so the page steps, switches modes and scenarios before
+Pyodide has started. The layout itself is written once, in layout.py.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import panel as pn
+from panel.custom import JSComponent, ReactiveESM
+from panel.viewable import Children, Viewable, Viewer
+
+from app.data import timelines
+from app.page.stylesheets import stylesheet
+
+if TYPE_CHECKING:
+    from app.page.layout import App
+
+Node = dict[str, Any]
+HINT = "Steps, modes and scenarios work now; the other controls start with Python."
+# The address parameters an early page follows: a position, and `quiz` (components/quiz.js
+# reads it). Any other must be as the page was made.
+POSITION_PARAMETERS = ("scenario", "mode", "step", "quiz")
+# The base of every component's shadow root, as Bokeh's on the live page.
+HOST_SHEET = stylesheet("app.page", "early_host.css")
+# The page's style while it works before Python.
+STYLE = stylesheet("app.page", "early_page.css") + stylesheet("app.components", "status_note.css")
+
+
+class EarlyPage:
+    """One page's tree of nodes, with every stylesheet written once (`sheets`)."""
+
+    def __init__(self) -> None:
+        self.sheets: list[str] = []
+        self._sheet_index: dict[str, int] = {}
+        self.sheet_ids([HOST_SHEET])  # sheet 0: every shadow root's (early_page.js)
+
+    def sheet_ids(self, texts: list[str]) -> list[int]:
+        ids = []
+        for text in texts:
+            if text not in self._sheet_index:
+                self._sheet_index[text] = len(self.sheets)
+                self.sheets.append(text)
+            ids.append(self._sheet_index[text])
+        return ids
+
+    def node(self, obj: Any, within: str = "column") -> Node | None:
+        """The node of a Panel object (``within`` a column, a row or a flex box), or None
+        for one not shown."""
+        if isinstance(obj, Viewer):
+            return self.node(obj.__panel__(), within)
+        if isinstance(obj, Viewable) and not obj.visible:
+            return None
+        if isinstance(obj, pn.layout.FlexBox):
+            return self._box(obj, "flex", obj.objects, within)
+        if isinstance(obj, pn.Column):
+            return self._box(obj, "column", obj.objects, within)
+        if isinstance(obj, pn.Row):
+            return self._box(obj, "row", obj.objects, within)
+        if isinstance(obj, JSComponent):
+            return self._component(obj, within)
+        if isinstance(obj, pn.pane.HTML):
+            return {**self._outer(obj, within), "html": str(obj.object or "")}
+        if isinstance(obj, pn.widgets.Widget):
+            return {**self._outer(obj, within), **stand_in(obj)}
+        raise TypeError(f"the early page cannot lay out {type(obj).__name__}")
+
+    def _outer(self, obj: Viewable, within: str) -> Node:
+        """What Panel puts on the element around an object (``within`` a column, a row
+        or a flex box): size, margin, classes, styles."""
+        style: dict[str, str] = {}
+        margin = obj.margin
+        if margin is not None:
+            sides = (margin,) * 4 if isinstance(margin, int) else tuple(margin)
+            if len(sides) == 2:
+                sides = (sides[0], sides[1], sides[0], sides[1])
+            # A page's `styles` centre it with their own margin: its margin is inside.
+            where = "padding" if "margin" in (obj.styles or {}) else "margin"
+            style[where] = " ".join(f"{side}px" for side in sides)
+        for name in ("width", "height", "min_width", "max_width", "min_height", "max_height"):
+            value = getattr(obj, name, None)
+            if value is not None:
+                style[name.replace("_", "-")] = f"{value}px"
+        if obj.sizing_mode in ("stretch_width", "stretch_both"):
+            style.pop("width", None)
+            # Across a column it stretches as it is; along a row it takes the room left.
+            if within == "column":
+                style["align-self"] = "stretch"
+            else:
+                style["flex"] = "1 1 auto"
+        style["box-sizing"] = "border-box"
+        style.update({key: str(value) for key, value in (obj.styles or {}).items()})
+        sheets = [s for s in obj.stylesheets if isinstance(s, str)]
+        return {"style": style, "classes": list(obj.css_classes), "sheets": self.sheet_ids(sheets)}
+
+    def _box(self, obj: Any, kind: str, children: list[Any], within: str) -> Node:
+        node = self._outer(obj, within)
+        # Inline: a box inside a component's shadow root (a tab's panel) gets no page CSS.
+        node["style"].update({"display": "flex", "flex-direction": kind})
+        if kind == "flex":
+            node["style"].update(
+                {
+                    "flex-wrap": obj.flex_wrap,
+                    "align-items": obj.align_items or "",
+                    "gap": obj.gap or "",
+                    "flex-direction": obj.flex_direction,
+                }
+            )
+        node["box"] = kind
+        column = kind == "column" or (kind == "flex" and obj.flex_direction.startswith("column"))
+        inner = "column" if column else "row"
+        node["children"] = [n for n in (self.node(c, inner) for c in children) if n is not None]
+        return node
+
+    def _component(self, obj: JSComponent, within: str) -> Node:
+        cls = type(obj)
+        model: dict[str, Any] = {}
+        children: dict[str, list[Node]] = {}
+        for name, parameter in cls.param.objects(instance=False).items():
+            owner = parameter.owner
+            if not (isinstance(owner, type) and issubclass(owner, ReactiveESM)):
+                continue  # Panel's own (size, margin, styles): the element's, not the model's
+            value = getattr(obj, name)
+            if isinstance(parameter, Children):
+                children[name] = [n for n in (self.node(c) for c in value) if n is not None]
+            else:
+                model[name] = value
+        node = self._outer(obj, within)
+        own = [s for s in getattr(cls, "_stylesheets", []) if isinstance(s, str)]
+        node["sheets"] = self.sheet_ids(own) + node["sheets"]
+        node.update({"esm": cls._esm, "model": json.loads(json.dumps(model, default=str))})
+        if children:
+            node["children"] = children
+        return node
+
+
+def stand_in(widget: pn.widgets.Widget) -> Node:
+    """A Panel widget as the early page draws it until Python is there: its kind, label,
+    value and options (it takes no input before Python)."""
+    if isinstance(widget, pn.widgets.Button):
+        return {"waits": "button", "label": widget.label}
+    if isinstance(widget, pn.widgets.Checkbox):
+        return {"waits": "checkbox", "label": widget.name, "value": bool(widget.value)}
+    if isinstance(widget, pn.widgets.Select):
+        options = widget.options
+        labels = list(options) if isinstance(options, dict) else [str(o) for o in options]
+        values = list(options.values()) if isinstance(options, dict) else list(options)
+        shown = labels[values.index(widget.value)] if widget.value in values else ""
+        return {"waits": "select", "label": widget.name, "value": shown, "options": labels}
+    kind = "textarea" if isinstance(widget, pn.widgets.TextAreaInput) else "input"
+    value = getattr(widget, "value", "")
+    return {"waits": kind, "label": widget.name, "value": "" if value is None else str(value)}
+
+
+def early_page(app: App) -> dict[str, Any]:
+    """The early page of the App at one address: its tree, its stylesheets, and for a
+    scenario's page what tells whether an address is its own (early_page.js)."""
+    page = EarlyPage()
+    drawn: dict[str, Any] = {"root": page.node(app), "sheets": page.sheets, "style": STYLE}
+    if not app.start:
+        drawn.update(
+            query=app.query,
+            lasts=app.state.lasts,
+            default_scenario=timelines.default_scenario(),
+            position_parameters=list(POSITION_PARAMETERS),
+            hint=HINT,
+        )
+    return drawn
