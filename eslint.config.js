@@ -25,9 +25,9 @@ export default [
     languageOptions: { sourceType: 'script' },
   },
   {
-    // Replaces a call inside Panel's page script, where these are in scope.
-    files: ['app/static_site/shims/copy_choice.js'],
-    languageOptions: { globals: { root: 'readonly', docs_json: 'readonly', render_items: 'readonly' } },
+    // An inline module of the page's <head>: the address's early page.
+    files: ['app/static_site/shims/early_page_start.js'],
+    languageOptions: { sourceType: 'module' },
   },
   {
     // Part of the Pyodide worker's script.

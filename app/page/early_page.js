@@ -5,6 +5,7 @@
 // The tag's data-early-pages: [page names, the start page's, default scenario, compact
 // suffix, embed values that mean true, the parameters that name a position, the folder].
 import { EARLY, WORKS_EARLY } from '../components/early.js'
+import { ask } from '../components/position.js'
 import { statusNote } from '../components/status_note.js'
 import * as addressBar from '../components/address_bar.js'
 import * as chartLegend from '../components/chart_legend.js'
@@ -53,25 +54,27 @@ export function pageName(config, search) {
   return NAMES.includes(name) ? name : null
 }
 
-// Whether Python would open the address as it is (no notice) at a position the page
-// holds: its parameters are the page's own but for a position (and `quiz`), and the
-// mode and step are the scenario's.
-export function takesAddress(page, search) {
-  if (!page.lasts) { return true }  // the start page: every address of it is its own
+// The position an address opens at, if Python would open it as it is (no notice) and
+// the page holds it: its parameters are the page's own but for a position (and `quiz`),
+// and its mode and step are the scenario's. {} for the start page; null: Python's.
+export function openedAt(page, search) {
+  if (!page.lasts) { return {} }  // the start page: every address of it is its own
   const asked = new URLSearchParams(search)
   const built = new URLSearchParams(page.query)
   for (const name of new Set([...asked.keys(), ...built.keys()])) {
     if (!page.position_parameters.includes(name) && asked.get(name) !== built.get(name)) {
-      return false
+      return null
     }
   }
   const keys = Object.keys(page.lasts)
   const scenario = asked.has('scenario') ? asked.get('scenario') : page.default_scenario
   const modes = keys.filter((key) => key.startsWith(scenario + '/'))
-  if (!modes.length) { return false }
+  if (!modes.length) { return null }
   const key = asked.has('mode') ? scenario + '/' + asked.get('mode') : modes[0]
   const text = asked.has('step') ? asked.get('step').trim() : '0'
-  return modes.includes(key) && /^[0-9]+$/.test(text) && Number(text) <= page.lasts[key]
+  if (!modes.includes(key) || !/^[0-9]+$/.test(text)) { return null }
+  const step = Number(text)
+  return step <= page.lasts[key] ? { key, step } : null
 }
 
 async function unpack(response) {
@@ -157,6 +160,7 @@ function layOut(page, sheets, removes) {
       control.value = node.value
     }
     if (node.waits !== 'button' && node.label) {
+      control.setAttribute('aria-label', node.label)  // its name, as the live widget's
       const label = document.createElement('label')
       const caption = document.createElement('span')
       caption.textContent = node.label
@@ -210,7 +214,7 @@ function holdOthers(hint) {
   }
 }
 
-function show(page) {
+function show(page, at) {
   const body = document.body
   if (!body.classList.contains('pn-loading')) { return }  // live already
   const sheets = page.sheets.map((text) => {
@@ -238,6 +242,8 @@ function show(page) {
   room.className = 'pcl-early-room'
   body.prepend(host)
   const release = scenario ? holdOthers(page.hint) : () => {}
+  // The player opens where the address says (it is already there).
+  if (at.key !== undefined) { ask({ ...at, address: false }) }
   if (scenario) { host.append(room) }
   // The live page has rendered (Panel lifts its loading class): it takes over.
   const handOver = () => {
@@ -257,6 +263,7 @@ export function start(config, folder) {
   const name = pageName(config, window.location.search)
   if (name === null) { return }
   fetch(`./${folder}/${name}.json.gz`).then(unpack).then((page) => {
-    if (page && takesAddress(page, window.location.search)) { show(page) }
+    const at = page && openedAt(page, window.location.search)
+    if (at) { show(page, at) }
   }).catch((error) => console.warn('early page: Python will show this address', error))
 }

@@ -166,7 +166,7 @@ def early_page(app: App) -> dict[str, Any]:
     scenario's page what tells whether an address is its own (early_page.js)."""
     page = EarlyPage()
     drawn: dict[str, Any] = {"root": page.node(app), "sheets": page.sheets, "style": STYLE}
-    if not app.start:
+    if not app.start and app.state is not None:
         drawn.update(
             query=app.query,
             lasts=app.state.lasts,

@@ -146,6 +146,7 @@ def patch_html(html: str, worker_name: str, early: bool = True) -> str:
 
 
 # Bokeh's and Panel's scripts in the converted page's <head>, each parser-blocking.
+DEFERRED_SCRIPT = r'<script type="text/javascript" src="\1" defer></script>'
 SET_LOG_LEVEL = '<script type="text/javascript">\n  Bokeh.set_log_level("info");\n</script>'
 HEAD_SCRIPT = re.compile(r'<script type="text/javascript" src="([^"]+)"></script>')
 
@@ -165,11 +166,14 @@ def patch_early_page(html: str, names: list[str], start: str) -> str:
         url.POSITION_PARAMETERS,
     ]
     data = html_text.escape(json.dumps([config, EARLY_DIR]))
-    module = f'<script type="module" async data-early-pages="{data}">\n{shim("early_page_start.js")}</script>'
+    start_js = shim("early_page_start.js")
+    module = f'<script type="module" async data-early-pages="{data}">\n{start_js}</script>'
     html = replace_once(html, "</title>", f"</title>\n{module}", "converted HTML")
     # It runs as the page is parsed, before the deferred Bokeh; "info" is BokehJS's default.
     html = replace_once(html, SET_LOG_LEVEL, "", "converted HTML")
-    deferred, count = HEAD_SCRIPT.subn(r'<script type="text/javascript" src="\1" defer></script>', html)
+    deferred, count = HEAD_SCRIPT.subn(
+        r'<script type="text/javascript" src="\1" defer></script>', html
+    )
     if count < 2:
         raise AssetError(f"unexpected converted HTML: {count} script tags to defer")
     return deferred

@@ -480,9 +480,9 @@ def test_app_builds_and_opens_the_link(embed: bool) -> None:
     assert not app.notice.visible
     assert 'data-step="3"' in app.narration.html
     assert ("embed-title" in app.header.html) is embed
-    # The static site's pre-rendered copy steps early only at an address showing this state.
+    # The static site's early page steps only at an address showing this state.
     opened = {"scenario": ["reset"], "mode": ["keep"], "step": ["3"]}
-    assert parse_qs(app.early_steps.query) == {**opened, **({"embed": ["1"]} if embed else {})}
+    assert parse_qs(app.query) == {**opened, **({"embed": ["1"]} if embed else {})}
     assert app.controls.player.position["at"] == ["reset/keep", 3]
 
 

@@ -9,7 +9,6 @@ import pytest
 
 from app.components.address_bar import AddressBar
 from app.components.code_panel import CodePanel
-from app.components.early_steps import EarlySteps
 from app.components.engine_picker import EnginePicker
 from app.components.esm import inline_imports
 from app.components.keyboard import KeyboardShortcuts
@@ -23,7 +22,6 @@ from app.components.step_deck import StepDeck
 COMPONENTS = [
     AddressBar,
     CodePanel,
-    EarlySteps,
     EnginePicker,
     KeyboardShortcuts,
     ModePicker,

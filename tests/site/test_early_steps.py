@@ -43,12 +43,14 @@ HANDOVER_TIMEOUT_MS = 30_000
 def held_page(
     chromium: Any, held_site: Callable[..., tuple[str, Any]]
 ) -> Iterator[Callable[..., tuple[Any, PageRun, Any]]]:
-    """held_page(query, missing="") -> (page, run, release): opened with Panel's wheel
-    held back (and the paths under `missing` answered 404)."""
+    """held_page(query, missing="", early=True) -> (page, run, release): opened with
+    Panel's wheel held back (and the paths under `missing` answered 404); with `early`,
+    once its early page shows (else once the page has loaded: nothing shows before
+    Python)."""
     contexts: list[Any] = []
     runs: list[PageRun] = []
 
-    def _open(query: str = "", missing: str = "") -> tuple[Any, PageRun, Any]:
+    def _open(query: str = "", missing: str = "", early: bool = True) -> tuple[Any, PageRun, Any]:
         url, release = held_site(HELD, missing)
         context = chromium.new_context(viewport={"width": 1280, "height": 800})
         context.set_default_timeout(30_000)
@@ -59,7 +61,10 @@ def held_page(
         runs.append(run)
         record(page, run)
         page.goto(f"{url}/{query}", wait_until="commit", timeout=30_000)
-        # The copy of the address, or the page's own (the start page) when the host lost it.
+        if not early:
+            page.wait_for_load_state("load", timeout=EARLY_TIMEOUT_MS)
+            return page, run, release
+        # The early page of the address: a scenario's, or the start page.
         shown = page.locator('[data-testid="step-counter"], [data-testid="start-page"]')
         expect(shown.first).to_be_visible(timeout=EARLY_TIMEOUT_MS)
         return page, run, release
@@ -217,7 +222,7 @@ def test_every_scenario_has_its_copy_and_the_picker_opens_it(held_page: Any, emb
 )
 def test_an_address_the_copy_does_not_hold_waits_for_python(held_page: Any, query: str) -> None:
     """Another spelling of the layout, or a notice to give: only Python can show it."""
-    page, run, release = held_page(query)
+    page, run, release = held_page(query, early=False)
     page.wait_for_timeout(300)
     expect(page.locator("body.pcl-early")).to_have_count(0)
     expect(page.locator("body.pn-loading")).to_have_count(1)
@@ -232,9 +237,11 @@ def test_an_address_the_copy_does_not_hold_waits_for_python(held_page: Any, quer
         check_step(page, build_timeline(load_scenario(FLAGSHIP), mode), 0)
 
 
-def test_a_copy_the_host_lost_leaves_the_page_to_python(held_page: Any) -> None:
-    """The page falls back on its own copy, which does not show the address: it waits."""
-    page, run, release = held_page("?scenario=eviction-order&step=2", missing="/copies/")
+def test_an_early_page_the_host_lost_leaves_the_page_to_python(held_page: Any) -> None:
+    """An early page the host lost: nothing shows before Python, which opens the address."""
+    page, run, release = held_page(
+        "?scenario=eviction-order&step=2", missing="/early/", early=False
+    )
     page.wait_for_timeout(300)
     expect(page.locator("body.pcl-early")).to_have_count(0)
     release.set()
@@ -242,7 +249,7 @@ def test_a_copy_the_host_lost_leaves_the_page_to_python(held_page: Any) -> None:
     check_step(page, build_timeline(load_scenario("eviction-order"), "default"), 2)
     expect(page.get_by_test_id("notice")).to_have_count(0)
     lost = [r["url"] for r in run.requests if r["status"] == 404]
-    assert lost and all("/copies/eviction-order" in url for url in lost)
+    assert lost and all("/early/eviction-order" in url for url in lost)
     # The host's 404, as asked, and the browser's own console line about it.
     run.requests[:] = [r for r in run.requests if r["status"] != 404]
     assert [e for e in run.errors if "404" in e], run.errors

@@ -22,10 +22,10 @@ from app.static_site.patches import (
     ASK_EVENT,
     AT_EVENT,
     EARLY_MESSAGE,
-    EMBED_CALL,
+    SET_LOG_LEVEL,
     SIDE_WORKER,
     STAGES,
-    patch_copy_choice,
+    patch_early_page,
     patch_early_playground,
     patch_html,
     patch_worker,
@@ -114,23 +114,26 @@ def test_without_the_early_start_the_worker_learns_the_page_address(
     assert "data-worker" not in page
 
 
-def test_the_page_fetches_and_shows_the_copy_its_address_names(
-    converted: tuple[str, str],
-) -> None:
-    page = patch_copy_choice(patch_html(converted[0], "main"), ["eviction-order", "reset"], "reset")
-    assert EMBED_CALL not in page
-    assert shim("copy_choice.js") in page
-    data = re.search(r'<script data-copies="([^"]*)">', page)
+def test_the_page_lays_out_its_early_page_before_bokeh(converted: tuple[str, str]) -> None:
+    page = patch_early_page(patch_html(converted[0], "main"), ["eviction-order", "start"], "start")
+    module = page.index('<script type="module" async data-early-pages=')
+    assert shim("early_page_start.js") in page
+    data = re.search(r'<script type="module" async data-early-pages="([^"]*)">', page)
     assert data is not None
-    names, own, *_rest, folder = json.loads(html_text.unescape(data.group(1)))
-    assert (names, own, folder) == (["eviction-order", "reset"], "reset", "copies")
+    (names, start, *_rest), folder = json.loads(html_text.unescape(data.group(1)))
+    assert (names, start, folder) == (["eviction-order"], "start", "early")
+    # Bokeh's and Panel's scripts run after the page is parsed, after the early page's.
+    scripts = re.findall(r'<script type="text/javascript" src="[^"]+"( defer)?>', page)
+    assert scripts and all(scripts)
+    assert module < page.index("bokeh-")
+    assert "Bokeh.set_log_level" not in page
 
 
 def test_an_anchor_panel_moved_stops_the_build(converted: tuple[str, str]) -> None:
     with pytest.raises(AssetError, match="unexpected worker JS"):
         patch_worker(converted[1].replace("await loadPyodide();", "await loadPyodide({});"))
     with pytest.raises(AssetError, match="unexpected converted HTML"):
-        patch_copy_choice(converted[0].replace(EMBED_CALL, ""), ["reset"], "reset")
+        patch_early_page(converted[0].replace(SET_LOG_LEVEL, ""), ["reset"], "start")
 
 
 def test_a_playground_link_is_answered_early_by_the_apps_worker(

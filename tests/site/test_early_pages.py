@@ -1,0 +1,67 @@
+"""The early pages: the start page's, and one per scenario and layout, fetched by their
+addresses.
+
+build.py makes the App at every address app/data/url.py names and ships its early page
+(app/page/early_page.py: the layout, every component's parameters) gzipped; the page
+fetches the one its address asks for and lays it out before Bokeh and Python.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from typing import Any
+from urllib.parse import parse_qs
+
+import pytest
+
+from app.data import timelines, url
+from app.static_site import layout
+
+pytestmark = [pytest.mark.site]
+
+
+def test_every_scenario_has_a_copy_in_both_layouts() -> None:
+    copies = url.prerendered_copies()
+    assert len(copies) == 2 * len(timelines.names()) + 1  # and the start page
+    for name, query in copies.items():
+        link = url.parse_link(query)
+        assert not link.notices and name == url.copy_of(link)
+
+
+def early_nodes(node: dict[str, Any]) -> list[dict[str, Any]]:
+    """A node of an early page and every node under it."""
+    children = node.get("children") or []
+    below = (
+        [c for group in children.values() for c in group]
+        if isinstance(children, dict)
+        else children
+    )
+    return [node, *(n for child in below for n in early_nodes(child))]
+
+
+def test_each_early_page_shows_its_address_and_stays_local(built_site: Any) -> None:
+    site = built_site.out
+    page = (site / layout.INDEX_HTML).read_text()
+    assert "start-page" not in page and "embed-title" not in page  # no Bokeh document in it
+    for name, query in url.prerendered_copies().items():
+        path = site / layout.EARLY_DIR / f"{name}.json.gz"
+        early = json.loads(gzip.decompress(path.read_bytes()))
+        nodes = early_nodes(early["root"])
+        text = json.dumps(early)
+        link = url.parse_link(query)
+        if link.start:
+            assert [n["esm"] for n in nodes if "esm" in n] == ["start_page.js", "glossary.js"]
+            continue
+        assert ("embed-title" in text) is link.embed and ("app-header" in text) is not link.embed
+        assert parse_qs(early["query"]) == parse_qs(query.lstrip("?"))
+        # Its player holds every step of every mode of its scenario.
+        (player,) = [n for n in nodes if n.get("esm") == "player.js"]
+        bundle = json.loads(player["model"]["bundle"])
+        assert bundle["position"]["lasts"] == early["lasts"]
+        assert {k.split("/")[0] for k in early["lasts"]} == {link.scenario}, name
+        for deck in bundle["views"].values():
+            for key, order in deck["orders"].items():
+                assert None not in order and len(order) == early["lasts"][key] + 1, (name, key)
+        for cdn in (layout.BOKEH_CDN, layout.PANEL_CDN):
+            assert cdn not in text
