@@ -36,6 +36,8 @@ const COMPONENTS = {
   'start_page.js': startPage,
   'step_deck.js': stepDeck,
 }
+// The longest the early page waits for the live page's player before it leaves.
+const LIVE_WAIT_MS = 10_000
 // Every way a control outside the step bar could change before Python listens.
 const HELD_EVENTS = ['pointerdown', 'mousedown', 'pointerup', 'mouseup', 'click', 'dblclick',
   'keydown', 'keypress', 'beforeinput', 'input', 'change']
@@ -245,18 +247,31 @@ function show(page, at) {
   // The player opens where the address says (it is already there).
   if (at.key !== undefined) { ask({ ...at, address: false }) }
   if (scenario) { host.append(room) }
-  // The live page has rendered (Panel lifts its loading class): it takes over.
-  const handOver = () => {
-    if (body.classList.contains('pn-loading')) { return }
-    watcher.disconnect()
-    removes.forEach((remove) => remove())
-    release()
+  // The live page has rendered (Panel lifts its loading class): it takes over once its
+  // player is on the page (its components render a moment after Bokeh's document), so
+  // the page is never blank in between.
+  const leave = () => {
     host.remove()
     style.remove()
     body.classList.remove(EARLY)
   }
+  const handOver = () => {
+    if (body.classList.contains('pn-loading')) { return }
+    watcher.disconnect()
+    removes.forEach((remove) => remove())  // this page's player, first: it stops answering
+    release()
+    if (scenario) { whenPlayerAnswers(leave) } else { leave() }
+  }
   const watcher = new MutationObserver(handOver)
   watcher.observe(body, { attributes: true, attributeFilter: ['class'] })
+}
+
+// Calls `then` once a player answers on the page (position.js), or after LIVE_WAIT_MS.
+export function whenPlayerAnswers(then, waited = 0) {
+  let answered = false
+  ask({ reply: () => { answered = true } })
+  if (answered || waited >= LIVE_WAIT_MS) { then(); return }
+  setTimeout(() => whenPlayerAnswers(then, waited + 50), 50)
 }
 
 export function start(config, folder) {

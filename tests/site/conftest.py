@@ -274,12 +274,14 @@ def record(page: Any, run: PageRun) -> Callable[[], None]:
 
 
 def wait_interactive(page: Any, run: PageRun, timeout_ms: int = INTERACTIVE_TIMEOUT_MS) -> None:
-    """Wait until Panel removes the loading class from <body>; never unbounded."""
+    """Wait until Panel removes the loading class from <body> and the early page has
+    handed over to the live one (app/page/early_page.js); never unbounded."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     try:
         page.wait_for_function(
-            "() => document.body && !document.body.classList.contains('pn-loading')",
+            "() => document.body && !document.body.classList.contains('pn-loading')"
+            " && !document.querySelector('.pcl-early-page')",
             timeout=timeout_ms,
             polling=50,
         )

@@ -72,7 +72,7 @@ def check_early_step(early: Any, timeline: Timeline, step: int) -> None:
 
 
 def open_early(held_page: Any, query: str) -> tuple[Any, Any, Any, Any]:
-    page, run, release = held_page(query)
+    page, run, release = held_page(query, early=False)  # (no early page: its own)
     early = page.get_by_test_id("early-playground")
     expect(early).to_be_visible(timeout=EARLY_TIMEOUT_MS)
     return page, run, release, early

@@ -142,9 +142,20 @@
   // The live page is ready: it carries on at the learner's mode and step, and gets the
   // edited script, if any, through its own editor (app/playground/editor.py plays it);
   // this stays on screen until the live page shows that script's timeline.
+  // The live page's components render a moment after Bokeh's document: its player
+  // answers once it is there (or the overlay leaves after HANDOVER_MS anyway).
+  function whenPlayerAnswers(then, waited = 0) {
+    let answered = false
+    document.dispatchEvent(new CustomEvent(ASK_EVENT, { detail: { reply: () => { answered = true } } }))
+    if (answered || waited >= HANDOVER_MS) { then(); return }
+    setTimeout(() => whenPlayerAnswers(then, waited + 50), 50)
+  }
   function handOver() {
     if (!live() || !host || host.inert) { return }
     host.inert = true
+    whenPlayerAnswers(takeOver)
+  }
+  function takeOver() {
     if (shown.name === linked.name) {
       askPlayer(shown.key, shown.step)
       leave()
