@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 import sys
 from pathlib import Path
 
@@ -15,7 +14,7 @@ try:
 except ImportError:  # `panel serve app/main.py` from a checkout without `pip install -e .`
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.data.url import PRERENDER_QUERY_ENV, lab_engine, lab_link, parse_link
+from app.data.url import lab_engine, lab_link, parse_link
 from app.host.gc_startup import freeze_imported_objects
 from app.page.layout import PAGE_CSS, PAGE_TEMPLATE, App
 from app.views.lab import LAB_PAGE_CSS, open_lab
@@ -41,7 +40,7 @@ def current_query() -> str:
     pairs = [
         f"{k}={v[0].decode() if isinstance(v[0], bytes) else v[0]}" for k, v in args.items() if v
     ]
-    return "?" + "&".join(pairs) if pairs else os.environ.get(PRERENDER_QUERY_ENV, "")
+    return "?" + "&".join(pairs) if pairs else ""
 
 
 def create_app() -> App:

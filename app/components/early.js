@@ -1,4 +1,4 @@
-// On <body> while the static site's pre-rendered copy steps before Python (early_steps.js).
+// On <body> while the static site's early page steps before Python (app/page/early_page.js).
 export const EARLY = 'pcl-early'
 // Marks the parts of the page that work without Python.
 export const WORKS_EARLY = 'data-early'

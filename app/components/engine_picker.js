@@ -5,7 +5,7 @@ import { engineOf, fillRadios, radioGroup, scenarioModes } from './radios.js'
 export function render({ model }) {
   const radios = radioGroup(model.label)
   const group = radios.group
-  group.setAttribute(WORKS_EARLY, '')  // works before Python (early_steps.py)
+  group.setAttribute(WORKS_EARLY, '')  // works before Python (app/page/early_page.js)
   group.dataset.testid = 'engine-picker'
   let inputs = []
   let built = ''  // the engines shown, as one string

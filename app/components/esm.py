@@ -6,7 +6,7 @@ cannot resolve (in `panel serve` and in Pyodide alike). So each
 names (each file once per module): the .js files stay real modules a linter can
 check, and `panel serve --dev` still reloads a component when its file changes.
 Lines that are only a comment are left out: every instance of a component carries its
-module, in every pre-rendered copy of the static site.
+module.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ import { WORKS_EARLY } from './early.js'
 const REVEAL_EVENT = 'pcl-reveal'  // sent by a panel that wants to be seen (glossary.js)
 const CONCEAL_EVENT = 'pcl-conceal'  // sent by a panel with nothing to show (quiz.js)
 // The tab a learner chose, kept for this browser tab: on the static site the live page
-// replaces the pre-rendered copy, whose tabs work before Python, and opens on it too.
+// replaces the early page, whose tabs work before Python, and opens on it too.
 const CHOSEN = 'pcl-tab:'
 function remembered(labels) {
   try { return window.sessionStorage.getItem(CHOSEN + labels.join('|')) } catch { return null }
@@ -19,7 +19,7 @@ export function render({ model }) {
   const list = document.createElement('div')
   list.className = 'tablist'
   list.setAttribute('role', 'tablist')
-  list.setAttribute(WORKS_EARLY, '')  // works before Python (early_steps.py)
+  list.setAttribute(WORKS_EARLY, '')  // works before Python (app/page/early_page.js)
   const panels = document.createElement('div')
   panels.className = 'panels'
   root.append(list, panels)

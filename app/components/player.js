@@ -2,7 +2,7 @@ import { EARLY, WORKS_EARLY } from './early.js'
 import { ASK_EVENT, AT_EVENT } from './position.js'
 import { addSkipLink } from './skip_link.js'
 
-// Play and speed, carried from the static site's pre-rendered copy to the live page.
+// Play and speed, carried from the static site's early page to the live page.
 const CARRIED = 'pcl-player'
 // Steps in quick succession (Play, held arrow keys) write the address once.
 const ADDRESS_AFTER_MS = 150
@@ -22,7 +22,7 @@ export function render({ model }) {
   const [RESTART, BACK, FORWARD, PLAY, PAUSE] = model.names
   const bar = document.createElement('div')
   bar.className = 'player'
-  bar.setAttribute(WORKS_EARLY, '')  // works before Python (early_steps.py)
+  bar.setAttribute(WORKS_EARLY, '')  // works before Python (app/page/early_page.js)
   const button = (text, kind) => {
     const b = document.createElement('button')
     b.type = 'button'

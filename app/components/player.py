@@ -18,8 +18,8 @@ The player keeps the address bar on the position (replaceState; a new scenario i
 new history entry), from each timeline's query in the bundle. Back or Forward to a
 position it holds moves it; any other address goes to Python (`on_pop`).
 
-On the static site the player of the pre-rendered copy works before Python is ready
-(early_steps.py); the live page's player opens at the address the copy left and
+On the static site the player of the early page (app/page/early_page.js) works before
+Python is ready; the live page's player opens at the address the early page left and
 carries on its Play and speed (sessionStorage).
 """
 

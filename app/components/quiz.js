@@ -24,7 +24,7 @@ function el(tag, className, text) {
 
 export function render({ model }) {
   const root = el('section', 'quiz')
-  root.setAttribute(WORKS_EARLY, '')  // works before Python (early_steps.py)
+  root.setAttribute(WORKS_EARLY, '')  // works before Python (app/page/early_page.js)
   root.dataset.testid = 'quiz'
   if (model.compact) { root.classList.add('compact') }
   root.setAttribute('aria-label', 'Predict, then see')

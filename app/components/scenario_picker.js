@@ -4,7 +4,7 @@ import { follow } from './position.js'
 export function render({ model }) {
   const label = document.createElement('label')
   label.className = 'scenario-picker'
-  label.setAttribute(WORKS_EARLY, '')  // works before Python (early_steps.py)
+  label.setAttribute(WORKS_EARLY, '')  // works before Python (app/page/early_page.js)
   const caption = document.createElement('span')
   caption.textContent = model.label
   const select = document.createElement('select')
@@ -25,7 +25,7 @@ export function render({ model }) {
       select.value = open[0]  // until Python opens it
       return
     }
-    // Before Python: that scenario's own page (its pre-rendered copy), same layout.
+    // Before Python: that scenario's own page (its early page), same layout.
     const here = new URLSearchParams(window.location.search)
     const next = new URLSearchParams({ scenario: select.value })
     if (here.has('embed')) { next.set('embed', here.get('embed')) }

@@ -3,9 +3,9 @@
 It shows the scenario of the player's position (a playground among them, by the title
 the player's bundle gives it). With Python live, a pick goes to Python (a message: the
 open scenario is the player's, not a parameter), which builds the scenario's timelines.
-Before Python is ready (the static site's pre-rendered copy, early_steps.py) a pick
-opens the scenario's address instead: every scenario has a pre-rendered copy of its
-own (build.py), so the new page steps at once while Python starts again.
+Before Python is ready (the static site's early page, app/page/early_page.js) a pick
+opens the scenario's address instead: every scenario has an early page of its own
+(build.py), so the new page steps at once while Python starts again.
 """
 
 from __future__ import annotations

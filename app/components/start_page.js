@@ -1,8 +1,8 @@
 // The start page (start_page.py): plain links, nothing here needs Python.
-// On the static site its pre-rendered copy sits under Panel's loading veil until
-// Python is ready; the page already works, so the veil is lifted (the page's own
-// stylesheet, start_veil.css) while <body> keeps Panel's loading class until the
-// live page arrives. The workload lab (`?lab=`) has no copy and opens on this one:
+// On the static site its early page (app/page/early_page.js) sits under Panel's loading
+// veil until Python is ready; the page already works, so the veil is lifted (the page's
+// own stylesheet, start_veil.css) while <body> keeps Panel's loading class until the
+// live page arrives. The workload lab (`?lab=`) has no early page and opens on this one:
 // there the lab's own loading page covers it (start_lab_wait.css), and a status line
 // says what the page waits for.
 import { statusNote } from './status_note.js'

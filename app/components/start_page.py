@@ -1,5 +1,5 @@
 """The start page in the browser (start_page.js): on the static site it lifts the loading
-veil from the pre-rendered copy at once, since every entry is a plain link; a `?lab=`
+veil from its early page at once, since every entry is a plain link; a `?lab=`
 address covers it with the lab's own loading page and a status line."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ class StartPage(FileComponent):
     veil_css = param.String(
         default=stylesheet("app.components", "start_veil.css"),
         constant=True,
-        doc="The page-level rule that lifts the loading veil from the pre-rendered copy",
+        doc="The page-level rule that lifts the loading veil from the early page",
     )
     lab_css = param.String(
         default=stylesheet("app.components", "start_lab_wait.css")

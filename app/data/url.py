@@ -23,18 +23,15 @@ from engine.lab.workload import Workload
 from engine.lab.workload_playground import workload_playground_code
 
 TRUE_VALUES = ("1", "true", "yes", "on")
-# Set by build.py while it pre-renders a copy of the page at another address: there
-# is no page then, so nothing else can say which (app/main.py).
-PRERENDER_QUERY_ENV = "PCL_PRERENDER_QUERY"
 EMBED_SUFFIX = "-embed"
-# The start page's pre-rendered copy: the static site's own page (build.py).
-START_COPY = "start"
+# The start page's early page on the static site (build.py).
+START_PAGE = "start"
 # `?scenario=playground&playground=CODE`: the scenario is the one the code holds.
 PLAYGROUND = "playground"
 # The address parameters that name a timeline or a position in one: an address with
 # none of them opens the start page.
 POSITION_PARAMETERS = ("scenario", "mode", "step", PLAYGROUND)
-# `?lab=PRESET`: the workload lab, which has no pre-rendered copy (it needs Python).
+# `?lab=PRESET`: the workload lab, which has no early page (it needs Python).
 LAB = "lab"
 
 
@@ -143,24 +140,24 @@ def lab_run_playground_href(workload: Workload, num_steps: int, step: int = 0) -
     return "?" + urlencode(playground_query(code, "default", step))
 
 
-def copy_name(scenario: str, embed: bool) -> str:
-    """The static site's pre-rendered copy for a scenario in a layout (build.py)."""
+def early_page_name(scenario: str, embed: bool) -> str:
+    """The static site's early page of a scenario in a layout (build.py)."""
     return scenario + (EMBED_SUFFIX if embed else "")
 
 
-def copy_of(link: LinkState) -> str:
-    """The pre-rendered copy that shows this address's page (before any step or mode)."""
-    return START_COPY if link.start else copy_name(link.scenario, link.embed)
+def early_page_of(link: LinkState) -> str:
+    """The early page that shows this address's page (before any step or mode)."""
+    return START_PAGE if link.start else early_page_name(link.scenario, link.embed)
 
 
-def prerendered_copies() -> dict[str, str]:
-    """Name -> address of every pre-rendered copy: the start page, and each scenario in
-    both layouts."""
+def early_pages() -> dict[str, str]:
+    """Name -> address of every early page: the start page, and each scenario in both
+    layouts."""
     layouts = {False: {}, True: {"embed": "1"}}
     return {
-        START_COPY: "",
+        START_PAGE: "",
         **{
-            copy_name(name, embed): "?" + urlencode({"scenario": name, **extra})
+            early_page_name(name, embed): "?" + urlencode({"scenario": name, **extra})
             for name in timelines.names()
             for embed, extra in layouts.items()
         },

@@ -5,8 +5,8 @@ keeps opening the flagship). The path and its one-liners are content
 (content/start.toml); each scenario's title comes from its own file, handed in by the
 caller (a renderer reads no timelines). Every entry
 is a plain link to `?scenario=NAME`, so the page needs no Python: on the static
-site, start_page.js lifts the loading veil from the pre-rendered copy at once. The
-workload lab (`?lab=`) has no copy and opens on this one: there the veil stays and
+site, start_page.js lifts the loading veil from its early page at once. The
+workload lab (`?lab=`) has no early page and opens on this one: there the veil stays and
 a status line says the lab waits for Python.
 """
 

@@ -25,12 +25,12 @@ def early_pages() -> tuple[dict[str, bytes], str]:
     from app.page.layout import App
 
     pages: dict[str, bytes] = {}
-    for name, query in url.prerendered_copies().items():
+    for name, query in url.early_pages().items():
         text = json.dumps(early_page(App(link=url.parse_link(query))), separators=(",", ":"))
         if BOKEH_CDN in text or PANEL_CDN in text:
             raise AssetError(f"remote reference left in the early page {name}")
         pages[name] = gzip.compress(text.encode(), compresslevel=9, mtime=0)
-    return pages, url.START_COPY
+    return pages, url.START_PAGE
 
 
 def write_early_pages(stage: Path, pages: dict[str, bytes]) -> None:

@@ -72,9 +72,8 @@ def mark_page_up() -> None:
 def defers_rest() -> bool:
     """Whether the first part reaches the browser before the rest is rendered: on a
     server's session, and in Pyodide once the page is up. Elsewhere a deferred rest
-    would only be waited for (tests, scripts) or never run: the static site's
-    pre-rendered copies are made on a document with a stand-in session that runs no
-    callbacks (panel.io.convert), so they load whole. Before the Pyodide page is up,
+    would only be waited for (tests, scripts, the builder making the static site's early
+    pages, which hold every step). Before the Pyodide page is up,
     the static site's early page hands over to it (tests/site/test_early_playground.py)
     at the mode and step the learner was on, which the live page must hold."""
     doc = pn.state.curdoc

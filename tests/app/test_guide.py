@@ -9,7 +9,7 @@ import pytest
 from app.data import timelines
 from app.data.lab import default_preset
 from app.data.questions import BLOCK_FATES, RESET_OPTIONS, all_questions, questions_at
-from app.data.url import START_COPY, copy_of, lab_link, parse_link, prerendered_copies
+from app.data.url import START_PAGE, early_page_of, early_pages, lab_link, parse_link
 from app.page.layout import App
 from app.playground import store
 from app.render import glossary
@@ -69,11 +69,11 @@ def test_an_address_without_a_position_opens_the_start_page() -> None:
     assert page.find_all(data_testid="start-page")
 
 
-def test_the_start_page_has_its_own_copy_and_reset_has_one_too() -> None:
-    copies = prerendered_copies()
-    assert copies[START_COPY] == "" and copy_of(parse_link("")) == START_COPY
-    assert copy_of(parse_link("?scenario=reset")) == "reset"
-    assert copy_of(parse_link("?embed=1")) == "reset-embed"  # the write-up's figure
+def test_the_start_page_has_its_own_early_page_and_reset_has_one_too() -> None:
+    pages = early_pages()
+    assert pages[START_PAGE] == "" and early_page_of(parse_link("")) == START_PAGE
+    assert early_page_of(parse_link("?scenario=reset")) == "reset"
+    assert early_page_of(parse_link("?embed=1")) == "reset-embed"  # the write-up's figure
 
 
 def test_the_path_lists_every_scenario_once_in_the_content_order() -> None:

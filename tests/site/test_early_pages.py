@@ -21,12 +21,12 @@ from app.static_site import layout
 pytestmark = [pytest.mark.site]
 
 
-def test_every_scenario_has_a_copy_in_both_layouts() -> None:
-    copies = url.prerendered_copies()
-    assert len(copies) == 2 * len(timelines.names()) + 1  # and the start page
-    for name, query in copies.items():
+def test_every_scenario_has_an_early_page_in_both_layouts() -> None:
+    pages = url.early_pages()
+    assert len(pages) == 2 * len(timelines.names()) + 1  # and the start page
+    for name, query in pages.items():
         link = url.parse_link(query)
-        assert not link.notices and name == url.copy_of(link)
+        assert not link.notices and name == url.early_page_of(link)
 
 
 def early_nodes(node: dict[str, Any]) -> list[dict[str, Any]]:
@@ -44,7 +44,7 @@ def test_each_early_page_shows_its_address_and_stays_local(built_site: Any) -> N
     site = built_site.out
     page = (site / layout.INDEX_HTML).read_text()
     assert "start-page" not in page and "embed-title" not in page  # no Bokeh document in it
-    for name, query in url.prerendered_copies().items():
+    for name, query in url.early_pages().items():
         path = site / layout.EARLY_DIR / f"{name}.json.gz"
         early = json.loads(gzip.decompress(path.read_bytes()))
         nodes = early_nodes(early["root"])
