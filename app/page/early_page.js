@@ -116,7 +116,9 @@ function layOut(page, sheets, removes) {
   }
   function box(node) {
     const el = outer(node)
-    if (node.box === 'flex') { el.id = `flexbox-early-${removes.length}` }
+    // Panel's flex box lays out in an element with this id, which its own stylesheet
+    // targets (layout.css); here that stylesheet is the page's, so only its box has one.
+    if (node.box === 'flex' && node.sheets.length) { el.id = `flexbox-early-${removes.length}` }
     el.append(...node.children.map(build))
     if (node.sheets.length) { el.dataset.sheets = node.sheets.join(' ') }
     return el

@@ -83,20 +83,28 @@ class EarlyPage:
             sides = (margin,) * 4 if isinstance(margin, int) else tuple(margin)
             if len(sides) == 2:
                 sides = (sides[0], sides[1], sides[0], sides[1])
-            # A page's `styles` centre it with their own margin: its margin is inside.
-            where = "padding" if "margin" in (obj.styles or {}) else "margin"
-            style[where] = " ".join(f"{side}px" for side in sides)
+            if "margin" in (obj.styles or {}):
+                # A page's `styles` centre it with their own margin: Panel keeps the
+                # sides of its margin, inside.
+                style["padding"] = f"0 {sides[1]}px 0 {sides[3]}px"
+            else:
+                style["margin"] = " ".join(f"{side}px" for side in sides)
         for name in ("width", "height", "min_width", "max_width", "min_height", "max_height"):
             value = getattr(obj, name, None)
             if value is not None:
                 style[name.replace("_", "-")] = f"{value}px"
+        # Inline, as Panel sets them on each element: they win over a stylesheet's
+        # `:host` rules (the theme's).
         if obj.sizing_mode in ("stretch_width", "stretch_both"):
-            style.pop("width", None)
+            style["width"] = "auto"
             # Across a column it stretches as it is; along a row it takes the room left.
             if within == "column":
                 style["align-self"] = "stretch"
             else:
                 style["flex"] = "1 1 auto"
+        else:
+            style.setdefault("width", "auto")
+            style["flex"] = "0 0 auto"
         style["box-sizing"] = "border-box"
         style.update({key: str(value) for key, value in (obj.styles or {}).items()})
         sheets = [s for s in obj.stylesheets if isinstance(s, str)]
