@@ -105,6 +105,7 @@ class EarlyPage:
         else:
             style.setdefault("width", "auto")
             style["flex"] = "0 0 auto"
+        style.setdefault("max-width", "100%")  # (a long line wraps within its row)
         style["box-sizing"] = "border-box"
         style.update({key: str(value) for key, value in (obj.styles or {}).items()})
         sheets = [s for s in obj.stylesheets if isinstance(s, str)]
