@@ -8,7 +8,7 @@ all of them alike), loads it in headless Chromium on a fresh profile (cold), the
 on the same profile (warm), then times "Step forward" from the click to the moment every
 view shows the next step, then loads the write-up's embed link cold. Each load also
 times its first mode change (to keep) and its first Step forward, each clicked as soon
-as the control can act (before Python on the site's pre-rendered copies, early_steps.py).
+as the control can act (before Python on the site's early pages, app/page/early_page.js).
 Prints a Markdown table of medians (p50/p95 for clicks).
 The stock app is the yardstick: quote ratios to it, the machine may be shared.
 """
@@ -110,7 +110,7 @@ async ([name, timeoutMs]) => {
 }
 """
 # Runs in the page from its first moment: wait until a step control can act (the
-# pre-rendered copy's, early_steps.py, or the live page's), click Step forward, and
+# early page's, app/page/early_page.js, or the live page's), click Step forward, and
 # return the time the page showed the next step: when a reader's first click lands.
 FIRST_STEP_JS = (
     """async ([name, timeoutMs]) => {
@@ -179,7 +179,7 @@ LOAD_TIMEOUT_MS = 90_000
 STEP_BUTTON = "Step forward"
 # The flagship (the site's address without a query is the start page, which has no steps).
 FLAGSHIP_LINK = "?scenario=reset"
-# The write-up's iframe address (README): its own pre-rendered copy (build.py, "embed").
+# The write-up's iframe address (README): its own early page (build.py, "pages").
 EMBED_LINK = "?scenario=reset&mode=default&step=1&embed=1"
 FIRST_MODE, FIRST_MODE_KEY = "keep", "reset/keep"  # the flagship opens in "default"
 

@@ -103,8 +103,9 @@ function plainModel(values, children) {
 
 function layOut(page, sheets, removes) {
   const sheet = (id) => sheets[id]
-  function outer(node, tag = 'div') {
-    const el = document.createElement(tag)
+  let flexBoxes = 0
+  function outer(node) {
+    const el = document.createElement('div')
     for (const [name, value] of Object.entries(node.style)) { el.style.setProperty(name, value) }
     el.classList.add(...node.classes)
     return el
@@ -118,7 +119,7 @@ function layOut(page, sheets, removes) {
     const el = outer(node)
     // Panel's flex box lays out in an element with this id, which its own stylesheet
     // targets (layout.css); here that stylesheet is the page's, so only its box has one.
-    if (node.box === 'flex' && node.sheets.length) { el.id = `flexbox-early-${removes.length}` }
+    if (node.box === 'flex' && node.sheets.length) { el.id = `flexbox-early-${++flexBoxes}` }
     el.append(...node.children.map(build))
     if (node.sheets.length) { el.dataset.sheets = node.sheets.join(' ') }
     return el

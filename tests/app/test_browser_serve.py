@@ -200,7 +200,7 @@ def test_keyboard(watched: Watched, server: str) -> None:
     page.wait_for_timeout(400)
     expect(page.get_by_test_id("step-counter")).to_have_attribute("data-step", str(step))
     expect(page.get_by_role("button", name="Play")).to_be_visible()
-    # No pre-rendered copy under `panel serve`: the static site's early stepping stays out.
+    # No early page under `panel serve` (the static site's, app/page/early_page.js).
     expect(page.locator("body.pcl-early")).to_have_count(0)
     expect(page.get_by_test_id("early-note")).to_have_count(0)
 
