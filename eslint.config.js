@@ -31,7 +31,11 @@ export default [
   },
   {
     // Part of the Pyodide worker's script.
-    files: ['app/static_site/shims/install_locked.js', 'app/static_site/shims/early_in_worker.js'],
+    files: [
+      'app/static_site/shims/install_locked.js',
+      'app/static_site/shims/early_in_worker.js',
+      'app/static_site/shims/apply_patch.js',
+    ],
     languageOptions: { globals: { ...globals.worker } },
   },
   {

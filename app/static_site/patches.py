@@ -83,6 +83,24 @@ def direct_install(js: str, install: list[str]) -> str:
     )
 
 
+# The worker applies a patch from the page through one Python global, which the next
+# message can replace before the code that reads it runs (shims/apply_patch.js).
+SHARED_PATCH = re.compile(
+    r"self\.pyodide\.globals\.set\('patch', msg\.patch\)\s*"
+    r"self\.pyodide\.runPythonAsync\(`[^`]*_convert_json_patch\(patch\)[^`]*`\)"
+)
+
+
+def apply_each_patch(js: str) -> str:
+    """Each patch from the page reaches Python as its own code's local."""
+    if len(SHARED_PATCH.findall(js)) != 1:
+        raise AssetError("unexpected worker JS: cannot find how a patch is applied")
+    js = SHARED_PATCH.sub("applyPatch(msg.patch)", js)
+    return replace_once(
+        js, START_APPLICATION, f"{shim('apply_patch.js')}\n{START_APPLICATION}", "worker JS"
+    )
+
+
 def patch_worker(js: str, install: list[str] | None = None) -> str:
     js = hoist_future_imports(js)
     js = re.sub(r'importScripts\("[^"]*"\)', 'importScripts("./pyodide/pyodide.js")', js, count=1)
@@ -101,6 +119,7 @@ def patch_worker(js: str, install: list[str] | None = None) -> str:
     js = replace_once(js, "console.log(e)", "console.error(e)", "worker JS")
     if install is not None:
         js = direct_install(js, install)
+    js = apply_each_patch(js)
     # After the "app" status: the shim imports Panel, which is most of the app's start.
     anchor = f"msg: {json.dumps(STAGES['Executing code'])}}})"
     code = json.dumps(shim("worker_shim.py"))
@@ -126,8 +145,34 @@ def local_urls(text: str) -> str:
     return text.replace(BOKEH_CDN, f"./{LOCAL_BOKEH}").replace(PANEL_CDN, f"./{LOCAL_PANEL}")
 
 
+# While the worker is busy, the page queues a property's changes but sends any other
+# event (a click) at once, ahead of them (shims/queue_in_order.js).
+QUEUED_CHANGE = re.compile(
+    r"\} else if \(pyodideWorker\.busy && event\.model && event\.attr\) \{"
+    r".*?pyodideWorker\.queue = events\s*return\s*\}",
+    re.S,
+)
+SEND_CHANGE = "function send_change(jsdoc, event) {"
+
+
+def queue_in_order(html: str) -> str:
+    """While the worker is busy, every event from the page waits, in order."""
+    if len(QUEUED_CHANGE.findall(html)) != 1:
+        raise AssetError("unexpected converted HTML: cannot find how a change waits")
+    waits = (
+        "} else if (pyodideWorker.busy) {\n"
+        "  pyodideWorker.queue = queuedInOrder(pyodideWorker.queue, event)\n"
+        "  return\n"
+        "}"
+    )
+    html = QUEUED_CHANGE.sub(lambda _m: waits, html)
+    return replace_once(
+        html, SEND_CHANGE, f"{shim('queue_in_order.js')}\n{SEND_CHANGE}", "converted HTML"
+    )
+
+
 def patch_html(html: str, worker_name: str, early: bool = True) -> str:
-    html = local_urls(html)
+    html = queue_in_order(local_urls(html))
     # Without an icon link the browser asks for /favicon.ico, a 404.
     icon = f"./{LOCAL_PANEL}{PANEL_VERSION}/dist/images/favicon.ico"
     html = replace_once(html, "</head>", f'<link rel="icon" href="{icon}">\n</head>', "HTML")

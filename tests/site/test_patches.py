@@ -22,6 +22,7 @@ from app.static_site.patches import (
     ASK_EVENT,
     AT_EVENT,
     EARLY_MESSAGE,
+    SEND_CHANGE,
     SET_LOG_LEVEL,
     SIDE_WORKER,
     STAGES,
@@ -132,8 +133,52 @@ def test_the_page_lays_out_its_early_page_before_bokeh(converted: tuple[str, str
 def test_an_anchor_panel_moved_stops_the_build(converted: tuple[str, str]) -> None:
     with pytest.raises(AssetError, match="unexpected worker JS"):
         patch_worker(converted[1].replace("await loadPyodide();", "await loadPyodide({});"))
+    with pytest.raises(AssetError, match="unexpected worker JS: cannot find how a patch"):
+        patch_worker(converted[1].replace("globals.set('patch', msg.patch)", ""))
     with pytest.raises(AssetError, match="unexpected converted HTML"):
         patch_early_page(converted[0].replace(SET_LOG_LEVEL, ""), ["reset"], "start")
+    with pytest.raises(AssetError, match="unexpected converted HTML: cannot find how a change"):
+        patch_html(converted[0].replace("event.model && event.attr", "event.attr"), "main")
+
+
+def test_each_patch_from_the_page_reaches_python_as_its_own(
+    converted: tuple[str, str], tmp_path: Path
+) -> None:
+    """Not through one global that the next message replaces before Python reads it."""
+    assert "self.pyodide.globals.set('patch', msg.patch)" in converted[1]
+    worker = patch_worker(converted[1], install=["panel"])
+    assert "globals.set('patch'" not in worker
+    assert "applyPatch(msg.patch)\n    self.postMessage({type: 'idle'})" in worker
+    assert worker.index(shim("apply_patch.js")) < worker.index("async function startApplication")
+    check_js(worker, tmp_path, "worker.js")
+
+
+@pytest.mark.parametrize("early", [True, False])
+def test_every_event_from_the_page_waits_in_order_while_the_worker_is_busy(
+    converted: tuple[str, str], tmp_path: Path, early: bool
+) -> None:
+    page = patch_html(converted[0], "main", early=early)
+    assert "pyodideWorker.queue = queuedInOrder(pyodideWorker.queue, event)" in page
+    assert page.index(shim("queue_in_order.js")) < page.index(SEND_CHANGE)
+    if NODE is None:
+        pytest.skip("node is not installed")
+    # A click waits behind the knob changes before it; a knob's newer value replaces an
+    # older one only when no click came between them.
+    script = tmp_path / "queue.js"
+    script.write_text(
+        shim("queue_in_order.js")
+        + """
+const a = {}, b = {}
+const change = (model, value) => ({ model, attr: 'value', value })
+let queue = []
+for (const event of [change(a, 1), change(b, 1), change(a, 2), { click: 1 }, change(a, 3),
+  change(b, 2), change(a, 4), { click: 2 }]) { queue = queuedInOrder(queue, event) }
+console.log(JSON.stringify(queue.map((e) => e.click ? `click ${e.click}` :
+  `${e.model === a ? 'a' : 'b'}=${e.value}`)))
+"""
+    )
+    proc = subprocess.run([NODE, str(script)], capture_output=True, text=True, check=True)
+    assert json.loads(proc.stdout) == ["b=1", "a=2", "click 1", "b=2", "a=4", "click 2"]
 
 
 def test_a_playground_link_is_answered_early_by_the_apps_worker(

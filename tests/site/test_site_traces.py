@@ -4,8 +4,10 @@ the curve holds the engine's points as in CPython, and the replay with time its 
 
 from __future__ import annotations
 
+import contextlib
 import gzip
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -13,8 +15,9 @@ import pytest
 from app.data.trace_lab import DEFAULT_TRACE_REQUESTS, shipped_trace, trace_path
 from app.static_site.traces import TRACES_DIR
 from engine.lab.trace_replay import HashedTrace, capacities_for, hit_rate_curve
-from engine.lab.trace_timed import TimedKnobs, run_trace_timed
+from engine.lab.trace_timed import DEFAULT_STEP_MS, TimedKnobs, run_trace_timed
 from tests.app.test_browser_lab import TRACES_SOURCE_JS
+from tests.site.conftest import assert_clean, open_page
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 expect = playwright_api.expect
@@ -26,6 +29,27 @@ pytestmark = [
 ]
 
 RUN_TIMEOUT_MS = 180_000
+# A shipped file the app never fetches: the app's worker asks for it synchronously, which
+# holds the worker's thread (as a long step in Python does) until the test lets the
+# server answer (held_site).
+HOLD = "traces/README.md"
+HOLD_WORKER_JS = """path => {
+  setTimeout(() => {
+    const request = new XMLHttpRequest()
+    request.open('GET', path, false)
+    request.send()
+  }, 0)
+}"""
+# Patches of knobs' values, posted to the app's worker back to back as the page sends
+# them: [[the knob's title, its value], ...].
+POST_PATCHES_JS = """(changes) => {
+  const doc = Bokeh.documents.filter(d => d.get_model_by_name('traces-source-vllm')).at(-1)
+  for (const [title, value] of changes) {
+    const knob = [...doc.all_models].find(m => m.title === title)
+    const change = {kind: 'ModelChanged', model: {id: knob.id}, attr: 'value', new: value}
+    window.__pclWorker.postMessage({type: 'patch', patch: {events: [change]}})
+  }
+}"""
 
 
 def test_the_site_ships_the_traces_gzipped_with_their_licence(built_site: Any) -> None:
@@ -75,3 +99,53 @@ def test_the_traces_curve_plays_in_pyodide_with_the_engines_points(
     expect(page.get_by_text("Done with time: 20 requests")).to_be_visible(timeout=RUN_TIMEOUT_MS)
     steps = page.evaluate(TRACES_SOURCE_JS, ["timed-source-vllm-run", "step"])
     assert steps == timed.series["step"]
+
+
+@contextlib.contextmanager
+def worker_held(page: Any, release: threading.Event) -> Iterator[None]:
+    """The app's worker's thread is held (its Python busy) while the block runs."""
+    release.clear()
+    worker = next(w for w in page.workers if w.url.endswith("/main.js"))
+    with page.expect_request(lambda request: request.url.endswith(HOLD)):
+        worker.evaluate(HOLD_WORKER_JS, HOLD)
+    try:
+        yield
+    finally:
+        release.set()
+
+
+def test_knob_changes_and_a_click_made_while_python_is_busy_reach_it_in_order(
+    shared_context: Any, held_site: Callable[..., tuple[str, threading.Event]]
+) -> None:
+    url, release = held_site(HOLD)
+    page, run, detach = open_page(shared_context, url, "?lab=real-traces")
+    try:
+        expect(
+            page.get_by_text(f"Done: the curve of {DEFAULT_TRACE_REQUESTS} requests")
+        ).to_be_visible(timeout=RUN_TIMEOUT_MS)
+        field = page.locator(".traces-requests input")
+        run_timed = page.get_by_role("button", name="Run with time")
+        # The learner sets Requests twice, then runs with time: the click waited in the page
+        # behind the values (the page queues while the worker is busy), not ahead of them.
+        with worker_held(page, release):
+            for requests in ("12", "15"):
+                field.fill(requests)
+                field.press("Enter")
+            run_timed.click()
+        expect(page.get_by_text("Done with time: 15 requests")).to_be_visible(
+            timeout=RUN_TIMEOUT_MS
+        )
+
+        # Two patches that wait in the worker together both reach Python: the second (the
+        # step time, as it is) is not applied twice in place of the first (Requests 9).
+        with worker_held(page, release):
+            page.evaluate(
+                POST_PATCHES_JS,
+                [["Requests (first N; 0: all)", 9], ["Step time (ms, with time)", DEFAULT_STEP_MS]],
+            )
+        run_timed.click()
+        expect(page.get_by_text("Done with time: 9 requests")).to_be_visible(timeout=RUN_TIMEOUT_MS)
+    finally:
+        detach()
+        page.close()
+    assert_clean(run)
