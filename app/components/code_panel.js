@@ -110,6 +110,8 @@ export function render({ model }) {
   // A frame or body equal to the one shown is not parsed again.
   model.on('picked', update)
   follow(model, (at) => {
+    // No code part yet (the static site's playground page before Python): it waits.
+    if (!at.code && !heard.code.frames.length) { return }
     if (at.code !== heard.code) { optionsShown = null }  // a new plan: new labels
     heard = { ...at, code: at.code || heard.code }
     update()
