@@ -8,6 +8,7 @@ export function render({ model }) {
   caption.textContent = model.picker_label
   const picker = document.createElement('select')
   label.append(caption, picker)
+  label.style.display = 'none'  // until a step's functions are there (setOptions)
   const host = document.createElement('div')
   root.append(label, host)
   const body = document.createElement('div')

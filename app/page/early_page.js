@@ -164,10 +164,10 @@ function layOut(page, sheets, removes, named) {
       control = document.createElement('select')
       for (const label of node.options) { control.append(new Option(label, label)) }
       control.value = node.value
-    } else if (node.waits === 'checkbox') {
+    } else if (node.waits === 'checkbox' || node.waits === 'file') {
       control = document.createElement('input')
-      control.type = 'checkbox'
-      control.checked = node.value
+      control.type = node.waits
+      control.checked = node.value === true
     } else {
       control = document.createElement(node.waits === 'textarea' ? 'textarea' : 'input')
       control.value = node.value
@@ -178,7 +178,12 @@ function layOut(page, sheets, removes, named) {
       const label = document.createElement('label')
       const caption = document.createElement('span')
       caption.textContent = node.label
-      label.append(caption, control)
+      if (node.waits === 'checkbox') {  // beside its box, as Panel's
+        label.className = 'pcl-check'
+        label.append(control, caption)
+      } else {
+        label.append(caption, control)
+      }
       control = label
     }
     el.append(control)
@@ -275,6 +280,7 @@ function show(page, at) {
   const handOver = () => {
     if (body.classList.contains('pn-loading')) { return }
     watcher.disconnect()
+    host.inert = true  // on screen until the live page is there, taking no more input
     let learner = null  // where this page's player is
     ask({ reply: ({ key, step }) => { learner = { key, step } } })
     removes.forEach((remove) => remove())  // this page's player, first: it stops answering

@@ -167,8 +167,10 @@ class EarlyPage:
 def stand_in(widget: pn.widgets.Widget) -> Node:
     """A Panel widget as the early page draws it until Python is there: its kind, label,
     value and options (it takes no input before Python)."""
-    if isinstance(widget, pn.widgets.Button):
+    if isinstance(widget, (pn.widgets.Button, pn.widgets.FileDownload)):
         return {"waits": "button", "label": widget.label}
+    if isinstance(widget, pn.widgets.FileInput):
+        return {"waits": "file", "label": widget.label or widget.name}
     if isinstance(widget, pn.widgets.Checkbox):
         return {"waits": "checkbox", "label": widget.name, "value": bool(widget.value)}
     if isinstance(widget, pn.widgets.Select):
