@@ -10,11 +10,11 @@ again). Every figure is a time from the navigation's start (the page's clock ori
 
 - first view: the link's playground is on screen at the link's position: a step counter
   reads "Step 5 / LAST" and every view that says which position it shows ([data-at])
-  shows this timeline's step 5. On the live page that is Panel's decks; before Python is
-  ready, the early playground's views (app/static_site/shims/early_playground.js), if any.
+  shows this timeline's step 5: the live page's, or before Python is ready the early
+  page's (app/page/early_page.js: the same layout, fed by the app's worker), if any.
 - first edit lands: the learner's first edit shows its result. As soon as a field
   labelled "Script (one action per line)" is on screen and takes input (the early
-  playground's or the live editor's, whichever comes first), the benchmark appends the
+  page's or the live editor's, whichever comes first), the benchmark appends the
   line `step` to its script, as a learner typing it; the edit has landed when the step
   counter ends in "/ LAST+1" and every [data-at] view shows the edited scenario's
   timeline (its name computed here, in CPython, by the engine).
@@ -40,6 +40,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from app.playground.editor import EMPTY  # noqa: E402
+from app.playground.fields import LABELS  # noqa: E402
+from app.playground.fields import SCRIPT as SCRIPT_FIELD  # noqa: E402
 from app.playground.script_lines import parse_lines  # noqa: E402
 from benchmarks.bench_site import (  # noqa: E402
     load,
@@ -74,7 +76,7 @@ run_until_idle
 add_request F max_tokens=6 prompt: 1..12, 50..53
 run_until_idle"""
 MODE, STEP = "keep", 5
-SCRIPT_LABEL = "Script (one action per line)"
+SCRIPT_LABEL = LABELS[SCRIPT_FIELD]
 LOAD_TIMEOUT_MS = 120_000
 
 
@@ -95,12 +97,11 @@ OPEN_AND_EDIT_JS = """async ([key, step, last, edited, editedLast, label, timeou
     return out
   }
   const early = () => {
-    const host = document.querySelector('[data-testid="early-playground"]')
-    return host && !host.inert ? host.shadowRoot : null  // (inert: handing over)
+    const host = document.querySelector('.pcl-early-page')
+    return host && !host.inert ? host : null  // (inert: handing over)
   }
   const scope = () => early() || document
-  const counter = () => deepAll(scope(),
-    '[data-testid="step-counter"], [data-testid="early-step-counter"]')[0]
+  const counter = () => deepAll(scope(), '[data-testid="step-counter"]')[0]
   const shows = (timeline, counted) => {
     const shown = counter()
     if (!shown || !counted(shown.textContent.trim())) { return false }
@@ -142,7 +143,7 @@ class Open:
     edit_typed_ms: float
     first_edit_ms: float
     interactive_ms: float
-    early: bool  # the edit went to the early playground (before Python)
+    early: bool  # the edit went to the early page (before Python)
 
 
 @dataclass

@@ -8,6 +8,7 @@ export function render({ model }) {
   caption.textContent = model.picker_label
   const picker = document.createElement('select')
   label.append(caption, picker)
+  label.style.display = 'none'  // until a step's functions are there (setOptions)
   const host = document.createElement('div')
   root.append(label, host)
   const body = document.createElement('div')
@@ -110,6 +111,8 @@ export function render({ model }) {
   // A frame or body equal to the one shown is not parsed again.
   model.on('picked', update)
   follow(model, (at) => {
+    // No code part yet (the static site's playground page before Python): it waits.
+    if (!at.code && !heard.code.frames.length) { return }
     if (at.code !== heard.code) { optionsShown = null }  // a new plan: new labels
     heard = { ...at, code: at.code || heard.code }
     update()

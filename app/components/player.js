@@ -211,10 +211,12 @@ export function render({ model }) {
     if (timer !== null) { clearInterval(timer); timer = setInterval(tick, 1000 / speed) }
   })
 
-  // Another control asks: a mode (the step kept), a position, a move, or where it is.
+  // Another control asks: a mode (the step kept), a position, a move, where it is, or
+  // to open the address's position (the static site's early page, leaving).
   function asked(event) {
     const request = event.detail || {}
     if (request.reply) { request.reply(position()); return }
+    if (request.reopen) { popped(); return }
     let next = null
     if (request.mode !== undefined) { next = scenarioOf(key) + '/' + request.mode }
     if (request.key !== undefined) { next = request.key }

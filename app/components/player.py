@@ -7,7 +7,7 @@ by itself at the last step, Play at the last step replays from 0, and Step back,
 Restart or the scrubber pause; a mode switch keeps the step (within that mode's last).
 
 Every other part of the page asks it (the `pcl-ask` event of position.js: the mode
-picker, the keyboard, the early playground) and follows what it announces (`pcl-at`,
+picker, the keyboard, the static site's early page) and follows what it announces (`pcl-at`,
 with the bundle: every view's pages, the code, the questions): the views' decks, the
 code panel, the questions, the mode picker. So a step or a mode needs no Python.
 Python learns the position from `at`, which only the browser writes, and sends a new
@@ -18,9 +18,11 @@ The player keeps the address bar on the position (replaceState; a new scenario i
 new history entry), from each timeline's query in the bundle. Back or Forward to a
 position it holds moves it; any other address goes to Python (`on_pop`).
 
-On the static site the player of the early page (app/page/early_page.js) works before
-Python is ready; the live page's player opens at the address the early page left and
-carries on its Play and speed (sessionStorage).
+On the static site the early page's player works before Python is ready
+(app/page/early_page.js); the live page's player opens at the address it left and
+carries on its Play and speed (sessionStorage). Asked to `reopen` (the early page of a
+playground edited before Python), it opens the address's position, or sends the
+address to Python when its bundle does not hold it.
 """
 
 from __future__ import annotations

@@ -20,7 +20,6 @@ from app.data.questions import all_questions
 from app.data.timelines import scenario, split_key, timeline_key
 from app.data.url import timeline_query
 from app.playground.store import is_playground
-from app.render.code_plan import CodePlan
 from app.render.engines import AnyTimeline
 from engine.lab.sglang_timeline import SGLangTimeline
 
@@ -138,12 +137,27 @@ def bundle(
         "scenario": [opened, scenario_title(opened)] if opened else [],
     }
     if code:
+        # (imported here: the code panel needs pygments, which the static site's worker
+        # has not installed when it answers a playground link's early page)
+        from app.render.code_plan import CodePlan
+
         plan = CodePlan.of(keyed, lambda t: sent_steps(t, at, around_only), *held)
         sent["code"] = {"frames": plan.frames, "plans": plan.as_dicts()}
         sent["bodies"] = plan.bodies
     if questions:
         sent["questions"] = {key: all_questions(t) for key, t in keyed.items()}
     return sent
+
+
+def position_part(
+    at: tuple[str, int], lasts: Mapping[str, int], serial: int, heard: Sequence[Any] = ()
+) -> dict[str, Any]:
+    """The bundle's position part (player.py): a new set of timelines (``serial``) to
+    open at ``at``, with the scenario, each timeline's last step and address
+    parameters, and ``heard``, the position Python last had from the player."""
+    named = bundle((), {}, at, code=False, questions=False, lasts=lasts)
+    position = {key: named[key] for key in ("scenario", "lasts", "queries")}
+    return {**position, "at": list(at), "heard": list(heard), "serial": serial}
 
 
 def scenario_title(name: str) -> str:

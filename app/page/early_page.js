@@ -1,11 +1,15 @@
 // The static site's page before Python (early_page.py): it fetches the early page of its
 // address, lays it out with plain elements, and runs each component's own render with a
 // plain model, so the player steps, the modes switch and the scenario picker opens another
-// scenario's page while Pyodide starts. When the live page has rendered, it goes.
-// The tag's data-early-pages: [page names, the start page's, default scenario, compact
-// suffix, embed values that mean true, the parameters that name a position, the folder].
+// scenario's page while Pyodide starts. A playground link's page is laid out the same,
+// fed by the app's worker (app/data/early_playground.py): the player's bundle of the
+// link's playground, a mode picked, a script edited. When the live page has rendered and
+// its player holds the learner's position, it goes.
+// The tag's data-early-pages: [[page names, the start page's, default scenario, compact
+// suffix, embed values that mean true, the parameters that name a position, the
+// playground page's name (null: none), the worker's message type], the folder].
 import { EARLY, WORKS_EARLY } from '../components/early.js'
-import { ask } from '../components/position.js'
+import { AT_EVENT, ask } from '../components/position.js'
 import { statusNote } from '../components/status_note.js'
 import * as addressBar from '../components/address_bar.js'
 import * as chartLegend from '../components/chart_legend.js'
@@ -44,10 +48,11 @@ const HELD_EVENTS = ['pointerdown', 'mousedown', 'pointerup', 'mouseup', 'click'
 
 // The early page the address names, as app/data/url.py would open it; null: none (Python's).
 export function pageName(config, search) {
-  const [NAMES, START, DEFAULT, SUFFIX, TRUE, POSITION] = config
+  const [NAMES, START, DEFAULT, SUFFIX, TRUE, POSITION, PLAYGROUND] = config
   const asked = new URLSearchParams(search)
   const embed = asked.get('embed')
   const compact = embed !== null && TRUE.includes(embed.toLowerCase())
+  if (asked.get('playground')) { return compact ? null : PLAYGROUND }  // the learner's own
   // No position named: the start page, unless compact.
   const positioned = compact || POSITION.some((param) => asked.has(param))
   if (!positioned) { return START }
@@ -89,19 +94,23 @@ async function unpack(response) {
   return JSON.parse(await new Response(stream).text())
 }
 
-// A component's model before Python: its parameters' values, and Panel's few calls.
+// A component's model before Python: its parameters' values, and Panel's few calls;
+// `changed(name)` tells its handlers that a parameter changed (as Bokeh would).
 function plainModel(values, children) {
   const handlers = {}
+  const fire = (name) => (handlers[name] || []).forEach((callback) => callback())
   const model = {
     ...values,
     on(name, callback) { (handlers[name] = handlers[name] || []).push(callback) },
     send_msg() {},  // nobody listens yet: the controls that need Python are held
     get_child(name) { return children[name] || [] },
   }
-  return { model, remove: () => (handlers.remove || []).forEach((callback) => callback()) }
+  return { model, remove: () => fire('remove'), changed: fire }
 }
 
-function layOut(page, sheets, removes) {
+// Lays the page out; `named` gets its named parts (early_page.py): {el, model, changed}
+// of a component, {el, control} of a stand-in, {el, div} of an HTML pane.
+function layOut(page, sheets, removes, named) {
   const sheet = (id) => sheets[id]
   let flexBoxes = 0
   function outer(node) {
@@ -130,10 +139,11 @@ function layOut(page, sheets, removes) {
     for (const [name, nodes] of Object.entries(node.children || {})) {
       children[name] = nodes.map(build)
     }
-    const { model, remove } = plainModel(node.model, children)
+    const { model, remove, changed } = plainModel(node.model, children)
     removes.push(remove)
     const made = COMPONENTS[node.esm].render({ model, view: { el } })
     shadow(el, node).append(made)
+    if (node.name) { named[node.name] = { el, model, changed } }
     return el
   }
   function html(node) {
@@ -141,6 +151,7 @@ function layOut(page, sheets, removes) {
     const div = document.createElement('div')
     div.innerHTML = node.html
     shadow(el, node).append(div)
+    if (node.name) { named[node.name] = { el, div } }
     return el
   }
   // A Panel widget, drawn as it will be; it takes input once Python is there.
@@ -156,23 +167,30 @@ function layOut(page, sheets, removes) {
       control = document.createElement('select')
       for (const label of node.options) { control.append(new Option(label, label)) }
       control.value = node.value
-    } else if (node.waits === 'checkbox') {
+    } else if (node.waits === 'checkbox' || node.waits === 'file') {
       control = document.createElement('input')
-      control.type = 'checkbox'
-      control.checked = node.value
+      control.type = node.waits
+      control.checked = node.value === true
     } else {
       control = document.createElement(node.waits === 'textarea' ? 'textarea' : 'input')
       control.value = node.value
     }
+    const input = control
     if (node.waits !== 'button' && node.label) {
       control.setAttribute('aria-label', node.label)  // its name, as the live widget's
       const label = document.createElement('label')
       const caption = document.createElement('span')
       caption.textContent = node.label
-      label.append(caption, control)
+      if (node.waits === 'checkbox') {  // beside its box, as Panel's
+        label.className = 'pcl-check'
+        label.append(control, caption)
+      } else {
+        label.append(caption, control)
+      }
       control = label
     }
     el.append(control)
+    if (node.name) { named[node.name] = { el, control: input } }
     return el
   }
   function build(node) {
@@ -219,9 +237,12 @@ function holdOthers(hint) {
   }
 }
 
+// Lays the page out over the loading page, at `at` ({key, step}, or {} for the start
+// page), until the live page holds the learner's position; null if Python is there
+// already, else its named parts (layOut).
 function show(page, at) {
   const body = document.body
-  if (!body.classList.contains('pn-loading')) { return }  // live already
+  if (!body.classList.contains('pn-loading')) { return null }  // live already
   const sheets = page.sheets.map((text) => {
     const sheet = new CSSStyleSheet()
     sheet.replaceSync(text)
@@ -233,11 +254,12 @@ function show(page, at) {
   // The boxes' own stylesheets (the full page's columns: layout.css) are the page's.
   const boxSheets = new Set()
   const removes = []
+  const named = {}
   const host = document.createElement('div')
   host.className = 'pcl-early-page'
-  const scenario = page.lasts !== undefined
-  if (scenario) { body.classList.add(EARLY) }
-  host.append(layOut(page, sheets, removes))
+  const steps = page.hint !== undefined  // a scenario's or a playground's, not the start page
+  if (steps) { body.classList.add(EARLY) }
+  host.append(layOut(page, sheets, removes, named))
   for (const el of host.querySelectorAll('[data-sheets]')) {
     el.dataset.sheets.split(' ').forEach((id) => boxSheets.add(Number(id)))
   }
@@ -246,13 +268,13 @@ function show(page, at) {
   const room = document.createElement('div')
   room.className = 'pcl-early-room'
   body.prepend(host)
-  const release = scenario ? holdOthers(page.hint) : () => {}
+  const release = steps ? holdOthers(page.hint) : () => {}
   // The player opens where the address says (it is already there).
   if (at.key !== undefined) { ask({ ...at, address: false }) }
-  if (scenario) { host.append(room) }
+  if (steps) { host.append(room) }
   // The live page has rendered (Panel lifts its loading class): it takes over once its
-  // player is on the page (its components render a moment after Bokeh's document), so
-  // the page is never blank in between.
+  // player is on the page (its components render a moment after Bokeh's document) at
+  // the learner's position, so the page is never blank in between.
   const leave = () => {
     host.remove()
     style.remove()
@@ -261,27 +283,145 @@ function show(page, at) {
   const handOver = () => {
     if (body.classList.contains('pn-loading')) { return }
     watcher.disconnect()
+    host.inert = true  // on screen until the live page is there, taking no more input
+    let learner = null  // where this page's player is
+    ask({ reply: ({ key, step }) => { learner = { key, step } } })
     removes.forEach((remove) => remove())  // this page's player, first: it stops answering
     release()
-    if (scenario) { whenPlayerAnswers(leave) } else { leave() }
+    if (learner) { whenLiveAt(learner, leave) } else { leave() }
   }
   const watcher = new MutationObserver(handOver)
   watcher.observe(body, { attributes: true, attributeFilter: ['class'] })
+  return named
 }
 
-// Calls `then` once a player answers on the page (position.js), or after LIVE_WAIT_MS.
-export function whenPlayerAnswers(then, waited = 0) {
+// Whether a position's bundle holds its timeline's pages.
+const holdsPages = (at) => Object.values(at.views || {}).some((deck) => deck.orders[at.key])
+
+// Calls `then` once a player on the page is at `learner` ({key, step}) with its pages,
+// or after LIVE_WAIT_MS. A player elsewhere (the live page opened at the address the
+// worker started with: a playground edited since) is asked once to open the address
+// (position.js), which it holds or Python does.
+export function whenLiveAt(learner, then, waited = 0, reopened = false) {
+  let there = false
   let answered = false
-  ask({ reply: () => { answered = true } })
-  if (answered || waited >= LIVE_WAIT_MS) { then(); return }
-  setTimeout(() => whenPlayerAnswers(then, waited + 50), 50)
+  ask({
+    reply: (at) => {
+      answered = true
+      there = at.key === learner.key && at.step === learner.step && holdsPages(at)
+    },
+  })
+  if (there || waited >= LIVE_WAIT_MS) { then(); return }
+  if (answered && !reopened) { ask({ reopen: true }) }
+  setTimeout(() => whenLiveAt(learner, then, waited + 50, reopened || answered), 50)
+}
+
+// The app's worker, asked: request -> a promise of its answer (JSON both ways).
+function asking(worker, type) {
+  const waiting = new Map()
+  let asked = 0
+  worker.addEventListener('message', (event) => {
+    const { seq, answer, error } = event.data || {}
+    if (event.data.type !== type || !waiting.has(seq)) { return }
+    const { resolve, reject } = waiting.get(seq)
+    waiting.delete(seq)
+    if (error === undefined) { resolve(JSON.parse(answer)) } else { reject(new Error(error)) }
+  })
+  return (request) => new Promise((resolve, reject) => {
+    asked += 1
+    waiting.set(asked, { resolve, reject })
+    worker.postMessage({ type, seq: asked, request: JSON.stringify(request) })
+  })
+}
+
+// Every node of a page's tree.
+function* nodes(node) {
+  yield node
+  const children = node.children || []
+  for (const child of Array.isArray(children) ? children : Object.values(children).flat()) {
+    yield* nodes(child)
+  }
+}
+
+// A playground link's page: laid out once the worker answers with the link's bundle and
+// its editor's fields. Then the worker answers a mode the player has no pages of, and
+// each edit of the script: a new playground, which the player opens and writes into the
+// address (the live page opens it from there), or the editor's message.
+function showPlayground(page, worker, type) {
+  const askWorker = asking(worker, type)
+  const tree = [...nodes(page.root)]
+  const decks = tree.filter((node) => node.esm === 'step_deck.js').map((node) => node.model.view)
+  let serial = 1  // one per playground opened (the player's position part)
+  askWorker({ call: 'open', query: window.location.search, decks, serial }).then((opened) => {
+    if (!opened) { return }  // an address Python answers (a notice)
+    for (const node of tree) {
+      if (node.name === 'player') { node.model.bundle = JSON.stringify(opened.bundle) }
+      if (node.name in opened.fields) { node.value = opened.fields[node.name] }
+    }
+    const named = show(page, {})
+    if (named) { worksWithWorker(named, askWorker, decks, () => (serial += 1)) }
+  }).catch((error) => console.warn('early page: Python will show this link', error))
+}
+
+function worksWithWorker(named, askWorker, decks, nextSerial) {
+  const player = named.player
+  const give = (bundle) => {  // into the player's bundle, as Python writes it
+    player.model.bundle = JSON.stringify(bundle)
+    player.changed('bundle')
+  }
+  const where = () => {
+    let at = null
+    ask({ reply: (position) => { at = position } })
+    return at
+  }
+  // A mode of the playground: its pages, once.
+  let asked = null
+  document.addEventListener(AT_EVENT, (event) => {
+    const at = event.detail
+    if (holdsPages(at) || asked === at.key || !document.body.contains(player.el)) { return }
+    asked = at.key
+    askWorker({ call: 'mode', key: at.key, step: at.step, decks })
+      .then((answer) => give(answer.bundle), (error) => console.warn('early page:', error))
+  })
+  // The script: each edit played as the live editor plays it; the newest waits for the
+  // one in flight.
+  const script = named.script
+  script.el.setAttribute(WORKS_EARLY, '')
+  let queued = null
+  let editing = false
+  const edit = () => {
+    queued = script.control.value
+    if (editing) { return }
+    editing = true
+    const at = where()
+    const request = { call: 'edit', key: at.key, step: at.step, script: queued, decks }
+    queued = null
+    askWorker({ ...request, serial: nextSerial() }).then((answer) => {
+      for (const [field, html] of Object.entries(answer.messages)) {
+        const shown = named['message:' + field]
+        if (!shown) { continue }
+        shown.div.innerHTML = html
+        shown.el.style.display = html ? '' : 'none'
+      }
+      if (answer.bundle) { give(answer.bundle) }  // else the last valid timeline stays
+    }, (error) => console.warn('early page:', error)).finally(() => {
+      editing = false
+      if (queued !== null) { edit() }
+    })
+  }
+  script.control.addEventListener('input', edit)
 }
 
 export function start(config, folder) {
   const name = pageName(config, window.location.search)
   if (name === null) { return }
+  const worker = window.__pclWorker  // the app's (early_worker.js)
+  const playground = name === config[6]
+  if (playground && !worker) { return }
   fetch(`./${folder}/${name}.json.gz`).then(unpack).then((page) => {
-    const at = page && openedAt(page, window.location.search)
+    if (!page) { return }
+    if (playground) { showPlayground(page, worker, config[7]); return }
+    const at = openedAt(page, window.location.search)
     if (at) { show(page, at) }
   }).catch((error) => console.warn('early page: Python will show this address', error))
 }

@@ -8,6 +8,11 @@ step of every mode); each HTML pane as its HTML; each Panel widget as a stand-in
 waits for Python. app/page/early_page.js lays that out with plain elements and runs each
 component's own `render`, so the page steps, switches modes and scenarios before
 Pyodide has started. The layout itself is written once, in layout.py.
+
+A playground link's page is the App's at the empty playground, its parts the early page
+fills at run time named (the player, the editor's fields and messages): its player's
+bundle comes from the app's worker (app/data/early_playground.py), for the link's own
+playground.
 """
 
 from __future__ import annotations
@@ -21,12 +26,17 @@ from panel.viewable import Children, Viewable, Viewer
 
 from app.data import timelines
 from app.page.stylesheets import stylesheet
+from app.playground.fields import LABELS, MESSAGES
 
 if TYPE_CHECKING:
     from app.page.layout import App
 
 Node = dict[str, Any]
 HINT = "Steps, modes and scenarios work now; the other controls start with Python."
+PLAYGROUND_HINT = "Steps, modes and the script work now; the other controls start with Python."
+# The playground page's parts filled at run time, by their names (early_page.js): the
+# editor's fields (app/playground/fields.py) and their messages ("message:FIELD").
+PLAYER = "player"
 # The address parameters an early page follows: a position, and `quiz` (components/quiz.js
 # reads it). Any other must be as the page was made.
 POSITION_PARAMETERS = ("scenario", "mode", "step", "quiz")
@@ -39,8 +49,10 @@ STYLE = stylesheet("app.page", "early_page.css") + stylesheet("app.components", 
 class EarlyPage:
     """One page's tree of nodes, with every stylesheet written once (`sheets`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, named: dict[int, str] | None = None) -> None:
         self.sheets: list[str] = []
+        # id(object) -> its name: the early page fills these parts (kept if hidden)
+        self.named = named or {}
         self._sheet_index: dict[str, int] = {}
         self.sheet_ids([HOST_SHEET])  # sheet 0: every shadow root's (early_page.js)
 
@@ -58,8 +70,17 @@ class EarlyPage:
         for one not shown."""
         if isinstance(obj, Viewer):
             return self.node(obj.__panel__(), within)
-        if isinstance(obj, Viewable) and not obj.visible:
+        name = self.named.get(id(obj))
+        if isinstance(obj, Viewable) and not obj.visible and name is None:
             return None
+        node = self._node(obj, within)
+        if name is not None:
+            node["name"] = name
+            if not obj.visible:
+                node["style"]["display"] = "none"
+        return node
+
+    def _node(self, obj: Any, within: str) -> Node:
         if isinstance(obj, pn.layout.FlexBox):
             return self._box(obj, "flex", obj.objects, within)
         if isinstance(obj, pn.Column):
@@ -155,8 +176,10 @@ class EarlyPage:
 def stand_in(widget: pn.widgets.Widget) -> Node:
     """A Panel widget as the early page draws it until Python is there: its kind, label,
     value and options (it takes no input before Python)."""
-    if isinstance(widget, pn.widgets.Button):
+    if isinstance(widget, (pn.widgets.Button, pn.widgets.FileDownload)):
         return {"waits": "button", "label": widget.label}
+    if isinstance(widget, pn.widgets.FileInput):
+        return {"waits": "file", "label": widget.label or widget.name}
     if isinstance(widget, pn.widgets.Checkbox):
         return {"waits": "checkbox", "label": widget.name, "value": bool(widget.value)}
     if isinstance(widget, pn.widgets.Select):
@@ -170,12 +193,40 @@ def stand_in(widget: pn.widgets.Widget) -> Node:
     return {"waits": kind, "label": widget.name, "value": "" if value is None else str(value)}
 
 
-def early_page(app: App) -> dict[str, Any]:
+def playground_parts(app: App) -> dict[int, str]:
+    """id -> name of the parts of a playground's page the early page fills: the player
+    (its bundle), the editor's fields and their messages."""
+    editor = app.playground
+    fields = {name: getattr(editor, name) for name in LABELS}
+    messages = {f"message:{field}": editor.messages[field] for field in MESSAGES}
+    return {
+        id(obj): name for name, obj in {PLAYER: app.controls.player, **fields, **messages}.items()
+    }
+
+
+def blank_player(node: Node) -> None:
+    """The player's bundle left out (the worker fills it, for the link's playground)."""
+    if node.get("name") == PLAYER:
+        node["model"]["bundle"] = "{}"
+    children = node.get("children", [])
+    # A box's children are a list, a component's a list per parameter.
+    for child in (
+        [c for cs in children.values() for c in cs] if isinstance(children, dict) else children
+    ):
+        blank_player(child)
+
+
+def early_page(app: App, playground: bool = False) -> dict[str, Any]:
     """The early page of the App at one address: its tree, its stylesheets, and for a
-    scenario's page what tells whether an address is its own (early_page.js)."""
-    page = EarlyPage()
+    scenario's page what tells whether an address is its own (early_page.js). With
+    ``playground``, the page of every playground link: the App at a playground, with
+    the parts filled at run time named and its player's bundle left out."""
+    page = EarlyPage(playground_parts(app) if playground else None)
     drawn: dict[str, Any] = {"root": page.node(app), "sheets": page.sheets, "style": STYLE}
-    if not app.start and app.state is not None:
+    if playground:
+        blank_player(drawn["root"])
+        drawn.update(playground=True, hint=PLAYGROUND_HINT)
+    elif not app.start and app.state is not None:
         drawn.update(
             query=app.query,
             lasts=app.state.lasts,

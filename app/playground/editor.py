@@ -21,11 +21,26 @@ from app.components import at_once
 from app.data import timelines
 from app.host.errors import logged
 from app.playground import store
-from app.playground.script_lines import field_places, format_lines, parse_numbered_lines
-from app.render.html import esc
+from app.playground.fields import (
+    BLOCK_SIZE,
+    LABELS,
+    MAX_FIELD_CHARS,
+    MESSAGES,
+    NUM_GPU_BLOCKS,
+    SCRIPT,
+    SETUP,
+    SGLANG,
+    TITLE,
+    field_lines,
+    message_html,
+    play,
+    shown,
+    with_engines,
+)
+from app.playground.script_lines import field_places
 from app.views.state import SimulatorState
 from engine.lab import toml_writer
-from engine.lab.scenario import SGLANG_MODES, ActionPlace, ScenarioError, scenario_data
+from engine.lab.scenario import ActionPlace, ScenarioError, scenario_data
 from engine.lab.scenario_file import (
     MAX_BLOCK_SIZE,
     MAX_FILE_BYTES,
@@ -58,25 +73,6 @@ HELP = (
 )
 
 
-BOTH_ENGINES = ["vllm", "sglang"]
-# The [sglang] table a playground gets when the learner asks for SGLang: both policies.
-DEFAULT_SGLANG: dict[str, Any] = {"modes": list(SGLANG_MODES)}
-
-
-def plays_on_sglang(data: Mapping[str, Any]) -> bool:
-    return "sglang" in data.get("engines", ["vllm"])
-
-
-def with_engines(data: Mapping[str, Any], sglang: bool) -> dict[str, Any]:
-    """``data`` on vLLM alone or on both engines; an ``[sglang]`` table it has (a fork's,
-    with its narration) is kept, else both policies are played."""
-    changed = {k: v for k, v in data.items() if k != "engines"}
-    if sglang:
-        changed["engines"] = BOTH_ENGINES
-        changed.setdefault("sglang", DEFAULT_SGLANG)
-    return changed
-
-
 def fork(name: str) -> dict[str, Any]:
     """A built-in scenario as playground data: its pool, setup and script, without its
     narration (written for the scenario as it was, it would not describe edits)."""
@@ -90,16 +86,6 @@ def fork(name: str) -> dict[str, Any]:
     return data
 
 
-# The setup and script fields take as much text as a scenario file may hold (Panel's
-# default of 5,000 characters cannot hold 500 add_request lines), and a text the browser
-# cut at this length is refused with a message, never played cut short.
-MAX_FIELD_CHARS = MAX_FILE_BYTES
-
-
-def _message(text: str) -> str:
-    return f'<div class="pg-message" role="alert">{esc(text)}</div>' if text else ""
-
-
 def _pool_number(text: str, field: str, low: int, high: int) -> tuple[int | None, str]:
     value = text.strip()
     if not value.isascii() or not value.isdigit() or len(value) > 9:
@@ -107,14 +93,6 @@ def _pool_number(text: str, field: str, low: int, high: int) -> tuple[int | None
     if not low <= int(value) <= high:
         return None, f"{field} must be from {low:,} to {high:,}, not {int(value):,}"
     return int(value), ""
-
-
-def _lines(text: str) -> tuple[list[tuple[int, dict[str, Any]]], list[str]]:
-    """A field's actions with their line numbers, and its messages; a text at the
-    field's length may have been cut."""
-    if len(text) >= MAX_FIELD_CHARS:
-        return [], [f"at most {MAX_FIELD_CHARS - 1:,} characters (the field cuts a longer text)"]
-    return parse_numbered_lines(text)
 
 
 def _numbers(data: Mapping[str, Any]) -> list[int]:
@@ -131,21 +109,21 @@ class PlaygroundEditor(pn.viewable.Viewer):
         self._loading = False
         self._played = ""  # the name of the playground the fields last played
         text = {"sizing_mode": "stretch_width", "stylesheets": [CSS]}
-        self.title = at_once.TextInput(label="Title", **text)
-        self.num_gpu_blocks = at_once.TextInput(label="GPU blocks (num_gpu_blocks)", width=205)
-        self.block_size = at_once.TextInput(label="Block size (tokens)", width=150)
+        self.title = at_once.TextInput(label=LABELS[TITLE], **text)
+        self.num_gpu_blocks = at_once.TextInput(label=LABELS[NUM_GPU_BLOCKS], width=205)
+        self.block_size = at_once.TextInput(label=LABELS[BLOCK_SIZE], width=150)
         self.sglang = at_once.Checkbox(
-            label="Also on SGLang", margin=(5, 10), css_classes=["pg-sglang"]
+            label=LABELS[SGLANG], margin=(5, 10), css_classes=["pg-sglang"]
         )
         self.setup = at_once.TextAreaInput(
-            label="Setup (runs before step 0)", height=70, max_length=MAX_FIELD_CHARS, **text
+            label=LABELS[SETUP], height=70, max_length=MAX_FIELD_CHARS, **text
         )
         self.script = at_once.TextAreaInput(
-            label="Script (one action per line)", height=200, max_length=MAX_FIELD_CHARS, **text
+            label=LABELS[SCRIPT], height=200, max_length=MAX_FIELD_CHARS, **text
         )
         self.messages = {
             field: pn.pane.HTML("", stylesheets=[CSS], margin=(0, 10), sizing_mode="stretch_width")
-            for field in ("num_gpu_blocks", "block_size", "engines", "setup", "script", "file")
+            for field in MESSAGES
         }
         self.export = pn.widgets.FileDownload(
             callback=self._toml, filename="playground.toml", label="Export TOML", width=140
@@ -209,18 +187,11 @@ class PlaygroundEditor(pn.viewable.Viewer):
         """Play ``data``; ``where`` names its actions by their lines in the fields (by
         default, the lines the fields show for data loaded whole)."""
         places = where or field_places(None, _numbers(data))
-        try:
-            playground = store.register(with_engines(data, False), places)
-        except ScenarioError as error:
-            self._say("script", str(error))
+        playground, messages = play(data, places)
+        for field, text in messages.items():
+            self._say(field, text)
+        if playground is None:
             return
-        self._say("script", "")
-        self._say("engines", "")
-        if plays_on_sglang(data):  # the script plays on vLLM: a refusal is SGLang's
-            try:
-                playground = store.register(data, places)
-            except ScenarioError as error:
-                self._say("engines", f"Cannot play on SGLang: {error}")
         self._data, self._played = dict(data), playground.scenario.name
         state = self.state
         if playground.scenario.name == state.scenario:
@@ -264,8 +235,8 @@ class PlaygroundEditor(pn.viewable.Viewer):
         size, size_error = _pool_number(
             self.block_size.value_input or "", "block_size", MIN_BLOCK_SIZE, MAX_BLOCK_SIZE
         )
-        setup, setup_errors = _lines(self.setup.value_input or "")
-        steps, step_errors = _lines(self.script.value_input or "")
+        setup, setup_errors = field_lines(self.setup.value_input or "")
+        steps, step_errors = field_lines(self.script.value_input or "")
         self._say("num_gpu_blocks", blocks_error)
         self._say("block_size", size_error)
         self._say("setup", "; ".join(setup_errors[:3]))
@@ -284,18 +255,18 @@ class PlaygroundEditor(pn.viewable.Viewer):
 
     def _show(self, data: Mapping[str, Any]) -> None:
         self._data = dict(data)
-        pool = data.get("pool", {})
+        fields = shown(data)
         self._loading = True
         try:
-            for widget, text in (
-                (self.title, str(data.get("title", ""))),
-                (self.num_gpu_blocks, str(pool.get("num_gpu_blocks", 10))),
-                (self.block_size, str(pool.get("block_size", 4))),
-                (self.setup, format_lines(list(data.get("setup", [])))),
-                (self.script, format_lines(list(data.get("steps", [])))),
+            for widget, name in (
+                (self.title, TITLE),
+                (self.num_gpu_blocks, NUM_GPU_BLOCKS),
+                (self.block_size, BLOCK_SIZE),
+                (self.setup, SETUP),
+                (self.script, SCRIPT),
             ):
-                widget.param.update(value=text, value_input=text)
-            self.sglang.value = plays_on_sglang(data)
+                widget.param.update(value=fields[name], value_input=fields[name])
+            self.sglang.value = fields[SGLANG]
         finally:
             self._loading = False
         for field in self.messages:
@@ -303,7 +274,7 @@ class PlaygroundEditor(pn.viewable.Viewer):
 
     def _say(self, field: str, text: str) -> None:
         pane = self.messages[field]
-        pane.object = _message(text)
+        pane.object = message_html(text)
         pane.visible = bool(text)
 
     @logged

@@ -1,5 +1,5 @@
-"""The early page of every address the site ships (app/page/early_page.py), and the
-modules that lay it out in the browser."""
+"""The early page of every address the site ships (app/page/early_page.py), the page of
+every playground link, and the modules that lay it out in the browser."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import gzip
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 from app.static_site.assets import AssetError
 from app.static_site.layout import BOKEH_CDN, EARLY_DIR, PANEL_CDN, ROOT
@@ -16,20 +17,28 @@ from app.static_site.layout import BOKEH_CDN, EARLY_DIR, PANEL_CDN, ROOT
 EARLY_MODULES = ("app/page/early_page.js", "app/components/*.js")
 
 
-def early_pages() -> tuple[dict[str, bytes], str]:
-    """Name -> gzipped early page of every address app/data/url.py names, and the start
+def packed(name: str, page: dict[str, Any]) -> bytes:
+    text = json.dumps(page, separators=(",", ":"))
+    if BOKEH_CDN in text or PANEL_CDN in text:
+        raise AssetError(f"remote reference left in the early page {name}")
+    return gzip.compress(text.encode(), compresslevel=9, mtime=0)
+
+
+def early_pages(playground: bool = False) -> tuple[dict[str, bytes], str]:
+    """Name -> gzipped early page of every address app/data/url.py names (and with
+    ``playground``, the page of every playground link, url.PLAYGROUND), and the start
     page's name. Makes the App at each address in this process; `convert` has put the
     project on sys.path."""
     from app.data import url  # the project's, on sys.path since convert()
     from app.page.early_page import early_page
-    from app.page.layout import App
+    from app.page.layout import App, empty_playground_href
 
     pages: dict[str, bytes] = {}
     for name, query in url.early_pages().items():
-        text = json.dumps(early_page(App(link=url.parse_link(query))), separators=(",", ":"))
-        if BOKEH_CDN in text or PANEL_CDN in text:
-            raise AssetError(f"remote reference left in the early page {name}")
-        pages[name] = gzip.compress(text.encode(), compresslevel=9, mtime=0)
+        pages[name] = packed(name, early_page(App(link=url.parse_link(query))))
+    if playground:  # laid out at the empty playground; the worker fills in the link's
+        app = App(link=url.parse_link(empty_playground_href()))
+        pages[url.PLAYGROUND] = packed(url.PLAYGROUND, early_page(app, playground=True))
     return pages, url.START_PAGE
 
 

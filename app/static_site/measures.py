@@ -18,10 +18,12 @@ The benchmark's yardstick (benchmarks/bench_site.py) is a stock app built withou
         fetched only by its addresses): the app's layout and its player's bundle, laid
         out by app/page/early_page.js before Bokeh's JS has run, so every address steps,
         switches modes and opens scenarios before Python is ready;
-  playground  a playground link (which has no copy) shows its views, steps, modes and
-        script edits from the app's worker, which loads the project's wheel alone first
-        (app/page/early_playground.py) and answers them while Panel and Bokeh install
-        (needs `early`: the page talks to the worker it started).
+  playground  a playground link (which names the learner's own scenario) has an early
+        page too (early/playground.json.gz: the App's layout at a playground), whose
+        player's bundle the app's worker answers: it loads the project's wheel alone
+        first (app/data/early_playground.py) and plays the link, a mode picked and
+        each script edit while Panel and Bokeh install (needs `early`: the page talks
+        to the worker it started, and `pages`).
 """
 
 from __future__ import annotations

@@ -196,19 +196,24 @@ SET_LOG_LEVEL = '<script type="text/javascript">\n  Bokeh.set_log_level("info");
 HEAD_SCRIPT = re.compile(r'<script type="text/javascript" src="([^"]+)"></script>')
 
 
-def patch_early_page(html: str, names: list[str], start: str) -> str:
+def patch_early_page(html: str, names: list[str], start: str, playground: bool = False) -> str:
     """Each address fetches its early page (app/page/early_page.js) and lays it out at
     once: the module starts first, and Bokeh's and Panel's 3 MB of JS no longer hold
-    the page's first paint (they run, in order, once the page is parsed)."""
+    the page's first paint (they run, in order, once the page is parsed). With
+    ``playground``, a playground link's page (url.PLAYGROUND, among ``names``) is
+    filled by the app's worker (patch_worker_early_playground), in EARLY_MESSAGE's."""
     from app.data import timelines, url  # the project's (see early_pages.early_pages)
 
+    shipped = [name for name in names if name not in (start, url.PLAYGROUND)]
     config = [
-        [name for name in names if name != start],
+        shipped,
         start,
         timelines.default_scenario(),
         url.EMBED_SUFFIX,
         url.TRUE_VALUES,
         url.POSITION_PARAMETERS,
+        url.PLAYGROUND if playground else None,
+        EARLY_MESSAGE,
     ]
     data = html_text.escape(json.dumps([config, EARLY_DIR]))
     start_js = shim("early_page_start.js")
@@ -224,23 +229,18 @@ def patch_early_page(html: str, names: list[str], start: str) -> str:
     return deferred
 
 
-# The player's two events (app/components/position.js): at the handover the early
-# playground asks the live page's player for its position (ASK_EVENT) and waits for
-# the player to announce it there (AT_EVENT).
-AT_EVENT = "pcl-at"
-ASK_EVENT = "pcl-ask"
-# The type of the early playground's messages between the page and the app's worker.
+# The type of the messages between a playground link's early page and the app's worker.
 EARLY_MESSAGE = "pcl-early"
 LOADED_PYODIDE = 'console.log("Loaded pyodide!");'
 
 
 def patch_worker_early_playground(js: str, wheel: str) -> str:
     """For a playground link, the worker loads the project's `wheel` alone first and
-    answers the early playground (shims/early_in_worker.js), then installs the app."""
-    js = replace_once(
-        js, START_APPLICATION, f"{shim('early_in_worker.js')}\n{START_APPLICATION}", "worker JS"
-    )
-    call = f"  await startEarlyPlayground({json.dumps(wheel)}, {json.dumps(EARLY_MESSAGE)});"
+    answers the link's early page (shims/early_in_worker.js), then installs the app."""
+    named = json.dumps({"wheel": wheel, "type": EARLY_MESSAGE})
+    early = f"self.pclEarly = {named};\n{shim('early_in_worker.js')}"
+    js = replace_once(js, START_APPLICATION, f"{early}\n{START_APPLICATION}", "worker JS")
+    call = "  await startEarlyPlayground();"
     return replace_once(js, LOADED_PYODIDE, f"{LOADED_PYODIDE}\n{call}", "worker JS")
 
 
@@ -255,16 +255,3 @@ def patch_worker_side_runs(js: str, wheel: str) -> str:
     return replace_once(
         js, LOADED_PYODIDE, f"{LOADED_PYODIDE}\n  self.pclSideRuns = {names};", "worker JS"
     )
-
-
-def patch_early_playground(html: str) -> str:
-    """A playground link shows its views from the app's worker before Panel is installed
-    (shims/early_playground.js, after shims/early_worker.js, whose worker it talks to)."""
-    from app.page.early_playground import SCRIPT_LABEL  # the project's (see convert)
-
-    early = script(
-        "early_playground.js",
-        early=[SCRIPT_LABEL, AT_EVENT, ASK_EVENT, EARLY_MESSAGE],
-        style=shim("early_playground.css"),
-    )
-    return replace_once(html, "</head>", f"{early}\n</head>", "converted HTML")

@@ -30,7 +30,6 @@ from app.static_site.measures import MEASURES
 from app.static_site.patches import (
     SIDE_WORKER,
     patch_early_page,
-    patch_early_playground,
     patch_html,
     patch_worker,
     patch_worker_early_playground,
@@ -143,12 +142,14 @@ def assemble(
         names = ", ".join(r.split(" @ ")[0] for r in reqs) or "none"
         log(f"converting {app} (requirements: {names})")
         pages_on = project is not None and "pages" in measures
+        # A playground link's early page: the worker fills it, from the shipped wheel.
+        early_playground = pages_on and shipped is not None and {"playground", "early"} <= measures
         # Every address has its early page: none needs Bokeh's pre-rendered document.
         convert(app, stage, reqs, project, prerender=not pages_on)
         pages: dict[str, bytes] = {}
         if pages_on:
             log(f"writing {app}'s early page at every address")
-            pages, start = early_pages()
+            pages, start = early_pages(playground=early_playground)
     if "pyc" in measures:
         only = imported_sources(app, project)
         precompile_site(stage / "pyodide", packages, cache, only, "sourceless" in measures)
@@ -158,11 +159,8 @@ def assemble(
     converted = stage / f"{app.stem}.html"
     html = patch_html(converted.read_text(), app.stem, early="early" in measures)
     if pages:
-        html = patch_early_page(html, sorted(pages), start)
+        html = patch_early_page(html, sorted(pages), start, playground=early_playground)
         write_early_pages(stage, pages)
-    early_playground = shipped is not None and {"playground", "early"} <= measures
-    if early_playground:
-        html = patch_early_playground(html)
     converted.unlink()
     (stage / INDEX_HTML).write_text(html)
     if project is not None:

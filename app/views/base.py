@@ -1,7 +1,8 @@
-"""A view = a pure `render(timeline, step)`, declared as a StepView and shown in a slot
-(a StepDeck): the App's one Sender (views/sender.py) renders and sends its pages
-with every other part of the page, and the player (app/components/player.py) moves
-every slot in the browser (see step_deck.py).
+"""A view = a pure `render(timeline, step)` (app/render/decks.py, by the view's name),
+declared as a StepView and shown in a slot (a StepDeck): the App's one Sender
+(views/sender.py) renders and sends its pages with every other part of the page, and
+the player (app/components/player.py) moves every slot in the browser (see
+step_deck.py).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from app.components.step_deck import StepDeck
 from app.data.bundle import Render
 from app.page.stylesheets import stylesheet
 from app.page.theme import CSS
+from app.render.decks import DECKS, deck_render
 from app.render.engines import AnyTimeline as Timeline  # either engine's
 from app.views.sender import Sender
 from app.views.state import SimulatorState
@@ -36,7 +38,8 @@ def sender_of(view: Any) -> Sender:
 
 
 class StepView(pn.viewable.Viewer):
-    """A declaration: subclasses write the pure `render` and how the slot looks."""
+    """A declaration: a subclass says how the slot looks; its pure `render` is the deck
+    of its name's in app/render/decks.py (or its own, for a test's view)."""
 
     state = param.ClassSelector(class_=SimulatorState)
     sender = param.ClassSelector(class_=Sender, doc="The App's one sender")
@@ -44,6 +47,11 @@ class StepView(pn.viewable.Viewer):
 
     stylesheet: str = CSS
     css_class: str = ""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "render" not in vars(cls) and cls.__name__ in DECKS:
+            cls.render = staticmethod(DECKS[cls.__name__])  # type: ignore[method-assign]
 
     def __init__(self, **params: object) -> None:
         super().__init__(**params)
@@ -61,8 +69,10 @@ class StepView(pn.viewable.Viewer):
         raise NotImplementedError
 
     def pages(self) -> Render:
-        """What the sender renders the view's pages with: its `render`."""
-        return self.render
+        """What the sender renders the view's pages with: its `render`, or its layout's
+        (the full page's narration offers the next scenario on the path)."""
+        name = type(self).__name__
+        return deck_render(name, self.compact) if name in DECKS else self.render
 
     def _loaded(self, deck: Any, whole: bool, _first: bool) -> None:
         # A view with nothing to show in the whole scenario leaves the layout. Until its

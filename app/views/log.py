@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from app.render.log import render_log
 from app.views.base import StepView
 
 
 class LogView(StepView):
-    render = staticmethod(render_log)
+    """Its render: app/render/decks.py."""

@@ -3,10 +3,8 @@
 
 from __future__ import annotations
 
-from app.render.engines import per_engine
-from app.render.offload import render_offload
 from app.views.base import StepView
 
 
 class OffloadView(StepView):
-    render = staticmethod(per_engine(render_offload))
+    """Its render: app/render/decks.py."""

@@ -6,13 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from app.page.theme import CSS
-from app.render.engines import per_engine
-from app.render.queue import render_queue
 from app.views.base import StepView
 
 QUEUE_CSS = Path(__file__).with_name("queue.css").read_text(encoding="utf-8")
 
 
 class QueueView(StepView):
-    render = staticmethod(per_engine(render_queue))
     stylesheet = CSS + QUEUE_CSS  # the theme, then the queue's own marks (queue.css)

@@ -30,7 +30,15 @@ from bokeh.document import Document
 
 from app.components.player import StepPlayer
 from app.components.step_deck import Outbox
-from app.data.bundle import Deck, Render, bundle, sends_every_step, sent_steps, steps_around
+from app.data.bundle import (
+    Deck,
+    Render,
+    bundle,
+    position_part,
+    sends_every_step,
+    sent_steps,
+    steps_around,
+)
 from app.data.timelines import timeline_key
 from app.host.errors import logged
 from app.host.runtime import in_pyodide
@@ -167,11 +175,9 @@ class Sender:
         state = self.state
         self._bundled = state.scenario
         self._serial += 1
-        at = [state.key, state.step]
-        named = bundle((), {}, (state.key, state.step), code=False, lasts=state.lasts)
-        position = {k: named[k] for k in ("scenario", "lasts", "queries")}
-        self._put("position", {**position, "at": at, "heard": self.heard, "serial": self._serial})
-        self.heard = at
+        at = (state.key, state.step)
+        self._put("position", position_part(at, state.lasts, self._serial, self.heard))
+        self.heard = list(at)
         if flush:
             self.outbox.flush()
 

@@ -199,8 +199,11 @@ def soak(page: Any, actions: int, seed: int) -> None:
         else:
             wait_for_address(page, data, mode, step)
             page.reload()
+            # Live, and on the static site the early page has handed over to it.
             page.wait_for_function(
-                "() => !document.body.classList.contains('pn-loading')", timeout=120_000
+                "() => !document.body.classList.contains('pn-loading')"
+                " && !document.querySelector('.pcl-early-page')",
+                timeout=120_000,
             )
         if action == "reload":
             # The address reopens the last valid playground, fields included.

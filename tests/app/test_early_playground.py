@@ -1,24 +1,24 @@
-"""The static site's early playground (app/page/early_playground.py), in CPython: a playground
-link's page before Panel is ready shows what the engine computed, and an edited script
+"""A playground link's early page, as the static site's worker answers it
+(app/data/early_playground.py), in CPython: the bundle is the one the live page's player
+gets (but the code panel's part), a mode picked and an edited script too, and an edit
 plays as the live editor plays it."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
+from urllib.parse import urlencode
 
-from app.page import early_playground
-from app.playground.editor import EMPTY
+import pytest
+
+from app.data import early_playground
+from app.data.url import link_query, parse_link
+from app.page.layout import App
+from app.playground import store
+from app.playground.editor import EMPTY, fork
+from app.playground.fields import LABELS, message_html, shown
 from app.playground.script_lines import parse_lines
-from app.render.hashmap import render_hash_map
-from app.render.log import render_log
-from app.render.metrics import render_metrics
-from app.render.pool import render_pool
-from app.render.queue import render_queue
-from app.render.requests import render_requests
 from engine.lab import playground_code
-from engine.lab.scenario_file import scenario_from_dict
-from engine.lab.timeline import build_timeline
 from tests.app.playground_checks import SCRIPT
 from tests.app.test_layers import imported_by
 
@@ -29,73 +29,106 @@ def data_of(script: str) -> dict[str, Any]:
     return {**EMPTY, "pool": {"num_gpu_blocks": 20, "block_size": 4}, "steps": steps}
 
 
-def ask(**request: object) -> Any:
-    return json.loads(early_playground.handle(json.dumps(request)))
-
-
 def link(data: dict[str, Any], extra: str = "&mode=keep&step=2") -> str:
     return f"?scenario=playground&playground={playground_code.encode(data)}{extra}"
 
 
-def test_a_link_opens_at_its_position_with_the_engines_views() -> None:
-    data = data_of(SCRIPT)
-    timeline = build_timeline(scenario_from_dict(data), "keep")
-    page = ask(call="open", query=link(data))
-    assert (page["key"], page["step"], page["last"]) == (
-        f"{timeline.scenario}/keep",
-        2,
-        len(timeline.steps) - 1,
+def live(query: str) -> tuple[App, dict[str, Any]]:
+    """The App at the address, and its player's bundle."""
+    app = App(link=parse_link(query))
+    return app, json.loads(app.controls.player.bundle)
+
+
+def ask(**request: object) -> Any:
+    return json.loads(early_playground.handle(json.dumps(request)))
+
+
+def same_pages(early: dict[str, Any], bundle: dict[str, Any]) -> None:
+    """Every deck's pages and the questions as the live page's, and no code."""
+    assert early["views"] == bundle["views"]
+    assert early["questions"] == bundle["questions"]
+    assert "code" not in early and "bodies" not in early
+
+
+@pytest.mark.parametrize("where", ["keep", "lpm"])
+def test_a_link_opens_with_the_bundle_the_live_player_gets_but_the_code(where: str) -> None:
+    data = data_of(SCRIPT) if where == "keep" else fork("shared-prefix")
+    name = store.register(data).scenario.name
+    query = "?" + urlencode(link_query(name, where, 2))
+    _, bundle = live(query)
+    decks = sorted(bundle["views"])
+    assert "chain" in decks and "prefill" in decks  # every deck of the page
+    opened = ask(call="open", query=query, decks=decks, serial=1)
+    early = opened["bundle"]
+    same_pages(early, bundle)
+    position = bundle["position"]
+    assert early["position"] == {**position, "heard": [], "serial": 1}
+    assert early["position"]["at"] == [f"{name}/{where}", 2]
+    assert opened["fields"] == shown(store.get(name).data)
+    assert set(opened["fields"]) == set(LABELS)
+
+
+def test_a_mode_picked_gets_that_modes_pages() -> None:
+    query = link(data_of(SCRIPT))
+    _, bundle = live(query)
+    decks = sorted(bundle["views"])
+    name = bundle["position"]["at"][0].split("/")[0]
+    picked = ask(call="mode", key=f"{name}/preempt", step=2, decks=decks)["bundle"]
+    assert "position" not in picked  # the same playground: the player keeps its position
+    _, other = live(link(data_of(SCRIPT), "&mode=preempt&step=2"))
+    same_pages(picked, other)
+
+
+def test_an_edited_script_opens_a_new_playground_at_the_same_mode_and_step() -> None:
+    _, bundle = live(link(data_of(SCRIPT)))
+    decks = sorted(bundle["views"])
+    key = bundle["position"]["at"][0]
+    edited = ask(call="edit", key=key, step=3, script=SCRIPT + "\nstep", decks=decks, serial=2)
+    assert edited["messages"] == {"script": "", "engines": ""}
+    _, want = live(link(data_of(SCRIPT + "\nstep"), "&mode=keep&step=3"))
+    same_pages(edited["bundle"], want)
+    assert edited["bundle"]["position"] == {**want["position"], "heard": [], "serial": 2}
+    # The player writes the new playground's code into the address.
+    query = edited["bundle"]["position"]["queries"][want["position"]["at"][0]]
+    assert query["playground"] == playground_code.encode(data_of(SCRIPT + "\nstep"))
+    shorter = ask(call="edit", key=key, step=99, script="step", decks=decks, serial=3)
+    position = shorter["bundle"]["position"]
+    assert position["at"][1] == position["lasts"][position["at"][0]]  # the step within it
+    same = ask(call="edit", key=key, step=3, script=SCRIPT, decks=decks, serial=4)
+    assert "bundle" not in same  # the same playground: nothing to open
+
+
+def test_a_script_that_cannot_be_played_says_why_as_the_editor_does() -> None:
+    _, bundle = live(link(data_of(SCRIPT)))
+    key = bundle["position"]["at"][0]
+
+    def said(script: str) -> Any:
+        answer = ask(call="edit", key=key, step=0, script=script, decks=["PoolView"], serial=2)
+        assert "bundle" not in answer  # the last valid timeline stays
+        return answer["messages"]["script"]
+
+    assert said("jump 3") == message_html("; ".join(parse_lines("jump 3")[1]))
+    assert said("step 2001") == message_html(
+        "line 1: count must be a whole number from 1 to 2000, not 2001"
     )
-    assert page["script"] == SCRIPT
-    assert page["modes"] == list(scenario_from_dict(data).modes)
-    for step in range(len(timeline.steps)):
-        shown = ask(call="show", name=page["name"], mode="keep", step=step)
-        assert shown["views"] == {
-            "pool": render_pool(timeline, step),
-            "queue": render_queue(timeline, step),
-            "hashmap": render_hash_map(timeline, step),
-            "requests": render_requests(timeline, step),
-            "metrics": render_metrics(timeline, step),
-            "log": render_log(timeline, step),
-        }
-        narration = " ".join(timeline.narration_text(timeline.steps[step]).split())
-        assert narration.replace("'", "&#x27;") in shown["narration"]
-
-
-def test_an_edited_script_plays_at_the_same_mode_and_step() -> None:
-    page = ask(call="open", query=link(data_of(SCRIPT)))
-    edited = ask(call="edit", name=page["name"], mode="keep", step=2, script=SCRIPT + "\nstep")
-    timeline = build_timeline(scenario_from_dict(data_of(SCRIPT + "\nstep")), "keep")
-    assert (edited["key"], edited["step"], edited["last"]) == (
-        f"{timeline.scenario}/keep",
-        2,
-        len(timeline.steps) - 1,
+    assert said("step\nabort Z") == message_html(
+        "line 2: abort names request 'Z', which never arrives"
     )
-    assert edited["views"]["pool"] == render_pool(timeline, 2)
-    shorter = ask(call="edit", name=page["name"], mode="keep", step=99, script="step")
-    assert shorter["step"] == shorter["last"]  # the step stays where it still exists
-
-
-def test_a_script_that_cannot_be_played_says_why() -> None:
-    page = ask(call="open", query=link(data_of(SCRIPT)))
-    bad = ask(call="edit", name=page["name"], mode="keep", step=0, script="jump 3")
-    assert bad == {"error": "; ".join(parse_lines("jump 3")[1])}
-    too_big = ask(call="edit", name=page["name"], mode="keep", step=0, script="step 2001")
-    assert too_big == {"error": "line 1: count must be a whole number from 1 to 2000, not 2001"}
-    too_many = ask(call="edit", name=page["name"], mode="keep", step=0, script="step 2000\nstep")
-    assert too_many == {"error": "the script's 2,001 engine steps is more than 2,000"}
-    unknown = ask(call="edit", name=page["name"], mode="keep", step=0, script="step\nabort Z")
-    assert unknown == {"error": "line 2: abort names request 'Z', which never arrives"}
 
 
 def test_other_addresses_wait_for_python() -> None:
     data = data_of(SCRIPT)
-    assert ask(call="open", query="?scenario=reset") is None
-    assert ask(call="open", query=link(data, "&step=999")) is None  # Python's notice
-    assert ask(call="open", query=link(data, "&mode=turbo")) is None
-    assert ask(call="open", query="?scenario=playground&playground=p1.garbage") is None
-    assert ask(call="open", query=link(data, "&embed=1")) is None
+
+    def opened(query: str) -> Any:
+        return ask(call="open", query=query, decks=["PoolView"], serial=1)
+
+    assert opened("?scenario=reset") is None
+    assert opened(link(data, "&step=999")) is None  # Python's notice
+    assert opened(link(data, "&mode=turbo")) is None
+    assert opened("?scenario=playground&playground=p1.garbage") is None
+    assert opened(link(data, "&embed=1")) is None
 
 
-def test_it_runs_without_panel() -> None:
-    assert not {"panel", "param", "bokeh"} & imported_by(["app.page.early_playground"])
+def test_it_runs_on_the_projects_wheel_alone() -> None:
+    imported = imported_by(["app.data.early_playground"])
+    assert not {"panel", "param", "bokeh", "pygments"} & imported

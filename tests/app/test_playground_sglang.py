@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 from app.data import timelines
-from app.data.url import link_query
-from app.page import early_playground
 from app.playground import store
 from app.playground.editor import EMPTY, fork
 from engine.lab.scenario_file import scenario_from_dict
@@ -79,12 +77,3 @@ def test_a_script_sglang_cannot_play_says_why_next_to_the_choice() -> None:
     assert app.playground.sglang.value  # the learner's choice stays, with its message
     edit(app, "script", "add_request A prompt: 1..8\nstep")
     assert not pane.visible and app.state.modes[-2:] == ("fcfs", "lpm")
-
-
-def test_the_early_page_leaves_an_sglang_position_to_python() -> None:
-    name = store.register(fork("shared-prefix")).scenario.name
-    query = "&".join(f"{k}={v}" for k, v in link_query(name, "lpm", 2).items())
-    assert early_playground.open_link("?" + query) is None
-    vllm = timelines.modes(name)[0]
-    vllm_query = "&".join(f"{k}={v}" for k, v in link_query(name, vllm, 2).items())
-    assert early_playground.open_link("?" + vllm_query) is not None

@@ -1,11 +1,11 @@
 """Before Python is ready, a playground link already shows, steps and plays edits.
 
-A playground link has no pre-rendered copy: its views come from the engine in a Pyodide
-worker of their own, with no package but the project's (app/page/early_playground.py). The
-server holds back Panel's wheel, so the page stays before Python for as long as a test
-needs: the early views must show the engine's timeline for the link, step, switch modes
-and play an edited script; the live page must then take over at the learner's mode and
-step, with the edited script.
+A playground link's early page is the app's own layout (app/page/early_page.js), its
+player's bundle answered by the app's worker from the project's wheel alone
+(app/data/early_playground.py). The server holds back Panel's wheel, so the page stays
+before Python for as long as a test needs: the early page must show the engine's
+timeline for the link, step, switch modes and play an edited script; the live page must
+then take over at the learner's mode and step, with the edited script.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from app.playground.fields import LABELS
+from app.playground.fields import SCRIPT as SCRIPT_FIELD
 from engine.lab import playground_code
 from engine.lab.scenario_file import scenario_from_dict
 from engine.lab.timeline import Timeline, build_timeline
@@ -32,7 +34,7 @@ EARLY_TIMEOUT_MS = 60_000
 # The early page goes once the live page shows the learner's script: a traced build of
 # it in Pyodide, which takes seconds when the other test process has the second core.
 HANDOVER_TIMEOUT_MS = 30_000
-LABEL = "Script (one action per line)"
+LABEL = LABELS[SCRIPT_FIELD]
 
 
 def link(data: dict[str, Any], mode: str, step: int) -> str:
@@ -44,7 +46,7 @@ def check_early_step(early: Any, timeline: Timeline, step: int) -> None:
     """The early page shows the engine's step: the counter, every view's position, and
     the pool, the requests, the log and the counters as the engine has them."""
     last = len(timeline.steps) - 1
-    expect(early.get_by_test_id("early-step-counter")).to_have_text(f"Step {step} / {last}")
+    expect(early.get_by_test_id("step-counter")).to_have_text(f"Step {step} / {last}")
     at = f"{timeline.scenario}/{timeline.mode}@{step}"
     expect(early.locator(f'[data-at]:not([data-at="{at}"])')).to_have_count(0)
     expect(early.locator(f'[data-at="{at}"]').first).to_be_attached()
@@ -68,12 +70,12 @@ def check_early_step(early: Any, timeline: Timeline, step: int) -> None:
         want["metrics"],
     )
     narration = " ".join(timeline.narration_text(timeline.steps[step]).split())
-    expect(early.get_by_test_id("early-narration")).to_contain_text(narration)
+    expect(early.get_by_test_id("narration")).to_contain_text(narration)
 
 
 def open_early(held_page: Any, query: str) -> tuple[Any, Any, Any, Any]:
-    page, run, release = held_page(query, early=False)  # (no early page: its own)
-    early = page.get_by_test_id("early-playground")
+    page, run, release = held_page(query, early=False)  # (its page waits for the worker)
+    early = page.locator(".pcl-early-page")
     expect(early).to_be_visible(timeout=EARLY_TIMEOUT_MS)
     return page, run, release, early
 
@@ -85,25 +87,26 @@ def test_a_playground_link_steps_before_python_and_the_live_page_keeps_the_mode_
     keep = build_timeline(scenario_from_dict(data), "keep")
     page, run, release, early = open_early(held_page, link(data, "keep", 2))
     check_early_step(early, keep, 2)
+    expect(page.get_by_test_id("early-note")).to_contain_text("the script work now")
     early.get_by_role("button", name="Step forward").click()
     check_early_step(early, keep, 3)
     early.get_by_role("radio", name="preempt").check()
     preempt = build_timeline(scenario_from_dict(data), "preempt")
-    check_early_step(early, preempt, 0)
+    check_early_step(early, preempt, 3)  # the player's rule: a mode keeps the step
     early.get_by_role("button", name="Step forward").click()
-    check_early_step(early, preempt, 1)
+    check_early_step(early, preempt, 4)
     assert not python_live(page)
 
     release.set()
     wait_interactive(page, run)
     expect(early).to_have_count(0, timeout=HANDOVER_TIMEOUT_MS)
     # No flicker: the live page opened where the learner was.
-    assert page.get_by_test_id("step-counter").inner_text() == f"Step 1 / {len(preempt.steps) - 1}"
-    check_playground_step(page, preempt, 1)
+    assert page.get_by_test_id("step-counter").inner_text() == f"Step 4 / {len(preempt.steps) - 1}"
+    check_playground_step(page, preempt, 4)
     expect(page.get_by_role("radio", name="preempt")).to_be_checked()
-    page.wait_for_url("**mode=preempt&step=1**")  # Python learnt the mode and step
+    page.wait_for_url("**mode=preempt&step=4**")  # Python learnt the mode and step
     page.get_by_role("button", name="Step forward").click()
-    check_playground_step(page, preempt, 2)
+    check_playground_step(page, preempt, 5)
 
 
 def test_an_edit_before_python_plays_at_once_and_the_live_page_takes_it_over(
@@ -120,7 +123,7 @@ def test_an_edit_before_python_plays_at_once_and_the_live_page_takes_it_over(
     edited_script = SCRIPT + "\nadd_request C prompt: 1..8\nstep"
     edited = build_timeline(scenario_from_dict(typed(20, 4, edited_script)), "keep")
     script.fill(edited_script)
-    expect(early.get_by_role("alert")).to_have_text("")
+    expect(early.get_by_role("alert")).to_have_count(0)  # the message goes, as the editor's
     check_early_step(early, edited, 3)
     assert not python_live(page)
 

@@ -15,19 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from app.page.early_playground import SCRIPT_LABEL
 from app.static_site.assets import AssetError
-from app.static_site.layout import BOKEH_CDN, PANEL_CDN, ROOT
+from app.static_site.layout import BOKEH_CDN, PANEL_CDN
 from app.static_site.patches import (
-    ASK_EVENT,
-    AT_EVENT,
     EARLY_MESSAGE,
     SEND_CHANGE,
     SET_LOG_LEVEL,
     SIDE_WORKER,
     STAGES,
     patch_early_page,
-    patch_early_playground,
     patch_html,
     patch_worker,
     patch_worker_early_playground,
@@ -187,25 +183,27 @@ def test_a_playground_link_is_answered_early_by_the_apps_worker(
     wheel = "./pyodide/prefix_cache_lab-0.1.0-py3-none-any.whl"
     worker = patch_worker_early_playground(patch_worker(converted[1], ["panel"]), wheel)
     assert shim("early_in_worker.js") in worker
-    # Once Pyodide is up, before the installs: the wheel alone, then the app's packages.
-    call = f'await startEarlyPlayground("{wheel}", "{EARLY_MESSAGE}");'
+    named = re.search(r"self\.pclEarly = (\{.*\});", worker)
+    assert named is not None
+    assert json.loads(named.group(1)) == {"wheel": wheel, "type": EARLY_MESSAGE}
+    # At the worker's start, it hears the page's requests; once Pyodide is up, before the
+    # installs, it loads the wheel alone and answers them, then installs the app's packages.
+    call = "await startEarlyPlayground();"
+    assert worker.index(named.group(0)) < worker.index("async function startApplication()")
     assert worker.index('console.log("Loaded pyodide!");') < worker.index(call)
     assert worker.index(call) < worker.index('await installLocked(["panel"]);')
     check_js(worker, tmp_path, "worker.js")
 
-    page = patch_early_playground(patch_html(converted[0], "main"))
-    assert shim("early_playground.js") in page
-    # After the script that starts the worker it talks to.
-    assert page.index("window.__pclWorker = worker") < page.index(shim("early_playground.js"))
-    data = re.search(r'<script data-early="([^"]*)" data-style="([^"]*)">', page)
+    # The page names the playground's early page and the messages' type.
+    names = ["eviction-order", "playground", "start"]
+    page = patch_early_page(patch_html(converted[0], "main"), names, "start", playground=True)
+    data = re.search(r'<script type="module" async data-early-pages="([^"]*)">', page)
     assert data is not None
-    assert json.loads(html_text.unescape(data.group(1))) == [
-        SCRIPT_LABEL,
-        AT_EVENT,
-        ASK_EVENT,
-        EARLY_MESSAGE,
-    ]
-    assert html_text.unescape(data.group(2)) == shim("early_playground.css")
+    (shipped, *_rest, playground, kind), _folder = json.loads(html_text.unescape(data.group(1)))
+    assert (shipped, playground, kind) == (["eviction-order"], "playground", EARLY_MESSAGE)
+    without = patch_early_page(patch_html(converted[0], "main"), names[::2], "start")
+    data = re.search(r'<script type="module" async data-early-pages="([^"]*)">', without)
+    assert data is not None and json.loads(html_text.unescape(data.group(1)))[0][6] is None
 
 
 def test_the_apps_worker_names_the_labs_side_worker_and_the_wheel(
@@ -220,12 +218,3 @@ def test_the_apps_worker_names_the_labs_side_worker_and_the_wheel(
     assert worker.index(named.group(0)) < worker.index('await installLocked(["panel"]);')
     check_js(worker, tmp_path, "worker.js")
     check_js(shim(SIDE_WORKER), tmp_path, SIDE_WORKER)
-
-
-def test_the_early_page_speaks_the_live_pages_names() -> None:
-    """The player's events and the script field's label are the live page's own."""
-    position = (ROOT / "app/components/position.js").read_text()
-    assert f"const AT_EVENT = '{AT_EVENT}'" in position
-    assert f"const ASK_EVENT = '{ASK_EVENT}'" in position
-    editor = (ROOT / "app/playground/editor.py").read_text()
-    assert f'label="{SCRIPT_LABEL}"' in editor

@@ -1,10 +1,20 @@
-// The early playground, in the app's own worker (patches.py calls it once Pyodide is up,
-// before Panel and Bokeh install): for a playground link, the project's wheel alone, so
-// app/page/early_playground.py answers the page (early_playground.js) seconds before the app
-// starts, without a second Python runtime competing for the CPU.
-// {type, seq, request} -> {type, seq, answer} or {type, seq, error}; seq 0, unasked, is
-// the link's own page.
-async function startEarlyPlayground(wheel, type) {  // eslint-disable-line no-unused-vars
+// A playground link's early page, answered in the app's own worker (patches.py calls
+// startEarlyPlayground once Pyodide is up, before Panel and Bokeh install): the project's
+// wheel alone, so app/data/early_playground.py answers the page (app/page/early_page.js)
+// seconds before the app starts, without a second Python runtime competing for the CPU.
+// {type, seq, request} -> {type, seq, answer} or {type, seq, error}; patches.py sets
+// self.pclEarly = {wheel, type} before this. The page asks before the wheel is in: its
+// requests wait here until then.
+const earlyAsked = []
+let earlyAnswer = null
+self.addEventListener('message', (event) => {
+  const { type, seq, request } = event.data || {}
+  if (type !== self.pclEarly.type) { return }
+  if (earlyAnswer) { earlyAnswer(seq, request) } else { earlyAsked.push([seq, request]) }
+})
+
+async function startEarlyPlayground() {  // eslint-disable-line no-unused-vars
+  const { wheel, type } = self.pclEarly
   const page = JSON.parse(self.name || '{}')
   if (!new URLSearchParams(page.search || '').get('playground')) { return }
   try {
@@ -15,18 +25,15 @@ async function startEarlyPlayground(wheel, type) {  // eslint-disable-line no-un
       errorCallback: (msg) => { failed.push(msg) },
     })
     if (failed.length) { throw new Error(failed.join('; ')) }
-    const handle = self.pyodide.pyimport('app.page.early_playground').handle
-    const answer = (seq, request) => {
+    const handle = self.pyodide.pyimport('app.data.early_playground').handle
+    earlyAnswer = (seq, request) => {
       try {
         self.postMessage({ type, seq, answer: handle(request) })
       } catch (error) {
         self.postMessage({ type, seq, error: String(error) })
       }
     }
-    self.addEventListener('message', (event) => {
-      if (event.data.type === type) { answer(event.data.seq, event.data.request) }
-    })
-    answer(0, JSON.stringify({ call: 'open', query: page.search }))
+    earlyAsked.splice(0).forEach(([seq, request]) => earlyAnswer(seq, request))
   } catch (error) {
     console.warn('early playground: the live page will show this link', error)
   }

@@ -1,0 +1,113 @@
+"""A playground link's bundle before Panel is installed: what the static site's worker
+answers the link's early page with.
+
+A playground link (`?scenario=playground&playground=CODE`) names the learner's own
+scenario, so the builder cannot write its steps down. The engine, the renders
+(app/render/decks.py) and the bundle (app/data/bundle.py) need no package, so the app's
+Pyodide worker loads this project's wheel alone first and answers with this module
+(app/static_site/shims/early_in_worker.js) while Panel and Bokeh install. Its answers
+are the player's `bundle` as the App's sender writes it (step_deck.py's Outbox format),
+for the decks the early page lays out: the link's playground at its mode and step, a
+mode the learner picks, and a script the learner edits, played as the live editor plays
+it (app/playground/fields.py): a new playground, whose address the player writes, so
+the live page opens it from the address. The timelines are untraced (about 5x cheaper
+to build), so the code panel's part is left out: the code panel waits for Python.
+
+`handle` takes and returns JSON text: the worker passes strings only.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any
+
+from app.data import timelines
+from app.data.bundle import bundle, position_part
+from app.data.timelines import split_key, timeline_key
+from app.data.url import parse_link
+from app.playground import fields, store
+from app.render.decks import deck_renders
+from app.render.engines import AnyTimeline
+from engine.lab.scenario import SGLANG_MODES
+from engine.lab.sglang_timeline import build_sglang_timeline
+from engine.lab.timeline import build_timeline
+
+
+@lru_cache(maxsize=16)  # a name is a hash of the playground's data: it never changes
+def untraced_timeline(name: str, mode: str) -> AnyTimeline:
+    """The timeline without the lines that ran: no deck here shows them."""
+    scenario = store.get(name).scenario
+    if mode in SGLANG_MODES:
+        return build_sglang_timeline(scenario, mode, trace=False)
+    return build_timeline(scenario, mode, trace=False)
+
+
+def lasts(name: str) -> dict[str, int]:
+    """Timeline key -> last step of every mode of a playground (as SimulatorState.lasts)."""
+    return {f"{name}/{m}": store.last_step(name, m) for m in timelines.modes(name)}
+
+
+def pages(
+    name: str, mode: str, step: int, decks: Sequence[str], serial: int | None = None
+) -> dict[str, Any]:
+    """The bundle of one mode's timeline: every deck's pages and the questions; with a
+    ``serial``, the position part too (a new playground, opened at ``step``)."""
+    timeline = untraced_timeline(name, mode)
+    step = max(0, min(step, len(timeline.steps) - 1))
+    at = (timeline_key(timeline), step)
+    sent = bundle((timeline,), deck_renders(decks, compact=False), at, code=False)
+    part: dict[str, Any] = {"views": sent["views"], "questions": sent["questions"]}
+    if serial is not None:
+        part["position"] = position_part(at, lasts(name), serial)
+    return part
+
+
+def open_link(query: str, decks: Sequence[str], serial: int) -> dict[str, Any] | None:
+    """A valid playground link's bundle at its mode and step, and its editor's fields;
+    None for any other address (and for one Python would answer with a notice, or the
+    embed's: the live page says it)."""
+    link = parse_link(query)
+    if link.notices or link.embed or not store.is_playground(link.scenario):
+        return None
+    data = store.get(link.scenario).data
+    return {
+        "bundle": pages(link.scenario, link.mode, link.step, decks, serial),
+        "fields": fields.shown(data),
+    }
+
+
+def edit(key: str, step: int, script: str, decks: Sequence[str], serial: int) -> dict[str, Any]:
+    """The playground of the timeline ``key`` with the script field's text as its script:
+    the editor's messages, and a new playground's bundle, opened at the same mode (if it
+    has it) and step (within its last), as the editor opens it."""
+    name, mode = split_key(key)
+    playground, messages = fields.play_script(store.get(name).data, script)
+    said = {field: fields.message_html(text) for field, text in messages.items()}
+    if playground is None or playground.scenario.name == name:
+        return {"messages": said}
+    edited = playground.scenario.name
+    modes = timelines.modes(edited)
+    opened = pages(edited, mode if mode in modes else modes[0], step, decks, serial)
+    return {"messages": said, "bundle": opened}
+
+
+def handle(request: str) -> str:
+    """One request of the early page (JSON): {"call": "open", "query", "decks", "serial"}
+    | {"call": "mode", "key", "step", "decks"} | {"call": "edit", "key", "step",
+    "script", "decks", "serial"}."""
+    asked = json.loads(request)
+    call, decks = asked["call"], asked["decks"]
+    answer: dict[str, Any] | None
+    if call == "open":
+        answer = open_link(asked["query"], decks, int(asked["serial"]))
+    elif call == "mode":
+        name, mode = split_key(asked["key"])
+        answer = {"bundle": pages(name, mode, int(asked["step"]), decks)}
+    elif call == "edit":
+        key, step, serial = asked["key"], int(asked["step"]), int(asked["serial"])
+        answer = edit(key, step, asked["script"], decks, serial)
+    else:
+        raise ValueError(f"unknown call {call!r}")
+    return json.dumps(answer, separators=(",", ":"))
