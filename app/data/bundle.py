@@ -117,7 +117,7 @@ def bundle(
     code: bool = True,
     questions: bool = True,
     held: tuple[tuple[str, ...], tuple[str, ...]] = ((), ()),
-    lasts: Mapping[str, int] | None = None,
+    lasts: Mapping[str, int | None] | None = None,
 ) -> dict[str, Any]:
     """What ``timelines`` send to the page with the learner at ``at`` (timeline key,
     step): ``views`` (name -> pure render) each as distinct pages and per-step orders,
