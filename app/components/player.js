@@ -78,6 +78,9 @@ export function render({ model }) {
   // later, in the same position again (app/views/sender.py).
   const counted = (k) => holds(k) && opened.lasts[k] !== null
   const lastOf = (k) => (counted(k) ? opened.lasts[k] : 0)
+  // A mode asked for before its last step was counted: kept, and gone to once it is (or
+  // replaced by a later ask). {key, step (undefined: the step then), address}
+  let waiting = null
   const scenarioOf = (k) => k.slice(0, k.indexOf('/'))
 
   // The position the address names, if a timeline of the bundle holds it.
@@ -149,6 +152,7 @@ export function render({ model }) {
   }
   const position = () => ({
     key, step, lasts: opened.lasts || {}, scenario: opened.scenario,
+    waiting: waiting === null ? null : waiting.key,  // a mode picked, shown once counted
     views: bundle.views, questions: bundle.questions,
     code: bundle.code && { ...bundle.code, bodies: bundle.bodies || [] },
   })
@@ -180,12 +184,13 @@ export function render({ model }) {
     tellPython()
     if (address) { addressSoon() }
   }
-  // A mode asked for before its last step was counted: kept, and gone to once it is (or
-  // replaced by a later ask). {key, step (undefined: the step then), address}
-  let waiting = null
   function want(nextKey, nextStep, address = true) {
     waiting = null
-    if (!counted(nextKey)) { waiting = { key: nextKey, step: nextStep, address }; return }
+    if (!counted(nextKey)) {
+      waiting = { key: nextKey, step: nextStep, address }
+      announce()  // (the pickers show the pick meanwhile)
+      return
+    }
     if (nextKey !== key) { pause() }
     go(nextKey, nextStep === undefined ? step : nextStep, address)
   }

@@ -52,6 +52,9 @@ REST_AFTER_S = 0.05
 # dropped by the page (bokehjs ignores a patch that comes before the document): a rest
 # sent then never arrived, while Python took it as held (CI, under load: a step or a mode
 # that never showed). A write after the page's first acknowledgement cannot be lost so.
+# In Pyodide no write is lost that way, and the page's acknowledgements were seen not to
+# reach Python after its first few (the static site's soak, December 2026; cause not
+# found): there a playground's mode counts (send_position) go without waiting for one.
 
 # The code panel's bodies the browser holds are kept for the next scenario or edit while
 # they are below this many characters in all (every function of the engine is a few
@@ -238,6 +241,10 @@ class Sender:
                 return  # a newer round sends the rest, or an edit made it stale
             if self.outbox.held < first_write:
                 self._rest_waits = (round_, first_write)  # (_received calls again)
+                if in_pyodide():  # no write is lost there: the counts go now, alone
+                    with pn.io.hold(doc):
+                        logged(self._count_lasts)()
+                        self.outbox.flush()
                 return
             parts, self._rest = self._rest, set()
             with pn.io.hold(doc):
