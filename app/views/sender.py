@@ -15,7 +15,7 @@ what app/data/bundle.py builds into the player's bundle (Outbox, app/components/
 - A view whose pages follow the learner's own picks (the hash chain, the prefill
   calculator) asks for its part again (resend).
 - The position of a new scenario names every mode's last step (`lasts`); where the
-  first part goes first, a playground's modes not counted yet (each a run of the
+  first part goes first, a large playground's modes not counted yet (each a run of the
   engine: app/playground/store.py) are None in it, and counted after the first part is
   sent, with the rest (or on their own, a moment later): the position again, the same
   serial, every last step in it (player.js holds a mode picked meanwhile until then).
@@ -156,8 +156,10 @@ class Sender:
         timelines = state.scenario_timelines
         round_ = self._round
         if self._player and state.scenario != self._bundled:
-            # (with the pages, in one write; the modes not counted follow them)
-            self.send_position(flush=False, counted=not defers_rest())
+            # (with the pages, in one write; a large timeline's modes not counted follow
+            # them: a small one's count in a few ms, not worth a message of their own)
+            small = all(sends_every_step(t) for t in timelines)
+            self.send_position(flush=False, counted=small or not defers_rest())
         if not self._same(timelines):
             self._timelines, self._held, self._pages, self._rest = timelines, {}, {}, set()
             self._send(set(self._parts))

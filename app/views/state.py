@@ -80,8 +80,8 @@ class SimulatorState(param.Parameterized):
     @property
     def counted_lasts(self) -> dict[str, int | None]:
         """``lasts`` as known without playing a mode: a playground's modes not counted yet
-        (each a run of the engine) are None (app/views/sender.py counts them a moment
-        later, after the shown mode's pages)."""
+        (each a run of the engine) are None (app/views/sender.py counts a large one's a
+        moment later, after the shown mode's pages)."""
         if is_playground(self.scenario):
             return {
                 f"{self.scenario}/{m}": self.last_of(m)

@@ -287,32 +287,15 @@ def test_after_an_edit_the_bar_holds_every_mode_of_the_playground(
 ) -> None:
     """A mode picked in the browser moves the bar only to a mode it holds, and only the
     bar tells Python: a mode missing from it would be a pick lost (as on a server, where
-    the views' other pages come a moment later). A mode whose last step is not counted
-    yet (a run of the engine) is in it at once, and its count comes a moment later, in
-    the same position (its serial kept): the player holds a pick of it until then."""
-    import asyncio
-
-    import panel as pn
-
-    scheduled: list[Any] = []
+    the views' other pages come a moment later)."""
     monkeypatch.setattr(sending, "defers_rest", lambda: True)
-    monkeypatch.setattr(pn.state, "execute", scheduled.append)
-    monkeypatch.setattr(store, "_last_steps", type(store._last_steps)())  # none counted
     app = playground_app("?scenario=reset&mode=keep&step=4")
     app.playground.open_fork()
     edit(app, "script", format_lines(fork("reset")["steps"]) + "\nstep")
     state = app.state
-    first = app.controls.player.position
-    assert first["lasts"][state.key] == state.last_step
-    uncounted = {k for k, last in first["lasts"].items() if last is None}
-    assert uncounted and state.key not in uncounted
-    app.controls.player.received = app.sender.outbox.written  # the page holds it
-    for each in scheduled:
-        asyncio.run(each())
     assert app.controls.player.position["lasts"] == {
         f"{state.scenario}/{m}": store.last_step(state.scenario, m) for m in state.modes
     }
-    assert app.controls.player.position["serial"] == first["serial"]
 
 
 def two_requests_at_step(step: int, monkeypatch: pytest.MonkeyPatch) -> App:
