@@ -74,7 +74,13 @@ export function render({ model }) {
   merge()
   let opened = bundle.position || {}  // at, lasts, queries, heard, serial
   const holds = (k) => opened.lasts !== undefined && k in opened.lasts
-  const lastOf = (k) => (holds(k) ? opened.lasts[k] : 0)
+  // A playground's modes not counted yet are null in `lasts`: their counts come a moment
+  // later, in the same position again (app/views/sender.py).
+  const counted = (k) => holds(k) && opened.lasts[k] !== null
+  const lastOf = (k) => (counted(k) ? opened.lasts[k] : 0)
+  // A mode asked for before its last step was counted: kept, and gone to once it is (or
+  // replaced by a later ask). {key, step (undefined: the step then), address}
+  let waiting = null
   const scenarioOf = (k) => k.slice(0, k.indexOf('/'))
 
   // The position the address names, if a timeline of the bundle holds it.
@@ -83,7 +89,9 @@ export function render({ model }) {
     for (const [k, query] of Object.entries(opened.queries || {})) {
       if (!Object.entries(query).every(([name, value]) => here.get(name) === value)) { continue }
       const text = (here.get('step') || '0').trim()
-      if (/^[0-9]+$/.test(text) && Number(text) <= lastOf(k)) { return [k, Number(text)] }
+      if (/^[0-9]+$/.test(text) && counted(k) && Number(text) <= lastOf(k)) {
+        return [k, Number(text)]
+      }
     }
     return null
   }
@@ -144,6 +152,7 @@ export function render({ model }) {
   }
   const position = () => ({
     key, step, lasts: opened.lasts || {}, scenario: opened.scenario,
+    waiting: waiting === null ? null : waiting.key,  // a mode picked, shown once counted
     views: bundle.views, questions: bundle.questions,
     code: bundle.code && { ...bundle.code, bodies: bundle.bodies || [] },
   })
@@ -174,6 +183,19 @@ export function render({ model }) {
     announce()
     tellPython()
     if (address) { addressSoon() }
+  }
+  function want(nextKey, nextStep, address = true) {
+    waiting = null
+    if (!counted(nextKey)) {
+      waiting = { key: nextKey, step: nextStep, address }
+      announce()  // (the pickers show the pick meanwhile)
+      return
+    }
+    if (nextKey !== key) { pause() }
+    go(nextKey, nextStep === undefined ? step : nextStep, address)
+  }
+  function honourWaiting() {
+    if (waiting !== null && counted(waiting.key)) { want(waiting.key, waiting.step, waiting.address) }
   }
   function pause() {
     if (timer !== null) { clearInterval(timer); timer = null }
@@ -221,9 +243,7 @@ export function render({ model }) {
     if (request.mode !== undefined) { next = scenarioOf(key) + '/' + request.mode }
     if (request.key !== undefined) { next = request.key }
     if (next !== null) {
-      if (!holds(next)) { return }
-      if (next !== key) { pause() }
-      go(next, request.step === undefined ? step : request.step, request.address !== false)
+      if (holds(next)) { want(next, request.step, request.address !== false) }
       return
     }
     if (moves[request.move]) { moves[request.move]() }
@@ -249,18 +269,28 @@ export function render({ model }) {
     merge()
     acknowledge()
     const next = bundle.position || {}
-    if (next.serial === opened.serial) { announce(); return }
+    if (next.serial === opened.serial) {
+      opened = next  // (the same position: its modes' last steps all counted now)
+      show()
+      announce()
+      honourWaiting()
+      return
+    }
     flushAddress()  // the entry left keeps its position, for Back
     opened = next
     const [nextKey, nextStep] = opened.at
     const picked = pickedSince(opened)
+    if (waiting !== null) {  // a pick on the scenario left is meant for this one, as above
+      const meant = scenarioOf(nextKey) + '/' + modeOf(waiting.key)
+      waiting = meant !== nextKey && holds(meant) ? { ...waiting, key: meant } : null
+    }
     if (nextKey !== key) { pause() }
     key = nextKey
     step = Math.min(nextStep, lastOf(key))
     show()
     announce()
     addressSoon()
-    if (picked !== null) { go(picked, step) }
+    if (waiting !== null) { honourWaiting() } else if (picked !== null) { want(picked, step) }
   })
   const removeSkipLink = addSkipLink(forward, model.skip_text, model.skip_style)
   model.on('remove', () => {

@@ -59,7 +59,8 @@ class StepPlayer(FileComponent):
         default="{}",
         doc="From Python, JSON (step_deck.py's Outbox): every view's pages, the code, the "
         "questions, and the `position` part: per set of timelines (`serial`), `at` [key, "
-        "step] to open at, `lasts` (timeline key -> last step), `queries` (timeline key -> "
+        "step] to open at, `lasts` (timeline key -> last step; null: a playground's mode "
+        "not counted yet, sent again counted with the same serial), `queries` (timeline key -> "
         "its address parameters), `heard` (the position Python last had)",
     )
     at = param.List(default=[], doc="From the browser only: [timeline key, step] shown")

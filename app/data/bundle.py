@@ -116,7 +116,7 @@ def bundle(
     code: bool = True,
     questions: bool = True,
     held: tuple[tuple[str, ...], tuple[str, ...]] = ((), ()),
-    lasts: Mapping[str, int] | None = None,
+    lasts: Mapping[str, int | None] | None = None,
 ) -> dict[str, Any]:
     """What ``timelines`` send to the page with the learner at ``at`` (timeline key,
     step): ``views`` (name -> pure render) each as distinct pages and per-step orders,
@@ -150,11 +150,15 @@ def bundle(
 
 
 def position_part(
-    at: tuple[str, int], lasts: Mapping[str, int], serial: int, heard: Sequence[Any] = ()
+    at: tuple[str, int],
+    lasts: Mapping[str, int | None],
+    serial: int,
+    heard: Sequence[Any] = (),
 ) -> dict[str, Any]:
     """The bundle's position part (player.py): a new set of timelines (``serial``) to
     open at ``at``, with the scenario, each timeline's last step and address
-    parameters, and ``heard``, the position Python last had from the player."""
+    parameters (None: a large playground's mode not counted yet), and ``heard``, the
+    position Python last had from the player."""
     named = bundle((), {}, at, code=False, questions=False, lasts=lasts)
     position = {key: named[key] for key in ("scenario", "lasts", "queries")}
     return {**position, "at": list(at), "heard": list(heard), "serial": serial}

@@ -186,7 +186,8 @@ def _next_block(before: Snapshot, step: Step) -> Question | None:
     now = step.snapshot.block(head.block_id)
     if now.ref_cnt == 0 or (head.block_hash is not None and now.block_hash == head.block_hash):
         return None  # the head was not handed out (a hit keeps the hash)
-    if not any(before.block(b).block_hash for b in queue):
+    # (from the tail, where freed cached blocks go: found at once if there is one)
+    if not any(before.block(b).block_hash for b in reversed(queue)):
         return None  # no cached block to tempt: every free block is alike
     shown = sorted({*queue[:3], queue[-1]})
     return Question(

@@ -91,3 +91,9 @@ def last_step(name: str, mode: str) -> int:
         count = count_sglang_steps(scenario, mode) if sglang else count_steps(scenario, mode)
         _keep(_last_steps, key, count)
     return _last_steps[key]
+
+
+def counted_last_step(name: str, mode: str) -> int | None:
+    """The mode's last step if known without playing it (built, or counted before, or
+    sharing its count with a mode that was: last_step), else None."""
+    return _last_steps.get(_count_key(name, mode))

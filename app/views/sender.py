@@ -14,6 +14,11 @@ what app/data/bundle.py builds into the player's bundle (Outbox, app/components/
   the pages already rendered are not rendered again.
 - A view whose pages follow the learner's own picks (the hash chain, the prefill
   calculator) asks for its part again (resend).
+- The position of a new scenario names every mode's last step (`lasts`); where the
+  first part goes first, a large playground's modes not counted yet (each a run of the
+  engine: app/playground/store.py) are None in it, and counted after the first part is
+  sent, with the rest (or on their own, a moment later): the position again, the same
+  serial, every last step in it (player.js holds a mode picked meanwhile until then).
 
 A step or a mode the browser holds sends nothing.
 """
@@ -55,6 +60,9 @@ REST_AFTER_S = 0.05
 # dropped by the page (bokehjs ignores a patch that comes before the document): a rest
 # sent then never arrived, while Python took it as held (CI, under load: a step or a mode
 # that never showed). A write after the page's first acknowledgement cannot be lost so.
+# In Pyodide no write is lost that way, and the page's acknowledgements were seen not to
+# reach Python after its first few (the static site's soak, December 2026; cause not
+# found): there a playground's mode counts (send_position) go without waiting for one.
 
 # The code panel's bodies the browser holds are kept for the next scenario or edit while
 # they are below this many characters in all (every function of the engine is a few
@@ -111,6 +119,7 @@ class Sender:
         self._bundled = ""  # the scenario whose position the player has
         self._serial = 0  # one per position sent
         self.heard: list[Any] = []  # the position Python last had from the player
+        self._uncounted = False  # the position sent has a mode's last step not counted
         state.param.watch(self._follow, ["timeline", "step"])
 
     def connect(self, player: StepPlayer) -> None:
@@ -152,8 +161,12 @@ class Sender:
         if state.timeline is None:
             return
         timelines = state.scenario_timelines
+        round_ = self._round
         if self._player and state.scenario != self._bundled:
-            self.send_position(flush=False)  # (with the pages, in one write)
+            # (with the pages, in one write; a large timeline's modes not counted follow
+            # them: a small one's count in a few ms, not worth a message of their own)
+            small = all(sends_every_step(t) for t in timelines)
+            self.send_position(flush=False, counted=small or not defers_rest())
         if not self._same(timelines):
             self._timelines, self._held, self._pages, self._rest = timelines, {}, {}, set()
             self._send(set(self._parts))
@@ -163,23 +176,39 @@ class Sender:
         elif not self._rest and not self._holds_around(state.timeline, state.step):
             self._send(set(self._parts))  # ahead of the learner: the next step is ready
         self.outbox.flush()
+        if self._uncounted and self._round == round_:  # no rest follows: the count alone
+            self._round += 1
+            self._rest_soon(self._round, self.outbox.written)
 
     def _holds_around(self, timeline: Timeline, step: int) -> bool:
         return all(self.holds(self.state.key, s) for s in steps_around(timeline, step))
 
-    def send_position(self, flush: bool = True) -> None:
+    def send_position(self, flush: bool = True, counted: bool = True) -> None:
         """Give the player the open scenario and where to open it (also to move it back to
         an address it did not hold), with the position Python last had: a mode the
         learner picked on the scenario left, before the player had this bundle, is meant
-        for this one (player.js)."""
+        for this one (player.js). Not ``counted``: the modes whose last step is not known
+        without playing them are None (_count_lasts sends them)."""
         state = self.state
         self._bundled = state.scenario
         self._serial += 1
         at = (state.key, state.step)
-        self._put("position", position_part(at, state.lasts, self._serial, self.heard))
+        lasts: dict[str, int | None] = {**(state.lasts if counted else state.counted_lasts)}
+        self._put("position", position_part(at, lasts, self._serial, self.heard))
+        self._uncounted = None in lasts.values()
         self.heard = list(at)
         if flush:
             self.outbox.flush()
+
+    def _count_lasts(self) -> None:
+        """The position sent again with every mode's last step (the same serial: the player
+        keeps its position, and honours a pick of a mode that was not counted)."""
+        position = self.sent.get("position")
+        if not self._uncounted or position is None:
+            return
+        self._uncounted = False
+        if position["scenario"][:1] == [self.state.scenario]:
+            self._put("position", {**position, "lasts": self.state.lasts})
 
     def _same(self, timelines: tuple[Timeline, ...]) -> bool:
         return [id(t) for t in timelines] == [id(t) for t in self._timelines]
@@ -219,10 +248,18 @@ class Sender:
                 return  # a newer round sends the rest, or an edit made it stale
             if self.outbox.held < first_write:
                 self._rest_waits = (round_, first_write)  # (_received calls again)
+                if in_pyodide():  # no write is lost there: the counts go now, alone
+                    with pn.io.hold(doc):
+                        logged(self._count_lasts)()
+                        self.outbox.flush()
                 return
             parts, self._rest = self._rest, set()
             with pn.io.hold(doc):
-                logged(self._put_bundle)(parts, False, first=False, whole=True)
+                logged(self._count_lasts)()  # (in the rest's write)
+                if parts:
+                    logged(self._put_bundle)(parts, False, first=False, whole=True)
+                else:
+                    self.outbox.flush()
             self._pages = {}
 
         pn.state.execute(run)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import param
 
 from app.data import timelines
-from app.playground.store import is_playground, last_step
+from app.playground.store import counted_last_step, is_playground, last_step
 from engine.lab.scenario import MODES, SGLANG_MODES
 from engine.lab.sglang_timeline import SGLangStep, SGLangTimeline
 from engine.lab.timeline import Step, Timeline
@@ -76,6 +76,20 @@ class SimulatorState(param.Parameterized):
         if is_playground(self.scenario):  # without building the other modes' pages
             return {f"{self.scenario}/{m}": last_step(self.scenario, m) for m in self.modes}
         return {timelines.timeline_key(t): len(t.steps) - 1 for t in self.scenario_timelines}
+
+    @property
+    def counted_lasts(self) -> dict[str, int | None]:
+        """``lasts`` as known without playing a mode: a playground's modes not counted yet
+        (each a run of the engine) are None (app/views/sender.py counts a large one's a
+        moment later, after the shown mode's pages)."""
+        if is_playground(self.scenario):
+            return {
+                f"{self.scenario}/{m}": self.last_of(m)
+                if m == self.mode
+                else counted_last_step(self.scenario, m)
+                for m in self.modes
+            }
+        return dict(self.lasts)
 
     def last_of(self, mode: str) -> int:
         """The last step of one mode of the open scenario (a playground's other modes

@@ -9,15 +9,19 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import compress
-from operator import attrgetter, is_, is_not, ne, or_
 from typing import Any, Literal
 
 from engine.vllm.aux_output import AuxOutputWorkerConnector
 from engine.vllm.block_pool import BlockPool
-from engine.vllm.kv_cache_utils import KVCacheBlock, generate_block_hash_extra_keys, get_block_hash
+from engine.vllm.kv_cache_utils import (
+    FreeKVCacheBlockQueue,
+    KVCacheBlock,
+    generate_block_hash_extra_keys,
+    get_block_hash,
+)
 from engine.vllm.kv_events import KVCacheEvent
 from engine.vllm.kv_offload import SimpleCPUOffloadScheduler
 from engine.vllm.metrics import PrefixCacheCounters, PrefixCacheStats
@@ -247,19 +251,95 @@ def block_record(block: KVCacheBlock) -> BlockRecord:
     return record
 
 
-_REF_CNT = attrgetter("ref_cnt")
-_HASH = attrgetter("_block_hash")
-_NEXT = attrgetter("next_free_block")
+class _PoolWatch:
+    """Every write to one pool's blocks since the watch was put on them, in order: the
+    blocks given another value (ref count, hash...), and the blocks (and the free queue's
+    head) given another next link. Lab machinery, like the step's recorder: the pool's
+    blocks become a subclass of theirs whose attribute writes are noted here, then made
+    as before; the engine's code and its reads are the same.
+
+    A snapshot then remakes the records of the blocks written to since the last one, and
+    walks the free queue again only after a next link was written (the queue is the walk
+    of next links from the head)."""
+
+    def __init__(self, pool: BlockPool) -> None:
+        self.blocks = pool.blocks
+        self.queue = pool.free_block_queue
+        self.head = self.queue.fake_free_list_head
+        self.epoch = 0  # a new one each time the lists below start afresh
+        self.written: list[KVCacheBlock] = []
+        self.linked: list[KVCacheBlock] = []
+        written, linked = self.written, self.linked
+        set_attribute = object.__setattr__
+
+        def __setattr__(block: KVCacheBlock, name: str, value: Any) -> None:
+            if name == "next_free_block":
+                linked.append(block)
+            elif name != "prev_free_block":  # (the queue is read by its next links)
+                written.append(block)
+            set_attribute(block, name, value)
+
+        watched = type(
+            KVCacheBlock.__name__,
+            (KVCacheBlock,),
+            {
+                "__slots__": (),
+                "__setattr__": __setattr__,
+                "__module__": KVCacheBlock.__module__,
+                "__qualname__": KVCacheBlock.__qualname__,  # (its repr is the block's)
+            },
+        )
+        for block in (*self.blocks, self.head, self.queue.fake_free_list_tail):
+            block.__class__ = watched
+
+    def covers(self, pool: BlockPool) -> bool:
+        """Whether the pool still has the blocks and queue this watch is on."""
+        queue = pool.free_block_queue
+        return (
+            pool.blocks is self.blocks
+            and queue is self.queue
+            and (queue.fake_free_list_head is self.head)
+        )
+
+    def start_afresh(self) -> None:
+        """Forget the writes so far: a reader that has not read them all reads every block."""
+        self.epoch += 1
+        del self.written[:], self.linked[:]
+
+
+# The watches put on pools, by pool: one per pool, however many takers read it.
+_WATCHES: weakref.WeakKeyDictionary[BlockPool, _PoolWatch] = weakref.WeakKeyDictionary()
+# Past this many writes per block, a watch's lists start afresh (after the reader that
+# noticed has read them).
+_WRITES_PER_BLOCK_KEPT = 8
+
+
+def _watch(pool: BlockPool) -> _PoolWatch | None:
+    """The pool's watch (put on now if it has none or another queue or blocks); None
+    where the blocks are not plain KVCacheBlocks numbered by their place in the pool."""
+    watch = _WATCHES.get(pool)
+    if watch is not None and watch.covers(pool):
+        return watch
+    queue = pool.free_block_queue
+    sentinels = (queue.fake_free_list_head, queue.fake_free_list_tail)
+    blocks = pool.blocks
+    if not all(type(b) is KVCacheBlock for b in (*blocks, *sentinels)) or any(
+        b.block_id != i for i, b in enumerate(blocks)
+    ):
+        return None
+    watch = _WATCHES[pool] = _PoolWatch(pool)
+    return watch
 
 
 @dataclass
 class _PoolSeen:
-    """One pool as the last snapshot saw it: what each block held, and the records made."""
+    """One pool as a taker last read it: the records made, its free queue, and how far
+    into the pool's watch it had read."""
 
-    ref_cnts: list[int]
-    hashes: list[bytes | None]
-    next_free: list[KVCacheBlock | None]
-    head: KVCacheBlock | None
+    watch: _PoolWatch | None
+    epoch: int
+    written: int
+    linked: int
     records: tuple[BlockRecord, ...]
     free_queue: tuple[int, ...]
 
@@ -268,10 +348,9 @@ class SnapshotTaker:
     """Takes the snapshots of one run, each remaking only what changed since the last.
 
     Every step's snapshot holds every block: a 10,000-block pool over hundreds of steps
-    is millions of block reads. The reads of all blocks' ref counts, hashes, null flags and
-    free-list links run in C (attrgetter, map); only a block whose values differ gets a record
-    made, and the free queue is walked again only when a link changed (the list is
-    determined by the head's link and each block's). A request's chain only grows, so
+    would be millions of block reads. The pool's watch (_PoolWatch) names the blocks
+    written to since the last snapshot: only those get a record made, and the free queue
+    is walked again only when a next link was written. A request's chain only grows, so
     only its new links are made, and a hash map entry seen before is not made again.
     Each snapshot equals one taken from scratch.
     """
@@ -284,37 +363,21 @@ class SnapshotTaker:
 
     def pool_records(self, pool: BlockPool) -> tuple[tuple[BlockRecord, ...], tuple[int, ...]]:
         """The pool's block records and its free queue (head first)."""
-        blocks = pool.blocks
-        ref_cnts = list(map(_REF_CNT, blocks))
-        hashes = list(map(_HASH, blocks))
-        next_free = list(map(_NEXT, blocks))
-        head = pool.free_block_queue.fake_free_list_head.next_free_block
+        watch = _watch(pool)
         known = self._pools.get(id(pool))
-        # A pool's null block is chosen once, when the pool is made (BlockPool.__init__):
-        # the same pool with the same blocks has the same null flags.
-        if known is None or known[0] is not pool or len(known[1].ref_cnts) != len(blocks):
-            records = tuple(map(block_record, blocks))
-            free_queue = _free_queue(pool)
-        else:
-            seen = known[1]
-            changed = compress(
-                range(len(blocks)),
-                map(
-                    or_,
-                    map(ne, ref_cnts, seen.ref_cnts),
-                    map(is_not, hashes, seen.hashes),
-                ),
-            )
-            updated = list(seen.records)
-            for index in changed:
-                updated[index] = block_record(blocks[index])
-            records = tuple(updated)
-            same_links = head is seen.head and all(map(is_, next_free, seen.next_free))
-            free_queue = seen.free_queue if same_links else _free_queue(pool)
-        self._pools[id(pool)] = (
-            pool,
-            _PoolSeen(ref_cnts, hashes, next_free, head, records, free_queue),
-        )
+        seen = known[1] if known is not None and known[0] is pool else None
+        read = None
+        if watch is not None and seen is not None and seen.watch is watch:
+            read = _read_since(watch, seen)
+        if read is None:
+            read = tuple(map(block_record, pool.blocks)), _free_queue(pool.free_block_queue)
+        records, free_queue = read
+        if watch is not None and len(watch.written) + len(watch.linked) > (
+            _WRITES_PER_BLOCK_KEPT * len(watch.blocks)
+        ):
+            watch.start_afresh()
+        read_to = (watch.epoch, len(watch.written), len(watch.linked)) if watch else (0, 0, 0)
+        self._pools[id(pool)] = (pool, _PoolSeen(watch, *read_to, records, free_queue))
         return records, free_queue
 
     def chain(self, request: Request, block_size: int) -> tuple[ChainLink, ...]:
@@ -373,8 +436,32 @@ class SnapshotTaker:
         return record
 
 
-def _free_queue(pool: BlockPool) -> tuple[int, ...]:
-    return tuple(b.block_id for b in pool.free_block_queue.get_all_free_blocks())
+def _read_since(
+    watch: _PoolWatch, seen: _PoolSeen
+) -> tuple[tuple[BlockRecord, ...], tuple[int, ...]] | None:
+    """The pool's records and free queue from ``seen``'s and the writes since; None if
+    the watch's lists started afresh since, or a written block is not at its id's place
+    in the pool (then every block is read)."""
+    if seen.epoch != watch.epoch:
+        return None
+    records = seen.records
+    written = watch.written[seen.written :]
+    if written:
+        blocks, sentinels = watch.blocks, (watch.head, watch.queue.fake_free_list_tail)
+        updated = list(records)
+        for block in dict.fromkeys(written):
+            index = block.block_id
+            if 0 <= index < len(blocks) and blocks[index] is block:
+                updated[index] = block_record(block)
+            elif block not in sentinels:
+                return None
+        records = tuple(updated)
+    linked = len(watch.linked) > seen.linked
+    return records, _free_queue(watch.queue) if linked else seen.free_queue
+
+
+def _free_queue(queue: FreeKVCacheBlockQueue) -> tuple[int, ...]:
+    return tuple(b.block_id for b in queue.get_all_free_blocks())
 
 
 def take_snapshot(

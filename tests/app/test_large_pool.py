@@ -400,3 +400,37 @@ def test_a_long_prompts_block_list_folds_as_the_pools_does() -> None:
     assert [e.text for e in short.iter() if "chip" in e.attrs.get("class", "").split()] == [
         f"#{b}" for b in timeline.steps[step].snapshot.requests[0].block_ids
     ]
+
+
+def test_a_large_playgrounds_modes_not_counted_come_after_its_first_pages(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Counting a mode of a large playground plays it: an edit's first write names every
+    mode, the ones not counted yet with no last step, so the shown step's pages do not
+    wait for those plays; once the page holds that write, the same position (its serial)
+    comes again with every mode's last step. (A small playground's come at once:
+    tests/app/test_playground.py.)"""
+    scheduled: list[Any] = []
+    monkeypatch.setattr(pn.state, "execute", scheduled.append)
+    monkeypatch.setattr(sending, "defers_rest", lambda: True)
+    monkeypatch.setattr(store, "_last_steps", type(store._last_steps)())  # none counted
+    code = store.register(large_data()).code
+    app = App(link=parse_link(f"?scenario=playground&playground={code}"))
+    app.controls.player.received = app.sender.outbox.written
+    for each in scheduled:
+        asyncio.run(each())
+    scheduled.clear()
+    app.playground.num_gpu_blocks.value_input = str(BLOCKS - 1)  # an edit: another pool
+    state, player = app.state, app.controls.player
+    first = player.position
+    assert first["at"] == [state.key, state.step] and first["lasts"][state.key] == state.last_step
+    uncounted = {k for k, last in first["lasts"].items() if last is None}
+    assert uncounted and state.key not in uncounted
+    assert set(first["lasts"]) == {f"{state.scenario}/{m}" for m in state.modes}
+    player.received = app.sender.outbox.written  # the page holds the first write
+    for each in scheduled:
+        asyncio.run(each())
+    assert player.position["serial"] == first["serial"]
+    assert player.position["lasts"] == {
+        f"{state.scenario}/{m}": store.last_step(state.scenario, m) for m in state.modes
+    }

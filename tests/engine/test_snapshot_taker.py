@@ -67,3 +67,44 @@ def test_random_playground_snapshots_equal_ones_from_scratch(
     data: dict[str, Any], mode: str
 ) -> None:
     checked_build(lambda: build_timeline(scenario_from_dict(data), mode, trace=False))
+
+
+def test_a_block_written_outside_the_pools_methods_is_in_the_next_snapshot() -> None:
+    """The taker remakes the blocks the pool's watch saw written, whoever wrote them, and
+    walks the free queue again after any next link changed."""
+    scenario = load_scenario(scenario_names()[0])
+    run = _Run(scenario, scenario.modes[0])
+    taker = SnapshotTaker()
+    pool = run.scheduler.kv_cache_manager.block_pool
+    taker.pool_records(pool)
+    block = pool.blocks[3]
+    block.ref_cnt += 2  # (not a pool method: only the watch can tell)
+    queue = pool.free_block_queue
+    head = queue.fake_free_list_head
+    first = head.next_free_block
+    assert first is not None
+    head.next_free_block = first.next_free_block  # the first free block skipped
+    blocks, free_queue = taker.pool_records(pool)
+    scratch = SnapshotTaker().pool_records(pool)
+    assert (blocks, free_queue) == scratch
+    assert blocks[3].ref_cnt == 2 and free_queue[0] != first.block_id
+    # The watched blocks read as the engine's own.
+    assert type(block).__name__ == "KVCacheBlock" and repr(block).startswith("KVCacheBlock(")
+
+
+def test_two_takers_of_one_pool_each_see_every_write() -> None:
+    """A pool is watched once, however many takers read it; each has its own place in
+    its writes, and one whose writes were forgotten (past the kept bound) reads all."""
+    scenario = load_scenario(scenario_names()[0])
+    run = _Run(scenario, scenario.modes[0])
+    pool = run.scheduler.kv_cache_manager.block_pool
+    first, second = SnapshotTaker(), SnapshotTaker()
+    first.pool_records(pool)
+    second.pool_records(pool)
+    for round_ in range(3 * 8):
+        for block in pool.blocks[1:]:
+            block.ref_cnt += 1
+        if round_ % 2:
+            assert first.pool_records(pool) == SnapshotTaker().pool_records(pool)
+    assert second.pool_records(pool) == first.pool_records(pool)
+    assert {b.ref_cnt for b in second.pool_records(pool)[0][1:]} == {3 * 8}
