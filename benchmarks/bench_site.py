@@ -139,7 +139,8 @@ FIRST_STEP_JS = (
 }"""
 )
 # Runs in the page from its first moment: wait until the controls can act, pick the
-# mode (a radio of that value) and return the time every view showed that mode's step 0;
+# mode (a radio of that value) and return the time every view showed that mode (at the
+# step shown: a mode switch keeps it);
 # null on a page without it (the stock app).
 FIRST_MODE_JS = """async ([mode, key, timeoutMs]) => {
   const deepAll = (root, selector, out = []) => {
@@ -155,7 +156,7 @@ FIRST_MODE_JS = """async ([mode, key, timeoutMs]) => {
     (!body().classList.contains('pn-loading') && document.readyState !== 'loading'))
   const shown = () => {
     const views = deepAll(document, '[data-at]')
-    return views.length > 0 && views.every((v) => v.dataset.at === key + '@0')
+    return views.length > 0 && views.every((v) => v.dataset.at.startsWith(key + '@'))
   }
   while (!ready()) {
     if (performance.now() > deadline) { throw new Error('never ready') }

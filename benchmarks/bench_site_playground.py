@@ -96,12 +96,17 @@ OPEN_AND_EDIT_JS = """async ([key, step, last, edited, editedLast, label, timeou
     }
     return out
   }
+  // The early page; or, on a site built before 2026-12-05 (to compare with), its early
+  // playground (a shadow root of its own, with its own step counter's test id).
   const early = () => {
     const host = document.querySelector('.pcl-early-page')
-    return host && !host.inert ? host : null  // (inert: handing over)
+    if (host) { return host.inert ? null : host }  // (inert: handing over)
+    const old = document.querySelector('[data-testid="early-playground"]')
+    return old && !old.inert ? old.shadowRoot : null
   }
   const scope = () => early() || document
-  const counter = () => deepAll(scope(), '[data-testid="step-counter"]')[0]
+  const counter = () => deepAll(scope(),
+    '[data-testid="step-counter"], [data-testid="early-step-counter"]')[0]
   const shows = (timeline, counted) => {
     const shown = counter()
     if (!shown || !counted(shown.textContent.trim())) { return false }
