@@ -50,14 +50,22 @@ def lasts(name: str) -> dict[str, int]:
 
 
 def pages(
-    name: str, mode: str, step: int, decks: Sequence[str], serial: int | None = None
+    name: str,
+    mode: str,
+    step: int,
+    decks: Sequence[str],
+    serial: int | None = None,
+    around_only: bool = False,
 ) -> dict[str, Any]:
-    """The bundle of one mode's timeline: every deck's pages and the questions; with a
-    ``serial``, the position part too (a new playground, opened at ``step``)."""
+    """The bundle of one mode's timeline: every deck's pages (``around_only``: the
+    step's and its neighbours', as the App's sender sends an edit's first part) and the
+    questions; with a ``serial``, the position part too (a new playground, opened at
+    ``step``)."""
     timeline = untraced_timeline(name, mode)
     step = max(0, min(step, len(timeline.steps) - 1))
     at = (timeline_key(timeline), step)
-    sent = bundle((timeline,), deck_renders(decks, compact=False), at, code=False)
+    renders = deck_renders(decks, compact=False)
+    sent = bundle((timeline,), renders, at, around_only, code=False)
     part: dict[str, Any] = {"views": sent["views"], "questions": sent["questions"]}
     if serial is not None:
         part["position"] = position_part(at, lasts(name), serial)
@@ -89,7 +97,9 @@ def edit(key: str, step: int, script: str, decks: Sequence[str], serial: int) ->
         return {"messages": said}
     edited = playground.scenario.name
     modes = timelines.modes(edited)
-    opened = pages(edited, mode if mode in modes else modes[0], step, decks, serial)
+    # The step's pages first: the early page asks for the rest (`mode`) unless the learner
+    # has typed on since (an edit's answer is what they wait for).
+    opened = pages(edited, mode if mode in modes else modes[0], step, decks, serial, True)
     return {"messages": said, "bundle": opened}
 
 

@@ -295,8 +295,11 @@ function show(page, at) {
   return named
 }
 
-// Whether a position's bundle holds its timeline's pages.
-const holdsPages = (at) => Object.values(at.views || {}).some((deck) => deck.orders[at.key])
+// Whether a position's bundle holds its step's pages (null: not sent yet, bundle.py).
+const holdsPages = (at) => Object.values(at.views || {}).some((deck) => {
+  const order = deck.orders[at.key]
+  return order !== undefined && order[at.step] !== null
+})
 
 // Calls `then` once a player on the page is at `learner` ({key, step}) with its pages,
 // or after LIVE_WAIT_MS. A player elsewhere (the live page opened at the address the
@@ -374,14 +377,18 @@ function worksWithWorker(named, askWorker, decks, nextSerial) {
     ask({ reply: (position) => { at = position } })
     return at
   }
-  // A mode of the playground: its pages, once.
+  // A timeline of the playground (a mode picked, or the rest of an edit's): all its
+  // pages, once.
   let asked = null
-  document.addEventListener(AT_EVENT, (event) => {
-    const at = event.detail
-    if (holdsPages(at) || asked === at.key || !document.body.contains(player.el)) { return }
+  const askAll = (at) => {
     asked = at.key
     askWorker({ call: 'mode', key: at.key, step: at.step, decks })
       .then((answer) => give(answer.bundle), (error) => console.warn('early page:', error))
+  }
+  document.addEventListener(AT_EVENT, (event) => {
+    const at = event.detail
+    if (holdsPages(at) || asked === at.key || !document.body.contains(player.el)) { return }
+    askAll(at)
   })
   // The script: each edit played as the live editor plays it; the newest waits for the
   // one in flight.
@@ -406,7 +413,9 @@ function worksWithWorker(named, askWorker, decks, nextSerial) {
       if (answer.bundle) { give(answer.bundle) }  // else the last valid timeline stays
     }, (error) => console.warn('early page:', error)).finally(() => {
       editing = false
-      if (queued !== null) { edit() }
+      if (queued !== null) { edit(); return }  // the rest of this one would be stale
+      const now = where()
+      if (now && asked !== now.key) { askAll(now) }
     })
   }
   script.control.addEventListener('input', edit)
