@@ -1,4 +1,4 @@
-"""Before Python is ready, the static site's pre-rendered page already steps.
+"""Before Python is ready, the static site's early page already steps.
 
 The server holds back Panel's wheel, so the page stays in its pre-Python phase
 for as long as a test needs: the step controls and shortcuts must work there and
@@ -304,3 +304,52 @@ def test_sglang_steps_before_python_and_the_live_page_keeps_it(held_page: Any) -
         "() => { const q = new URLSearchParams(location.search);"
         " return q.get('mode') === 'fcfs' && q.get('step') === '3' }"
     )
+
+
+# What a learner's eye follows across the handover: the controls and the first views.
+LANDMARKS_JS = """() => {
+  const deepAll = (root, selector, out = []) => {
+    out.push(...root.querySelectorAll(selector))
+    for (const el of root.querySelectorAll('*')) {
+      if (el.shadowRoot) { deepAll(el.shadowRoot, selector, out) }
+    }
+    return out
+  }
+  const box = (el) => { const r = el.getBoundingClientRect(); return [r.x, r.y] }
+  const first = (selector, test = () => true) => {
+    const found = deepAll(document, selector).find((el) => test(el) &&
+      el.getBoundingClientRect().width > 0)
+    return found ? box(found) : null
+  }
+  return {
+    scenario: first('select', (el) => el.closest('label') &&
+      el.closest('label').textContent.startsWith('Scenario')),
+    engine: first('input[type=radio]', (el) => el.value === 'sglang'),
+    forward: first('button', (el) => el.textContent === 'Step forward'),
+    counter: first('[data-testid="step-counter"]'),
+    narration: first('[data-testid="narration"]'),
+  }
+}"""
+
+
+@pytest.mark.parametrize(
+    ("query", "width", "height"),
+    [("?scenario=shared-prefix&step=3", 1280, 800), ("?scenario=shared-prefix&embed=1", 800, 900)],
+)
+def test_the_live_page_opens_where_the_early_page_drew_everything(
+    held_page: Any, query: str, width: int, height: int
+) -> None:
+    """No jump at the handover: the early page lays the app's own layout out, so the
+    controls and the views stand where the live page puts them (within a few pixels)."""
+    page, run, release = held_page(query)
+    page.set_viewport_size({"width": width, "height": height})
+    page.wait_for_timeout(200)
+    early = page.evaluate(LANDMARKS_JS)
+    release.set()
+    wait_interactive(page, run)
+    page.wait_for_timeout(300)
+    live = page.evaluate(LANDMARKS_JS)
+    assert all(early.values()) and all(live.values()), (early, live)
+    for name, (x, y) in early.items():
+        dx, dy = abs(x - live[name][0]), abs(y - live[name][1])
+        assert dx <= 16 and dy <= 16, (name, early[name], live[name])
