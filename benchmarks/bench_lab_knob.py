@@ -95,7 +95,7 @@ def main() -> None:
         page = context.new_page()
         page.goto(f"{url}?lab=shared-prefix")
         page.get_by_test_id("lab-outcome").wait_for(timeout=120_000)
-        if args.site:  # the knobs act once Python is up, not on the pre-rendered copy
+        if args.site:  # the knobs act once Python is up, not on the early page
             page.wait_for_function(
                 "() => !document.body.classList.contains('pn-loading')", timeout=180_000
             )

@@ -144,7 +144,7 @@ def assemble(
         pages_on = project is not None and "pages" in measures
         # A playground link's early page: the worker fills it, from the shipped wheel.
         early_playground = pages_on and shipped is not None and {"playground", "early"} <= measures
-        # Every address has its early page: none needs Bokeh's pre-rendered document.
+        # Every address has its early page: none needs Panel's pre-render of a Bokeh document.
         convert(app, stage, reqs, project, prerender=not pages_on)
         pages: dict[str, bytes] = {}
         if pages_on:

@@ -16,8 +16,7 @@ from engine.lab.workload import Preset, WorkloadRun, run_workload
 
 expect = pytest.importorskip("playwright.sync_api").expect
 
-# The lab's live document: the last one holding its charts (a static site's pre-rendered
-# copy comes first).
+# The lab's live document: the last one holding its charts.
 LIVE_DOCUMENT_JS = "Bokeh.documents.filter(doc => doc.get_model_by_name('lab-source-run')).at(-1)"
 
 SOURCE_JS = f"""([name, column]) => {{

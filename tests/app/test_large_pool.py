@@ -257,9 +257,10 @@ def test_every_deck_of_the_app_follows_a_large_timelines_step() -> None:
     assert [view for view, page in held.items() if page is None] == []
 
 
-def test_a_prerendered_copy_holds_every_page() -> None:
-    """The static site's copies are made on a document whose stand-in session never runs
-    a callback: a deck there loads whole, or the copy could not step before Python."""
+def test_a_document_without_callbacks_holds_every_page() -> None:
+    """A document whose stand-in session never runs a callback (as the builder's, which
+    makes the static site's early pages) gets every deck whole: a deck there could not
+    wait for a rest that never comes."""
     document = Document()
     document._session_context = lambda: MockSessionContext(document=document)  # type: ignore[assignment]
     with set_curdoc(document):

@@ -42,7 +42,7 @@ INTERACTIVE_TIMEOUT_MS = 90_000
 ARTIFACTS = ROOT / "test-artifacts"
 
 # Installed before any page script: records each loading-status text with a timestamp,
-# and when pre-rendered content first shows.
+# and when the early page first shows.
 RECORDER_JS = """
 (() => {
   const t0 = performance.timeOrigin;
@@ -93,7 +93,7 @@ class PageRun:
     console: list[str] = field(default_factory=list)
     status: list[dict[str, Any]] = field(default_factory=list)
     visible_ms: float | None = None
-    early_ms: float | None = None  # the pre-rendered copy's steps work (early_steps.py)
+    early_ms: float | None = None  # the early page's steps work (app/page/early_page.js)
     interactive_ms: float | None = None
 
     @property

@@ -1,9 +1,9 @@
 """The beginner's path on the static site, before Python is ready.
 
-The page's own pre-rendered document is the start page (build.py, app/data/url.py); its
-links are plain HTML, so the loading veil goes at once and a link opens that
-scenario's own copy, which steps before Python too. The questions and the glossary
-work in that copy as well: they need no Python.
+An address without a position opens the start page's early page (build.py,
+app/data/url.py); its links are plain HTML, so the loading veil goes at once and a link
+opens that scenario's own early page, which steps before Python too. The questions and
+the glossary work there as well: they need no Python.
 """
 
 from __future__ import annotations

@@ -162,7 +162,7 @@ def test_a_deep_link_into_the_copy_opens_there_before_python(held_page: Any) -> 
 
 
 def test_an_embed_link_steps_before_python_in_the_compact_layout(held_page: Any) -> None:
-    """The write-up's iframe: its own pre-rendered copy, fetched for `embed=1` addresses."""
+    """The write-up's iframe: its own early page, fetched for `embed=1` addresses."""
     keep = build_timeline(load_scenario(FLAGSHIP), "keep")
     page, run, release = held_page("?scenario=reset&mode=keep&step=1&embed=1")
     expect(page.locator("body.pcl-early")).to_have_count(1)
@@ -187,7 +187,7 @@ def test_an_embed_link_steps_before_python_in_the_compact_layout(held_page: Any)
 
 @pytest.mark.parametrize("embed", [False, True])
 def test_every_scenario_has_its_copy_and_the_picker_opens_it(held_page: Any, embed: bool) -> None:
-    """Another scenario's address opens its own pre-rendered copy; picking a scenario
+    """Another scenario's address opens its own early page; picking a scenario
     before Python opens that scenario's page, which steps at once too."""
     layout = "&embed=1" if embed else ""
     salt = build_timeline(load_scenario("cache-salt"), "default")

@@ -50,7 +50,7 @@ def test_offline_interactive_and_click(open_app: Any, save_artifact: Any) -> Non
     save_artifact("cold", cold.summary())
     assert [s for s in cold.status if "(1/3)" in s["text"]], cold.status
     assert [s for s in cold.status if "(3/3)" in s["text"]], cold.status
-    assert cold.visible_ms is not None, "pre-rendered content never showed"
+    assert cold.visible_ms is not None, "the early page never showed"
     assert cold.visible_ms < cold.interactive_ms
     click_ms = click_reaches_python(page)
     assert_clean(cold)
