@@ -68,13 +68,16 @@ export function render({ model }) {
     scrollSoon()
   }
   function setOptions(at, plan) {
-    // A new step (or timeline) puts the picker back on the step's focus.
+    // A new step (or timeline) puts the picker back on the step's focus. The same step
+    // announced again (the rest of the bundle arriving, a mode counted) keeps the
+    // learner's pick: it came after the pick and says nothing against it.
     const labels = plan ? plan.labels : []
     const where = at.key + '@' + at.step
-    if (optionsStep === where && optionsShown === labels) { return }
+    const text = JSON.stringify(labels)
+    if (optionsStep === where && optionsShown === text) { return }
     optionsStep = where
-    optionsShown = labels
-    picker.replaceChildren(...labels.map((text, index) => new Option(text, String(index))))
+    optionsShown = text
+    picker.replaceChildren(...labels.map((name, index) => new Option(name, String(index))))
     if (plan) { picker.value = String(plan.focus) }
     label.style.display = labels.length ? '' : 'none'
   }
@@ -113,7 +116,6 @@ export function render({ model }) {
   follow(model, (at) => {
     // No code part yet (the static site's playground page before Python): it waits.
     if (!at.code && !heard.code.frames.length) { return }
-    if (at.code !== heard.code) { optionsShown = null }  // a new plan: new labels
     heard = { ...at, code: at.code || heard.code }
     update()
   })

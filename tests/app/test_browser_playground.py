@@ -176,6 +176,36 @@ def test_an_edit_right_after_a_step_opens_at_that_step(watched: Watched, server:
     check_an_edit_right_after_a_move_opens_there(page)
 
 
+def test_an_edit_puts_the_function_picker_back_on_the_focus(watched: Watched, server: str) -> None:
+    """The function picked was of the timeline before an edit: after the edit (a new
+    timeline, whose step runs the same functions) the picker and the code are the step's
+    focus again."""
+    script = "add_request A max_tokens=4 prompt: 1..8\nstep\nreset_prefix_cache preempt\nstep"
+    timeline = build_timeline(scenario_from_dict(typed(10, 4, script)), "default")
+    at = next(i for i, step in enumerate(timeline.steps) if len(step.code) > 1)
+    step = timeline.steps[at]
+    assert step.focus is not None
+    other = next(i for i, trace in enumerate(step.code) if trace != step.focus)
+    page = open_app(watched, server, "?scenario=reset")
+    open_fork(page)
+    start_empty(page)
+    field(page, "Script (one action per line)").fill(script)
+    expect(page.get_by_test_id("step-counter")).to_contain_text(f"/ {len(timeline.steps) - 1}")
+    page.get_by_role("slider", name="Step").fill(str(at))
+    check_playground_step(page, timeline, at)
+    picker = page.get_by_label("Functions that ran at this step (in the order entered)")
+    panel = page.get_by_test_id("code-panel")
+    picker.select_option(str(other))
+    expect(panel).to_have_attribute("data-qualname", step.code[other].qualname)
+    longer = script + "\nstep"
+    field(page, "Script (one action per line)").fill(longer)
+    edited = build_timeline(scenario_from_dict(typed(10, 4, longer)), "default")
+    expect(page.get_by_test_id("step-counter")).to_contain_text(f"/ {len(edited.steps) - 1}")
+    assert [t.qualname for t in edited.steps[at].code] == [t.qualname for t in step.code]
+    expect(picker).to_have_value(str(step.code.index(step.focus)))
+    expect(panel).to_have_attribute("data-qualname", step.focus.qualname)
+
+
 def large_script(requests: int) -> str:
     """Requests sharing a 64-token prefix, ten at a time between engine steps."""
     lines = []

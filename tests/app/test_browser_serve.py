@@ -125,6 +125,11 @@ def test_every_step_of_every_mode_matches_the_engine(
     page.screenshot(path=str(ARTIFACTS / f"reset-{mode}-last-step.png"), full_page=True)
 
 
+# What the player does when more of the bundle arrives: the position now, announced again.
+ANNOUNCE_AGAIN = """() => document.dispatchEvent(new CustomEvent('pcl-ask', { detail: {
+    reply: (at) => document.dispatchEvent(new CustomEvent('pcl-at', { detail: at })) } }))"""
+
+
 def test_function_picker_shows_another_function_until_the_next_step(
     watched: Watched, server: str
 ) -> None:
@@ -142,6 +147,11 @@ def test_function_picker_shows_another_function_until_the_next_step(
     expect(panel).to_have_attribute("data-qualname", step.code[other].qualname)
     ran = sorted(step.code[other].lines)
     expect(panel.locator("[data-ran]")).to_have_count(len(ran))
+    # The rest of the bundle, arriving after the pick (late under load), announces the same
+    # position again: the pick stays (it once snapped back to the focus function).
+    page.evaluate(ANNOUNCE_AGAIN)
+    expect(picker).to_have_value(str(other))
+    expect(panel).to_have_attribute("data-qualname", step.code[other].qualname)
     page.get_by_role("button", name="Step forward").click()
     wait_for_step(page, timeline, 2)
     focus = timeline.steps[2].focus
