@@ -38,12 +38,12 @@ export function render({ model }) {
   }
   // A deck with no page for this scenario hides its own element (step_deck.py); a
   // layout Python hides (`visible`: the hash chain on SGLang) gets Bokeh's
-  // `:host { display: none }` in its shadow root, so the computed style tells both.
+  // `:host { display: none }` in its shadow root, so the computed style tells both; an
+  // element not on the page yet (the early page's, at build) has only its own style.
+  const hides = (child) => !child || child.style.display === 'none' ||
+    getComputedStyle(child).display === 'none'
   function fitTabs() {
-    boxes.forEach((box, i) => {
-      const child = box.firstElementChild
-      buttons[i].hidden = !child || getComputedStyle(child).display === 'none'
-    })
+    boxes.forEach((box, i) => { buttons[i].hidden = hides(box.firstElementChild) })
     if (buttons[active] && buttons[active].hidden) { select(0) }
   }
   const watcher = new MutationObserver(fitTabs)

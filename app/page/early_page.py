@@ -46,6 +46,16 @@ HOST_SHEET = stylesheet("app.page", "early_host.css")
 STYLE = stylesheet("app.page", "early_page.css") + stylesheet("app.components", "status_note.css")
 
 
+# A hidden object among a component's children: an empty box, not shown.
+HIDDEN: Node = {
+    "style": {"display": "none"},
+    "classes": [],
+    "sheets": [],
+    "box": "column",
+    "children": [],
+}
+
+
 class EarlyPage:
     """One page's tree of nodes, with every stylesheet written once (`sheets`)."""
 
@@ -161,7 +171,9 @@ class EarlyPage:
                 continue  # Panel's own (size, margin, styles): the element's, not the model's
             value = getattr(obj, name)
             if isinstance(parameter, Children):
-                children[name] = [n for n in (self.node(c) for c in value) if n is not None]
+                # Kept in place, hidden: a component pairs its children by index (the
+                # tabs with their labels), and hides a tab whose panel is not shown.
+                children[name] = [self.node(c) or HIDDEN for c in value]
             else:
                 model[name] = value
         node = self._outer(obj, within)

@@ -332,9 +332,34 @@ LANDMARKS_JS = """() => {
 }"""
 
 
+# Each visible tab's label, and whether a click on it shows a panel with something in it.
+TABS_JS = """() => {
+  const all = (root, out = []) => {
+    out.push(...root.querySelectorAll('[role=tablist]'))
+    for (const el of root.querySelectorAll('*')) { if (el.shadowRoot) { all(el.shadowRoot, out) } }
+    return out
+  }
+  const shown = []
+  for (const list of all(document)) {
+    const tabs = [...list.querySelectorAll('[role=tab]')].filter((tab) => !tab.hidden)
+    for (const tab of tabs) {
+      tab.click()
+      const panel = [...list.parentNode.querySelectorAll('[role=tabpanel]')].find((p) => !p.hidden)
+      shown.push([tab.textContent, !!panel && panel.getBoundingClientRect().height > 20])
+    }
+    if (tabs.length) { tabs[0].click() }
+  }
+  return shown
+}"""
+
+
 @pytest.mark.parametrize(
     ("query", "width", "height"),
-    [("?scenario=shared-prefix&step=3", 1280, 800), ("?scenario=shared-prefix&embed=1", 800, 900)],
+    [
+        ("?scenario=shared-prefix&step=3", 1280, 800),
+        ("?scenario=shared-prefix&embed=1", 800, 900),
+        ("?scenario=keep-offload-fixed&step=2&embed=1", 800, 900),  # with CPU offload's tab
+    ],
 )
 def test_the_live_page_opens_where_the_early_page_drew_everything(
     held_page: Any, query: str, width: int, height: int
@@ -344,12 +369,19 @@ def test_the_live_page_opens_where_the_early_page_drew_everything(
     page, run, release = held_page(query)
     page.set_viewport_size({"width": width, "height": height})
     page.wait_for_timeout(200)
-    early = page.evaluate(LANDMARKS_JS)
+    early, early_tabs = page.evaluate(LANDMARKS_JS), page.evaluate(TABS_JS)
     release.set()
     wait_interactive(page, run)
     page.wait_for_timeout(300)
     live = page.evaluate(LANDMARKS_JS)
-    assert all(early.values()) and all(live.values()), (early, live)
-    for name, (x, y) in early.items():
+    # (a scenario not on SGLang has no engine picker)
+    found = {name for name, where in early.items() if where}
+    assert found == {name for name, where in live.items() if where}, (early, live)
+    assert {"scenario", "forward", "counter", "narration"} <= found
+    # The same tabs (one once showed a tab the live page hides, and its panel was another's).
+    live_tabs = page.evaluate(TABS_JS)
+    assert early_tabs == live_tabs, (early_tabs, live_tabs)
+    for name in found:
+        (x, y) = early[name]
         dx, dy = abs(x - live[name][0]), abs(y - live[name][1])
         assert dx <= 16 and dy <= 16, (name, early[name], live[name])
