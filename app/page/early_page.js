@@ -121,7 +121,7 @@ function layOut(page, sheets, removes, named) {
   }
   function shadow(el, node) {
     const root = el.attachShadow({ mode: 'open' })
-    root.adoptedStyleSheets = [...node.sheets, 0].map(sheet)  // 0: early_host.css, last as Bokeh's
+    root.adoptedStyleSheets = [0, ...node.sheets].map(sheet)  // 0: early_host.css, first as Bokeh's
     return root
   }
   function box(node) {

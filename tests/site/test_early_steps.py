@@ -316,6 +316,11 @@ LANDMARKS_JS = """() => {
     return out
   }
   const box = (el) => { const r = el.getBoundingClientRect(); return [r.x, r.y] }
+  // The words' font: the early page once drew the header at 12 px (the live page's 14 px).
+  const font = (el) => {
+    const style = getComputedStyle(el)
+    return [style.fontSize, style.lineHeight, style.fontFamily].join(' ')
+  }
   const first = (selector, test = () => true) => {
     const found = deepAll(document, selector).find((el) => test(el) &&
       el.getBoundingClientRect().width > 0)
@@ -328,6 +333,9 @@ LANDMARKS_JS = """() => {
     forward: first('button', (el) => el.textContent === 'Step forward'),
     counter: first('[data-testid="step-counter"]'),
     narration: first('[data-testid="narration"]'),
+    fonts: ['[data-testid="narration"]', '.header p', '.player .btn', '.counter', 'h3', 'td']
+      .map((selector) => deepAll(document, selector).find((el) =>
+        el.getBoundingClientRect().width > 0)).filter((el) => el).map(font),
   }
 }"""
 
@@ -374,6 +382,8 @@ def test_the_live_page_opens_where_the_early_page_drew_everything(
     wait_interactive(page, run)
     page.wait_for_timeout(300)
     live = page.evaluate(LANDMARKS_JS)
+    early_fonts, live_fonts = early.pop("fonts"), live.pop("fonts")
+    assert len(early_fonts) == 6 and early_fonts == live_fonts, (early_fonts, live_fonts)
     # (a scenario not on SGLang has no engine picker)
     found = {name for name, where in early.items() if where}
     assert found == {name for name, where in live.items() if where}, (early, live)
