@@ -2,7 +2,7 @@ import { WORKS_EARLY } from './early.js'
 import { ask, follow } from './position.js'
 import { engineOf, fillRadios, radioGroup, scenarioModes } from './radios.js'
 
-export function render({ model }) {
+export function render({ model, view }) {
   const radios = radioGroup(model.label)
   const group = radios.group
   group.setAttribute(WORKS_EARLY, '')  // works before Python (app/page/early_page.js)
@@ -37,7 +37,11 @@ export function render({ model }) {
       built = names
       inputs = fillRadios(radios, model.label, engines, pick, check)
     }
-    group.style.display = engines.length < 2 ? 'none' : ''  // it plays on one engine
+    // A scenario that plays on one engine: the whole component hides, margins included
+    // (so a playground link's page before Python shows it as soon as its bundle has both).
+    const hidden = engines.length < 2 ? 'none' : ''
+    group.style.display = hidden
+    if (view && view.el) { view.el.style.display = hidden }
     check()
   }
   follow(model, follows)

@@ -4,8 +4,8 @@ A scenario that plays on both engines has both engines' timelines in the player'
 bundle (app/data/timelines.py). Picking the other engine asks the player (player.js) for
 that engine's timeline at the same step: its mode last shown in this scenario, else
 its first; the mode picker then shows that engine's modes. It works on the static
-site before Python is ready, like the mode picker; Controls hides it on a scenario
-that plays on one engine.
+site before Python is ready, like the mode picker, and hides itself on a scenario
+that plays on one engine (its bundle holds one engine's timelines).
 """
 
 from __future__ import annotations

@@ -121,7 +121,6 @@ class Controls(pn.viewable.Viewer):
     def _show_modes(self, *_: object) -> None:
         modes = self.state.modes
         self.mode.visible = len(modes) > 1
-        self.engine.visible = len({timelines.engine_of(m) for m in modes}) > 1
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self._layout

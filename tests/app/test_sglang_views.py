@@ -131,17 +131,15 @@ def test_an_address_opens_sglang_and_a_vllm_only_scenario_says_why_it_cannot() -
     assert "mode='lpm'" in notice and "SGLang" in notice and "vLLM only" in notice
 
 
-def test_the_engine_picker_shows_only_on_scenarios_that_play_on_both() -> None:
+def test_a_scenario_on_both_engines_sends_both_engines_timelines() -> None:
     state = SimulatorState(scenario="shared-prefix", mode="default")
     controls = Controls(state=state)
-    assert controls.engine.visible
     assert set(controls.engine.sglang_modes) == set(SGLANG_MODES)
     lasts = controls.player.position["lasts"]
     assert {"shared-prefix/fcfs", "shared-prefix/lpm"} <= set(lasts)
     controls.player.at = ["shared-prefix/lpm", 2]  # the browser picked SGLang at step 2
     assert isinstance(state.timeline, SGLangTimeline) and (state.mode, state.step) == ("lpm", 2)
-    state.scenario = VLLM_ONLY
-    assert not controls.engine.visible
+    state.scenario = VLLM_ONLY  # (the picker hides itself: the browser tests)
     assert all(
         timelines.engine_of(k.split("/")[1]) == "vllm" for k in controls.player.position["lasts"]
     )

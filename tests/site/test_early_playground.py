@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from app.playground.fields import LABELS
+from app.playground.fields import LABELS, with_engines
 from app.playground.fields import SCRIPT as SCRIPT_FIELD
 from engine.lab import playground_code
 from engine.lab.scenario_file import scenario_from_dict
@@ -107,6 +107,41 @@ def test_a_playground_link_steps_before_python_and_the_live_page_keeps_the_mode_
     page.wait_for_url("**mode=preempt&step=4**")  # Python learnt the mode and step
     page.get_by_role("button", name="Step forward").click()
     check_playground_step(page, preempt, 5)
+
+
+BOTH_ENGINES_SCRIPT = (
+    "add_request A max_tokens=4 prompt: 1..8\nstep\nadd_request B max_tokens=2 prompt: 1..6, 30"
+    "\nstep 3"
+)
+
+
+@pytest.mark.parametrize("sglang", [True, False])
+def test_a_playground_link_shows_the_engine_picker_where_the_live_page_has_it(
+    held_page: Any, sglang: bool
+) -> None:
+    """The early page is laid out at the empty playground (vLLM only): a link to a
+    playground on both engines still shows the engine picker before Python, where the
+    live page has it (the mode picker beside it does not jump at the handover)."""
+    data = with_engines(typed(20, 4, BOTH_ENGINES_SCRIPT), sglang)
+    default = build_timeline(scenario_from_dict(data), "default")
+    page, run, release, early = open_early(held_page, link(data, "default", 2))
+    check_early_step(early, default, 2)
+    engine = early.get_by_test_id("engine-picker")
+    keep = early.get_by_role("radio", name="keep")
+    if sglang:
+        expect(engine).to_be_visible()
+    else:
+        expect(engine).to_be_hidden()
+    before = keep.bounding_box()
+    release.set()
+    wait_interactive(page, run)
+    expect(early).to_have_count(0, timeout=HANDOVER_TIMEOUT_MS)
+    if sglang:
+        expect(page.get_by_test_id("engine-picker")).to_be_visible()
+    else:
+        expect(page.get_by_test_id("engine-picker")).to_be_hidden()
+    after = page.get_by_role("radio", name="keep").bounding_box()
+    assert abs(before["x"] - after["x"]) <= 16 and abs(before["y"] - after["y"]) <= 16
 
 
 def test_an_edit_before_python_plays_at_once_and_the_live_page_takes_it_over(
