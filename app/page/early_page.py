@@ -102,7 +102,10 @@ class EarlyPage:
         if isinstance(obj, pn.pane.HTML):
             return {**self._outer(obj, within), "html": str(obj.object or "")}
         if isinstance(obj, pn.widgets.Widget):
-            return {**self._outer(obj, within), **stand_in(obj)}
+            outer = self._outer(obj, within)
+            if within == "column" and obj.width is None and obj.sizing_mode in (None, "fixed"):
+                outer["style"]["align-self"] = "flex-start"  # its own width, as Bokeh sizes it
+            return {**outer, **stand_in(obj)}
         raise TypeError(f"the early page cannot lay out {type(obj).__name__}")
 
     def _outer(self, obj: Viewable, within: str) -> Node:

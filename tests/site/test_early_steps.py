@@ -331,6 +331,7 @@ LANDMARKS_JS = """() => {
       el.closest('label').textContent.startsWith('Scenario')),
     engine: first('input[type=radio]', (el) => el.value === 'sglang'),
     forward: first('button', (el) => el.textContent === 'Step forward'),
+    fork: first('button', (el) => el.textContent === 'Edit a copy'),  // a widget's stand-in
     counter: first('[data-testid="step-counter"]'),
     narration: first('[data-testid="narration"]'),
     fonts: ['[data-testid="narration"]', '.header p', '.player .btn', '.counter', 'h3', 'td']
