@@ -46,14 +46,15 @@ HOST_SHEET = stylesheet("app.page", "early_host.css")
 STYLE = stylesheet("app.page", "early_page.css") + stylesheet("app.components", "status_note.css")
 
 
-# A hidden object among a component's children: an empty box, not shown.
-HIDDEN: Node = {
-    "style": {"display": "none"},
-    "classes": [],
-    "sheets": [],
-    "box": "column",
-    "children": [],
-}
+def hidden() -> Node:
+    """A hidden object among a component's children: an empty box, not shown."""
+    return {
+        "style": {"display": "none"},
+        "classes": [],
+        "sheets": [],
+        "box": "column",
+        "children": [],
+    }
 
 
 class EarlyPage:
@@ -176,7 +177,7 @@ class EarlyPage:
             if isinstance(parameter, Children):
                 # Kept in place, hidden: a component pairs its children by index (the
                 # tabs with their labels), and hides a tab whose panel is not shown.
-                children[name] = [self.node(c) or HIDDEN for c in value]
+                children[name] = [self.node(c) or hidden() for c in value]
             else:
                 model[name] = value
         node = self._outer(obj, within)
