@@ -334,6 +334,12 @@ LANDMARKS_JS = """() => {
     fork: first('button', (el) => el.textContent === 'Edit a copy'),  // a widget's stand-in
     counter: first('[data-testid="step-counter"]'),
     narration: first('[data-testid="narration"]'),
+    // Widgets' stand-ins, as wide and high as Bokeh draws them: [width, height]
+    sizes: ['Edit a copy', 'Measure the hashing cost here'].map((text) => {
+      const found = deepAll(document, 'button').find((el) => el.textContent === text)
+      const r = found ? found.getBoundingClientRect() : null
+      return r && r.width > 0 ? [r.width, r.height] : null
+    }),
     fonts: ['[data-testid="narration"]', '.header p', '.player .btn', '.counter', 'h3', 'td']
       .map((selector) => deepAll(document, selector).find((el) =>
         el.getBoundingClientRect().width > 0)).filter((el) => el).map(font),
@@ -383,6 +389,14 @@ def test_the_live_page_opens_where_the_early_page_drew_everything(
     wait_interactive(page, run)
     page.wait_for_timeout(300)
     live = page.evaluate(LANDMARKS_JS)
+    early_sizes, live_sizes = early.pop("sizes"), live.pop("sizes")
+    for early_size, live_size in zip(early_sizes, live_sizes, strict=True):
+        assert (early_size is None) == (live_size is None), (early_sizes, live_sizes)
+        if early_size is not None:  # (the embed has neither)
+            assert all(abs(a - b) <= 16 for a, b in zip(early_size, live_size, strict=True)), (
+                early_sizes,
+                live_sizes,
+            )
     early_fonts, live_fonts = early.pop("fonts"), live.pop("fonts")
     assert len(early_fonts) == 6 and early_fonts == live_fonts, (early_fonts, live_fonts)
     # (a scenario not on SGLang has no engine picker)
