@@ -16,9 +16,11 @@ state after it):
   ``map_size`` (keys in the map), ``usable`` (blocks minus the null block),
   ``block_size``, ``num_gpu_blocks``, and ``stats.hits``, ``stats.queries``,
   ``stats.preempted_hits``, ``stats.preempted_queries``, ``stats.resets``;
-- per request, by its id: ``{B.blocks}``, ``{B.num_blocks}``, ``{B.prompt_tokens}``,
-  ``{B.num_tokens}``, ``{B.computed}``, ``{B.hit_tokens}``, ``{B.missed_tokens}``,
-  ``{B.hit_blocks}``,
+- per request, by its id: what the pool did for it alone, ``{B.allocated}``, ``{B.hit}``,
+  ``{B.evicted}`` and every list above that a request's call makes (a sentence about
+  one request names its blocks from these, not from the step's lists); ``{B.blocks}``,
+  ``{B.num_blocks}``, ``{B.prompt_tokens}``, ``{B.num_tokens}``, ``{B.computed}``,
+  ``{B.hit_tokens}``, ``{B.missed_tokens}``, ``{B.hit_blocks}``,
   ``{B.full_blocks}`` (its hashed blocks), ``{B.prompt_full_blocks}``,
   ``{B.unhashed_tokens}`` (prompt tokens past the last full block), ``{B.preemptions}``,
   ``{B.sequence_blocks}`` (blocks its whole sequence, ``num_tokens``, fills),
@@ -40,7 +42,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from engine.lab.placeholders import (
@@ -102,6 +104,13 @@ def _run_label(run: tuple[int, ...]) -> str:
 class RequestFacts(PromptCounts):
     view: RequestRecord
     block_size: int
+    step: StepFacts = field(default_factory=StepFacts)  # what the pool did for it alone
+
+    def __getattr__(self, name: str) -> BlockIds:
+        # {B.allocated}, {B.evicted}...: the step's lists, this request's part of them
+        if name in FACT_LISTS:
+            return BlockIds(getattr(self.step, name))
+        raise AttributeError(name)
 
     @property
     def _cached_tokens(self) -> int:
@@ -161,7 +170,9 @@ class StoreFacts:
 
 def narration_context(facts: StepFacts, snapshot: Snapshot, block_size: int) -> dict[str, Any]:
     """Every name a narration template may use at this step."""
-    context: dict[str, Any] = {r.request_id: RequestFacts(r, block_size) for r in snapshot.requests}
+    context: dict[str, Any] = {
+        r.request_id: RequestFacts(r, block_size, facts.of(r.request_id)) for r in snapshot.requests
+    }
     context.update({name: BlockIds(getattr(facts, name)) for name in FACT_LISTS})
     context.update(
         free_queue=BlockIds(snapshot.free_queue),

@@ -16,7 +16,9 @@ from typing import Any
 
 from engine.lab.trace import untraced
 from engine.vllm.block_pool import BlockPool
+from engine.vllm.kv_cache_manager import KVCacheManager
 from engine.vllm.kv_cache_utils import KVCacheBlock
+from engine.vllm.request import Request
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,19 @@ class StepFacts:
     cleared: tuple[int, ...] = ()  # lost their hash in a successful reset_prefix_cache
     # (operation, block id) in order, so "taken, then freed" can be told from "freed, then taken"
     order: tuple[tuple[str, int], ...] = ()
+    # for each entry of ``order``, the request whose call did it (allocate_slots, free):
+    # None for what no request did (a reset, the offload connector)
+    owners: tuple[str | None, ...] = ()
+
+    def of(self, request_id: str) -> StepFacts:
+        """What the pool did for that request alone: a sentence about one request names
+        its blocks from these, never from the step's (another request's would slip in)."""
+        record = _Record()
+        for owner, entry in zip(self.owners, self.order, strict=True):
+            if owner == request_id:
+                record.order.append(entry)
+                record.owners.append(owner)
+        return record.facts()
 
     @property
     def freed(self) -> tuple[int, ...]:
@@ -56,16 +71,25 @@ class StepFacts:
 @dataclass
 class _Record:
     order: list[tuple[str, int]] = field(default_factory=list)
+    owners: list[str | None] = field(default_factory=list)
+    request: str | None = None  # the request whose call the pool is in
 
     def add(self, op: str, blocks: Iterable[KVCacheBlock]) -> None:
-        self.order.extend((op, b.block_id) for b in blocks if not b.is_null)
+        for block in blocks:
+            if not block.is_null:
+                self.order.append((op, block.block_id))
+                self.owners.append(self.request)
 
     def facts(self) -> StepFacts:
         def ids(op: str) -> tuple[int, ...]:
             return tuple(b for o, b in self.order if o == op)
 
-        kinds = [f for f in StepFacts.__dataclass_fields__ if f != "order"]
-        return StepFacts(**{kind: ids(kind) for kind in kinds}, order=tuple(self.order))
+        kinds = [f for f in StepFacts.__dataclass_fields__ if f not in ("order", "owners")]
+        return StepFacts(
+            **{kind: ids(kind) for kind in kinds},
+            order=tuple(self.order),
+            owners=tuple(self.owners),
+        )
 
 
 def _hashed(blocks: Iterable[KVCacheBlock]) -> set[int]:
@@ -76,11 +100,16 @@ def _hashed(blocks: Iterable[KVCacheBlock]) -> set[int]:
 
 
 class PoolRecorder:
-    """Wraps one BlockPool's entry points on the instance; ``take()`` hands out a step's facts."""
+    """Wraps one BlockPool's entry points on the instance, and the manager's calls made
+    for one request (so each operation knows its request); ``take()`` hands out a
+    step's facts."""
 
-    def __init__(self, pool: BlockPool) -> None:
+    def __init__(self, pool: BlockPool, manager: KVCacheManager | None = None) -> None:
         self.pool = pool
         self._record = _Record()
+        if manager is not None:
+            for name in ("allocate_slots", "free"):
+                self._wrap_for_request(manager, name)
         self._wrap("get_new_blocks", self._after_get_new_blocks)
         self._wrap("touch", self._around_touch)
         self._wrap("cache_full_blocks", self._around_cache_full_blocks)
@@ -89,8 +118,20 @@ class PoolRecorder:
         self._wrap("reset_prefix_cache", self._around_reset)
 
     def take(self) -> StepFacts:
-        facts, self._record = self._record.facts(), _Record()
+        facts, self._record = self._record.facts(), _Record(request=self._record.request)
         return facts
+
+    def _wrap_for_request(self, manager: KVCacheManager, name: str) -> None:
+        original = getattr(manager, name)
+
+        def wrapper(request: Request, *args: Any, **kwargs: Any) -> Any:
+            outer, self._record.request = self._record.request, request.request_id
+            try:
+                return original(request, *args, **kwargs)
+            finally:
+                self._record.request = outer
+
+        setattr(manager, name, wrapper)
 
     def _wrap(self, name: str, around: Callable[..., Any]) -> None:
         original = getattr(self.pool, name)

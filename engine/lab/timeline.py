@@ -249,7 +249,8 @@ class _Run:
             watermark=scenario.watermark,
         )
         self.engine = engine_core(self.scheduler)
-        self.recorder = PoolRecorder(self.scheduler.kv_cache_manager.block_pool)
+        manager = self.scheduler.kv_cache_manager
+        self.recorder = PoolRecorder(manager.block_pool, manager)
         self.snapshot_taker = SnapshotTaker()
         # The HTTP reset's handlers are keep mode's, so a play with one runs keep
         # mode's engine (runs_keep_mode).

@@ -16,6 +16,7 @@ from engine.lab.narration import FACT_LISTS, BlockIds, fill_narration, narration
 from engine.lab.scenario import load_scenario, scenario_names
 from engine.lab.step_facts import StepFacts
 from engine.lab.timeline import Step, Timeline, build_timeline
+from tests.engine.sentences import sentences, step_lists_about_one_request
 
 CASES = [
     (name, mode, index)
@@ -364,3 +365,92 @@ def test_blocks_taken_and_freed_are_listed_in_the_order_they_were_taken() -> Non
     allocated = BlockIds(step.facts.allocated)
     assert str(allocated).startswith(f"#{min(step.facts.allocated)} to ")
     assert f"into {allocated} (taken and freed" in " ".join(t.narration_text(step).split())
+
+
+# -- a sentence about one request -------------------------------------------------------
+
+# Lists no request's call makes: a reset's (the step's own, whoever a sentence names).
+NOT_A_REQUESTS = {"cleared"}
+
+
+@pytest.mark.parametrize(("name", "mode", "index"), CASES)
+def test_a_sentence_about_one_request_names_only_that_requests_blocks(
+    name: str, mode: str, index: int
+) -> None:
+    t, step = step_of(name, mode, index)
+    request_ids = [r.request_id for r in step.snapshot.requests]
+    found = list(
+        step_lists_about_one_request(
+            t.narration_template(step), request_ids, set(FACT_LISTS) - NOT_A_REQUESTS
+        )
+    )
+    assert not found, (
+        f"{name} [{mode}] step {index}: a sentence about one request fills the step's "
+        f"lists, which may hold another request's blocks; use the request's own "
+        f"({{R.allocated}}, {{R.evicted}}...): {found}"
+    )
+
+
+# -- a block named by its place in a request's chain --------------------------------------
+
+ORDINALS = {"first": 0, "second": 1, "third": 2, "fourth": 3, "fifth": 4, "sixth": 5}
+PLACE = r"([\w-]+)'s (first|second|third|fourth|fifth|sixth|last full|last) block"
+PLACED_BLOCK = re.compile(rf"#(\d+),? (?:was|is) {PLACE}|{PLACE}, #(\d+)|into #(\d+), {PLACE}")
+
+
+def blocks_last_held(t: Timeline, index: int, request_id: str) -> tuple[list[int], set[int]]:
+    """The request's blocks as it last held them, at this step or before, and which of
+    them had a hash: from its snapshot record, or, in the step it let them go, from what
+    it freed (last block first), so a block taken and freed in that step counts too."""
+    freeing = ("freed_to_head", "freed_to_tail", "released")
+    for step in reversed(t.steps[: index + 1]):
+        record = next((r for r in step.snapshot.requests if r.request_id == request_id), None)
+        if record is not None and record.block_ids:
+            return list(record.block_ids), set(record.block_ids[: len(record.chain)])
+        own = step.facts.of(request_id)
+        freed = [b for op, b in own.order if op in freeing]
+        if freed:
+            hashed = {b for entry in step.snapshot.hash_map for b in entry.block_ids}
+            return freed[::-1], set(freed) & hashed
+    return [], set()
+
+
+def block_at_place(t: Timeline, index: int, request_id: str, place: str) -> int | None:
+    blocks, hashed = blocks_last_held(t, index, request_id)
+    if place == "last full":
+        return next((b for b in reversed(blocks) if b in hashed), None)
+    position = len(blocks) - 1 if place == "last" else ORDINALS[place]
+    return blocks[position] if 0 <= position < len(blocks) else None
+
+
+@pytest.mark.parametrize(("name", "mode", "index"), CASES)
+def test_a_block_named_by_its_place_in_a_chain_is_there(name: str, mode: str, index: int) -> None:
+    t, step = step_of(name, mode, index)
+    text = " ".join(t.narration_text(step).split())
+    for match in PLACED_BLOCK.finditer(text):
+        block = int(next(g for g in match.groups() if g and g.isdigit()))
+        request_id, place = re.findall(PLACE, match[0])[0]
+        assert block_at_place(t, index, request_id, place) == block, (
+            f"{name} [{mode}] step {index}: #{block} is not {request_id}'s {place} block: "
+            f"{match[0]!r}"
+        )
+
+
+# "both" after a list of blocks: "{R1.allocated}, both cached" (not "both references")
+BOTH_AFTER_A_LIST = re.compile(
+    r"\{(?P<list>[\w.-]+)\}[^{}.]*?\bboth (?:were|are|was|is|fill|filled|cached|taken|freed|go)\b"
+)
+
+
+@pytest.mark.parametrize(("name", "mode", "index"), CASES)
+def test_both_follows_a_list_of_two(name: str, mode: str, index: int) -> None:
+    t, step = step_of(name, mode, index)
+    for sentence in sentences(t.narration_template(step)):
+        for match in BOTH_AFTER_A_LIST.finditer(sentence):
+            list_name = "{" + match["list"] + "}"
+            filled = fill_narration(list_name, step.facts, step.snapshot, t.block_size)
+            count = len(named_blocks(filled))
+            assert count == 2, (
+                f"{name} [{mode}] step {index}: 'both' after {filled} ({count} blocks): "
+                f"{sentence!r}"
+            )
