@@ -82,6 +82,9 @@ class SGLangStepFacts:
     # ("allocated" or "freed", slot) in order, so "taken, then freed" can be told
     # from "freed, then taken"
     order: tuple[tuple[str, int], ...] = ()
+    # for each entry of ``order``, the request whose row took or gave back the slot;
+    # None for an eviction's
+    owners: tuple[str | None, ...] = ()
 
     @property
     def forward_mode(self) -> str | None:
@@ -116,6 +119,23 @@ class SGLangStepFacts:
                 freed.add(slot)
         return tuple(dict.fromkeys(s for s in taken if s in freed))
 
+    def of(self, request_id: str) -> SGLangStepFacts:
+        """What the tree and the pool did for that request alone: its walks, the splits
+        and nodes they made, the slots its row took and gave back (evictions make room
+        for a batch, so they are no request's)."""
+        walks = self.walks_of(request_id)
+        made = {w.split for w in walks if w.split is not None}
+        order = tuple(e for e, o in zip(self.order, self.owners, strict=True) if o == request_id)
+        return SGLangStepFacts(
+            walks=walks,
+            splits=tuple(s for s in self.splits if s.node in made),
+            inserted=tuple(w.new_node for w in walks if w.new_node is not None),
+            allocated=tuple(slot for op, slot in order if op == "allocated"),
+            freed=tuple(slot for op, slot in order if op == "freed"),
+            order=order,
+            owners=(request_id,) * len(order),
+        )
+
     def walks_of(self, request_id: str, phase: Phase | None = None) -> tuple[Walk, ...]:
         return tuple(
             w
@@ -138,6 +158,7 @@ class _Record:
     finished: list[str] = field(default_factory=list)
     retraction: Retraction | None = None
     order: list[tuple[str, int]] = field(default_factory=list)
+    owners: list[str | None] = field(default_factory=list)
 
     def facts(self) -> SGLangStepFacts:
         return SGLangStepFacts(
@@ -153,6 +174,7 @@ class _Record:
             finished=tuple(self.finished),
             retraction=self.retraction,
             order=tuple(self.order),
+            owners=tuple(self.owners),
         )
 
 
@@ -191,6 +213,7 @@ class TreeRecorder:
         wrap(scheduler.allocator, "free_segment", self._around_free)
         wrap(scheduler.policy, "calc_priority", self._around_calc_priority)
         wrap(scheduler, "schedule", self._around_schedule)
+        wrap(scheduler, "_grow_rows", self._around_grow_rows)
         wrap(scheduler, "checkpoint", self._around_checkpoint)
         wrap(scheduler, "release_kv_cache", self._around_release)
         wrap(scheduler, "retract_decode", self._around_retract)
@@ -309,6 +332,8 @@ class TreeRecorder:
         if slots is not None:
             self._record.allocated.extend(slots)
             self._record.order.extend(("allocated", s) for s in slots)
+            # a batch's rows share one allocation: _around_grow_rows says whose each is
+            self._record.owners.extend([self._request] * len(slots))
         return slots
 
     def _around_free(self, original: Callable[..., None], *args: Any, **kwargs: Any) -> None:
@@ -317,6 +342,7 @@ class TreeRecorder:
         freed = [s for s in self._free_slots() if s not in before]
         self._record.freed.extend(freed)
         self._record.order.extend(("freed", s) for s in freed)
+        self._record.owners.extend([self._request] * len(freed))
 
     # ---- the scheduler ----
 
@@ -338,6 +364,21 @@ class TreeRecorder:
         self._record.admitted.extend(r.rid for r in admitted)
         self.on_admitted(admitted)
         return admitted
+
+    def _around_grow_rows(
+        self, original: Callable[..., bool], reqs: list[Req], new_lens: list[int]
+    ) -> bool:
+        start = len(self._record.order)
+        with untraced():
+            lengths = [len(r.kv_row) for r in reqs]
+        grown = original(reqs, new_lens)
+        with untraced():
+            whose = {s: r.rid for r, n in zip(reqs, lengths, strict=True) for s in r.kv_row[n:]}
+            for i in range(start, len(self._record.order)):
+                op, slot = self._record.order[i]
+                if op == "allocated":
+                    self._record.owners[i] = whose.get(slot)
+        return grown
 
     def _around_prefill(self, original: Callable[..., list[Req]], batch: list[Req]) -> list[Req]:
         with untraced():

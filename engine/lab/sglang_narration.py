@@ -20,7 +20,11 @@ The SGLang counterpart of engine/lab/narration.py: a text says ``{inserted}`` or
   ``retracted`` (this step, in the order retracted), ``waiting``, ``running`` (now, the
   waiting queue in its order), written ``S1 and S2``;
   ``new_token_ratio`` (after this step's retraction, written ``1.0000``; none: empty);
-- per request, by its id: ``{S2.hit_tokens}`` (its matched prefix at admission),
+- per request, by its id: its own part of a list above, ``{S2.allocated}``,
+  ``{S2.freed}``, ``{S2.taken_and_freed}``, ``{S2.inserted}``, ``{S2.split}`` (splits
+  its walks made), ``{S2.split_children}`` (a sentence about one request names its
+  slots and nodes from these, not from the step's lists); ``{S2.hit_tokens}`` (its
+  matched prefix at admission),
   ``{S2.missed_tokens}``, ``{S2.prompt_tokens}``, ``{S2.num_tokens}``,
   ``{S2.output_tokens}`` (generated so far), ``{S2.max_new_tokens}``,
   ``{S2.slots}`` (its row of KV slots), ``{S2.node}`` (where its last match ended),
@@ -96,11 +100,29 @@ class RequestList(LabelList[str]):
     """Request ids, written ``S1 and S2`` (``none``)."""
 
 
+# The step's lists a request has its own part of: {S2.allocated}, {S2.inserted}...
+OWN_SLOTS = ("allocated", "freed", "taken_and_freed")
+OWN_NODES = ("inserted", "split", "split_children")
+
+
 @dataclass(frozen=True)
 class SGLangRequestFacts(PromptCounts):
     view: SGLangRequestRecord
     snapshot: SGLangSnapshot
     facts: SGLangStepFacts
+
+    def __getattr__(self, name: str) -> SlotList | NodeList:
+        # a sentence about one request names its slots and nodes from these
+        own = self.facts.of(self.view.request_id)
+        if name in OWN_SLOTS:
+            return SlotList(getattr(own, name), self.snapshot.page_size)
+        if name == "split":
+            return NodeList(own.split_nodes)
+        if name == "split_children":
+            return NodeList(s.child for s in own.splits)
+        if name == "inserted":
+            return NodeList(own.inserted)
+        raise AttributeError(name)
 
     @property
     def _cached_tokens(self) -> int:

@@ -4,6 +4,7 @@ data shows: node ids, slots and counts are placeholders filled from the step
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from functools import cache
 
@@ -12,12 +13,15 @@ import pytest
 from engine.lab.scenario import load_scenario, scenario_names
 from engine.lab.sglang_facts import SGLangStepFacts
 from engine.lab.sglang_narration import (
+    OWN_NODES,
+    OWN_SLOTS,
     NodeList,
     SlotList,
     describe_sglang_step,
     fill_sglang_narration,
 )
 from engine.lab.sglang_timeline import SGLangStep, SGLangTimeline, build_sglang_timeline
+from tests.engine.sentences import sentences, step_lists_about_one_request
 from tests.engine.test_narration_facts import ALLOWED_DIGITS
 
 CASES = [
@@ -181,3 +185,42 @@ def test_a_wrong_node_in_a_text_is_caught() -> None:
     known = {n.node_id for n in step.snapshot.nodes} | set(step.facts.evicted)
     assert 99 not in known and named_nodes("then n99 goes") == {99}
     assert COUNTED.search("two nodes are evicted")
+
+
+@pytest.mark.parametrize(("name", "mode", "index"), CASES)
+def test_a_sentence_about_one_request_names_only_that_requests_slots_and_nodes(
+    name: str, mode: str, index: int
+) -> None:
+    t, step = step_of(name, mode, index)
+    request_ids = [r.request_id for r in step.snapshot.requests]
+    found = list(
+        step_lists_about_one_request(
+            t.narration_template(step), request_ids, {*OWN_SLOTS, *OWN_NODES}
+        )
+    )
+    assert not found, (
+        f"{name} [{mode}] step {index}: a sentence about one request fills the step's "
+        f"lists, which may hold another request's slots or nodes; use the request's own "
+        f"({{R.allocated}}, {{R.inserted}}...): {found}"
+    )
+
+
+@pytest.mark.parametrize("page_size", [1, 4])
+def test_unaligned_prefix_claims_reuse_to_the_token_only_of_page_size_1(page_size: int) -> None:
+    """At page size 4 (what `--page-size` sets) the tree rounds the match down to whole
+    pages as vLLM does: no sentence may say U2 reused the prefix to the token, or the
+    whole of it, unless it says that of a page per token (page size 1)."""
+    scenario = load_scenario("unaligned-prefix")
+    scenario = dataclasses.replace(
+        scenario, sglang=dataclasses.replace(scenario.sglang, page_size=page_size)
+    )
+    t = build_sglang_timeline(scenario, "fcfs", trace=False)
+    last = t.steps[-1]
+    u2 = next(r for r in last.snapshot.requests if r.request_id == "U2")
+    assert u2.hit_tokens == (10 if page_size == 1 else 8)  # the shared prefix is 10 tokens
+    for step in t.steps:
+        for sentence in sentences(t.narration_text(step)):
+            if re.search(r"to the token|whole shared prefix|there is no block", sentence):
+                assert "page per token" in sentence or "page holds more than one" in sentence, (
+                    f"page size {page_size}, step {step.index}: {sentence!r}"
+                )
