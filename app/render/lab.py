@@ -44,8 +44,9 @@ def render_numbers(runs: LabelledRuns) -> str:
     }
     # What SGLang's modelled scheduler has no figure for, and why (its own reason).
     not_on_sglang = {
-        "preemptions": "SGLang retracts requests rather than preempting them (their KV "
-        "freed, not cached), and the lab does not count its retractions",
+        "preemptions": "SGLang retracts requests rather than preempting them (their prompt "
+        "stays in the tree, their outputs' KV is freed, not cached), and the lab does not "
+        "count its retractions",
         "survival_fraction": "SGLang retracts requests rather than preempting them",
     }
     head = "".join(

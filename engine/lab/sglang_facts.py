@@ -404,7 +404,7 @@ class TreeRecorder:
     def _around_release(
         self, original: Callable[..., None], req: Req, *, checkpoint: bool = True
     ) -> None:
-        if checkpoint:  # a retracted request's KV is released without caching it
+        if checkpoint:  # a retracted request's outputs are released without caching them
             self._record.finished.append(req.rid)
         request, self._request = self._request, req.rid
         try:

@@ -265,8 +265,9 @@ def describe_sglang_step(
     if facts.retraction is not None:
         sentences.append(
             "Nothing was admitted, so the running batch was to decode, but it could not get "
-            "its slots: {retracted} went back to the waiting queue, their slots freed and not "
-            "cached; new_token_ratio is now {new_token_ratio}."
+            "its slots: {retracted} went back to the waiting queue, the slots of their "
+            "outputs freed and not cached, their prompts, in the tree since their prefill, "
+            "unlocked and evictable; new_token_ratio is now {new_token_ratio}."
         )
     if facts.decoded:
         sentences.append(

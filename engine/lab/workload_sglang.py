@@ -10,9 +10,10 @@ docs/sglang.md, "Workloads on SGLang"), the tree uses SGLang's defaults (lru
 eviction, fcfs scheduling).
 
 Columns without a meaning here are left empty (None): SGLang retracts requests
-rather than preempting them (``Scheduler.retract_decode``: their KV freed, not
-cached) and the runner does not count retractions, so the preemption columns are
-empty; pool usage and evictions count KV slots (tokens), not blocks.
+rather than preempting them (``Scheduler.retract_decode``: the prompt, inserted
+after prefill, stays in the tree; the outputs' KV is freed, not cached) and the
+runner does not count retractions, so the preemption columns are empty; pool usage
+and evictions count KV slots (tokens), not blocks.
 ``max_num_batched_tokens`` and ``reset_mode`` are not used. The lab drives the
 model through its public calls; engine/sglang knows nothing of the lab.
 """

@@ -16,8 +16,9 @@ request gets its first token; one that is done (``max_new_tokens`` 1) is release
 once, the others publish their prompt in the tree (``checkpoint``), so later requests
 match it while they run, and join the running batch. A decode batch
 (``update_running_batch``): if the pages the decode needs cannot be had even by
-evicting, requests are retracted (their KV freed, not cached; back to the end of the
-waiting queue) until they can; each request left gets one token. A deterministic
+evicting, requests are retracted (the KV past what the tree holds, their outputs',
+freed, not cached; their prompt stays in the tree; back to the end of the waiting
+queue) until they can; each request left gets one token. A deterministic
 stand-in model picks the tokens. An admitted request locks its matched path; on
 finish its whole sequence goes into the tree, duplicates of cached slots go back to
 the pool, and its lock is released (``mem_cache/common.py`` ``release_kv_cache``).
@@ -282,7 +283,8 @@ class Scheduler:
         return retracted, NewTokenRatioTracker.estimate_new_token_ratio_after_retract(kept), kept
 
     def release_req(self, req: Req, remaing_req_count: int) -> None:
-        """schedule_batch.py:2360-2395: free the request's KV without caching it, evict
+        """schedule_batch.py:2360-2395: free the request's KV past ``cache_protected_len``
+        (the prompt its prefill put in the tree stays) without caching it, evict
         enough for the rest's next 20 decode steps, forget the match."""
         self.release_kv_cache(req, checkpoint=False)
         self.evict_from_tree_cache(remaing_req_count * SGLANG_RETRACT_DECODE_STEPS)

@@ -181,6 +181,8 @@ def test_sglang_alone_says_the_step_view_is_vllms_and_preemptions_are_not_modell
     assert "in this run" not in " ".join(said)
     numbers = parse(view.outcome.object).find_all(data_testid="lab-absent")
     assert any("SGLang retracts requests rather than preempting" in p.text for p in numbers)
+    # release_req frees only what lies past cache_protected_len: the prompt stays cached
+    assert any("their prompt stays in the tree" in p.text for p in numbers)
 
 
 def test_the_address_carries_the_engine_and_a_bad_one_gets_a_notice() -> None:

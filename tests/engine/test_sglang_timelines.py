@@ -392,6 +392,11 @@ def test_a_retraction_is_logged_and_the_request_waits_again() -> None:
     assert step.result == "retract R1; decode R0"
     text = t.narration_text(step)  # no text written: described from the step's facts
     assert "R1 went back to the waiting queue" in text and "now 1.0000" in text
+    # release_req frees only what lies past cache_protected_len: R1's prompt, put in the
+    # tree after its prefill, stays there, unlocked, and the text says so
+    prompt_nodes = [n for n in step.snapshot.nodes if n.token_ids[:2] == (3, 4)]
+    assert prompt_nodes and all(n.lock_ref == 0 for n in prompt_nodes)
+    assert "their prompts, in the tree since their prefill, unlocked" in text
     last = t.steps[-1].snapshot
     assert not last.waiting and not last.running
     assert last.request("R1").num_output_tokens == 53

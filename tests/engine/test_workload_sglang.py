@@ -171,3 +171,11 @@ def test_cli_a_bad_engine_is_one_line_and_exit_2(
     assert status == 2
     err = capsys.readouterr().err
     assert says in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_retraction_is_told_as_sglang_does_it() -> None:
+    """release_req frees only the KV past cache_protected_len: the prompt, put in the tree
+    after prefill, stays there (tests/engine/test_sglang_timelines.py plays it)."""
+    text = " ".join(load_preset("preemption-survival").sglang_expected.split())
+    assert "their prompt, put in the tree after their prefill, stays there" in text
+    assert "KV freed, not cached" not in text
