@@ -437,17 +437,29 @@ def test_a_prefix_ending_mid_block_is_reused_to_the_token_at_page_size_1() -> No
     check_tree(paged.steps[-1].snapshot)
 
 
-def test_under_pressure_the_tree_evicts_a_leaf_and_vllm_a_block_whose_parent_is_in_use() -> None:
+def test_under_pressure_both_evict_a_tail_and_the_tree_ranks_tails_by_last_access() -> None:
     step = at(timeline("eviction-order", "fcfs"), "r4_evicts")
     (eviction,) = step.facts.evictions
     before = at(timeline("eviction-order", "fcfs"), "r4").snapshot
     assert before.node(eviction.node).token_ids == tuple(range(201, 209))  # R2's node
     kept = {t for n in step.snapshot.nodes for t in n.token_ids}
     assert set(range(1, 11)) <= kept  # all of R1's prefix stays
+    # both leaves could go; R3's walk stamped R1's node, so R2's is the older
+    leaves = {n.node_id: n for n in before.nodes if n.evictable_leaf}
+    r1_tail = next(n for n in leaves.values() if 10 in n.token_ids)
+    assert set(leaves) == {eviction.node, r1_tail.node_id}
+    assert leaves[eviction.node].last_access_time < r1_tail.last_access_time
     vllm = build_timeline(load_scenario("eviction-order"), "default", trace=False)
     r4 = [s for s in vllm.steps if s.narration_key == "r4_evicts"][-1]
-    r1_blocks = [s for s in vllm.steps if s.narration_key == "r1_done"][-1].facts.cached
-    assert r1_blocks[1] in r4.facts.evicted  # vLLM evicts R1's second block
+    r1_done = [s for s in vllm.steps if s.narration_key == "r1_done"][-1].facts
+    r1_blocks = r1_done.cached
+    assert r1_blocks[1] in r4.facts.evicted  # vLLM evicts R1's second block...
+    # ...the tail of R1's cached chain: freed last block first, it joined the queue
+    # ahead of its parent, as a tree's leaf goes before its parent
+    assert r1_done.freed_to_tail == (r1_blocks[1], r1_blocks[0])
+    text = " ".join(timeline("eviction-order", "fcfs").narration_text(step).split())
+    assert "Both engines take a chain's tail first" in text
+    assert "children before" not in text
 
 
 def test_a_namespace_isolates_like_a_salt() -> None:
