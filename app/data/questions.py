@@ -9,10 +9,13 @@ rule on the timeline, so every scenario and mode gets them where its lesson is:
 - a request admitted for the first time: how many prompt tokens it reuses from the
   cache (its num_cached_tokens), with the answers a learner would give without the
   lesson among the options (the whole prompt, every token whose hash is in the map,
-  an earlier prompt it contains);
+  the tokens it shares with an earlier request, to the token and in whole blocks,
+  what an earlier request reused of them, an earlier prompt it contains);
 - a preempted request resumed: how many of its tokens its own cached blocks give
   back (vLLM counts them apart, in preempted_hits / preempted_queries, and keeps
-  the request's num_cached_tokens from its first admission);
+  the request's num_cached_tokens from its first admission), with the answer a
+  learner would give without the lesson: all of its full blocks, as if none had been
+  evicted since;
 - an allocation from free_block_queue while a cached block is free: which block
   is handed out (the head, cached or not).
 """
@@ -112,18 +115,46 @@ def _token_options(
     return tuple(f"{n} tokens" for n in options), options.index(hit)
 
 
+def _chain_tokens(request: RequestRecord) -> tuple[int, ...]:
+    """The request's tokens in its full blocks, as its chain holds them."""
+    return tuple(t for link in request.chain for t in link.token_ids)
+
+
+def _common_prefix(a: tuple[int, ...], b: tuple[int, ...]) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
 def _tempting(before: Snapshot, request: RequestRecord, block_size: int) -> tuple[int, ...]:
     """What a learner would answer without the lesson: every token whose block hash is
-    already in the map (forgetting the num_tokens - 1 cap and a skipped lookup), and the
-    length of the latest earlier prompt (forgetting that hashes chain from the start)."""
+    already in the map (forgetting the num_tokens - 1 cap and a skipped lookup); the
+    tokens it shares with an earlier request, to the token (forgetting that only whole
+    blocks hit) and in the whole blocks a lookup would take (forgetting a salt or a
+    reset that changed the hashes: the other modes' answer); what an earlier request
+    reused of those shared tokens (the other salt's hit); and the length of the latest
+    earlier prompt (forgetting that hashes chain from the start)."""
     in_map = {e.hash_label for e in before.hash_map}
     found = 0
     for link in request.chain:
         if link.hash_label not in in_map:
             break
         found += 1
-    earlier = [r.num_prompt_tokens for r in before.requests if r.request_id != request.request_id]
-    return (found * block_size, *earlier[-1:])
+    tokens = _chain_tokens(request)
+    earlier = [r for r in before.requests if r.request_id != request.request_id]
+    common = [_common_prefix(tokens, _chain_tokens(other)) for other in earlier]
+    shared = max(common, default=0)
+    reused = max(
+        (min(max(o.num_cached_tokens, 0), c) for o, c in zip(earlier, common, strict=True)),
+        default=0,
+    )
+    # the hit those shared tokens would give if their hashes matched (the cap kept)
+    whole = min(shared, request.num_prompt_tokens - 1) // block_size * block_size
+    latest = [r.num_prompt_tokens for r in earlier[-1:]]
+    return (found * block_size, reused, shared, whole, *latest)
 
 
 def _hit_tokens(before: Snapshot, step: Step, block_size: int) -> list[Question]:
@@ -166,12 +197,14 @@ def _resume_hit(before: Snapshot, step: Step, block_size: int) -> Question | Non
         return None  # no resumption, or several sharing the counters
     request = resumed[0]
     hit = after.stats.preempted_hits - before.stats.preempted_hits
-    options, answer = _token_options(hit, queried, block_size)
+    # tempting: every full block it had cached, as if none had been evicted since
+    own = min(len(request.chain) * block_size, queried - 1) // block_size * block_size
+    options, answer = _token_options(hit, queried, block_size, (own,))
     return Question(
         "resume_hit",
-        f"{request.request_id} was preempted with its blocks freed, and resumes next with "
-        f"{queried} tokens to recompute. How many of them does it reuse from the prefix "
-        "cache (what preempted_hits grows by)?",
+        f"{request.request_id} was preempted with its blocks freed, and resumes next; its "
+        f"prefix-cache lookup covers {queried} tokens (what preempted_queries grows by). "
+        "How many of them does it reuse (what preempted_hits grows by)?",
         options,
         answer,
         f"{hit} of {queried} tokens hit: preempted_hits / preempted_queries = {hit} / {queried}.",

@@ -296,8 +296,8 @@ def test_a_hit_question_offers_the_answer_given_without_the_lesson() -> None:
     for the number vLLM reports, not for tokens "found in the cache" (the hashes of a
     skipped or capped lookup are in the map, yet not reused)."""
 
-    def hit_question(name: str, request: str) -> tuple[str, tuple[str, ...], str]:
-        tl = timelines.timeline(name, "default")
+    def hit_question(name: str, request: str, mode: str) -> tuple[str, tuple[str, ...], str]:
+        tl = timelines.timeline(name, mode)
         for step in range(len(tl.steps)):
             for q in questions_at(tl, step):
                 if q.kind == "hit_tokens" and q.prompt.startswith(f"{request} "):
@@ -309,9 +309,16 @@ def test_a_hit_question_offers_the_answer_given_without_the_lesson() -> None:
         ("prepend-token", "P2", "0 tokens", "32 tokens"),  # P1's tokens, one place on
         ("exact-duplicate", "P2", "1984 tokens", "2000 tokens"),  # the cap
         ("prompt-logprobs", "P2", "16 tokens", "20 tokens"),  # L1 cached all five
+        ("cache-salt", "bob-1", "0 tokens", "16 tokens"),  # what alice-2 got, other salt
+        ("cache-salt", "fresh-1", "0 tokens", "16 tokens"),
+        ("cache-salt", "fresh-2", "0 tokens", "16 tokens"),
+        ("unaligned-prefix", "U2", "8 tokens", "10 tokens"),  # the whole shared prefix
+        ("reset/keep", "C", "0 tokens", "8 tokens"),  # what the other modes give
+        ("keep-aftermath/keep", "C", "0 tokens", "8 tokens"),
     ]
-    for name, request, right, tempting in cases:
-        prompt, options, answer = hit_question(name, request)
+    for where, request, right, tempting in cases:
+        name, _, mode = where.partition("/")
+        prompt, options, answer = hit_question(name, request, mode or "default")
         assert answer == right and tempting in options, (name, request, options)
         assert "num_cached_tokens" in prompt and "found in" not in prompt
 
@@ -324,6 +331,15 @@ def test_a_resumed_request_is_asked_what_its_own_blocks_give_back() -> None:
     assert "R2" in resumed[0][1].prompt and "17" in resumed[0][1].prompt
     stats = tl.steps[9].snapshot.stats
     assert (stats.preempted_hits, stats.preempted_queries) == (16, 17)
+    assert "tokens to recompute" not in resumed[0][1].prompt  # reused, not recomputed
+
+
+def test_after_churn_the_resume_question_offers_the_previous_scenarios_answer() -> None:
+    """In preemption R2 got its 16 tokens back; after the churn it gets less, and 16, all
+    of its full blocks as if none had been evicted, is among the options."""
+    tl = timelines.timeline("preemption-churn", "default")
+    (q,) = [q for s in range(len(tl.steps)) for q in questions_at(tl, s) if q.kind == "resume_hit"]
+    assert q.options[q.answer] == "4 tokens" and "16 tokens" in q.options
 
 
 @pytest.mark.parametrize("embed", [False, True])
