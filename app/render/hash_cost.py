@@ -7,7 +7,7 @@ from app.render.glossary import term
 from app.render.html import esc
 from engine.lab.shared.hash_cost import HashCostReport
 
-# The agent-prompt scenario's prompt: the chapter's example of a long shared prefix.
+# The agent-prompt scenario's prompt: the lab's example of a long shared prefix.
 EXAMPLE_PROMPT_TOKENS = 2_200
 
 
