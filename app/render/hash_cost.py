@@ -15,7 +15,7 @@ def render_hash_cost(report: HashCostReport, where: str) -> str:
     rows = []
     for cost in report.costs:
         if cost.us_per_block is None:
-            shown = f"needs the {esc(cost.missing)} package, which this page does not have"
+            shown = f"needs {esc(cost.needs)}, which this page does not have"
             value = ""
         else:
             shown = f"{cost.us_per_block:,.2f} µs"

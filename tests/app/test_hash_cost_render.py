@@ -12,6 +12,7 @@ REPORT = HashCostReport(
     (
         HashCost("sha256", "vLLM's default", 1.5),
         HashCost("xxhash", "xxHash", None, "xxhash"),
+        HashCost("xxhash_cbor", "xxHash over CBOR", None, "cbor2 and xxhash"),
     ),
 )
 
@@ -23,6 +24,7 @@ def test_the_table_and_the_example_come_from_the_report() -> None:
     assert (
         "needs the xxhash package" in rows["xxhash"].text and "data-us" not in rows["xxhash"].attrs
     )
+    assert "needs the cbor2 and xxhash packages" in rows["xxhash_cbor"].text
     example = " ".join(page.find_all(data_testid="hash-cost-example")[0].text.split())
     blocks = EXAMPLE_PROMPT_TOKENS // 16
     assert f"{blocks} full blocks" in example and f"about {blocks * 1.5 / 1000:.2f} ms" in example

@@ -13,7 +13,8 @@ from engine.lab.cli import main as cli
 from engine.lab.shared import hash_cost
 from engine.lab.shared.hash_cost import measure_hash_cost
 
-VLLM_OPTIONS = {"sha256", "sha256_cbor", "xxhash"}
+# vLLM 0.33.0's PrefixCachingHashAlgo (vllm/config/cache.py:177)
+VLLM_OPTIONS = {"sha256", "sha256_cbor", "xxhash", "xxhash_cbor"}
 
 
 def test_the_default_and_its_two_halves_are_measured() -> None:
@@ -40,6 +41,8 @@ def test_an_option_this_python_cannot_run_says_what_it_needs(
     assert report.cost("xxhash").us_per_block is None
     assert report.cost("xxhash").missing == "xxhash"
     assert report.cost("sha256_cbor").missing == "cbor2"
+    assert report.cost("xxhash_cbor").needs == "the cbor2 and xxhash packages"
+    assert "needs the cbor2 and xxhash packages" in "\n".join(hash_cost.format_report(report))
 
 
 @pytest.mark.parametrize("knobs", [{"blocks": 0}, {"blocks": 20_001}, {"block_size": 65}])

@@ -1,11 +1,13 @@
 """What hashing a block costs, measured in the Python that runs this (a server's, or
-the browser's Pyodide): the chapter's "measure the hashing cost itself".
+the browser's Pyodide).
 
 vLLM hashes every full block of every prompt when the request is built (one call of
 `hash_block_tokens` per block, chained). Its default, ``sha256``, pickles the hash
 input and hashes the bytes; the report splits the two, and puts Python's built-in
 ``hash`` of the same input beside them as the scale of a non-cryptographic hash.
-vLLM's other options need packages this Python may not have (``cbor2``, ``xxhash``):
+vLLM 0.33.0's ``prefix_caching_hash_algo`` has four values (``sha256``, ``sha256_cbor``,
+``xxhash``, ``xxhash_cbor``: vllm/config/cache.py:177, vllm/utils/hashing.py:26-103);
+the other three need packages this Python may not have (``cbor2``, ``xxhash``, both):
 each is measured when importable and otherwise named with what it needs.
 
     python -m engine --hash-cost [--block-size N] [--blocks N]
@@ -35,7 +37,12 @@ class HashCost:
     name: str
     what: str
     us_per_block: float | None  # None: this Python cannot run it
-    missing: str = ""  # what it needs, when it cannot run
+    missing: str = ""  # the packages it needs, when it cannot run ("cbor2 and xxhash")
+
+    @property
+    def needs(self) -> str:
+        """``the xxhash package``, ``the cbor2 and xxhash packages``."""
+        return f"the {self.missing} package" + ("s" if " and " in self.missing else "")
 
 
 @dataclass(frozen=True)
@@ -132,31 +139,40 @@ def measure_hash_cost(block_size: int = 16, blocks: int = 2_000, repeat: int = 3
             _best(lambda: _time_each(hash, inputs), repeat, blocks),
         ),
     ]
-    # vLLM's options that need a package: (name, what, package, the function given it).
-    optional: list[tuple[str, str, str, Callable[[Any], Callable[[Any], object]]]] = [
+    # vLLM's options that need packages: (name, what, packages, the function given them).
+    optional: list[tuple[str, str, tuple[str, ...], Callable[..., Callable[[Any], object]]]] = [
         (
             "sha256_cbor",
             "SHA-256 over canonical CBOR",
-            "cbor2",
+            ("cbor2",),
             lambda cbor2: lambda item: hashlib.sha256(cbor2.dumps(item, canonical=True)).digest(),
         ),
         (
             "xxhash",
             "128-bit xxHash over the pickled input",
-            "xxhash",
+            ("xxhash",),
             lambda xxhash: (
                 lambda item: xxhash.xxh3_128_digest(
                     pickle.dumps(item, protocol=pickle.HIGHEST_PROTOCOL)
                 )
             ),
         ),
+        (
+            "xxhash_cbor",
+            "128-bit xxHash over canonical CBOR",
+            ("cbor2", "xxhash"),
+            lambda cbor2, xxhash: (
+                lambda item: xxhash.xxh3_128_digest(cbor2.dumps(item, canonical=True))
+            ),
+        ),
     ]
-    for name, what, package, make in optional:
-        module = _optional(package)
-        if module is None:
-            costs.append(HashCost(name, what, None, package))
+    for name, what, packages, make in optional:
+        modules = [_optional(package) for package in packages]
+        absent = [p for p, m in zip(packages, modules, strict=True) if m is None]
+        if absent:
+            costs.append(HashCost(name, what, None, " and ".join(absent)))
             continue
-        costs.append(HashCost(name, what, _best_of(make(module), inputs, repeat, blocks)))
+        costs.append(HashCost(name, what, _best_of(make(*modules), inputs, repeat, blocks)))
     return HashCostReport(block_size, blocks, tuple(costs))
 
 
@@ -166,7 +182,7 @@ def format_report(report: HashCostReport) -> list[str]:
         shown = (
             f"{cost.us_per_block:8.2f} us"
             if cost.us_per_block is not None
-            else f"needs the {cost.missing} package"
+            else f"needs {cost.needs}"
         )
         lines.append(f"  {cost.name:<12} {shown}  {cost.what}")
     return lines
