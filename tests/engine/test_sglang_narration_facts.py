@@ -15,12 +15,14 @@ from engine.lab.play.sglang.facts import SGLangStepFacts
 from engine.lab.play.sglang.narration import (
     OWN_NODES,
     OWN_SLOTS,
+    TREE_SENTENCES,
     NodeList,
     SlotList,
     describe_sglang_step,
     fill_sglang_narration,
 )
 from engine.lab.play.sglang.timeline import SGLangStep, SGLangTimeline, build_sglang_timeline
+from engine.lab.shared.placeholders import fact_sentences
 from tests.engine.sentences import sentences, step_lists_about_one_request
 from tests.engine.test_narration_facts import ALLOWED_DIGITS
 
@@ -224,3 +226,12 @@ def test_unaligned_prefix_claims_reuse_to_the_token_only_of_page_size_1(page_siz
                 assert "page per token" in sentence or "page holds more than one" in sentence, (
                     f"page size {page_size}, step {step.index}: {sentence!r}"
                 )
+
+
+def test_a_described_step_counts_from_its_facts() -> None:
+    """One slot "was" taken and freed, two "were"; two requests unlock "their paths"."""
+    one = SGLangStepFacts(allocated=(5,), freed=(5,), order=(("allocated", 5), ("freed", 5)))
+    two = SGLangStepFacts(finished=("S1", "S2"))
+    said = " ".join(fact_sentences(one, TREE_SENTENCES) + fact_sentences(two, TREE_SENTENCES))
+    assert "{taken_and_freed} was taken" in said
+    assert "{finished} finished and unlocked their paths" in said

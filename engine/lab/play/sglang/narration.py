@@ -228,8 +228,14 @@ TREE_SENTENCES: FactSentences = {
     "inserted": "Inserted into the tree: {inserted}.",
     "evictions": "Evicted {evicted} ({evicted_tokens} tokens), leaves first: {evicted_slots} "
     "went back to the pool.",
-    "finished": "{finished} finished and unlocked its path.",
-    "taken_and_freed": "{taken_and_freed} were taken and freed within this step.",
+    "finished": (
+        "{finished} finished and unlocked its path.",
+        "{finished} finished and unlocked their paths.",
+    ),
+    "taken_and_freed": (
+        "{taken_and_freed} was taken and freed within this step.",
+        "{taken_and_freed} were taken and freed within this step.",
+    ),
 }
 
 
