@@ -214,7 +214,7 @@ def _chain_links(
     links = []
     for position in range(first, len(request.block_hashes)):
         start = position * block_size
-        extra_keys = generate_block_hash_extra_keys(request, start, start + block_size)
+        extra_keys, _ = generate_block_hash_extra_keys(request, start, start + block_size, 0)
         label = hash_label(request.block_hashes[position])
         links.append(
             ChainLink(
