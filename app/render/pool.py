@@ -7,8 +7,8 @@ from app.render.extra_keys import extra_keys_by_label, short_extra_keys
 from app.render.gaps import runs_of
 from app.render.glossary import term
 from app.render.html import changed_at, esc
-from engine.lab.snapshot import BlockRecord
-from engine.lab.timeline import Timeline
+from engine.lab.play.vllm.snapshot import BlockRecord
+from engine.lab.play.vllm.timeline import Timeline
 
 # Text shown in each cell and in the legend, so state never relies on colour alone.
 STATE_TAGS = {"null": "null", "held": "held", "free-cached": "cached", "free-empty": "empty"}
