@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 
-from engine.lab.snapshot import Snapshot
+from engine.lab.play.vllm.snapshot import Snapshot
 
 # The short form of each kind of key, from its fields after the tag.
 _SHORT = {

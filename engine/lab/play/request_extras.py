@@ -56,12 +56,12 @@ def _runs(raw: Any, fields: tuple[str, str, str], key: str, where: str) -> list[
     if isinstance(raw, str):
         tables: list[Any] = []
         for part in (p.strip() for p in raw.split(",")):
-            name, *numbers = part.split(":")
-            if len(numbers) != 2 or not name:
+            name, *parts = part.split(":")
+            if len(parts) != 2 or not name:
                 raise ExtrasError(
                     f"{where}: {key} {part!r} is not {fields[0]}:offset:length, e.g. cat:8:6"
                 )
-            tables.append(dict(zip(fields, (name, *numbers), strict=True)))
+            tables.append(dict(zip(fields, (name, *parts), strict=True)))
     else:
         tables = raw if isinstance(raw, list) else [raw]
     runs = []
