@@ -93,11 +93,11 @@ def test_the_cli_prints_the_message_in_one_line_and_exits_2(
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
 
 
-def test_items_on_sglang_are_refused_with_the_reason() -> None:
+def test_prompt_embeds_on_sglang_are_refused_with_the_reason() -> None:
     text = file_text(
-        'mm_items = [{identifier = "cat", offset = 8, length = 6}]', 'engines = ["vllm", "sglang"]'
+        'prompt_embeds = {name = "notes", offset = 4, length = 4}', 'engines = ["vllm", "sglang"]'
     )
-    with pytest.raises(ScenarioError, match="mm_items are not modelled on SGLang"):
+    with pytest.raises(ScenarioError, match="prompt_embeds is not modelled on SGLang"):
         parse_toml(text)
 
 

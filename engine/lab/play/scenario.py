@@ -592,16 +592,14 @@ def validate_sglang(scenario: Scenario, where: ActionPlace | None = None) -> Non
         spec = action.request
         if spec is None:
             continue
+        if spec.prompt_embeds is not None:
+            raise ScenarioError(
+                f"{place(part, index)}: prompt_embeds is not modelled on SGLang (SGLang takes "
+                "input_embeds only with its radix cache off, --disable-radix-cache)"
+            )
         for field in SGLANG_REQUEST_FIELDS_NOT_MODELLED:
             if getattr(spec, field) is not None:
                 raise ScenarioError(f"{place(part, index)}: {field} is not modelled on SGLang")
-        if spec.mm_items:
-            # SGLang pads an item's placeholder tokens with values from its hash
-            # (docs/sglang.md); this model does not, so it would share them as text.
-            raise ScenarioError(
-                f"{place(part, index)}: mm_items are not modelled on SGLang (it keeps images "
-                "apart by padding their tokens with values from the image's hash)"
-            )
         num_tokens = len(spec.prompt_token_ids)
         if not fits_an_empty_pool(num_tokens, spec.max_tokens, options.page_size, slots):
             # the smallest pool that admits it
