@@ -87,6 +87,8 @@ def padded_input_ids(spec: RequestSpec) -> list[int]:
     """The prompt as SGLang's radix cache sees it: each image's placeholder tokens replaced
     by pad values from its identity (here the SHA-256 of its identifier, standing for the
     hash of the image's data), as SGLang's scheduler does on receiving the request."""
+    if not spec.mm_items:
+        return list(spec.prompt_token_ids)  # SGLang pads only a multimodal request's ids
     items = []
     for run in spec.mm_items:
         item = MultimodalDataItem("image", [(run.offset, run.end - 1)])
