@@ -17,7 +17,10 @@ rule on the timeline, so every scenario and mode gets them where its lesson is:
   learner would give without the lesson: all of its full blocks, as if none had been
   evicted since;
 - an allocation from free_block_queue while a cached block is free: which block
-  is handed out (the head, cached or not).
+  is handed out (the head, cached or not);
+- a request with an image whose token ids an earlier request had too: how much it
+  reuses, the naive "the text is the same, so everything hits" among the options (it
+  replaces that request's plain hit_tokens question).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine.lab.play.sglang.timeline import SGLangTimeline
+from engine.lab.play.vllm.narration import RequestFacts
 from engine.lab.play.vllm.snapshot import RequestRecord, Snapshot
 from engine.lab.play.vllm.timeline import Step, Timeline
 
@@ -41,7 +45,7 @@ MAX_BLOCK_OPTIONS = 4
 
 @dataclass(frozen=True)
 class Question:
-    kind: str  # reset_result, block_fate, hit_tokens, resume_hit, next_block
+    kind: str  # reset_result, block_fate, hit_tokens, resume_hit, next_block, image_hit
     prompt: str
     options: tuple[str, ...]
     answer: int  # index into options
@@ -233,16 +237,76 @@ def _next_block(before: Snapshot, step: Step) -> Question | None:
     )
 
 
+def _same_text(a: RequestRecord, b: RequestRecord) -> bool:
+    """The same prompt length and token ids in every full block (what the chain shows)."""
+    return a.num_prompt_tokens == b.num_prompt_tokens and [link.token_ids for link in a.chain] == [
+        link.token_ids for link in b.chain
+    ]
+
+
+def _image_hit(before: Snapshot, step: Step, block_size: int) -> list[Question]:
+    """An admitted request with an image, whose token ids an earlier one had: how much
+    does it reuse? The naive answer (all of it) is among the options."""
+    asked = []
+    earlier = {r.request_id: r for r in before.requests}
+    for request in step.snapshot.requests:
+        previous = earlier.get(request.request_id)
+        if request.num_cached_tokens < 0 or (previous and previous.num_cached_tokens >= 0):
+            continue  # not admitted at this step
+        facts = RequestFacts(request, block_size)
+        twin = next(
+            (
+                r
+                for r in before.requests
+                if r.request_id != request.request_id and _same_text(r, request)
+            ),
+            None,
+        )
+        if twin is None or facts.image_start < 0:
+            continue
+        total, hit = request.num_prompt_tokens, request.num_cached_tokens
+        candidates = (
+            (total, "the text is the same, so everything hits"),
+            (facts.blocks_before_image * block_size, "only the blocks before the image"),
+            ((total - 1) // block_size * block_size, "every full block short of the last token"),
+            (0, "an image changes every block's hash"),
+            (hit, "the blocks from the first whose tokens and keys are cached"),
+        )
+        counts: dict[int, str] = {}
+        for count, why in candidates:
+            counts.setdefault(count, why)
+        options = [f"{n} tokens: {why}" for n, why in sorted(counts.items())]
+        asked.append(
+            Question(
+                "image_hit",
+                f"{request.request_id} has the same token ids as {twin.request_id}, with its "
+                "image's placeholder tokens. How many tokens does it reuse from the prefix cache?",
+                tuple(options),
+                sorted(counts).index(hit),
+                f"num_cached_tokens = {hit}: {facts.image_keys} are in its keys.",
+            )
+        )
+    return asked
+
+
 def questions_at(timeline: Timeline | SGLangTimeline, step: int) -> tuple[Question, ...]:
     """The questions step `step` asks about step `step + 1` (none at the last step). An
     SGLang timeline asks none: every question here is about vLLM's block pool."""
     if isinstance(timeline, SGLangTimeline) or step + 1 >= len(timeline.steps):
         return ()
     before, after = timeline.steps[step].snapshot, timeline.steps[step + 1]
+    images = _image_hit(before, after, timeline.block_size)
+    # A request asked about with its image is not asked again without it.
+    asked_ids = tuple(f"{q.prompt.split(' has the same')[0]} is admitted" for q in images)
     found = [
         _reset_result(after),
         _block_fate(before, after),
-        *_hit_tokens(before, after, timeline.block_size),
+        *images,
+        *(
+            q
+            for q in _hit_tokens(before, after, timeline.block_size)
+            if not q.prompt.startswith(asked_ids or ("\0",))
+        ),
         _resume_hit(before, after, timeline.block_size),
         _next_block(before, after),
     ]

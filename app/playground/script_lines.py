@@ -6,6 +6,7 @@ A line is the action's ``do`` name, its main argument, any other field as
 
     add_request A max_tokens=3 cache_salt=u1 prompt: 1..12, 40, 41
     add_request B text: You are a helpful assistant. Hello!
+    add_request C mm_items=cat:8:6 prompt_embeds=notes:16:4 prompt: 1..8, 51..56, 101..110
     step 3
     run_until_idle
     reset_prefix_cache keep
@@ -23,6 +24,7 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
+from engine.lab.play.request_extras import EMBEDS_FIELDS, MM_FIELDS, format_runs
 from engine.lab.play.scenario import ACTION_KINDS, ActionPlace, ScenarioError, parse_action
 
 # The one argument each action takes without a key.
@@ -32,7 +34,9 @@ RESET_MODES: dict[str, dict[str, bool]] = {
     "preempt": {"reset_running_requests": True, "keep_running_requests": False},
     "keep": {"reset_running_requests": False, "keep_running_requests": True},
 }
-TEXT_KEYS = ("id", "cache_salt", "lora_name", "say", "focus", "query")
+TEXT_KEYS = ("id", "cache_salt", "lora_name", "say", "focus", "query", "mm_items", "prompt_embeds")
+# A file's tables for these, in a line's one-word form: ``mm_items=cat:8:6,dog:20:6``.
+RUN_FIELDS = {"mm_items": MM_FIELDS, "prompt_embeds": EMBEDS_FIELDS}
 _PROMPT = re.compile(r"(?:^|\s)(prompt|text):")
 _INT = re.compile(r"-?\d{1,9}")
 
@@ -113,7 +117,10 @@ def format_action(action: Mapping[str, Any]) -> str:
                 rest.pop(key)
     prompt = rest.pop("prompt", None)
     text = rest.pop("prompt_text", None)
-    words += [f"{key}={_word(value)}" for key, value in rest.items()]
+    words += [
+        f"{key}={_word(format_runs(value, RUN_FIELDS[key]) if key in RUN_FIELDS else value)}"
+        for key, value in rest.items()
+    ]
     if prompt is not None:
         parts = prompt if isinstance(prompt, list) else [prompt]
         words.append("prompt: " + ", ".join(str(part) for part in parts))

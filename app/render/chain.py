@@ -149,7 +149,9 @@ def render_chain(
         f'<div class="note">Only full blocks have a hash (a {term("partial-block")} has none). '
         "Positions count the request's full blocks from 0; they are not block ids (#0 is the "
         "null block). Equal tokens from position 0 and equal extra keys (LoRA, "
-        f"{term('cache-salt')}) give equal hashes, so the block can be shared. "
+        f"the {term('multimodal-item', 'multimodal items')} a block reaches with their "
+        f"offset from its first token, {term('cache-salt')}, {term('prompt-embeds')}) give "
+        "equal hashes, so the block can be shared. "
         "The converse is trusted, not checked: vLLM never compares the tokens, so two "
         "prefixes whose hashes collided would share a block (no SHA-256 collision is known; "
         f"xxhash, also offered by {term('hash-algo')}, is not collision resistant).</div>"

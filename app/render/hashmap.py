@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from app.render.extra_keys import extra_keys_by_label, short_extra_keys
 from app.render.gaps import with_gaps
 from app.render.glossary import code_term
 from app.render.html import changed_at, esc
@@ -19,6 +20,10 @@ def render_hash_map(timeline: Timeline, step: int) -> str:
     changed_hashes = changed_at(timeline, step, lambda s: s.hash_map, lambda e: e.block_hash)
     rows = []
     entries = snapshot.hash_map
+    extra_keys = extra_keys_by_label(snapshot)
+    # The extra keys' column only where some cached hash has them (salt, LoRA, images...).
+    keyed = any(e.hash_label in extra_keys for e in entries)
+    columns = 3 if keyed else 2
     # A long map shows its first and last entries and every entry changed at the step.
     shown = (
         range(len(entries))
@@ -32,7 +37,8 @@ def render_hash_map(timeline: Timeline, step: int) -> str:
     for position in shown:
         if isinstance(position, range):
             rows.append(
-                f'<tr class="gap" data-gap="{len(position)}"><td colspan="2" class="empty-note">'
+                f'<tr class="gap" data-gap="{len(position)}">'
+                f'<td colspan="{columns}" class="empty-note">'
                 f"… {len(position):,} more entries, unchanged at this step</td></tr>"
             )
             continue
@@ -48,10 +54,11 @@ def render_hash_map(timeline: Timeline, step: int) -> str:
             f'data-block-id="{" ".join(str(b) for b in entry.block_ids)}"'
             f"{' class=changed' if changed else ''}>"
             f'<td class="mono" title="{esc(entry.block_hash)}">{esc(entry.hash_label)}</td>'
-            f"<td>{chips}</td></tr>"
+            f"<td>{chips}</td>{_extra_cell(extra_keys.get(entry.hash_label)) if keyed else ''}</tr>"
         )
     body = (
-        "".join(rows) or '<tr><td colspan="2" class="empty-note">empty: nothing can hit</td></tr>'
+        "".join(rows)
+        or f'<tr><td colspan="{columns}" class="empty-note">empty: nothing can hit</td></tr>'
     )
     several = any(len(e.block_ids) > 1 for e in snapshot.hash_map)
     note = (
@@ -65,6 +72,13 @@ def render_hash_map(timeline: Timeline, step: int) -> str:
         f'<h3 class="panel-title">{code_term("cached-block-hash-to-block")}</h3>'
         '<div class="table-scroll tall"><table class="compact" data-testid="hash-map">'
         "<thead><tr><th>hash</th><th>block(s)</th>"
-        f"</tr></thead><tbody>{body}</tbody></table></div>{note}"
+        + ("<th>extra keys</th>" if keyed else "")
+        + f"</tr></thead><tbody>{body}</tbody></table></div>{note}"
         "</section>"
     )
+
+
+def _extra_cell(text: str | None) -> str:
+    if not text:
+        return '<td class="xk-cell"></td>'
+    return f'<td class="xk-cell mono" title="{esc(text)}">{esc(short_extra_keys(text))}</td>'

@@ -3,6 +3,7 @@ thousands of blocks as runs of consecutive blocks that look alike."""
 
 from __future__ import annotations
 
+from app.render.extra_keys import extra_keys_by_label, short_extra_keys
 from app.render.gaps import runs_of
 from app.render.glossary import term
 from app.render.html import changed_at, esc
@@ -33,11 +34,18 @@ def changed_blocks(timeline: Timeline, step: int) -> set[int]:
     return changed_at(timeline, step, lambda s: s.blocks, lambda b: b.block_id)
 
 
-def block_cell(block: BlockRecord, changed: bool, testid: str = "block") -> str:
+def block_cell(
+    block: BlockRecord, changed: bool, testid: str = "block", extra_keys: str | None = None
+) -> str:
+    """One block's cell; ``extra_keys``, the hash input's extra keys, when its hash has some."""
     hash_text = block.hash_label or "—"
     title = f"block {block.block_id}: ref_cnt {block.ref_cnt}, " + (
         f"hash {block.block_hash}" if block.block_hash else "no hash"
     )
+    extra = ""
+    if extra_keys:
+        title += f", extra keys {extra_keys}"
+        extra = f'<span class="xk mono">{esc(short_extra_keys(extra_keys))}</span>'
     return (
         f'<li class="cell state-{block.state}{" changed" if changed else ""}" '
         f'data-testid="{testid}-{block.block_id}" data-block-id="{block.block_id}" '
@@ -48,7 +56,7 @@ def block_cell(block: BlockRecord, changed: bool, testid: str = "block") -> str:
         f'<span class="tag">{STATE_TAGS[block.state]}</span>'
         f'<span class="tag-short" aria-hidden="true">{STATE_TAGS[block.state][0]}</span></span>'
         f'<span class="rc"><span class="rc-label">ref_cnt </span><b>{block.ref_cnt}</b></span>'
-        f'<span class="hash mono">{esc(hash_text)}</span>'
+        f'<span class="hash mono">{esc(hash_text)}</span>{extra}'
         f"{'<span class=sr-only>, changed at this step</span>' if changed else ''}"
         "</li>"
     )
@@ -76,18 +84,28 @@ def run_item(first: BlockRecord, last: BlockRecord, changed: bool) -> str:
     )
 
 
-def pool_cells(blocks: tuple[BlockRecord, ...], changed: set[int]) -> str:
+def pool_cells(
+    blocks: tuple[BlockRecord, ...], changed: set[int], extra_keys: dict[str, str] | None = None
+) -> str:
     """Every block's cell, or from RUNS_FROM blocks, a cell per run of look-alike blocks
     (a block alone in its run keeps its own cell, hash and all)."""
+    keys = extra_keys or {}
     if len(blocks) < RUNS_FROM:
-        return "".join(block_cell(b, b.block_id in changed) for b in blocks)
+        return "".join(
+            block_cell(b, b.block_id in changed, extra_keys=keys.get(b.hash_label or ""))
+            for b in blocks
+        )
     runs = runs_of(
         [b.block_id for b in blocks],
         lambda i: (blocks[i].state, blocks[i].ref_cnt, i in changed),
         (),
     )
     return "".join(
-        block_cell(blocks[run.start], run.start in changed)
+        block_cell(
+            blocks[run.start],
+            run.start in changed,
+            extra_keys=keys.get(blocks[run.start].hash_label or ""),
+        )
         if len(run) == 1
         else run_item(blocks[run.start], blocks[run.stop - 1], run.start in changed)
         for run in runs
@@ -102,7 +120,7 @@ def render_pool(timeline: Timeline, step: int) -> str:
     # Small pools get even rows (10 blocks: 2 rows of 5); big ones wrap to the width.
     columns = f' style="--cols:{-(-count // 2)}"' if count <= SMALL_POOL else ""
     fixed = " fixed" if count <= SMALL_POOL else ""
-    cells = pool_cells(snapshot.blocks, changed)
+    cells = pool_cells(snapshot.blocks, changed, extra_keys_by_label(snapshot))
     legend = "".join(
         f'<li><span class="swatch state-{state}"></span>{text}</li>' for state, text in LEGEND
     )

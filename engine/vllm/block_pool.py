@@ -9,7 +9,7 @@ keep mode's proposed change (not in vLLM 0.33.0); keep mode's KV-cache manager
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from engine.vllm.kv_cache_utils import (
     BlockHash,
@@ -186,6 +186,14 @@ class BlockPool:
                 else None
             )
             start, end = num_cached_blocks * block_size, num_full_blocks * block_size
+            # One entry per stored block; the multimodal index carries from block to block.
+            extra_keys_list: list[tuple[Any, ...] | None] = []
+            curr_mm_idx = 0
+            for i in range(num_cached_blocks, num_full_blocks):
+                extra_keys, curr_mm_idx = generate_block_hash_extra_keys(
+                    request, i * block_size, (i + 1) * block_size, curr_mm_idx
+                )
+                extra_keys_list.append(extra_keys)
             self.kv_event_queue.append(
                 BlockStored(
                     block_hashes=tuple(stored_hashes),
@@ -195,14 +203,7 @@ class BlockPool:
                     lora_id=request.lora_int_id,
                     medium=self.medium,
                     lora_name=request.lora_name,
-                    extra_keys=to_event_extra_keys(
-                        [
-                            generate_block_hash_extra_keys(
-                                request, i * block_size, (i + 1) * block_size
-                            )
-                            for i in range(num_cached_blocks, num_full_blocks)
-                        ]
-                    ),
+                    extra_keys=to_event_extra_keys(extra_keys_list),
                     group_idx=kv_cache_group_id,
                 )
             )

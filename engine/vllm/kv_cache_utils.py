@@ -11,6 +11,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NewType
 
+from engine.vllm.multimodal import get_mm_features_in_window
+from engine.vllm.prompt_embeds import tensor_data
+
 if TYPE_CHECKING:
     from engine.vllm.request import Request
 
@@ -80,20 +83,96 @@ def maybe_convert_block_hash(block_hash: BlockHash, use_int: bool = True) -> Ext
     return block_hash
 
 
-def generate_block_hash_extra_keys(
-    request: Request, start_token_idx: int, end_token_idx: int
-) -> tuple[Any, ...] | None:
-    """What changes a block's KV besides its token ids; None when nothing does.
+def _gen_mm_extra_hash_keys(
+    request: Request, start_token_idx: int, end_token_idx: int, start_mm_idx: int
+) -> tuple[list[Any], int]:
+    """One ``("mm", identifier, offset)`` per multimodal item the block reaches, and the
+    index of the item the next block starts looking from.
 
-    Order as in vLLM: LoRA first, then the cache salt (first block only). Multimodal
-    inputs and prompt embeddings are outside this simulator.
+    The offset is where the item starts relative to the block's first token: negative
+    when the item began in an earlier block, so the same image at another position gives
+    other keys even where the placeholder tokens are the same.
     """
     extra_keys: list[Any] = []
-    if request.lora_name is not None:
-        extra_keys.append(("lora", request.lora_name, request.lora_path))
-    if start_token_idx == 0 and request.cache_salt:
-        extra_keys.append(("cache_salt", request.cache_salt))
-    return tuple(extra_keys) if extra_keys else None
+    mm_features = request.mm_features
+    if not mm_features:
+        return extra_keys, start_mm_idx
+    last_pos = mm_features[-1].mm_position
+    if last_pos.offset + last_pos.length <= start_token_idx:
+        # Past every item (late prefill, decode): nothing to look at.
+        return extra_keys, start_mm_idx
+    if start_mm_idx < 0:
+        # A negative index counts from the last item, as in vLLM.
+        start_mm_idx += len(mm_features)
+
+    curr_mm_idx = start_mm_idx
+    while curr_mm_idx < len(mm_features):
+        position = mm_features[curr_mm_idx].mm_position
+        item_end = position.offset + position.length
+        if end_token_idx <= position.offset:
+            break  # the block ends before this item
+        if start_token_idx >= item_end:
+            curr_mm_idx += 1  # the block starts after this item
+            continue
+        extra_keys.append(
+            ("mm", mm_features[curr_mm_idx].identifier, position.offset - start_token_idx)
+        )
+        if end_token_idx < item_end:
+            break  # the item goes on into the next block, which starts from it
+        curr_mm_idx += 1  # the item ends here; the next one may start in this block too
+    return extra_keys, curr_mm_idx
+
+
+def _gen_lora_extra_hash_keys(request: Request) -> list[tuple[str, str, str]]:
+    """The adapter's name and path: re-pointing a name at other weights changes the key."""
+    if request.lora_name is None or request.lora_path is None:
+        return []
+    return [("lora", request.lora_name, request.lora_path)]
+
+
+def _gen_prompt_embeds_extra_hash_keys(
+    request: Request, start_token_idx: int, end_token_idx: int
+) -> list[tuple[str, bytes]]:
+    """The SHA-256 digest of the block's rows of prompt embeddings, once per block range.
+
+    Every block of a request with embeddings gets one, even a block of plain tokens (its
+    rows are zeros) and a block of generated tokens (no rows: the digest of no bytes).
+    """
+    if request.prompt_embeds is None:
+        return []
+    block_range = (start_token_idx, end_token_idx)
+    embeds_hash = request._prompt_embeds_per_block_hashes.get(block_range)
+    if embeds_hash is None:
+        block_prompt_embeds = request.prompt_embeds[start_token_idx:end_token_idx]
+        embeds_hash = hashlib.sha256(tensor_data(block_prompt_embeds)).digest()
+        request._prompt_embeds_per_block_hashes[block_range] = embeds_hash
+    return [("prompt_embeds", embeds_hash)]
+
+
+def generate_block_hash_extra_keys(
+    request: Request, start_token_idx: int, end_token_idx: int, start_mm_idx: int
+) -> tuple[tuple[Any, ...] | None, int]:
+    """What changes a block's KV besides its token ids (None when nothing does), and the
+    multimodal index the next block starts from.
+
+    vLLM's order: LoRA, the multimodal items, the cache salt (first block only), the
+    prompt embeddings.
+    """
+    mm_extra_keys, new_start_mm_idx = _gen_mm_extra_hash_keys(
+        request, start_token_idx, end_token_idx, start_mm_idx
+    )
+    lora_extra_keys = _gen_lora_extra_hash_keys(request)
+    cache_salt_keys: list[tuple[str, str]] = (
+        [("cache_salt", request.cache_salt)] if start_token_idx == 0 and request.cache_salt else []
+    )
+    prompt_embeds_keys = _gen_prompt_embeds_extra_hash_keys(request, start_token_idx, end_token_idx)
+    extra_keys: list[Any] = [
+        *lora_extra_keys,
+        *mm_extra_keys,
+        *cache_salt_keys,
+        *prompt_embeds_keys,
+    ]
+    return (tuple(extra_keys) if extra_keys else None), new_start_mm_idx
 
 
 def to_event_extra_keys(
@@ -102,11 +181,15 @@ def to_event_extra_keys(
     """The extra keys as a BlockStored event publishes them: untagged, one entry per block.
 
     The hash input tags each key with its source (``("cache_salt", salt)``); the event
-    keeps the shape its consumers parse, the bare value (the LoRA's name, the salt).
+    keeps the shape its consumers parse: the bare value (the LoRA's name, the salt, the
+    embeddings' digest), and a multimodal item as ``(identifier, offset)``.
     """
     if not extra_keys:
         return None
-    return tuple(None if keys is None else tuple(key[1] for key in keys) for keys in extra_keys)
+    return tuple(
+        None if keys is None else tuple(key[1:] if key[0] == "mm" else key[1] for key in keys)
+        for keys in extra_keys
+    )
 
 
 def get_request_block_hasher(
@@ -116,11 +199,24 @@ def get_request_block_hasher(
 
     def request_block_hasher(request: Request) -> list[BlockHash]:
         start_token_idx = len(request.block_hashes) * block_size
+        if start_token_idx + block_size > request.num_tokens:
+            return []
+        # Going on from a later block: start from the first item that block may reach.
+        curr_mm_idx = 0
+        mm_features = request.mm_features
+        if start_token_idx > 0 and mm_features:
+            last_mm_pos = mm_features[-1].mm_position
+            if last_mm_pos.offset + last_mm_pos.length > start_token_idx:
+                curr_mm_idx, _ = get_mm_features_in_window(
+                    mm_features, start_token_idx, start_token_idx + block_size
+                )
         prev_block_hash = request.block_hashes[-1] if request.block_hashes else None
         new_block_hashes: list[BlockHash] = []
         while start_token_idx + block_size <= request.num_tokens:
             end_token_idx = start_token_idx + block_size
-            extra_keys = generate_block_hash_extra_keys(request, start_token_idx, end_token_idx)
+            extra_keys, curr_mm_idx = generate_block_hash_extra_keys(
+                request, start_token_idx, end_token_idx, curr_mm_idx
+            )
             block_tokens = request.all_token_ids[start_token_idx:end_token_idx]
             block_hash = hash_block_tokens(hash_function, prev_block_hash, block_tokens, extra_keys)
             new_block_hashes.append(block_hash)

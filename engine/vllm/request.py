@@ -6,6 +6,8 @@ import enum
 from collections.abc import Callable, Sequence
 
 from engine.vllm.kv_cache_utils import BlockHash
+from engine.vllm.multimodal import MultiModalFeatureSpec
+from engine.vllm.prompt_embeds import PromptEmbeds
 
 
 class RequestStatus(enum.IntEnum):
@@ -42,6 +44,9 @@ class Request:
         lora_int_id: int | None = None,
         prompt_logprobs: int | None = None,
         lora_path: str | None = None,
+        mm_features: Sequence[MultiModalFeatureSpec] | None = None,
+        prompt_embeds: PromptEmbeds | None = None,
+        prompt_is_token_ids: Sequence[bool] | None = None,
     ) -> None:
         self.request_id = request_id
         self.prompt_token_ids = list(prompt_token_ids)
@@ -62,8 +67,28 @@ class Request:
         self.num_preemptions = 0
         # Tokens found in the prefix cache at first admission; -1 until then.
         self.num_cached_tokens = -1
+        # Multimodal items, sorted by placeholder offset and not overlapping.
+        self.mm_features = list(mm_features or ())
+        # A prompt given partly as embeddings: one row per prompt position (zeros where
+        # the mask says the position is a token).
+        self.prompt_embeds = prompt_embeds
+        self.prompt_is_token_ids = (
+            None if prompt_is_token_ids is None else list(prompt_is_token_ids)
+        )
+        if prompt_embeds is not None and len(prompt_embeds) != len(self.prompt_token_ids):
+            raise ValueError("Prompt token ids and prompt embeds had different lengths")
+        # Each block's embeddings are hashed once, then looked up here.
+        self._prompt_embeds_per_block_hashes: dict[tuple[int, int], bytes] = {}
         self._output_token_ids: list[int] = []
-        self._all_token_ids: list[int] = list(prompt_token_ids)
+        if self.prompt_is_token_ids is None:
+            self._all_token_ids: list[int] = list(prompt_token_ids)
+        else:
+            # A position that comes as an embedding holds token id 0: only the
+            # embeddings' key tells two such blocks apart.
+            self._all_token_ids = [
+                token if is_token else 0
+                for token, is_token in zip(prompt_token_ids, self.prompt_is_token_ids, strict=True)
+            ]
 
         self.block_hashes: list[BlockHash] = []
         self._block_hasher = block_hasher

@@ -108,6 +108,22 @@ def test_shared_text_prefix_hits_in_the_playground() -> None:
         ("script", "add_request A prompt: 1\n\nadd_request A prompt: 2", "line 3: request id"),
         ("script", "add_request A prompt: 1\n\nadd_request A prompt: 2", "(first at line 1)"),
         ("setup", "step\nstep cuont=2", "line 2: step does not use cuont (it takes count)"),
+        # a request's images and embeddings: overlapping, past the end, a negative offset
+        (
+            "script",
+            "step\nadd_request I mm_items=cat:8:6,dog:10:2 prompt: 1..24",
+            "line 2 (I): the items 'cat' (tokens 8..13) and 'dog' (tokens 10..11) overlap",
+        ),
+        (
+            "script",
+            "add_request I mm_items=cat:20:6 prompt: 1..24",
+            "line 1 (I): the item 'cat' (tokens 20..25) goes past the prompt's end",
+        ),
+        (
+            "script",
+            "add_request I prompt_embeds=notes:-1:4 prompt: 1..24",
+            "line 1 (I): prompt_embeds has a negative offset (-1)",
+        ),
         # conflicting or unused arguments are refused on their line
         ("script", "step\nreset_prefix_cache preempt keep", "line 2: reset_prefix_cache takes"),
         ("script", "reset_prefix_cache keep reset_running_requests=true", "give the mode 'keep'"),

@@ -47,6 +47,7 @@ SGLANG_SCENARIOS = (
     "cache-salt",
     "eviction-order",
     "queue-order",
+    "image-in-the-prompt",
 )
 CASES = [
     (name, mode) for name in scenario_names("sglang") for mode in load_scenario(name).sglang.modes

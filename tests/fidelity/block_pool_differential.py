@@ -19,7 +19,6 @@ printed with the case's seed; the exit status is 1 if any case differed.
 
 from __future__ import annotations
 
-import argparse
 import os
 import random
 import sys
@@ -31,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
 
+from drivers import run_seeded_cases
 from vllm_differential import event_dict, lora_int_id, lora_path, pool_snapshot
 
 CALLS_PER_CASE = 120
@@ -248,21 +248,7 @@ def run_case(seed: int) -> str | None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cases", type=int, default=500)
-    parser.add_argument("--seed", type=int, default=0, help="first case's seed")
-    args = parser.parse_args()
-    failures = 0
-    for seed in range(args.seed, args.seed + args.cases):
-        difference = run_case(seed)
-        if difference:
-            failures += 1
-            print(difference, flush=True)
-            if failures >= 5:
-                break
-    covered = ", ".join(f"{name} {value}" for name, value in sorted(COVERAGE.items()))
-    print(f"{args.cases} cases from seed {args.seed}: {failures} differed ({covered})")
-    return 1 if failures else 0
+    return run_seeded_cases(__doc__.splitlines()[0], run_case, COVERAGE)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,12 @@ from functools import cache
 from importlib import resources
 from typing import Any, Literal, get_args
 
+from engine.lab.play.request_extras import (
+    ExtrasError,
+    TokenRun,
+    parse_mm_items,
+    parse_prompt_embeds,
+)
 from engine.lab.shared.tokenizer import tokenize
 from engine.sglang.schedule_policy import CLIP_MAX_NEW_TOKENS, fits_an_empty_pool
 from engine.vllm.kv_cache_manager import cdiv
@@ -38,6 +44,8 @@ ACTION_FIELDS: dict[str, tuple[str, ...]] = {
         "cache_salt",
         "lora_name",
         "prompt_logprobs",
+        "mm_items",
+        "prompt_embeds",
     ),
     "step": ("count",),
     "run_until_idle": (),
@@ -75,7 +83,7 @@ SGLANG_DEFAULT_PAGE_SIZE = 1
 SGLANG_DEFAULT_EVICTION_POLICY = "lru"
 # What an action may use on SGLang: vLLM-only fields and actions are refused there.
 SGLANG_ACTIONS = ("add_request", "step", "run_until_idle", "reset_prefix_cache")
-SGLANG_REQUEST_FIELDS_NOT_MODELLED = ("lora_name", "prompt_logprobs")
+SGLANG_REQUEST_FIELDS_NOT_MODELLED = ("lora_name", "prompt_logprobs", "prompt_embeds")
 
 
 @dataclass(frozen=True)
@@ -105,6 +113,9 @@ class RequestSpec:
     cache_salt: str | None = None
     lora_name: str | None = None
     prompt_logprobs: int | None = None
+    # Multimodal items (sorted by offset) and a run of tokens given as embeddings.
+    mm_items: tuple[TokenRun, ...] = ()
+    prompt_embeds: TokenRun | None = None
 
 
 @dataclass(frozen=True)
@@ -311,13 +322,23 @@ def _parse_action(raw: Mapping[str, Any], where: str) -> Action:
         max_tokens = raw.get("max_tokens", 1)
         if not isinstance(max_tokens, int) or max_tokens < 1:
             raise ScenarioError(f"{where}: max_tokens of {request_id!r} must be at least 1")
+        prompt = _prompt_tokens(raw, f"{where} ({request_id})")
+        try:
+            mm_items = parse_mm_items(raw.get("mm_items"), len(prompt), f"{where} ({request_id})")
+            embeds = parse_prompt_embeds(
+                raw.get("prompt_embeds"), len(prompt), f"{where} ({request_id})"
+            )
+        except ExtrasError as error:
+            raise ScenarioError(str(error)) from None
         spec = RequestSpec(
             request_id=request_id,
-            prompt_token_ids=_prompt_tokens(raw, f"{where} ({request_id})"),
+            prompt_token_ids=prompt,
             max_tokens=max_tokens,
             cache_salt=_optional(raw, "cache_salt", str, where),
             lora_name=_optional(raw, "lora_name", str, where),
             prompt_logprobs=_optional(raw, "prompt_logprobs", int, where),
+            mm_items=mm_items,
+            prompt_embeds=embeds,
         )
         return Action(kind, say, request=spec)
     if kind == "abort":
@@ -571,6 +592,11 @@ def validate_sglang(scenario: Scenario, where: ActionPlace | None = None) -> Non
         spec = action.request
         if spec is None:
             continue
+        if spec.prompt_embeds is not None:
+            raise ScenarioError(
+                f"{place(part, index)}: prompt_embeds is not modelled on SGLang (SGLang takes "
+                "input_embeds only with its radix cache off, --disable-radix-cache)"
+            )
         for field in SGLANG_REQUEST_FIELDS_NOT_MODELLED:
             if getattr(spec, field) is not None:
                 raise ScenarioError(f"{place(part, index)}: {field} is not modelled on SGLang")

@@ -22,6 +22,7 @@ scenario is loaded (engine/lab/play/scenario.py, ``validate_sglang``).
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from dataclasses import dataclass
 from functools import cache
 from typing import ClassVar
@@ -29,7 +30,13 @@ from typing import ClassVar
 import engine.sglang
 from engine.lab.play.line_tracer import SourceIndex, package_modules, untraced
 from engine.lab.play.records import LogLine
-from engine.lab.play.scenario import Action, Scenario, ScenarioError, sglang_refusal
+from engine.lab.play.scenario import (
+    Action,
+    RequestSpec,
+    Scenario,
+    ScenarioError,
+    sglang_refusal,
+)
 from engine.lab.play.sglang.facts import SGLangStepFacts, TreeRecorder
 from engine.lab.play.sglang.narration import describe_sglang_step, fill_sglang_narration
 from engine.lab.play.sglang.snapshot import (
@@ -46,6 +53,7 @@ from engine.lab.play.timeline import (
     step_focus,
 )
 from engine.sglang.allocator import make_allocator
+from engine.sglang.mm_utils import MultimodalDataItem, pad_mm_tokens
 from engine.sglang.radix_cache import RadixCache
 from engine.sglang.scheduler import Req, Scheduler
 
@@ -73,6 +81,20 @@ PREFILL_LOGGER = "sglang.srt.managers.scheduler_components.metrics_reporter"
 FLUSH_LOGGER = RETRACT_LOGGER = "sglang.srt.managers.scheduler"
 # retract_decode's line for a request aborted out of memory (schedule_batch.py:3533-3535)
 BATCH_LOGGER = "sglang.srt.managers.schedule_batch"
+
+
+def padded_input_ids(spec: RequestSpec) -> list[int]:
+    """The prompt as SGLang's radix cache sees it: each image's placeholder tokens replaced
+    by pad values from its identity (here the SHA-256 of its identifier, standing for the
+    hash of the image's data), as SGLang's scheduler does on receiving the request."""
+    if not spec.mm_items:
+        return list(spec.prompt_token_ids)  # SGLang pads only a multimodal request's ids
+    items = []
+    for run in spec.mm_items:
+        item = MultimodalDataItem("image", [(run.offset, run.end - 1)])
+        item.set_identity(hashlib.sha256(run.name.encode()).digest())
+        items.append(item)
+    return pad_mm_tokens(spec.prompt_token_ids, items)
 
 
 @dataclass(frozen=True)
@@ -192,7 +214,7 @@ class _Run:
         assert spec is not None
         req = Req(
             spec.request_id,
-            list(spec.prompt_token_ids),
+            padded_input_ids(spec),
             max_new_tokens=spec.max_tokens,
             extra_key=spec.cache_salt,
         )

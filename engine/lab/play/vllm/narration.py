@@ -24,6 +24,10 @@ state after it):
   ``{B.full_blocks}`` (its hashed blocks), ``{B.prompt_full_blocks}``,
   ``{B.unhashed_tokens}`` (prompt tokens past the last full block), ``{B.preemptions}``,
   ``{B.sequence_blocks}`` (blocks its whole sequence, ``num_tokens``, fills),
+  ``{B.image_blocks}`` (chain positions whose keys hold a multimodal item),
+  ``{B.image_keys}`` (each such key with its position), ``{B.blocks_before_image}``,
+  ``{B.image_blocks_hit}`` (hit blocks an item reaches),
+  ``{B.image_start}`` (the token the first item starts at),
   and ``{B.saturation.redundant_tflops}`` (with ``.rate``, ``.achieved_tflops``,
   ``.peak_tflops``, ``.mfu_percent``, ``.saturating_rate``): the seed's load recomputing B's hit
   (engine/lab/shared/prefill_cost.py).
@@ -100,6 +104,15 @@ def _run_label(run: tuple[int, ...]) -> str:
     return f"{block_label(run[0])} to #{run[-1]}"
 
 
+def extra_keys_of(link: ChainLink) -> tuple[tuple[Any, ...], ...]:
+    """A chain link's extra keys back as tuples (the snapshot keeps them as the hash
+    input's text, a digest shortened to a string)."""
+    if not link.extra_keys:
+        return ()
+    keys = ast.literal_eval(f"({link.extra_keys},)")
+    return tuple(key for key in keys if isinstance(key, tuple))
+
+
 @dataclass(frozen=True)
 class RequestFacts(PromptCounts):
     view: RequestRecord
@@ -157,6 +170,51 @@ class RequestFacts(PromptCounts):
     def saturation(self) -> Saturation:
         """The seed's load: what recomputing this request's hit would cost per second."""
         return Saturation(SEED_REQUESTS_PER_SECOND, self.hit_tokens)
+
+    def _mm_keys(self) -> list[tuple[int, tuple[Any, ...]]]:
+        """(chain position, key) for every multimodal key of the request's full blocks."""
+        return [
+            (position, key)
+            for position, link in enumerate(self.view.chain)
+            for key in extra_keys_of(link)
+            if key and key[0] == "mm"
+        ]
+
+    @property
+    def image_blocks(self) -> str:
+        """The chain positions whose keys hold an item: ``positions 2 and 3``."""
+        positions = list(dict.fromkeys(position for position, _ in self._mm_keys()))
+        if not positions:
+            return "no full block"
+        word = "position" if len(positions) == 1 else "positions"
+        return f"{word} {join_words([str(p) for p in positions], '')}"
+
+    @property
+    def image_keys(self) -> str:
+        """Each item key with its position: ``('mm', 'cat', 2) at position 2``."""
+        return join_words(
+            [f"{key!r} at position {position}" for position, key in self._mm_keys()],
+            "no item key",
+        )
+
+    @property
+    def blocks_before_image(self) -> int:
+        """Full blocks before the first that an item reaches (all of them without items)."""
+        keys = self._mm_keys()
+        return keys[0][0] if keys else len(self.view.chain)
+
+    @property
+    def image_blocks_hit(self) -> int:
+        """Of the blocks it hit, those an item reaches."""
+        return max(0, self.hit_blocks - self.blocks_before_image)
+
+    @property
+    def image_start(self) -> int:
+        """The token the first item starts at, from its key (-1 without one)."""
+        for position, key in self._mm_keys():
+            if key[2] >= 0:
+                return position * self.block_size + int(key[2])
+        return -1
 
 
 @dataclass(frozen=True)

@@ -189,6 +189,13 @@ def event_record(event: KVCacheEvent) -> EventRecord:
     return EventRecord(type(event).__name__, fields)
 
 
+def key_text(key: tuple[Any, ...]) -> str:
+    """An extra key as the hash input holds it; a digest (prompt embeddings) as the first
+    16 hex digits of its SHA-256, ``'sha256:1a2b…'``."""
+    shown = tuple(f"sha256:{v.hex()[:16]}" if isinstance(v, bytes) else v for v in key)
+    return repr(shown)
+
+
 def _chain_links(
     request: Request, block_size: int, first: int, parent: str | None
 ) -> list[ChainLink]:
@@ -196,7 +203,7 @@ def _chain_links(
     links = []
     for position in range(first, len(request.block_hashes)):
         start = position * block_size
-        extra_keys = generate_block_hash_extra_keys(request, start, start + block_size)
+        extra_keys, _ = generate_block_hash_extra_keys(request, start, start + block_size, 0)
         label = hash_label(request.block_hashes[position])
         links.append(
             ChainLink(
@@ -204,7 +211,7 @@ def _chain_links(
                 parent_label=parent,
                 first_token=start,
                 token_ids=tuple(request.all_token_ids[start : start + block_size]),
-                extra_keys=None if extra_keys is None else ", ".join(map(repr, extra_keys)),
+                extra_keys=None if extra_keys is None else ", ".join(map(key_text, extra_keys)),
             )
         )
         parent = label

@@ -18,6 +18,7 @@ from typing import ClassVar
 
 import engine.vllm
 from engine.lab.play.line_tracer import SourceIndex, package_modules
+from engine.lab.play.request_extras import mm_features, prompt_embeds
 from engine.lab.play.scenario import (
     DEFAULT_MAX_NUM_SEQS,
     Action,
@@ -214,6 +215,11 @@ class _Run:
     def _do_add_request(self, action: Action) -> str | None:
         spec = action.request
         assert spec is not None
+        embeds, mask = (
+            prompt_embeds(spec.prompt_embeds, len(spec.prompt_token_ids))
+            if spec.prompt_embeds
+            else (None, None)
+        )
         new_request = Request(
             spec.request_id,
             spec.prompt_token_ids,
@@ -222,6 +228,9 @@ class _Run:
             cache_salt=spec.cache_salt,
             lora_name=spec.lora_name,
             prompt_logprobs=spec.prompt_logprobs,
+            mm_features=mm_features(spec.mm_items),
+            prompt_embeds=embeds,
+            prompt_is_token_ids=mask,
         )
         self.engine.add_request(new_request)
         self.requests.append(new_request)
