@@ -10,10 +10,13 @@ import pytest
 from engine.lab.fleet.in_order import InOrderFleet, run_fleet_in_order
 from engine.lab.fleet.knobs import FleetKnobs
 from engine.lab.fleet.routers import ROUTER_NAMES
+from engine.lab.fleet.timed import TimedFleet
 from engine.lab.request_trace import TraceEntry, prompt_token_ids, read_trace
 from engine.lab.trace_replay import EventReplayRequest, HashedTrace, replay_in_order
 from engine.lab.trace_replay_sglang import replay_in_order_sglang
-from engine.lab.workload import WorkloadError
+from engine.lab.trace_timed import TimedKnobs, run_trace_timed
+from engine.lab.workload import WorkloadError, load_preset, run_workload
+from engine.lab.workload_sglang import run_sglang_workload
 from engine.vllm.kv_events import BlockStored
 from engine.vllm.scheduler import Scheduler
 
@@ -161,3 +164,44 @@ def test_the_stored_events_carry_the_prompts_own_tokens() -> None:
 def test_bad_knobs_are_named(knobs: dict[str, object], message: str) -> None:
     with pytest.raises(WorkloadError, match=message):
         InOrderFleet([entry(0, A)], FleetKnobs(**{"capacity_tokens": 4096, **knobs}))  # type: ignore[arg-type]
+
+
+# -- with time ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("router", ROUTER_NAMES)
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_one_replica_with_time_is_the_timed_replay(
+    slice_300: list[TraceEntry], router: str, engine: str
+) -> None:
+    entries = slice_300[:40]
+    unit = 64 if engine == "sglang" else None
+    single = run_trace_timed(entries, TimedKnobs(100_000, engine, unit))
+    knobs = FleetKnobs(
+        replicas=1, router=router, engine=engine, capacity_tokens=100_000, block_size=unit
+    )
+    fleet = TimedFleet(entries, knobs)
+    run = fleet.run()
+    assert fleet.replicas[0].result().series == single.series
+    assert run.hits == single.summary()["hits"] > 0
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_one_replica_plays_a_workload_as_the_workload_lab(engine: str) -> None:
+    workload = load_preset("shared-prefix").workload.replace(requests=30, arrival=2)
+    single = run_workload(workload) if engine == "vllm" else run_sglang_workload(workload)
+    fleet = TimedFleet(workload, FleetKnobs(replicas=1, router="prefix-aware", engine=engine))
+    fleet.run()
+    assert fleet.replicas[0].result().series == single.series
+
+
+def test_with_time_the_least_loaded_router_evens_the_queues() -> None:
+    """Two arrivals a step: each goes to the replica with fewer waiting + running (what
+    it was just sent included), so the two split the requests evenly."""
+    workload = load_preset("shared-prefix").workload.replace(requests=20, arrival=2)
+    loaded = TimedFleet(workload, FleetKnobs(replicas=2, router="least-loaded"))
+    run = loaded.run()
+    assert run.completed and run.requests == 20
+    assert sorted(run.per_replica[i].requests for i in (0, 1)) == [10, 10]
+    # the per-replica load series is waiting + running after each step
+    assert max(run.series["load"][0]) > 0 and len(run.series["x"]) == loaded.step

@@ -56,6 +56,7 @@ class FleetRun:
     per_replica: list[ReplicaFigures]
     believed_routes: int = 0  # the router believed the chosen replica held some of the prompt
     stale_routes: int = 0  # ... more of it than the replica found: evicted behind its back
+    left_out: int = 0  # with time: requests that could never be admitted, never routed
     completed: bool = True
     seconds: float = 0.0
     # x: the request index (in order) or the step's time in ms (with time); load: per
@@ -86,7 +87,9 @@ class FleetRun:
 
     def row(self) -> dict[str, Any]:
         values = {**vars(self), **{name: getattr(self, name) for name in ROW_COLUMNS}}
-        values["skipped_requests"] = sum(r.skipped_requests for r in self.per_replica)
+        values["skipped_requests"] = (
+            sum(r.skipped_requests for r in self.per_replica) + self.left_out
+        )
         return {name: values[name] for name in ROW_COLUMNS}
 
     def csv_line(self) -> str:
