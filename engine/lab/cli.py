@@ -9,7 +9,7 @@ import textwrap
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO, TypeVar
 
-from engine.lab import hash_cost, trace_cli, workload_cli
+from engine.lab import fleet_cli, hash_cost, trace_cli, workload_cli
 from engine.lab.event_labels import event_hash_labels, event_label
 from engine.lab.scenario import (
     Scenario,
@@ -181,6 +181,9 @@ def _chosen_scenario(args: argparse.Namespace) -> Scenario:
 
 def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    # A fleet has knobs of its own: engine/lab/fleet_cli.py parses them.
+    if "--fleet" in argv:
+        return fleet_cli.main(argv, out)
     # Workloads have knobs of their own: engine/lab/workload_cli.py parses them.
     if any(arg == "--workload" or arg.startswith("--workload=") for arg in argv):
         return workload_cli.main(argv, out)

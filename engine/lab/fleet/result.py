@@ -86,11 +86,11 @@ class FleetRun:
         return max(r.requests for r in self.per_replica) / total if total else 0.0
 
     def row(self) -> dict[str, Any]:
-        values = {**vars(self), **{name: getattr(self, name) for name in ROW_COLUMNS}}
-        values["skipped_requests"] = (
-            sum(r.skipped_requests for r in self.per_replica) + self.left_out
-        )
-        return {name: values[name] for name in ROW_COLUMNS}
+        skipped = sum(r.skipped_requests for r in self.per_replica) + self.left_out
+        return {
+            name: skipped if name == "skipped_requests" else getattr(self, name)
+            for name in ROW_COLUMNS
+        }
 
     def csv_line(self) -> str:
         row = self.row()
