@@ -59,6 +59,7 @@ class TraceLabView(LabGroup):
     the curve drawn point by point, with progress and Stop; the gap to the paper."""
 
     shows_traces = True
+    group = "traces"
 
     def __init__(
         self, notices: Sequence[str] = (), engine: str = DEFAULT_ENGINE, **params: Any

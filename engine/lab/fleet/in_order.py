@@ -75,7 +75,6 @@ class InOrderFleet:
         self.routes: list[int] = []  # the replica each request went to
         self.stale: list[int] = []  # the requests routed stale
         self.window = max(1, len(self.entries) // SERIES_POINTS)
-        self.routed_in_window = [0] * knobs.replicas
         self.series: dict[str, list[Any]] = {
             "x": [],
             "load": [[] for _ in range(knobs.replicas)],
@@ -148,7 +147,6 @@ class InOrderFleet:
                 self.pending.append((index + 1 + self.knobs.event_delay, choice.replica, events))
             else:
                 router.observe(choice.replica, events)
-        self.routed_in_window[choice.replica] += 1
         self.position += 1
         if self.position % self.window == 0 or self.done:
             self._sample()
@@ -163,9 +161,8 @@ class InOrderFleet:
     def _sample(self) -> None:
         series = self.series
         series["x"].append(self.position)
-        for replica, count in enumerate(self.routed_in_window):
-            series["load"][replica].append(count)
-        self.routed_in_window = [0] * self.knobs.replicas
+        for replica, load in enumerate(self.loads):
+            series["load"][replica].append(load)
         hits = sum(s.result.hits for s in self.servers)
         tokens = sum(s.result.prompt_tokens for s in self.servers)
         series["hit_rate"].append(hits / tokens if tokens else 0.0)

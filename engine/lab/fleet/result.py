@@ -59,8 +59,9 @@ class FleetRun:
     left_out: int = 0  # with time: requests that could never be admitted, never routed
     completed: bool = True
     seconds: float = 0.0
-    # x: the request index (in order) or the step's time in ms (with time); load: per
-    # replica, requests routed in the window (in order) or waiting + running (with time)
+    # x: the requests routed so far (in order) or the step's time in ms (with time); load:
+    # per replica, the load the router sees: its routes among its last ``load_window`` (in
+    # order) or waiting + running after the step (with time)
     series: dict[str, Any] = field(default_factory=dict)
 
     @property
