@@ -31,8 +31,9 @@ from engine.lab.fleet.in_order import run_fleet_in_order
 from engine.lab.fleet.knobs import FleetKnobs
 from engine.lab.fleet.result import FleetRun
 from engine.lab.fleet.routers import ROUTER_NAMES
-from engine.lab.request_trace import read_trace
-from engine.lab.trace_replay import PAPER_LOCAL_CACHE_TOKENS, HashedTrace
+from engine.lab.traces.replay import PAPER_LOCAL_CACHE_TOKENS
+from engine.lab.traces.request_trace import read_trace
+from engine.lab.traces.vllm.replay import HashedTrace
 
 DEFAULT_TRACE = (
     Path(__file__).resolve().parents[1] / "content" / "traces" / "conversation_trace.jsonl.gz"

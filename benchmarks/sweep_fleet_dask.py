@@ -20,7 +20,7 @@ from engine.lab.fleet.knobs import FleetKnobs
 from engine.lab.fleet.result import ROW_COLUMNS
 from engine.lab.fleet.routers import ROUTER_NAMES
 from engine.lab.fleet.sweep import Source, run_point, sweep_points
-from engine.lab.trace_replay import PAPER_LOCAL_CACHE_TOKENS
+from engine.lab.traces.replay import PAPER_LOCAL_CACHE_TOKENS
 
 DEFAULT_TRACE = (
     Path(__file__).resolve().parents[1] / "content" / "traces" / "conversation_trace.jsonl.gz"

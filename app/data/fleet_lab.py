@@ -15,8 +15,8 @@ from engine.lab.fleet.in_order import InOrderFleet
 from engine.lab.fleet.knobs import MAX_REPLICAS, FleetKnobs
 from engine.lab.fleet.result import FleetRun
 from engine.lab.fleet.routers import ROUTER_NAMES
-from engine.lab.request_trace import TRACE_BLOCK_TOKENS, TraceEntry
-from engine.lab.trace_replay import HashedTrace
+from engine.lab.traces.request_trace import TRACE_BLOCK_TOKENS, TraceEntry
+from engine.lab.traces.vllm.replay import HashedTrace
 
 FLEET_PRESET = "fleet"
 # The default run: small enough for Pyodide (every router, both engines at most).

@@ -36,7 +36,7 @@ from app.views.fleet_charts import FleetCharts
 from app.views.lab_controls import STYLESHEETS, WRAPPING, LabGroup, lab_root, update_changed
 from engine.lab.fleet.result import FleetRun
 from engine.lab.fleet.routers import DEFAULT_LOAD_WEIGHT, ROUTER_NAMES
-from engine.lab.request_trace import TraceError
+from engine.lab.traces.request_trace import TraceError
 
 KNOBS = ("requests", "replicas", "capacity", "load_weight", "event_delay")
 

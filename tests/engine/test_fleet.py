@@ -11,12 +11,14 @@ from engine.lab.fleet.in_order import InOrderFleet, run_fleet_in_order
 from engine.lab.fleet.knobs import FleetKnobs
 from engine.lab.fleet.routers import ROUTER_NAMES
 from engine.lab.fleet.timed import TimedFleet
-from engine.lab.request_trace import TraceEntry, prompt_token_ids, read_trace
-from engine.lab.trace_replay import EventReplayRequest, HashedTrace, replay_in_order
-from engine.lab.trace_replay_sglang import replay_in_order_sglang
-from engine.lab.trace_timed import TimedKnobs, run_trace_timed
-from engine.lab.workload import WorkloadError, load_preset, run_workload
-from engine.lab.workload_sglang import run_sglang_workload
+from engine.lab.traces.request_trace import TraceEntry, prompt_token_ids, read_trace
+from engine.lab.traces.sglang.replay import replay_in_order_sglang
+from engine.lab.traces.timed import TimedKnobs, run_trace_timed
+from engine.lab.traces.vllm.replay import EventReplayRequest, HashedTrace, replay_in_order
+from engine.lab.workload.presets import load_preset
+from engine.lab.workload.sglang.runner import run_sglang_workload
+from engine.lab.workload.vllm.runner import run_workload
+from engine.lab.workload.workload import WorkloadError
 from engine.vllm.kv_events import BlockStored
 from engine.vllm.scheduler import Scheduler
 

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from engine.lab.cli import main
+from engine.lab.cli.main import main
 from engine.lab.fleet.result import ROW_COLUMNS
 
 TRACE = "content/traces/conversation_trace.jsonl.gz"

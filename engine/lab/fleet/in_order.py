@@ -1,10 +1,15 @@
 """A trace through a fleet in order (the Mooncake paper's method, as
-engine/lab/trace_replay.py replays it through one engine): one request after another,
+engine/lab/traces/vllm/replay.py replays it through one engine): one request after another,
 each routed, then served by its replica (vLLM's ``InOrderServer``, or SGLang's
 ``CacheReplay``: the single-engine replay's own step), whose KV events then go to a
-router that wants them (``event_delay`` requests later). Nothing runs concurrently, so
-every replica's load is 0 when a request is routed: load only tells replicas apart with
-time (engine/lab/fleet/timed.py)."""
+router that wants them (``event_delay`` requests later).
+
+Nothing runs concurrently in order, so a replica's load is the router's own count: the
+requests it routed there among its last ``load_window`` routes (as if each were still
+running for that many routes; Dynamo's router and SGLang's count the requests they sent
+that have not finished). Without it a prefix-aware router sends every prompt that shares
+a first block with an earlier one to the same replica. With time:
+engine/lab/fleet/timed.py."""
 
 from __future__ import annotations
 
@@ -17,15 +22,10 @@ from engine.lab.fleet.knobs import FleetKnobs
 from engine.lab.fleet.requests import RouteRequest, sglang_hashes, trace_pieces, vllm_hashes
 from engine.lab.fleet.result import FleetRun, ReplicaFigures
 from engine.lab.fleet.routers import make_router
-from engine.lab.request_trace import TraceEntry, prompt_token_ids
-from engine.lab.trace_replay import (
-    HashedTrace,
-    InOrderReplay,
-    InOrderServer,
-    Stop,
-    _no_cyclic_gc,
-)
-from engine.lab.trace_replay_sglang import CacheReplay
+from engine.lab.traces.replay import InOrderReplay, Stop, _no_cyclic_gc
+from engine.lab.traces.request_trace import TraceEntry, prompt_token_ids
+from engine.lab.traces.sglang.replay import CacheReplay
+from engine.lab.traces.vllm.replay import HashedTrace, InOrderServer
 
 SERIES_POINTS = 200  # windows of the series over the trace
 

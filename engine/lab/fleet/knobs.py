@@ -6,8 +6,8 @@ import math
 from dataclasses import dataclass
 
 from engine.lab.fleet.routers import DEFAULT_LOAD_WEIGHT, ROUTER_NAMES
-from engine.lab.trace_timed import DEFAULT_STEP_MS, default_unit
-from engine.lab.workload import WorkloadError
+from engine.lab.traces.timed import DEFAULT_STEP_MS, default_unit
+from engine.lab.workload.workload import WorkloadError
 
 MAX_REPLICAS = 16
 LOAD_WINDOW_PER_REPLICA = 4

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Sequence
 from functools import cached_property
 
-from engine.lab.request_trace import TRACE_BLOCK_TOKENS, TraceEntry
+from engine.lab.traces.request_trace import TRACE_BLOCK_TOKENS, TraceEntry
 from engine.sglang.kv_events import hash_str_to_int64, page_hashes
 from engine.vllm.kv_cache_utils import BlockHash, maybe_convert_block_hash
 

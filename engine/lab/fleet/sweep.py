@@ -14,9 +14,11 @@ from engine.lab.fleet.in_order import run_fleet_in_order
 from engine.lab.fleet.knobs import FleetKnobs
 from engine.lab.fleet.result import FleetRun
 from engine.lab.fleet.timed import run_fleet_timed
-from engine.lab.request_trace import TraceEntry, read_trace
-from engine.lab.trace_replay import HashedTrace, slice_entries
-from engine.lab.workload import Workload, load_preset
+from engine.lab.traces.replay import slice_entries
+from engine.lab.traces.request_trace import TraceEntry, read_trace
+from engine.lab.traces.vllm.replay import HashedTrace
+from engine.lab.workload.presets import load_preset
+from engine.lab.workload.workload import Workload
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""A fleet with time: a trace slice by its timestamps (as engine/lab/trace_timed.py
+"""A fleet with time: a trace slice by its timestamps (as engine/lab/traces/timed.py
 replays it through one engine) or a workload preset (as the workload lab plays it), each
 replica the same runner the single engine uses (``TimedVLLMRunner``,
 ``TimedSGLangRunner``, ``WorkloadRunner``, ``SGLangWorkloadRunner``), its arrivals taken
@@ -29,11 +29,14 @@ from engine.lab.fleet.requests import (
 )
 from engine.lab.fleet.result import FleetRun, ReplicaFigures
 from engine.lab.fleet.routers import make_router
-from engine.lab.request_trace import TraceEntry
-from engine.lab.trace_replay import HashedTrace, Stop
-from engine.lab.trace_timed import TimedKnobs, TimedSGLangRunner, TimedVLLMRunner
-from engine.lab.workload import MAX_STEPS, SteppedRun, Workload, WorkloadRunner
-from engine.lab.workload_sglang import SGLangWorkloadRunner
+from engine.lab.traces.replay import Stop
+from engine.lab.traces.request_trace import TraceEntry
+from engine.lab.traces.timed import TimedKnobs, TimedSGLangRunner, TimedVLLMRunner
+from engine.lab.traces.vllm.replay import HashedTrace
+from engine.lab.workload.run import SteppedRun
+from engine.lab.workload.sglang.runner import SGLangWorkloadRunner
+from engine.lab.workload.vllm.runner import WorkloadRunner
+from engine.lab.workload.workload import MAX_STEPS, Workload
 from engine.sglang.scheduler import Req
 from engine.vllm.request import Request
 
