@@ -197,13 +197,26 @@ def test_one_replica_plays_a_workload_as_the_workload_lab(engine: str) -> None:
     assert fleet.replicas[0].result().series == single.series
 
 
-def test_with_time_the_least_loaded_router_evens_the_queues() -> None:
-    """Two arrivals a step: each goes to the replica with fewer waiting + running (what
-    it was just sent included), so the two split the requests evenly."""
-    workload = load_preset("shared-prefix").workload.replace(requests=20, arrival=2)
-    loaded = TimedFleet(workload, FleetKnobs(replicas=2, router="least-loaded"))
-    run = loaded.run()
-    assert run.completed and run.requests == 20
-    assert sorted(run.per_replica[i].requests for i in (0, 1)) == [10, 10]
-    # the per-replica load series is waiting + running after each step
-    assert max(run.series["load"][0]) > 0 and len(run.series["x"]) == loaded.step
+def test_with_time_least_loaded_avoids_the_busy_replica() -> None:
+    """Request 0 decodes for a long time on replica 0; the others are short and come one
+    by one: least-loaded sends them to the idle replica, round-robin alternates."""
+    long = TraceEntry(0, 0, 512, 2_000, (1,))
+    short = [TraceEntry(i, i * 1_000, 512, 1, (10 + i,)) for i in range(1, 5)]
+    entries = [long, *short]
+
+    def routes_with_time(router: str) -> list[int]:
+        knobs = FleetKnobs(replicas=2, router=router, capacity_tokens=100 * 512)
+        fleet = TimedFleet(entries, knobs)
+        run = fleet.run()
+        assert run.completed and run.requests == 5
+        return fleet.routes
+
+    assert routes_with_time("round-robin") == [0, 1, 0, 1, 0]
+    assert routes_with_time("least-loaded") == [0, 1, 1, 1, 1]
+    # the series: each replica's waiting + running after every step (a short request is
+    # done within the step it arrives in)
+    fleet = TimedFleet(
+        entries, FleetKnobs(replicas=2, router="least-loaded", capacity_tokens=100 * 512)
+    )
+    run = fleet.run()
+    assert run.series["load"][0][:3] == [1, 1, 1] and max(run.series["load"][1]) == 0
