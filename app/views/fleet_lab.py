@@ -6,7 +6,6 @@ app/views/lab_controls.py holds what the lab pages share."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -46,6 +45,7 @@ class FleetLabView(LabGroup):
     the prefix-aware router's knobs; every router run in turn, with progress and Stop."""
 
     group = "fleet"
+    cell_prefix = "fleet"
 
     def __init__(
         self, notices: Sequence[str] = (), engine: str = DEFAULT_ENGINE, **params: Any
@@ -77,10 +77,7 @@ class FleetLabView(LabGroup):
         self.roots = self._build()
 
     def _build(self) -> tuple[pn.Column, ...]:
-        def cell(widget: pn.widgets.Widget, name: str, error: bool = False) -> pn.Column:
-            errors = [self.knob_errors[name]] if error else []
-            return pn.Column(widget, *errors, margin=0, css_classes=[f"fleet-{name}"])
-
+        cell = self.knob_cell
         controls = self.controls_root(
             render_fleet_intro(),
             pn.FlexBox(
@@ -135,7 +132,6 @@ class FleetLabView(LabGroup):
         engines = self.engines
         run = FleetLabRun(entries[: knobs.requests], engines, knobs)
         self.begin(run)
-        started = time.perf_counter()
         total = len(run.points)
         with pn.io.hold():
             self.status.object = render_fleet_progress(0.0, 0, total)
@@ -157,7 +153,6 @@ class FleetLabView(LabGroup):
             self.charts.set_engines(engines)
             self._redraw()
             self.status.object = render_fleet_done(knobs.requests, knobs.replicas, len(runs))
-        self.seconds = time.perf_counter() - started
 
     @logged
     def _redraw(self) -> None:

@@ -79,6 +79,8 @@ class LabGroup(pn.viewable.Viewer):
     shows_traces: ClassVar[bool] = False
     # lab_group's name of this page's group
     group: ClassVar[str] = "presets"
+    # A knob's cell has the class f"{cell_prefix}-{knob}" (the pages' CSS and tests).
+    cell_prefix: ClassVar[str] = "lab"
 
     def __init__(
         self,
@@ -162,6 +164,11 @@ class LabGroup(pn.viewable.Viewer):
             flex_wrap="wrap",
             sizing_mode="stretch_width",
         )
+
+    def knob_cell(self, widget: pn.widgets.Widget, name: str, error: bool = False) -> pn.Column:
+        """A knob's widget and, when ``error``, the message below it."""
+        errors = [self.knob_errors[name]] if error else []
+        return pn.Column(widget, *errors, margin=0, css_classes=[f"{self.cell_prefix}-{name}"])
 
     def show_knob_error(self, knob: str, message: str) -> None:
         """Show the knob's message below it (none: hide it)."""
