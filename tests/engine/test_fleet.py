@@ -220,3 +220,18 @@ def test_with_time_least_loaded_avoids_the_busy_replica() -> None:
     )
     run = fleet.run()
     assert run.series["load"][0][:3] == [1, 1, 1] and max(run.series["load"][1]) == 0
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_a_workload_fleet_keeps_its_block_size_and_the_capacity_asked(engine: str) -> None:
+    """The prefix-aware router believes what the events say, in the workload's own
+    blocks (16 tokens): with room for everything no route is stale."""
+    workload = load_preset("shared-prefix").workload.replace(requests=20, arrival=1)
+    knobs = FleetKnobs(replicas=2, router="prefix-aware", engine=engine, capacity_tokens=64_000)
+    fleet = TimedFleet(workload, knobs)
+    run = fleet.run()
+    assert run.capacity_tokens == 64_000
+    assert run.block_size == (16 if engine == "vllm" else 1)
+    assert run.believed_routes > 10 and run.stale_routes == 0
+    # the system prompt is computed once per replica at most
+    assert run.hit_rate > 0.8

@@ -81,25 +81,26 @@ class TimedFleet:
         knobs.check()
         self.knobs = knobs
         self.vllm = knobs.engine == "vllm"
-        unit = knobs.unit
+        # vLLM's block size or SGLang's page size: a workload's own block size on vLLM
+        self.unit = unit = _unit(source, knobs)
         self.router = make_router(knobs.router, knobs.replicas, unit, knobs.load_weight)
         events = self.router.uses_events
         self.replicas: list[Replica] = []
         self.entries: list[TraceEntry] | None = None
         if isinstance(source, Workload):
             workload = source
-            if knobs.capacity_tokens is not None:
-                workload = workload.replace(num_gpu_blocks=knobs.capacity_tokens // unit)
-            if knobs.block_size is not None:
-                workload = workload.replace(block_size=knobs.block_size)
+            if self.vllm:
+                workload = workload.replace(block_size=unit)
+                if knobs.capacity_tokens is not None:
+                    workload = workload.replace(num_gpu_blocks=knobs.capacity_tokens // unit)
             self.workload = workload
+            # SGLang's pool: the capacity's slots, else the tokens vLLM's pool holds
+            self.slots = knobs.capacity_tokens or workload.num_gpu_blocks * workload.block_size
             for _ in range(knobs.replicas):
                 if self.vllm:
                     self.replicas.append(VLLMWorkloadReplica(workload, events))
                 else:
-                    slots = workload.num_gpu_blocks * workload.block_size
-                    page = knobs.block_size or 1
-                    self.replicas.append(SGLangWorkloadReplica(workload, slots, page, events))
+                    self.replicas.append(SGLangWorkloadReplica(workload, self.slots, unit, events))
             self.total = workload.requests
             self.left_out = 0
         else:
@@ -209,6 +210,14 @@ class TimedFleet:
         self._settle_beliefs()
         self._sample(now_ms)
 
+    def _capacity(self) -> int:
+        """Each replica's pool in tokens."""
+        if self.entries is not None:
+            return self.knobs.capacity_tokens or 0
+        if self.vllm:
+            return self.workload.num_gpu_blocks * self.workload.block_size
+        return self.slots
+
     def _now_ms(self, step: int) -> float:
         first = self.replicas[0]
         if isinstance(first, VLLMTraceReplica | SGLangTraceReplica):
@@ -231,7 +240,7 @@ class TimedFleet:
         return len(scheduler.waiting_queue) + len(scheduler.running)  # type: ignore[union-attr]
 
     def _route(self, index: int, request: ReplicaRequest, now_ms: float) -> RouteRequest:
-        unit = self.knobs.unit
+        unit = self.unit
         if isinstance(request, Request):
             hashes = vllm_hashes(request.block_hashes)
             tokens = request.prompt_token_ids
@@ -244,7 +253,7 @@ class TimedFleet:
 
     def _settle_beliefs(self) -> None:
         """A belief is checked once its request is admitted (its hit is known)."""
-        unit = self.knobs.unit
+        unit = self.unit
         for index, (replica_index, believed, request) in list(self.beliefs.items()):
             hit = self._admitted_hit(self.replicas[replica_index], request)
             if hit is None:
@@ -296,16 +305,13 @@ class TimedFleet:
                     evicted_tokens=evictions,
                 )
             )
-        unit = self.workload.block_size if self.vllm or self.entries is None else knobs.unit
         return FleetRun(
             engine=knobs.engine,
             mode="timed",
             router=knobs.router,
             replicas=knobs.replicas,
-            capacity_tokens=self.workload.num_gpu_blocks * self.workload.block_size
-            if self.entries is None
-            else knobs.capacity_tokens or 0,
-            block_size=unit,
+            capacity_tokens=self._capacity(),
+            block_size=self.unit,
             per_replica=figures,
             believed_routes=self.believed_routes,
             stale_routes=self.stale_routes,
@@ -316,6 +322,14 @@ class TimedFleet:
                 k: [list(x) for x in v] if k == "load" else list(v) for k, v in self.series.items()
             },
         )
+
+
+def _unit(source: Sequence[TraceEntry] | Workload, knobs: FleetKnobs) -> int:
+    """The replicas' block size (vLLM) or page size (SGLang): asked, else a workload's own
+    block size on vLLM, else the engine's default (``FleetKnobs.unit``)."""
+    if isinstance(source, Workload) and knobs.engine == "vllm":
+        return knobs.block_size or source.block_size
+    return knobs.unit
 
 
 def _prompt_tokens(request: ReplicaRequest) -> int:
