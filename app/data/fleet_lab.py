@@ -1,7 +1,7 @@
 """The fleet lab (`?lab=fleet`), without widgets: its knobs checked, and a run that plays
-each router's fleet over a trace slice in order (engine/lab/fleet/), a few requests per
-slice, so the page shows progress and Stop lands between slices (played for a learner,
-as the other labs' runs)."""
+each router's fleet over a trace slice (engine/lab/fleet/), in order or with time, a few
+requests or engine steps per slice, so the page shows progress and Stop lands between
+slices (played for a learner, as the other labs' runs)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,9 @@ from engine.lab.fleet.in_order import InOrderFleet
 from engine.lab.fleet.knobs import MAX_REPLICAS, FleetKnobs
 from engine.lab.fleet.result import FleetRun
 from engine.lab.fleet.routers import ROUTER_NAMES
+from engine.lab.fleet.timed import TimedFleet
 from engine.lab.traces.request_trace import TRACE_BLOCK_TOKENS, TraceEntry
+from engine.lab.traces.timed import TimedKnobs
 from engine.lab.traces.vllm.replay import HashedTrace
 
 FLEET_PRESET = "fleet"
@@ -25,6 +27,9 @@ DEFAULT_REPLICAS = 4
 DEFAULT_FLEET_CAPACITY = 1_000_000
 MAX_FLEET_REQUESTS = 2_000
 REQUESTS_PER_SLICE = 25
+STEPS_PER_SLICE = 40
+# The timed knobs' names in the engine, as the page's cells name them.
+TIMED_CELLS = {"requests": "requests", "capacity_tokens": "capacity"}
 
 
 @dataclass(frozen=True)
@@ -34,10 +39,14 @@ class FleetLabKnobs:
     capacity_tokens: Any
     load_weight: Any
     event_delay: Any
+    timed: bool = False  # with time (the trace's timestamps, 25 ms engine steps)
 
 
-def fleet_problems(knobs: FleetLabKnobs, available: int) -> dict[str, str]:
-    """A message per knob that cannot be used (none: the run can start)."""
+def fleet_problems(
+    knobs: FleetLabKnobs, available: int, entries: Sequence[TraceEntry] = ()
+) -> dict[str, str]:
+    """A message per knob that cannot be used (none: the run can start); with time, also
+    the timed replay's own limits on ``entries`` (the slice)."""
     found: dict[str, str] = {}
     if knobs.requests is None or not 1 <= knobs.requests <= min(available, MAX_FLEET_REQUESTS):
         found["requests"] = (
@@ -51,6 +60,11 @@ def fleet_problems(knobs: FleetLabKnobs, available: int) -> dict[str, str]:
         found["load_weight"] = "Load weight: a number, 0 or more"
     if knobs.event_delay is None or knobs.event_delay < 0:
         found["event_delay"] = "Event delay: 0 or more requests"
+    if knobs.timed and entries and not found:
+        for engine in ("vllm", "sglang"):
+            timed = TimedKnobs(knobs.capacity_tokens, engine, TRACE_BLOCK_TOKENS)
+            for knob, message in timed.problems(entries).items():
+                found.setdefault(TIMED_CELLS.get(knob, "requests"), message)
     return found
 
 
@@ -81,15 +95,18 @@ class FleetLabRun:
         for engine, router in self.points:
             fleet_knobs(knobs, engine, router).check()
         self.runs: dict[tuple[str, str], FleetRun] = {}
-        self._fleet: InOrderFleet | None = None
+        self._fleet: InOrderFleet | TimedFleet | None = None
         self.stopped = False
 
     @property
     def progress(self) -> float:
         total = len(self.entries) * len(self.points)
         done = len(self.entries) * len(self.runs)
-        if self._fleet is not None:
-            done += self._fleet.position
+        fleet = self._fleet
+        if isinstance(fleet, InOrderFleet):
+            done += fleet.position
+        elif fleet is not None:
+            done += fleet.arrived
         return min(1.0, done / total) if total else 1.0
 
     def stop(self) -> None:
@@ -100,14 +117,18 @@ class FleetLabRun:
     ) -> dict[tuple[str, str], FleetRun] | None:
         """Each (engine, router)'s run, in order; None if stopped first."""
         with played_for_a_learner():
-            hashed = HashedTrace.of(self.entries, TRACE_BLOCK_TOKENS)
+            timed = self.knobs.timed
+            hashed = None if timed else HashedTrace.of(self.entries, TRACE_BLOCK_TOKENS)
             for engine, router in self.points:
                 knobs = fleet_knobs(self.knobs, engine, router)
-                fleet = self._fleet = InOrderFleet(
-                    self.entries, knobs, hashed if engine == "vllm" else None
-                )
+                fleet: InOrderFleet | TimedFleet
+                if timed:
+                    fleet = TimedFleet(self.entries, knobs)
+                else:
+                    fleet = InOrderFleet(self.entries, knobs, hashed if engine == "vllm" else None)
+                self._fleet = fleet
                 while not fleet.done:
-                    fleet.advance(REQUESTS_PER_SLICE)
+                    fleet.advance(STEPS_PER_SLICE if timed else REQUESTS_PER_SLICE)
                     on_progress(self.progress, self.runs)
                     await asyncio.sleep(SLICE_PAUSE_S)
                     if self.stopped:

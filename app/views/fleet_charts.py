@@ -18,6 +18,7 @@ from engine.lab.fleet.routers import ROUTER_NAMES
 
 Runs = Mapping[tuple[str, str], FleetRun]
 HALF = {"flex": "1 1 520px"}
+LOAD_TITLE = "Each replica's load as the router sees it"
 
 
 def _factors(engines: Sequence[str]) -> list[tuple[str, str]]:
@@ -75,7 +76,7 @@ class FleetCharts:
         )
         self.load_x, self.load_y = Range1d(start=0, end=1), Range1d(start=0, end=1)
         self.load_figure = figure(
-            title="Each replica's load as the router sees it",
+            title=LOAD_TITLE,
             x_range=self.load_x,
             y_range=self.load_y,
             height=CHART_HEIGHT,
@@ -106,6 +107,12 @@ class FleetCharts:
         if run is None:
             self.load_source.data = {"xs": [], "ys": [], "color": [], "replica": []}
             return
+        timed = run.mode == "timed"
+        self.load_figure.title.text = (
+            "Each replica's requests waiting + running" if timed else LOAD_TITLE
+        )
+        self.load_figure.xaxis.axis_label = "time (ms)" if timed else "requests routed"
+        self.load_figure.yaxis.axis_label = "requests" if timed else "requests (of the last routes)"
         loads = run.series["load"]
         self.load_x.end = max([1, *run.series["x"]])
         self.load_y.end = max([1, *(max(load, default=0) for load in loads)]) + 1

@@ -35,7 +35,7 @@ from app.views.fleet_charts import FleetCharts
 from app.views.lab_controls import STYLESHEETS, WRAPPING, LabGroup, lab_root, update_changed
 from engine.lab.fleet.result import FleetRun
 from engine.lab.fleet.routers import DEFAULT_LOAD_WEIGHT, ROUTER_NAMES
-from engine.lab.traces.request_trace import TraceError
+from engine.lab.traces.request_trace import TraceEntry, TraceError
 
 KNOBS = ("requests", "replicas", "capacity", "load_weight", "event_delay")
 
@@ -65,7 +65,10 @@ class FleetLabView(LabGroup):
         self.load_weight = at_once.FloatInput(
             label="Load weight (prefix-aware)", value=DEFAULT_LOAD_WEIGHT, width=180
         )
-        self.event_delay = at_once.IntInput(label="Event delay (requests)", value=0, width=160)
+        self.event_delay = at_once.IntInput(
+            label="Event delay (requests, or steps)", value=0, width=200
+        )
+        self.timed = at_once.Checkbox(label="With time (25 ms engine steps)", value=False)
         self.load_router = at_once.Select(
             label="Load of", options=list(ROUTER_NAMES), value="prefix-aware", width=150
         )
@@ -90,6 +93,7 @@ class FleetLabView(LabGroup):
                 cell(self.load_weight, "load_weight", error=True),
                 cell(self.event_delay, "event_delay", error=True),
                 cell(self.load_router, "load_router"),
+                cell(self.timed, "timed"),
                 **WRAPPING,
             ),
             self.buttons_row(),
@@ -105,15 +109,17 @@ class FleetLabView(LabGroup):
             ),
         )
 
-    def checked_knobs(self, available: int) -> FleetLabKnobs | None:
+    def checked_knobs(self, entries: Sequence[TraceEntry]) -> FleetLabKnobs | None:
         knobs = FleetLabKnobs(
             self.requests.value,
             self.replicas.value,
             self.capacity.value,
             self.load_weight.value,
             self.event_delay.value,
+            self.timed.value,
         )
-        found = fleet_problems(knobs, available)
+        requests = knobs.requests if isinstance(knobs.requests, int) else 0
+        found = fleet_problems(knobs, len(entries), entries[: max(0, requests)])
         for name in KNOBS:
             self.show_knob_error(name, found.get(name, ""))
         return None if found else knobs
@@ -126,7 +132,7 @@ class FleetLabView(LabGroup):
         except TraceError as error:
             self.status.object = render_knob_error(str(error))
             return
-        knobs = self.checked_knobs(len(entries))
+        knobs = self.checked_knobs(entries)
         if knobs is None:
             return
         engines = self.engines

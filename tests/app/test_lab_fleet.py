@@ -16,6 +16,7 @@ from app.views.lab_controls import lab_group, lab_picker_options
 from engine.lab.fleet.in_order import run_fleet_in_order
 from engine.lab.fleet.knobs import FleetKnobs
 from engine.lab.fleet.routers import ROUTER_NAMES
+from engine.lab.fleet.timed import TimedFleet
 from tests.app.conftest import parse
 
 pytestmark = pytest.mark.skipif(
@@ -91,3 +92,24 @@ def test_stop_stops_the_run() -> None:
 def test_the_picker_and_the_address_open_the_fleet() -> None:
     assert lab_picker_options()[-1] == FLEET_PRESET and lab_group(FLEET_PRESET) == "fleet"
     assert isinstance(open_lab(FLEET_PRESET, "both"), FleetLabView)
+
+
+def test_with_time_the_page_shows_the_timed_fleets() -> None:
+    view = FleetLabView(engine="vLLM")
+    view.trace_select.value = "conversation"
+    view.requests.value = 40
+    view.replicas.value = 2
+    view.capacity.value = 300_000
+    view.timed.value = True
+    asyncio.run(view.start())
+    assert "Done: 40 requests over 2 replicas, 4 runs." in view.status.object
+    entries = list(shipped_trace("conversation")[:40])
+    knobs = FleetKnobs(replicas=2, router="least-loaded", capacity_tokens=300_000, block_size=512)
+    expected = TimedFleet(entries, knobs).run()
+    assert view.runs["vllm", "least-loaded"].hit_rate == expected.hit_rate
+    assert view.runs["vllm", "least-loaded"].series["load"] == expected.series["load"]
+    assert view.charts.load_figure.xaxis[0].axis_label == "time (ms)"
+    # the replay with time's own limits, beside the knob
+    view.requests.value = 2_000
+    asyncio.run(view.start())
+    assert "more than 5,000,000" in view.knob_errors["requests"].object
