@@ -32,10 +32,10 @@ def render_fleet_intro() -> str:
         '<div class="lab-intro" data-testid="fleet-intro">'
         "<h2>A fleet: replicas behind a router</h2>"
         "<p>The trace's first requests, in order (or by their timestamps, with time), over "
-        "replicas of the engine, the same capacity each. Each router picks a replica per request from what "
-        "it can know; the replica's own prefix cache decides what hits. A router never reads "
-        "a replica's pool: a <em>stale route</em> is one sent for a prefix the replica had "
-        "already evicted.</p>"
+        "replicas of the engine, the same capacity each. Each router picks a replica per "
+        "request from what it can know; the replica's own prefix cache decides what hits. "
+        "A router never reads a replica's pool: a <em>stale route</em> is one sent for a "
+        "prefix the replica had already evicted.</p>"
         f'<ul class="fleet-routers">{routers}</ul></div>'
     )
 
