@@ -19,6 +19,7 @@ import panel as pn
 from bokeh.events import Event, Tap
 
 from app.components import at_once
+from app.data.fleet_lab import FLEET_PRESET
 from app.data.lab import (
     DEFAULT_ENGINE,
     TRACES_PRESET,
@@ -48,6 +49,7 @@ from app.render.lab import (
 )
 from app.render.lab_playground import render_no_playground, render_open_in_playground
 from app.render.lab_traces import ENGINE_NAMES
+from app.views.fleet_lab import FleetLabView
 from app.views.lab_charts import CHARTS, HIT_RATE_CHART_HEIGHT, SOURCE_KEYS, RunCharts
 from app.views.lab_controls import STYLESHEETS, WRAPPING, LabGroup, lab_root, update_changed
 from app.views.trace_lab import TraceLabView
@@ -413,21 +415,28 @@ def done_text(result: LabResult) -> str:
     return f"{requests}: {steps}."
 
 
-def open_lab(preset_name: str, engine_word: str | None = None) -> LabView | TraceLabView:
+def open_lab(
+    preset_name: str, engine_word: str | None = None
+) -> LabView | TraceLabView | FleetLabView:
     """The lab at `?lab=PRESET&engine=WORD`: an unknown name opens the default preset, an
     unknown engine vLLM, each with a notice. The first run starts once the page is
-    loaded; `?lab=real-traces` opens the traces' group."""
+    loaded; `?lab=real-traces` opens the traces' group, `?lab=fleet` the fleet's."""
     engine, engine_notice = engine_choice(engine_word)
     notices: list[str] = [engine_notice] if engine_notice else []
     if preset_name == TRACES_PRESET:
         traces = TraceLabView(notices, engine)
         pn.state.onload(traces.start)
         return traces
+    if preset_name == FLEET_PRESET:
+        fleet = FleetLabView(notices, engine)
+        pn.state.onload(fleet.start)
+        return fleet
     names = presets()
     chosen = preset_name or default_preset()
     if chosen not in names:
         notices.append(
-            f"Ignored lab={preset_name!r}: not one of {', '.join([*names, TRACES_PRESET])}. "
+            f"Ignored lab={preset_name!r}: not one of "
+            f"{', '.join([*names, TRACES_PRESET, FLEET_PRESET])}. "
             f"Showing {default_preset()!r}."
         )
         chosen = default_preset()

@@ -17,6 +17,7 @@ from bokeh.document import Document
 
 from app.components import at_once
 from app.components.address_bar import AddressBar
+from app.data.fleet_lab import FLEET_PRESET
 from app.data.lab import ENGINE_CHOICES, ENGINE_WORDS, TRACES_PRESET, presets
 from app.host.errors import logged
 from app.page.theme import CSS
@@ -33,8 +34,14 @@ class Stoppable(Protocol):
 
 
 def lab_picker_options() -> list[str]:
-    """The preset picker's choices: every workload preset, then the traces' group."""
-    return [*presets(), TRACES_PRESET]
+    """The preset picker's choices: every workload preset, then the traces' group and the
+    fleet's."""
+    return [*presets(), TRACES_PRESET, FLEET_PRESET]
+
+
+def lab_group(name: str) -> str:
+    """The group of lab pages a picker's choice opens."""
+    return {TRACES_PRESET: "traces", FLEET_PRESET: "fleet"}.get(name, "presets")
 
 
 def lab_query(preset: str, engine: str) -> str:
@@ -70,6 +77,10 @@ class LabGroup(pn.viewable.Viewer):
 
     # The traces' group (TraceLabView) or a workload preset's page (LabView)
     shows_traces: ClassVar[bool] = False
+    # lab_group's name of this page's group
+    group: ClassVar[str] = "presets"
+    # A knob's cell has the class f"{cell_prefix}-{knob}" (the pages' CSS and tests).
+    cell_prefix: ClassVar[str] = "lab"
 
     def __init__(
         self,
@@ -154,6 +165,11 @@ class LabGroup(pn.viewable.Viewer):
             sizing_mode="stretch_width",
         )
 
+    def knob_cell(self, widget: pn.widgets.Widget, name: str, error: bool = False) -> pn.Column:
+        """A knob's widget and, when ``error``, the message below it."""
+        errors = [self.knob_errors[name]] if error else []
+        return pn.Column(widget, *errors, margin=0, css_classes=[f"{self.cell_prefix}-{name}"])
+
     def show_knob_error(self, knob: str, message: str) -> None:
         """Show the knob's message below it (none: hide it)."""
         pane = self.knob_errors[knob]
@@ -164,15 +180,15 @@ class LabGroup(pn.viewable.Viewer):
 
     @logged
     def _on_preset(self, event: Any) -> None:
-        """A preset of the other group (the traces' from a workload preset, or back) opens
-        as a new page; one of this group's is loaded here."""
-        if (event.new == TRACES_PRESET) == self.shows_traces:
+        """A preset of another group (the traces' or the fleet's from a workload preset,
+        or back) opens as a new page; one of this group's is loaded here."""
+        if lab_group(event.new) == self.group:
             self.load_preset(event.new)
         else:
             self.address_bar.load = "?" + lab_query(event.new, self.engine.value)
 
     def load_preset(self, name: str) -> None:
-        """Show another of this group's presets (the traces' group has only one)."""
+        """Show another of this group's presets (the traces' and the fleet's have one)."""
 
     def set_running(self, running: bool, can_run: bool = True) -> None:
         """Stop on and Run off while a run goes on (Run stays off when it cannot run)."""

@@ -64,6 +64,8 @@ class TraceLabView(LabGroup):
     the curve drawn point by point, with progress and Stop; the gap to the paper."""
 
     shows_traces = True
+    group = "traces"
+    cell_prefix = "traces"
 
     def __init__(
         self, notices: Sequence[str] = (), engine: str = DEFAULT_ENGINE, **params: Any
@@ -110,10 +112,7 @@ class TraceLabView(LabGroup):
         self.roots = self._build()
 
     def _build(self) -> tuple[pn.Column, ...]:
-        def cell(widget: pn.widgets.Widget, name: str, error: bool = False) -> pn.Column:
-            errors = [self.knob_errors[name]] if error else []
-            return pn.Column(widget, *errors, margin=0, css_classes=[f"traces-{name}"])
-
+        cell = self.knob_cell
         controls = self.controls_root(
             render_traces_intro(DEFAULT_TRACE_REQUESTS if in_pyodide() else None),
             pn.FlexBox(

@@ -9,6 +9,7 @@ same pages get equal hashes in both. As in SGLang without registered LoRA names,
 from __future__ import annotations
 
 import hashlib
+import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -47,10 +48,12 @@ def page_hashes(token_ids: Sequence[int], prior_hash: str | None, page_size: int
     """One chained hex digest per page (the last page may be short)."""
     hashes: list[str] = []
     for start in range(0, len(token_ids), page_size):
-        digest = hashlib.sha256(bytes.fromhex(prior_hash) if prior_hash else b"")
-        for token in token_ids[start : start + page_size]:
-            digest.update(token.to_bytes(8, "little", signed=True))
-        prior_hash = digest.hexdigest()
+        page = token_ids[start : start + page_size]
+        # each token as 8 little-endian signed bytes, the page's at once (the same digest
+        # as one update per token)
+        data = struct.pack(f"<{len(page)}q", *page)
+        prior = bytes.fromhex(prior_hash) if prior_hash else b""
+        prior_hash = hashlib.sha256(prior + data).hexdigest()
         hashes.append(prior_hash)
     return hashes
 

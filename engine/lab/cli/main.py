@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO, TypeVar
 
+from engine.lab.cli import fleet as fleet_cli
 from engine.lab.cli import traces as trace_cli
 from engine.lab.cli import workload as workload_cli
 from engine.lab.cli.sglang.step_text import render_sglang_step
@@ -89,6 +90,9 @@ def _chosen_scenario(args: argparse.Namespace) -> Scenario:
 
 def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    # A fleet has knobs of its own: engine/lab/cli/fleet.py parses them.
+    if "--fleet" in argv:
+        return fleet_cli.main(argv, out)
     # Workloads have knobs of their own: engine/lab/cli/workload.py parses them.
     if any(arg == "--workload" or arg.startswith("--workload=") for arg in argv):
         return workload_cli.main(argv, out)

@@ -240,7 +240,15 @@ class TimedVLLMRunner(WorkloadRunner):
     """The slice on vLLM's ``Scheduler`` and ``EngineCore``: the workload lab's runner
     with the trace's requests and arrivals."""
 
-    def __init__(self, entries: Sequence[TraceEntry], knobs: TimedKnobs) -> None:
+    def __init__(
+        self,
+        entries: Sequence[TraceEntry],
+        knobs: TimedKnobs,
+        enable_kv_cache_events: bool = False,
+        hashed: HashedTrace | None = None,
+    ) -> None:
+        """``enable_kv_cache_events``: the pool queues vLLM's KV events (a fleet's replica,
+        engine/lab/fleet/); ``hashed``: the fitting requests' hashes, if already made."""
         knobs.check(entries)
         self.knobs = knobs
         block_size = knobs.unit
@@ -252,10 +260,11 @@ class TimedVLLMRunner(WorkloadRunner):
             return cdiv(entry.input_length + _output_tokens(entry) - 1, block_size) <= usable
 
         self.trace = _TimedTrace(entries, knobs.step_ms, fits)
-        self.prompt_hashes = HashedTrace.of(self.trace.entries, block_size).block_hashes
+        self.hashed = hashed or HashedTrace.of(self.trace.entries, block_size)
+        self.prompt_hashes = self.hashed.block_hashes
         batch = knobs.max_num_batched_tokens
         workload = self.trace.workload(num_gpu_blocks, block_size, batch)
-        super().__init__(workload, prompt_hashes=None)
+        super().__init__(workload, enable_kv_cache_events, prompt_hashes=None)
 
     def _validate(self, workload: Workload) -> None:
         """Checked by ``TimedKnobs.check``: the trace's limits, not a workload's knobs."""
@@ -281,7 +290,9 @@ class TimedSGLangRunner(SGLangWorkloadRunner):
     admits up to ``max_prefill_tokens`` a step), so ``max_num_batched_tokens`` is vLLM's
     only."""
 
-    def __init__(self, entries: Sequence[TraceEntry], knobs: TimedKnobs) -> None:
+    def __init__(
+        self, entries: Sequence[TraceEntry], knobs: TimedKnobs, enable_kv_cache_events: bool = False
+    ) -> None:
         knobs.check(entries)
         self.knobs = knobs
         page_size = knobs.unit
@@ -295,7 +306,7 @@ class TimedSGLangRunner(SGLangWorkloadRunner):
         self.trace = _TimedTrace(entries, knobs.step_ms, fits)
         num_gpu_blocks = num_gpu_blocks_for(knobs.capacity_tokens, page_size)
         workload = self.trace.workload(num_gpu_blocks, page_size, DEFAULT_MAX_NUM_BATCHED_TOKENS)
-        super().__init__(workload, slots=slots, page_size=page_size)
+        super().__init__(workload, slots, page_size, enable_kv_cache_events)
 
     def _validate(self, workload: Workload) -> None:
         """Checked by ``TimedKnobs.check``: the trace's limits, not a workload's knobs."""

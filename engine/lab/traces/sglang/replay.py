@@ -39,6 +39,7 @@ from engine.lab.traces.replay import STOP_CHECK_EVERY, InOrderReplay, Stop, _no_
 from engine.lab.traces.request_trace import TraceEntry, prompt_token_ids
 from engine.lab.workload.sglang.runner import SGLANG_PAGE_SIZE, SGLANG_SCHEDULE_POLICY
 from engine.sglang.allocator import KVAllocator
+from engine.sglang.kv_events import KVCacheEvent
 from engine.sglang.radix_cache import RadixCache, RadixKey, TreeNode
 from engine.sglang.schedule_policy import fits_an_empty_pool
 from engine.sglang.scheduler import Req, Scheduler
@@ -102,11 +103,11 @@ def replay_in_order_sglang(
     through SGLang's ``Scheduler.step`` instead, the same replay at about half the speed
     (a test checks they agree request by request)."""
     with _no_cyclic_gc():
-        replay = _SchedulerReplay if via_scheduler else _CacheReplay
+        replay = _SchedulerReplay if via_scheduler else CacheReplay
         return replay(capacity_tokens, page_size, allocator).run(entries, per_request, stop)
 
 
-class _CacheReplay:
+class CacheReplay:
     """A request at a time, SGLang's scheduler's calls made directly: ``match_kv_cache``'s
     match (all but the last token) and the lock; ``alloc_for_extend``'s eviction and allocation;
     ``release_kv_cache``'s insert of the prompt, the duplicates and the partial page freed,
@@ -114,7 +115,11 @@ class _CacheReplay:
     the lock: that only restamps the path it just stamped, and the lock is released.)"""
 
     def __init__(
-        self, capacity_tokens: int, page_size: int, allocator: AllocatorFactory | None
+        self,
+        capacity_tokens: int,
+        page_size: int,
+        allocator: AllocatorFactory | None,
+        enable_kv_cache_events: bool = False,
     ) -> None:
         if page_size < 1 or capacity_tokens < page_size:
             raise ValueError(
@@ -127,7 +132,9 @@ class _CacheReplay:
             else SlotCounter(capacity_tokens, page_size)
         )
         self.counting = isinstance(self.pool, SlotCounter)
-        self.tree = RadixCache(self.pool, page_size=page_size)
+        self.tree = RadixCache(
+            self.pool, page_size=page_size, enable_kv_cache_events=enable_kv_cache_events
+        )
         self.result = InOrderReplay(
             capacity_tokens, page_size, pool_pages(self.pool), engine="sglang"
         )
@@ -136,26 +143,49 @@ class _CacheReplay:
         self, entries: Sequence[TraceEntry], per_request: bool, stop: Stop | None
     ) -> InOrderReplay:
         started = time.perf_counter()
-        result, page_size = self.result, self.page_size
-        slots = result.num_gpu_blocks * page_size
+        result = self.result
         for index, entry in enumerate(entries):
             if stop is not None and index % STOP_CHECK_EVERY == 0 and index and stop():
                 result.completed = False
                 break
-            num_tokens = entry.input_length
-            # What admission wants with nothing running: the prompt, the output token and
-            # a page strictly below the pool.
-            skipped = not fits_an_empty_pool(num_tokens, MAX_NEW_TOKENS, page_size, slots)
-            hit = uncapped = evictions = 0
-            if not skipped:
-                # A tuple once: the tree's keys take it as it is (a list was copied twice).
-                tokens = tuple(prompt_token_ids(entry))
-                hit, uncapped, evictions = self.replay_one(index, tokens)
-            result.count(index, entry, hit, uncapped, evictions, skipped, per_request)
-        self.finish()
-        _unlink(self.tree)
+            self.serve(index, entry, per_request)
+        self.close()
         result.seconds = time.perf_counter() - started
         return result
+
+    def serve(
+        self,
+        index: int,
+        entry: TraceEntry,
+        per_request: bool = False,
+        tokens: tuple[int, ...] | None = None,
+    ) -> tuple[int, int, int, bool]:
+        """Request ``index`` served (its ``tokens`` if already derived): (hit tokens,
+        uncapped hit tokens, evicted tokens, skipped), also counted in ``result``; what
+        ``run`` loops over, and a fleet's replica (engine/lab/fleet/)."""
+        result, page_size = self.result, self.page_size
+        num_tokens = entry.input_length
+        # What admission wants with nothing running: the prompt, the output token and
+        # a page strictly below the pool.
+        slots = result.num_gpu_blocks * page_size
+        skipped = not fits_an_empty_pool(num_tokens, MAX_NEW_TOKENS, page_size, slots)
+        hit = uncapped = evictions = 0
+        if not skipped:
+            # A tuple once: the tree's keys take it as it is (a list was copied twice).
+            if tokens is None:
+                tokens = tuple(prompt_token_ids(entry))
+            hit, uncapped, evictions = self.replay_one(index, tokens)
+        result.count(index, entry, hit, uncapped, evictions, skipped, per_request)
+        return hit, uncapped, evictions, skipped
+
+    def take_events(self) -> list[KVCacheEvent]:
+        return self.tree.take_events()
+
+    def close(self) -> InOrderReplay:
+        """Undo the replay's wrappers, let the tree go, and give the replay's figures."""
+        self.finish()
+        _unlink(self.tree)
+        return self.result
 
     def replay_one(self, index: int, token_ids: tuple[int, ...]) -> tuple[int, int, int]:
         """One admitted request: (hit, uncapped hit, evicted tokens)."""
@@ -188,7 +218,7 @@ class _CacheReplay:
         """What a replay leaves to undo."""
 
 
-class _SchedulerReplay(_CacheReplay):
+class _SchedulerReplay(CacheReplay):
     """Each request through SGLang's ``Scheduler.step`` (fcfs, one request a step)."""
 
     def __init__(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from engine.lab.traces.replay import (
     STOP_CHECK_EVERY,
@@ -19,10 +20,12 @@ from engine.lab.traces.request_trace import (
     PromptHashes,
     TraceEntry,
     prompt_token_ids,
+    token_range,
 )
 from engine.vllm.block_pool import BlockPool
 from engine.vllm.kv_cache_manager import cdiv
 from engine.vllm.kv_cache_utils import BlockHash, KVCacheBlock
+from engine.vllm.kv_events import KVCacheEvent
 from engine.vllm.request import Request
 from engine.vllm.scheduler import Scheduler
 
@@ -100,6 +103,35 @@ class ReplayRequest(Request):
         raise NotImplementedError("the in-order replay generates no output")
 
 
+class _RangeTokens(list[int]):
+    """A trace prompt's token ids as ``BlockStored`` reads them: only a slice, built for
+    that range alone (``token_range``), never the whole prompt."""
+
+    def __init__(self, entry: TraceEntry) -> None:
+        super().__init__()
+        self.entry = entry
+
+    def __len__(self) -> int:
+        return self.entry.input_length
+
+    def __getitem__(self, index: Any) -> Any:
+        if not isinstance(index, slice):
+            return prompt_token_ids(self.entry)[index]
+        start, stop, step = index.indices(self.entry.input_length)
+        assert step == 1, "an event slices a range"
+        return token_range(self.entry.hash_ids, start, stop)[: max(0, stop - start)]
+
+
+class EventReplayRequest(ReplayRequest):
+    """A ReplayRequest whose pool publishes KV events: the ``BlockStored`` event copies the
+    stored blocks' token ids, so they are derived for those blocks only (a whole prompt
+    per request was most of a fleet's replay)."""
+
+    @property
+    def all_token_ids(self) -> list[int]:
+        return _RangeTokens(self.entry)
+
+
 class EvictionCounter:
     """Counts the cached blocks the pool takes back from its free queue to reuse them:
     each loses its hash (an eviction; vLLM's ``BlockRemoved`` event with events on).
@@ -155,29 +187,55 @@ def _replay_in_order(
     trace: HashedTrace, capacity_tokens: int, per_request: bool, stop: Stop | None
 ) -> InOrderReplay:
     started = time.perf_counter()
-    block_size = trace.block_size
-    num_gpu_blocks = num_gpu_blocks_for(capacity_tokens, block_size)
-    if num_gpu_blocks < 2:
-        raise ValueError(
-            f"a capacity of {capacity_tokens} tokens holds no {block_size}-token block"
-        )
-    result = InOrderReplay(capacity_tokens, block_size, num_gpu_blocks)
-    scheduler = Scheduler(num_gpu_blocks, block_size, enable_kv_cache_events=False)
-    manager = scheduler.kv_cache_manager
-    pool = manager.block_pool
-    stats = manager.prefix_cache_stats
-    assert stats is not None
-    counter = EvictionCounter(pool)
-    usable = num_gpu_blocks - 1
+    server = InOrderServer(capacity_tokens, trace.block_size)
     for index, (entry, hashes) in enumerate(zip(trace.entries, trace.block_hashes, strict=True)):
         if stop is not None and index % STOP_CHECK_EVERY == 0 and index and stop():
-            result.completed = False
+            server.result.completed = False
             break
+        server.serve(index, entry, hashes, per_request)
+    result = server.close()
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+class InOrderServer:
+    """One vLLM pool serving trace requests one at a time, in order: what
+    ``replay_in_order`` loops over, and what a fleet's replica is
+    (engine/lab/fleet/). ``enable_kv_cache_events`` queues vLLM's KV events
+    (``take_events``), as a replica publishes them to a router."""
+
+    def __init__(
+        self, capacity_tokens: int, block_size: int, enable_kv_cache_events: bool = False
+    ) -> None:
+        num_gpu_blocks = num_gpu_blocks_for(capacity_tokens, block_size)
+        if num_gpu_blocks < 2:
+            raise ValueError(
+                f"a capacity of {capacity_tokens} tokens holds no {block_size}-token block"
+            )
+        self.result = InOrderReplay(capacity_tokens, block_size, num_gpu_blocks)
+        self.scheduler = Scheduler(
+            num_gpu_blocks, block_size, enable_kv_cache_events=enable_kv_cache_events
+        )
+        self.events = enable_kv_cache_events
+        self.manager = self.scheduler.kv_cache_manager
+        self.pool = self.manager.block_pool
+        self.counter = EvictionCounter(self.pool)
+        self.usable = num_gpu_blocks - 1
+
+    def serve(
+        self, index: int, entry: TraceEntry, hashes: list[BlockHash], per_request: bool = False
+    ) -> tuple[int, int, int, bool]:
+        """Request ``index`` looked up, allocated, cached and freed: (hit tokens, uncapped
+        hit tokens, evicted blocks, skipped), also counted in ``result``."""
+        manager, pool = self.manager, self.pool
+        block_size = self.result.block_size
         num_tokens = entry.input_length
         hit = uncapped = evictions = 0
-        skipped = cdiv(num_tokens, block_size) > usable
+        skipped = cdiv(num_tokens, block_size) > self.usable
         if not skipped:
-            request = ReplayRequest(str(index), entry, hashes)
+            request = (EventReplayRequest if self.events else ReplayRequest)(
+                str(index), entry, hashes
+            )
             computed_blocks, hit = manager.get_computed_blocks(request)
             uncapped = hit
             # The cap binds only when the prompt is whole blocks and all but the last hit.
@@ -191,13 +249,22 @@ def _replay_in_order(
             assert allocated is not None, "an in-order replay always has room for one request"
             manager.record_prefix_cache_stats(request, hit)
             manager.free(request)
-            evictions, counter.evictions = counter.evictions, 0
-        result.count(index, entry, hit, uncapped, evictions, skipped, per_request)
-    counter.detach()
-    _unlink(pool)
-    assert (result.queries, result.hits) == (stats.queries, stats.hits), "vLLM's counters"
-    result.seconds = time.perf_counter() - started
-    return result
+            evictions, self.counter.evictions = self.counter.evictions, 0
+        self.result.count(index, entry, hit, uncapped, evictions, skipped, per_request)
+        return hit, uncapped, evictions, skipped
+
+    def take_events(self) -> list[KVCacheEvent]:
+        return self.manager.take_events()
+
+    def close(self) -> InOrderReplay:
+        """Let the pool go (by reference counting) and give the replay's figures."""
+        self.counter.detach()
+        _unlink(self.pool)
+        stats = self.manager.prefix_cache_stats
+        assert stats is not None
+        result = self.result
+        assert (result.queries, result.hits) == (stats.queries, stats.hits), "vLLM's counters"
+        return result
 
 
 def default_capacities(trace: HashedTrace, points: int = 8) -> list[int]:

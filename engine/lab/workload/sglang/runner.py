@@ -61,14 +61,21 @@ class SGLangWorkloadRunner(SteppedRun[Req]):
     engine_name = "sglang"
 
     def __init__(
-        self, workload: Workload, slots: int | None = None, page_size: int = SGLANG_PAGE_SIZE
+        self,
+        workload: Workload,
+        slots: int | None = None,
+        page_size: int = SGLANG_PAGE_SIZE,
+        enable_kv_cache_events: bool = False,
     ) -> None:
         """``slots``: the pool's KV slots (default ``pool_slots(workload)``); a runner
-        that makes its own requests (engine/lab/traces/timed.py) sizes its own."""
+        that makes its own requests (engine/lab/traces/timed.py) sizes its own;
+        ``enable_kv_cache_events``: the tree queues SGLang's KV events (a fleet's replica)."""
         self._validate(workload)
         self.workload = workload
         self.allocator = make_allocator(slots or pool_slots(workload), page_size)
-        self.tree_cache = RadixCache(self.allocator, page_size=page_size)
+        self.tree_cache = RadixCache(
+            self.allocator, page_size=page_size, enable_kv_cache_events=enable_kv_cache_events
+        )
         self.scheduler = Scheduler(self.allocator, self.tree_cache, SGLANG_SCHEDULE_POLICY)
         self.series = {column: [] for column in COLUMNS}
         self.requests = []

@@ -1,0 +1,139 @@
+"""The fleet lab (`?lab=fleet`), without widgets: its knobs checked, and a run that plays
+each router's fleet over a trace slice (engine/lab/fleet/), in order or with time, a few
+requests or engine steps per slice, so the page shows progress and Stop lands between
+slices (played for a learner, as the other labs' runs)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from app.data.lab import SLICE_PAUSE_S, played_for_a_learner
+from engine.lab.fleet.in_order import InOrderFleet
+from engine.lab.fleet.knobs import MAX_REPLICAS, FleetKnobs
+from engine.lab.fleet.result import FleetRun
+from engine.lab.fleet.routers import ROUTER_NAMES
+from engine.lab.fleet.timed import TimedFleet
+from engine.lab.traces.request_trace import TRACE_BLOCK_TOKENS, TraceEntry
+from engine.lab.traces.timed import TimedKnobs
+from engine.lab.traces.vllm.replay import HashedTrace
+
+FLEET_PRESET = "fleet"
+# The default run: small enough for Pyodide (every router, both engines at most).
+DEFAULT_FLEET_REQUESTS = 300
+DEFAULT_REPLICAS = 4
+DEFAULT_FLEET_CAPACITY = 1_000_000
+MAX_FLEET_REQUESTS = 2_000
+REQUESTS_PER_SLICE = 25
+STEPS_PER_SLICE = 40
+# The timed knobs' names in the engine, as the page's cells name them.
+TIMED_CELLS = {"requests": "requests", "capacity_tokens": "capacity"}
+
+
+@dataclass(frozen=True)
+class FleetLabKnobs:
+    requests: Any
+    replicas: Any
+    capacity_tokens: Any
+    load_weight: Any
+    event_delay: Any
+    timed: bool = False  # with time (the trace's timestamps, 25 ms engine steps)
+
+
+def fleet_problems(
+    knobs: FleetLabKnobs, available: int, entries: Sequence[TraceEntry] = ()
+) -> dict[str, str]:
+    """A message per knob that cannot be used (none: the run can start); with time, also
+    the timed replay's own limits on ``entries`` (the slice)."""
+    found: dict[str, str] = {}
+    if knobs.requests is None or not 1 <= knobs.requests <= min(available, MAX_FLEET_REQUESTS):
+        found["requests"] = (
+            f"Requests from 1 to {min(available, MAX_FLEET_REQUESTS):,} (the first N of the trace)"
+        )
+    if knobs.replicas is None or not 1 <= knobs.replicas <= MAX_REPLICAS:
+        found["replicas"] = f"Replicas from 1 to {MAX_REPLICAS}"
+    if knobs.capacity_tokens is None or knobs.capacity_tokens < TRACE_BLOCK_TOKENS:
+        found["capacity"] = f"Capacity: at least one {TRACE_BLOCK_TOKENS}-token block"
+    if knobs.load_weight is None or not knobs.load_weight >= 0:
+        found["load_weight"] = "Load weight: a number, 0 or more"
+    if knobs.event_delay is None or knobs.event_delay < 0:
+        found["event_delay"] = "Event delay: 0 or more requests"
+    if knobs.timed and entries and not found:
+        for engine in ("vllm", "sglang"):
+            timed = TimedKnobs(knobs.capacity_tokens, engine, TRACE_BLOCK_TOKENS)
+            for knob, message in timed.problems(entries).items():
+                found.setdefault(TIMED_CELLS.get(knob, "requests"), message)
+    return found
+
+
+def fleet_knobs(knobs: FleetLabKnobs, engine: str, router: str) -> FleetKnobs:
+    """The engine's fleet knobs: SGLang's page is the trace's 512-token block here (its
+    events and the router's index then hold a page per block, as vLLM's)."""
+    return FleetKnobs(
+        replicas=knobs.replicas,
+        router=router,
+        engine=engine,
+        capacity_tokens=knobs.capacity_tokens,
+        block_size=TRACE_BLOCK_TOKENS,
+        load_weight=float(knobs.load_weight),
+        event_delay=knobs.event_delay,
+    )
+
+
+class FleetLabRun:
+    """Every router's fleet on every engine asked for, in turn, over the slice in order."""
+
+    def __init__(
+        self, entries: Sequence[TraceEntry], engines: Sequence[str], knobs: FleetLabKnobs
+    ) -> None:
+        self.entries = list(entries)
+        self.engines = list(engines)
+        self.knobs = knobs
+        self.points = [(engine, router) for engine in self.engines for router in ROUTER_NAMES]
+        for engine, router in self.points:
+            fleet_knobs(knobs, engine, router).check()
+        self.runs: dict[tuple[str, str], FleetRun] = {}
+        self._fleet: InOrderFleet | TimedFleet | None = None
+        self.stopped = False
+
+    @property
+    def progress(self) -> float:
+        total = len(self.entries) * len(self.points)
+        done = len(self.entries) * len(self.runs)
+        fleet = self._fleet
+        if isinstance(fleet, InOrderFleet):
+            done += fleet.position
+        elif fleet is not None:
+            done += fleet.arrived
+        return min(1.0, done / total) if total else 1.0
+
+    def stop(self) -> None:
+        self.stopped = True
+
+    async def play(
+        self, on_progress: Callable[[float, dict[tuple[str, str], FleetRun]], None]
+    ) -> dict[tuple[str, str], FleetRun] | None:
+        """Each (engine, router)'s run, in order; None if stopped first."""
+        with played_for_a_learner():
+            timed = self.knobs.timed
+            hashed = None if timed else HashedTrace.of(self.entries, TRACE_BLOCK_TOKENS)
+            for engine, router in self.points:
+                knobs = fleet_knobs(self.knobs, engine, router)
+                fleet: InOrderFleet | TimedFleet
+                if timed:
+                    fleet = TimedFleet(self.entries, knobs)
+                else:
+                    fleet = InOrderFleet(self.entries, knobs, hashed if engine == "vllm" else None)
+                self._fleet = fleet
+                while not fleet.done:
+                    fleet.advance(STEPS_PER_SLICE if timed else REQUESTS_PER_SLICE)
+                    on_progress(self.progress, self.runs)
+                    await asyncio.sleep(SLICE_PAUSE_S)
+                    if self.stopped:
+                        return None
+                self.runs[engine, router] = fleet.result()
+                self._fleet = None
+                on_progress(self.progress, self.runs)
+        return self.runs

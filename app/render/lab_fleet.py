@@ -1,0 +1,69 @@
+"""The fleet lab's HTML (`?lab=fleet`): the intro with each router's source, progress,
+and the table of each router's figures (the fleet's hit rate, the busiest replica's share
+of the requests, the stale routes). Pure: it takes the numbers as data."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from app.render.html import esc
+from app.render.lab_traces import ENGINE_NAMES
+from engine.lab.fleet.result import FleetRun
+
+ROUTER_SOURCES = (
+    ("round-robin", "each replica in turn"),
+    ("least-loaded", "the fewest requests waiting and running"),
+    (
+        "prefix-aware",
+        "llm-d's precise prefix-cache scorer, Dynamo's KV router: a block-hash index per "
+        "replica fed only by its KV events, the longest prefix less a load term",
+    ),
+    (
+        "cache-aware",
+        "SGLang's router: an approximate tree per worker from the prompts it routed, "
+        "with its balance thresholds",
+    ),
+)
+
+
+def render_fleet_intro() -> str:
+    routers = "".join(f"<li><b>{esc(name)}</b>: {esc(what)}</li>" for name, what in ROUTER_SOURCES)
+    return (
+        '<div class="lab-intro" data-testid="fleet-intro">'
+        "<h2>A fleet: replicas behind a router</h2>"
+        "<p>The trace's first requests, in order (or by their timestamps, with time), over "
+        "replicas of the engine, the same capacity each. Each router picks a replica per "
+        "request from what it can know; the replica's own prefix cache decides what hits. "
+        "A router never reads a replica's pool: a <em>stale route</em> is one sent for a "
+        "prefix the replica had already evicted.</p>"
+        f'<ul class="fleet-routers">{routers}</ul></div>'
+    )
+
+
+def render_fleet_progress(share: float, done: int, total: int) -> str:
+    return (
+        f'<progress max="100" value="{share * 100:.0f}"></progress> '
+        f"Running… {done} of {total} routers"
+    )
+
+
+def render_fleet_done(requests: int, replicas: int, runs: int) -> str:
+    return f"Done: {requests:,} requests over {replicas} replicas, {runs} runs."
+
+
+def render_fleet_numbers(runs: Mapping[tuple[str, str], FleetRun]) -> str:
+    """A row per (engine, router): hit rate, busiest replica's share, stale routes."""
+    rows = "".join(
+        "<tr>"
+        f"<td>{esc(ENGINE_NAMES.get(engine, engine))}</td><td>{esc(router)}</td>"
+        f"<td>{run.hit_rate:.1%}</td><td>{run.max_replica_share:.0%}</td>"
+        f"<td>{run.stale_routes:,} of {run.believed_routes:,}</td>"
+        "</tr>"
+        for (engine, router), run in runs.items()
+    )
+    return (
+        '<table class="lab-numbers fleet-numbers" data-testid="fleet-numbers">'
+        "<thead><tr><th>engine</th><th>router</th><th>hit rate</th>"
+        "<th>busiest replica</th><th>stale routes (of believed)</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table>"
+    )

@@ -1,0 +1,166 @@
+"""The fleet lab (`?lab=fleet`): a shipped trace's first requests over N replicas, the same
+capacity each, behind every router in turn (engine/lab/fleet/): the hit rate per router,
+each replica's load over the run, the stale routes; on vLLM's model, SGLang's or both.
+The runs are app/data/fleet_lab.py's, the charts app/views/fleet_charts.py's;
+app/views/lab_controls.py holds what the lab pages share."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import panel as pn
+
+from app.components import at_once
+from app.data.fleet_lab import (
+    DEFAULT_FLEET_CAPACITY,
+    DEFAULT_FLEET_REQUESTS,
+    DEFAULT_REPLICAS,
+    FLEET_PRESET,
+    FleetLabKnobs,
+    FleetLabRun,
+    fleet_problems,
+)
+from app.data.lab import DEFAULT_ENGINE
+from app.data.trace_lab import available_traces, load_trace
+from app.host.errors import logged
+from app.render.lab import render_knob_error
+from app.render.lab_fleet import (
+    render_fleet_done,
+    render_fleet_intro,
+    render_fleet_numbers,
+    render_fleet_progress,
+)
+from app.views.fleet_charts import FleetCharts
+from app.views.lab_controls import STYLESHEETS, WRAPPING, LabGroup, lab_root, update_changed
+from engine.lab.fleet.result import FleetRun
+from engine.lab.fleet.routers import DEFAULT_LOAD_WEIGHT, ROUTER_NAMES
+from engine.lab.traces.request_trace import TraceEntry, TraceError
+
+KNOBS = ("requests", "replicas", "capacity", "load_weight", "event_delay")
+
+
+class FleetLabView(LabGroup):
+    """The fleet group: a trace, its first requests, the replicas, each one's capacity and
+    the prefix-aware router's knobs; every router run in turn, with progress and Stop."""
+
+    group = "fleet"
+    cell_prefix = "fleet"
+
+    def __init__(
+        self, notices: Sequence[str] = (), engine: str = DEFAULT_ENGINE, **params: Any
+    ) -> None:
+        super().__init__(FLEET_PRESET, engine, notices, KNOBS, **params)
+        shipped = available_traces()
+        self.trace_select = at_once.Select(
+            label="Trace", options=shipped, value=shipped[0] if shipped else None, width=160
+        )
+        self.requests = at_once.IntInput(
+            label="Requests (first N)", value=DEFAULT_FLEET_REQUESTS, width=150
+        )
+        self.replicas = at_once.IntInput(label="Replicas", value=DEFAULT_REPLICAS, width=100)
+        self.capacity = at_once.IntInput(
+            label="Capacity each (tokens)", value=DEFAULT_FLEET_CAPACITY, width=170
+        )
+        self.load_weight = at_once.FloatInput(
+            label="Load weight (prefix-aware)", value=DEFAULT_LOAD_WEIGHT, width=180
+        )
+        self.event_delay = at_once.IntInput(
+            label="Event delay (requests, or steps)", value=0, width=200
+        )
+        self.timed = at_once.Checkbox(label="With time (25 ms engine steps)", value=False)
+        self.load_router = at_once.Select(
+            label="Load of", options=list(ROUTER_NAMES), value="prefix-aware", width=150
+        )
+        self.charts = FleetCharts(self.engines)
+        self.numbers = pn.pane.HTML("", stylesheets=STYLESHEETS, sizing_mode="stretch_width")
+        self.runs: Mapping[tuple[str, str], FleetRun] = {}
+        self._shown_engines: Sequence[str] = self.engines
+        self.load_router.param.watch(lambda _: self._redraw(), "value")
+        self.roots = self._build()
+
+    def _build(self) -> tuple[pn.Column, ...]:
+        cell = self.knob_cell
+        controls = self.controls_root(
+            render_fleet_intro(),
+            pn.FlexBox(
+                cell(self.preset_select, "preset"),
+                cell(self.trace_select, "trace"),
+                cell(self.engine, "engine"),
+                cell(self.requests, "requests", error=True),
+                cell(self.replicas, "replicas", error=True),
+                cell(self.capacity, "capacity", error=True),
+                cell(self.load_weight, "load_weight", error=True),
+                cell(self.event_delay, "event_delay", error=True),
+                cell(self.load_router, "load_router"),
+                cell(self.timed, "timed"),
+                **WRAPPING,
+            ),
+            self.buttons_row(),
+        )
+        return (
+            controls,
+            lab_root(
+                "lab-fleet",
+                pn.FlexBox(*self.charts.panes, **WRAPPING),
+                self.numbers,
+                self.address_bar,
+                margin=(0, 16, 10, 16),
+            ),
+        )
+
+    def checked_knobs(self, entries: Sequence[TraceEntry]) -> FleetLabKnobs | None:
+        knobs = FleetLabKnobs(
+            self.requests.value,
+            self.replicas.value,
+            self.capacity.value,
+            self.load_weight.value,
+            self.event_delay.value,
+            self.timed.value,
+        )
+        requests = knobs.requests if isinstance(knobs.requests, int) else 0
+        found = fleet_problems(knobs, len(entries), entries[: max(0, requests)])
+        for name in KNOBS:
+            self.show_knob_error(name, found.get(name, ""))
+        return None if found else knobs
+
+    async def start(self) -> None:
+        """Every router's run over the knobs' slice (stopping one in progress), with
+        progress, then the charts and the table."""
+        try:
+            entries = list(await load_trace(self.trace_select.value))
+        except TraceError as error:
+            self.status.object = render_knob_error(str(error))
+            return
+        knobs = self.checked_knobs(entries)
+        if knobs is None:
+            return
+        engines = self.engines
+        run = FleetLabRun(entries[: knobs.requests], engines, knobs)
+        self.begin(run)
+        total = len(run.points)
+        with pn.io.hold():
+            self.status.object = render_fleet_progress(0.0, 0, total)
+            self.set_running(True)
+
+        def show_progress(share: float, runs: Mapping[tuple[str, str], FleetRun]) -> None:
+            if run is self._run:
+                update_changed(self.status, object=render_fleet_progress(share, len(runs), total))
+
+        runs = await run.play(show_progress)
+        if not self.end(run):
+            return
+        with pn.io.hold():
+            self.set_running(False)
+            if runs is None:
+                self.status.object = "Stopped: the charts keep the last finished run."
+                return
+            self.runs, self._shown_engines = runs, engines
+            self.charts.set_engines(engines)
+            self._redraw()
+            self.status.object = render_fleet_done(knobs.requests, knobs.replicas, len(runs))
+
+    @logged
+    def _redraw(self) -> None:
+        self.charts.show(self.runs, self._shown_engines, self.load_router.value)
+        self.numbers.object = render_fleet_numbers(self.runs) if self.runs else ""

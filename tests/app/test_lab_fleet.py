@@ -1,0 +1,115 @@
+"""The fleet lab (`?lab=fleet`), without a browser: the page's figures are the engine's
+fleet runs, a bad knob gets its message and runs nothing, Stop stops, and the picker and
+the address open it."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from app.data.fleet_lab import FLEET_PRESET, FleetLabKnobs, FleetLabRun, fleet_problems
+from app.data.trace_lab import shipped_trace, trace_path
+from app.views.fleet_lab import FleetLabView
+from app.views.lab import open_lab
+from app.views.lab_controls import lab_group, lab_picker_options
+from engine.lab.fleet.in_order import run_fleet_in_order
+from engine.lab.fleet.knobs import FleetKnobs
+from engine.lab.fleet.routers import ROUTER_NAMES
+from engine.lab.fleet.timed import TimedFleet
+from tests.app.conftest import parse
+
+pytestmark = pytest.mark.skipif(
+    trace_path("conversation") is None, reason="the Mooncake traces are not here"
+)
+
+REQUESTS = 120
+
+
+def test_the_page_shows_each_routers_fleet_run() -> None:
+    view = FleetLabView(engine="both")
+    view.trace_select.value = "conversation"
+    view.requests.value = REQUESTS
+    view.replicas.value = 4
+    view.capacity.value = 600_000
+    asyncio.run(view.start())
+    assert "Done: 120 requests over 4 replicas, 8 runs." in view.status.object
+    entries = list(shipped_trace("conversation")[:REQUESTS])
+    expected = {
+        router: run_fleet_in_order(
+            entries,
+            FleetKnobs(replicas=4, router=router, capacity_tokens=600_000, block_size=512),
+        ).hit_rate
+        for router in ROUTER_NAMES
+    }
+    bars = view.charts.hit_source.data
+    shown = dict(zip(bars["x"], bars["y"], strict=True))
+    for router in ROUTER_NAMES:
+        assert shown[router, "vLLM"] == pytest.approx(expected[router])
+    # a row per engine and router, in the table too
+    rows = [e for e in parse(view.numbers.object).iter() if e.tag == "tr"][1:]
+    assert len(rows) == 8
+    cells = [e.text for e in rows[0].iter() if e.tag == "td"]
+    assert cells[:3] == ["vLLM", "round-robin", f"{expected['round-robin']:.1%}"]
+    # each replica's load for the router picked, as the router saw it
+    loads = view.charts.load_source.data
+    assert loads["ys"] == view.runs["vllm", "prefix-aware"].series["load"]
+    assert len(loads["ys"]) == 4 and loads["replica"][3] == "replica 3"
+    view.load_router.value = "cache-aware"
+    assert view.charts.load_source.data["ys"] == view.runs["vllm", "cache-aware"].series["load"]
+
+
+def test_a_bad_knob_gets_its_message_and_runs_nothing() -> None:
+    view = FleetLabView()
+    view.requests.value = REQUESTS
+    view.replicas.value = 17
+    asyncio.run(view.start())
+    assert "Replicas from 1 to 16" in view.knob_errors["replicas"].object
+    assert view.knob_errors["replicas"].visible and not view.runs
+    assert "Done" not in view.status.object
+
+
+def test_knob_messages() -> None:
+    found = fleet_problems(FleetLabKnobs(0, 0, 100, -1.0, -1), available=500)
+    assert set(found) == {"requests", "replicas", "capacity", "load_weight", "event_delay"}
+    assert fleet_problems(FleetLabKnobs(300, 4, 1_000_000, 1.0, 0), available=500) == {}
+
+
+def test_stop_stops_the_run() -> None:
+    entries = list(shipped_trace("conversation")[:REQUESTS])
+    run = FleetLabRun(entries, ("vllm",), FleetLabKnobs(REQUESTS, 2, 600_000, 1.0, 0))
+    seen: list[float] = []
+
+    def stop_soon(share: float, runs: object) -> None:
+        seen.append(share)
+        if len(seen) == 3:
+            run.stop()
+
+    assert asyncio.run(run.play(stop_soon)) is None
+    assert len(seen) == 3 and seen[-1] < 0.5
+
+
+def test_the_picker_and_the_address_open_the_fleet() -> None:
+    assert lab_picker_options()[-1] == FLEET_PRESET and lab_group(FLEET_PRESET) == "fleet"
+    assert isinstance(open_lab(FLEET_PRESET, "both"), FleetLabView)
+
+
+def test_with_time_the_page_shows_the_timed_fleets() -> None:
+    view = FleetLabView(engine="vLLM")
+    view.trace_select.value = "conversation"
+    view.requests.value = 40
+    view.replicas.value = 2
+    view.capacity.value = 300_000
+    view.timed.value = True
+    asyncio.run(view.start())
+    assert "Done: 40 requests over 2 replicas, 4 runs." in view.status.object
+    entries = list(shipped_trace("conversation")[:40])
+    knobs = FleetKnobs(replicas=2, router="least-loaded", capacity_tokens=300_000, block_size=512)
+    expected = TimedFleet(entries, knobs).run()
+    assert view.runs["vllm", "least-loaded"].hit_rate == expected.hit_rate
+    assert view.runs["vllm", "least-loaded"].series["load"] == expected.series["load"]
+    assert view.charts.load_figure.xaxis[0].axis_label == "time (ms)"
+    # the replay with time's own limits, beside the knob
+    view.requests.value = 2_000
+    asyncio.run(view.start())
+    assert "more than 5,000,000" in view.knob_errors["requests"].object
