@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from app.data.prefill_inputs import model_texts
 from app.render.chain import default_pair, render_chain
 from app.render.engines import AnyRender, per_engine
 from app.render.hashmap import render_hash_map
@@ -23,6 +22,7 @@ from app.render.narration import render_narration, render_narration_on_path
 from app.render.offload import render_offload
 from app.render.pool import render_pool
 from app.render.prefill import follow_page
+from app.render.prefill_inputs import model_texts
 from app.render.queue import render_queue
 from app.render.radix_tree import render_radix_tree
 from app.render.requests import render_requests

@@ -8,8 +8,8 @@ the browser (a StepDeck), so it steps with the page, before Python too.
 
 from __future__ import annotations
 
-from app.data.prefill_inputs import PrefillInputs, parse_inputs, seed_texts
 from app.render.html import esc
+from app.render.prefill_inputs import PrefillInputs, parse_inputs, seed_texts
 from engine.lab.prefill_cost import prefill_cost
 from engine.lab.snapshot import RequestRecord, Snapshot
 from engine.lab.timeline import Timeline

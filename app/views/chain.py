@@ -9,10 +9,10 @@ from app.components import at_once
 from app.components.step_deck import StepDeck
 from app.host.errors import logged
 from app.host.runtime import in_pyodide
-from app.page.theme import CSS
 from app.render.chain import NONE, default_pair, render_chain
 from app.render.engines import per_engine
 from app.render.hash_cost import render_hash_cost
+from app.style.theme import CSS
 from app.views.base import TERM_CSS, sender_of
 from app.views.sender import Sender
 from app.views.sglang import on_sglang

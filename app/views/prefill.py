@@ -7,11 +7,11 @@ import param
 
 from app.components import at_once
 from app.components.step_deck import StepDeck
-from app.data.prefill_inputs import FIELDS, model_texts, parse_inputs, seed_texts
 from app.host.errors import logged
-from app.page.theme import CSS
 from app.render.engines import per_engine
 from app.render.prefill import OWN_INPUTS, THE_EXAMPLE, follow, follow_page, render_prefill
+from app.render.prefill_inputs import FIELDS, model_texts, parse_inputs, seed_texts
+from app.style.theme import CSS
 from app.views.base import sender_of
 from app.views.sender import Sender
 from app.views.sglang import on_sglang

@@ -16,7 +16,6 @@ import pytest
 from app.components.keyboard import KEY_MOVES
 from app.components.player import MOVES
 from app.data import timelines
-from app.data.prefill_inputs import SEED_FLOPS, parse_inputs, seed_texts
 from app.data.url import parse_link
 from app.page.layout import App
 from app.render.chain import COLLAPSE_FROM, EDGE, default_pair, render_chain
@@ -30,6 +29,7 @@ from app.render.narration import render_narration
 from app.render.offload import render_offload
 from app.render.pool import changed_blocks, render_pool
 from app.render.prefill import render_prefill, step_request
+from app.render.prefill_inputs import SEED_FLOPS, parse_inputs, seed_texts
 from app.render.queue import queue_marks, render_queue
 from app.render.requests import render_requests
 from app.views.chain import ChainView

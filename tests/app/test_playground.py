@@ -10,15 +10,15 @@ from urllib.parse import parse_qs
 import pytest
 
 from app.data import timelines
-from app.data.prefill_inputs import SEED_FLOPS
 from app.data.url import parse_link
 from app.page.layout import App
 from app.playground import store
-from app.playground.editor import EMPTY, fork
 from app.playground.script_lines import format_lines, parse_lines
 from app.render.code_plan import SLOT
+from app.render.prefill_inputs import SEED_FLOPS
 from app.views import base
 from app.views import sender as sending
+from app.views.editor import EMPTY, fork
 from engine.lab import toml_writer
 from engine.lab.prefill_cost import prefill_cost
 from engine.lab.scenario import ACTION_KINDS, MODES, scenario_names

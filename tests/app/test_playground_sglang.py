@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from app.data import timelines
 from app.playground import store
-from app.playground.editor import EMPTY, fork
+from app.views.editor import EMPTY, fork
 from engine.lab.scenario_file import scenario_from_dict
 from engine.lab.sglang_timeline import SGLangTimeline, build_sglang_timeline, count_sglang_steps
 from engine.lab.timeline import Timeline
