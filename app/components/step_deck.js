@@ -16,8 +16,12 @@ export function render({ model, view }) {
     host.dataset.at = `${at.key}@${at.step}`  // the position shown (tests, benchmarks)
     if (page === shown) { return }
     shown = page
+    // A picker in the page (data-pick) keeps the keyboard's focus across the swap.
+    const focused = host.getRootNode().activeElement
+    const picker = focused && host.contains(focused) ? focused.dataset.pick : undefined
     host.innerHTML = page
     restoreDetails(host)
+    if (picker) { host.querySelector(`[data-pick="${picker}"]`)?.focus() }
     // An empty page hides the whole component, margins included.
     if (view && view.el) { view.el.style.display = page ? '' : 'none' }
   }

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from app.render.chain import default_pair, render_chain
+from app.render.chain import render_chain_picked
 from app.render.engines import AnyRender, per_engine
 from app.render.hashmap import render_hash_map
 from app.render.header import render_embed_header, render_header
@@ -35,11 +35,6 @@ from engine.lab.timeline import Timeline
 CHAIN, PREFILL = "chain", "prefill"
 
 
-def render_chain_unpicked(timeline: Timeline, step: int) -> str:
-    """The hash chain before a pick: the newest request, and the one before it."""
-    return render_chain(timeline, step, *default_pair(timeline.steps[step].snapshot))
-
-
 def render_prefill_followed(timeline: Timeline, step: int) -> str:
     """The prefill calculator before the learner types: the step's request."""
     return follow_page(timeline, step, model_texts())
@@ -56,7 +51,7 @@ DECKS: dict[str, AnyRender] = {
     "MetricsView": per_engine(render_metrics, render_sglang_metrics),
     "LogView": render_log,
     "NarrationView": render_narration,
-    CHAIN: per_engine(render_chain_unpicked),  # none on SGLang
+    CHAIN: per_engine(render_chain_picked),  # none on SGLang
     PREFILL: per_engine(render_prefill_followed),
 }
 # The full page's own: its narration's last step offers the next scenario on the path

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
 from typing import Any
@@ -469,8 +470,8 @@ def shown_hit(app: App, request_id: str = "B") -> int:
         assert float(panel.attrs[attr]) == pytest.approx(value, rel=1e-4), attr
     assert f"{request.num_prompt_tokens:,} prompt tokens" in panel.text
     assert f"with {request.num_cached_tokens:,} cached" in panel.text
-    fields = {n: app.prefill.inputs[n].value for n in ("prompt_tokens", "cached_tokens")}
-    assert fields == {
+    fields = json.loads(parse(app.prefill.html).find_all(class_="prefill")[0].attrs["data-fields"])
+    assert {n: fields[n] for n in ("prompt_tokens", "cached_tokens")} == {
         "prompt_tokens": str(request.num_prompt_tokens),
         "cached_tokens": str(request.num_cached_tokens),
     }
