@@ -813,7 +813,7 @@ def test_prefill_bad_inputs_give_a_message(field: str, text: str, message: str) 
 
 def shown_fields(html_text: str) -> dict[str, str]:
     """The fields the calculator's page shows (the browser fills its fields from them)."""
-    (page,) = parse(html_text).find_all(class_="prefill")
+    (page,) = parse(html_text).with_attr("data-fields")
     fields: dict[str, str] = json.loads(page.attrs["data-fields"])
     return fields
 

@@ -470,7 +470,7 @@ def shown_hit(app: App, request_id: str = "B") -> int:
         assert float(panel.attrs[attr]) == pytest.approx(value, rel=1e-4), attr
     assert f"{request.num_prompt_tokens:,} prompt tokens" in panel.text
     assert f"with {request.num_cached_tokens:,} cached" in panel.text
-    fields = json.loads(parse(app.prefill.html).find_all(class_="prefill")[0].attrs["data-fields"])
+    fields = json.loads(parse(app.prefill.html).with_attr("data-fields")[0].attrs["data-fields"])
     assert {n: fields[n] for n in ("prompt_tokens", "cached_tokens")} == {
         "prompt_tokens": str(request.num_prompt_tokens),
         "cached_tokens": str(request.num_cached_tokens),
