@@ -1,10 +1,10 @@
-import { render as renderDeck } from './step_deck.js'
+import { deckSlot } from './deck_slot.js'
 
 // The hash chain (chain_deck.py): the step deck's page, whose pickers tell Python a pick,
 // and the button that measures the hashing cost in the page's own Python.
 export function render({ model, view }) {
   const root = document.createElement('div')
-  const deck = renderDeck({ model, view })
+  const deck = deckSlot({ model, view })
   deck.addEventListener('change', (event) => {
     if (!event.target.matches('select[data-pick]')) { return }
     const at = deck.dataset.at || ''

@@ -1,11 +1,11 @@
-import { render as renderDeck } from './step_deck.js'
+import { deckSlot } from './deck_slot.js'
 import { follow } from './position.js'
 
 // The prefill calculator (prefill_deck.py): the step deck's page, the fields it follows
 // while the learner has not typed, and the two buttons. An act goes to Python.
 export function render({ model, view }) {
   const root = document.createElement('div')
-  const deck = renderDeck({ model, view })
+  const deck = deckSlot({ model, view })
   const fields = document.createElement('div')
   fields.className = 'prefill-fields'
   const inputs = {}
