@@ -4,11 +4,8 @@ document, not on a list of views."""
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterator
 from typing import Any
 
-import panel as pn
 import pytest
 from bokeh.document import Document
 from bokeh.document.events import DocumentChangedEvent, ModelChangedEvent
@@ -20,19 +17,6 @@ from app.page.layout import App
 from app.views.editor import EMPTY
 
 SCRIPT = "add_request A max_tokens=3 prompt: 1..8\nstep\nreset_prefix_cache keep\nstep 4"
-
-
-@pytest.fixture
-def doc() -> Iterator[Document]:
-    """A document as Pyodide has it (tests/app/test_echo.py): no server session, so every
-    change Python makes reaches the document's models at once."""
-    document = Document()
-    pn.state._loaded[document] = pn.state._connected[document] = True
-    with set_curdoc(document):
-        pn.state._thread_id = threading.get_ident()
-    yield document
-    for marks in (pn.state._loaded, pn.state._connected, pn.state._thread_id_):
-        marks.pop(document, None)
 
 
 def sent_to_the_page(doc: Document, app: App, positions: list[list[Any]]) -> list[str]:
