@@ -18,7 +18,7 @@ import panel as pn
 from bokeh.models.widgets import CheckboxGroup
 
 from app.components.component import SkipsEchoes
-from app.page.stylesheets import stylesheet
+from app.style.stylesheets import stylesheet
 
 WRAPPING_LABELS = stylesheet("app.components", "at_once.css")
 

@@ -8,7 +8,7 @@ from typing import ClassVar
 import param
 
 from app.components.component import AppComponent
-from app.page.stylesheets import stylesheet
+from app.style.stylesheets import stylesheet
 
 
 class Glossary(AppComponent):

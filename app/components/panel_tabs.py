@@ -14,7 +14,7 @@ import param
 from panel.viewable import Children
 
 from app.components.esm import FileComponent
-from app.page.stylesheets import stylesheet
+from app.style.stylesheets import stylesheet
 
 
 class PanelTabs(FileComponent):

@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 import param
 
 from app.components.esm import FileComponent
-from app.page.stylesheets import stylesheet
+from app.style.stylesheets import stylesheet
 
 # Steps per second offered by the speed control, and their labels.
 SPEEDS: dict[str, float] = {"0.5 steps/s": 0.5, "1 step/s": 1.0, "2 steps/s": 2.0, "4 steps/s": 4.0}

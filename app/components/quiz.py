@@ -15,7 +15,7 @@ from typing import ClassVar
 import param
 
 from app.components.esm import FileComponent
-from app.page.stylesheets import stylesheet
+from app.style.stylesheets import stylesheet
 
 STORAGE_KEY = "pcl-quiz"
 

@@ -10,8 +10,8 @@ import param
 
 from app.components.esm import FileComponent
 from app.data.url import LAB, POSITION_PARAMETERS, TRUE_VALUES
-from app.page.stylesheets import stylesheet
 from app.render.lab import render_lab_loading
+from app.style.stylesheets import stylesheet
 
 # `?lab=` shows this page's copy on the static site (the lab has none): what it waits for.
 LAB_HINT = (

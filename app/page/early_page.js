@@ -12,6 +12,7 @@ import { EARLY, WORKS_EARLY } from '../components/early.js'
 import { AT_EVENT, ask } from '../components/position.js'
 import { statusNote } from '../components/status_note.js'
 import * as addressBar from '../components/address_bar.js'
+import * as chainDeck from '../components/chain_deck.js'
 import * as chartLegend from '../components/chart_legend.js'
 import * as codePanel from '../components/code_panel.js'
 import * as enginePicker from '../components/engine_picker.js'
@@ -19,6 +20,7 @@ import * as glossary from '../components/glossary.js'
 import * as keyboard from '../components/keyboard.js'
 import * as modePicker from '../components/mode_picker.js'
 import * as panelTabs from '../components/panel_tabs.js'
+import * as prefillDeck from '../components/prefill_deck.js'
 import * as player from '../components/player.js'
 import * as quiz from '../components/quiz.js'
 import * as scenarioPicker from '../components/scenario_picker.js'
@@ -27,6 +29,7 @@ import * as stepDeck from '../components/step_deck.js'
 
 const COMPONENTS = {
   'address_bar.js': addressBar,
+  'chain_deck.js': chainDeck,
   'chart_legend.js': chartLegend,
   'code_panel.js': codePanel,
   'engine_picker.js': enginePicker,
@@ -34,6 +37,7 @@ const COMPONENTS = {
   'keyboard.js': keyboard,
   'mode_picker.js': modePicker,
   'panel_tabs.js': panelTabs,
+  'prefill_deck.js': prefillDeck,
   'player.js': player,
   'quiz.js': quiz,
   'scenario_picker.js': scenarioPicker,
@@ -353,7 +357,8 @@ function* nodes(node) {
 function showPlayground(page, worker, type) {
   const askWorker = asking(worker, type)
   const tree = [...nodes(page.root)]
-  const decks = tree.filter((node) => node.esm === 'step_deck.js').map((node) => node.model.view)
+  // (a deck is a component with a view: the step deck and the hash chain's)
+  const decks = tree.filter((node) => node.model && 'view' in node.model).map((node) => node.model.view)
   let serial = 1  // one per playground opened (the player's position part)
   askWorker({ call: 'open', query: window.location.search, decks, serial }).then((opened) => {
     if (!opened) { return }  // an address Python answers (a notice)

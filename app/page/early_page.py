@@ -25,8 +25,8 @@ from panel.custom import JSComponent, ReactiveESM
 from panel.viewable import Children, Viewable, Viewer
 
 from app.data import timelines
-from app.page.stylesheets import stylesheet
 from app.playground.fields import LABELS, MESSAGES
+from app.style.stylesheets import stylesheet
 
 if TYPE_CHECKING:
     from app.page.layout import App

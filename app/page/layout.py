@@ -23,14 +23,14 @@ from app.data import timelines
 from app.data.lab import default_preset
 from app.data.url import LAB, LinkState, link_query, parse_link, playground_query
 from app.host.errors import logged
-from app.page.stylesheets import stylesheet
-from app.playground.editor import EMPTY, PlaygroundEditor
 from app.playground.store import is_playground
 from app.render.glossary import render_glossary
 from app.render.start_page import render_start_page
+from app.style.stylesheets import stylesheet
 from app.views.chain import ChainView
 from app.views.code import CodeView
 from app.views.controls import Controls
+from app.views.editor import EMPTY, PlaygroundEditor
 from app.views.hashmap import HashMapView
 from app.views.header import EmbedHeaderView, HeaderView
 from app.views.lab import lab_link_pane

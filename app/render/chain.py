@@ -28,6 +28,57 @@ def default_pair(snapshot: Snapshot) -> tuple[str | None, str | None]:
     return ids[-1], (ids[-2] if len(ids) > 1 else None)
 
 
+# A pick of the learner's: (the request, the one to compare with); None follows the
+# newest requests, NONE (for the second) is "(none)".
+Picked = tuple[str | None, str | None]
+
+
+def chain_pair(snapshot: Snapshot, picked: Picked = (None, None)) -> tuple[str | None, str | None]:
+    """The pair shown at a step: the learner's picks where the step has them, else the
+    newest requests (a second pick equal to the first, or absent, shows none)."""
+    ids = {r.request_id for r in snapshot.requests}
+    auto_a, auto_b = default_pair(snapshot)
+    a = picked[0] if picked[0] in ids else auto_a
+    if picked[1] is not None:
+        b = picked[1] if picked[1] in ids and picked[1] != a else None
+    else:
+        b = auto_b if auto_b != a else None
+    return a, b
+
+
+def _options(ids: list[str], chosen: str, none: bool) -> str:
+    first = [f'<option value="{NONE}"{" selected" if chosen == NONE else ""}>(none)</option>']
+    return "".join(
+        (first if none else [])
+        + [
+            f'<option value="{esc(i)}"{" selected" if i == chosen else ""}>{esc(i)}</option>'
+            for i in ids
+        ]
+    )
+
+
+def render_chain_pickers(snapshot: Snapshot, a: str | None, b: str | None) -> str:
+    """The two pickers over the chain, on the pair shown (the browser sends a pick to
+    Python, which sends the chain's pages for it: app/components/chain_deck.js)."""
+    ids = [r.request_id for r in snapshot.requests]
+    if not ids:
+        return ""
+    return (
+        '<div class="chain-pickers">'
+        '<label class="picker"><span>Request</span><select data-pick="primary">'
+        f"{_options(ids, a or '', none=False)}</select></label>"
+        '<label class="picker"><span>Compare with</span><select data-pick="other">'
+        f"{_options(ids, b or NONE, none=True)}</select></label></div>"
+    )
+
+
+def render_chain_picked(timeline: Timeline, step: int, picked: Picked = (None, None)) -> str:
+    """The chain panel's page: the pickers on the pair shown, and its chains."""
+    snapshot = timeline.steps[step].snapshot
+    a, b = chain_pair(snapshot, picked)
+    return render_chain_pickers(snapshot, a, b) + render_chain(timeline, step, a, b)
+
+
 def _tokens(link: ChainLink) -> str:
     shown = " ".join(map(str, link.token_ids[:SHOWN_TOKENS]))
     more = " …" if len(link.token_ids) > SHOWN_TOKENS else ""

@@ -15,7 +15,7 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
-from app.page.theme import PYGMENTS_STYLE
+from app.style.theme import PYGMENTS_STYLE
 from engine.lab.play.line_tracer import FunctionTrace
 from engine.lab.play.vllm.variants import Counterpart, FunctionRef, counterpart
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from app.data.prefill_inputs import model_texts
-from app.render.chain import default_pair, render_chain
+from app.render.chain import render_chain_picked
 from app.render.engines import AnyRender, per_engine
 from app.render.hashmap import render_hash_map
 from app.render.header import render_embed_header, render_header
@@ -23,6 +22,7 @@ from app.render.narration import render_narration, render_narration_on_path
 from app.render.offload import render_offload
 from app.render.pool import render_pool
 from app.render.prefill import follow_page
+from app.render.prefill_inputs import model_texts
 from app.render.queue import render_queue
 from app.render.radix_tree import render_radix_tree
 from app.render.requests import render_requests
@@ -33,11 +33,6 @@ from engine.lab.play.vllm.timeline import Timeline
 
 # The decks of the hash chain and the prefill calculator (app/views/chain.py, prefill.py).
 CHAIN, PREFILL = "chain", "prefill"
-
-
-def render_chain_unpicked(timeline: Timeline, step: int) -> str:
-    """The hash chain before a pick: the newest request, and the one before it."""
-    return render_chain(timeline, step, *default_pair(timeline.steps[step].snapshot))
 
 
 def render_prefill_followed(timeline: Timeline, step: int) -> str:
@@ -56,7 +51,7 @@ DECKS: dict[str, AnyRender] = {
     "MetricsView": per_engine(render_metrics, render_sglang_metrics),
     "LogView": render_log,
     "NarrationView": render_narration,
-    CHAIN: per_engine(render_chain_unpicked),  # none on SGLang
+    CHAIN: per_engine(render_chain_picked),  # none on SGLang
     PREFILL: per_engine(render_prefill_followed),
 }
 # The full page's own: its narration's last step offers the next scenario on the path

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from app.data.content_files import load_toml, one_line
+from app.render.content_files import load_toml, one_line
 from app.render.html import esc
 
 ANCHOR_PREFIX = "term-"

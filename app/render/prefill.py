@@ -2,14 +2,17 @@
 
 The arithmetic is the engine's (engine.lab.shared.prefill_cost); this view parses the
 fields, follows the current step's request until the learner types, and shows
-the result or an inline message. While it follows, every step's result is in
-the browser (a StepDeck), so it steps with the page, before Python too.
+the result or an inline message. While it follows, every step's result and fields
+are in the browser (app/components/prefill_deck.py), so it steps with the page, before
+Python too.
 """
 
 from __future__ import annotations
 
-from app.data.prefill_inputs import PrefillInputs, parse_inputs, seed_texts
+import json
+
 from app.render.html import esc
+from app.render.prefill_inputs import PrefillInputs, parse_inputs, seed_texts
 from engine.lab.play.vllm.snapshot import RequestRecord, Snapshot
 from engine.lab.play.vllm.timeline import Timeline
 from engine.lab.shared.prefill_cost import prefill_cost
@@ -42,9 +45,14 @@ def format_seconds(seconds: float) -> str:
     return f"{seconds * 1e6:.1f} µs"
 
 
-def render_prefill(inputs: PrefillInputs | list[str], source: str) -> str:
+def render_prefill(
+    inputs: PrefillInputs | list[str], source: str, texts: dict[str, str] | None = None
+) -> str:
+    """The result for ``inputs``; ``texts``, the fields as typed, go into the page (its
+    `data-fields`), so the fields show the inputs of the page shown (prefill_deck.js)."""
+    fields = f" data-fields='{esc(json.dumps(texts))}'" if texts is not None else ""
     head = (
-        '<section class="box prefill" aria-label="prefill cost">'
+        f'<section class="box prefill" aria-label="prefill cost"{fields}>'
         '<h3 class="panel-title">Prefill cost of this prompt</h3>'
         f'<div class="note src">{source}</div>'
     )
@@ -116,4 +124,4 @@ def follow(snapshot: Snapshot, base: dict[str, str]) -> tuple[dict[str, str], st
 
 def follow_page(timeline: Timeline, step: int, base: dict[str, str]) -> str:
     texts, source = follow(timeline.steps[step].snapshot, base)
-    return render_prefill(parse_inputs(texts), source)
+    return render_prefill(parse_inputs(texts), source, texts)

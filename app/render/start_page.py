@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 
-from app.data.content_files import load_toml, one_line
+from app.render.content_files import load_toml, one_line
 from app.render.html import esc
 from engine.lab.play.scenario import scenario_names
 

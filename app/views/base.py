@@ -14,10 +14,10 @@ import param
 
 from app.components.step_deck import StepDeck
 from app.data.bundle import Render
-from app.page.stylesheets import stylesheet
-from app.page.theme import CSS
 from app.render.decks import DECKS, deck_render
 from app.render.engines import AnyTimeline as Timeline  # either engine's
+from app.style.stylesheets import stylesheet
+from app.style.theme import CSS
 from app.views.sender import Sender
 from app.views.state import SimulatorState
 

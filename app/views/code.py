@@ -9,9 +9,9 @@ import param
 from app.components.code_panel import CodePanel
 from app.data.timelines import timeline_key
 from app.host.errors import logged
-from app.page.theme import CSS
 from app.render.code import style_defs
 from app.render.code_plan import CodeParts, code_parts
+from app.style.theme import CSS
 from app.views.base import sender_of
 from app.views.sender import CODE, Sender
 from app.views.state import SimulatorState

@@ -21,7 +21,7 @@ from app.components.player import StepPlayer
 from app.components.scenario_picker import ScenarioPicker
 from app.data import timelines
 from app.host.errors import logged
-from app.page.theme import CSS
+from app.style.theme import CSS
 from app.views.base import COMPACT_CSS, sender_of
 from app.views.sender import Sender
 from app.views.state import SimulatorState

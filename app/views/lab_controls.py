@@ -20,8 +20,8 @@ from app.components.address_bar import AddressBar
 from app.data.fleet_lab import FLEET_PRESET
 from app.data.lab import ENGINE_CHOICES, ENGINE_WORDS, TRACES_PRESET, presets
 from app.host.errors import logged
-from app.page.theme import CSS
 from app.render.lab import render_knob_error, render_lab_notices
+from app.style.theme import CSS
 
 LAB_CSS = Path(__file__).with_name("lab.css").read_text(encoding="utf-8")
 STYLESHEETS = [CSS, LAB_CSS]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import panel as pn
 
-from app.page.theme import CSS
 from app.render.notice import render_notice
+from app.style.theme import CSS
 
 
 def notice_pane(notices: tuple[str, ...]) -> pn.pane.HTML:

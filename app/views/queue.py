@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.page.theme import CSS
+from app.style.theme import CSS
 from app.views.base import StepView
 
 QUEUE_CSS = Path(__file__).with_name("queue.css").read_text(encoding="utf-8")

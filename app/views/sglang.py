@@ -3,8 +3,8 @@ whether the open timeline is SGLang's."""
 
 from __future__ import annotations
 
-from app.page.stylesheets import stylesheet
-from app.page.theme import CSS
+from app.style.stylesheets import stylesheet
+from app.style.theme import CSS
 from app.views.state import SimulatorState
 from engine.lab.play.sglang.timeline import SGLangTimeline
 

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from typing import ClassVar
 
+import panel as pn
 import pytest
+from bokeh.document import Document
+from panel.io.state import set_curdoc
 
 
 class Element:
@@ -75,3 +79,17 @@ def no_logged_errors(caplog: pytest.LogCaptureFixture) -> Iterator[None]:
         yield
     errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert not errors, errors[0].getMessage()
+
+
+@pytest.fixture
+def doc() -> Iterator[Document]:
+    """A document as Pyodide has it: no server session, connected and loaded (as
+    panel/io/pyodide.py marks it), on the thread that made it, so a hold's end hands
+    its changes to the models' callbacks at once."""
+    document = Document()
+    pn.state._loaded[document] = pn.state._connected[document] = True
+    with set_curdoc(document):
+        pn.state._thread_id = threading.get_ident()
+    yield document
+    for marks in (pn.state._loaded, pn.state._connected, pn.state._thread_id_):
+        marks.pop(document, None)

@@ -16,7 +16,6 @@ import pytest
 from app.components.keyboard import KEY_MOVES
 from app.components.player import MOVES
 from app.data import timelines
-from app.data.prefill_inputs import SEED_FLOPS, parse_inputs, seed_texts
 from app.data.url import parse_link
 from app.page.layout import App
 from app.render.chain import COLLAPSE_FROM, EDGE, default_pair, render_chain
@@ -30,6 +29,7 @@ from app.render.narration import render_narration
 from app.render.offload import render_offload
 from app.render.pool import changed_blocks, render_pool
 from app.render.prefill import render_prefill, step_request
+from app.render.prefill_inputs import SEED_FLOPS, model_texts, parse_inputs, seed_texts
 from app.render.queue import queue_marks, render_queue
 from app.render.requests import render_requests
 from app.views.chain import ChainView
@@ -719,18 +719,45 @@ def test_chain_view_follows_the_newest_request_until_the_learner_picks() -> None
                 == newest
             )
     ids = [r.request_id for r in state.current.snapshot.requests]
-    view._primary.value = ids[0]
-    view._other.value = ids[-1]
+    view._deck.pick = [state.key, ids[0], ids[-1]]
     state.step -= 1
     chain = parse(view.html).find_all(data_testid="hash-chain")[0]
     assert chain.attrs["data-request"] == ids[0]
-    view._other.value = ""  # "(none)"
+    view._deck.pick = [state.key, ids[0], ""]  # "(none)"
     assert parse(view.html).find_all(data_testid="hash-chain")[0].attrs["data-other"] == ""
 
 
-def test_chain_view_forgets_the_picks_on_another_timeline() -> None:
-    """The picks name the requests of the timeline they were made on: another mode, and
-    that one again, show their newest pair, not pages rendered with the old picks."""
+def test_chain_pickers_show_the_pair_each_step_shows() -> None:
+    """The pickers are in each step's page: their choices are the step's requests, on the
+    pair the chain shows, so a step in the browser needs no word from Python."""
+    state = SimulatorState(scenario="prepend-token")
+    view = ChainView(state=state)
+    for step in range(state.last_step + 1):
+        state.step = step
+        page = parse(view.html)
+        ids = [r.request_id for r in state.current.snapshot.requests]
+        selects = {e.attrs["data-pick"]: e for e in page.iter() if e.tag == "select"}
+        if not ids:
+            assert selects == {}
+            continue
+        chain = page.find_all(data_testid="hash-chain")[0]
+        options = [o.attrs["value"] for o in selects["primary"].iter() if o.tag == "option"]
+        assert options == ids
+        chosen = {
+            name: [
+                o.attrs["value"] for o in e.iter() if o.tag == "option" and "selected" in o.attrs
+            ]
+            for name, e in selects.items()
+        }
+        assert chosen == {
+            "primary": [chain.attrs["data-request"]],
+            "other": [chain.attrs["data-other"]],
+        }
+
+
+def test_chain_view_keeps_each_timelines_picks_to_itself() -> None:
+    """The picks name the requests of the timeline they were made on: another mode shows
+    its newest pair, and the picked one its picks again."""
     state = SimulatorState(scenario="reset", mode="default")
     view = ChainView(state=state)
     state.step = 3
@@ -740,14 +767,14 @@ def test_chain_view_forgets_the_picks_on_another_timeline() -> None:
         return chain.attrs["data-request"], chain.attrs["data-other"]
 
     assert shown() == ("B", "A")
-    view._primary.value = "A"
-    view._other.value = ""  # "(none)"
+    view._deck.pick = [state.key, "A", ""]  # "(none)"
     assert shown() == ("A", "")
     state.mode = "keep"
     assert shown() == ("B", "A")
-    state.mode = "default"  # the pages it held of this mode were the picks'
-    assert shown() == ("B", "A")
-    assert (view._primary.value, view._other.value) == ("B", "A")
+    state.mode = "default"
+    assert shown() == ("A", "")
+    view._deck.pick = ["another/default", "B", ""]  # a scenario left: nothing changes
+    assert shown() == ("A", "")
 
 
 # -- prefill cost ------------------------------------------------------------------------
@@ -784,6 +811,13 @@ def test_prefill_bad_inputs_give_a_message(field: str, text: str, message: str) 
     assert panel.attrs["data-valid"] == "false" and message in html.unescape(panel.text)
 
 
+def shown_fields(html_text: str) -> dict[str, str]:
+    """The fields the calculator's page shows (the browser fills its fields from them)."""
+    (page,) = parse(html_text).with_attr("data-fields")
+    fields: dict[str, str] = json.loads(page.attrs["data-fields"])
+    return fields
+
+
 def test_prefill_view_follows_the_step_then_the_learner() -> None:
     state = SimulatorState(scenario="exact-duplicate")
     view = PrefillView(state=state)
@@ -793,16 +827,21 @@ def test_prefill_view_follows_the_step_then_the_learner() -> None:
     cost = prefill_cost(request.num_prompt_tokens, request.num_cached_tokens, SEED_FLOPS)
     panel = parse(view.html).find_all(data_testid="prefill-cost")[0]
     assert float(panel.attrs["data-speedup"]) == pytest.approx(cost.speedup, rel=1e-4)
-    view.inputs["cached_tokens"].value = "abc"  # typing stops following, shows the message
+    typed = {**shown_fields(view.html), "cached_tokens": "abc"}
+    view._deck.act = ["own", typed]  # typing stops following, shows the message
     assert parse(view.html).find_all(data_testid="prefill-cost")[0].attrs["data-valid"] == "false"
     state.step = 0
-    assert view.inputs["cached_tokens"].value == "abc"
-    view.seed.clicks += 1
+    assert shown_fields(view.html)["cached_tokens"] == "abc"  # the learner's, at every step
+    view._deck.act = ["example", seed_texts()]
     panel = parse(view.html).find_all(data_testid="prefill-cost")[0]
     assert float(panel.attrs["data-seconds-saved"]) == pytest.approx(0.0745, abs=5e-5)
+    assert "agent-prompt example" in view.html
     state.step = state.last_step
-    view.from_step.clicks += 1
-    assert view.inputs["cached_tokens"].value == str(request.num_cached_tokens)
+    view._deck.act = ["step", {**seed_texts(), "num_layers": "40"}]
+    assert shown_fields(view.html)["cached_tokens"] == str(request.num_cached_tokens)
+    assert shown_fields(view.html)["num_layers"] == "40"  # the learner's model stays
+    view._deck.act = ["nonsense", {}]  # not an act: nothing changes
+    assert shown_fields(view.html)["num_layers"] == "40"
 
 
 def test_prefill_view_steps_in_the_browser_while_it_follows() -> None:
@@ -821,9 +860,9 @@ def test_prefill_view_steps_in_the_browser_while_it_follows() -> None:
                 request.num_prompt_tokens, request.num_cached_tokens, SEED_FLOPS
             )
             assert float(panel.attrs["data-speedup"]) == pytest.approx(expected.speedup, rel=1e-4)
-            assert app.prefill.inputs["prompt_tokens"].value == str(request.num_prompt_tokens)
+            assert shown_fields(app.prefill.html)["prompt_tokens"] == str(request.num_prompt_tokens)
     assert sent == []
-    app.prefill.inputs["num_layers"].value = "64"  # the learner's own: one page, every step
+    app.prefill._deck.act = ["own", {**model_texts(), "num_layers": "64"}]  # one page, every step
     # One page at every step of vLLM's timelines; SGLang's have none (the view hides there).
     assert set(app.sender.decks["prefill"].pages) == {app.prefill.html, ""}
     assert "Your inputs" in app.prefill.html

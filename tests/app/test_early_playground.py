@@ -15,9 +15,9 @@ from app.data import early_playground
 from app.data.url import link_query, parse_link
 from app.page.layout import App
 from app.playground import store
-from app.playground.editor import EMPTY, fork
 from app.playground.fields import LABELS, message_html, shown
 from app.playground.script_lines import parse_lines
+from app.views.editor import EMPTY, fork
 from engine.lab.play import playground_code
 from tests.app.playground_checks import SCRIPT
 from tests.app.test_layers import imported_by

@@ -3,7 +3,6 @@ app's own changes back (app/components/component.py)."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 
 import panel as pn
@@ -15,23 +14,9 @@ from panel.reactive import Syncable
 from app.components.player import StepPlayer
 from app.data.url import parse_link
 from app.page.layout import App
-from app.playground.editor import EMPTY
+from app.views.editor import EMPTY
 
 SCRIPT = "add_request A max_tokens=3 prompt: 1..8\nstep\nreset_prefix_cache keep\nstep 4"
-
-
-@pytest.fixture
-def doc() -> Iterator[Document]:
-    """A document as Pyodide has it: no server session, connected and loaded (as
-    panel/io/pyodide.py marks it), on the thread that made it, so a hold's end hands
-    its changes to the models' callbacks at once."""
-    document = Document()
-    pn.state._loaded[document] = pn.state._connected[document] = True
-    with set_curdoc(document):
-        pn.state._thread_id = threading.get_ident()
-    yield document
-    for marks in (pn.state._loaded, pn.state._connected, pn.state._thread_id_):
-        marks.pop(document, None)
 
 
 @pytest.fixture

@@ -410,4 +410,4 @@ def test_no_page_says_seed_to_a_learner() -> None:
                 assert not seed.search(timeline.narration_text(step)), (name, mode, step.index)
     shown = App(link=parse_link("?scenario=agent-prompt"))
     assert not seed.search(shown.prefill.html)
-    assert not seed.search(shown.prefill.seed.label)
+    assert not seed.search(shown.prefill._deck.seed_label)

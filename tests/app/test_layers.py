@@ -1,8 +1,8 @@
 """The layers import one way. The models of vLLM and SGLang (engine/vllm/, engine/sglang/)
-import nothing from the lab (engine/lab/), which reads them. Renderers (app/render/) are
-pure: they import no Panel and no orchestration (app/data/), and take data; components
-(app/components/) and viewers (app/views/) import renderers, never the reverse; components
-import no viewer; viewers write no HTML of their own."""
+import nothing from the lab (engine/lab/), which reads them. The folders of app/ import one
+way, read from the code: no folder reaches itself through another. Renderers (app/render/)
+are pure: they import no Panel and nothing from data/, page/, views/ or components/, and
+take data; components import no viewer; viewers write no HTML of their own."""
 
 from __future__ import annotations
 
@@ -65,22 +65,66 @@ def test_the_models_of_vllm_and_sglang_import_nothing_from_the_lab() -> None:
         assert not any(named.values()), named
 
 
-# What runs timelines and holds the page's data (app/data/); a renderer may still read the
-# app's texts and parse the calculator's fields (content_files, prefill_inputs): no state.
-ORCHESTRATION = tuple(
-    f"app.data.{m}"
-    for m in ("bundle", "lab", "questions", "side_runs", "timelines", "trace_lab", "url")
-)
+def folder_of(module: str) -> str | None:
+    """The folder of app/ a module name is in (app.views.pool -> views), or None."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 and parts[0] == "app" else None
 
 
-def test_renderers_import_no_orchestration() -> None:
+def folder_imports() -> dict[str, dict[str, set[str]]]:
+    """Folder -> folder it imports -> the files that do: read from every file of app/'s
+    folders (a function's own import too), no module list kept by hand."""
+    graph: dict[str, dict[str, set[str]]] = {}
+    for path in sorted((ROOT / "app").glob("*/**/*.py")):
+        folder = path.relative_to(ROOT / "app").parts[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            else:
+                continue
+            for name in names:
+                other = folder_of(name)
+                if other is not None and other != folder:
+                    graph.setdefault(folder, {}).setdefault(other, set()).add(path.name)
+    return graph
+
+
+def cycles(graph: dict[str, dict[str, set[str]]]) -> list[list[str]]:
+    """Every folder that can reach itself, with the path that does."""
+    found = []
+    for start in sorted(graph):
+        paths = [[start]]
+        while paths:
+            path = paths.pop()
+            for nxt in sorted(graph.get(path[-1], {})):
+                if nxt == start:
+                    found.append([*path, start])
+                elif nxt not in path:
+                    paths.append([*path, nxt])
+    return found
+
+
+def test_the_folders_of_app_import_one_way() -> None:
+    graph = folder_imports()
+    assert graph, "no imports found: the graph is read from the wrong place"
+    assert cycles(graph) == []
+
+
+def test_the_cycle_check_sees_two_folders_importing_each_other() -> None:
+    graph = {"data": {"render": {"bundle.py"}}, "render": {"data": {"pool.py"}}}
+    assert cycles(graph) == [["data", "render", "data"], ["render", "data", "render"]]
+    assert cycles({"data": {"render": {"bundle.py"}}}) == []
+
+
+def test_renderers_import_nothing_from_data_page_or_views() -> None:
+    # A renderer takes plain data and returns HTML: it runs without a page, a state or a
+    # timeline store, and a test calls it with its data.
+    named = folder_imports().get("render", {})
+    assert not {"data", "page", "views", "components"} & set(named), named
     loaded = imported_by(modules_of(app.render))
-    assert not [name for name in loaded if within(name, ORCHESTRATION)]
-    named = {
-        f: sorted(n for n in ns if within(n, ORCHESTRATION))
-        for f, ns in imports_in(app.render).items()
-    }
-    assert not any(named.values()), named
+    assert not [n for n in loaded if folder_of(n) in {"data", "page", "views", "components"}]
 
 
 def test_renderers_import_no_panel_viewer_or_component() -> None:
@@ -149,7 +193,8 @@ def test_the_top_of_app_holds_the_entry_point_and_the_layers_folders_only() -> N
         "render",  # (data, step) -> HTML
         "components",  # the browser's side: .py + .js + .css
         "views",  # Panel viewers: state -> components
-        "page",  # layout, theme, the page's head
+        "page",  # layout, the page's head
+        "style",  # the theme and stylesheet files every drawing layer uses
         "playground",
         "static_site",  # the builder
         "host",  # CPython or Pyodide, gc, logging

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
 from typing import Any
@@ -10,15 +11,15 @@ from urllib.parse import parse_qs
 import pytest
 
 from app.data import timelines
-from app.data.prefill_inputs import SEED_FLOPS
 from app.data.url import parse_link
 from app.page.layout import App
 from app.playground import store
-from app.playground.editor import EMPTY, fork
 from app.playground.script_lines import format_lines, parse_lines
 from app.render.code_plan import SLOT
+from app.render.prefill_inputs import SEED_FLOPS
 from app.views import base
 from app.views import sender as sending
+from app.views.editor import EMPTY, fork
 from engine.lab.play import toml_writer
 from engine.lab.play.scenario import ACTION_KINDS, MODES, scenario_names
 from engine.lab.play.scenario_file import scenario_from_dict
@@ -485,8 +486,8 @@ def shown_hit(app: App, request_id: str = "B") -> int:
         assert float(panel.attrs[attr]) == pytest.approx(value, rel=1e-4), attr
     assert f"{request.num_prompt_tokens:,} prompt tokens" in panel.text
     assert f"with {request.num_cached_tokens:,} cached" in panel.text
-    fields = {n: app.prefill.inputs[n].value for n in ("prompt_tokens", "cached_tokens")}
-    assert fields == {
+    fields = json.loads(parse(app.prefill.html).with_attr("data-fields")[0].attrs["data-fields"])
+    assert {n: fields[n] for n in ("prompt_tokens", "cached_tokens")} == {
         "prompt_tokens": str(request.num_prompt_tokens),
         "cached_tokens": str(request.num_cached_tokens),
     }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from app.data import timelines
 from app.playground import store
-from app.playground.editor import EMPTY, fork
+from app.views.editor import EMPTY, fork
 from engine.lab.play.scenario_file import scenario_from_dict
 from engine.lab.play.sglang.timeline import (
     SGLangTimeline,

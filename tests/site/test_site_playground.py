@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from app.playground.editor import fork
+from app.views.editor import fork
 from engine.lab.play.scenario_file import scenario_from_dict
 from engine.lab.play.vllm.timeline import build_timeline
 from tests.app.playground_checks import (

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import io
 from collections.abc import Mapping
-from importlib import resources
 from typing import Any
 
 import panel as pn
@@ -38,6 +37,8 @@ from app.playground.fields import (
     with_engines,
 )
 from app.playground.script_lines import field_places
+from app.render.editor import EDITOR_HEADING, EDITOR_HELP
+from app.style.stylesheets import stylesheet
 from app.views.state import SimulatorState
 from engine.lab.play import toml_writer
 from engine.lab.play.scenario import ActionPlace, ScenarioError, scenario_data
@@ -50,7 +51,7 @@ from engine.lab.play.scenario_file import (
     parse_toml,
 )
 
-CSS = resources.files("app.playground").joinpath("editor.css").read_text("utf-8")
+CSS = stylesheet("app.views", "editor.css")
 
 EMPTY: dict[str, Any] = {
     "title": "My scenario",
@@ -60,20 +61,6 @@ EMPTY: dict[str, Any] = {
         {"do": "step"},
     ],
 }
-
-HELP = (
-    "One action per line: <code>add_request ID max_tokens=N cache_salt=S "
-    "prompt_logprobs=N lora_name=S prompt: 1..12, 40, 41</code> (or <code>text: plain "
-    "words</code>; images as <code>mm_items=cat:8:6,dog:20:6</code>, identifier:offset:length "
-    "of each image's placeholder tokens, and a run given as embeddings as "
-    "<code>prompt_embeds=notes:16:4</code>), <code>step</code>, <code>step N</code>, "
-    "<code>run_until_idle</code>, "
-    "<code>reset_prefix_cache</code> (as the mode says) or <code>reset_prefix_cache "
-    "default|preempt|keep</code>, <code>abort ID</code>, <code>http_reset "
-    "query=keep_running_requests=true</code> (the reset over HTTP, its flags in the "
-    "query; <code>check_flags=false</code> skips the server's flag check). A line "
-    "starting with # is a note."
-)
 
 
 def fork(name: str) -> dict[str, Any]:
@@ -140,7 +127,7 @@ class PlaygroundEditor(pn.viewable.Viewer):
         self.empty.on_click(lambda _: self.load(EMPTY))
         self.state.param.watch(self._opened, "scenario")
         self._layout = pn.Column(
-            pn.pane.HTML('<h2 class="pg-heading">Playground</h2>', stylesheets=[CSS], margin=0),
+            pn.pane.HTML(EDITOR_HEADING, stylesheets=[CSS], margin=0),
             self.title,
             pn.FlexBox(  # side by side; one above the other on a phone
                 pn.Column(
@@ -156,7 +143,7 @@ class PlaygroundEditor(pn.viewable.Viewer):
             self.messages["setup"],
             self.script,
             self.messages["script"],
-            pn.pane.HTML(f'<p class="pg-help">{HELP}</p>', stylesheets=[CSS], margin=(0, 10)),
+            pn.pane.HTML(EDITOR_HELP, stylesheets=[CSS], margin=(0, 10)),
             pn.FlexBox(self.export, self.upload, self.empty, margin=0),  # wraps on a phone
             self.messages["file"],
             sizing_mode="stretch_width",

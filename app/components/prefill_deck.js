@@ -1,0 +1,70 @@
+import { deckSlot } from './deck_slot.js'
+import { follow } from './position.js'
+
+// The prefill calculator (prefill_deck.py): the step deck's page, the fields it follows
+// while the learner has not typed, and the two buttons. An act goes to Python.
+export function render({ model, view }) {
+  const root = document.createElement('div')
+  const deck = deckSlot({ model, view })
+  const fields = document.createElement('div')
+  fields.className = 'prefill-fields'
+  const inputs = {}
+  for (const [name, caption] of Object.entries(model.labels)) {
+    const label = document.createElement('label')
+    label.className = 'field'
+    const text = document.createElement('span')
+    text.textContent = caption
+    const input = document.createElement('input')
+    input.type = 'text'
+    input.name = name
+    input.spellcheck = false
+    label.append(text, input)
+    fields.append(label)
+    inputs[name] = input
+  }
+  let following = true
+  const texts = () => Object.fromEntries(Object.entries(inputs).map(([n, el]) => [n, el.value]))
+  const fill = (values) => {
+    for (const [name, value] of Object.entries(values)) {
+      if (inputs[name] && inputs[name].value !== value) { inputs[name].value = value }
+    }
+  }
+  // The fields of the page shown: the step's, while following.
+  const shownFields = () => {
+    const page = deck.querySelector('[data-fields]')
+    return page ? JSON.parse(page.dataset.fields) : null
+  }
+  const sync = () => {
+    const values = following ? shownFields() : null
+    if (values) { fill(values) }
+  }
+  fields.addEventListener('input', () => {
+    following = false
+    model.act = ['own', texts()]
+  })
+  const button = (caption, onClick) => {
+    const el = document.createElement('button')
+    el.type = 'button'
+    el.className = 'measure'
+    el.textContent = caption
+    el.addEventListener('click', onClick)
+    return el
+  }
+  const buttons = document.createElement('div')
+  buttons.className = 'prefill-buttons'
+  buttons.append(
+    button(model.from_step_label, () => {
+      following = true
+      model.act = ['step', texts()]
+      sync()
+    }),
+    button(model.seed_label, () => {
+      following = false
+      fill(model.seed)
+      model.act = ['example', texts()]
+    }))
+  // (after the deck's own: the page shown is the position's)
+  follow(model, sync)
+  root.append(deck, fields, buttons)
+  return root
+}
