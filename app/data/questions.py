@@ -202,8 +202,13 @@ def _next_block(before: Snapshot, step: Step) -> Question | None:
 
 def questions_at(timeline: Timeline | SGLangTimeline, step: int) -> tuple[Question, ...]:
     """The questions step `step` asks about step `step + 1` (none at the last step). An
-    SGLang timeline asks none: every question here is about vLLM's block pool."""
-    if isinstance(timeline, SGLangTimeline) or step + 1 >= len(timeline.steps):
+    SGLang timeline asks its own, about the radix tree (app/data/sglang_questions.py)."""
+    if isinstance(timeline, SGLangTimeline):
+        # imported here: that module builds on this one's Question
+        from app.data.sglang_questions import sglang_questions_at
+
+        return sglang_questions_at(timeline, step)
+    if step + 1 >= len(timeline.steps):
         return ()
     before, after = timeline.steps[step].snapshot, timeline.steps[step + 1]
     found = [
