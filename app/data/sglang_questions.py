@@ -14,8 +14,8 @@ never written by hand. The counterpart of app/data/questions.py (vLLM's block po
 from __future__ import annotations
 
 from app.data.questions import MAX_BLOCK_OPTIONS, Question
-from engine.lab.sglang_snapshot import ROOT_ID, NodeRecord, SGLangSnapshot
-from engine.lab.sglang_timeline import SGLangStep, SGLangTimeline
+from engine.lab.play.sglang.snapshot import ROOT_ID, NodeRecord, SGLangSnapshot
+from engine.lab.play.sglang.timeline import SGLangStep, SGLangTimeline
 
 MAX_NODE_OPTIONS = 4
 SHOWN_TOKENS = 3  # a node's key, as an option shows it: its first tokens

@@ -7,8 +7,8 @@ import pytest
 
 from app.data import timelines
 from app.data.questions import Question, questions_at
-from engine.lab.scenario import load_scenario, scenario_names
-from engine.lab.sglang_timeline import SGLangTimeline
+from engine.lab.play.scenario import load_scenario, scenario_names
+from engine.lab.play.sglang.timeline import SGLangTimeline
 
 CASES = [
     (name, mode) for name in scenario_names("sglang") for mode in load_scenario(name).sglang.modes
@@ -58,6 +58,7 @@ def test_each_lesson_is_asked_with_its_tempting_answer() -> None:
         ("eviction-order", "R3", "4 tokens", "5 tokens"),  # the whole prompt: a match stops short
         ("cache-salt", "bob-1", "0 tokens", "16 tokens"),  # alice-2's hit, another namespace
         ("cache-salt", "fresh-2", "0 tokens", "16 tokens"),
+        ("lora-adapter", "chat-1", "0 tokens", "16 tokens"),  # sql-2's hit, another adapter
         ("unaligned-prefix", "U2", "10 tokens", "15 tokens"),
     ]
     for name, rid, right, tempting in cases:

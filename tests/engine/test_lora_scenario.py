@@ -7,9 +7,10 @@ from __future__ import annotations
 import ast
 from functools import cache
 
-from engine.lab.scenario import load_scenario
-from engine.lab.snapshot import RequestRecord
-from engine.lab.timeline import Timeline, build_timeline
+from engine.lab.play.scenario import load_scenario
+from engine.lab.play.sglang.timeline import SGLangTimeline, build_sglang_timeline
+from engine.lab.play.vllm.snapshot import RequestRecord
+from engine.lab.play.vllm.timeline import Timeline, build_timeline
 
 
 @cache
@@ -33,7 +34,7 @@ def test_the_adapter_is_in_every_block_and_the_salt_in_the_first_only() -> None:
     arrived = vllm().steps[step_of("sql_first")]
     sql = extra_keys(arrived.snapshot.request("sql-1"))
     assert len(sql) == 5 and all(keys == [("lora", "sql", "/adapters/sql")] for keys in sql)
-    assert "every one of its 5 full blocks" in vllm().narration_text(arrived)
+    assert "every one of its 5 full blocks" in " ".join(vllm().narration_text(arrived).split())
     salted = extra_keys(vllm().steps[step_of("salted")].snapshot.request("salted"))
     assert salted[0] == [("lora", "sql", "/adapters/sql"), ("cache_salt", "alice")]
     assert all(keys == [("lora", "sql", "/adapters/sql")] for keys in salted[1:])
@@ -52,4 +53,29 @@ def test_one_prompt_on_two_adapters_shares_no_block() -> None:
     assert [r.num_cached_tokens for r in (sql, chat, salted, base)] == [16, 0, 0, 0]
     # the closing sentence: every hit was sql-2's
     assert snapshot.stats.hits == sql.num_cached_tokens
-    assert "16 hit, all of them sql-2's" in vllm().narration_text(vllm().steps[-1])
+    assert "16 hit, all of them sql-2's" in " ".join(
+        vllm().narration_text(vllm().steps[-1]).split()
+    )
+
+
+@cache
+def sglang() -> SGLangTimeline:
+    return build_sglang_timeline(load_scenario("lora-adapter"), "fcfs", trace=False)
+
+
+def test_on_sglang_each_adapter_is_a_namespace_of_its_own() -> None:
+    """SGLang appends the adapter's id to the extra_key (schedule_batch.py:1165-1170):
+    the requests of one adapter share a subtree, no other request enters it."""
+    last = sglang().steps[-1].snapshot
+    keys = {r.request_id: r.extra_key for r in last.requests}
+    sql_id = keys["sql-1"]
+    assert sql_id is not None and len(sql_id) == 32 and keys["sql-2"] == sql_id
+    assert keys["chat-1"] not in (None, sql_id) and keys["base"] is None
+    assert keys["salted"] == "alice" + sql_id  # the salt in front, as the narration says
+    hits = {r.request_id: r.hit_tokens for r in last.requests}
+    assert hits == {"sql-1": 0, "sql-2": 16, "chat-1": 0, "salted": 0, "base": 0}
+    # one subtree per namespace under the root: sql's (split), chat's, salted's, base's
+    under_root = [n.extra_key for n in last.nodes if n.parent == 0]
+    assert sorted(map(str, under_root)) == sorted(map(str, set(keys.values())))
+    text = " ".join(sglang().narration_text(sglang().steps[-1]).split())
+    assert last.counters.hits == hits["sql-2"] and "16 hit, all of them sql-2's" in text
