@@ -8,12 +8,13 @@ never written by hand. The counterpart of app/data/questions.py (vLLM's block po
   request with as many prompt tokens got, forgetting its namespace);
 - a walk that ends inside a node: which node is cut in two;
 - an eviction: which node goes first (with lru, the evictable leaf used least recently;
-  a node that is locked or has children is never evicted, however old).
+  a node that is locked or has children is never evicted, however old);
+- a flush_cache call: will it go through (only when the scheduler is fully idle).
 """
 
 from __future__ import annotations
 
-from app.data.questions import MAX_BLOCK_OPTIONS, Question
+from app.data.questions import MAX_BLOCK_OPTIONS, RESET_OPTIONS, Question
 from engine.lab.play.sglang.snapshot import ROOT_ID, NodeRecord, SGLangSnapshot
 from engine.lab.play.sglang.timeline import SGLangStep, SGLangTimeline
 
@@ -145,12 +146,28 @@ def _evicted_first(
     )
 
 
+def _flush_result(step: SGLangStep) -> Question | None:
+    """A flush_cache call: will it go through (is the scheduler fully idle)?"""
+    if step.label != "flush_cache()" or step.result not in ("True", "False"):
+        return None
+    answer = 0 if step.result == "True" else 1
+    return Question(
+        "sglang_flush",
+        "Next: flush_cache(). Will it empty the tree?",
+        RESET_OPTIONS[:2],
+        answer,
+        f"It returned {step.result}."
+        + ("" if answer == 0 else " The scheduler was not fully idle."),
+    )
+
+
 def sglang_questions_at(timeline: SGLangTimeline, step: int) -> tuple[Question, ...]:
     """The questions step `step` of an SGLang timeline asks about step `step + 1`."""
     if step + 1 >= len(timeline.steps):
         return ()
     before, after = timeline.steps[step].snapshot, timeline.steps[step + 1]
     found = [
+        _flush_result(after),
         *_hit_tokens(before, after),
         _split_node(before, after),
         _evicted_first(before, after, timeline.eviction_policy),

@@ -40,6 +40,8 @@ def test_every_answer_is_what_the_next_step_shows(name: str, mode: str) -> None:
         elif q.kind == "sglang_split":
             cut = int(right.split(":")[0].removeprefix("n"))
             assert cut in {s.child for s in after.facts.splits}
+        elif q.kind == "sglang_flush":
+            assert right.endswith(f"returns {after.result}")
         else:
             assert q.kind == "sglang_evicted"
             assert right.startswith(f"n{after.facts.evictions[0].node}:")
@@ -73,3 +75,13 @@ def test_which_node_splits_and_which_leaf_goes_are_asked() -> None:
     # R2's leaf goes, not R1's older-looking tail nor the locked parent
     assert evicted.options[evicted.answer].startswith("n2:")
     assert any("locked" in option for option in evicted.options)
+
+
+def test_a_flush_right_after_the_last_request_is_asked_and_refused() -> None:
+    timeline = sglang_timeline("flush-cache", "fcfs")
+    flushes = [(s, q) for s, q in asked(timeline) if q.kind == "sglang_flush"]
+    answers = [q.options[q.answer] for _, q in flushes]
+    assert answers == ["No: it returns False", "No: it returns False", "Yes: it returns True"]
+    # the second: nothing waits or runs, yet the last batch still holds A
+    step = flushes[1][0]
+    assert not timeline.steps[step].snapshot.running and not timeline.steps[step].snapshot.waiting

@@ -48,6 +48,7 @@ SGLANG_SCENARIOS = (
     "eviction-order",
     "queue-order",
     "lora-adapter",
+    "flush-cache",
 )
 CASES = [
     (name, mode) for name in scenario_names("sglang") for mode in load_scenario(name).sglang.modes
