@@ -49,6 +49,7 @@ SGLANG_SCENARIOS = (
     "queue-order",
     "lora-adapter",
     "flush-cache",
+    "retraction",
 )
 CASES = [
     (name, mode) for name in scenario_names("sglang") for mode in load_scenario(name).sglang.modes
