@@ -50,6 +50,7 @@ SGLANG_SCENARIOS = (
     "lora-adapter",
     "flush-cache",
     "retraction",
+    "page-size",
 )
 CASES = [
     (name, mode) for name in scenario_names("sglang") for mode in load_scenario(name).sglang.modes
