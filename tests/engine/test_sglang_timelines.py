@@ -51,6 +51,7 @@ SGLANG_SCENARIOS = (
     "flush-cache",
     "retraction",
     "page-size",
+    "in-batch-prefix",
 )
 CASES = [
     (name, mode) for name in scenario_names("sglang") for mode in load_scenario(name).sglang.modes
