@@ -52,6 +52,7 @@ SGLANG_SCENARIOS = (
     "retraction",
     "page-size",
     "in-batch-prefix",
+    "lpm-fallback",
 )
 CASES = [
     (name, mode) for name in scenario_names("sglang") for mode in load_scenario(name).sglang.modes
