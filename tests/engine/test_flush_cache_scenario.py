@@ -4,26 +4,19 @@ scheduler is fully idle (managers/scheduler.py:5337-5360, 5518-5547)."""
 
 from __future__ import annotations
 
-from functools import cache
-
-from engine.lab.play.scenario import load_scenario
 from engine.lab.play.sglang.snapshot import ROOT_ID
-from engine.lab.play.sglang.timeline import SGLangTimeline, build_sglang_timeline
-from engine.lab.play.vllm.timeline import Timeline, build_timeline
+from engine.lab.play.sglang.timeline import SGLangTimeline
+from engine.lab.play.vllm.timeline import Timeline
+from tests.engine.scenario_steps import sglang_timeline, vllm_timeline
+from tests.engine.scenario_steps import step_index as at
 
 
-@cache
 def vllm() -> Timeline:
-    return build_timeline(load_scenario("flush-cache"), "default", trace=False)
+    return vllm_timeline("flush-cache")
 
 
-@cache
 def sglang() -> SGLangTimeline:
-    return build_sglang_timeline(load_scenario("flush-cache"), "fcfs", trace=False)
-
-
-def at(timeline: Timeline | SGLangTimeline, key: str) -> int:
-    return next(s.index for s in timeline.steps if s.narration_key == key)
+    return sglang_timeline("flush-cache")
 
 
 def test_the_three_calls_return_what_the_texts_say() -> None:

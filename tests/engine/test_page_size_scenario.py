@@ -4,26 +4,19 @@ allocator/paged.py's freed pages put at the front)."""
 
 from __future__ import annotations
 
-from functools import cache
-
-from engine.lab.play.scenario import load_scenario
 from engine.lab.play.sglang.snapshot import SGLangRequestRecord
-from engine.lab.play.sglang.timeline import SGLangTimeline, build_sglang_timeline
-from engine.lab.play.vllm.timeline import Timeline, build_timeline
+from engine.lab.play.sglang.timeline import SGLangTimeline
+from engine.lab.play.vllm.timeline import Timeline
+from tests.engine.scenario_steps import sglang_timeline, vllm_timeline
+from tests.engine.scenario_steps import step_index as at
 
 
-@cache
 def vllm() -> Timeline:
-    return build_timeline(load_scenario("page-size"), "default", trace=False)
+    return vllm_timeline("page-size")
 
 
-@cache
 def sglang() -> SGLangTimeline:
-    return build_sglang_timeline(load_scenario("page-size"), "fcfs", trace=False)
-
-
-def at(timeline: Timeline | SGLangTimeline, key: str) -> int:
-    return next(s.index for s in timeline.steps if s.narration_key == key)
+    return sglang_timeline("page-size")
 
 
 def sglang_request(key: str, rid: str) -> SGLangRequestRecord:
