@@ -200,6 +200,21 @@ def _next_block(before: Snapshot, step: Step) -> Question | None:
     )
 
 
+# A batch of many admissions asks about a few of them, those that hit first.
+MAX_HIT_QUESTIONS = 3
+
+
+def few_hit_questions(asked: list[Question]) -> list[Question]:
+    """At most MAX_HIT_QUESTIONS of a step's hit questions, in their order: those whose
+    answer is not 0 tokens first (predicting 0 for a long run of cold requests teaches
+    nothing new)."""
+    if len(asked) <= MAX_HIT_QUESTIONS:
+        return asked
+    hitting = [q for q in asked if q.options[q.answer] != "0 tokens"]
+    chosen = (hitting + [q for q in asked if q not in hitting])[:MAX_HIT_QUESTIONS]
+    return [q for q in asked if q in chosen]
+
+
 def questions_at(timeline: Timeline | SGLangTimeline, step: int) -> tuple[Question, ...]:
     """The questions step `step` asks about step `step + 1` (none at the last step). An
     SGLang timeline asks its own, about the radix tree (app/data/sglang_questions.py)."""
@@ -214,7 +229,7 @@ def questions_at(timeline: Timeline | SGLangTimeline, step: int) -> tuple[Questi
     found = [
         _reset_result(after),
         _block_fate(before, after),
-        *_hit_tokens(before, after, timeline.block_size),
+        *few_hit_questions(_hit_tokens(before, after, timeline.block_size)),
         _resume_hit(before, after, timeline.block_size),
         _next_block(before, after),
     ]

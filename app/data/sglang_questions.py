@@ -14,7 +14,7 @@ never written by hand. The counterpart of app/data/questions.py (vLLM's block po
 
 from __future__ import annotations
 
-from app.data.questions import MAX_BLOCK_OPTIONS, RESET_OPTIONS, Question
+from app.data.questions import MAX_BLOCK_OPTIONS, RESET_OPTIONS, Question, few_hit_questions
 from engine.lab.play.sglang.snapshot import ROOT_ID, NodeRecord, SGLangSnapshot
 from engine.lab.play.sglang.timeline import SGLangStep, SGLangTimeline
 
@@ -168,7 +168,7 @@ def sglang_questions_at(timeline: SGLangTimeline, step: int) -> tuple[Question, 
     before, after = timeline.steps[step].snapshot, timeline.steps[step + 1]
     found = [
         _flush_result(after),
-        *_hit_tokens(before, after),
+        *few_hit_questions(_hit_tokens(before, after)),
         _split_node(before, after),
         _evicted_first(before, after, timeline.eviction_policy),
     ]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from app.data import timelines
-from app.data.questions import Question, questions_at
+from app.data.questions import MAX_HIT_QUESTIONS, Question, questions_at
 from engine.lab.play.scenario import load_scenario, scenario_names
 from engine.lab.play.sglang.timeline import SGLangTimeline
 
@@ -85,3 +85,12 @@ def test_a_flush_right_after_the_last_request_is_asked_and_refused() -> None:
     # the second: nothing waits or runs, yet the last batch still holds A
     step = flushes[1][0]
     assert not timeline.steps[step].snapshot.running and not timeline.steps[step].snapshot.waiting
+
+
+def test_a_long_batch_asks_about_a_few_requests_those_that_hit_first() -> None:
+    vllm = timelines.timeline("lpm-fallback", "default")
+    assert len(questions_at(vllm, 0)) == MAX_HIT_QUESTIONS  # of 15 admitted
+    lpm = sglang_timeline("lpm-fallback", "lpm")
+    hits = [q for q in questions_at(lpm, 1) if q.kind == "sglang_hit_tokens"]
+    assert len(hits) == MAX_HIT_QUESTIONS and hits[0].prompt.startswith("W ")
+    assert hits[0].options[hits[0].answer] == "8 tokens"
