@@ -166,10 +166,10 @@ def sglang_questions_at(timeline: SGLangTimeline, step: int) -> tuple[Question, 
     if step + 1 >= len(timeline.steps):
         return ()
     before, after = timeline.steps[step].snapshot, timeline.steps[step + 1]
-    found = [
+    single = (
         _flush_result(after),
-        *few_hit_questions(_hit_tokens(before, after)),
         _split_node(before, after),
         _evicted_first(before, after, timeline.eviction_policy),
-    ]
-    return tuple(q for q in found if q is not None)
+    )
+    hits = few_hit_questions(_hit_tokens(before, after))
+    return (*hits, *(q for q in single if q is not None))
