@@ -289,10 +289,30 @@ def _image_hit(before: Snapshot, step: Step, block_size: int) -> list[Question]:
     return asked
 
 
+# A batch of many admissions asks about a few of them, those that hit first.
+MAX_HIT_QUESTIONS = 3
+
+
+def few_hit_questions(asked: list[Question]) -> list[Question]:
+    """At most MAX_HIT_QUESTIONS of a step's hit questions, in their order: those whose
+    answer is not 0 tokens first (predicting 0 for a long run of cold requests teaches
+    nothing new)."""
+    if len(asked) <= MAX_HIT_QUESTIONS:
+        return asked
+    hitting = [q for q in asked if q.options[q.answer] != "0 tokens"]
+    chosen = (hitting + [q for q in asked if q not in hitting])[:MAX_HIT_QUESTIONS]
+    return [q for q in asked if q in chosen]
+
+
 def questions_at(timeline: Timeline | SGLangTimeline, step: int) -> tuple[Question, ...]:
     """The questions step `step` asks about step `step + 1` (none at the last step). An
-    SGLang timeline asks none: every question here is about vLLM's block pool."""
-    if isinstance(timeline, SGLangTimeline) or step + 1 >= len(timeline.steps):
+    SGLang timeline asks its own, about the radix tree (app/data/sglang_questions.py)."""
+    if isinstance(timeline, SGLangTimeline):
+        # imported here: that module builds on this one's Question
+        from app.data.sglang_questions import sglang_questions_at
+
+        return sglang_questions_at(timeline, step)
+    if step + 1 >= len(timeline.steps):
         return ()
     before, after = timeline.steps[step].snapshot, timeline.steps[step + 1]
     images = _image_hit(before, after, timeline.block_size)
@@ -302,10 +322,12 @@ def questions_at(timeline: Timeline | SGLangTimeline, step: int) -> tuple[Questi
         _reset_result(after),
         _block_fate(before, after),
         *images,
-        *(
-            q
-            for q in _hit_tokens(before, after, timeline.block_size)
-            if not q.prompt.startswith(asked_ids or ("\0",))
+        *few_hit_questions(
+            [
+                q
+                for q in _hit_tokens(before, after, timeline.block_size)
+                if not q.prompt.startswith(asked_ids or ("\0",))
+            ]
         ),
         _resume_hit(before, after, timeline.block_size),
         _next_block(before, after),

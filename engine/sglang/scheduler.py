@@ -113,6 +113,11 @@ class Scheduler:
         # the running batch's batch_is_full: a prefill that ran out of KV stops
         # admission until a running request leaves (scheduler.py:4090-4101, 4279-4284)
         self.batch_is_full = False
+        # the batch the last iteration ran, as run (finished requests included), and
+        # whether it was a prefill: SGLang's last_batch, which flush_cache's idle check
+        # reads (scheduler.py:2056, 5348)
+        self.last_batch: list[Req] = []
+        self.last_batch_is_prefill = False
 
     def add_request(self, req: Req) -> None:
         assert req.max_new_tokens >= 1 and req.origin_input_ids
@@ -310,12 +315,14 @@ class Scheduler:
         :3903-3968). With no batch to run and nothing waiting or running the scheduler
         is idle and ``new_token_ratio`` starts over (``on_idle``, :5254, 5318)."""
         new_batch = self.schedule()
+        self.last_batch, self.last_batch_is_prefill = list(new_batch), bool(new_batch)
         if new_batch:
             # Run prefill first if possible (:3992-3994): the running requests wait
             return self.process_batch_result_prefill(new_batch)
         # Run decode (:3995-4004)
         decode_batch = self.update_running_batch(self.running)
         self.running = decode_batch
+        self.last_batch = list(decode_batch)
         if decode_batch:
             return self.process_batch_result_decode(decode_batch)
         if not self.waiting_queue and not self.running:
@@ -370,6 +377,36 @@ class Scheduler:
                 return
             self.step()
         raise RuntimeError("requests still waiting or running")
+
+    # ---- flush_cache ----
+
+    def running_batch_size(self) -> int:
+        """``len(running_batch.reqs)`` as the next iteration's input handlers see it:
+        a decode batch still holds the requests that finished in it (they are filtered
+        out when the iteration merges, :3948-3968), and a prefill batch's requests are
+        not merged into it yet (:3956-3958)."""
+        if self.last_batch_is_prefill:
+            merged = [req for req in self.last_batch if req in self.running]
+            return len(self.running) - len(merged)
+        return len(self.last_batch) if self.last_batch else len(self.running)
+
+    def is_fully_idle(self) -> bool:
+        """scheduler.py:5337-5360 (no chunked, disaggregated, pipelined or overlapped
+        batches here): nothing running, nothing waiting, and the last iteration ran no
+        batch. Right after the iteration in which the last request finished, its batch is
+        still the last batch: the scheduler is idle one iteration later."""
+        return not self.running and not self.last_batch and not self.waiting_queue
+
+    def flush_cache(self) -> bool:
+        """scheduler.py:5518-5547 (a ``FlushCacheReqInput`` without a timeout,
+        flush_wrapper.py:29-31): when fully idle, the tree and the slot pool start
+        empty and it returns True; otherwise nothing changes and it returns False."""
+        if not self.is_fully_idle():
+            return False
+        self.last_batch = []
+        self.tree_cache.reset()
+        self.allocator.clear()
+        return True
 
     # ---- finishing ----
 

@@ -66,7 +66,7 @@ def test_the_engine_picker_switches_to_sglang_and_back_at_the_same_step(
     fcfs = sglang("fcfs")
     check_sglang_step(page, fcfs, 2)
     expect(page.get_by_role("radio", name="SGLang")).to_be_checked()
-    expect(quiz).to_be_hidden()  # none asked on SGLang's: no "0 of 0 right" to switch on
+    expect(quiz).to_be_visible()  # SGLang's steps ask their own (app/data/sglang_questions.py)
     # The mode picker offers SGLang's schedule policies, not vLLM's modes.
     expect(page.get_by_role("radio", name="fcfs")).to_be_checked()
     expect(page.get_by_role("radio", name="lpm")).to_be_visible()
@@ -76,6 +76,8 @@ def test_the_engine_picker_switches_to_sglang_and_back_at_the_same_step(
 
     forward.click()  # Step forward moves the tree and the slots
     check_sglang_step(page, fcfs, 3)
+    # before S2's admission: how many tokens its walk down the tree matches
+    expect(quiz).to_contain_text("walk down the radix tree")
     forward.click()
     check_sglang_step(page, fcfs, 4)
 

@@ -14,6 +14,8 @@ from engine.lab.play.sglang.timeline import (
 from engine.lab.play.vllm.timeline import Timeline
 from tests.app.test_playground import edit, playground_app
 
+# prompt logprobs are vLLM's only; a LoRA adapter plays on both (its id joins the extra_key)
+VLLM_ONLY_SCRIPT = "add_request A prompt_logprobs=1 prompt: 1..8\nstep"
 LORA_SCRIPT = "add_request A lora_name=adapter prompt: 1..8\nstep"
 
 
@@ -73,11 +75,14 @@ def test_a_script_sglang_cannot_play_says_why_next_to_the_choice() -> None:
     app = playground_app()
     app.playground.load(EMPTY)
     app.playground.sglang.value = True
-    edit(app, "script", LORA_SCRIPT)
+    edit(app, "script", VLLM_ONLY_SCRIPT)
     pane = app.playground.messages["engines"]
-    assert pane.visible and "Cannot play on SGLang" in pane.object and "lora_name" in pane.object
+    assert pane.visible and "Cannot play on SGLang" in pane.object
+    assert "prompt_logprobs" in pane.object
     assert not app.playground.messages["script"].visible  # it plays on vLLM
     assert "fcfs" not in app.state.modes and isinstance(app.state.timeline, Timeline)
     assert app.playground.sglang.value  # the learner's choice stays, with its message
     edit(app, "script", "add_request A prompt: 1..8\nstep")
+    assert not pane.visible and app.state.modes[-2:] == ("fcfs", "lpm")
+    edit(app, "script", LORA_SCRIPT)
     assert not pane.visible and app.state.modes[-2:] == ("fcfs", "lpm")

@@ -85,7 +85,7 @@ def test_every_view_shows_sglangs_renderer_on_every_sglang_step(view: type[StepV
                 assert page  # SGLang's page shows something
 
 
-def test_the_bundle_holds_sglangs_pages_code_and_no_questions() -> None:
+def test_the_bundle_holds_sglangs_pages_code_and_questions() -> None:
     shared = timelines.of_scenario("shared-prefix")
     views = {view.__name__: view.render for view in ON_SGLANG}
     sent = bundle(shared, views, (timeline_key(shared[0]), 0))
@@ -97,8 +97,9 @@ def test_the_bundle_holds_sglangs_pages_code_and_no_questions() -> None:
         assert deck["pages"][deck["orders"][key][step]] == render_radix_tree(lpm, step)
         plan = sent["code"]["plans"][key][step]
         assert sent["code"]["frames"][plan["frame"]] == code_parts(lpm, step).frame
-    # Every question is about vLLM's block pool: SGLang's steps ask none.
-    assert sent["questions"][key] == all_questions(lpm) == [[] for _ in lpm.steps]
+    # SGLang's steps ask their own questions, about the tree (app/data/sglang_questions.py)
+    assert sent["questions"][key] == all_questions(lpm)
+    assert any(all_questions(lpm))
 
 
 def test_the_code_panel_shows_sglangs_own_source() -> None:

@@ -47,6 +47,12 @@ SGLANG_SCENARIOS = (
     "cache-salt",
     "eviction-order",
     "queue-order",
+    "lora-adapter",
+    "flush-cache",
+    "retraction",
+    "page-size",
+    "in-batch-prefix",
+    "lpm-fallback",
     "image-in-the-prompt",
 )
 CASES = [
@@ -104,8 +110,8 @@ def _scenario(data: dict[str, Any]) -> Scenario:
             "abort is vLLM's",
         ),
         (
-            {"steps": [{"do": "add_request", "id": "A", "prompt": "1..4", "lora_name": "x"}]},
-            "lora_name is not modelled on SGLang",
+            {"steps": [{"do": "add_request", "id": "A", "prompt": "1..4", "prompt_logprobs": 1}]},
+            "prompt_logprobs is not modelled on SGLang",
         ),
         ({"engine": {"offload": True}}, "not modelled on SGLang"),
         ({"sglang": {"modes": ["dfs-weight"]}}, "schedule policies"),

@@ -83,7 +83,8 @@ SGLANG_DEFAULT_PAGE_SIZE = 1
 SGLANG_DEFAULT_EVICTION_POLICY = "lru"
 # What an action may use on SGLang: vLLM-only fields and actions are refused there.
 SGLANG_ACTIONS = ("add_request", "step", "run_until_idle", "reset_prefix_cache")
-SGLANG_REQUEST_FIELDS_NOT_MODELLED = ("lora_name", "prompt_logprobs", "prompt_embeds")
+# (a LoRA adapter is: its id joins the request's extra_key, engine/sglang/lora_registry.py)
+SGLANG_REQUEST_FIELDS_NOT_MODELLED = ("prompt_logprobs", "prompt_embeds")
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,8 @@ How a scenario's actions play here: ``add_request`` adds a request whose
 ordered queue admits, or, when nothing is admitted, a token for each running request
 (retracting some if their slots cannot be had); the finished are released;
 ``reset_prefix_cache`` is SGLang's ``flush_cache``,
-refused unless nothing waits or runs. vLLM-only actions are refused when the
+refused unless the scheduler is fully idle (nothing waits or runs, and the last
+iteration ran no batch). vLLM-only actions are refused when the
 scenario is loaded (engine/lab/play/scenario.py, ``validate_sglang``).
 """
 
@@ -53,6 +54,7 @@ from engine.lab.play.timeline import (
     step_focus,
 )
 from engine.sglang.allocator import make_allocator
+from engine.sglang.lora_registry import deterministic_id, lora_extra_key
 from engine.sglang.mm_utils import MultimodalDataItem, pad_mm_tokens
 from engine.sglang.radix_cache import RadixCache
 from engine.sglang.scheduler import Req, Scheduler
@@ -68,7 +70,7 @@ FOCUS: dict[str, tuple[str, ...]] = {
     "add_request": ("Scheduler.add_request",),
     "step": ("Scheduler.schedule",),
     "run_until_idle": ("Scheduler.schedule",),
-    "reset_prefix_cache": ("RadixCache.reset",),
+    "reset_prefix_cache": ("Scheduler.flush_cache",),
 }
 
 ENGINE_DEAD_RESULT = "not run: the scheduler is dead (an assertion failed in it)"
@@ -212,11 +214,16 @@ class _Run:
     def _do_add_request(self, action: Action) -> str | None:
         spec = action.request
         assert spec is not None
+        extra_key = spec.cache_salt
+        if spec.lora_name is not None:
+            # the adapter's path as vLLM's model derives it (engine/vllm/request.py)
+            lora_id = deterministic_id(spec.lora_name, f"/adapters/{spec.lora_name}")
+            extra_key = lora_extra_key(extra_key, lora_id)
         req = Req(
             spec.request_id,
             padded_input_ids(spec),
             max_new_tokens=spec.max_tokens,
-            extra_key=spec.cache_salt,
+            extra_key=extra_key,
         )
         self.scheduler.add_request(req)
         self.requests.append(req)
@@ -260,21 +267,19 @@ class _Run:
     _do_run_until_idle = _do_step
 
     def _do_reset_prefix_cache(self, action: Action) -> str | None:
-        """SGLang's ``flush_cache``: only when nothing waits or runs."""
+        """SGLang's ``flush_cache``: only when the scheduler is fully idle."""
         scheduler = self.scheduler
-        if scheduler.waiting_queue or scheduler.running:
+        if not scheduler.flush_cache():
             self.logs.append(
                 LogLine(
                     "WARNING",
                     "root",
                     "Cache not flushed because there are pending requests. "
                     f"#queue-req: {len(scheduler.waiting_queue)}, "
-                    f"#running-req: {len(scheduler.running)}",
+                    f"#running-req: {scheduler.running_batch_size()}",
                 )
             )
             return "False"
-        self.tree_cache.reset()
-        self.allocator.clear()
         self.counters = dataclasses.replace(self.counters, resets=self.counters.resets + 1)
         self.logs.append(LogLine("INFO", FLUSH_LOGGER, "Cache flushed successfully!"))
         return "True"
@@ -329,6 +334,7 @@ def _label(action: Action) -> str:
         assert action.request is not None
         spec = action.request
         extra = f", extra_key={spec.cache_salt!r}" if spec.cache_salt is not None else ""
+        extra += f", lora_path={spec.lora_name!r}" if spec.lora_name is not None else ""
         return f"add_request({spec.request_id!r}, {len(spec.prompt_token_ids)} tokens{extra})"
     return action.label("default")
 

@@ -139,14 +139,10 @@ class SGLangWorkloadRunner(SteppedRun[Req]):
             self._add_request(req)
 
     def _reset(self) -> int:
-        """SGLang's ``flush_cache`` (scheduler.py:5518-5545, ``is_fully_idle``): only
-        with no request waiting or running, else refused; then the tree and the pool
-        start empty. A workload's arrivals come first, so in a run it is refused."""
-        if self.scheduler.waiting_queue or self.scheduler.running:
-            return 0
-        self.tree_cache.reset()
-        self.allocator.clear()
-        return 1
+        """SGLang's ``flush_cache`` (``Scheduler.flush_cache``): only when fully idle,
+        else refused; then the tree and the pool start empty. A workload's arrivals
+        come first, so in a run it is refused."""
+        return int(self.scheduler.flush_cache())
 
     def _run_one_step(self) -> None:
         step = self.step + 1
