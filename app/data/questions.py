@@ -20,7 +20,9 @@ rule on the timeline, so every scenario and mode gets them where its lesson is:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
+from app.render.engines import on_sglang
 from engine.lab.play.sglang.timeline import SGLangTimeline
 from engine.lab.play.vllm.snapshot import RequestRecord, Snapshot
 from engine.lab.play.vllm.timeline import Step, Timeline
@@ -203,8 +205,9 @@ def _next_block(before: Snapshot, step: Step) -> Question | None:
 def questions_at(timeline: Timeline | SGLangTimeline, step: int) -> tuple[Question, ...]:
     """The questions step `step` asks about step `step + 1` (none at the last step). An
     SGLang timeline asks none: every question here is about vLLM's block pool."""
-    if isinstance(timeline, SGLangTimeline) or step + 1 >= len(timeline.steps):
+    if on_sglang(timeline) or step + 1 >= len(timeline.steps):
         return ()
+    timeline = cast(Timeline, timeline)
     before, after = timeline.steps[step].snapshot, timeline.steps[step + 1]
     found = [
         _reset_result(after),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import panel as pn
 import param
 
@@ -72,9 +74,8 @@ class PrefillView(pn.viewable.Viewer):
     def _fill_from_step(self) -> None:
         """The fields from the step's request (vLLM's: SGLang's steps have no
         num_cached_tokens, and the calculator hides there)."""
-        snapshot = self.state.current.snapshot
-        if isinstance(snapshot, Snapshot):
-            self._fill(follow(snapshot, self._base)[0])
+        if not on_sglang(self.state):
+            self._fill(follow(cast(Snapshot, self.state.current.snapshot), self._base)[0])
 
     def _texts(self) -> dict[str, str]:
         return {name: w.value or "" for name, w in self.inputs.items()}
