@@ -19,9 +19,7 @@ model through its public calls; engine/sglang knows nothing of the lab.
 
 from __future__ import annotations
 
-from typing import Any
-
-from engine.lab.workload.run import COLUMNS, PROGRESS_EVERY_STEPS, SteppedRun, WorkloadRun, _ratio
+from engine.lab.workload.run import PROGRESS_EVERY_STEPS, StepCounts, SteppedRun, WorkloadRun
 from engine.lab.workload.workload import Workload, validate
 from engine.sglang.allocator import make_allocator
 from engine.sglang.radix_cache import RadixCache
@@ -65,17 +63,13 @@ class SGLangWorkloadRunner(SteppedRun[Req]):
         """``slots``: the pool's KV slots (default ``pool_slots(workload)``); a runner
         that makes its own requests (engine/lab/traces/timed.py) sizes its own."""
         self._validate(workload)
-        self.workload = workload
+        self._start(workload)
         self.allocator = make_allocator(slots or pool_slots(workload), page_size)
         self.tree_cache = RadixCache(self.allocator, page_size=page_size)
         self.scheduler = Scheduler(self.allocator, self.tree_cache, SGLANG_SCHEDULE_POLICY)
-        self.series = {column: [] for column in COLUMNS}
-        self.requests = []
-        self._prepared: list[Req] = []  # built ahead of arrival (see prepare)
         self.request_hits: dict[str, int] = {}  # rid -> hit tokens at admission
         self._admitted: list[tuple[int, int]] = []  # (queried, hit) tokens this step
         self._evicted = 0
-        self._totals = {"queries": 0, "hits": 0}
         self._wrap_model()
 
     def _validate(self, workload: Workload) -> None:
@@ -126,10 +120,6 @@ class SGLangWorkloadRunner(SteppedRun[Req]):
         self.scheduler.add_request(req)
         self.requests.append(req)
 
-    def _arrive(self) -> None:
-        for req in self._arriving():
-            self._add_request(req)
-
     def _reset(self) -> int:
         """SGLang's ``flush_cache`` (scheduler.py:5518-5545, ``is_fully_idle``): only
         with no request waiting or running, else refused; then the tree and the pool
@@ -140,47 +130,26 @@ class SGLangWorkloadRunner(SteppedRun[Req]):
         self.allocator.clear()
         return 1
 
-    def _run_one_step(self) -> None:
-        step = self.step + 1
-        self._arrive()
-        reset = self._reset() if step == self.workload.reset_step else None
+    def _engine_step(self, reset_asked: bool) -> StepCounts:
         self.scheduler.step()
         admitted, self._admitted = self._admitted, []
         evictions, self._evicted = self._evicted, 0
-        queries = sum(queried for queried, _ in admitted)
-        hits = sum(hit for _, hit in admitted)
-        totals = self._totals
-        totals["queries"] += queries
-        totals["hits"] += hits
         free = self.allocator.available_size()
         evictable = self.tree_cache.evictable_size()
-        row: dict[str, Any] = {
-            "step": step,
-            "arrived": len(self.requests),
-            "running": len(self.scheduler.running),
-            "waiting": len(self.scheduler.waiting_queue),
-            "finished": self.num_finished,
-            "queries": queries,
-            "hits": hits,
-            "hit_rate": _ratio(hits, queries),
-            "cumulative_queries": totals["queries"],
-            "cumulative_hits": totals["hits"],
-            "cumulative_hit_rate": _ratio(totals["hits"], totals["queries"]),
-            **dict.fromkeys(NO_MEANING_ON_SGLANG),
+        return StepCounts(
+            running=len(self.scheduler.running),
+            waiting=len(self.scheduler.waiting_queue),
+            finished=self.num_finished,
+            queries=sum(queried for queried, _ in admitted),
+            hits=sum(hit for _, hit in admitted),
+            **dict.fromkeys(("preempted_queries", "preempted_hits", "preemptions")),
             # in KV slots: held by requests (their own and locked tree slots), in the
             # tree unlocked (evictable, can be hit), free
-            "held_blocks": self.allocator.size - free - evictable,
-            "free_cached_blocks": evictable,
-            "free_empty_blocks": free,
-            "evictions": evictions,
-            "prefill_tokens": queries - hits,
-            "prefill_tokens_without_cache": queries,
-            "cumulative_prefill_tokens": totals["queries"] - totals["hits"],
-            "cumulative_prefill_tokens_without_cache": totals["queries"],
-            "reset": reset,
-        }
-        for column, value in row.items():
-            self.series[column].append(value)
+            held=self.allocator.size - free - evictable,
+            free_cached=evictable,
+            free_empty=free,
+            evictions=evictions,
+        )
 
     def _request_hits(self) -> list[int]:
         # a request not admitted yet counts 0, as on vLLM
