@@ -212,6 +212,18 @@ class SteppedRun(Generic[RequestT]):
 
     def _make_request(self, index: int) -> RequestT:
         """Request ``index`` of the workload, as the engine takes it."""
+        workload = self.workload
+        return self._new_request(
+            f"req-{index}",
+            workload.prompt(index),
+            workload.output_tokens,
+            workload.cache_salt(index),
+        )
+
+    def _new_request(
+        self, request_id: str, prompt: list[int], output_tokens: int, salt: str | None
+    ) -> RequestT:
+        """The engine's request (``salt``: the workload's cache salt, or None)."""
         raise NotImplementedError
 
     def _add_request(self, request: RequestT) -> None:

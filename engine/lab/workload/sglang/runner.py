@@ -39,11 +39,6 @@ NO_MEANING_ON_SGLANG = (
 )
 
 
-def extra_key(workload: Workload, index: int) -> str | None:
-    """Request ``index``'s namespace in the tree: its ``cache_salt``."""
-    return workload.cache_salt(index)
-
-
 def pool_slots(workload: Workload) -> int:
     """The SGLang pool's size in KV slots: the tokens vLLM's pool has room for."""
     return workload.num_gpu_blocks * workload.block_size
@@ -102,14 +97,11 @@ class SGLangWorkloadRunner(SteppedRun[Req]):
     def _has_unfinished_requests(self) -> bool:
         return bool(self.scheduler.waiting_queue or self.scheduler.running)
 
-    def _make_request(self, index: int) -> Req:
-        workload = self.workload
-        return Req(
-            f"req-{index}",
-            workload.prompt(index),
-            max_new_tokens=workload.output_tokens,
-            extra_key=extra_key(workload, index),
-        )
+    def _new_request(
+        self, request_id: str, prompt: list[int], output_tokens: int, salt: str | None
+    ) -> Req:
+        """The salt is the request's namespace in the tree, its ``extra_key``."""
+        return Req(request_id, prompt, max_new_tokens=output_tokens, extra_key=salt)
 
     def release(self) -> None:
         """As WorkloadRunner's, for a caller that plays either. Nothing is unlinked: the

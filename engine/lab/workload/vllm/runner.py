@@ -61,15 +61,16 @@ class WorkloadRunner(SteppedRun[Request]):
     def _has_unfinished_requests(self) -> bool:
         return self.scheduler.has_unfinished_requests()
 
-    def _make_request(self, index: int) -> Request:
-        """Request ``index`` of the workload; building it hashes its prompt's full blocks."""
-        workload = self.workload
+    def _new_request(
+        self, request_id: str, prompt: list[int], output_tokens: int, salt: str | None
+    ) -> Request:
+        """Building it hashes its prompt's full blocks."""
         return Request(
-            f"req-{index}",
-            workload.prompt(index),
-            max_tokens=workload.output_tokens,
+            request_id,
+            prompt,
+            max_tokens=output_tokens,
             block_hasher=self._block_hasher,
-            cache_salt=workload.cache_salt(index),
+            cache_salt=salt,
         )
 
     def _add_request(self, request: Request) -> None:
