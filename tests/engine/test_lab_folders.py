@@ -110,3 +110,32 @@ def test_one_engines_side_never_imports_the_others() -> None:
         if within(module, "engine.lab") and (own := side(module)) is not None
     }
     assert not any(crossing.values()), {m: n for m, n in crossing.items() if n}
+
+
+def engine_side_classes() -> set[str]:
+    """Every class an engine's side of a job defines (in a lab `vllm` or `sglang` folder)."""
+    return {
+        node.name
+        for path in LAB.rglob("*.py")
+        if {"vllm", "sglang"} & set(path.relative_to(LAB).parts[:-1])
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ClassDef)
+    }
+
+
+def test_no_isinstance_tells_the_engines_apart_outside_their_sides() -> None:
+    # The app and the lab ask a timeline which engine played it (`engine`), and run either
+    # engine through its protocol (play/timeline.py, workload/run.py, traces/replay.py).
+    classes = engine_side_classes()
+    assert {"Timeline", "SGLangTimeline", "WorkloadRunner", "VLLMReplay"} <= classes
+    found = []
+    for root in (ENGINE.parent / "app", LAB):
+        for path in root.rglob("*.py"):
+            if {"vllm", "sglang"} & set(path.relative_to(ENGINE.parent).parts[:-1]):
+                continue  # an engine's side may look at its own types
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "isinstance":
+                    names = {n.id for n in ast.walk(node.args[1]) if isinstance(n, ast.Name)}
+                    if names & classes:
+                        found.append(f"{path.relative_to(ENGINE.parent)}:{node.lineno}")
+    assert not found, found
