@@ -11,7 +11,7 @@ default run (every router in turn, one hashing); under Pyodide:
 Times, each the median of --repeat rounds: reading the trace and hashing every prompt's
 blocks (vLLM's hash, each distinct block once: what the single-engine replay does too,
 and what a sweep's process does once for all its points), then the fleet's run: every
-request routed, served by its replica's ``InOrderServer`` and, for a router that reads
+request routed, served by its replica's ``VLLMReplay`` and, for a router that reads
 them, the replica's KV events applied to the router's index. Prints Markdown: the times
 and the run's figures. Figures, not assertions (tests/engine/test_fleet.py asserts the
 behaviour).

@@ -20,8 +20,7 @@ from app.data.questions import all_questions
 from app.data.timelines import scenario, split_key, timeline_key
 from app.data.url import timeline_query
 from app.playground.store import is_playground
-from app.render.engines import AnyTimeline
-from engine.lab.play.sglang.timeline import SGLangTimeline
+from app.render.engines import AnyTimeline, on_engine
 
 # A timeline of at least this many blocks x steps is sent a few steps at a time: every
 # page of every view of every mode of a 10,000-block playground of 247 steps is about
@@ -65,9 +64,7 @@ class Deck:
 
 def pool_units(timeline: AnyTimeline) -> int:
     """The pool's cells a page draws: vLLM's blocks, SGLang's slots or pages."""
-    if isinstance(timeline, SGLangTimeline):
-        return timeline.num_slots // timeline.page_size
-    return timeline.num_gpu_blocks
+    return on_engine(timeline, lambda t: t.num_gpu_blocks, lambda t: t.num_slots // t.page_size)
 
 
 def sends_every_step(timeline: AnyTimeline) -> bool:

@@ -27,7 +27,7 @@ from app.render.lab_traces import ENGINE_NAMES
 from engine.lab.play.scenario import MODES
 from engine.lab.play.vllm.timeline import Timeline, build_timeline
 from engine.lab.workload.presets import Preset, load_preset, preset_names
-from engine.lab.workload.run import COLUMNS, PROGRESS_EVERY_STEPS, WorkloadRun
+from engine.lab.workload.run import COLUMNS, PROGRESS_EVERY_STEPS, Runner, WorkloadRun
 from engine.lab.workload.sglang.runner import NO_MEANING_ON_SGLANG, SGLangWorkloadRunner
 from engine.lab.workload.vllm.runner import WorkloadRunner
 from engine.lab.workload.workload import (
@@ -70,8 +70,6 @@ BESIDE_GRACE_S = 0.05
 AHEAD_MAX_TOKENS = 1_000_000
 
 ChartData = dict[str, list[float]]
-# A workload runner on either engine, by the engine's name in a WorkloadRun.
-Runner = WorkloadRunner | SGLangWorkloadRunner
 # The engine knob of both lab groups (the workloads' and the traces'): its choices, each
 # with the engines it runs, and the word the address carries for it (`&engine=both`).
 ENGINE_CHOICES = {"vLLM": ("vllm",), "SGLang": ("sglang",), "both": ("vllm", "sglang")}

@@ -26,7 +26,9 @@ rule on the timeline, so every scenario and mode gets them where its lesson is:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
+from app.render.engines import on_sglang
 from engine.lab.play.sglang.timeline import SGLangTimeline
 from engine.lab.play.vllm.narration import RequestFacts
 from engine.lab.play.vllm.snapshot import RequestRecord, Snapshot
@@ -307,13 +309,14 @@ def few_hit_questions(asked: list[Question]) -> list[Question]:
 def questions_at(timeline: Timeline | SGLangTimeline, step: int) -> tuple[Question, ...]:
     """The questions step `step` asks about step `step + 1` (none at the last step). An
     SGLang timeline asks its own, about the radix tree (app/data/sglang_questions.py)."""
-    if isinstance(timeline, SGLangTimeline):
+    if on_sglang(timeline):
         # imported here: that module builds on this one's Question
         from app.data.sglang_questions import sglang_questions_at
 
-        return sglang_questions_at(timeline, step)
+        return sglang_questions_at(cast(SGLangTimeline, timeline), step)
     if step + 1 >= len(timeline.steps):
         return ()
+    timeline = cast(Timeline, timeline)
     before, after = timeline.steps[step].snapshot, timeline.steps[step + 1]
     images = _image_hit(before, after, timeline.block_size)
     # A request asked about with its image is not asked again without it.

@@ -1,6 +1,6 @@
 """The workload lab's "Real traces" group, without widgets: the shipped traces (read on a
 server, fetched on the static site), the knobs' checks, a trace's hit-rate curve against
-capacity played point by point (engine/lab/trace_replay*.py) and the slice replayed with
+capacity played point by point (engine/lab/traces/*/replay.py) and the slice replayed with
 time (engine/lab/traces/timed.py). As the presets' runs (app/data/lab.py): the learner's
 run makes runs ahead wait, pauses the cyclic collector, reports progress and stops on
 ``stop()``."""

@@ -1,11 +1,14 @@
 """One view, either engine: a view's render on a vLLM timeline is vLLM's renderer, on an
 SGLang timeline SGLang's, or nothing where the view has no SGLang meaning (the free
-queue, the hash chain, CPU offload, the prefill calculator), so its deck hides."""
+queue, the hash chain, CPU offload, the prefill calculator), so its deck hides.
+
+The app tells the engines apart by asking the timeline which engine played it
+(``engine``), here only: ``on_engine`` hands each engine's function its own timeline."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import Protocol, TypeVar, cast
 
 from engine.lab.play.sglang.timeline import SGLangTimeline
 from engine.lab.play.vllm.timeline import Timeline
@@ -14,6 +17,7 @@ from engine.lab.play.vllm.timeline import Timeline
 AnyTimeline = Timeline | SGLangTimeline
 VLLMRender = Callable[[Timeline, int], str]
 SGLangRender = Callable[[SGLangTimeline, int], str]
+R = TypeVar("R")
 
 
 class AnyRender(Protocol):
@@ -21,6 +25,20 @@ class AnyRender(Protocol):
     a view declares it as its staticmethod ``render``)."""
 
     def __call__(self, timeline: AnyTimeline, step: int) -> str: ...
+
+
+def on_sglang(timeline: AnyTimeline) -> bool:
+    """Whether SGLang's model played the timeline (else vLLM's)."""
+    return timeline.engine == SGLangTimeline.engine
+
+
+def on_engine(
+    timeline: AnyTimeline, vllm: Callable[[Timeline], R], sglang: Callable[[SGLangTimeline], R]
+) -> R:
+    """``vllm(timeline)`` or ``sglang(timeline)``, by the engine that played it."""
+    if on_sglang(timeline):
+        return sglang(cast(SGLangTimeline, timeline))
+    return vllm(cast(Timeline, timeline))
 
 
 def no_page(timeline: SGLangTimeline, step: int) -> str:
@@ -32,9 +50,7 @@ def per_engine(vllm: VLLMRender, sglang: SGLangRender = no_page) -> AnyRender:
     """The render of a view that follows the engine of the timeline it is given."""
 
     def render(timeline: AnyTimeline, step: int) -> str:
-        if isinstance(timeline, SGLangTimeline):
-            return sglang(timeline, step)
-        return vllm(timeline, step)
+        return on_engine(timeline, lambda t: vllm(t, step), lambda t: sglang(t, step))
 
     render.__doc__ = f"{vllm.__name__} on vLLM, {sglang.__name__} on SGLang"
     return render

@@ -4,7 +4,9 @@ and the engine's health: a dead engine core and the auxiliary-output generations
 from __future__ import annotations
 
 import re
+from typing import cast
 
+from app.render.engines import on_sglang
 from app.render.glossary import link_terms
 from app.render.header import built_in_scenarios
 from app.render.html import esc
@@ -55,9 +57,7 @@ def render_next(name: str, title: str) -> str:
 
 
 def narration_text(timeline: Timeline | SGLangTimeline, step: int) -> str:
-    """The step's narration on either engine (two branches, one per type of step)."""
-    if isinstance(timeline, SGLangTimeline):
-        return timeline.narration_text(timeline.steps[step])
+    """The step's narration on either engine."""
     return timeline.narration_text(timeline.steps[step])
 
 
@@ -69,8 +69,9 @@ def render_narration(
     the last step. SGLang's model has no engine core to die, nor auxiliary outputs."""
     current = timeline.steps[step]
     snapshot = current.snapshot
-    engine_dead = isinstance(snapshot, Snapshot) and snapshot.engine_dead
-    aux = snapshot.aux_output if isinstance(snapshot, Snapshot) else None
+    vllm = None if on_sglang(timeline) else cast(Snapshot, snapshot)
+    engine_dead = vllm is not None and vllm.engine_dead
+    aux = vllm.aux_output if vllm is not None else None
     text = " ".join(narration_text(timeline, step).split())  # TOML line breaks are not meaning
     call = "" if current.index == 0 else f"<code>{esc(current.label)}</code>"
     result = (

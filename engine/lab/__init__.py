@@ -1,2 +1,3 @@
-"""The lab around the model: play a scenario, trace and snapshot every step, build the
-timeline, narrate it, run workloads, and the command line (``python -m engine``)."""
+"""The lab around the models, in folders by job: ``play`` (a scenario played into a
+timeline), ``workload`` (the workload lab's runs), ``traces`` (request traces replayed),
+``cli`` (``python -m engine``), and ``shared`` (what several of them use)."""

@@ -218,7 +218,7 @@ class RadixCache:
     def reset(self) -> None:
         """An empty tree: the root is locked (lock_ref 1) and never evicted."""
         self.root_node = TreeNode(self.clock(), priority=-sys.maxsize)
-        self.clock()  # SGLang's TreeNode reads the clock twice: access and creation time
+        self.root_node.creation_time = self.clock()  # TreeNode's 2nd read, as SGLang's
         self.root_node.value = []
         self.root_node.lock_ref = 1
         self.root_node.hash_value = []

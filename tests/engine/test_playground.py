@@ -31,7 +31,7 @@ from engine.lab.play.scenario import (
 )
 from engine.lab.play.scenario_file import load_scenario_file, parse_toml, scenario_from_dict
 from engine.lab.play.timeline import MAX_TIMELINE_STEPS
-from engine.lab.play.vllm.timeline import _Run, build_timeline, count_steps
+from engine.lab.play.vllm.timeline import VLLMPlay, build_timeline, count_steps
 from engine.lab.shared.tokenizer import tokenize
 from tests.engine import test_pool_invariants as pool_checks
 
@@ -329,9 +329,9 @@ def test_random_playground_scripts_keep_the_pools_invariants_at_every_step(
     data: dict[str, Any], mode: str
 ) -> None:
     checked_steps = 0
-    real_snapshot = _Run.snapshot
+    real_snapshot = VLLMPlay.snapshot
 
-    def checked_snapshot(run: _Run, logs: Any) -> Any:
+    def checked_snapshot(run: VLLMPlay, facts: Any) -> Any:
         nonlocal checked_steps
         manager = run.scheduler.kv_cache_manager
         machine = SimpleNamespace(
@@ -342,9 +342,9 @@ def test_random_playground_scripts_keep_the_pools_invariants_at_every_step(
             for check in REQUEST_INVARIANTS:
                 check(machine)
         checked_steps += 1
-        return real_snapshot(run, logs)
+        return real_snapshot(run, facts)
 
-    with mock.patch.object(_Run, "snapshot", checked_snapshot):
+    with mock.patch.object(VLLMPlay, "snapshot", checked_snapshot):
         timeline = build_timeline(scenario_from_dict(data), mode, trace=False)
     assert checked_steps == len(timeline.steps)
     assert json.loads(timeline.to_json())["scenario"].startswith("playground-")

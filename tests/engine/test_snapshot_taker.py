@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from engine.lab.play.scenario import MODES, load_scenario, scenario_names
 from engine.lab.play.scenario_file import scenario_from_dict
 from engine.lab.play.vllm.snapshot import Snapshot, SnapshotTaker
-from engine.lab.play.vllm.timeline import Timeline, _Run, build_timeline
+from engine.lab.play.vllm.timeline import Timeline, VLLMPlay, build_timeline
 from tests.engine.test_playground import playground_scripts
 
 
@@ -23,11 +23,11 @@ def checked_build(build: Callable[[], Timeline]) -> int:
     """Run ``build``, checking each snapshot's blocks, free queues, hash maps and requests against a
     new taker's; returns how many snapshots were checked."""
     checked = 0
-    real_snapshot = _Run.snapshot
+    real_snapshot = VLLMPlay.snapshot
 
-    def compared(run: _Run, logs: Any) -> Snapshot:
+    def compared(run: VLLMPlay, facts: Any) -> Snapshot:
         nonlocal checked
-        snapshot = real_snapshot(run, logs)
+        snapshot = real_snapshot(run, facts)
         scratch = SnapshotTaker()
         scheduler = run.scheduler
         blocks, free_queue = scratch.pool_records(scheduler.kv_cache_manager.block_pool)
@@ -48,7 +48,7 @@ def checked_build(build: Callable[[], Timeline]) -> int:
         checked += 1
         return snapshot
 
-    with mock.patch.object(_Run, "snapshot", compared):
+    with mock.patch.object(VLLMPlay, "snapshot", compared):
         timeline = build()
     assert checked == len(timeline.steps)
     return checked
@@ -73,7 +73,7 @@ def test_a_block_written_outside_the_pools_methods_is_in_the_next_snapshot() -> 
     """The taker remakes the blocks the pool's watch saw written, whoever wrote them, and
     walks the free queue again after any next link changed."""
     scenario = load_scenario(scenario_names()[0])
-    run = _Run(scenario, scenario.modes[0])
+    run = VLLMPlay(scenario, scenario.modes[0])
     taker = SnapshotTaker()
     pool = run.scheduler.kv_cache_manager.block_pool
     taker.pool_records(pool)
@@ -96,7 +96,7 @@ def test_two_takers_of_one_pool_each_see_every_write() -> None:
     """A pool is watched once, however many takers read it; each has its own place in
     its writes, and one whose writes were forgotten (past the kept bound) reads all."""
     scenario = load_scenario(scenario_names()[0])
-    run = _Run(scenario, scenario.modes[0])
+    run = VLLMPlay(scenario, scenario.modes[0])
     pool = run.scheduler.kv_cache_manager.block_pool
     first, second = SnapshotTaker(), SnapshotTaker()
     first.pool_records(pool)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+from typing import Any
 
 import pytest
 
@@ -81,7 +82,13 @@ def test_the_zero_hit_check_fails_when_the_salt_is_not_mapped(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # A deliberately broken mapping: the salt dropped, not made the extra_key.
-    monkeypatch.setattr(workload_sglang, "extra_key", lambda workload, index: None)
+    runner = workload_sglang.SGLangWorkloadRunner
+    unsalted = runner._new_request
+
+    def dropping_the_salt(self: Any, rid: str, prompt: list[int], out: int, salt: Any) -> Any:
+        return unsalted(self, rid, prompt, out, None)
+
+    monkeypatch.setattr(runner, "_new_request", dropping_the_salt)
     assert sum(run_sglang_workload(SMALL.replace(salt="per-request")).series["hits"]) > 0
 
 

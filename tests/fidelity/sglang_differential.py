@@ -9,8 +9,9 @@ inserts of sequences sharing prefixes (some under an extra_key), matches that sp
 nodes, a match followed by inc_lock_ref (as the scheduler locks a request's path),
 dec_lock_ref of a held lock, evict(N) and reset. Both trees get the same calls; after
 every call the results, the freed slots, the whole tree (keys, values, lock refs,
-access times, hit counts, evictable leaves), the sizes and the KV events (hashes
-renamed by first appearance: the two sides hash differently) are compared.
+access and creation times, hit counts, evictable leaves; the root's too), the sizes and
+the KV events (hashes renamed by first appearance: the two sides hash differently) are
+compared.
 """
 
 from __future__ import annotations
@@ -69,26 +70,29 @@ class RecordingAllocator:
         self.freed.append([int(x) for x in items])
 
 
+def node_row(node: Any, depth: int, evictable: set[Any]) -> tuple[Any, ...]:
+    value = node.value.tolist() if hasattr(node.value, "tolist") else node.value
+    return (
+        depth,
+        list(node.key.token_ids),
+        node.key.extra_key,
+        [int(v) for v in value],
+        node.lock_ref,
+        node.last_access_time,
+        node.creation_time,
+        node.hit_count,
+        node.priority,
+        node in evictable,
+    )
+
+
 def dump(root: Any, evictable: set[Any]) -> list[Any]:
-    out: list[Any] = []
+    """The tree, the root first (depth -1): its stamps, lock and priority too."""
+    out: list[Any] = [node_row(root, -1, evictable)]
 
     def walk(node: Any, depth: int) -> None:
         for child in node.children.values():
-            value = child.value.tolist() if hasattr(child.value, "tolist") else child.value
-            out.append(
-                (
-                    depth,
-                    list(child.key.token_ids),
-                    child.key.extra_key,
-                    [int(v) for v in value],
-                    child.lock_ref,
-                    child.last_access_time,
-                    child.creation_time,
-                    child.hit_count,
-                    child.priority,
-                    child in evictable,
-                )
-            )
+            out.append(node_row(child, depth, evictable))
             walk(child, depth + 1)
 
     walk(root, 0)

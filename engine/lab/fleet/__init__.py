@@ -9,7 +9,7 @@ routed). docs/fleet.md says what each router is and where it comes from.
 - ``routers``: round-robin, least-loaded, prefix-aware, cache-aware;
 - ``requests``: what a router is given about a request;
 - ``in_order``: a trace through the fleet in order (each replica the trace replay's
-  ``InOrderServer`` or SGLang's ``CacheReplay``);
+  ``VLLMReplay`` or SGLang's ``SGLangReplay``);
 - ``timed``: a trace slice or a workload with time (each replica the workload lab's runner);
 - ``result``: a fleet run's figures; ``sweep``: many runs in a process pool; ``cli``:
   ``python -m engine --fleet``.

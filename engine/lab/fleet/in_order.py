@@ -1,7 +1,7 @@
 """A trace through a fleet in order (the Mooncake paper's method, as
 engine/lab/traces/vllm/replay.py replays it through one engine): one request after another,
-each routed, then served by its replica (vLLM's ``InOrderServer``, or SGLang's
-``CacheReplay``: the single-engine replay's own step), whose KV events then go to a
+each routed, then served by its replica (vLLM's ``VLLMReplay``, or SGLang's
+``SGLangReplay``: the single-engine replay's own step), whose KV events then go to a
 router that wants them (``event_delay`` requests later).
 
 Nothing runs concurrently in order, so a replica's load is the router's own count: the
@@ -22,10 +22,10 @@ from engine.lab.fleet.knobs import FleetKnobs
 from engine.lab.fleet.requests import RouteRequest, sglang_hashes, trace_pieces, vllm_hashes
 from engine.lab.fleet.result import FleetRun, ReplicaFigures
 from engine.lab.fleet.routers import make_router
-from engine.lab.traces.replay import InOrderReplay, Stop, _no_cyclic_gc
+from engine.lab.traces.replay import EngineReplay, InOrderReplay, Stop, _no_cyclic_gc, serve_one
 from engine.lab.traces.request_trace import TraceEntry, prompt_token_ids
-from engine.lab.traces.sglang.replay import CacheReplay
-from engine.lab.traces.vllm.replay import HashedTrace, InOrderServer
+from engine.lab.traces.sglang.replay import SGLangReplay
+from engine.lab.traces.vllm.replay import HashedTrace, VLLMReplay
 
 SERIES_POINTS = 200  # windows of the series over the trace
 
@@ -51,17 +51,17 @@ class InOrderFleet:
         events = self.router.uses_events
         self.vllm = knobs.engine == "vllm"
         self.hashed = None
-        self.servers: list[InOrderServer | CacheReplay]
+        self.servers: list[EngineReplay]
         if self.vllm:
             self.hashed = hashed if hashed is not None else HashedTrace.of(self.entries, unit)
             assert self.hashed.block_size == unit, "hashes at the replicas' block size"
             self.servers = [
-                InOrderServer(knobs.capacity_tokens, unit, enable_kv_cache_events=events)
+                VLLMReplay(self.hashed, knobs.capacity_tokens, enable_kv_cache_events=events)
                 for _ in range(knobs.replicas)
             ]
         else:
             self.servers = [
-                CacheReplay(knobs.capacity_tokens, unit, None, enable_kv_cache_events=events)
+                SGLangReplay(knobs.capacity_tokens, unit, None, enable_kv_cache_events=events)
                 for _ in range(knobs.replicas)
             ]
             # SGLang's tree records one AllBlocksCleared when it is built
@@ -132,10 +132,7 @@ class InOrderFleet:
         self._count_load(choice.replica)
         self.routes.append(choice.replica)
         server = self.servers[choice.replica]
-        if isinstance(server, InOrderServer):
-            _, uncapped, _, skipped = server.serve(index, entry, hashes)
-        else:
-            _, uncapped, _, skipped = server.serve(index, entry, tokens=tokens)
+        _, uncapped, _, skipped = serve_one(server, index, entry)
         if choice.believed_tokens:
             self.believed_routes += 1
             if not skipped and choice.believed_tokens // unit * unit > uncapped:
@@ -171,7 +168,9 @@ class InOrderFleet:
     def replays(self) -> list[InOrderReplay]:
         """Each replica's in-order replay (its pool let go once the run is done)."""
         if self.done and self._closed is None:
-            self._closed = [server.close() for server in self.servers]
+            for server in self.servers:
+                server.finish()
+            self._closed = [server.result for server in self.servers]
         return self._closed or [server.result for server in self.servers]
 
     def result(self) -> FleetRun:

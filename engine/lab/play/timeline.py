@@ -10,7 +10,7 @@ import dataclasses
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar, cast
 
@@ -97,17 +97,35 @@ class TimelineRecord:
         return hashlib.sha256(self.to_json().encode()).hexdigest()
 
 
-class ScriptRun(Protocol):
-    """Either engine's live model while its timeline is recorded."""
+SnapshotT_co = TypeVar("SnapshotT_co", covariant=True)
+
+
+class EnginePlay(Protocol[SnapshotT_co, FactsT]):
+    """What the lab needs of an engine to play a scenario into a timeline, one
+    implementation per engine (play/vllm/timeline.py's ``VLLMPlay``,
+    play/sglang/timeline.py's ``SGLangPlay``): the engine set up from the scenario (the
+    constructor), an action run, the step's facts, a snapshot, the step's label and the
+    functions it is about. The narration of a step is its timeline's (``described``,
+    ``filled``), and the timeline says which engine played it (``engine``)."""
 
     engine_dead: bool  # no action runs any more
+
+    def session(self) -> AbstractContextManager[object]: ...  # around the whole play
 
     def perform(self, action: Action) -> str | None: ...
 
     def unfinished(self) -> bool: ...  # a request waits or runs: run_until_idle goes on
 
+    def take_facts(self) -> FactsT: ...  # what the cache did since the last take
 
-def _repeats(run: ScriptRun, action: Action, done: int, total: int) -> bool:
+    def snapshot(self, facts: FactsT) -> SnapshotT_co: ...  # the state after the step
+
+    def label(self, action: Action) -> str: ...  # the action, as a call
+
+    def focus_names(self, action: Action, facts: FactsT) -> tuple[str | None, ...]: ...
+
+
+def _repeats(run: EnginePlay[Any, Any], action: Action, done: int, total: int) -> bool:
     """Whether ``action`` takes another engine step after ``done`` of them."""
     if total >= MAX_TIMELINE_STEPS or run.engine_dead:
         return False
@@ -117,7 +135,7 @@ def _repeats(run: ScriptRun, action: Action, done: int, total: int) -> bool:
 
 
 def play_script(
-    run: ScriptRun, script: Iterable[Action], indexes: tuple[SourceIndex, ...] | None
+    run: EnginePlay[Any, Any], script: Iterable[Action], indexes: tuple[SourceIndex, ...] | None
 ) -> Iterator[tuple[Action, str | None, tuple[FunctionTrace, ...]]]:
     """Run the script's actions, one engine step at a time: (action, result, code), the
     code traced in ``indexes`` (None: not traced)."""
@@ -142,3 +160,53 @@ def step_focus(
     return next(
         (t for name in names for t in code if t.qualname == name), code[0] if code else None
     )
+
+
+StepT = TypeVar("StepT", bound=StepRecord[Any, Any])
+
+
+def record_steps(
+    play: EnginePlay[SnapshotT, FactsT],
+    setup: Iterable[Action],
+    script: Iterable[Action],
+    indexes: tuple[SourceIndex, ...] | None,
+    step_type: Callable[..., StepT],
+) -> tuple[StepT, ...]:
+    """Either engine's steps: step 0 the state after ``setup``, then one per engine step of
+    ``script``, its code traced in ``indexes`` (None: not traced)."""
+    with play.session():
+        for action in setup:
+            play.perform(action)
+        facts = play.take_facts()
+        steps = [
+            step_type(0, "start", START_NARRATION_KEY, None, play.snapshot(facts), (), None, facts)
+        ]
+        for action, result, code in play_script(play, script, indexes):
+            facts = play.take_facts()
+            steps.append(
+                step_type(
+                    index=len(steps),
+                    label=play.label(action),
+                    narration_key=action.say,
+                    result=result,
+                    snapshot=play.snapshot(facts),
+                    code=code,
+                    focus=step_focus(code, play.focus_names(action, facts)),
+                    facts=facts,
+                )
+            )
+    return tuple(steps)
+
+
+def count_played_steps(
+    play: EnginePlay[Any, Any], setup: Iterable[Action], script: Iterable[Action]
+) -> int:
+    """How many steps ``record_steps`` records after the start, without recording them."""
+    with play.session():
+        for action in setup:
+            play.perform(action)
+        steps = 0
+        for _ in play_script(play, script, None):
+            play.take_facts()  # each step's facts, as a timeline takes them
+            steps += 1
+        return steps

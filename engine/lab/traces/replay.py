@@ -26,11 +26,12 @@ from __future__ import annotations
 
 import gc
 import math
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from engine.lab.traces.request_trace import (
     TRACE_BLOCK_TOKENS,
@@ -180,6 +181,75 @@ def _no_cyclic_gc() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+
+
+class EngineReplay(Protocol):
+    """One engine's side of an in-order replay at one capacity (traces/vllm/replay.py's
+    ``VLLMReplay``, traces/sglang/replay.py's ``SGLangReplay``): whether a request can
+    ever be admitted, one admitted request replayed, and what to undo at the end."""
+
+    result: InOrderReplay  # the capacity's figures, counted as the replay goes
+
+    def fits(self, entry: TraceEntry) -> bool: ...  # else skipped: a miss
+
+    def replay_one(self, index: int, entry: TraceEntry) -> tuple[int, int, int]: ...
+
+    # (hit, uncapped hit, evictions)
+
+    def finish(self) -> None: ...  # the pool or tree let go by reference counting
+
+    def take_events(self) -> list[Any]: ...  # its KV events since the last take (a fleet's)
+
+
+def serve_one(
+    replay: EngineReplay, index: int, entry: TraceEntry, per_request: bool = False
+) -> tuple[int, int, int, bool]:
+    """Request ``index`` in turn: skipped (a miss) if it can never be admitted, else
+    replayed; counted in the replay's result. (hit, uncapped hit, evictions, skipped):
+    what ``replay_entries`` loops over, and what a fleet's replica serves (engine/lab/fleet/)."""
+    skipped = not replay.fits(entry)
+    hit = uncapped = evictions = 0
+    if not skipped:
+        hit, uncapped, evictions = replay.replay_one(index, entry)
+    replay.result.count(index, entry, hit, uncapped, evictions, skipped, per_request)
+    return hit, uncapped, evictions, skipped
+
+
+def replay_entries(
+    replay: EngineReplay,
+    entries: Sequence[TraceEntry],
+    per_request: bool = False,
+    stop: Stop | None = None,
+) -> InOrderReplay:
+    """The in-order replay both engines share: each request in turn (``serve_one``);
+    ``per_request`` keeps a RequestResult per request; ``stop`` is asked every few hundred
+    requests and ends the replay early when it says True (``completed`` is then False)."""
+    started = time.perf_counter()
+    result = replay.result
+    with _no_cyclic_gc():
+        for index, entry in enumerate(entries):
+            if stop is not None and index % STOP_CHECK_EVERY == 0 and index and stop():
+                result.completed = False
+                break
+            serve_one(replay, index, entry, per_request)
+        replay.finish()
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def curve(
+    replay_at: Callable[[int], InOrderReplay], capacities: Sequence[int], stop: Stop | None
+) -> Iterator[InOrderReplay]:
+    """One in-order replay per capacity (``replay_at``), yielded as each ends (for
+    progress). Ends early when ``stop`` says True (the replay it stopped is yielded with
+    ``completed`` False)."""
+    for capacity in capacities:
+        if stop is not None and stop():
+            return
+        point = replay_at(capacity)
+        yield point
+        if not point.completed:
+            return
 
 
 # -- the curve ---------------------------------------------------------------------------------

@@ -36,7 +36,7 @@ from engine.lab.play.scenario import DEFAULT_MAX_NUM_BATCHED_TOKENS
 from engine.lab.traces.replay import Stop
 from engine.lab.traces.request_trace import TRACE_BLOCK_TOKENS, TraceEntry, prompt_token_ids
 from engine.lab.traces.vllm.replay import HashedTrace, num_gpu_blocks_for
-from engine.lab.workload.run import COLUMNS, PROGRESS_EVERY_STEPS, WorkloadRun
+from engine.lab.workload.run import COLUMNS, PROGRESS_EVERY_STEPS, SteppedRun, WorkloadRun
 from engine.lab.workload.sglang.runner import SGLANG_PAGE_SIZE, SGLangWorkloadRunner
 from engine.lab.workload.vllm.runner import WorkloadRunner
 from engine.lab.workload.workload import (
@@ -236,7 +236,22 @@ def _hashes_then(
     return block_hasher_with_prompt
 
 
-class TimedVLLMRunner(WorkloadRunner):
+class _TimedArrivals(SteppedRun[Any]):
+    """What both engines' timed runners add to the workload lab's: the trace's requests
+    arrive by the clock, and the trace's limits are checked (``TimedKnobs.check``), not a
+    workload's knobs."""
+
+    trace: _TimedTrace
+
+    def _validate(self, workload: Workload) -> None:
+        pass
+
+    def _arrive(self) -> None:
+        for index in self.trace.due(len(self.requests), not self._has_unfinished_requests()):
+            self._add_request(self._make_request(index))
+
+
+class TimedVLLMRunner(_TimedArrivals, WorkloadRunner):
     """The slice on vLLM's ``Scheduler`` and ``EngineCore``: the workload lab's runner
     with the trace's requests and arrivals."""
 
@@ -266,9 +281,6 @@ class TimedVLLMRunner(WorkloadRunner):
         workload = self.trace.workload(num_gpu_blocks, block_size, batch)
         super().__init__(workload, enable_kv_cache_events, prompt_hashes=None)
 
-    def _validate(self, workload: Workload) -> None:
-        """Checked by ``TimedKnobs.check``: the trace's limits, not a workload's knobs."""
-
     def _make_request(self, index: int) -> Request:
         entry = self.trace.entries[index]
         return Request(
@@ -278,12 +290,8 @@ class TimedVLLMRunner(WorkloadRunner):
             block_hasher=_hashes_then(self.prompt_hashes[index], self._block_hasher),
         )
 
-    def _arrive(self) -> None:
-        for index in self.trace.due(len(self.requests), not self._has_unfinished_requests()):
-            self._add_request(self._make_request(index))
 
-
-class TimedSGLangRunner(SGLangWorkloadRunner):
+class TimedSGLangRunner(_TimedArrivals, SGLangWorkloadRunner):
     """The slice on SGLang's Scheduler and RadixCache (fcfs, lru), ``capacity_tokens`` KV
     slots in pages of ``knobs.unit``: the workload lab's SGLang runner with the trace's
     requests and arrivals. SGLang does not chunk a prefill here (its modelled scheduler
@@ -308,16 +316,9 @@ class TimedSGLangRunner(SGLangWorkloadRunner):
         workload = self.trace.workload(num_gpu_blocks, page_size, DEFAULT_MAX_NUM_BATCHED_TOKENS)
         super().__init__(workload, slots, page_size, enable_kv_cache_events)
 
-    def _validate(self, workload: Workload) -> None:
-        """Checked by ``TimedKnobs.check``: the trace's limits, not a workload's knobs."""
-
     def _make_request(self, index: int) -> Req:
         entry = self.trace.entries[index]
         return Req(f"req-{index}", prompt_token_ids(entry), max_new_tokens=_output_tokens(entry))
-
-    def _arrive(self) -> None:
-        for index in self.trace.due(len(self.requests), not self._has_unfinished_requests()):
-            self._add_request(self._make_request(index))
 
 
 TimedRunner = TimedVLLMRunner | TimedSGLangRunner
@@ -400,6 +401,6 @@ def run_trace_timed(
         if stop is not None and stop():
             break
     result = timed_result(runner)
-    if runner.done and isinstance(runner, WorkloadRunner):
+    if runner.done:
         runner.release()
     return result

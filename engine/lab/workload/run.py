@@ -5,7 +5,7 @@ result (``WorkloadRun``), and the stepping loop both engines' runners share
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from engine.lab.workload.workload import MAX_STEPS, Workload
 
@@ -125,17 +125,79 @@ def _csv_cell(value: Any) -> str:
 RequestT = TypeVar("RequestT")
 
 
+@dataclass(frozen=True)
+class StepCounts:
+    """What one engine step did, as one engine's runner counts it; the preemption counts
+    are None on an engine that does not preempt (SGLang's retractions are not counted)."""
+
+    running: int
+    waiting: int
+    finished: int  # so far
+    queries: int  # prompt tokens of newly admitted requests
+    hits: int  # of those, found in the cache
+    preempted_queries: int | None  # tokens of re-admitted preempted requests
+    preempted_hits: int | None
+    preemptions: int | None
+    held: int  # pool usage after the step: held, free with a cached hash, free and empty
+    free_cached: int
+    free_empty: int
+    evictions: int
+
+
+class Runner(Protocol):
+    """What a caller plays a workload with, on either engine (workload/vllm/runner.py,
+    workload/sglang/runner.py; a trace's timed replay, traces/timed.py): a slice of
+    steps at a time (``advance``), one ``series`` row per step, until ``done``; then its
+    ``result``, and ``release`` lets its pool go."""
+
+    engine_name: str
+    workload: Workload
+    series: Series
+
+    @property
+    def step(self) -> int: ...
+
+    @property
+    def done(self) -> bool: ...
+
+    @property
+    def num_finished(self) -> int: ...
+
+    @property
+    def num_prepared(self) -> int: ...
+
+    def prepare(self, count: int) -> bool: ...
+
+    def advance(self, max_steps: int = ...) -> None: ...
+
+    def result(self) -> WorkloadRun: ...
+
+    def release(self) -> None: ...
+
+
 class SteppedRun(Generic[RequestT]):
-    """What a workload runner is on either engine: it plays ``workload`` a slice of steps
-    at a time (``advance``), one ``series`` row per step, until ``done``, and gives its
-    ``result``. A runner makes the requests arrive and runs one step
-    (``_run_one_step``), says whether any is unfinished and what each hit."""
+    """The stepping loop both engines' runners share (a ``Runner``): requests arrive,
+    the reset is asked for at its step, the engine steps, and its ``StepCounts`` become
+    the step's row with the run's totals. An engine's runner makes its requests, adds
+    one, resets, steps (``_engine_step``), and says whether any is unfinished and what
+    each hit."""
 
     engine_name = "vllm"  # the WorkloadRun's engine
     workload: Workload
     series: Series
     requests: list[RequestT]  # arrived, in arrival order
     _prepared: list[RequestT]  # built ahead of arrival (see prepare)
+    _totals: dict[str, int]
+
+    def _start(self, workload: Workload) -> None:
+        """An empty run of ``workload``: no row, no request, no total."""
+        self.workload = workload
+        self.series = {column: [] for column in COLUMNS}
+        self.requests = []
+        self._prepared = []
+        self._totals = dict.fromkeys(
+            ("queries", "hits", "preempted_queries", "preempted_hits", "preemptions"), 0
+        )
 
     @property
     def step(self) -> int:
@@ -144,15 +206,36 @@ class SteppedRun(Generic[RequestT]):
     def _has_unfinished_requests(self) -> bool:
         raise NotImplementedError
 
-    def _run_one_step(self) -> None:
-        raise NotImplementedError
-
     def _request_hits(self) -> list[int]:
         """Prefix-cache hit tokens at each arrived request's first admission (0 if none)."""
         raise NotImplementedError
 
     def _make_request(self, index: int) -> RequestT:
         """Request ``index`` of the workload, as the engine takes it."""
+        workload = self.workload
+        return self._new_request(
+            f"req-{index}",
+            workload.prompt(index),
+            workload.output_tokens,
+            workload.cache_salt(index),
+        )
+
+    def _new_request(
+        self, request_id: str, prompt: list[int], output_tokens: int, salt: str | None
+    ) -> RequestT:
+        """The engine's request (``salt``: the workload's cache salt, or None)."""
+        raise NotImplementedError
+
+    def _add_request(self, request: RequestT) -> None:
+        """Add it to the engine, and to ``requests``."""
+        raise NotImplementedError
+
+    def _reset(self) -> int:
+        """The engine's prefix-cache reset: 1 done, 0 refused."""
+        raise NotImplementedError
+
+    def _engine_step(self, reset_asked: bool) -> StepCounts:
+        """One engine step (``reset_asked``: a reset was asked for before it)."""
         raise NotImplementedError
 
     @property
@@ -177,6 +260,60 @@ class SteppedRun(Generic[RequestT]):
             self._prepared[index] if index < len(self._prepared) else self._make_request(index)
             for index in range(arrived, min(workload.requests, arrived + count))
         ]
+
+    def _arrive(self) -> None:
+        for request in self._arriving():
+            self._add_request(request)
+
+    def _run_one_step(self) -> None:
+        step = self.step + 1
+        self._arrive()
+        reset = self._reset() if step == self.workload.reset_step else None
+        counts = self._engine_step(reset is not None)
+        totals = self._totals
+        preempted_queries = counts.preempted_queries or 0
+        preempted_hits = counts.preempted_hits or 0
+        totals["queries"] += counts.queries
+        totals["hits"] += counts.hits
+        totals["preempted_queries"] += preempted_queries
+        totals["preempted_hits"] += preempted_hits
+        totals["preemptions"] += counts.preemptions or 0
+        admitted_queries = counts.queries + preempted_queries
+        admitted_hits = counts.hits + preempted_hits
+        all_queries = totals["queries"] + totals["preempted_queries"]
+        all_hits = totals["hits"] + totals["preempted_hits"]
+        preempts = counts.preemptions is not None
+        row = {
+            "step": step,
+            "arrived": len(self.requests),
+            "running": counts.running,
+            "waiting": counts.waiting,
+            "finished": counts.finished,
+            "queries": counts.queries,
+            "hits": counts.hits,
+            "hit_rate": _ratio(counts.hits, counts.queries),
+            "cumulative_queries": totals["queries"],
+            "cumulative_hits": totals["hits"],
+            "cumulative_hit_rate": _ratio(totals["hits"], totals["queries"]),
+            "preempted_queries": counts.preempted_queries,
+            "preempted_hits": counts.preempted_hits,
+            "preemptions": counts.preemptions,
+            "cumulative_preemptions": totals["preemptions"] if preempts else None,
+            "survival_fraction": (
+                _ratio(totals["preempted_hits"], totals["preempted_queries"]) if preempts else None
+            ),
+            "held_blocks": counts.held,
+            "free_cached_blocks": counts.free_cached,
+            "free_empty_blocks": counts.free_empty,
+            "evictions": counts.evictions,
+            "prefill_tokens": admitted_queries - admitted_hits,
+            "prefill_tokens_without_cache": admitted_queries,
+            "cumulative_prefill_tokens": all_queries - all_hits,
+            "cumulative_prefill_tokens_without_cache": all_queries,
+            "reset": reset,
+        }
+        for column, value in row.items():
+            self.series[column].append(value)
 
     @property
     def done(self) -> bool:

@@ -2,10 +2,11 @@
 
 A ``Workload`` is a handful of knobs (how many requests, how they arrive, a shared
 system prompt plus a unique part, the output length, the pool, the cache policy,
-an optional reset). ``WorkloadRunner`` plays it on the same ``Scheduler`` and
-``EngineCore`` the timelines use, without tracing or snapshots, and records one
-row per engine step: the prefix-cache counters, pool usage, evictions,
-preemptions and prefill work. Presets live in ``content/workloads/*.toml``.
+an optional reset). A runner (workload/run.py; vllm/runner.py plays it on the same
+``Scheduler`` and ``EngineCore`` the timelines use, sglang/runner.py on SGLang's model)
+plays it without tracing or snapshots, and records one row per engine step: the
+prefix-cache counters, pool usage, evictions, preemptions and prefill work. Presets
+(presets.py) live in ``content/workloads/*.toml``.
 
 Standard library only, like the rest of the engine.
 """

@@ -160,3 +160,14 @@ def test_kv_events() -> None:
     tree.evict(4)
     (removed,) = tree.take_events()
     assert isinstance(removed, BlockRemoved) and len(removed.block_hashes) == 2
+
+
+def test_the_root_is_stamped_as_sglangs_reset_stamps_it() -> None:
+    # SGLang's reset builds its root through TreeNode.__init__, which reads the clock
+    # twice: last_access_time, then creation_time (radix_cache.py, TreeNode.__init__).
+    ticks = iter(range(1, 100))
+    tree = RadixCache(TokenToKVPoolAllocator(8), clock=lambda: float(next(ticks)))
+    assert (tree.root_node.last_access_time, tree.root_node.creation_time) == (1.0, 2.0)
+    tree.insert(RadixKey([1, 2]), [0, 1])  # ticks 3 to 5: the walk's, the new node's two
+    tree.reset()
+    assert (tree.root_node.last_access_time, tree.root_node.creation_time) == (6.0, 7.0)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from functools import cache
 from typing import ClassVar
@@ -47,11 +48,10 @@ from engine.lab.play.sglang.snapshot import (
     take_sglang_snapshot,
 )
 from engine.lab.play.timeline import (
-    START_NARRATION_KEY,
     StepRecord,
     TimelineRecord,
-    play_script,
-    step_focus,
+    count_played_steps,
+    record_steps,
 )
 from engine.sglang.allocator import make_allocator
 from engine.sglang.lora_registry import deterministic_id, lora_extra_key
@@ -147,8 +147,9 @@ def check_sglang_mode(scenario: Scenario, mode: str) -> str:
     return mode
 
 
-class _Run:
-    """The live model while a timeline is recorded."""
+class SGLangPlay:
+    """SGLang's side of playing a scenario (``EnginePlay``): the live model while a
+    timeline is recorded."""
 
     def __init__(self, scenario: Scenario, mode: str) -> None:
         options = scenario.sglang
@@ -287,6 +288,20 @@ class _Run:
     def unfinished(self) -> bool:
         return bool(self.scheduler.waiting_queue or self.scheduler.running)
 
+    def session(self) -> AbstractContextManager[object]:
+        return nullcontext()  # the model's log lines are the play's own (self.logs)
+
+    def take_facts(self) -> SGLangStepFacts:
+        return self.recorder.take()
+
+    def label(self, action: Action) -> str:
+        return _label(action)
+
+    def focus_names(self, action: Action, facts: SGLangStepFacts) -> tuple[str | None, ...]:
+        if facts.forward_mode == "decode":
+            return (action.focus, "Scheduler.update_running_batch")
+        return (action.focus, *FOCUS[action.kind])
+
     def snapshot(self, facts: SGLangStepFacts) -> SGLangSnapshot:
         self.counters = dataclasses.replace(
             self.counters,
@@ -340,47 +355,17 @@ def _label(action: Action) -> str:
 
 
 def count_sglang_steps(scenario: Scenario, mode: str) -> int:
-    run = _Run(scenario, check_sglang_mode(scenario, mode))
-    for action in scenario.setup:
-        run.perform(action)
-    steps = 0
-    for _ in play_script(run, scenario.script, None):
-        run.recorder.take()  # each step's facts, as a timeline takes them
-        steps += 1
-    return steps
+    play = SGLangPlay(scenario, check_sglang_mode(scenario, mode))
+    return count_played_steps(play, scenario.setup, scenario.script)
 
 
 def build_sglang_timeline(scenario: Scenario, mode: str, trace: bool = True) -> SGLangTimeline:
     """Play ``scenario`` on SGLang's model under schedule policy ``mode``; step 0 is
     the state after the setup."""
     checked = check_sglang_mode(scenario, mode)
-    run = _Run(scenario, checked)
-    for action in scenario.setup:
-        run.perform(action)
-    facts = run.recorder.take()
-    steps = [
-        SGLangStep(0, "start", START_NARRATION_KEY, None, run.snapshot(facts), (), None, facts)
-    ]
-    for action, result, code in play_script(
-        run, scenario.script, source_indexes() if trace else None
-    ):
-        facts = run.recorder.take()
-        names = (action.focus, *FOCUS[action.kind])
-        if facts.forward_mode == "decode":
-            names = (action.focus, "Scheduler.update_running_batch")
-        focus = step_focus(code, names)
-        steps.append(
-            SGLangStep(
-                index=len(steps),
-                label=_label(action),
-                narration_key=action.say,
-                result=result,
-                snapshot=run.snapshot(facts),
-                code=code,
-                focus=focus,
-                facts=facts,
-            )
-        )
+    play = SGLangPlay(scenario, checked)
+    indexes = source_indexes() if trace else None
+    steps = record_steps(play, scenario.setup, scenario.script, indexes, SGLangStep)
     return SGLangTimeline(
         scenario=scenario.name,
         title=scenario.title,
@@ -391,7 +376,7 @@ def build_sglang_timeline(scenario: Scenario, mode: str, trace: bool = True) -> 
         num_slots=scenario.sglang_slots(),
         eviction_policy=scenario.sglang.eviction_policy,
         traced=trace,
-        steps=tuple(steps),
+        steps=steps,
         narration=tuple(scenario.sglang.narration_for(checked).items()),
         sources=tuple((index.file, index.text) for index in source_indexes()) if trace else (),
     )

@@ -29,13 +29,7 @@ from engine.lab.play.scenario import (
     reset_flags,
     runs_keep_mode,
 )
-from engine.lab.play.timeline import (
-    START_NARRATION_KEY,
-    StepRecord,
-    TimelineRecord,
-    play_script,
-    step_focus,
-)
+from engine.lab.play.timeline import StepRecord, TimelineRecord, count_played_steps, record_steps
 from engine.lab.play.vllm.facts import PoolRecorder, StepFacts
 from engine.lab.play.vllm.narration import describe_step, fill_narration
 from engine.lab.play.vllm.snapshot import Snapshot, SnapshotTaker, Stats, take_snapshot
@@ -152,8 +146,9 @@ def _assertion_text(error: AssertionError) -> str:
     return str(error) or (frames[-1].line if frames and frames[-1].line else "")
 
 
-class _Run:
-    """The live engine while a timeline is recorded."""
+class VLLMPlay:
+    """vLLM's side of playing a scenario (``EnginePlay``): the live engine while a
+    timeline is recorded."""
 
     def __init__(self, scenario: Scenario, mode: Mode) -> None:
         self.mode = mode
@@ -189,6 +184,7 @@ class _Run:
         self.stats = Stats()
         self.engine_dead = False
         self.error_site: str | None = None  # the function the action's error came from
+        self._logs = _LogCollector()  # the session's (session)
 
     def perform(self, action: Action) -> str | None:
         """Run one action; the model's own errors become the step's result.
@@ -268,8 +264,24 @@ class _Run:
         response = server.handle(HTTPRequest("POST", "/reset_prefix_cache", action.query or ""))
         return f"HTTP {response.status_code} {response.reason} {response.body}"
 
-    def snapshot(self, logs: list[logging.LogRecord]) -> Snapshot:
+    @contextmanager
+    def session(self) -> Iterator[None]:
+        """The play with vLLM's loggers' lines collected, a step's in its snapshot."""
+        with _collect_logs() as self._logs:
+            yield
+
+    def take_facts(self) -> StepFacts:
+        return self.recorder.take()
+
+    def label(self, action: Action) -> str:
+        return action.label(self.mode)
+
+    def focus_names(self, action: Action, facts: StepFacts) -> tuple[str | None, ...]:
+        return (self.error_site, action.focus, *FOCUS[action.kind])
+
+    def snapshot(self, facts: StepFacts) -> Snapshot:
         """The state after an action; collecting stats and events is not part of the action."""
+        logs = self._logs.take()
         self.stats = self.stats.plus(self.scheduler.make_stats())
         events = self.scheduler.kv_cache_manager.take_events()
         return take_snapshot(
@@ -286,11 +298,8 @@ class _Run:
 
 def count_steps(scenario: Scenario, mode: str) -> int:
     """How many steps ``build_timeline`` records after the start, without recording them."""
-    run = _Run(scenario, check_mode(scenario, mode))
-    with _collect_logs():
-        for action in scenario.setup:
-            run.perform(action)
-        return sum(1 for _ in play_script(run, scenario.script, None))
+    play = VLLMPlay(scenario, check_mode(scenario, mode))
+    return count_played_steps(play, scenario.setup, scenario.script)
 
 
 @contextmanager
@@ -316,38 +325,9 @@ def build_timeline(scenario: Scenario, mode: str, trace: bool = True) -> Timelin
 
 def _build_timeline(scenario: Scenario, mode: str, trace: bool) -> Timeline:
     checked_mode = check_mode(scenario, mode)
-    run = _Run(scenario, checked_mode)
-    steps: list[Step] = []
-    with _collect_logs() as logs:
-        for action in scenario.setup:
-            run.perform(action)
-        steps.append(
-            Step(
-                0,
-                "start",
-                START_NARRATION_KEY,
-                None,
-                run.snapshot(logs.take()),
-                (),
-                None,
-                run.recorder.take(),
-            )
-        )
-        played = play_script(run, scenario.script, source_indexes() if trace else None)
-        for action, result, code in played:
-            focus = step_focus(code, (run.error_site, action.focus, *FOCUS[action.kind]))
-            steps.append(
-                Step(
-                    index=len(steps),
-                    label=action.label(checked_mode),
-                    narration_key=action.say,
-                    result=result,
-                    snapshot=run.snapshot(logs.take()),
-                    code=code,
-                    focus=focus,
-                    facts=run.recorder.take(),
-                )
-            )
+    play = VLLMPlay(scenario, checked_mode)
+    indexes = source_indexes() if trace else None
+    steps = record_steps(play, scenario.setup, scenario.script, indexes, Step)
     return Timeline(
         scenario=scenario.name,
         title=scenario.title,
@@ -357,7 +337,7 @@ def _build_timeline(scenario: Scenario, mode: str, trace: bool) -> Timeline:
         num_gpu_blocks=scenario.num_gpu_blocks,
         block_size=scenario.block_size,
         traced=trace,
-        steps=tuple(steps),
+        steps=steps,
         narration=tuple(scenario.narration_for(checked_mode).items()),
         sources=tuple((index.file, index.text) for index in source_indexes()) if trace else (),
     )

@@ -31,11 +31,10 @@ Standard library only.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import cast
 
-from engine.lab.traces.replay import STOP_CHECK_EVERY, InOrderReplay, Stop, _no_cyclic_gc
+from engine.lab.traces.replay import InOrderReplay, Stop, curve, replay_entries
 from engine.lab.traces.request_trace import TraceEntry, prompt_token_ids
 from engine.lab.workload.sglang.runner import SGLANG_PAGE_SIZE, SGLANG_SCHEDULE_POLICY
 from engine.sglang.allocator import KVAllocator
@@ -102,13 +101,15 @@ def replay_in_order_sglang(
     vLLM's replay calls its ``KVCacheManager``); ``via_scheduler`` runs each request
     through SGLang's ``Scheduler.step`` instead, the same replay at about half the speed
     (a test checks they agree request by request)."""
-    with _no_cyclic_gc():
-        replay = _SchedulerReplay if via_scheduler else CacheReplay
-        return replay(capacity_tokens, page_size, allocator).run(entries, per_request, stop)
+    replay = (SchedulerReplay if via_scheduler else SGLangReplay)(
+        capacity_tokens, page_size, allocator
+    )
+    return replay_entries(replay, entries, per_request, stop)
 
 
-class CacheReplay:
-    """A request at a time, SGLang's scheduler's calls made directly: ``match_kv_cache``'s
+class SGLangReplay:
+    """SGLang's side of an in-order replay (``EngineReplay``), a request at a time,
+    SGLang's scheduler's calls made directly: ``match_kv_cache``'s
     match (all but the last token) and the lock; ``alloc_for_extend``'s eviction and allocation;
     ``release_kv_cache``'s insert of the prompt, the duplicates and the partial page freed,
     the unlock. (The scheduler's checkpoint also matches the inserted prompt again to move
@@ -139,55 +140,17 @@ class CacheReplay:
             capacity_tokens, page_size, pool_pages(self.pool), engine="sglang"
         )
 
-    def run(
-        self, entries: Sequence[TraceEntry], per_request: bool, stop: Stop | None
-    ) -> InOrderReplay:
-        started = time.perf_counter()
-        result = self.result
-        for index, entry in enumerate(entries):
-            if stop is not None and index % STOP_CHECK_EVERY == 0 and index and stop():
-                result.completed = False
-                break
-            self.serve(index, entry, per_request)
-        self.close()
-        result.seconds = time.perf_counter() - started
-        return result
+    def fits(self, entry: TraceEntry) -> bool:
+        """What admission wants with nothing running: the prompt, the output token and a
+        page strictly below the pool."""
+        slots = self.result.num_gpu_blocks * self.page_size
+        return fits_an_empty_pool(entry.input_length, MAX_NEW_TOKENS, self.page_size, slots)
 
-    def serve(
-        self,
-        index: int,
-        entry: TraceEntry,
-        per_request: bool = False,
-        tokens: tuple[int, ...] | None = None,
-    ) -> tuple[int, int, int, bool]:
-        """Request ``index`` served (its ``tokens`` if already derived): (hit tokens,
-        uncapped hit tokens, evicted tokens, skipped), also counted in ``result``; what
-        ``run`` loops over, and a fleet's replica (engine/lab/fleet/)."""
-        result, page_size = self.result, self.page_size
-        num_tokens = entry.input_length
-        # What admission wants with nothing running: the prompt, the output token and
-        # a page strictly below the pool.
-        slots = result.num_gpu_blocks * page_size
-        skipped = not fits_an_empty_pool(num_tokens, MAX_NEW_TOKENS, page_size, slots)
-        hit = uncapped = evictions = 0
-        if not skipped:
-            # A tuple once: the tree's keys take it as it is (a list was copied twice).
-            if tokens is None:
-                tokens = tuple(prompt_token_ids(entry))
-            hit, uncapped, evictions = self.replay_one(index, tokens)
-        result.count(index, entry, hit, uncapped, evictions, skipped, per_request)
-        return hit, uncapped, evictions, skipped
+    def replay_one(self, index: int, entry: TraceEntry) -> tuple[int, int, int]:
+        # A tuple once: the tree's keys take it as it is (a list was copied twice).
+        return self.replay_tokens(index, tuple(prompt_token_ids(entry)))
 
-    def take_events(self) -> list[KVCacheEvent]:
-        return self.tree.take_events()
-
-    def close(self) -> InOrderReplay:
-        """Undo the replay's wrappers, let the tree go, and give the replay's figures."""
-        self.finish()
-        _unlink(self.tree)
-        return self.result
-
-    def replay_one(self, index: int, token_ids: tuple[int, ...]) -> tuple[int, int, int]:
+    def replay_tokens(self, index: int, token_ids: tuple[int, ...]) -> tuple[int, int, int]:
         """One admitted request: (hit, uncapped hit, evicted tokens)."""
         tree, pool, page_size = self.tree, self.pool, self.page_size
         num_tokens = len(token_ids)
@@ -214,11 +177,14 @@ class CacheReplay:
         tree.dec_lock_ref(last_node)
         return hit, uncapped, evicted
 
+    def take_events(self) -> list[KVCacheEvent]:
+        return self.tree.take_events()
+
     def finish(self) -> None:
-        """What a replay leaves to undo."""
+        _unlink(self.tree)
 
 
-class _SchedulerReplay(CacheReplay):
+class SchedulerReplay(SGLangReplay):
     """Each request through SGLang's ``Scheduler.step`` (fcfs, one request a step)."""
 
     def __init__(
@@ -249,7 +215,7 @@ class _SchedulerReplay(CacheReplay):
         scheduler.schedule = recording_schedule  # type: ignore[method-assign]
         tree.evict = counting_evict  # type: ignore[method-assign]
 
-    def replay_one(self, index: int, token_ids: tuple[int, ...]) -> tuple[int, int, int]:
+    def replay_tokens(self, index: int, token_ids: tuple[int, ...]) -> tuple[int, int, int]:
         scheduler = self.scheduler
         req = Req(str(index), list(token_ids), max_new_tokens=MAX_NEW_TOKENS)
         scheduler.add_request(req)
@@ -263,6 +229,7 @@ class _SchedulerReplay(CacheReplay):
 
     def finish(self) -> None:
         del self.scheduler.schedule, self.tree.evict  # the wrappers (they refer to the tree)
+        super().finish()
 
 
 def _unlink(tree: RadixCache) -> None:
@@ -293,12 +260,9 @@ def hit_rate_curve_sglang(
     page_size: int = SGLANG_PAGE_SIZE,
     stop: Stop | None = None,
 ) -> Iterator[InOrderReplay]:
-    """One in-order replay on SGLang per capacity, yielded as each ends (as
-    ``hit_rate_curve``); ends early when ``stop`` says True."""
-    for capacity in capacities:
-        if stop is not None and stop():
-            return
-        point = replay_in_order_sglang(entries, capacity, page_size, stop=stop)
-        yield point
-        if not point.completed:
-            return
+    """The in-order replay on SGLang at each capacity (``curve``)."""
+    return curve(
+        lambda capacity: replay_in_order_sglang(entries, capacity, page_size, stop=stop),
+        capacities,
+        stop,
+    )

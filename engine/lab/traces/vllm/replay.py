@@ -3,17 +3,16 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from engine.lab.traces.replay import (
-    STOP_CHECK_EVERY,
     InOrderReplay,
     Stop,
-    _no_cyclic_gc,
     capacities_for,
+    curve,
+    replay_entries,
 )
 from engine.lab.traces.request_trace import (
     TRACE_BLOCK_TOKENS,
@@ -169,102 +168,76 @@ def num_gpu_blocks_for(capacity_tokens: int, block_size: int) -> int:
     return capacity_tokens // block_size + 1
 
 
+class VLLMReplay:
+    """vLLM's side of an in-order replay (``EngineReplay``) at one capacity: each
+    request looks up the cache, allocates what it misses and is freed, on the engine's
+    own ``KVCacheManager`` and ``BlockPool`` (see the module's docstring)."""
+
+    def __init__(
+        self, trace: HashedTrace, capacity_tokens: int, enable_kv_cache_events: bool = False
+    ) -> None:
+        block_size = trace.block_size
+        num_gpu_blocks = num_gpu_blocks_for(capacity_tokens, block_size)
+        if num_gpu_blocks < 2:
+            raise ValueError(
+                f"a capacity of {capacity_tokens} tokens holds no {block_size}-token block"
+            )
+        self.trace, self.block_size, self.usable = trace, block_size, num_gpu_blocks - 1
+        self.result = InOrderReplay(capacity_tokens, block_size, num_gpu_blocks)
+        # (a fleet's replica publishes its KV events to the router: engine/lab/fleet/)
+        scheduler = Scheduler(
+            num_gpu_blocks, block_size, enable_kv_cache_events=enable_kv_cache_events
+        )
+        self.request_type = EventReplayRequest if enable_kv_cache_events else ReplayRequest
+        self.manager = scheduler.kv_cache_manager
+        self.pool = self.manager.block_pool
+        self.counter = EvictionCounter(self.pool)
+
+    def fits(self, entry: TraceEntry) -> bool:
+        return cdiv(entry.input_length, self.block_size) <= self.usable
+
+    def replay_one(self, index: int, entry: TraceEntry) -> tuple[int, int, int]:
+        manager, pool, block_size = self.manager, self.pool, self.block_size
+        hashes = self.trace.block_hashes[index]
+        num_tokens = entry.input_length
+        request = self.request_type(str(index), entry, hashes)
+        computed_blocks, hit = manager.get_computed_blocks(request)
+        uncapped = hit
+        # The cap binds only when the prompt is whole blocks and all but the last hit.
+        if (
+            num_tokens % block_size == 0
+            and hit == num_tokens - block_size
+            and pool.get_cached_block(hashes[-1]) is not None
+        ):
+            uncapped = num_tokens
+        allocated = manager.allocate_slots(request, num_tokens - hit, hit, computed_blocks)
+        assert allocated is not None, "an in-order replay always has room for one request"
+        manager.record_prefix_cache_stats(request, hit)
+        manager.free(request)
+        evictions, self.counter.evictions = self.counter.evictions, 0
+        return hit, uncapped, evictions
+
+    def take_events(self) -> list[KVCacheEvent]:
+        return self.manager.take_events()
+
+    def finish(self) -> None:
+        self.counter.detach()
+        _unlink(self.pool)
+        stats = self.manager.prefix_cache_stats
+        assert stats is not None
+        assert (self.result.queries, self.result.hits) == (stats.queries, stats.hits)
+
+
 def replay_in_order(
     trace: HashedTrace,
     capacity_tokens: int,
     per_request: bool = False,
     stop: Stop | None = None,
 ) -> InOrderReplay:
-    """Replay the trace in order at this capacity (see the module's docstring).
-
-    ``per_request`` keeps a RequestResult per request; ``stop`` is asked every few hundred
-    requests and ends the replay early when it says True (``completed`` is then False)."""
-    with _no_cyclic_gc():
-        return _replay_in_order(trace, capacity_tokens, per_request, stop)
-
-
-def _replay_in_order(
-    trace: HashedTrace, capacity_tokens: int, per_request: bool, stop: Stop | None
-) -> InOrderReplay:
-    started = time.perf_counter()
-    server = InOrderServer(capacity_tokens, trace.block_size)
-    for index, (entry, hashes) in enumerate(zip(trace.entries, trace.block_hashes, strict=True)):
-        if stop is not None and index % STOP_CHECK_EVERY == 0 and index and stop():
-            server.result.completed = False
-            break
-        server.serve(index, entry, hashes, per_request)
-    result = server.close()
-    result.seconds = time.perf_counter() - started
-    return result
-
-
-class InOrderServer:
-    """One vLLM pool serving trace requests one at a time, in order: what
-    ``replay_in_order`` loops over, and what a fleet's replica is
-    (engine/lab/fleet/). ``enable_kv_cache_events`` queues vLLM's KV events
-    (``take_events``), as a replica publishes them to a router."""
-
-    def __init__(
-        self, capacity_tokens: int, block_size: int, enable_kv_cache_events: bool = False
-    ) -> None:
-        num_gpu_blocks = num_gpu_blocks_for(capacity_tokens, block_size)
-        if num_gpu_blocks < 2:
-            raise ValueError(
-                f"a capacity of {capacity_tokens} tokens holds no {block_size}-token block"
-            )
-        self.result = InOrderReplay(capacity_tokens, block_size, num_gpu_blocks)
-        self.scheduler = Scheduler(
-            num_gpu_blocks, block_size, enable_kv_cache_events=enable_kv_cache_events
-        )
-        self.events = enable_kv_cache_events
-        self.manager = self.scheduler.kv_cache_manager
-        self.pool = self.manager.block_pool
-        self.counter = EvictionCounter(self.pool)
-        self.usable = num_gpu_blocks - 1
-
-    def serve(
-        self, index: int, entry: TraceEntry, hashes: list[BlockHash], per_request: bool = False
-    ) -> tuple[int, int, int, bool]:
-        """Request ``index`` looked up, allocated, cached and freed: (hit tokens, uncapped
-        hit tokens, evicted blocks, skipped), also counted in ``result``."""
-        manager, pool = self.manager, self.pool
-        block_size = self.result.block_size
-        num_tokens = entry.input_length
-        hit = uncapped = evictions = 0
-        skipped = cdiv(num_tokens, block_size) > self.usable
-        if not skipped:
-            request = (EventReplayRequest if self.events else ReplayRequest)(
-                str(index), entry, hashes
-            )
-            computed_blocks, hit = manager.get_computed_blocks(request)
-            uncapped = hit
-            # The cap binds only when the prompt is whole blocks and all but the last hit.
-            if (
-                num_tokens % block_size == 0
-                and hit == num_tokens - block_size
-                and pool.get_cached_block(hashes[-1]) is not None
-            ):
-                uncapped = num_tokens
-            allocated = manager.allocate_slots(request, num_tokens - hit, hit, computed_blocks)
-            assert allocated is not None, "an in-order replay always has room for one request"
-            manager.record_prefix_cache_stats(request, hit)
-            manager.free(request)
-            evictions, self.counter.evictions = self.counter.evictions, 0
-        self.result.count(index, entry, hit, uncapped, evictions, skipped, per_request)
-        return hit, uncapped, evictions, skipped
-
-    def take_events(self) -> list[KVCacheEvent]:
-        return self.manager.take_events()
-
-    def close(self) -> InOrderReplay:
-        """Let the pool go (by reference counting) and give the replay's figures."""
-        self.counter.detach()
-        _unlink(self.pool)
-        stats = self.manager.prefix_cache_stats
-        assert stats is not None
-        result = self.result
-        assert (result.queries, result.hits) == (stats.queries, stats.hits), "vLLM's counters"
-        return result
+    """Replay the trace in order at this capacity (see the module's docstring and
+    ``replay_entries``)."""
+    replay = VLLMReplay(trace, capacity_tokens)
+    return replay_entries(replay, trace.entries, per_request, stop)
 
 
 def default_capacities(trace: HashedTrace, points: int = 8) -> list[int]:
@@ -276,16 +249,9 @@ def default_capacities(trace: HashedTrace, points: int = 8) -> list[int]:
 def hit_rate_curve(
     trace: HashedTrace, capacities: Sequence[int], stop: Stop | None = None
 ) -> Iterator[InOrderReplay]:
-    """One in-order replay per capacity, yielded as each ends (for progress); the hashes
-    are the trace's, computed once. Ends early when ``stop`` says True (the replay it
-    stopped is yielded with ``completed`` False)."""
-    for capacity in capacities:
-        if stop is not None and stop():
-            return
-        point = replay_in_order(trace, capacity, stop=stop)
-        yield point
-        if not point.completed:
-            return
+    """The in-order replay at each capacity (``curve``); the hashes are the trace's,
+    computed once."""
+    return curve(lambda capacity: replay_in_order(trace, capacity, stop=stop), capacities, stop)
 
 
 def replay_unlimited(trace: HashedTrace, stop: Stop | None = None) -> InOrderReplay:

@@ -20,9 +20,7 @@ model through its public calls; engine/sglang knows nothing of the lab.
 
 from __future__ import annotations
 
-from typing import Any
-
-from engine.lab.workload.run import COLUMNS, PROGRESS_EVERY_STEPS, SteppedRun, WorkloadRun, _ratio
+from engine.lab.workload.run import PROGRESS_EVERY_STEPS, StepCounts, SteppedRun, WorkloadRun
 from engine.lab.workload.workload import Workload, validate
 from engine.sglang.allocator import make_allocator
 from engine.sglang.radix_cache import RadixCache
@@ -40,11 +38,6 @@ NO_MEANING_ON_SGLANG = (
     "cumulative_preemptions",
     "survival_fraction",
 )
-
-
-def extra_key(workload: Workload, index: int) -> str | None:
-    """Request ``index``'s namespace in the tree: its ``cache_salt``."""
-    return workload.cache_salt(index)
 
 
 def pool_slots(workload: Workload) -> int:
@@ -71,19 +64,15 @@ class SGLangWorkloadRunner(SteppedRun[Req]):
         that makes its own requests (engine/lab/traces/timed.py) sizes its own;
         ``enable_kv_cache_events``: the tree queues SGLang's KV events (a fleet's replica)."""
         self._validate(workload)
-        self.workload = workload
+        self._start(workload)
         self.allocator = make_allocator(slots or pool_slots(workload), page_size)
         self.tree_cache = RadixCache(
             self.allocator, page_size=page_size, enable_kv_cache_events=enable_kv_cache_events
         )
         self.scheduler = Scheduler(self.allocator, self.tree_cache, SGLANG_SCHEDULE_POLICY)
-        self.series = {column: [] for column in COLUMNS}
-        self.requests = []
-        self._prepared: list[Req] = []  # built ahead of arrival (see prepare)
         self.request_hits: dict[str, int] = {}  # rid -> hit tokens at admission
         self._admitted: list[tuple[int, int]] = []  # (queried, hit) tokens this step
         self._evicted = 0
-        self._totals = {"queries": 0, "hits": 0}
         self._wrap_model()
 
     def _validate(self, workload: Workload) -> None:
@@ -116,14 +105,11 @@ class SGLangWorkloadRunner(SteppedRun[Req]):
     def _has_unfinished_requests(self) -> bool:
         return bool(self.scheduler.waiting_queue or self.scheduler.running)
 
-    def _make_request(self, index: int) -> Req:
-        workload = self.workload
-        return Req(
-            f"req-{index}",
-            workload.prompt(index),
-            max_new_tokens=workload.output_tokens,
-            extra_key=extra_key(workload, index),
-        )
+    def _new_request(
+        self, request_id: str, prompt: list[int], output_tokens: int, salt: str | None
+    ) -> Req:
+        """The salt is the request's namespace in the tree, its ``extra_key``."""
+        return Req(request_id, prompt, max_new_tokens=output_tokens, extra_key=salt)
 
     def release(self) -> None:
         """As WorkloadRunner's, for a caller that plays either. Nothing is unlinked: the
@@ -134,57 +120,32 @@ class SGLangWorkloadRunner(SteppedRun[Req]):
         self.scheduler.add_request(req)
         self.requests.append(req)
 
-    def _arrive(self) -> None:
-        for req in self._arriving():
-            self._add_request(req)
-
     def _reset(self) -> int:
         """SGLang's ``flush_cache`` (``Scheduler.flush_cache``): only when fully idle,
         else refused; then the tree and the pool start empty. A workload's arrivals
         come first, so in a run it is refused."""
         return int(self.scheduler.flush_cache())
 
-    def _run_one_step(self) -> None:
-        step = self.step + 1
-        self._arrive()
-        reset = self._reset() if step == self.workload.reset_step else None
+    def _engine_step(self, reset_asked: bool) -> StepCounts:
         self.scheduler.step()
         admitted, self._admitted = self._admitted, []
         evictions, self._evicted = self._evicted, 0
-        queries = sum(queried for queried, _ in admitted)
-        hits = sum(hit for _, hit in admitted)
-        totals = self._totals
-        totals["queries"] += queries
-        totals["hits"] += hits
         free = self.allocator.available_size()
         evictable = self.tree_cache.evictable_size()
-        row: dict[str, Any] = {
-            "step": step,
-            "arrived": len(self.requests),
-            "running": len(self.scheduler.running),
-            "waiting": len(self.scheduler.waiting_queue),
-            "finished": self.num_finished,
-            "queries": queries,
-            "hits": hits,
-            "hit_rate": _ratio(hits, queries),
-            "cumulative_queries": totals["queries"],
-            "cumulative_hits": totals["hits"],
-            "cumulative_hit_rate": _ratio(totals["hits"], totals["queries"]),
-            **dict.fromkeys(NO_MEANING_ON_SGLANG),
+        return StepCounts(
+            running=len(self.scheduler.running),
+            waiting=len(self.scheduler.waiting_queue),
+            finished=self.num_finished,
+            queries=sum(queried for queried, _ in admitted),
+            hits=sum(hit for _, hit in admitted),
+            **dict.fromkeys(("preempted_queries", "preempted_hits", "preemptions")),
             # in KV slots: held by requests (their own and locked tree slots), in the
             # tree unlocked (evictable, can be hit), free
-            "held_blocks": self.allocator.size - free - evictable,
-            "free_cached_blocks": evictable,
-            "free_empty_blocks": free,
-            "evictions": evictions,
-            "prefill_tokens": queries - hits,
-            "prefill_tokens_without_cache": queries,
-            "cumulative_prefill_tokens": totals["queries"] - totals["hits"],
-            "cumulative_prefill_tokens_without_cache": totals["queries"],
-            "reset": reset,
-        }
-        for column, value in row.items():
-            self.series[column].append(value)
+            held=self.allocator.size - free - evictable,
+            free_cached=evictable,
+            free_empty=free,
+            evictions=evictions,
+        )
 
     def _request_hits(self) -> list[int]:
         # a request not admitted yet counts 0, as on vLLM

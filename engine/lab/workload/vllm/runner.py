@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from engine.lab.play.scenario import DEFAULT_MAX_NUM_SEQS, Action, reset_flags
 from engine.lab.play.vllm.variants import engine_core, reset_prefix_cache, scheduler_class
 from engine.lab.workload.prompt_hashes import PROMPT_HASHES, PromptHashStore
-from engine.lab.workload.run import COLUMNS, PROGRESS_EVERY_STEPS, SteppedRun, WorkloadRun, _ratio
+from engine.lab.workload.run import PROGRESS_EVERY_STEPS, StepCounts, SteppedRun, WorkloadRun
 from engine.lab.workload.workload import Workload, validate
 from engine.vllm.kv_cache_utils import KVCacheBlock
 from engine.vllm.request import Request
@@ -32,7 +32,7 @@ class WorkloadRunner(SteppedRun[Request]):
         """``prompt_hashes``: where prompt block hashes of earlier runs are kept and
         reused (None hashes every prompt afresh; the run is the same)."""
         self._validate(workload)
-        self.workload = workload
+        self._start(workload)
         self._reset_flags = reset_flags(Action("reset_prefix_cache", "reset"), workload.reset_mode)
         # vLLM 0.33.0's engine, or keep mode's proposed one for a keep reset.
         self.scheduler = scheduler_class(self._reset_flags["keep_running_requests"])(
@@ -50,14 +50,8 @@ class WorkloadRunner(SteppedRun[Request]):
                 workload.prompt_key(), workload.block_size, self._block_hasher
             )
         self.pool_counter = PoolCounter(self.scheduler)
-        self.series = {column: [] for column in COLUMNS}
-        self.requests = []
-        self._prepared: list[Request] = []  # built ahead of arrival (see prepare)
         self.num_finished = 0
         self._released = False
-        self._totals = dict.fromkeys(
-            ("queries", "hits", "preempted_queries", "preempted_hits", "preemptions"), 0
-        )
 
     def _validate(self, workload: Workload) -> None:
         """Raise WorkloadError for a knob that cannot be used (a runner that makes its own
@@ -67,76 +61,46 @@ class WorkloadRunner(SteppedRun[Request]):
     def _has_unfinished_requests(self) -> bool:
         return self.scheduler.has_unfinished_requests()
 
-    def _make_request(self, index: int) -> Request:
-        """Request ``index`` of the workload; building it hashes its prompt's full blocks."""
-        workload = self.workload
+    def _new_request(
+        self, request_id: str, prompt: list[int], output_tokens: int, salt: str | None
+    ) -> Request:
+        """Building it hashes its prompt's full blocks."""
         return Request(
-            f"req-{index}",
-            workload.prompt(index),
-            max_tokens=workload.output_tokens,
+            request_id,
+            prompt,
+            max_tokens=output_tokens,
             block_hasher=self._block_hasher,
-            cache_salt=workload.cache_salt(index),
+            cache_salt=salt,
         )
-
-    def _arrive(self) -> None:
-        for request in self._arriving():
-            self._add_request(request)
 
     def _add_request(self, request: Request) -> None:
         self.engine.add_request(request)
         self.requests.append(request)
 
-    def _run_one_step(self) -> None:
+    def _reset(self) -> int:
+        return int(reset_prefix_cache(self.engine, **self._reset_flags))
+
+    def _engine_step(self, reset_asked: bool) -> StepCounts:
         assert not self._released, "a released run cannot advance"
-        step = self.step + 1
-        self._arrive()
-        reset = None
-        if step == self.workload.reset_step:
-            reset = int(reset_prefix_cache(self.engine, **self._reset_flags))
         result = self.engine.step()
         self.num_finished += len(result.finished_req_ids)
         stats = self.scheduler.make_stats()
         assert stats is not None  # log_stats is on by default
-        totals = self._totals
-        totals["queries"] += stats.queries
-        totals["hits"] += stats.hits
-        totals["preempted_queries"] += stats.preempted_queries
-        totals["preempted_hits"] += stats.preempted_hits
-        totals["preemptions"] += len(result.scheduler_output.preempted_req_ids)
-        admitted_queries = stats.queries + stats.preempted_queries
-        admitted_hits = stats.hits + stats.preempted_hits
-        all_queries = totals["queries"] + totals["preempted_queries"]
-        all_hits = totals["hits"] + totals["preempted_hits"]
-        evictions, held, free_cached, free_empty = self.pool_counter.take_step(reset is not None)
-        row = {
-            "step": step,
-            "arrived": len(self.requests),
-            "running": len(self.scheduler.running),
-            "waiting": len(self.scheduler.waiting),
-            "finished": self.num_finished,
-            "queries": stats.queries,
-            "hits": stats.hits,
-            "hit_rate": _ratio(stats.hits, stats.queries),
-            "cumulative_queries": totals["queries"],
-            "cumulative_hits": totals["hits"],
-            "cumulative_hit_rate": _ratio(totals["hits"], totals["queries"]),
-            "preempted_queries": stats.preempted_queries,
-            "preempted_hits": stats.preempted_hits,
-            "preemptions": len(result.scheduler_output.preempted_req_ids),
-            "cumulative_preemptions": totals["preemptions"],
-            "survival_fraction": _ratio(totals["preempted_hits"], totals["preempted_queries"]),
-            "held_blocks": held,
-            "free_cached_blocks": free_cached,
-            "free_empty_blocks": free_empty,
-            "evictions": evictions,
-            "prefill_tokens": admitted_queries - admitted_hits,
-            "prefill_tokens_without_cache": admitted_queries,
-            "cumulative_prefill_tokens": all_queries - all_hits,
-            "cumulative_prefill_tokens_without_cache": all_queries,
-            "reset": reset,
-        }
-        for column, value in row.items():
-            self.series[column].append(value)
+        evictions, held, free_cached, free_empty = self.pool_counter.take_step(reset_asked)
+        return StepCounts(
+            running=len(self.scheduler.running),
+            waiting=len(self.scheduler.waiting),
+            finished=self.num_finished,
+            queries=stats.queries,
+            hits=stats.hits,
+            preempted_queries=stats.preempted_queries,
+            preempted_hits=stats.preempted_hits,
+            preemptions=len(result.scheduler_output.preempted_req_ids),
+            held=held,
+            free_cached=free_cached,
+            free_empty=free_empty,
+            evictions=evictions,
+        )
 
     def release(self) -> None:
         """Let the run's pool go now, by reference counting, once its result is taken.
