@@ -1,5 +1,5 @@
 """Deep links: `?scenario=reset&mode=keep&step=5&embed=1&quiz=1`, and
-`?playground=CODE&...`.
+`?playground=CODE&...`, and `?scenario=playground` alone: the empty playground.
 
 An address that names no position (no scenario, mode or step) and no playground opens
 the start page, except in the compact layout: the write-up's `?embed=1` opens the
@@ -66,6 +66,8 @@ def parse_link(query: str) -> LinkState:
             scenario = playground.register(playground_code.decode(raw["playground"])).scenario.name
         except ScenarioError as error:
             notices.append(f"Ignored playground: {error}. Showing {scenario!r}.")
+    elif raw.get("scenario") == PLAYGROUND:  # no script yet: the empty playground
+        scenario = playground.register(playground.EMPTY).scenario.name
     elif "scenario" in raw:
         if raw["scenario"] in names:
             scenario = raw["scenario"]

@@ -24,8 +24,8 @@ from app.data.lab import default_preset
 from app.data.url import LAB, LinkState, link_query, parse_link, playground_query
 from app.host.errors import logged
 from app.page.stylesheets import stylesheet
-from app.playground.editor import EMPTY, PlaygroundEditor
-from app.playground.store import is_playground
+from app.playground.editor import PlaygroundEditor
+from app.playground.store import EMPTY, is_playground
 from app.render.glossary import render_glossary
 from app.render.start_page import render_start_page
 from app.views.chain import ChainView

@@ -38,6 +38,7 @@ from app.playground.fields import (
     with_engines,
 )
 from app.playground.script_lines import field_places
+from app.playground.store import EMPTY
 from app.views.state import SimulatorState
 from engine.lab import toml_writer
 from engine.lab.scenario import ActionPlace, ScenarioError, scenario_data
@@ -51,15 +52,6 @@ from engine.lab.scenario_file import (
 )
 
 CSS = resources.files("app.playground").joinpath("editor.css").read_text("utf-8")
-
-EMPTY: dict[str, Any] = {
-    "title": "My scenario",
-    "pool": {"num_gpu_blocks": 10, "block_size": 4},
-    "steps": [
-        {"do": "add_request", "id": "A", "prompt": "1..12", "max_tokens": 2},
-        {"do": "step"},
-    ],
-}
 
 HELP = (
     "One action per line: <code>add_request ID max_tokens=N cache_salt=S "

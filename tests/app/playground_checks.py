@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from app.data.prefill_inputs import FIELDS, model_texts
-from app.playground.editor import EMPTY
 from app.playground.script_lines import format_lines, parse_lines
+from app.playground.store import EMPTY
 from app.render.code_plan import code_parts
 from app.render.prefill import follow, follow_page
 from engine.lab import toml_writer

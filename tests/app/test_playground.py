@@ -14,8 +14,9 @@ from app.data.prefill_inputs import SEED_FLOPS
 from app.data.url import parse_link
 from app.page.layout import App
 from app.playground import store
-from app.playground.editor import EMPTY, fork
+from app.playground.editor import fork
 from app.playground.script_lines import format_lines, parse_lines
+from app.playground.store import EMPTY
 from app.render.code_plan import SLOT
 from app.views import base
 from app.views import sender as sending
@@ -513,3 +514,13 @@ def test_the_prefill_cost_on_a_playground_is_each_modes_own() -> None:
         app.state.step = admitted(app, "C")
         hits[mode] = shown_hit(app, "C")
     assert hits["keep"] == 0 < hits["default"]
+
+
+def test_the_playground_named_alone_opens_the_empty_playground() -> None:
+    """`?scenario=playground` with no script is the start page's empty playground, not
+    a refusal."""
+    app = playground_app("?scenario=playground")
+    assert store.is_playground(app.state.scenario)
+    assert not app.notice.visible
+    assert app.playground.script.value == format_lines(EMPTY["steps"])
+    assert app.query == playground_app("?" + app.query).query
