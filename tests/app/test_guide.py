@@ -7,7 +7,7 @@ import re
 import pytest
 
 from app.data import timelines
-from app.data.lab import default_preset
+from app.data.lab import TRACES_PRESET, default_preset
 from app.data.questions import BLOCK_FATES, RESET_OPTIONS, all_questions, questions_at
 from app.data.url import START_PAGE, early_page_of, early_pages, lab_link, parse_link
 from app.page.layout import App
@@ -367,8 +367,10 @@ def test_every_scenarios_last_step_offers_the_next_one_on_the_path(name: str) ->
         assert not parse(app.narration.html).find_all(data_testid="next-on-path")
         app.state.open(name, mode, app.state.last_step)
         offered = parse(app.narration.html).find_all(data_testid="next-on-path")
-        if name == order[-1]:
-            assert not offered
+        if name == order[-1]:  # past the path: the labs and the playground
+            links = [e.attrs["href"] for e in offered[0].iter() if e.tag == "a"]
+            assert [lab_link(link) for link in links] == ["", TRACES_PRESET, None]
+            assert store.is_playground(parse_link(links[2]).scenario)
             continue
         following = order[order.index(name) + 1]
         link = next(e for e in offered[0].iter() if e.tag == "a")
