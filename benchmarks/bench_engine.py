@@ -12,8 +12,8 @@ import statistics
 import time
 from typing import Any
 
-from engine.lab.scenario import load_scenario, scenario_names
-from engine.lab.timeline import build_timeline
+from engine.lab.play.scenario import load_scenario, scenario_names
+from engine.lab.play.vllm.timeline import build_timeline
 from engine.vllm.kv_cache_manager import KVCacheManager
 from engine.vllm.kv_cache_utils import get_request_block_hasher, sha256
 from engine.vllm.request import Request

@@ -5,7 +5,7 @@ and under Pyodide 0.27.7 in Node:
 node benchmarks/bench_workload_node.mjs site/pyodide --script bench_lab_engine.py [...]
 
 Plays the preset's workload once (its prompts' block hashes are then known, as in the
-lab after its first run: engine/lab/prompt_hashes.py), then --repeat times with the
+lab after its first run: engine/lab/workload/prompt_hashes.py), then --repeat times with the
 output length one token longer each time (prompts known), and --repeat times with
 the unique part one token longer (every prompt new). Each time is split into building
 the runner (the scheduler and its pool) and playing it to the end; the collector is
@@ -26,7 +26,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.lab.workload import Workload, WorkloadRunner, load_preset
+from engine.lab.workload.presets import load_preset
+from engine.lab.workload.vllm.runner import WorkloadRunner
+from engine.lab.workload.workload import Workload
 
 
 def timed_run(workload: Workload) -> tuple[float, float]:

@@ -9,7 +9,7 @@ whose chart data is the learner's new run, and to the one with the overlay's too
 (the lab shows the learner's run while the overlay's plays). Each round changes
 knobs not run before in that server: the unique part's length (both runs play, every
 prompt new), the output length (both runs play, their prompts' block hashes kept
-from earlier runs: engine/lab/prompt_hashes.py), the salt 0.3 s later (the overlay's
+from earlier runs: engine/lab/workload/prompt_hashes.py), the salt 0.3 s later (the overlay's
 run is reused, the learner's plays: the runs played ahead, app/data/lab.py's RunAhead, have
 not begun), the salt set back 1 s later (both runs are known; runs play ahead
 meanwhile, so the change waits for a slice of theirs), and, after the lab was idle

@@ -4,7 +4,8 @@ Run: python benchmarks/bench_lab_rerun.py [--preset shared-prefix] [--repeat 3] 
 
 Times, for the preset's own knobs (200 requests for shared-prefix) with its overlay:
 the first run (both runs played, every prompt new), the output length changed (both
-runs play; their prompts' block hashes are kept from the first: engine/lab/prompt_hashes.py),
+runs play; their prompts' block hashes are kept from the first:
+engine/lab/workload/prompt_hashes.py),
 a knob the overlay overrides changed (the salt: the overlay's run is reused, only the
 learner's run plays, its prompts new), and the knob set back (both runs reused).
 With --sides N the overlay's run plays in N side processes (app/data/side_runs.py), as on
@@ -28,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from app.data.lab import FinishedRuns, LabRun, chart_data, preset
 from app.data.side_runs import SideRuns
 from app.views.lab_charts import CHART_COLUMNS
-from engine.lab.prompt_hashes import PROMPT_HASHES
-from engine.lab.workload import Workload
+from engine.lab.workload.prompt_hashes import PROMPT_HASHES
+from engine.lab.workload.workload import Workload
 
 
 def rerun_seconds(name: str, workload: Workload, finished: FinishedRuns, side: SideRuns) -> float:

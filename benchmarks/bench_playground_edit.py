@@ -38,9 +38,9 @@ from playwright.sync_api import sync_playwright
 from app.playground.script_lines import parse_lines
 from app.static_site.layout import SITE_DIR
 from benchmarks.bench_site import served
-from engine.lab import playground_code
-from engine.lab.scenario_file import scenario_from_dict
-from engine.lab.timeline import count_steps
+from engine.lab.play import playground_code
+from engine.lab.play.scenario_file import scenario_from_dict
+from engine.lab.play.vllm.timeline import count_steps
 from tests.app.browser import chromium, panel_serve
 from tests.app.playground_checks import start_empty
 

@@ -49,9 +49,9 @@ from benchmarks.bench_site import (  # noqa: E402
     site_arguments,
     sites_to_measure,
 )
-from engine.lab import playground_code  # noqa: E402
-from engine.lab.scenario_file import scenario_from_dict  # noqa: E402
-from engine.lab.timeline import build_timeline  # noqa: E402
+from engine.lab.play import playground_code  # noqa: E402
+from engine.lab.play.scenario_file import scenario_from_dict  # noqa: E402
+from engine.lab.play.vllm.timeline import build_timeline  # noqa: E402
 from tests.site.conftest import (  # noqa: E402
     CHROMIUM,
     CHROMIUM_FLAGS,

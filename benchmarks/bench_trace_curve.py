@@ -24,9 +24,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.lab.request_trace import read_trace
-from engine.lab.trace_replay import HashedTrace, InOrderReplay, capacities_for, hit_rate_curve
-from engine.lab.trace_replay_sglang import hit_rate_curve_sglang
+from engine.lab.traces.replay import InOrderReplay, capacities_for
+from engine.lab.traces.request_trace import read_trace
+from engine.lab.traces.sglang.replay import hit_rate_curve_sglang
+from engine.lab.traces.vllm.replay import HashedTrace, hit_rate_curve
 
 DEFAULT_TRACE = (
     Path(__file__).resolve().parents[1] / "content" / "traces" / "synthetic_trace.jsonl.gz"

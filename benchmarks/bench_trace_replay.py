@@ -17,7 +17,7 @@ kept between rounds but the file's bytes in the OS cache):
 
 Then the hit rates: vLLM's (what it reuses, and uncapped), SGLang's, the floor's and its
 difference from vLLM's, and at the whole-trace capacity each engine's hit rate beside the
-paper's cache ratio with the gap's causes (engine/lab/paper_gap.py).
+paper's cache ratio with the gap's causes (engine/lab/traces/paper_gap.py).
 Prints Markdown. Figures, not assertions (tests/engine/test_trace_replay.py asserts the
 floor's agreement on slices).
 """
@@ -34,19 +34,16 @@ from typing import TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.lab.paper_gap import paper_gap
-from engine.lab.request_trace import read_trace
-from engine.lab.trace_replay import (
-    PAPER_CACHE_RATIO,
+from engine.lab.traces.paper_gap import paper_gap
+from engine.lab.traces.replay import PAPER_CACHE_RATIO, InOrderReplay, lru_floor, trace_name_of
+from engine.lab.traces.request_trace import read_trace
+from engine.lab.traces.sglang.replay import hit_rate_curve_sglang, replay_in_order_sglang
+from engine.lab.traces.vllm.replay import (
     HashedTrace,
-    InOrderReplay,
     default_capacities,
     hit_rate_curve,
-    lru_floor,
     replay_in_order,
-    trace_name_of,
 )
-from engine.lab.trace_replay_sglang import hit_rate_curve_sglang, replay_in_order_sglang
 
 DEFAULT_TRACE = (
     Path(__file__).resolve().parents[1] / "content" / "traces" / "conversation_trace.jsonl.gz"

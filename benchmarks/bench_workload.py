@@ -15,7 +15,7 @@ events and metrics off). The replay also checks that both pools hand out the sam
 block ids. Figures, not assertions. Under Pyodide (benchmarks/bench_workload_node.mjs)
 only the first part runs. --hash-only times only building the requests, which hashes
 every full block of their prompts. --engine sglang times the same run on SGLang's model
-(engine/lab/workload_sglang.py, a pool of the same 320,000 tokens); --engine both times
+(engine/lab/workload/sglang/runner.py, a pool of the same 320,000 tokens); --engine both times
 both, interleaved, and prints their requests per second side by side (then the pool
 replay, which is vLLM's, is left out).
 """
@@ -35,8 +35,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.lab.workload import Workload, WorkloadRun, WorkloadRunner, run_workload
-from engine.lab.workload_sglang import run_sglang_workload
+from engine.lab.workload.run import WorkloadRun
+from engine.lab.workload.sglang.runner import run_sglang_workload
+from engine.lab.workload.vllm.runner import WorkloadRunner, run_workload
+from engine.lab.workload.workload import Workload
 from engine.vllm.block_pool import BlockPool
 
 POOL_OPERATIONS = ("get_new_blocks", "touch", "free_blocks", "cache_full_blocks")

@@ -2,5 +2,5 @@
 
 ``scenarios/<name>.toml`` holds one scenario: its pool, setup, steps and the
 narration of each step (shared by all modes, or per mode). The engine reads
-them with ``engine.lab.scenario.load_scenario``.
+them with ``engine.lab.play.scenario.load_scenario``.
 """

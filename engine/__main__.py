@@ -1,6 +1,6 @@
 import sys
 
-from engine.lab.cli import main
+from engine.lab.cli.main import main
 
 try:
     sys.exit(main())

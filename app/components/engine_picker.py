@@ -13,10 +13,10 @@ from __future__ import annotations
 import param
 
 from app.components.esm import FileComponent
-from engine.lab.scenario import SGLANG_MODES
+from engine.lab.play.scenario import SGLANG_MODES
 
 LABEL = "Engine"
-# Each engine's name in engine/lab/scenario.py's ENGINES and as the learner reads it.
+# Each engine's name in engine/lab/play/scenario.py's ENGINES and as the learner reads it.
 ENGINE_NAMES = (("vllm", "vLLM"), ("sglang", "SGLang"))
 
 

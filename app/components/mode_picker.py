@@ -12,7 +12,7 @@ from __future__ import annotations
 import param
 
 from app.components.esm import FileComponent
-from engine.lab.scenario import SGLANG_MODES
+from engine.lab.play.scenario import SGLANG_MODES
 
 LABEL = "Mode"
 

@@ -21,7 +21,7 @@ from app.data.timelines import scenario, split_key, timeline_key
 from app.data.url import timeline_query
 from app.playground.store import is_playground
 from app.render.engines import AnyTimeline
-from engine.lab.sglang_timeline import SGLangTimeline
+from engine.lab.play.sglang.timeline import SGLangTimeline
 
 # A timeline of at least this many blocks x steps is sent a few steps at a time: every
 # page of every view of every mode of a 10,000-block playground of 247 steps is about

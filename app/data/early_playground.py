@@ -30,9 +30,9 @@ from app.data.url import parse_link
 from app.playground import fields, store
 from app.render.decks import deck_renders
 from app.render.engines import AnyTimeline
-from engine.lab.scenario import SGLANG_MODES
-from engine.lab.sglang_timeline import build_sglang_timeline
-from engine.lab.timeline import build_timeline
+from engine.lab.play.scenario import SGLANG_MODES
+from engine.lab.play.sglang.timeline import build_sglang_timeline
+from engine.lab.play.vllm.timeline import build_timeline
 
 
 @lru_cache(maxsize=16)  # a name is a hash of the playground's data: it never changes

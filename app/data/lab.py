@@ -1,6 +1,6 @@
 """The workload lab's logic, without widgets: knobs -> workloads -> runs -> chart columns.
 
-The engine does the work (engine/lab/workload.py); this module only decides which runs
+The engine does the work (engine/lab/workload/workload.py); this module only decides which runs
 the lab shows and turns a run's series into the columns a Bokeh ColumnDataSource
 takes. ``LabRun`` plays the runs in slices and awaits between them, so the page
 stays responsive, shows progress and can stop a long run. ``RunAhead`` plays, while
@@ -24,25 +24,21 @@ from typing import Any
 from app.data.side_runs import SideRuns, default_processes
 from app.host.runtime import in_pyodide
 from app.render.lab_traces import ENGINE_NAMES
-from engine.lab.scenario import MODES
-from engine.lab.timeline import Timeline, build_timeline
-from engine.lab.workload import (
-    COLUMNS,
-    PROGRESS_EVERY_STEPS,
+from engine.lab.play.scenario import MODES
+from engine.lab.play.vllm.timeline import Timeline, build_timeline
+from engine.lab.workload.presets import Preset, load_preset, preset_names
+from engine.lab.workload.run import COLUMNS, PROGRESS_EVERY_STEPS, WorkloadRun
+from engine.lab.workload.sglang.runner import NO_MEANING_ON_SGLANG, SGLangWorkloadRunner
+from engine.lab.workload.vllm.runner import WorkloadRunner
+from engine.lab.workload.workload import (
     SALT_POLICIES,
-    Preset,
     Workload,
     WorkloadError,
-    WorkloadRun,
-    WorkloadRunner,
     fits_a_scenario,
-    load_preset,
-    preset_names,
     problems,
     typed_workload,
     workload_scenario,
 )
-from engine.lab.workload_sglang import NO_MEANING_ON_SGLANG, SGLangWorkloadRunner
 
 DEFAULT_PRESET = "shared-prefix"
 # The picker's last choice, `?lab=real-traces`: the traces' group (app/data/trace_lab.py),

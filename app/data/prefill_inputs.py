@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.lab.prefill_cost import LLAMA_3_8B, ModelShape
+from engine.lab.shared.prefill_cost import LLAMA_3_8B, ModelShape
 
 # The seed's worked example: 2,000 shared tokens of a 2,200-token prompt, on an
 # H100 at 45 % MFU.

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.lab.sglang_timeline import SGLangTimeline
-from engine.lab.snapshot import RequestRecord, Snapshot
-from engine.lab.timeline import Step, Timeline
+from engine.lab.play.sglang.timeline import SGLangTimeline
+from engine.lab.play.vllm.snapshot import RequestRecord, Snapshot
+from engine.lab.play.vllm.timeline import Step, Timeline
 
 RESET_CALL = "reset_prefix_cache("
 RESET_OPTIONS = ("Yes: it returns True", "No: it returns False", "It raises an error")

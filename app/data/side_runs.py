@@ -33,7 +33,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from app.host.runtime import in_pyodide
-from engine.lab.workload import Workload, WorkloadRun, run_workload
+from engine.lab.workload.run import WorkloadRun
+from engine.lab.workload.vllm.runner import run_workload
+from engine.lab.workload.workload import Workload
 
 # At most this many sides on a server; one core is left to the server, which plays
 # the learners' own runs.

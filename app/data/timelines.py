@@ -15,9 +15,9 @@ from functools import cache
 
 from app.playground import store as playground
 from app.render.engines import AnyTimeline
-from engine.lab.scenario import SGLANG_MODES, Scenario, load_scenario, scenario_names
-from engine.lab.sglang_timeline import build_sglang_timeline
-from engine.lab.timeline import build_timeline
+from engine.lab.play.scenario import SGLANG_MODES, Scenario, load_scenario, scenario_names
+from engine.lab.play.sglang.timeline import build_sglang_timeline
+from engine.lab.play.vllm.timeline import build_timeline
 
 DEFAULT_SCENARIO = "reset"
 

@@ -1,7 +1,7 @@
 """The workload lab's "Real traces" group, without widgets: the shipped traces (read on a
 server, fetched on the static site), the knobs' checks, a trace's hit-rate curve against
 capacity played point by point (engine/lab/trace_replay*.py) and the slice replayed with
-time (engine/lab/trace_timed.py). As the presets' runs (app/data/lab.py): the learner's
+time (engine/lab/traces/timed.py). As the presets' runs (app/data/lab.py): the learner's
 run makes runs ahead wait, pauses the cyclic collector, reports progress and stops on
 ``stop()``."""
 
@@ -16,31 +16,30 @@ from typing import Any
 
 from app.data.lab import SLICE_PAUSE_S, ChartData, played_for_a_learner
 from app.host.runtime import in_pyodide
-from engine.lab.paper_gap import PaperGap, paper_gap
-from engine.lab.request_trace import (
+from engine.lab.traces.paper_gap import PaperGap, paper_gap
+from engine.lab.traces.replay import (
+    PAPER_CACHE_RATIO,
+    PAPER_LOCAL_CACHE_TOKENS,
+    InOrderReplay,
+    capacities_for,
+)
+from engine.lab.traces.request_trace import (
     TRACE_BLOCK_TOKENS,
     TraceEntry,
     TraceError,
     parse_trace_bytes,
     read_trace,
 )
-from engine.lab.trace_replay import (
-    PAPER_CACHE_RATIO,
-    PAPER_LOCAL_CACHE_TOKENS,
-    HashedTrace,
-    InOrderReplay,
-    capacities_for,
-    replay_in_order,
-)
-from engine.lab.trace_replay_sglang import replay_in_order_sglang
-from engine.lab.trace_timed import (
+from engine.lab.traces.sglang.replay import replay_in_order_sglang
+from engine.lab.traces.timed import (
     TimedKnobs,
     TimedRunner,
     TimedTraceRun,
     timed_result,
     timed_runner,
 )
-from engine.lab.workload import PROGRESS_EVERY_STEPS
+from engine.lab.traces.vllm.replay import HashedTrace, replay_in_order
+from engine.lab.workload.run import PROGRESS_EVERY_STEPS
 
 # The traces shipped with the lab, by the paper's names, and where they are looked for:
 # the repository's content/traces (gzipped, with their licence).
@@ -238,7 +237,7 @@ class TraceCurveRun:
         return gaps
 
 
-# -- Real traces with time: the slice through the scheduler (engine/lab/trace_timed.py) ----
+# -- Real traces with time: the slice through the scheduler (engine/lab/traces/timed.py) ----
 
 # The timed replay's pool when the learner sets none: the paper's one node's local cache
 # (the CLI's default too).

@@ -17,10 +17,10 @@ from urllib.parse import parse_qsl, urlencode
 
 from app.data import timelines
 from app.playground import store as playground
-from engine.lab import playground_code
-from engine.lab.scenario import ScenarioError
-from engine.lab.workload import Workload
-from engine.lab.workload_playground import workload_playground_code
+from engine.lab.play import playground_code
+from engine.lab.play.scenario import ScenarioError
+from engine.lab.workload.playground import workload_playground_code
+from engine.lab.workload.workload import Workload
 
 TRUE_VALUES = ("1", "true", "yes", "on")
 EMBED_SUFFIX = "-embed"

@@ -45,7 +45,7 @@ from app.views.queue import QueueView
 from app.views.requests import RequestsView
 from app.views.sender import QUESTIONS, Sender
 from app.views.state import SimulatorState
-from engine.lab import playground_code
+from engine.lab.play import playground_code
 
 PAGE_WIDTH = 1280
 # Where the full page puts the playground's editor among the views.

@@ -40,9 +40,9 @@ from app.playground.fields import (
 from app.playground.script_lines import field_places
 from app.playground.store import EMPTY
 from app.views.state import SimulatorState
-from engine.lab import toml_writer
-from engine.lab.scenario import ActionPlace, ScenarioError, scenario_data
-from engine.lab.scenario_file import (
+from engine.lab.play import toml_writer
+from engine.lab.play.scenario import ActionPlace, ScenarioError, scenario_data
+from engine.lab.play.scenario_file import (
     MAX_BLOCK_SIZE,
     MAX_FILE_BYTES,
     MAX_POOL_BLOCKS,

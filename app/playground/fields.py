@@ -14,8 +14,8 @@ from typing import Any
 from app.playground import store
 from app.playground.script_lines import field_places, format_lines, parse_numbered_lines
 from app.render.html import esc
-from engine.lab.scenario import SGLANG_MODES, ActionPlace, ScenarioError
-from engine.lab.scenario_file import MAX_FILE_BYTES
+from engine.lab.play.scenario import SGLANG_MODES, ActionPlace, ScenarioError
+from engine.lab.play.scenario_file import MAX_FILE_BYTES
 
 # The fields' labels (the early page fills its stand-ins by the same names).
 TITLE, NUM_GPU_BLOCKS, BLOCK_SIZE = "title", "num_gpu_blocks", "block_size"

@@ -2,7 +2,7 @@
 
 A line is the action's ``do`` name, its main argument, any other field as
 ``key=value``, and last the prompt after ``prompt:`` (token ids and ranges) or
-``text:`` (plain text, engine/lab/tokenizer.py)::
+``text:`` (plain text, engine/lab/shared/tokenizer.py)::
 
     add_request A max_tokens=3 cache_salt=u1 prompt: 1..12, 40, 41
     add_request B text: You are a helpful assistant. Hello!
@@ -13,7 +13,7 @@ A line is the action's ``do`` name, its main argument, any other field as
 
 Inserting, deleting and reordering actions is editing lines. A line becomes
 the same table as a ``[[steps]]`` entry of a scenario file; the engine checks
-the values (engine/lab/scenario.py), this only reads the layout of a line.
+the values (engine/lab/play/scenario.py), this only reads the layout of a line.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
-from engine.lab.scenario import ACTION_KINDS, ActionPlace, ScenarioError, parse_action
+from engine.lab.play.scenario import ACTION_KINDS, ActionPlace, ScenarioError, parse_action
 
 # The one argument each action takes without a key.
 MAIN_ARGUMENT = {"add_request": "id", "abort": "id", "step": "count"}
@@ -142,7 +142,7 @@ def field_places(setup: list[int] | None, script: list[int]) -> ActionPlace:
 
 def parse_numbered_lines(text: str) -> tuple[list[tuple[int, dict[str, Any]]], list[str]]:
     """The actions of a script with their line numbers, and a message per line that
-    cannot be read or whose action the engine refuses on its own (engine/lab/scenario.py
+    cannot be read or whose action the engine refuses on its own (engine/lab/play/scenario.py
     parse_action: a field it does not use, a bad prompt)."""
     actions: list[tuple[int, dict[str, Any]]] = []
     errors: list[str] = []

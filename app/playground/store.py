@@ -1,6 +1,6 @@
 """Playground scenarios the app has seen, by name, so the timelines module can serve them.
 
-A playground's name is a hash of its data (engine/lab/scenario_file.py), so an entry
+A playground's name is a hash of its data (engine/lab/play/scenario_file.py), so an entry
 never changes and can be shared by every session; the oldest are dropped.
 """
 
@@ -11,11 +11,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from engine.lab import playground_code
-from engine.lab.scenario import SGLANG_MODES, ActionPlace, Scenario, check_mode, mode_effect
-from engine.lab.scenario_file import PLAYGROUND_PREFIX, scenario_from_dict
-from engine.lab.sglang_timeline import SGLangTimeline, build_sglang_timeline, count_sglang_steps
-from engine.lab.timeline import Timeline, build_timeline, count_steps
+from engine.lab.play import playground_code
+from engine.lab.play.scenario import SGLANG_MODES, ActionPlace, Scenario, check_mode, mode_effect
+from engine.lab.play.scenario_file import PLAYGROUND_PREFIX, scenario_from_dict
+from engine.lab.play.sglang.timeline import (
+    SGLangTimeline,
+    build_sglang_timeline,
+    count_sglang_steps,
+)
+from engine.lab.play.vllm.timeline import Timeline, build_timeline, count_steps
 
 MAX_KEPT = 32
 # The empty playground: the editor's "Start empty", and `?scenario=playground` alone.
@@ -82,7 +86,7 @@ def timeline(name: str, mode: str) -> Timeline | SGLangTimeline:
 
 def _count_key(name: str, mode: str) -> tuple[str, object]:
     """What a mode's step count depends on: vLLM modes with the same effect share one
-    (engine/lab/scenario.py mode_effect); an SGLang policy is its own."""
+    (engine/lab/play/scenario.py mode_effect); an SGLang policy is its own."""
     if mode in SGLANG_MODES:
         return name, mode
     scenario = get(name).scenario
@@ -92,7 +96,7 @@ def _count_key(name: str, mode: str) -> tuple[str, object]:
 def last_step(name: str, mode: str) -> int:
     """The last step of a mode's timeline without building it: the step controls need it
     for modes not shown yet. A mode that plays as a mode already played has its count
-    (engine/lab/scenario.py mode_effect); another is counted by a run that records
+    (engine/lab/play/scenario.py mode_effect); another is counted by a run that records
     nothing (a few ms)."""
     scenario, key = get(name).scenario, _count_key(name, mode)
     if key not in _last_steps:

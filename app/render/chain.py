@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from app.render.glossary import term
 from app.render.html import esc
-from engine.lab.snapshot import ChainLink, RequestRecord, Snapshot
-from engine.lab.timeline import Timeline
+from engine.lab.play.vllm.snapshot import ChainLink, RequestRecord, Snapshot
+from engine.lab.play.vllm.timeline import Timeline
 
 # Chains longer than this show their first and last EDGE rows; the middle folds.
 COLLAPSE_FROM = 12

@@ -16,8 +16,8 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
 from app.page.theme import PYGMENTS_STYLE
-from engine.lab.trace import FunctionTrace
-from engine.lab.variants import Counterpart, FunctionRef, counterpart
+from engine.lab.play.line_tracer import FunctionTrace
+from engine.lab.play.vllm.variants import Counterpart, FunctionRef, counterpart
 
 
 def style_defs(scope: str) -> str:

@@ -1,7 +1,7 @@
 """The code panel of every step: the engine's own source of the functions that ran.
 
 Lines that ran are highlighted and the current one is marked, from the trace
-recorded by the engine (engine/lab/trace.py), never from a hand-kept map.
+recorded by the engine (engine/lab/play/line_tracer.py), never from a hand-kept map.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from functools import cache
 from app.render.code import code_lines, variant_of
 from app.render.engines import AnyTimeline  # either engine: their steps carry the same traces
 from app.render.html import esc
-from engine.lab.trace import FunctionTrace
+from engine.lab.play.line_tracer import FunctionTrace
 
 SLOT = '<div class="code-slot"></div>'  # where the frame takes the lines
 

@@ -29,7 +29,7 @@ from app.render.requests import render_requests
 from app.render.sglang_header import render_sglang_embed_header, render_sglang_header
 from app.render.sglang_metrics import render_sglang_metrics
 from app.render.sglang_requests import render_sglang_requests
-from engine.lab.timeline import Timeline
+from engine.lab.play.vllm.timeline import Timeline
 
 # The decks of the hash chain and the prefill calculator (app/views/chain.py, prefill.py).
 CHAIN, PREFILL = "chain", "prefill"

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from engine.lab.sglang_timeline import SGLangTimeline
-from engine.lab.timeline import Timeline
+from engine.lab.play.sglang.timeline import SGLangTimeline
+from engine.lab.play.vllm.timeline import Timeline
 
 # A timeline of either engine: what the app opens and every view renders.
 AnyTimeline = Timeline | SGLangTimeline

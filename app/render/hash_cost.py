@@ -1,11 +1,11 @@
 """What hashing a block costs, as measured in the page's own Python
-(engine.lab.hash_cost): a table per function, and what that means for one prompt."""
+(engine.lab.shared.hash_cost): a table per function, and what that means for one prompt."""
 
 from __future__ import annotations
 
 from app.render.glossary import term
 from app.render.html import esc
-from engine.lab.hash_cost import HashCostReport
+from engine.lab.shared.hash_cost import HashCostReport
 
 # The agent-prompt scenario's prompt: the chapter's example of a long shared prefix.
 EXAMPLE_PROMPT_TOKENS = 2_200

@@ -5,7 +5,7 @@ from __future__ import annotations
 from app.render.gaps import with_gaps
 from app.render.glossary import code_term
 from app.render.html import changed_at, esc
-from engine.lab.timeline import Timeline
+from engine.lab.play.vllm.timeline import Timeline
 
 # A longer map shows its first and last EDGE entries and the entries changed at the step,
 # with a count of the others between.

@@ -6,8 +6,8 @@ from functools import cache, lru_cache
 
 from app.render.glossary import code_term, term
 from app.render.html import esc
-from engine.lab.scenario import load_scenario, scenario_names
-from engine.lab.timeline import Timeline
+from engine.lab.play.scenario import load_scenario, scenario_names
+from engine.lab.play.vllm.timeline import Timeline
 
 # The keyboard, as the player and keyboard.js take it (both engines' pages say it).
 KEYS = (

@@ -15,7 +15,7 @@ from app.render.sglang_common import (
     unit_states,
     unit_word,
 )
-from engine.lab.sglang_timeline import SGLangTimeline
+from engine.lab.play.sglang.timeline import SGLangTimeline
 
 # The free list past this many runs of consecutive slots shows its front and back
 # EDGE runs and a count between.

@@ -12,8 +12,9 @@ from app.render.metrics import render_metrics
 from app.render.pool import render_pool
 from app.render.queue import render_queue
 from app.render.requests import render_requests
-from engine.lab.timeline import Timeline
-from engine.lab.workload import MAX_SCENARIO_BLOCKS, WorkloadRun
+from engine.lab.play.vllm.timeline import Timeline
+from engine.lab.workload.run import WorkloadRun
+from engine.lab.workload.workload import MAX_SCENARIO_BLOCKS
 
 # A run and what it is called: the learner's, then the overlaid one if any.
 LabelledRuns = Sequence[tuple[str, WorkloadRun]]

@@ -1,6 +1,6 @@
 """The workload lab's "Real traces" HTML: the intro with the traces' source and licence,
 progress, and the sentence under the curve that says, in paper_gap's numbers
-(engine/lab/paper_gap.py), how far the unlimited-capacity hit rate is from the paper's
+(engine/lab/traces/paper_gap.py), how far the unlimited-capacity hit rate is from the paper's
 Table 2 ratio and why; and the replay with time's words and numbers (the workload lab's
 table). Pure: it takes the numbers as data."""
 
@@ -10,8 +10,8 @@ from collections.abc import Mapping, Sequence
 
 from app.render.html import esc
 from app.render.lab import render_numbers
-from engine.lab.paper_gap import PaperGap
-from engine.lab.trace_timed import TimedTraceRun
+from engine.lab.traces.paper_gap import PaperGap
+from engine.lab.traces.timed import TimedTraceRun
 
 ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang"}
 TRACES_SOURCE_URL = "https://github.com/kvcache-ai/Mooncake"

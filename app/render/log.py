@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from app.render.html import esc
-from engine.lab.sglang_timeline import SGLangTimeline
-from engine.lab.timeline import Timeline
+from engine.lab.play.sglang.timeline import SGLangTimeline
+from engine.lab.play.vllm.timeline import Timeline
 
 
 def render_log(timeline: Timeline | SGLangTimeline, step: int) -> str:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from app.render.glossary import term
 from app.render.html import esc
-from engine.lab.event_labels import event_hash_labels, event_hashes, event_label
-from engine.lab.snapshot import Stats
-from engine.lab.timeline import Timeline
+from engine.lab.play.vllm.event_labels import event_hash_labels, event_hashes, event_label
+from engine.lab.play.vllm.snapshot import Stats
+from engine.lab.play.vllm.timeline import Timeline
 
 # KV event types -> their glossary entries.
 EVENT_TERMS = {

@@ -9,9 +9,9 @@ from app.render.glossary import link_terms
 from app.render.header import built_in_scenarios
 from app.render.html import esc
 from app.render.start_page import learning_path, next_on_path
-from engine.lab.sglang_timeline import SGLangTimeline
-from engine.lab.snapshot import AuxOutputRecord, Snapshot
-from engine.lab.timeline import Timeline
+from engine.lab.play.sglang.timeline import SGLangTimeline
+from engine.lab.play.vllm.snapshot import AuxOutputRecord, Snapshot
+from engine.lab.play.vllm.timeline import Timeline
 
 # Results that report a failure: a raised error, or an HTTP status of 400 or more.
 _FAILED = re.compile(r"^(\w+Error\b|HTTP [45]\d\d\b|not run\b)")

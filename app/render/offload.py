@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from app.render.html import changed_at, esc
 from app.render.pool import block_cell
-from engine.lab.timeline import Timeline
+from engine.lab.play.vllm.timeline import Timeline
 
 
 def render_offload(timeline: Timeline, step: int) -> str:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from app.render.gaps import runs_of
 from app.render.glossary import term
 from app.render.html import changed_at, esc
-from engine.lab.snapshot import BlockRecord
-from engine.lab.timeline import Timeline
+from engine.lab.play.vllm.snapshot import BlockRecord
+from engine.lab.play.vllm.timeline import Timeline
 
 # Text shown in each cell and in the legend, so state never relies on colour alone.
 STATE_TAGS = {"null": "null", "held": "held", "free-cached": "cached", "free-empty": "empty"}

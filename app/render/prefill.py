@@ -1,6 +1,6 @@
 """What a hit saves: prefill FLOPs and time with and without the cached prefix.
 
-The arithmetic is the engine's (engine.lab.prefill_cost); this view parses the
+The arithmetic is the engine's (engine.lab.shared.prefill_cost); this view parses the
 fields, follows the current step's request until the learner types, and shows
 the result or an inline message. While it follows, every step's result is in
 the browser (a StepDeck), so it steps with the page, before Python too.
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from app.data.prefill_inputs import PrefillInputs, parse_inputs, seed_texts
 from app.render.html import esc
-from engine.lab.prefill_cost import prefill_cost
-from engine.lab.snapshot import RequestRecord, Snapshot
-from engine.lab.timeline import Timeline
+from engine.lab.play.vllm.snapshot import RequestRecord, Snapshot
+from engine.lab.play.vllm.timeline import Timeline
+from engine.lab.shared.prefill_cost import prefill_cost
 
 # Where the fields' numbers come from, when not from a step's request (follow).
 OWN_INPUTS = "Your inputs (<i>This step's request</i> follows the steps again)."

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 
 from app.render.gaps import runs_of, with_gaps
 from app.render.html import esc, previous_and_current
-from engine.lab.timeline import Timeline
+from engine.lab.play.vllm.timeline import Timeline
 
 # A longer queue is shown as runs of consecutive ids, and past 2 x EDGE runs, as its head,
 # its tail and the blocks marked at the step, with a count of the others between.

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from app.render.glossary import term
 from app.render.html import changed_at, esc
 from app.render.sglang_common import node_units, span_text, unit_word
-from engine.lab.sglang_narration import node_label
-from engine.lab.sglang_snapshot import ROOT_ID, NodeRecord, SGLangSnapshot
-from engine.lab.sglang_timeline import SGLangTimeline
+from engine.lab.play.sglang.narration import node_label
+from engine.lab.play.sglang.snapshot import ROOT_ID, NodeRecord, SGLangSnapshot
+from engine.lab.play.sglang.timeline import SGLangTimeline
 
 # At most this many nodes are drawn (every built-in scenario's tree is far below).
 MAX_NODES = 60

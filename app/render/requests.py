@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 from app.render.gaps import runs_of, with_gaps
 from app.render.glossary import term
 from app.render.html import changed_at, esc
-from engine.lab.snapshot import RequestRecord
-from engine.lab.timeline import Timeline
+from engine.lab.play.vllm.snapshot import RequestRecord
+from engine.lab.play.vllm.timeline import Timeline
 
 # A request's block list longer than this is folded as the pool and the free queue fold
 # theirs: runs of consecutive blocks in one state as one chip ("#1 to #512"), and if still

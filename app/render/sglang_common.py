@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from app.render.gaps import runs_of, with_gaps
-from engine.lab.sglang_snapshot import ROOT_ID, NodeRecord, SGLangSnapshot
+from engine.lab.play.sglang.snapshot import ROOT_ID, NodeRecord, SGLangSnapshot
 
 # A span of more runs than this shows its first and last SPAN_EDGE runs, a count between:
 # a 2,000-token node of scattered token ids stays one line.

@@ -6,7 +6,7 @@ from __future__ import annotations
 from app.render.glossary import code_term, term
 from app.render.header import KEYS, embed_header, page_header
 from app.render.html import esc
-from engine.lab.sglang_timeline import SGLangTimeline
+from engine.lab.play.sglang.timeline import SGLangTimeline
 
 HOW_TO_READ = (
     f"The {term('radix-tree')} is SGLang's prefix cache: each {term('node')} holds a run of "

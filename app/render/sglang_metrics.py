@@ -8,8 +8,8 @@ from app.render.glossary import term
 from app.render.html import esc
 from app.render.metrics import metric, percent, ratio
 from app.render.sglang_common import span_text, unit_word
-from engine.lab.sglang_timeline import SGLangTimeline
-from engine.lab.snapshot import EventRecord
+from engine.lab.play.records import EventRecord
+from engine.lab.play.sglang.timeline import SGLangTimeline
 
 
 def _event(event: EventRecord, page_size: int) -> str:

@@ -8,9 +8,9 @@ from app.render.glossary import term
 from app.render.html import changed_at, esc
 from app.render.requests import requests_box
 from app.render.sglang_common import span_text
-from engine.lab.sglang_narration import node_label
-from engine.lab.sglang_snapshot import SGLangRequestRecord
-from engine.lab.sglang_timeline import SGLangTimeline
+from engine.lab.play.sglang.narration import node_label
+from engine.lab.play.sglang.snapshot import SGLangRequestRecord
+from engine.lab.play.sglang.timeline import SGLangTimeline
 
 # Status word -> the class the vLLM panel colours it with (RUNNING, WAITING, FINISHED_*).
 STATUS_CLASS = {"running": "RUNNING", "waiting": "WAITING", "finished": "FINISHED_LENGTH_CAPPED"}

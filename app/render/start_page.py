@@ -18,7 +18,7 @@ from functools import cache
 
 from app.data.content_files import load_toml, one_line
 from app.render.html import esc
-from engine.lab.scenario import scenario_names
+from engine.lab.play.scenario import scenario_names
 
 
 @dataclass(frozen=True)

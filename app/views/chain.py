@@ -17,8 +17,8 @@ from app.views.base import TERM_CSS, sender_of
 from app.views.sender import Sender
 from app.views.sglang import on_sglang
 from app.views.state import SimulatorState
-from engine.lab.hash_cost import measure_hash_cost
-from engine.lab.timeline import Timeline
+from engine.lab.play.vllm.timeline import Timeline
+from engine.lab.shared.hash_cost import measure_hash_cost
 
 
 class ChainView(pn.viewable.Viewer):

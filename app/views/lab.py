@@ -51,8 +51,9 @@ from app.render.lab_traces import ENGINE_NAMES
 from app.views.lab_charts import CHARTS, HIT_RATE_CHART_HEIGHT, SOURCE_KEYS, RunCharts
 from app.views.lab_controls import STYLESHEETS, WRAPPING, LabGroup, lab_root, update_changed
 from app.views.trace_lab import TraceLabView
-from engine.lab.scenario import MODES, ScenarioError
-from engine.lab.workload import KNOB_TYPES, SALT_POLICIES, Workload, WorkloadRun
+from engine.lab.play.scenario import MODES, ScenarioError
+from engine.lab.workload.run import WorkloadRun
+from engine.lab.workload.workload import KNOB_TYPES, SALT_POLICIES, Workload
 
 # The page around the lab's roots: the main entry point puts it in the page's head.
 LAB_PAGE_CSS = Path(__file__).with_name("lab_page.css").read_text(encoding="utf-8")

@@ -32,8 +32,8 @@ from app.host.errors import logged
 from app.render.lab import LegendItem, render_chart_legend, render_empty_chart
 from app.render.lab_traces import ENGINE_NAMES
 from app.views.lab_controls import update_changed
-from engine.lab.trace_replay import PAPER_LOCAL_CACHE_TOKENS, InOrderReplay
-from engine.lab.workload import WorkloadRun
+from engine.lab.traces.replay import PAPER_LOCAL_CACHE_TOKENS, InOrderReplay
+from engine.lab.workload.run import WorkloadRun
 
 # A chart's height (px); the hit-rate chart gives its legend's line naming the runs its
 # room.

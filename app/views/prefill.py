@@ -16,8 +16,8 @@ from app.views.base import sender_of
 from app.views.sender import Sender
 from app.views.sglang import on_sglang
 from app.views.state import SimulatorState
-from engine.lab.snapshot import Snapshot
-from engine.lab.timeline import Timeline
+from engine.lab.play.vllm.snapshot import Snapshot
+from engine.lab.play.vllm.timeline import Timeline
 
 
 class PrefillView(pn.viewable.Viewer):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from app.page.stylesheets import stylesheet
 from app.page.theme import CSS
 from app.views.state import SimulatorState
-from engine.lab.sglang_timeline import SGLangTimeline
+from engine.lab.play.sglang.timeline import SGLangTimeline
 
 # The theme, then SGLang's own marks (the radix tree, the KV slots, its requests and
 # events): on every view that renders one of them.

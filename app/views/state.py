@@ -11,9 +11,9 @@ import param
 
 from app.data import timelines
 from app.playground.store import counted_last_step, is_playground, last_step
-from engine.lab.scenario import MODES, SGLANG_MODES
-from engine.lab.sglang_timeline import SGLangStep, SGLangTimeline
-from engine.lab.timeline import Step, Timeline
+from engine.lab.play.scenario import MODES, SGLANG_MODES
+from engine.lab.play.sglang.timeline import SGLangStep, SGLangTimeline
+from engine.lab.play.vllm.timeline import Step, Timeline
 
 
 class SimulatorState(param.Parameterized):

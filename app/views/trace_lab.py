@@ -40,9 +40,14 @@ from app.render.lab_traces import (
 )
 from app.views.lab_charts import SOURCE_KEYS, CurveChart, RunCharts
 from app.views.lab_controls import STYLESHEETS, WRAPPING, LabGroup, lab_root, update_changed
-from engine.lab.request_trace import TRACE_BLOCK_TOKENS, TraceEntry, TraceError, parse_trace_bytes
-from engine.lab.trace_replay import InOrderReplay, trace_name_of
-from engine.lab.trace_timed import CANNOT_SHOW, DEFAULT_STEP_MS, TimedTraceRun
+from engine.lab.traces.replay import InOrderReplay, trace_name_of
+from engine.lab.traces.request_trace import (
+    TRACE_BLOCK_TOKENS,
+    TraceEntry,
+    TraceError,
+    parse_trace_bytes,
+)
+from engine.lab.traces.timed import CANNOT_SHOW, DEFAULT_STEP_MS, TimedTraceRun
 
 YOUR_FILE = "your file"
 # The replay with time's charts (indices into CHARTS): the hit rate, the pool, preemptions

@@ -11,8 +11,10 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from app.data.lab import preset
-from engine.lab import playground_code
-from engine.lab.workload import Preset, WorkloadRun, run_workload
+from engine.lab.play import playground_code
+from engine.lab.workload.presets import Preset
+from engine.lab.workload.run import WorkloadRun
+from engine.lab.workload.vllm.runner import run_workload
 
 expect = pytest.importorskip("playwright.sync_api").expect
 
@@ -199,7 +201,7 @@ def check_both_engines_share_the_charts(page: Any, timeout_ms: int) -> None:
     """On `shared-prefix`, the engine knob set to both: SGLang's runs join vLLM's on the
     same charts (the engine's numbers), every legend names both engines, the summary has
     both engines' columns, and the address carries the choice."""
-    from engine.lab.workload_sglang import run_sglang_workload
+    from engine.lab.workload.sglang.runner import run_sglang_workload
 
     shared = preset("shared-prefix")
     compare = shared.compare_workload()

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from engine.lab.sglang_timeline import SGLangTimeline
-from engine.lab.timeline import Timeline
+from engine.lab.play.sglang.timeline import SGLangTimeline
+from engine.lab.play.vllm.timeline import Timeline
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 expect = playwright_api.expect

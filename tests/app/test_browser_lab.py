@@ -10,9 +10,10 @@ import pytest
 from app.data.lab import preset
 from app.playground.script_lines import format_lines
 from app.views.lab_charts import CHARTS
-from engine.lab.scenario_file import scenario_from_dict
-from engine.lab.timeline import build_timeline
-from engine.lab.workload import run_workload, workload_scenario
+from engine.lab.play.scenario_file import scenario_from_dict
+from engine.lab.play.vllm.timeline import build_timeline
+from engine.lab.workload.vllm.runner import run_workload
+from engine.lab.workload.workload import workload_scenario
 from tests.app import test_browser_serve as serve
 from tests.app.lab_checks import (
     check_a_bad_knob_says_why,
@@ -241,8 +242,9 @@ def test_real_traces_draw_both_engines_curves_and_the_gap_sentence(
     watched: Watched, server: str
 ) -> None:
     from app.data.trace_lab import shipped_trace, trace_path
-    from engine.lab.trace_replay import HashedTrace, capacities_for, hit_rate_curve
-    from engine.lab.trace_replay_sglang import hit_rate_curve_sglang
+    from engine.lab.traces.replay import capacities_for
+    from engine.lab.traces.sglang.replay import hit_rate_curve_sglang
+    from engine.lab.traces.vllm.replay import HashedTrace, hit_rate_curve
 
     if trace_path("synthetic") is None:
         pytest.skip("the Mooncake traces are not here")
@@ -296,7 +298,7 @@ def test_real_traces_replay_a_slice_with_time_on_the_labs_charts(
     watched: Watched, server: str
 ) -> None:
     from app.data.trace_lab import shipped_trace, trace_path
-    from engine.lab.trace_timed import CANNOT_SHOW, TimedKnobs, run_trace_timed
+    from engine.lab.traces.timed import CANNOT_SHOW, TimedKnobs, run_trace_timed
 
     if trace_path("synthetic") is None:
         pytest.skip("the Mooncake traces are not here")

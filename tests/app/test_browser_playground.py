@@ -17,8 +17,8 @@ from app.playground.editor import EMPTY, fork
 from app.render.hashmap import render_hash_map
 from app.render.pool import render_pool
 from app.render.queue import render_queue
-from engine.lab.scenario_file import scenario_from_dict
-from engine.lab.timeline import build_timeline
+from engine.lab.play.scenario_file import scenario_from_dict
+from engine.lab.play.vllm.timeline import build_timeline
 from tests.app import test_browser_serve as serve
 from tests.app.conftest import parse
 from tests.app.page_checks import expected, read_page, wait_for_step

@@ -10,8 +10,8 @@ import pytest
 
 from app.playground.editor import fork
 from app.playground.script_lines import parse_lines
-from engine.lab.scenario_file import scenario_from_dict
-from engine.lab.sglang_timeline import SGLangTimeline, build_sglang_timeline
+from engine.lab.play.scenario_file import scenario_from_dict
+from engine.lab.play.sglang.timeline import SGLangTimeline, build_sglang_timeline
 from tests.app import test_browser_serve as serve
 from tests.app.page_checks import check_sglang_step
 from tests.app.playground_checks import field, open_fork

@@ -17,8 +17,8 @@ import pytest
 from app.data import timelines
 from app.data.url import playground_query
 from app.playground.editor import fork
-from engine.lab import playground_code
-from engine.lab.timeline import Timeline
+from engine.lab.play import playground_code
+from engine.lab.play.vllm.timeline import Timeline
 from tests.app.browser import REPO, chromium, panel_serve, panel_serve_with_output
 from tests.app.page_checks import (
     PHONE,

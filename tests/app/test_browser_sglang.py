@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from app.data import timelines
-from engine.lab.sglang_timeline import SGLangTimeline
+from engine.lab.play.sglang.timeline import SGLangTimeline
 from tests.app import test_browser_serve as serve
 from tests.app.browser import chromium
 from tests.app.page_checks import check_sglang_step

@@ -18,7 +18,7 @@ from app.views.offload import OffloadView
 from app.views.pool import PoolView
 from app.views.queue import QueueView
 from app.views.requests import RequestsView
-from engine.lab.timeline import Timeline
+from engine.lab.play.vllm.timeline import Timeline
 
 
 def step_views() -> dict[str, type[StepView]]:

@@ -38,10 +38,10 @@ from app.views.controls import Controls, scenario_options
 from app.views.header import HeaderView
 from app.views.prefill import PrefillView
 from app.views.state import SimulatorState
-from engine.lab.prefill_cost import prefill_cost
-from engine.lab.timeline import Timeline
-from engine.lab.trace import FunctionTrace
-from engine.lab.variants import CHANGES
+from engine.lab.play.line_tracer import FunctionTrace
+from engine.lab.play.vllm.timeline import Timeline
+from engine.lab.play.vllm.variants import CHANGES
+from engine.lab.shared.prefill_cost import prefill_cost
 from tests.app.conftest import parse
 
 MODES = timelines.scenario("reset").modes

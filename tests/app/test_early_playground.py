@@ -18,7 +18,7 @@ from app.playground import store
 from app.playground.editor import EMPTY, fork
 from app.playground.fields import LABELS, message_html, shown
 from app.playground.script_lines import parse_lines
-from engine.lab import playground_code
+from engine.lab.play import playground_code
 from tests.app.playground_checks import SCRIPT
 from tests.app.test_layers import imported_by
 

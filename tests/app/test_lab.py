@@ -33,10 +33,13 @@ from app.render.lab import render_outcome, render_run_key
 from app.views.lab import LabView, open_lab
 from app.views.lab_charts import CHARTS, RANGE_ANCHOR
 from app.views.lab_controls import attach_shared_models
-from engine.lab import playground_code
-from engine.lab.scenario import MODES
-from engine.lab.scenario_file import scenario_from_dict
-from engine.lab.workload import COLUMNS, Preset, Workload, WorkloadRun, WorkloadRunner, run_workload
+from engine.lab.play import playground_code
+from engine.lab.play.scenario import MODES
+from engine.lab.play.scenario_file import scenario_from_dict
+from engine.lab.workload.presets import Preset
+from engine.lab.workload.run import COLUMNS, WorkloadRun
+from engine.lab.workload.vllm.runner import WorkloadRunner, run_workload
+from engine.lab.workload.workload import Workload
 from tests.app.conftest import parse
 from tests.app.small_lab import SMALL_KNOBS
 

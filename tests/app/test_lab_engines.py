@@ -15,8 +15,8 @@ from app.data.side_runs import SideRuns
 from app.views.lab import LabView, open_lab
 from app.views.lab_charts import CHARTS, SOURCE_KEYS
 from app.views.trace_lab import TraceLabView
-from engine.lab.workload import run_workload
-from engine.lab.workload_sglang import run_sglang_workload
+from engine.lab.workload.sglang.runner import run_sglang_workload
+from engine.lab.workload.vllm.runner import run_workload
 from tests.app.conftest import parse
 from tests.app.small_lab import SMALL_KNOBS
 from tests.app.test_lab import legend_of, play

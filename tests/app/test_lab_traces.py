@@ -21,16 +21,12 @@ from app.data.trace_lab import (
 )
 from app.render.lab_traces import gap_sentence, render_gap_sentences
 from app.views.trace_lab import TraceLabView
-from engine.lab.paper_gap import paper_gap
-from engine.lab.request_trace import TraceError, parse_trace, parse_trace_bytes
-from engine.lab.trace_replay import (
-    PAPER_CACHE_RATIO,
-    HashedTrace,
-    capacities_for,
-    hit_rate_curve,
-)
-from engine.lab.trace_replay_sglang import hit_rate_curve_sglang
-from engine.lab.trace_timed import CANNOT_SHOW, TimedKnobs, run_trace_timed
+from engine.lab.traces.paper_gap import paper_gap
+from engine.lab.traces.replay import PAPER_CACHE_RATIO, capacities_for
+from engine.lab.traces.request_trace import TraceError, parse_trace, parse_trace_bytes
+from engine.lab.traces.sglang.replay import hit_rate_curve_sglang
+from engine.lab.traces.timed import CANNOT_SHOW, TimedKnobs, run_trace_timed
+from engine.lab.traces.vllm.replay import HashedTrace, hit_rate_curve
 from tests.app.conftest import parse
 
 pytestmark = pytest.mark.skipif(

@@ -33,7 +33,7 @@ from app.views.base import StepView
 from app.views.code import CodeView
 from app.views.sender import REST_AFTER_S, Sender
 from app.views.state import SimulatorState
-from engine.lab.timeline import Timeline, build_timeline
+from engine.lab.play.vllm.timeline import Timeline, build_timeline
 from tests.app.conftest import Element, parse
 
 BLOCKS = 2_000

@@ -54,7 +54,7 @@ def within(name: str, packages: tuple[str, ...]) -> bool:
 
 
 def test_the_models_of_vllm_and_sglang_import_nothing_from_the_lab() -> None:
-    # The lab reads the model and registers its variants (engine/lab/variants.py).
+    # The lab reads the model and registers its variants (engine/lab/play/vllm/variants.py).
     for package in (engine.vllm, engine.sglang):
         loaded = imported_by(modules_of(package))
         assert not [name for name in loaded if within(name, ("engine.lab",))], package.__name__

@@ -20,11 +20,11 @@ from app.playground.store import EMPTY
 from app.render.code_plan import SLOT
 from app.views import base
 from app.views import sender as sending
-from engine.lab import toml_writer
-from engine.lab.prefill_cost import prefill_cost
-from engine.lab.scenario import ACTION_KINDS, MODES, scenario_names
-from engine.lab.scenario_file import scenario_from_dict
-from engine.lab.timeline import build_timeline
+from engine.lab.play import toml_writer
+from engine.lab.play.scenario import ACTION_KINDS, MODES, scenario_names
+from engine.lab.play.scenario_file import scenario_from_dict
+from engine.lab.play.vllm.timeline import build_timeline
+from engine.lab.shared.prefill_cost import prefill_cost
 from tests.app.conftest import Element, parse
 
 TWO_REQUESTS = """add_request A max_tokens=2 prompt: 1..12

@@ -5,9 +5,13 @@ from __future__ import annotations
 from app.data import timelines
 from app.playground import store
 from app.playground.editor import EMPTY, fork
-from engine.lab.scenario_file import scenario_from_dict
-from engine.lab.sglang_timeline import SGLangTimeline, build_sglang_timeline, count_sglang_steps
-from engine.lab.timeline import Timeline
+from engine.lab.play.scenario_file import scenario_from_dict
+from engine.lab.play.sglang.timeline import (
+    SGLangTimeline,
+    build_sglang_timeline,
+    count_sglang_steps,
+)
+from engine.lab.play.vllm.timeline import Timeline
 from tests.app.test_playground import edit, playground_app
 
 LORA_SCRIPT = "add_request A lora_name=adapter prompt: 1..8\nstep"

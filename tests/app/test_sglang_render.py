@@ -22,9 +22,9 @@ from app.render.sglang_common import span_text, unit_ids, unit_states
 from app.render.sglang_header import render_sglang_embed_header, render_sglang_header
 from app.render.sglang_metrics import render_sglang_metrics
 from app.render.sglang_requests import render_sglang_requests
-from engine.lab.scenario import Scenario, load_scenario, parse_scenario, scenario_names
-from engine.lab.sglang_snapshot import ROOT_ID
-from engine.lab.sglang_timeline import SGLangTimeline, build_sglang_timeline
+from engine.lab.play.scenario import Scenario, load_scenario, parse_scenario, scenario_names
+from engine.lab.play.sglang.snapshot import ROOT_ID
+from engine.lab.play.sglang.timeline import SGLangTimeline, build_sglang_timeline
 from tests.app.conftest import Element, parse
 
 

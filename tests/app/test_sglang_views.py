@@ -34,8 +34,8 @@ from app.views.pool import PoolView
 from app.views.queue import QueueView
 from app.views.requests import RequestsView
 from app.views.state import SimulatorState
-from engine.lab.scenario import SGLANG_MODES
-from engine.lab.sglang_timeline import SGLangTimeline
+from engine.lab.play.scenario import SGLANG_MODES
+from engine.lab.play.sglang.timeline import SGLangTimeline
 
 BOTH = [n for n in timelines.names() if "sglang" in timelines.scenario(n).engines]
 VLLM_ONLY = next(n for n in timelines.names() if n not in BOTH)

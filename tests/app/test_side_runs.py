@@ -19,7 +19,9 @@ import pytest
 
 from app.data.lab import FinishedRuns, LabResult, LabRun, RunsInProgress, preset
 from app.data.side_runs import SideRuns, default_processes, serve
-from engine.lab.workload import Workload, WorkloadRun, run_workload
+from engine.lab.workload.run import WorkloadRun
+from engine.lab.workload.vllm.runner import run_workload
+from engine.lab.workload.workload import Workload
 from tests.app.small_lab import SMALL_KNOBS
 
 

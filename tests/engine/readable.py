@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from engine.lab.snapshot import event_record
+from engine.lab.play.vllm.snapshot import event_record
 from engine.vllm import kv_cache_utils
 from engine.vllm.block_pool import BlockPool
 from engine.vllm.kv_cache_utils import get_block_hash

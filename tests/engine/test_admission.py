@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.lab.scenario import ScenarioError, load_scenario, parse_scenario
-from engine.lab.timeline import Timeline, build_timeline
+from engine.lab.play.scenario import ScenarioError, load_scenario, parse_scenario
+from engine.lab.play.vllm.timeline import Timeline, build_timeline
 from engine.vllm.core import EngineCore
 from engine.vllm.kv_cache_manager import KVCacheManager
 from engine.vllm.request import Request, RequestStatus

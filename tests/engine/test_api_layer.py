@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from engine.lab.scenario import load_scenario
-from engine.lab.timeline import Step, Timeline, build_timeline
+from engine.lab.play.scenario import load_scenario
+from engine.lab.play.vllm.timeline import Step, Timeline, build_timeline
 from engine.vllm.api_server import APIServer, HTTPRequest, HTTPResponse, KeepModeEngineCoreClient
 from engine.vllm.core import KeepModeEngineCore
 from engine.vllm.scheduler import KeepModeScheduler

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from engine.lab.cli import main
-from engine.lab.scenario import ScenarioError, load_scenario, parse_scenario
-from engine.lab.timeline import build_timeline
+from engine.lab.cli.main import main
+from engine.lab.play.scenario import ScenarioError, load_scenario, parse_scenario
+from engine.lab.play.vllm.timeline import build_timeline
 
 
 def scenario_data(**changes: Any) -> dict[str, Any]:

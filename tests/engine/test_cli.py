@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import re
 
-from engine.lab.cli import main
+from engine.lab.cli.main import main
 
 
 def play(*args: str) -> str:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from engine.lab.scenario import load_scenario, scenario_names
-from engine.lab.scenario_file import scenario_from_dict
-from engine.lab.timeline import build_timeline, count_steps
+from engine.lab.play.scenario import load_scenario, scenario_names
+from engine.lab.play.scenario_file import scenario_from_dict
+from engine.lab.play.vllm.timeline import build_timeline, count_steps
 
 
 @pytest.mark.parametrize("name", scenario_names())

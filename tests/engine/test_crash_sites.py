@@ -7,10 +7,10 @@ import io
 
 import pytest
 
-from engine.lab.cli import main
-from engine.lab.scenario import load_scenario, parse_scenario
-from engine.lab.snapshot import Snapshot
-from engine.lab.timeline import ENGINE_DEAD_RESULT, Step, Timeline, build_timeline
+from engine.lab.cli.main import main
+from engine.lab.play.scenario import load_scenario, parse_scenario
+from engine.lab.play.vllm.snapshot import Snapshot
+from engine.lab.play.vllm.timeline import ENGINE_DEAD_RESULT, Step, Timeline, build_timeline
 
 STORED_BLOCKS = (1, 2, 3)  # B's prompt blocks, copied to CPU blocks 1 to 3
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from engine.lab.scenario import load_scenario
-from engine.lab.snapshot import Snapshot
-from engine.lab.timeline import Timeline, build_timeline
+from engine.lab.play.scenario import load_scenario
+from engine.lab.play.vllm.snapshot import Snapshot
+from engine.lab.play.vllm.timeline import Timeline, build_timeline
 
 RESET_STEP = 1
 

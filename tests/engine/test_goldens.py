@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from engine.lab.scenario import load_scenario, scenario_names
-from engine.lab.timeline import Timeline, build_timeline
+from engine.lab.play.scenario import load_scenario, scenario_names
+from engine.lab.play.vllm.timeline import Timeline, build_timeline
 
 GOLDENS = Path(__file__).parent / "goldens"
 CASES = [(name, mode) for name in scenario_names() for mode in load_scenario(name).modes]
@@ -67,8 +67,8 @@ def test_every_golden_belongs_to_a_case() -> None:
 
 DIGEST_SCRIPT = """
 import sys
-from engine.lab.scenario import load_scenario, scenario_names
-from engine.lab.timeline import build_timeline
+from engine.lab.play.scenario import load_scenario, scenario_names
+from engine.lab.play.vllm.timeline import build_timeline
 for name in scenario_names():
     scenario = load_scenario(name)
     for mode in scenario.modes:

@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from engine.lab import cli, hash_cost
-from engine.lab.hash_cost import measure_hash_cost
+from engine.lab.cli import main as cli
+from engine.lab.shared import hash_cost
+from engine.lab.shared.hash_cost import measure_hash_cost
 
 VLLM_OPTIONS = {"sha256", "sha256_cbor", "xxhash"}
 

@@ -12,8 +12,8 @@ import re
 
 import pytest
 
-from engine.lab.scenario import load_scenario, scenario_names
-from engine.lab.timeline import build_timeline
+from engine.lab.play.scenario import load_scenario, scenario_names
+from engine.lab.play.vllm.timeline import build_timeline
 
 VLLM_LINES: dict[str, tuple[str, ...]] = {
     # vllm/v1/core/block_pool.py, BlockPool.reset_prefix_cache

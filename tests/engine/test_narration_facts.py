@@ -1,6 +1,6 @@
 """Every narration, in every scenario, mode and step, states only what that step's data shows.
 
-Block ids and counts are placeholders filled from the step (engine/lab/narration.py);
+Block ids and counts are placeholders filled from the step (engine/lab/play/vllm/narration.py);
 a template that writes an id or a count by hand is refused, and so is a step
 whose pool took and gave back a block without the text naming it.
 """
@@ -12,10 +12,10 @@ from functools import cache
 
 import pytest
 
-from engine.lab.narration import FACT_LISTS, BlockIds, fill_narration, narration_context
-from engine.lab.scenario import load_scenario, scenario_names
-from engine.lab.step_facts import StepFacts
-from engine.lab.timeline import Step, Timeline, build_timeline
+from engine.lab.play.scenario import load_scenario, scenario_names
+from engine.lab.play.vllm.facts import StepFacts
+from engine.lab.play.vllm.narration import FACT_LISTS, BlockIds, fill_narration, narration_context
+from engine.lab.play.vllm.timeline import Step, Timeline, build_timeline
 
 CASES = [
     (name, mode, index)
@@ -69,7 +69,7 @@ def test_template_writes_no_block_id_or_count_by_hand(name: str, mode: str, inde
     stray = re.findall(r"\d[\d,]*", names.sub("", ALLOWED_DIGITS.sub("", template)))
     assert not stray, (
         f"{name} [{mode}] step {index}: numbers {stray} are written by hand; take them "
-        f"from the step (see engine/lab/narration.py for the placeholders)"
+        f"from the step (see engine/lab/play/vllm/narration.py for the placeholders)"
     )
 
 
@@ -183,7 +183,7 @@ def test_an_unaligned_shared_prefix_reuses_whole_blocks_only() -> None:
 
 
 def test_the_seed_load_saturates_the_gpu() -> None:
-    from engine.lab.prefill_cost import H100_ACHIEVED_FLOPS, Saturation
+    from engine.lab.shared.prefill_cost import H100_ACHIEVED_FLOPS, Saturation
 
     assert round(H100_ACHIEVED_FLOPS / 1e12) == 445
     assert Saturation(20, 2000).saturated

@@ -20,18 +20,19 @@ import hypothesis.strategies as st
 import pytest
 from hypothesis import given, settings
 
-from engine.lab import playground_code, toml_writer
-from engine.lab.cli import main
-from engine.lab.scenario import (
+from engine.lab.cli.main import main
+from engine.lab.play import playground_code, toml_writer
+from engine.lab.play.scenario import (
     MODES,
     ScenarioError,
     mode_effect,
     scenario_data,
     scenario_names,
 )
-from engine.lab.scenario_file import load_scenario_file, parse_toml, scenario_from_dict
-from engine.lab.timeline import MAX_TIMELINE_STEPS, _Run, build_timeline, count_steps
-from engine.lab.tokenizer import tokenize
+from engine.lab.play.scenario_file import load_scenario_file, parse_toml, scenario_from_dict
+from engine.lab.play.timeline import MAX_TIMELINE_STEPS
+from engine.lab.play.vllm.timeline import _Run, build_timeline, count_steps
+from engine.lab.shared.tokenizer import tokenize
 from tests.engine import test_pool_invariants as pool_checks
 
 

@@ -7,8 +7,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.lab.prompt_hashes import PromptHashStore
-from engine.lab.workload import SALT_POLICIES, Workload, WorkloadRunner
+from engine.lab.workload.prompt_hashes import PromptHashStore
+from engine.lab.workload.vllm.runner import WorkloadRunner
+from engine.lab.workload.workload import SALT_POLICIES, Workload
 from engine.vllm.kv_cache_utils import get_request_block_hasher, sha256
 from engine.vllm.request import Request
 

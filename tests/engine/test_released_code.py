@@ -7,10 +7,10 @@ import inspect
 
 import pytest
 
-from engine.lab.scenario import load_scenario
-from engine.lab.timeline import build_timeline
-from engine.lab.trace import FunctionTrace
-from engine.lab.variants import (
+from engine.lab.play.line_tracer import FunctionTrace
+from engine.lab.play.scenario import load_scenario
+from engine.lab.play.vllm.timeline import build_timeline
+from engine.lab.play.vllm.variants import (
     BEFORE_FIX,
     CHANGES,
     PROPOSED,

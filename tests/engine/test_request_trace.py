@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from engine.lab.request_trace import (
+from engine.lab.traces.request_trace import (
     TRACE_BLOCK_TOKENS,
     PromptHashes,
     TraceEntry,

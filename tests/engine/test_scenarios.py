@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from engine.lab.prefill_cost import LLAMA_3_8B, flops_for_positions, prefill_cost
-from engine.lab.scenario import load_scenario, scenario_names
-from engine.lab.snapshot import Snapshot
-from engine.lab.timeline import Timeline, build_timeline
+from engine.lab.play.scenario import load_scenario, scenario_names
+from engine.lab.play.vllm.snapshot import Snapshot
+from engine.lab.play.vllm.timeline import Timeline, build_timeline
+from engine.lab.shared.prefill_cost import LLAMA_3_8B, flops_for_positions, prefill_cost
 
 
 def play(name: str, mode: str | None = None) -> Timeline:

@@ -1,6 +1,6 @@
 """Every SGLang narration, in every scenario, mode and step, states only what that step's
 data shows: node ids, slots and counts are placeholders filled from the step
-(engine/lab/sglang_narration.py), and what the tree did is named at its step."""
+(engine/lab/play/sglang/narration.py), and what the tree did is named at its step."""
 
 from __future__ import annotations
 
@@ -9,15 +9,15 @@ from functools import cache
 
 import pytest
 
-from engine.lab.scenario import load_scenario, scenario_names
-from engine.lab.sglang_facts import SGLangStepFacts
-from engine.lab.sglang_narration import (
+from engine.lab.play.scenario import load_scenario, scenario_names
+from engine.lab.play.sglang.facts import SGLangStepFacts
+from engine.lab.play.sglang.narration import (
     NodeList,
     SlotList,
     describe_sglang_step,
     fill_sglang_narration,
 )
-from engine.lab.sglang_timeline import SGLangStep, SGLangTimeline, build_sglang_timeline
+from engine.lab.play.sglang.timeline import SGLangStep, SGLangTimeline, build_sglang_timeline
 from tests.engine.test_narration_facts import ALLOWED_DIGITS
 
 CASES = [

@@ -1,4 +1,4 @@
-"""Scenarios played on SGLang 0.5.23's model (engine/lab/sglang_timeline.py): goldens,
+"""Scenarios played on SGLang 0.5.23's model (engine/lab/play/sglang/timeline.py): goldens,
 the tree's invariants at every step, the facts each scenario's lesson rests on, the
 traced lines and the CLI.
 
@@ -21,8 +21,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.lab.cli import main
-from engine.lab.scenario import (
+from engine.lab.cli.main import main
+from engine.lab.play.line_tracer import FunctionTrace
+from engine.lab.play.scenario import (
     Scenario,
     ScenarioError,
     load_scenario,
@@ -30,14 +31,13 @@ from engine.lab.scenario import (
     scenario_names,
     sglang_refusal,
 )
-from engine.lab.sglang_snapshot import ROOT_ID, SGLangSnapshot
-from engine.lab.sglang_timeline import (
+from engine.lab.play.sglang.snapshot import ROOT_ID, SGLangSnapshot
+from engine.lab.play.sglang.timeline import (
     SGLangTimeline,
     build_sglang_timeline,
     count_sglang_steps,
 )
-from engine.lab.timeline import Timeline, build_timeline
-from engine.lab.trace import FunctionTrace
+from engine.lab.play.vllm.timeline import Timeline, build_timeline
 from tests.engine.test_goldens import run_on_python
 
 GOLDENS = Path(__file__).parent / "goldens_sglang"
@@ -176,8 +176,8 @@ def test_sglang_timeline_json_is_deterministic(name: str, mode: str) -> None:
 
 
 DIGEST_SCRIPT = """
-from engine.lab.scenario import load_scenario, scenario_names
-from engine.lab.sglang_timeline import build_sglang_timeline
+from engine.lab.play.scenario import load_scenario, scenario_names
+from engine.lab.play.sglang.timeline import build_sglang_timeline
 for name in scenario_names("sglang"):
     scenario = load_scenario(name)
     for mode in scenario.sglang.modes:

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.lab.scenario import MODES, load_scenario, scenario_names
-from engine.lab.scenario_file import scenario_from_dict
-from engine.lab.snapshot import Snapshot, SnapshotTaker
-from engine.lab.timeline import Timeline, _Run, build_timeline
+from engine.lab.play.scenario import MODES, load_scenario, scenario_names
+from engine.lab.play.scenario_file import scenario_from_dict
+from engine.lab.play.vllm.snapshot import Snapshot, SnapshotTaker
+from engine.lab.play.vllm.timeline import Timeline, _Run, build_timeline
 from tests.engine.test_playground import playground_scripts
 
 

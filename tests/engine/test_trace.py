@@ -14,11 +14,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.lab import trace as trace_module
-from engine.lab.scenario import MODES, load_scenario
-from engine.lab.scenario_file import scenario_from_dict
-from engine.lab.timeline import Step, Timeline, build_timeline, source_indexes
-from engine.lab.trace import FunctionTrace, Tracer
+from engine.lab.play import line_tracer as trace_module
+from engine.lab.play.line_tracer import FunctionTrace, Tracer
+from engine.lab.play.scenario import MODES, load_scenario
+from engine.lab.play.scenario_file import scenario_from_dict
+from engine.lab.play.vllm.timeline import Step, Timeline, build_timeline, source_indexes
 from tests.engine.test_goldens import run_on_python
 from tests.engine.test_playground import playground_scripts
 
@@ -177,9 +177,9 @@ def test_kept_results_tell_apart_steps_that_ran_the_same_lines_in_another_order(
 
 MONITORING_SCRIPT = """
 import sys
-from engine.lab import trace
-from engine.lab.scenario import load_scenario
-from engine.lab.timeline import build_timeline, source_indexes
+from engine.lab.play import line_tracer as trace
+from engine.lab.play.scenario import load_scenario
+from engine.lab.play.vllm.timeline import build_timeline, source_indexes
 import cProfile
 profile = cProfile.Profile()  # a profiler can watch a traced build (their tool ids differ)
 profile.enable()

@@ -11,18 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from engine.lab.cli import main
-from engine.lab.request_trace import TraceEntry, TraceError, read_trace
-from engine.lab.trace_replay import (
+from engine.lab.cli.main import main
+from engine.lab.traces.replay import lru_floor, paper_comparison, slice_entries, trace_name_of
+from engine.lab.traces.request_trace import TraceEntry, TraceError, read_trace
+from engine.lab.traces.vllm.replay import (
     HashedTrace,
     default_capacities,
     hit_rate_curve,
-    lru_floor,
-    paper_comparison,
     replay_in_order,
     replay_unlimited,
-    slice_entries,
-    trace_name_of,
 )
 
 B = 512

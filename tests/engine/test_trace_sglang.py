@@ -8,14 +8,15 @@ import json
 
 import pytest
 
-from engine.lab.paper_gap import paper_gap, reuse_from_ids
-from engine.lab.request_trace import TraceEntry, read_trace
-from engine.lab.trace_replay import HashedTrace, capacities_for, replay_in_order
-from engine.lab.trace_replay_sglang import (
+from engine.lab.traces.paper_gap import paper_gap, reuse_from_ids
+from engine.lab.traces.replay import capacities_for
+from engine.lab.traces.request_trace import TraceEntry, read_trace
+from engine.lab.traces.sglang.replay import (
     SlotCounter,
     hit_rate_curve_sglang,
     replay_in_order_sglang,
 )
+from engine.lab.traces.vllm.replay import HashedTrace, replay_in_order
 from engine.sglang.allocator import make_allocator
 from tests.engine.test_trace_replay import (
     CONVERSATION,

@@ -1,4 +1,4 @@
-"""A trace slice replayed with time (engine/lab/trace_timed.py): hand-written traces where
+"""A trace slice replayed with time (engine/lab/traces/timed.py): hand-written traces where
 the arrival times decide the hits, on vLLM's scheduler and SGLang's, the limits, and the
 CLI's ``--timed``."""
 
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.lab.cli import main
-from engine.lab.request_trace import TraceEntry
-from engine.lab.trace_timed import (
+from engine.lab.cli.main import main
+from engine.lab.traces.request_trace import TraceEntry
+from engine.lab.traces.timed import (
     CANNOT_SHOW,
     TimedKnobs,
     TimedTraceRun,
@@ -20,7 +20,8 @@ from engine.lab.trace_timed import (
     timed_result,
     timed_runner,
 )
-from engine.lab.workload import COLUMNS, MAX_REQUESTS, WorkloadError, WorkloadRun
+from engine.lab.workload.run import COLUMNS, WorkloadRun
+from engine.lab.workload.workload import MAX_REQUESTS, WorkloadError
 
 B = 16  # a small block size: these slices are small
 A = (1, 2, 3)  # a prompt's hash ids (1100 tokens: two whole units and a partial one)

@@ -16,22 +16,19 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from engine.lab.cli import main
-from engine.lab.scenario import MODES
-from engine.lab.snapshot import block_state
-from engine.lab.timeline import build_timeline
-from engine.lab.workload import (
-    COLUMNS,
+from engine.lab.cli.main import main
+from engine.lab.play.scenario import MODES
+from engine.lab.play.vllm.snapshot import block_state
+from engine.lab.play.vllm.timeline import build_timeline
+from engine.lab.workload.presets import load_preset, preset_names
+from engine.lab.workload.run import COLUMNS
+from engine.lab.workload.vllm.runner import WorkloadRunner, pool_usage, run_workload
+from engine.lab.workload.workload import (
     SALT_POLICIES,
     Workload,
     WorkloadError,
-    WorkloadRunner,
     fits_a_scenario,
-    load_preset,
-    pool_usage,
-    preset_names,
     problems,
-    run_workload,
     workload_scenario,
 )
 from engine.vllm.kv_cache_utils import KVCacheBlock

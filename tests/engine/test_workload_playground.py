@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from engine.lab import playground_code
-from engine.lab.scenario import ScenarioError, parse_tokens
-from engine.lab.scenario_file import scenario_from_dict
-from engine.lab.timeline import build_timeline
-from engine.lab.workload import load_preset, run_workload, workload_scenario
-from engine.lab.workload_playground import token_ranges, workload_playground_code
+from engine.lab.play import playground_code
+from engine.lab.play.scenario import ScenarioError, parse_tokens
+from engine.lab.play.scenario_file import scenario_from_dict
+from engine.lab.play.vllm.timeline import build_timeline
+from engine.lab.workload.playground import token_ranges, workload_playground_code
+from engine.lab.workload.presets import load_preset
+from engine.lab.workload.vllm.runner import run_workload
+from engine.lab.workload.workload import workload_scenario
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Workloads on SGLang's model (engine/lab/workload_sglang.py): the seed's three
+"""Workloads on SGLang's model (engine/lab/workload/sglang/runner.py): the seed's three
 experiments, the columns, and ``python -m engine --workload ... --engine``."""
 
 from __future__ import annotations
@@ -8,14 +8,13 @@ import json
 
 import pytest
 
-from engine.lab import workload_sglang
-from engine.lab.cli import main
-from engine.lab.workload import COLUMNS, Workload, load_preset, run_workload
-from engine.lab.workload_sglang import (
-    NO_MEANING_ON_SGLANG,
-    pool_slots,
-    run_sglang_workload,
-)
+from engine.lab.cli.main import main
+from engine.lab.workload.presets import load_preset
+from engine.lab.workload.run import COLUMNS
+from engine.lab.workload.sglang import runner as workload_sglang
+from engine.lab.workload.sglang.runner import NO_MEANING_ON_SGLANG, pool_slots, run_sglang_workload
+from engine.lab.workload.vllm.runner import run_workload
+from engine.lab.workload.workload import Workload
 from engine.sglang.scheduler import MAX_PREFILL_TOKENS
 
 SMALL = Workload(requests=40, shared_tokens=512, unique_tokens=64, output_tokens=4)

@@ -16,9 +16,9 @@ import pytest
 
 from app.playground.fields import LABELS, with_engines
 from app.playground.fields import SCRIPT as SCRIPT_FIELD
-from engine.lab import playground_code
-from engine.lab.scenario_file import scenario_from_dict
-from engine.lab.timeline import Timeline, build_timeline
+from engine.lab.play import playground_code
+from engine.lab.play.scenario_file import scenario_from_dict
+from engine.lab.play.vllm.timeline import Timeline, build_timeline
 from tests.app.page_checks import expected
 from tests.app.test_browser_playground import SCRIPT, check_playground_step, field, typed
 from tests.site.conftest import wait_interactive

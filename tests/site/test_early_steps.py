@@ -15,9 +15,9 @@ import pytest
 
 from app.render.prefill import step_request
 from app.static_site.pins import PANEL_VERSION
-from engine.lab.scenario import load_scenario
-from engine.lab.sglang_timeline import build_sglang_timeline
-from engine.lab.timeline import build_timeline
+from engine.lab.play.scenario import load_scenario
+from engine.lab.play.sglang.timeline import build_sglang_timeline
+from engine.lab.play.vllm.timeline import build_timeline
 from tests.app.page_checks import check_sglang_step, check_step
 from tests.site.conftest import (
     RECORDER_JS,

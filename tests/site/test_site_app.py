@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from engine.lab.scenario import load_scenario, scenario_names
-from engine.lab.timeline import Timeline, build_timeline
+from engine.lab.play.scenario import load_scenario, scenario_names
+from engine.lab.play.vllm.timeline import Timeline, build_timeline
 from tests.app.page_checks import check_step, exercise_keyboard, expected, read_page, wait_for_step
 
 playwright_api = pytest.importorskip("playwright.sync_api")
@@ -39,8 +39,8 @@ WORKER_TIMEOUT_MS = 60_000
 DIGESTS_IN_WORKER = """async ([names, timeoutMs]) => {
   const code = `
 import json
-from engine.lab.scenario import load_scenario
-from engine.lab.timeline import build_timeline
+from engine.lab.play.scenario import load_scenario
+from engine.lab.play.vllm.timeline import build_timeline
 json.dumps({f"{n}/{m}": build_timeline(load_scenario(n), m).digest()
             for n in ${JSON.stringify(names)} for m in load_scenario(n).modes})
 `;

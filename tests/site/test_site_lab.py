@@ -10,9 +10,10 @@ import pytest
 
 from app.data.lab import preset
 from app.playground.script_lines import format_lines
-from engine.lab.scenario_file import scenario_from_dict
-from engine.lab.timeline import build_timeline
-from engine.lab.workload import run_workload, workload_scenario
+from engine.lab.play.scenario_file import scenario_from_dict
+from engine.lab.play.vllm.timeline import build_timeline
+from engine.lab.workload.vllm.runner import run_workload
+from engine.lab.workload.workload import workload_scenario
 from tests.app.lab_checks import (
     check_a_bad_knob_says_why,
     check_a_chart_on_the_first_screen,

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from app.playground.editor import fork
-from engine.lab.scenario_file import scenario_from_dict
-from engine.lab.timeline import build_timeline
+from engine.lab.play.scenario_file import scenario_from_dict
+from engine.lab.play.vllm.timeline import build_timeline
 from tests.app.playground_checks import (
     SCRIPT,
     build_by_hand,
@@ -50,8 +50,8 @@ DIGEST_IN_WORKER = """async ([data, mode, timeoutMs]) => {
   const code = `
 import json
 import os
-from engine.lab.scenario_file import scenario_from_dict
-from engine.lab.timeline import build_timeline
+from engine.lab.play.scenario_file import scenario_from_dict
+from engine.lab.play.vllm.timeline import build_timeline
 build_timeline(scenario_from_dict(json.loads(${JSON.stringify(data)})), "${mode}").digest()
 `;
   const timeout = new Promise((_, reject) =>

@@ -14,8 +14,9 @@ import pytest
 
 from app.data.trace_lab import DEFAULT_TRACE_REQUESTS, shipped_trace, trace_path
 from app.static_site.traces import TRACES_DIR
-from engine.lab.trace_replay import HashedTrace, capacities_for, hit_rate_curve
-from engine.lab.trace_timed import DEFAULT_STEP_MS, TimedKnobs, run_trace_timed
+from engine.lab.traces.replay import capacities_for
+from engine.lab.traces.timed import DEFAULT_STEP_MS, TimedKnobs, run_trace_timed
+from engine.lab.traces.vllm.replay import HashedTrace, hit_rate_curve
 from tests.app.test_browser_lab import TRACES_SOURCE_JS
 from tests.site.conftest import assert_clean, open_page
 

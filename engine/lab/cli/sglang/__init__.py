@@ -1,0 +1,1 @@
+"""SGLang's step as text in the terminal."""

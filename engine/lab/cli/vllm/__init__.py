@@ -1,0 +1,1 @@
+"""vLLM's step as text in the terminal."""

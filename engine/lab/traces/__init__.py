@@ -1,0 +1,1 @@
+"""Request traces: read, replayed in order (a hit-rate curve), with time, against the paper."""

@@ -1,0 +1,1 @@
+"""A request trace replayed on SGLang's model."""

@@ -1,0 +1,1 @@
+"""A request trace replayed on vLLM's model."""

@@ -1,0 +1,1 @@
+"""The workload lab: knobs, presets, runs of many requests untraced, one row per engine step."""

@@ -1,0 +1,1 @@
+"""The workload lab's runner on SGLang's model."""

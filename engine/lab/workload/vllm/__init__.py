@@ -1,0 +1,1 @@
+"""The workload lab's runner on vLLM's model."""
