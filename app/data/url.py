@@ -19,6 +19,7 @@ from app.data import timelines
 from app.playground import store as playground
 from engine.lab.play import playground_code
 from engine.lab.play.scenario import ScenarioError
+from engine.lab.shared.quoting import shorten_quotes
 from engine.lab.workload.playground import workload_playground_code
 from engine.lab.workload.workload import Workload
 
@@ -97,6 +98,7 @@ def parse_link(query: str) -> LinkState:
     embed = raw.get("embed", "").lower() in TRUE_VALUES
     start = not embed and not any(name in raw for name in POSITION_PARAMETERS)
     quiz = raw["quiz"].lower() in TRUE_VALUES if "quiz" in raw else None
+    notices = [shorten_quotes(notice) for notice in notices]  # a hostile address's values
     return LinkState(scenario, mode, step, embed, tuple(notices), start, quiz)
 
 
