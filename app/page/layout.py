@@ -20,7 +20,7 @@ from app.components.panel_tabs import PanelTabs
 from app.components.quiz import QuizPanel
 from app.components.start_page import StartPage
 from app.data import timelines
-from app.data.lab import default_preset
+from app.data.lab import TRACES_PRESET, default_preset
 from app.data.url import LAB, LinkState, link_query, parse_link, playground_query
 from app.host.errors import logged
 from app.page.stylesheets import stylesheet
@@ -91,7 +91,11 @@ class App(pn.viewable.Viewer):
         if self.start:
             self.start_page = StartPage(
                 html=render_start_page(
-                    timelines.titles(), empty_playground_href(), f"?{LAB}={default_preset()}"
+                    timelines.titles(),
+                    empty_playground_href(),
+                    f"?{LAB}={default_preset()}",
+                    engines={name: timelines.scenario(name).engines for name in timelines.names()},
+                    traces_href=f"?{LAB}={TRACES_PRESET}",
                 ),
                 sizing_mode="stretch_width",
             )

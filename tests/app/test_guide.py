@@ -21,6 +21,7 @@ from app.render.narration import render_narration
 from app.render.pool import render_pool
 from app.render.requests import render_requests
 from app.render.start_page import learning_path, render_start_page
+from engine.lab.play.scenario import scenario_names
 from tests.app.conftest import parse
 
 # The terms issue 13 asks the glossary to define.
@@ -356,6 +357,19 @@ def test_the_start_page_links_the_playground_and_the_lab() -> None:
     assert store.is_playground(opened.state.scenario) and not parse_link(playground).notices
     assert opened.playground.script.value == "add_request A max_tokens=2 prompt: 1..12\nstep"
     assert lab == f"?lab={default_preset()}" and lab_link(lab) == default_preset()
+
+
+def test_the_start_page_names_both_engines_marks_sglangs_scenarios_and_links_the_traces() -> None:
+    page = parse(App(link=parse_link("")).start_page.html)
+    assert "SGLang" in page.find_all(data_testid="engines-note")[0].text
+    marked = {
+        li.attrs["data-scenario"]
+        for li in page.find_all(data_testid="learning-path")[0].iter()
+        if li.tag == "li" and li.find_all(data_testid="plays-on-sglang")
+    }
+    assert marked == set(scenario_names("sglang"))
+    traces = page.find_all(data_testid="start-traces")[0]
+    assert lab_link(traces.attrs["href"]) == TRACES_PRESET and traces.text == "Real traces"
 
 
 @pytest.mark.parametrize("name", learning_path().order)
