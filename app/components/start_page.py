@@ -11,6 +11,7 @@ import param
 from app.components.esm import FileComponent
 from app.data.url import LAB, POSITION_PARAMETERS, TRUE_VALUES
 from app.page.stylesheets import stylesheet
+from app.page.theme import FOCUS_RING
 from app.render.lab import render_lab_loading
 
 # `?lab=` shows this page's copy on the static site (the lab has none): what it waits for.
@@ -44,4 +45,4 @@ class StartPage(FileComponent):
     true_values = param.List(default=list(TRUE_VALUES), constant=True)
 
     _esm = "start_page.js"
-    _stylesheets: ClassVar[list[str]] = [stylesheet("app.components", "start_page.css")]
+    _stylesheets: ClassVar[list[str]] = [FOCUS_RING, stylesheet("app.components", "start_page.css")]

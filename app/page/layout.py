@@ -24,6 +24,7 @@ from app.data.lab import TRACES_PRESET, default_preset
 from app.data.url import LAB, LinkState, link_query, parse_link, playground_query
 from app.host.errors import logged
 from app.page.stylesheets import stylesheet
+from app.page.theme import FOCUS_RING
 from app.playground.editor import PlaygroundEditor
 from app.playground.store import EMPTY, is_playground
 from app.render.glossary import render_glossary
@@ -126,7 +127,7 @@ class App(pn.viewable.Viewer):
         self.keyboard = Keyboard()
         self.playground = PlaygroundEditor(state=state)
         self.open_playground = pn.widgets.Button(
-            label="Edit a copy", width=170, height=28, margin=(0, 10)
+            label="Edit a copy", width=170, height=28, margin=(0, 10), stylesheets=[FOCUS_RING]
         )
         self.open_playground.on_click(logged(lambda _: self.playground.open_fork()))
         state.param.watch(self._show_playground_button, "scenario")

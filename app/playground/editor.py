@@ -20,6 +20,7 @@ import param
 from app.components import at_once
 from app.data import timelines
 from app.host.errors import logged
+from app.page.theme import FOCUS_RING
 from app.playground import store
 from app.playground.fields import (
     BLOCK_SIZE,
@@ -118,10 +119,16 @@ class PlaygroundEditor(pn.viewable.Viewer):
             for field in MESSAGES
         }
         self.export = pn.widgets.FileDownload(
-            callback=self._toml, filename="playground.toml", label="Export TOML", width=140
+            callback=self._toml,
+            filename="playground.toml",
+            label="Export TOML",
+            width=140,
+            stylesheets=[FOCUS_RING],
         )
-        self.upload = pn.widgets.FileInput(accept=".toml", label="Import TOML", width=220)
-        self.empty = pn.widgets.Button(label="Start empty", width=150)
+        self.upload = pn.widgets.FileInput(
+            accept=".toml", label="Import TOML", width=220, stylesheets=[FOCUS_RING]
+        )
+        self.empty = pn.widgets.Button(label="Start empty", width=150, stylesheets=[FOCUS_RING])
         for widget in (self.title, self.num_gpu_blocks, self.block_size, self.setup, self.script):
             widget.param.watch(self._edited, "value_input")
         self.sglang.param.watch(self._edited, "value")

@@ -9,7 +9,7 @@ from app.components import at_once
 from app.components.step_deck import StepDeck
 from app.host.errors import logged
 from app.host.runtime import in_pyodide
-from app.page.theme import CSS
+from app.page.theme import CSS, FOCUS_RING
 from app.render.chain import NONE, default_pair, render_chain
 from app.render.engines import per_engine
 from app.render.hash_cost import render_hash_cost
@@ -46,7 +46,7 @@ class ChainView(pn.viewable.Viewer):
         self._pickers = pn.Row(self._primary, self._other, margin=0)
         # The chapter's "measure the hashing cost itself", in this page's own Python.
         self._measure = pn.widgets.Button(
-            label="Measure the hashing cost here", margin=(8, 0, 4, 0)
+            label="Measure the hashing cost here", margin=(8, 0, 4, 0), stylesheets=[FOCUS_RING]
         )
         self._measured = pn.pane.HTML(
             "", stylesheets=[CSS, TERM_CSS], sizing_mode="stretch_width", margin=0

@@ -19,7 +19,7 @@ from app.components import at_once
 from app.components.address_bar import AddressBar
 from app.data.lab import ENGINE_CHOICES, ENGINE_WORDS, TRACES_PRESET, presets
 from app.host.errors import logged
-from app.page.theme import CSS
+from app.page.theme import CSS, FOCUS_RING
 from app.render.lab import render_knob_error, render_lab_notices
 
 LAB_CSS = Path(__file__).with_name("lab.css").read_text(encoding="utf-8")
@@ -89,8 +89,12 @@ class LabGroup(pn.viewable.Viewer):
         self.engine = at_once.Select(
             label="Engine", options=list(ENGINE_CHOICES), value=engine, width=100
         )
-        self.run_button = pn.widgets.Button(label="Run", color="primary", width=90)
-        self.stop_button = pn.widgets.Button(label="Stop", disabled=True, width=90)
+        self.run_button = pn.widgets.Button(
+            label="Run", color="primary", width=90, stylesheets=[FOCUS_RING]
+        )
+        self.stop_button = pn.widgets.Button(
+            label="Stop", disabled=True, width=90, stylesheets=[FOCUS_RING]
+        )
         # The progress bar is part of the status line: a widget shown and hidden would
         # make the browser lay out the whole page twice per run.
         self.status = pn.pane.HTML(

@@ -9,7 +9,7 @@ from app.components import at_once
 from app.components.step_deck import StepDeck
 from app.data.prefill_inputs import FIELDS, model_texts, parse_inputs, seed_texts
 from app.host.errors import logged
-from app.page.theme import CSS
+from app.page.theme import CSS, FOCUS_RING
 from app.render.engines import per_engine
 from app.render.prefill import OWN_INPUTS, THE_EXAMPLE, follow, follow_page, render_prefill
 from app.views.base import sender_of
@@ -33,9 +33,13 @@ class PrefillView(pn.viewable.Viewer):
             name: at_once.TextInput(label=label, width=150, margin=(0, 6, 4, 0))
             for name, label in FIELDS.items()
         }
-        self.from_step = pn.widgets.Button(label="This step's request", margin=(4, 6, 4, 0))
+        self.from_step = pn.widgets.Button(
+            label="This step's request", margin=(4, 6, 4, 0), stylesheets=[FOCUS_RING]
+        )
         self.seed = pn.widgets.Button(
-            label="Agent-prompt example (2,200 / 2,000)", margin=(4, 6, 4, 0)
+            label="Agent-prompt example (2,200 / 2,000)",
+            margin=(4, 6, 4, 0),
+            stylesheets=[FOCUS_RING],
         )
         self._deck = StepDeck(
             view="prefill",

@@ -27,6 +27,7 @@ from app.data.trace_lab import (
 )
 from app.host.errors import logged
 from app.host.runtime import in_pyodide
+from app.page.theme import FOCUS_RING
 from app.render.lab import render_knob_error
 from app.render.lab_traces import (
     render_curve_done,
@@ -83,14 +84,18 @@ class TraceLabView(LabGroup):
         self.block_size = at_once.IntInput(
             label="block_size (vLLM, tokens)", value=TRACE_BLOCK_TOKENS, width=200
         )
-        self.upload = pn.widgets.FileInput(accept=".jsonl,.json,.gz", width=240)
+        self.upload = pn.widgets.FileInput(
+            accept=".jsonl,.json,.gz", width=240, stylesheets=[FOCUS_RING]
+        )
         self.step_ms = at_once.FloatInput(
             label="Step time (ms, with time)", value=DEFAULT_STEP_MS, width=200
         )
         self.capacity = at_once.IntInput(
             label="Capacity (tokens, with time)", value=DEFAULT_TIMED_CAPACITY, width=200
         )
-        self.timed_button = pn.widgets.Button(label="Run with time", width=130)
+        self.timed_button = pn.widgets.Button(
+            label="Run with time", width=130, stylesheets=[FOCUS_RING]
+        )
         self._uploaded: list[TraceEntry] | None = None
         self.curve_chart = CurveChart()
         self.gap = pn.pane.HTML("", stylesheets=STYLESHEETS, sizing_mode="stretch_width")
