@@ -50,6 +50,10 @@ def update_changed(obj: param.Parameterized, **values: Any) -> None:
         obj.param.update(**changed)
 
 
+# The class of a root of results while they are not the knobs' (lab.css dims them).
+STALE = "lab-stale"
+
+
 def lab_root(role: str, *children: Any, margin: tuple[int, ...]) -> pn.Column:
     """One of a lab page's layout roots; ``role`` is its class in lab_page.css."""
     return pn.Column(
