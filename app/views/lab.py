@@ -55,6 +55,7 @@ from app.views.lab_controls import (
     WRAPPING,
     LabGroup,
     lab_root,
+    stale_note,
     update_changed,
 )
 from app.views.trace_lab import TraceLabView
@@ -134,14 +135,7 @@ class LabView(LabGroup):
         self.outcome = pn.pane.HTML("", stylesheets=STYLESHEETS, sizing_mode="stretch_width")
         # Above the first chart while the results shown are not the knobs' (lab.css dims
         # the rest of the results then).
-        self.stale_note = pn.pane.HTML(
-            "",
-            visible=False,
-            stylesheets=STYLESHEETS,
-            sizing_mode="stretch_width",
-            margin=(0, 10),
-            css_classes=["lab-stale-note"],
-        )
+        self.stale_note = stale_note()
         # The sources' names: vLLM's as they always were.
         self.charts = RunCharts(
             range(len(CHARTS)),

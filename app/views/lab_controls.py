@@ -54,6 +54,19 @@ def update_changed(obj: param.Parameterized, **values: Any) -> None:
 STALE = "lab-stale"
 
 
+def stale_note() -> pn.pane.HTML:
+    """The line above a lab's results while they are not the knobs' (hidden until then;
+    lab.css dims the rest of the results, not it)."""
+    return pn.pane.HTML(
+        "",
+        visible=False,
+        stylesheets=STYLESHEETS,
+        sizing_mode="stretch_width",
+        margin=(0, 10),
+        css_classes=["lab-stale-note"],
+    )
+
+
 def lab_root(role: str, *children: Any, margin: tuple[int, ...]) -> pn.Column:
     """One of a lab page's layout roots; ``role`` is its class in lab_page.css."""
     return pn.Column(

@@ -40,7 +40,15 @@ from app.render.lab_traces import (
     render_traces_intro,
 )
 from app.views.lab_charts import SOURCE_KEYS, CurveChart, RunCharts
-from app.views.lab_controls import STALE, STYLESHEETS, WRAPPING, LabGroup, lab_root, update_changed
+from app.views.lab_controls import (
+    STALE,
+    STYLESHEETS,
+    WRAPPING,
+    LabGroup,
+    lab_root,
+    stale_note,
+    update_changed,
+)
 from engine.lab.traces.replay import InOrderReplay, trace_name_of
 from engine.lab.traces.request_trace import (
     TRACE_BLOCK_TOKENS,
@@ -103,14 +111,7 @@ class TraceLabView(LabGroup):
         # none shown); a knob changed since marks them stale at once.
         self._curve_for: dict[str, Any] | None = None
         self._timed_for: dict[str, Any] | None = None
-        self.stale_note = pn.pane.HTML(
-            "",
-            visible=False,
-            stylesheets=STYLESHEETS,
-            sizing_mode="stretch_width",
-            margin=(0, 10),
-            css_classes=["lab-stale-note"],
-        )
+        self.stale_note = stale_note()
         self.curve_chart = CurveChart()
         self.gap = pn.pane.HTML("", stylesheets=STYLESHEETS, sizing_mode="stretch_width")
         # The replay with time: the workload lab's charts of a run (the overlay's sources
