@@ -16,6 +16,7 @@ except ImportError:  # `panel serve app/main.py` from a checkout without `pip in
 
 from app.data.url import lab_engine, lab_link, parse_link
 from app.host.gc_startup import freeze_imported_objects
+from app.host.local_assets import serve_panel_assets_locally
 from app.page.layout import PAGE_CSS, PAGE_TEMPLATE, App
 from app.views.lab import LAB_PAGE_CSS, open_lab
 from app.views.sender import mark_page_up
@@ -51,6 +52,7 @@ def create_app() -> App:
 
 
 if pn.state.curdoc is not None:  # a page being served or converted (not an import)
+    serve_panel_assets_locally(pn.state.curdoc)
     # Panel takes a string and extends its base template with it (Bokeh types a Template).
     pn.state.curdoc.template = PAGE_TEMPLATE  # type: ignore[assignment]
 lab_preset = lab_link(current_query())

@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT))
 from app.playground.fields import LABELS  # noqa: E402
 from app.playground.fields import SCRIPT as SCRIPT_FIELD  # noqa: E402
 from app.playground.script_lines import parse_lines  # noqa: E402
-from app.views.editor import EMPTY  # noqa: E402
+from app.playground.store import EMPTY  # noqa: E402
 from benchmarks.bench_site import (  # noqa: E402
     load,
     served,

@@ -19,6 +19,7 @@ from bokeh.models.widgets import CheckboxGroup
 
 from app.components.component import SkipsEchoes
 from app.style.stylesheets import stylesheet
+from app.style.theme import FOCUS_RING
 
 WRAPPING_LABELS = stylesheet("app.components", "at_once.css")
 
@@ -27,7 +28,7 @@ class _AtOnce(SkipsEchoes):
     _priority_changes: ClassVar[list[str]] = ["value", "value_input"]
 
     def __init__(self, **params: Any) -> None:
-        params["stylesheets"] = [WRAPPING_LABELS, *params.get("stylesheets", [])]
+        params["stylesheets"] = [WRAPPING_LABELS, FOCUS_RING, *params.get("stylesheets", [])]
         super().__init__(**params)
 
 

@@ -1,12 +1,13 @@
 import { WORKS_EARLY } from './early.js'
 import { ask, follow } from './position.js'
-import { engineOf, fillRadios, radioGroup, scenarioModes } from './radios.js'
+import { arrowsOnlyMoveFocus, engineOf, fillRadios, radioGroup, scenarioModes } from './radios.js'
 
 export function render({ model, view }) {
   const radios = radioGroup(model.label)
   const group = radios.group
   group.setAttribute(WORKS_EARLY, '')  // works before Python (app/page/early_page.js)
   group.dataset.testid = 'engine-picker'
+  arrowsOnlyMoveFocus(group)  // another engine is a new page of views: Enter or a click
   let inputs = []
   let built = ''  // the engines shown, as one string
   let engine = null  // the engine of the player's timeline

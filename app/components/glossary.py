@@ -9,6 +9,7 @@ import param
 
 from app.components.component import AppComponent
 from app.style.stylesheets import stylesheet
+from app.style.theme import FOCUS_RING
 
 
 class Glossary(AppComponent):
@@ -17,4 +18,4 @@ class Glossary(AppComponent):
     html = param.String(default="", doc="The panel (render_glossary)")
 
     _esm = "glossary.js"
-    _stylesheets: ClassVar[list[str]] = [stylesheet("app.components", "glossary.css")]
+    _stylesheets: ClassVar[list[str]] = [FOCUS_RING, stylesheet("app.components", "glossary.css")]

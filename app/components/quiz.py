@@ -16,6 +16,7 @@ import param
 
 from app.components.esm import FileComponent
 from app.style.stylesheets import stylesheet
+from app.style.theme import FOCUS_RING
 
 STORAGE_KEY = "pcl-quiz"
 
@@ -26,4 +27,4 @@ class QuizPanel(FileComponent):
 
     _esm = "quiz.js"
 
-    _stylesheets: ClassVar[list[str]] = [stylesheet("app.components", "quiz.css")]
+    _stylesheets: ClassVar[list[str]] = [FOCUS_RING, stylesheet("app.components", "quiz.css")]

@@ -35,6 +35,24 @@ export function fillRadios({ group, name }, caption, options, pick, after) {
   return inputs
 }
 
+// Arrow keys on a radio group check the next radio, so they would pick it: in `group`
+// they only move the focus, and Enter or Space (or a click) picks the focused radio.
+export function arrowsOnlyMoveFocus(group) {
+  const steps = { ArrowDown: 1, ArrowRight: 1, ArrowUp: -1, ArrowLeft: -1 }
+  group.addEventListener('keydown', (event) => {
+    const inputs = [...group.querySelectorAll('input[type=radio]')]
+    const at = inputs.indexOf(event.target)
+    if (at < 0) { return }
+    if (event.key in steps) {
+      event.preventDefault()
+      inputs[(at + steps[event.key] + inputs.length) % inputs.length].focus()
+    } else if (event.key === 'Enter' && !event.target.checked) {
+      event.preventDefault()
+      event.target.click()
+    }
+  })
+}
+
 // The engine a mode plays on: SGLang's schedule policies are no vLLM mode's
 // (app/data/timelines.py), so the mode names it.
 export function engineOf(mode, sglangModes) {

@@ -19,7 +19,45 @@ export function render({ model }) {
     select.replaceChildren(...options)
     select.value = open[0]
   }
+  // An arrow key, Home, End or a typed letter moves a closed select's value and fires
+  // 'change' at once: that only shows another scenario here, and Enter opens it (a
+  // pick in the open list, by click or Enter there, opens it at once). Leaving the
+  // picker puts the open scenario back.
+  let keyed = false  // the value moved by a key on the closed select
+  let browsing = false  // showing a scenario Enter has not opened yet
+  select.setAttribute('aria-description', 'Arrow keys browse the scenarios; Enter opens one')
+  select.addEventListener('keydown', (event) => {
+    if (event.key === 'Enter') {
+      keyed = false
+      if (browsing) {
+        event.preventDefault()
+        browsing = false
+        go()
+      }
+      return
+    }
+    keyed = !['Tab', 'Escape', ' ', 'F4', 'Shift', 'Alt', 'Control', 'Meta'].includes(event.key) &&
+      !event.altKey
+  })
+  select.addEventListener('pointerdown', () => { keyed = false })
+  select.addEventListener('blur', () => {
+    keyed = false
+    if (browsing) {
+      browsing = false
+      select.value = open[0]
+    }
+  })
   select.addEventListener('change', () => {
+    if (keyed) {
+      keyed = false
+      browsing = select.value !== open[0]
+      return
+    }
+    go()
+  })
+
+  function go() {
+    if (select.value === open[0]) { return }
     if (!document.body.classList.contains(EARLY)) {
       model.send_msg({ pick: select.value })
       select.value = open[0]  // until Python opens it
@@ -30,7 +68,7 @@ export function render({ model }) {
     const next = new URLSearchParams({ scenario: select.value })
     if (here.has('embed')) { next.set('embed', here.get('embed')) }
     window.location.search = '?' + next.toString()
-  })
+  }
   model.on('options', build)
   follow(model, (at) => {
     const scenario = at.scenario || open

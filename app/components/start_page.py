@@ -12,6 +12,7 @@ from app.components.esm import FileComponent
 from app.data.url import LAB, POSITION_PARAMETERS, TRUE_VALUES
 from app.render.lab import render_lab_loading
 from app.style.stylesheets import stylesheet
+from app.style.theme import FOCUS_RING
 
 # `?lab=` shows this page's copy on the static site (the lab has none): what it waits for.
 LAB_HINT = (
@@ -44,4 +45,4 @@ class StartPage(FileComponent):
     true_values = param.List(default=list(TRUE_VALUES), constant=True)
 
     _esm = "start_page.js"
-    _stylesheets: ClassVar[list[str]] = [stylesheet("app.components", "start_page.css")]
+    _stylesheets: ClassVar[list[str]] = [FOCUS_RING, stylesheet("app.components", "start_page.css")]

@@ -117,13 +117,18 @@ def engine_choice(word: str | None) -> tuple[str, str | None]:
     return DEFAULT_ENGINE, f"Ignored engine={word!r}: not one of {words}. Showing vLLM."
 
 
-def chart_data(run: WorkloadRun | None, columns: Sequence[str] = tuple(COLUMNS)) -> ChartData:
+def chart_data(
+    run: WorkloadRun | None,
+    columns: Sequence[str] = tuple(COLUMNS),
+    block_size: int | None = None,
+) -> ChartData:
     """The series' columns as floats (no value: NaN, which Bokeh draws as a gap); a
     chart sends only the columns it draws. SGLang's KV slots are drawn in blocks' worth
-    (SLOT_COLUMNS)."""
+    (SLOT_COLUMNS): of ``block_size`` tokens, vLLM's beside it (the traces' replay with
+    time, where SGLang's pages are of 1 token), else of its own run's block size."""
     if run is None:
         return {column: [] for column in columns}
-    per_block = run.workload.block_size if run.engine == "sglang" else 1
+    per_block = (block_size or run.workload.block_size) if run.engine == "sglang" else 1
 
     def scale(column: str) -> float:
         return per_block if column in SLOT_COLUMNS else 1

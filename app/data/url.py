@@ -1,5 +1,5 @@
 """Deep links: `?scenario=reset&mode=keep&step=5&embed=1&quiz=1`, and
-`?playground=CODE&...`.
+`?playground=CODE&...`, and `?scenario=playground` alone: the empty playground.
 
 An address that names no position (no scenario, mode or step) and no playground opens
 the start page, except in the compact layout: the write-up's `?embed=1` opens the
@@ -19,6 +19,7 @@ from app.data import timelines
 from app.playground import store as playground
 from engine.lab.play import playground_code
 from engine.lab.play.scenario import ScenarioError
+from engine.lab.shared.quoting import shorten_quotes
 from engine.lab.workload.playground import workload_playground_code
 from engine.lab.workload.workload import Workload
 
@@ -66,6 +67,8 @@ def parse_link(query: str) -> LinkState:
             scenario = playground.register(playground_code.decode(raw["playground"])).scenario.name
         except ScenarioError as error:
             notices.append(f"Ignored playground: {error}. Showing {scenario!r}.")
+    elif raw.get("scenario") == PLAYGROUND:  # no script yet: the empty playground
+        scenario = playground.register(playground.EMPTY).scenario.name
     elif "scenario" in raw:
         if raw["scenario"] in names:
             scenario = raw["scenario"]
@@ -95,6 +98,7 @@ def parse_link(query: str) -> LinkState:
     embed = raw.get("embed", "").lower() in TRUE_VALUES
     start = not embed and not any(name in raw for name in POSITION_PARAMETERS)
     quiz = raw["quiz"].lower() in TRUE_VALUES if "quiz" in raw else None
+    notices = [shorten_quotes(notice) for notice in notices]  # a hostile address's values
     return LinkState(scenario, mode, step, embed, tuple(notices), start, quiz)
 
 

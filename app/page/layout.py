@@ -20,17 +20,18 @@ from app.components.panel_tabs import PanelTabs
 from app.components.quiz import QuizPanel
 from app.components.start_page import StartPage
 from app.data import timelines
-from app.data.lab import default_preset
+from app.data.lab import TRACES_PRESET, default_preset
 from app.data.url import LAB, LinkState, link_query, parse_link, playground_query
 from app.host.errors import logged
-from app.playground.store import is_playground
+from app.playground.store import EMPTY, is_playground
 from app.render.glossary import render_glossary
 from app.render.start_page import render_start_page
 from app.style.stylesheets import stylesheet
+from app.style.theme import FOCUS_RING
 from app.views.chain import ChainView
 from app.views.code import CodeView
 from app.views.controls import Controls
-from app.views.editor import EMPTY, PlaygroundEditor
+from app.views.editor import PlaygroundEditor
 from app.views.hashmap import HashMapView
 from app.views.header import EmbedHeaderView, HeaderView
 from app.views.lab import lab_link_pane
@@ -91,7 +92,11 @@ class App(pn.viewable.Viewer):
         if self.start:
             self.start_page = StartPage(
                 html=render_start_page(
-                    timelines.titles(), empty_playground_href(), f"?{LAB}={default_preset()}"
+                    timelines.titles(),
+                    empty_playground_href(),
+                    f"?{LAB}={default_preset()}",
+                    engines={name: timelines.scenario(name).engines for name in timelines.names()},
+                    traces_href=f"?{LAB}={TRACES_PRESET}",
                 ),
                 sizing_mode="stretch_width",
             )
@@ -122,7 +127,7 @@ class App(pn.viewable.Viewer):
         self.keyboard = Keyboard()
         self.playground = PlaygroundEditor(state=state)
         self.open_playground = pn.widgets.Button(
-            label="Edit a copy", width=170, height=28, margin=(0, 10)
+            label="Edit a copy", width=170, height=28, margin=(0, 10), stylesheets=[FOCUS_RING]
         )
         self.open_playground.on_click(logged(lambda _: self.playground.open_fork()))
         state.param.watch(self._show_playground_button, "scenario")

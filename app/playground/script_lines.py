@@ -39,6 +39,7 @@ TEXT_KEYS = ("id", "cache_salt", "lora_name", "say", "focus", "query", "mm_items
 RUN_FIELDS = {"mm_items": MM_FIELDS, "prompt_embeds": EMBEDS_FIELDS}
 _PROMPT = re.compile(r"(?:^|\s)(prompt|text):")
 _INT = re.compile(r"-?\d{1,9}")
+MAX_HEAD_CHARS = 2_000  # a line's words before its prompt
 
 
 def _value(key: str, text: str) -> Any:
@@ -49,6 +50,10 @@ def _value(key: str, text: str) -> Any:
     return int(text) if _INT.fullmatch(text) else text
 
 
+def unknown_action(kind: str) -> ScenarioError:
+    return ScenarioError(f"unknown action {kind!r} (one of {', '.join(ACTION_KINDS)})")
+
+
 def parse_line(line: str) -> dict[str, Any] | None:
     """The action a line describes; None for a blank line or a ``#`` comment."""
     if not line.strip() or line.lstrip().startswith("#"):
@@ -57,13 +62,21 @@ def parse_line(line: str) -> dict[str, Any] | None:
     found = _PROMPT.search(line)
     if found:
         head, prompt_key, prompt = line[: found.start()], found.group(1), line[found.end() :]
+    if len(head) > MAX_HEAD_CHARS:  # shlex takes ~0.1 ms a character: refused unread
+        kind = head.split(maxsplit=1)[0]
+        if kind not in ACTION_KINDS:
+            raise unknown_action(kind)
+        raise ScenarioError(
+            f"{kind}: its words are {len(head):,} characters, more than {MAX_HEAD_CHARS:,} "
+            "(a prompt goes after prompt: or text:)"
+        )
     try:
         words = shlex.split(head)
     except ValueError as error:  # an unclosed quote
         raise ScenarioError(f"{error}") from None
     kind = words[0] if words else ""
     if kind not in ACTION_KINDS:
-        raise ScenarioError(f"unknown action {kind!r} (one of {', '.join(ACTION_KINDS)})")
+        raise unknown_action(kind)
     action: dict[str, Any] = {"do": kind}
     mode = ""  # reset_prefix_cache's mode word
     for word in words[1:]:

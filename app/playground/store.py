@@ -22,6 +22,15 @@ from engine.lab.play.sglang.timeline import (
 from engine.lab.play.vllm.timeline import Timeline, build_timeline, count_steps
 
 MAX_KEPT = 32
+# The empty playground: the editor's "Start empty", and `?scenario=playground` alone.
+EMPTY: dict[str, Any] = {
+    "title": "My scenario",
+    "pool": {"num_gpu_blocks": 10, "block_size": 4},
+    "steps": [
+        {"do": "add_request", "id": "A", "prompt": "1..12", "max_tokens": 2},
+        {"do": "step"},
+    ],
+}
 
 
 @dataclass(frozen=True)

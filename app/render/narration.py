@@ -10,7 +10,7 @@ from app.render.engines import on_sglang
 from app.render.glossary import link_terms
 from app.render.header import built_in_scenarios
 from app.render.html import esc
-from app.render.start_page import next_on_path
+from app.render.start_page import learning_path, next_on_path
 from engine.lab.play.sglang.timeline import SGLangTimeline
 from engine.lab.play.vllm.snapshot import AuxOutputRecord, Snapshot
 from engine.lab.play.vllm.timeline import Timeline
@@ -56,6 +56,23 @@ def render_next(name: str, title: str) -> str:
     )
 
 
+def render_way_on() -> str:
+    """The last scenario's way on: past the path, the labs and the playground (`?lab=`
+    opens the default preset, `?scenario=playground` the empty playground)."""
+    return (
+        '<p class="next-on-path" data-testid="next-on-path" data-scenario="">'
+        "That was the last scenario on the path. Go on with "
+        '<a href="?lab=">the workload lab</a> (hundreds of '
+        'requests, in charts), <a href="?lab=real-traces">real traces</a> '
+        "(Mooncake's requests through vLLM and SGLang) or "
+        '<a href="?scenario=playground">the playground</a> (your own script) →</p>'
+    )
+
+
+def way_on(following: tuple[str, str]) -> str:
+    return render_next(*following) if following[0] else render_way_on()
+
+
 def narration_text(timeline: Timeline | SGLangTimeline, step: int) -> str:
     """The step's narration on either engine."""
     return timeline.narration_text(timeline.steps[step])
@@ -89,7 +106,7 @@ def render_narration(
         f'<div class="call">Step {step} · {head}</div>'
         f"<p>{link_terms(text, timeline.engine)}</p>"
         f"{render_aux(aux) if aux else ''}"
-        f"{render_next(*following) if following and step == len(timeline.steps) - 1 else ''}"
+        f"{way_on(following) if following and step == len(timeline.steps) - 1 else ''}"
         "</section>"
     )
 
@@ -98,5 +115,8 @@ def render_narration_on_path(timeline: Timeline | SGLangTimeline, step: int) -> 
     """The narration, and at the last step a link to the next scenario on the path (the
     full page's; the embed stays on its one scenario)."""
     following = next_on_path(timeline.scenario)
+    if following is None:  # the last on the path has a way on too; a playground has none
+        on_path = timeline.scenario in learning_path().order
+        return render_narration(timeline, step, ("", "") if on_path else None)
     titles = {name: title for name, title, _ in built_in_scenarios()}
-    return render_narration(timeline, step, (following, titles[following]) if following else None)
+    return render_narration(timeline, step, (following, titles[following]))

@@ -12,7 +12,7 @@ a status line says the lab waits for Python.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 
@@ -37,6 +37,7 @@ class Part:
 class LearningPath:
     intro: str
     parts: tuple[Part, ...]
+    engines: str = ""  # what the SGLang mark means
 
     @property
     def order(self) -> tuple[str, ...]:
@@ -54,7 +55,7 @@ def learning_path() -> LearningPath:
         )
         for part in data["part"]
     )
-    path = LearningPath(one_line(data.get("intro", "")), parts)
+    path = LearningPath(one_line(data.get("intro", "")), parts, one_line(data.get("engines", "")))
     names, order = set(scenario_names()), path.order
     if len(set(order)) != len(order) or set(order) != names:
         raise ValueError(
@@ -72,11 +73,24 @@ def next_on_path(name: str) -> str | None:
     return order[order.index(name) + 1]
 
 
+SGLANG_MARK = (
+    '<span class="engine-mark" data-testid="plays-on-sglang" '
+    'title="also plays on SGLang\'s radix cache (the engine picker)">vLLM · SGLang</span>'
+)
+
+
 def render_start_page(
-    titles: Mapping[str, str], playground_href: str = "", lab_href: str = ""
+    titles: Mapping[str, str],
+    playground_href: str = "",
+    lab_href: str = "",
+    *,
+    engines: Mapping[str, Sequence[str]] | None = None,
+    traces_href: str = "",
 ) -> str:
-    """The page; ``titles``: each scenario's title, by its name; the addresses of an
-    empty playground and of the workload lab (no link when empty)."""
+    """The page; ``titles``: each scenario's title, by its name; ``engines``: the engines
+    each plays on (those on SGLang too are marked); the addresses of an empty
+    playground, of the workload lab and of its real traces (no link when empty)."""
+    engines = engines or {}
     path = learning_path()
     number = 0
     parts = []
@@ -88,6 +102,7 @@ def render_start_page(
             items.append(
                 f'<li value="{number}" data-scenario="{esc(entry.scenario)}">'
                 f'<a href="?scenario={esc(entry.scenario)}">{esc(title)}</a>'
+                f"{SGLANG_MARK if 'sglang' in engines.get(entry.scenario, ()) else ''}"
                 f'<p class="teaches">{esc(entry.teaches)}</p></li>'
             )
         parts.append(f"<section><h2>{esc(part.title)}</h2><ol>{''.join(items)}</ol></section>")
@@ -104,6 +119,12 @@ def render_start_page(
             '<p class="teaches">The same engine with hundreds of requests, in charts: '
             "change the workload and the pool, and compare runs.</p></li>"
         )
+    if traces_href:
+        beyond.append(
+            f'<li><a href="{esc(traces_href)}" data-testid="start-traces">Real traces</a>'
+            "<p class=\"teaches\">Mooncake's published requests through vLLM's and SGLang's "
+            "caches: the hit rate against capacity, and a slice replayed with time.</p></li>"
+        )
     own_way = (
         '<section data-testid="beyond-the-path"><h2>Or go your own way</h2>'
         f'<ul class="beyond">{"".join(beyond)}</ul></section>'
@@ -112,9 +133,11 @@ def render_start_page(
     )
     return (
         '<main class="start" data-testid="start-page">'
-        '<div class="kicker">Prefix Cache Lab · vLLM v1 BlockPool</div>'
+        '<div class="kicker">Prefix Cache Lab · vLLM v1 BlockPool · SGLang RadixCache</div>'
         "<h1>Step through vLLM's prefix cache</h1>"
-        f'<p class="intro">{esc(path.intro)}</p>{own_way}'
+        f'<p class="intro">{esc(path.intro)}</p>'
+        f'<p class="intro" data-testid="engines-note">{esc(path.engines)} {SGLANG_MARK}</p>'
+        f"{own_way}"
         f'<nav aria-label="scenarios, in learning order" data-testid="learning-path">'
         f"{''.join(parts)}</nav></main>"
     )

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-CSS = (Path(__file__).parent / "theme.css").read_text(encoding="utf-8")
+# The focus ring (2 px), alone for each of Panel's own widgets the app makes and for
+# the components with a stylesheet of their own; first in the theme.
+FOCUS_RING = (Path(__file__).parent / "focus_ring.css").read_text(encoding="utf-8")
+CSS = FOCUS_RING + (Path(__file__).parent / "theme.css").read_text(encoding="utf-8")
 
 # Pygments token colours, scoped to the code panel (a light, high-contrast palette).
 PYGMENTS_STYLE = "friendly"

@@ -37,8 +37,10 @@ from app.playground.fields import (
     with_engines,
 )
 from app.playground.script_lines import field_places
+from app.playground.store import EMPTY
 from app.render.editor import EDITOR_HEADING, EDITOR_HELP
 from app.style.stylesheets import stylesheet
+from app.style.theme import FOCUS_RING
 from app.views.state import SimulatorState
 from engine.lab.play import toml_writer
 from engine.lab.play.scenario import ActionPlace, ScenarioError, scenario_data
@@ -52,15 +54,6 @@ from engine.lab.play.scenario_file import (
 )
 
 CSS = stylesheet("app.views", "editor.css")
-
-EMPTY: dict[str, Any] = {
-    "title": "My scenario",
-    "pool": {"num_gpu_blocks": 10, "block_size": 4},
-    "steps": [
-        {"do": "add_request", "id": "A", "prompt": "1..12", "max_tokens": 2},
-        {"do": "step"},
-    ],
-}
 
 
 def fork(name: str) -> dict[str, Any]:
@@ -116,10 +109,16 @@ class PlaygroundEditor(pn.viewable.Viewer):
             for field in MESSAGES
         }
         self.export = pn.widgets.FileDownload(
-            callback=self._toml, filename="playground.toml", label="Export TOML", width=140
+            callback=self._toml,
+            filename="playground.toml",
+            label="Export TOML",
+            width=140,
+            stylesheets=[FOCUS_RING],
         )
-        self.upload = pn.widgets.FileInput(accept=".toml", label="Import TOML", width=220)
-        self.empty = pn.widgets.Button(label="Start empty", width=150)
+        self.upload = pn.widgets.FileInput(
+            accept=".toml", label="Import TOML", width=220, stylesheets=[FOCUS_RING]
+        )
+        self.empty = pn.widgets.Button(label="Start empty", width=150, stylesheets=[FOCUS_RING])
         for widget in (self.title, self.num_gpu_blocks, self.block_size, self.setup, self.script):
             widget.param.watch(self._edited, "value_input")
         self.sglang.param.watch(self._edited, "value")

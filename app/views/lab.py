@@ -51,7 +51,15 @@ from app.render.lab_playground import render_no_playground, render_open_in_playg
 from app.render.lab_traces import ENGINE_NAMES
 from app.views.fleet_lab import FleetLabView
 from app.views.lab_charts import CHARTS, HIT_RATE_CHART_HEIGHT, SOURCE_KEYS, RunCharts
-from app.views.lab_controls import STYLESHEETS, WRAPPING, LabGroup, lab_root, update_changed
+from app.views.lab_controls import (
+    STALE,
+    STYLESHEETS,
+    WRAPPING,
+    LabGroup,
+    lab_root,
+    stale_note,
+    update_changed,
+)
 from app.views.trace_lab import TraceLabView
 from engine.lab.play.scenario import MODES, ScenarioError
 from engine.lab.workload.run import WorkloadRun
@@ -92,8 +100,6 @@ LONG_RUN_S = 1.0
 # A run still going after this long marks the results shown as stale (a shorter one
 # shows its own before the mark could be read: marking it would only make them blink).
 STALE_AFTER_S = 0.2
-# The class of the outcome's and the charts' roots while they show stale results (lab.css).
-STALE = "lab-stale"
 # A knob's cell: three side by side in the lab's left column on a wide screen, four
 # at 800 px, two on a phone; wider cells share a row's spare room.
 KNOB_MIN_WIDTH = 168
@@ -131,14 +137,7 @@ class LabView(LabGroup):
         self.outcome = pn.pane.HTML("", stylesheets=STYLESHEETS, sizing_mode="stretch_width")
         # Above the first chart while the results shown are not the knobs' (lab.css dims
         # the rest of the results then).
-        self.stale_note = pn.pane.HTML(
-            "",
-            visible=False,
-            stylesheets=STYLESHEETS,
-            sizing_mode="stretch_width",
-            margin=(0, 10),
-            css_classes=["lab-stale-note"],
-        )
+        self.stale_note = stale_note()
         # The sources' names: vLLM's as they always were.
         self.charts = RunCharts(
             range(len(CHARTS)),

@@ -290,13 +290,16 @@ class RunCharts:
             for index, (pane, legend) in enumerate(zip(self.panes, self.legends, strict=True))
         ]
 
-    def chart(self, key: tuple[str, str], run: WorkloadRun | None) -> None:
+    def chart(
+        self, key: tuple[str, str], run: WorkloadRun | None, block_size: int | None = None
+    ) -> None:
         """Put a run on the source for ``key`` (engine, "run" or "compare"; None: no data),
-        unless that run is on it already (an overlay reused, a run shown first)."""
+        unless that run is on it already (an overlay reused, a run shown first); SGLang's
+        slots in blocks of ``block_size`` tokens (chart_data)."""
         index = SOURCE_KEYS.index(key)
         if self._charted[index] is not run:
             self._charted[index] = run
-            self.sources[index].data = chart_data(run, CHART_COLUMNS)
+            self.sources[index].data = chart_data(run, CHART_COLUMNS, block_size)
 
     @logged
     def _on_hidden(self, fig: figure, event: Any) -> None:

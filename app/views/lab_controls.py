@@ -21,7 +21,7 @@ from app.data.fleet_lab import FLEET_PRESET
 from app.data.lab import ENGINE_CHOICES, ENGINE_WORDS, TRACES_PRESET, presets
 from app.host.errors import logged
 from app.render.lab import render_knob_error, render_lab_notices
-from app.style.theme import CSS
+from app.style.theme import CSS, FOCUS_RING
 
 LAB_CSS = Path(__file__).with_name("lab.css").read_text(encoding="utf-8")
 STYLESHEETS = [CSS, LAB_CSS]
@@ -55,6 +55,23 @@ def update_changed(obj: param.Parameterized, **values: Any) -> None:
     changed = {name: value for name, value in values.items() if getattr(obj, name) != value}
     if changed:
         obj.param.update(**changed)
+
+
+# The class of a root of results while they are not the knobs' (lab.css dims them).
+STALE = "lab-stale"
+
+
+def stale_note() -> pn.pane.HTML:
+    """The line above a lab's results while they are not the knobs' (hidden until then;
+    lab.css dims the rest of the results, not it)."""
+    return pn.pane.HTML(
+        "",
+        visible=False,
+        stylesheets=STYLESHEETS,
+        sizing_mode="stretch_width",
+        margin=(0, 10),
+        css_classes=["lab-stale-note"],
+    )
 
 
 def lab_root(role: str, *children: Any, margin: tuple[int, ...]) -> pn.Column:
@@ -100,8 +117,12 @@ class LabGroup(pn.viewable.Viewer):
         self.engine = at_once.Select(
             label="Engine", options=list(ENGINE_CHOICES), value=engine, width=100
         )
-        self.run_button = pn.widgets.Button(label="Run", color="primary", width=90)
-        self.stop_button = pn.widgets.Button(label="Stop", disabled=True, width=90)
+        self.run_button = pn.widgets.Button(
+            label="Run", color="primary", width=90, stylesheets=[FOCUS_RING]
+        )
+        self.stop_button = pn.widgets.Button(
+            label="Stop", disabled=True, width=90, stylesheets=[FOCUS_RING]
+        )
         # The progress bar is part of the status line: a widget shown and hidden would
         # make the browser lay out the whole page twice per run.
         self.status = pn.pane.HTML(

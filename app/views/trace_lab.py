@@ -27,7 +27,7 @@ from app.data.trace_lab import (
 )
 from app.host.errors import logged
 from app.host.runtime import in_pyodide
-from app.render.lab import render_knob_error
+from app.render.lab import render_knob_error, render_stale_note
 from app.render.lab_traces import (
     render_curve_done,
     render_curve_progress,
@@ -38,8 +38,17 @@ from app.render.lab_traces import (
     render_timed_result,
     render_traces_intro,
 )
+from app.style.theme import FOCUS_RING
 from app.views.lab_charts import SOURCE_KEYS, CurveChart, RunCharts
-from app.views.lab_controls import STYLESHEETS, WRAPPING, LabGroup, lab_root, update_changed
+from app.views.lab_controls import (
+    STALE,
+    STYLESHEETS,
+    WRAPPING,
+    LabGroup,
+    lab_root,
+    stale_note,
+    update_changed,
+)
 from engine.lab.traces.replay import InOrderReplay, trace_name_of
 from engine.lab.traces.request_trace import (
     TRACE_BLOCK_TOKENS,
@@ -55,6 +64,8 @@ YOUR_FILE = "your file"
 TIMED_CHARTS = (0, 2, 4, 5)
 # What the replay with time's runs are called in the charts' legends.
 TIMED_LABEL = "with time"
+# The knobs the curve depends on (the replay with time also on step_ms and capacity).
+CURVE_KNOBS = ("trace", "requests", "block_size", "engine")
 # A timed knob's message goes beside its widget (the engine's names for them).
 TIMED_KNOB_CELLS = {"capacity_tokens": "capacity", "step_ms": "step_ms"}
 
@@ -85,15 +96,24 @@ class TraceLabView(LabGroup):
         self.block_size = at_once.IntInput(
             label="block_size (vLLM, tokens)", value=TRACE_BLOCK_TOKENS, width=200
         )
-        self.upload = pn.widgets.FileInput(accept=".jsonl,.json,.gz", width=240)
+        self.upload = pn.widgets.FileInput(
+            accept=".jsonl,.json,.gz", width=240, stylesheets=[FOCUS_RING]
+        )
         self.step_ms = at_once.FloatInput(
             label="Step time (ms, with time)", value=DEFAULT_STEP_MS, width=200
         )
         self.capacity = at_once.IntInput(
             label="Capacity (tokens, with time)", value=DEFAULT_TIMED_CAPACITY, width=200
         )
-        self.timed_button = pn.widgets.Button(label="Run with time", width=130)
+        self.timed_button = pn.widgets.Button(
+            label="Run with time", width=130, stylesheets=[FOCUS_RING]
+        )
         self._uploaded: list[TraceEntry] | None = None
+        # The knobs the results shown are for (the curve's, the replay with time's; None:
+        # none shown); a knob changed since marks them stale at once.
+        self._curve_for: dict[str, Any] | None = None
+        self._timed_for: dict[str, Any] | None = None
+        self.stale_note = stale_note()
         self.curve_chart = CurveChart()
         self.gap = pn.pane.HTML("", stylesheets=STYLESHEETS, sizing_mode="stretch_width")
         # The replay with time: the workload lab's charts of a run (the overlay's sources
@@ -109,6 +129,11 @@ class TraceLabView(LabGroup):
         self.timed: list[TimedTraceRun] | None = None
         self.timed_button.on_click(self._on_timed)
         self.upload.param.watch(self._on_upload, "value")
+        inputs = (self.trace_select, self.requests, self.block_size, self.engine, self.step_ms)
+        for widget in (*inputs, self.capacity):
+            widget.param.watch(lambda _: self._show_staleness(), "value")
+        # Hidden until a replay with time has runs to draw (no empty charts before).
+        self.timed_box = pn.FlexBox(*self.timed_charts.cells(), visible=False, **WRAPPING)
         self.roots = self._build()
 
     def _build(self) -> tuple[pn.Column, ...]:
@@ -130,7 +155,7 @@ class TraceLabView(LabGroup):
         )
         timed = pn.Column(
             self.timed_intro,
-            pn.FlexBox(*self.timed_charts.cells(), **WRAPPING),
+            self.timed_box,
             self.timed_numbers,
             sizing_mode="stretch_width",
             css_classes=["lab-timed"],
@@ -139,6 +164,7 @@ class TraceLabView(LabGroup):
             controls,
             lab_root(
                 "lab-traces",
+                self.stale_note,
                 self.curve_chart.pane,
                 self.gap,
                 timed,
@@ -146,6 +172,38 @@ class TraceLabView(LabGroup):
                 margin=(0, 16, 10, 16),
             ),
         )
+
+    def knob_values(self) -> dict[str, Any]:
+        """The knobs as the stale note names them (the learner's file by its name)."""
+        trace = self.trace_select.value
+        if trace == YOUR_FILE:
+            trace = self.upload.filename or YOUR_FILE
+        return {
+            "trace": trace,
+            "requests": self.requests.value,
+            "block_size": self.block_size.value,
+            "engine": self.engine.value,
+            "step_ms": self.step_ms.value,
+            "capacity": self.capacity.value,
+        }
+
+    def _show_staleness(self, playing: bool = False) -> None:
+        """Mark the results shown stale (dimmed, with a note naming the knobs they are
+        for) the moment a knob differs from theirs; unmark them once it does not."""
+        now = self.knob_values()
+        changes: list[str] = []
+        for shown, knobs in ((self._curve_for, CURVE_KNOBS), (self._timed_for, tuple(now))):
+            for knob in knobs if shown else ():
+                change = f"{knob} = {shown[knob]}" if shown else ""
+                if shown and shown[knob] != now[knob] and change not in changes:
+                    changes.append(change)
+        stale = bool(changes)
+        with pn.io.hold():
+            note = render_stale_note(changes, playing) if stale else ""
+            update_changed(self.stale_note, object=note, visible=stale)
+            root = self.roots[1]
+            classes = [c for c in root.css_classes if c != STALE] + ([STALE] if stale else [])
+            update_changed(root, css_classes=classes)
 
     @logged
     def _on_upload(self, event: Any) -> None:
@@ -234,10 +292,13 @@ class TraceLabView(LabGroup):
         if run is None:
             return
         self.begin(run)
+        asked = self.knob_values()
         with pn.io.hold():
+            self._timed_for = None
             self._show_timed([])
             self.status.object = render_timed_progress(0.0)
             self.set_running(True)
+            self._show_staleness(playing=True)
 
         def show_progress(share: float) -> None:
             if run is self._run:
@@ -252,15 +313,19 @@ class TraceLabView(LabGroup):
                 self.status.object = "Stopped: the replay with time did not finish."
                 return
             self.timed = runs
+            self._timed_for = asked
             self._show_timed(runs)
             self.status.object = render_timed_done(len(run.entries), runs)
+            self._show_staleness()
 
     def _show_timed(self, runs: Sequence[TimedTraceRun]) -> None:
         """Each engine's run with time on the charts (none: empty charts) and its numbers."""
         by_engine = {run.engine: run for run in runs}
+        block_size = self._timed_for["block_size"] if self._timed_for else None
         for engine, name in SOURCE_KEYS:
             shown = by_engine.get(engine) if name == "run" else None
-            self.timed_charts.chart((engine, name), shown)
+            self.timed_charts.chart((engine, name), shown, block_size)
+        update_changed(self.timed_box, visible=bool(runs))
         engines = [run.engine for run in runs] or list(self.engines)
         self.timed_charts.show_legends([TIMED_LABEL], list(runs) or None, engines)
         self.timed_numbers.object = render_timed_result(runs) if runs else ""
@@ -273,11 +338,19 @@ class TraceLabView(LabGroup):
         self.begin(run)
         started = time.perf_counter()
         total = len(run.capacities) * len(run.engines)
+        asked = self.knob_values()
         with pn.io.hold():
             self.curve_chart.clear(run.capacities)
             self.gap.object = ""
             self.status.object = render_curve_progress(0.0, 0, total)
             self.set_running(True)
+            self._curve_for = None  # the curve drawn from now on is the knobs'
+            if self._timed_for is not None and any(
+                self._timed_for[knob] != asked[knob] for knob in CURVE_KNOBS
+            ):  # a replay with time of another slice or engine is not left beside it
+                self._timed_for, self.timed = None, None
+                self._show_timed([])
+            self._show_staleness(playing=True)
 
         def show_point(engine: str, points: list[InOrderReplay]) -> None:
             if run is not self._run:
@@ -295,6 +368,8 @@ class TraceLabView(LabGroup):
             if curve is None:
                 self.status.object = "Stopped: the chart shows the points played so far."
                 return
+            self._curve_for = asked
+            self._show_staleness()
             self.curve_chart.show_paper_ratio(curve)
             self.gap.object = render_gap_sentences(curve.gaps, curve.whole_trace, curve.requests)
             self.status.object = render_curve_done(

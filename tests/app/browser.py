@@ -40,14 +40,15 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def panel_serve() -> Iterator[str]:
-    """Start `panel serve app/main.py` on a free port; yield the app's URL; stop it."""
-    with panel_serve_with_output() as (url, _output):
+def panel_serve(*serve_args: str) -> Iterator[str]:
+    """Start `panel serve app/main.py` (with ``serve_args`` added) on a free port; yield
+    the app's URL; stop it."""
+    with panel_serve_with_output(*serve_args) as (url, _output):
         yield url
 
 
 @contextlib.contextmanager
-def panel_serve_with_output() -> Iterator[tuple[str, Callable[[], str]]]:
+def panel_serve_with_output(*serve_args: str) -> Iterator[tuple[str, Callable[[], str]]]:
     """panel_serve, yielding also a function that reads what the server has printed so
     far (its terminal: stdout and stderr)."""
     port = free_port()
@@ -62,6 +63,7 @@ def panel_serve_with_output() -> Iterator[tuple[str, Callable[[], str]]]:
         "--address",
         "127.0.0.1",
         f"--allow-websocket-origin=127.0.0.1:{port}",
+        *serve_args,
     ]
     url = f"http://127.0.0.1:{port}/main"
     with tempfile.TemporaryFile() as log:

@@ -13,10 +13,11 @@ from typing import Any
 import pytest
 
 from app.data.bundle import sends_every_step
+from app.playground.store import EMPTY
 from app.render.hashmap import render_hash_map
 from app.render.pool import render_pool
 from app.render.queue import render_queue
-from app.views.editor import EMPTY, fork
+from app.views.editor import fork
 from engine.lab.play.scenario_file import scenario_from_dict
 from engine.lab.play.vllm.timeline import build_timeline
 from tests.app import test_browser_serve as serve

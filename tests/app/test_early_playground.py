@@ -17,7 +17,8 @@ from app.page.layout import App
 from app.playground import store
 from app.playground.fields import LABELS, message_html, shown
 from app.playground.script_lines import parse_lines
-from app.views.editor import EMPTY, fork
+from app.playground.store import EMPTY
+from app.views.editor import fork
 from engine.lab.play import playground_code
 from tests.app.playground_checks import SCRIPT
 from tests.app.test_layers import imported_by

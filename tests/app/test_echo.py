@@ -14,7 +14,7 @@ from panel.reactive import Syncable
 from app.components.player import StepPlayer
 from app.data.url import parse_link
 from app.page.layout import App
-from app.views.editor import EMPTY
+from app.playground.store import EMPTY
 
 SCRIPT = "add_request A max_tokens=3 prompt: 1..8\nstep\nreset_prefix_cache keep\nstep 4"
 

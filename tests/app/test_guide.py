@@ -7,7 +7,7 @@ import re
 import pytest
 
 from app.data import timelines
-from app.data.lab import default_preset
+from app.data.lab import TRACES_PRESET, default_preset
 from app.data.questions import BLOCK_FATES, RESET_OPTIONS, all_questions, questions_at
 from app.data.url import START_PAGE, early_page_of, early_pages, lab_link, parse_link
 from app.page.layout import App
@@ -21,6 +21,7 @@ from app.render.narration import render_narration
 from app.render.pool import render_pool
 from app.render.requests import render_requests
 from app.render.start_page import learning_path, render_start_page
+from engine.lab.play.scenario import scenario_names
 from tests.app.conftest import parse
 
 # The terms issue 13 asks the glossary to define.
@@ -374,6 +375,19 @@ def test_the_start_page_links_the_playground_and_the_lab() -> None:
     assert lab == f"?lab={default_preset()}" and lab_link(lab) == default_preset()
 
 
+def test_the_start_page_names_both_engines_marks_sglangs_scenarios_and_links_the_traces() -> None:
+    page = parse(App(link=parse_link("")).start_page.html)
+    assert "SGLang" in page.find_all(data_testid="engines-note")[0].text
+    marked = {
+        li.attrs["data-scenario"]
+        for li in page.find_all(data_testid="learning-path")[0].iter()
+        if li.tag == "li" and li.find_all(data_testid="plays-on-sglang")
+    }
+    assert marked == set(scenario_names("sglang"))
+    traces = page.find_all(data_testid="start-traces")[0]
+    assert lab_link(traces.attrs["href"]) == TRACES_PRESET and traces.text == "Real traces"
+
+
 @pytest.mark.parametrize("name", learning_path().order)
 def test_every_scenarios_last_step_offers_the_next_one_on_the_path(name: str) -> None:
     order = learning_path().order
@@ -383,8 +397,10 @@ def test_every_scenarios_last_step_offers_the_next_one_on_the_path(name: str) ->
         assert not parse(app.narration.html).find_all(data_testid="next-on-path")
         app.state.open(name, mode, app.state.last_step)
         offered = parse(app.narration.html).find_all(data_testid="next-on-path")
-        if name == order[-1]:
-            assert not offered
+        if name == order[-1]:  # past the path: the labs and the playground
+            links = [e.attrs["href"] for e in offered[0].iter() if e.tag == "a"]
+            assert [lab_link(link) for link in links] == ["", TRACES_PRESET, None]
+            assert store.is_playground(parse_link(links[2]).scenario)
             continue
         following = order[order.index(name) + 1]
         link = next(e for e in offered[0].iter() if e.tag == "a")

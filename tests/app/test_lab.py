@@ -521,9 +521,11 @@ def test_the_learners_run_is_shown_before_the_overlays_plays(
     # The salt of each run put on a chart source, and whether runs were still playing.
     sent: list[tuple[str | None, bool]] = []
 
-    def spy(run: WorkloadRun | None, columns: Sequence[str]) -> dict[str, list[float]]:
+    def spy(
+        run: WorkloadRun | None, columns: Sequence[str], block_size: int | None = None
+    ) -> dict[str, list[float]]:
         sent.append((None if run is None else run.workload.salt, view._run is not None))
-        return chart_data(run, columns)
+        return chart_data(run, columns, block_size)
 
     play(view)
     monkeypatch.setattr(lab_charts_module, "chart_data", spy)

@@ -20,6 +20,8 @@ from app.data.trace_lab import (
     trace_path,
 )
 from app.render.lab_traces import gap_sentence, render_gap_sentences
+from app.views.lab_charts import SOURCE_KEYS
+from app.views.lab_controls import STALE
 from app.views.trace_lab import TraceLabView
 from engine.lab.traces.paper_gap import paper_gap
 from engine.lab.traces.replay import PAPER_CACHE_RATIO, capacities_for
@@ -192,3 +194,56 @@ def test_the_page_replays_the_slice_with_time_on_the_lab_charts() -> None:
     legend.hidden = ["cumulative_hit_rate/run"]
     hidden = [r for r in fig.renderers if r.name == "cumulative_hit_rate/run"]
     assert hidden and not hidden[0].visible
+
+
+def timed_view() -> TraceLabView:
+    """The page after a replay with time of 20 requests on both engines."""
+    view = TraceLabView(engine="both")
+    view.trace_select.value = "synthetic"
+    view.requests.value = 20
+    view.capacity.value = TIMED_CAPACITY
+    asyncio.run(view.start_timed())
+    assert view.timed is not None
+    return view
+
+
+def test_no_empty_charts_stand_for_a_replay_with_time_not_run() -> None:
+    view = TraceLabView(engine="both")
+    assert not view.timed_box.visible
+    assert timed_view().timed_box.visible
+
+
+def test_both_engines_pools_are_drawn_in_one_unit() -> None:
+    """SGLang's KV slots (pages of 1 token) in blocks of the page's block_size, vLLM's
+    unit: the two pools of one capacity are the same height (SGLang's were 512 times
+    vLLM's, whose line lay flat at zero)."""
+    view = timed_view()
+    sources = dict(zip(SOURCE_KEYS, view.timed_sources, strict=True))
+    pools = {}
+    for engine in ("vllm", "sglang"):
+        data = sources[engine, "run"].data
+        columns = ("held_blocks", "free_cached_blocks", "free_empty_blocks")
+        pools[engine] = max(sum(data[c][i] for c in columns) for i in range(len(data["step"])))
+    assert pools["sglang"] == pytest.approx(pools["vllm"], rel=0.01)
+    assert pools["vllm"] == pytest.approx(TIMED_CAPACITY / 512, abs=1)
+
+
+def test_a_changed_knob_marks_the_results_stale_at_once() -> None:
+    view = timed_view()
+    root = view.roots[1]
+    assert not view.stale_note.visible and STALE not in root.css_classes
+    view.requests.value = 30
+    assert view.stale_note.visible and STALE in root.css_classes
+    assert "requests = 20" in view.stale_note.object
+    view.engine.value = "vLLM"
+    assert "engine = both" in view.stale_note.object
+    view.requests.value, view.engine.value = 20, "both"
+    assert not view.stale_note.visible and STALE not in root.css_classes
+
+
+def test_a_new_curve_drops_a_replay_with_time_of_another_slice() -> None:
+    view = timed_view()
+    view.requests.value = 10
+    asyncio.run(view.start())
+    assert view.timed is None and not view.timed_box.visible
+    assert not view.stale_note.visible

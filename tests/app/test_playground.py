@@ -15,11 +15,12 @@ from app.data.url import parse_link
 from app.page.layout import App
 from app.playground import store
 from app.playground.script_lines import format_lines, parse_lines
+from app.playground.store import EMPTY
 from app.render.code_plan import SLOT
 from app.render.prefill_inputs import SEED_FLOPS
 from app.views import base
 from app.views import sender as sending
-from app.views.editor import EMPTY, fork
+from app.views.editor import fork
 from engine.lab.play import toml_writer
 from engine.lab.play.scenario import ACTION_KINDS, MODES, scenario_names
 from engine.lab.play.scenario_file import scenario_from_dict
@@ -130,6 +131,8 @@ def test_shared_text_prefix_hits_in_the_playground() -> None:
         ("script", "reset_prefix_cache keep reset_running_requests=true", "give the mode 'keep'"),
         ("script", "http_reset keep_running_requests=true", "line 1: http_reset does not use"),
         ("script", "step count=2 count=3", "line 1: step: count is given twice"),
+        # a line too long to read word by word (shlex: ~0.1 ms a character) is refused
+        ("script", "step " + "1" * 3_000, "line 1: step: its words are 3,005 characters"),
     ],
 )
 def test_bad_input_gets_its_message_and_the_last_timeline_stays(
@@ -530,3 +533,30 @@ def test_the_prefill_cost_on_a_playground_is_each_modes_own() -> None:
         app.state.step = admitted(app, "C")
         hits[mode] = shown_hit(app, "C")
     assert hits["keep"] == 0 < hits["default"]
+
+
+def test_the_playground_named_alone_opens_the_empty_playground() -> None:
+    """`?scenario=playground` with no script is the start page's empty playground, not
+    a refusal."""
+    app = playground_app("?scenario=playground")
+    assert store.is_playground(app.state.scenario)
+    assert not app.notice.visible
+    assert app.playground.script.value == format_lines(EMPTY["steps"])
+    assert app.query == playground_app("?" + app.query).query
+
+
+def test_a_hostile_line_is_quoted_short_in_its_message() -> None:
+    """A 999,999-character unknown action comes back as its first 80 characters and its
+    length (it was quoted whole: 12.5 s and a page 6.5 million px wide)."""
+    app = playground_app("?scenario=playground")
+    shown = app.state.timeline
+    edit(app, "script", "step\n" + "x" * 999_990)
+    pane = app.playground.messages["script"]
+    assert pane.visible and "line 2: unknown action" in pane.object
+    assert "999,990 characters" in pane.object and len(pane.object) < 1_000
+    assert app.state.timeline is shown
+
+
+def test_a_hostile_address_is_quoted_short_in_its_notice() -> None:
+    notices = parse_link("?scenario=" + "y" * 50_000 + "&mode=" + "z" * 50_000).notices
+    assert notices and all(len(n) < 600 and "50,000 characters" in n for n in notices)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from app.data import timelines
 from app.playground import store
-from app.views.editor import EMPTY, fork
+from app.playground.store import EMPTY
+from app.views.editor import fork
 from engine.lab.play.scenario_file import scenario_from_dict
 from engine.lab.play.sglang.timeline import (
     SGLangTimeline,

@@ -575,7 +575,8 @@ def test_cli_json_is_the_sglang_timeline(capsys: pytest.CaptureFixture[str]) -> 
 def test_cli_lists_the_sglang_scenarios(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = _run(["--engine", "sglang", "--list"], capsys)
     assert status == 0
-    assert [line.split()[0] for line in out.splitlines()] == list(scenario_names("sglang"))
+    listed = out.partition("\n\n")[0]  # then the engines and commands
+    assert [line.split()[0] for line in listed.splitlines()] == list(scenario_names("sglang"))
     assert "(SGLang modes: fcfs, lpm)" in out
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
+import textwrap
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO, TypeVar
 
@@ -15,6 +16,8 @@ from engine.lab.cli.sglang.step_text import render_sglang_step
 from engine.lab.cli.step_text import step_text
 from engine.lab.cli.vllm.step_text import render_step
 from engine.lab.play.scenario import (
+    MODES,
+    SGLANG_MODES,
     Scenario,
     ScenarioError,
     load_scenario,
@@ -27,14 +30,25 @@ from engine.lab.play.sglang.timeline import SGLangTimeline, build_sglang_timelin
 from engine.lab.play.timeline import TimelineRecord
 from engine.lab.play.vllm.timeline import Timeline, build_timeline
 from engine.lab.shared import hash_cost
+from engine.lab.shared.quoting import shorten_quotes
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m engine",
-        description="Play a scenario of vLLM's prefix cache step by step.",
+        description=_wrapped(
+            "Play a scenario step by step on vLLM 0.33.0's prefix cache or on SGLang "
+            "0.5.23's radix cache (--engine); or run a workload (--workload), replay a "
+            "request trace (--trace), time the block hash (--hash-cost)."
+        ),
+        epilog=_wrapped(ENGINES_LINE, COMMANDS_LINE),
+        formatter_class=argparse.RawDescriptionHelpFormatter,  # no break in an option's name
     )
-    parser.add_argument("--list", action="store_true", help="list the scenarios and exit")
+    parser.add_argument(
+        "--list",
+        action="store_true",
+        help="list the scenarios with each engine's modes, then the engines and commands",
+    )
     parser.add_argument(
         "--workload",
         metavar="PRESET",
@@ -51,7 +65,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument(
         "--engine",
         default="vllm",
-        help="vllm or sglang: the model a scenario plays on (a scenario file lists its engines)",
+        help="vllm (default) or sglang: the model a scenario plays on (--list says which "
+        "scenarios play on SGLang; a scenario file lists its engines); --workload and "
+        "--trace also take both",
     )
     parser.add_argument(
         "--file", default=None, help="play a scenario file (the content/scenarios TOML format)"
@@ -75,7 +91,25 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument(
         "--pause", action="store_true", help="wait for Enter between steps (interactive)"
     )
+    parser.add_argument(
+        "--hash-cost",
+        action="store_true",
+        help="time vLLM's block hash in this Python and exit (--hash-cost --help: its options)",
+    )
     return parser.parse_args(argv)
+
+
+# The engines, their modes and the commands, as --help's epilog and --list's last lines.
+ENGINES_LINE = (
+    f"Engines: vllm (vLLM 0.33.0; modes {', '.join(MODES)}) and sglang (SGLang 0.5.23's "
+    f"model; modes are its schedule policies, {', '.join(SGLANG_MODES)}): "
+    "--scenario NAME --engine sglang --mode lpm."
+)
+COMMANDS_LINE = (
+    "Commands: --scenario NAME or --file FILE (a scenario), --list, "
+    "--workload list|PRESET [--engine vllm|sglang|both], --trace FILE [--engine "
+    "vllm|sglang|both] [--timed], --hash-cost; each with --help for its options."
+)
 
 
 def _chosen_scenario(args: argparse.Namespace) -> Scenario:
@@ -104,24 +138,44 @@ def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
         return hash_cost.main(argv, out)
     args = parse_args(argv)
     if args.engine not in ("vllm", "sglang"):
-        print(
-            f"error: --engine {args.engine}: a scenario plays on one engine at a time, "
-            "vllm or sglang (--engine both is for --workload)",
-            file=sys.stderr,
-        )
+        print(f"error: {engine_refusal(args.engine)}", file=sys.stderr)
         return 2
     if args.list:
         for name in scenario_names(args.engine):
-            scenario = load_scenario(name)
-            if args.engine == "sglang":
-                modes = f"SGLang modes: {', '.join(scenario.sglang.modes)}"
-            else:
-                modes = f"modes: {', '.join(scenario.modes)}"
-            print(f"{name:18} {scenario.title} ({modes})", file=out)
+            print(f"{name:18} {_listed(load_scenario(name), args.engine)}", file=out)
+        print(f"\n{_wrapped(ENGINES_LINE, COMMANDS_LINE)}", file=out)
         return 0
     if args.engine == "sglang":
         return _play(args, out, _sglang_timeline, _sglang_title, render_sglang_step)
     return _play(args, out, _vllm_timeline, lambda t: f"{t.title} [{t.mode}]", render_step)
+
+
+def _wrapped(*paragraphs: str) -> str:
+    return "\n".join(textwrap.fill(p, 79, break_on_hyphens=False) for p in paragraphs)
+
+
+def engine_refusal(engine: str) -> str:
+    """Why ``--engine`` cannot play a scenario: ``both`` (a scenario's steps are one
+    engine's calls, played one engine at a time), or no engine of that name."""
+    if engine == "both":
+        return (
+            "--engine both: a scenario plays on one engine at a time (its steps and "
+            "narration are one engine's); play it twice, --engine vllm then --engine "
+            "sglang (--list marks the scenarios that play on both). --workload and "
+            "--trace take --engine both."
+        )
+    return shorten_quotes(f"--engine {engine!r}: not an engine; vllm or sglang")
+
+
+def _listed(scenario: Scenario, engine: str) -> str:
+    """A scenario's title and its modes: SGLang's alone with ``--engine sglang``, else
+    each engine's it plays on."""
+    if engine == "sglang":
+        return f"{scenario.title} (SGLang modes: {', '.join(scenario.sglang.modes)})"
+    modes = f"vLLM modes: {', '.join(scenario.modes)}"
+    if "sglang" in scenario.engines:
+        modes += f"; SGLang modes: {', '.join(scenario.sglang.modes)}"
+    return f"{scenario.title} ({modes})"
 
 
 TimelineT = TypeVar("TimelineT", bound=TimelineRecord)

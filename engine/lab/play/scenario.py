@@ -20,6 +20,7 @@ from engine.lab.play.request_extras import (
     parse_mm_items,
     parse_prompt_embeds,
 )
+from engine.lab.shared.quoting import shorten_quotes
 from engine.lab.shared.tokenizer import tokenize
 from engine.sglang.schedule_policy import CLIP_MAX_NEW_TOKENS, fits_an_empty_pool
 from engine.vllm.kv_cache_manager import cdiv
@@ -68,7 +69,11 @@ DEFAULT_MAX_NUM_SEQS = 256
 
 
 class ScenarioError(ValueError):
-    """A scenario, mode or parameter that cannot be played; the message says why."""
+    """A scenario, mode or parameter that cannot be played; the message says why (what it
+    quotes, at most ~80 characters of: engine/lab/shared/quoting.py)."""
+
+    def __init__(self, message: str = "") -> None:
+        super().__init__(shorten_quotes(message))
 
 
 # The engines a scenario may be played on: vLLM 0.33.0's model (engine/vllm/) and

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from engine.lab.shared.quoting import shorten_quotes
 from engine.vllm.kv_cache_utils import BlockHash, hash_block_tokens, sha256
 
 # Tokens per hash id in the trace format (Mooncake's block size).
@@ -65,7 +66,8 @@ class TraceError(ValueError):
 
     def __init__(self, line: int, field: str | None, why: str) -> None:
         where = f"line {line}" if line else "trace"
-        super().__init__(f"{where}: {field}: {why}" if field else f"{where}: {why}")
+        message = f"{where}: {field}: {why}" if field else f"{where}: {why}"
+        super().__init__(shorten_quotes(message))
         self.line = line
         self.field = field
 

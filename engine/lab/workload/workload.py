@@ -28,6 +28,7 @@ from engine.lab.play.scenario import (
     Scenario,
     reset_flags,
 )
+from engine.lab.shared.quoting import shorten_quotes
 from engine.vllm.kv_cache_manager import cdiv
 
 SaltPolicy = Literal["none", "fixed", "per-user", "per-request"]
@@ -55,7 +56,7 @@ class WorkloadError(ValueError):
     """A knob that cannot be used; ``knob`` names it, the message says why."""
 
     def __init__(self, knob: str, message: str) -> None:
-        super().__init__(message)
+        super().__init__(shorten_quotes(message))
         self.knob = knob
 
 
