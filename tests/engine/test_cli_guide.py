@@ -45,7 +45,15 @@ def test_list_and_help_name_every_engine_mode_and_command(asked: tuple[str, ...]
     text = " ".join(out.split())
     for word in ("vllm", "sglang", "both", *MODES, *SGLANG_MODES):
         assert word in text, word
-    for command in ("--scenario", "--file", "--list", "--workload", "--trace", "--hash-cost"):
+    for command in (
+        "--scenario",
+        "--file",
+        "--list",
+        "--workload",
+        "--trace",
+        "--fleet",
+        "--hash-cost",
+    ):
         assert command in text, command
 
 

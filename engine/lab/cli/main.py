@@ -108,7 +108,8 @@ ENGINES_LINE = (
 COMMANDS_LINE = (
     "Commands: --scenario NAME or --file FILE (a scenario), --list, "
     "--workload list|PRESET [--engine vllm|sglang|both], --trace FILE [--engine "
-    "vllm|sglang|both] [--timed], --hash-cost; each with --help for its options."
+    "vllm|sglang|both] [--timed], --fleet --trace FILE|--workload PRESET --replicas N "
+    "--router NAME [--engine vllm|sglang|both], --hash-cost; each with --help for its options."
 )
 
 
