@@ -17,6 +17,8 @@ export function render({ model, view }) {
     const input = document.createElement('input')
     input.type = 'text'
     input.name = name
+    // Named by its caption alone (a label around it would add its value to its name).
+    input.setAttribute('aria-label', caption)
     input.spellcheck = false
     label.append(text, input)
     fields.append(label)

@@ -59,15 +59,18 @@ def _options(ids: list[str], chosen: str, none: bool) -> str:
 
 def render_chain_pickers(snapshot: Snapshot, a: str | None, b: str | None) -> str:
     """The two pickers over the chain, on the pair shown (the browser sends a pick to
-    Python, which sends the chain's pages for it: app/components/chain_deck.js)."""
+    Python, which sends the chain's pages for it: app/components/chain_deck.js). Each is
+    named by its aria-label: a label around a select would add the chosen option."""
     ids = [r.request_id for r in snapshot.requests]
     if not ids:
         return ""
     return (
         '<div class="chain-pickers">'
-        '<label class="picker"><span>Request</span><select data-pick="primary">'
+        '<label class="picker"><span>Request</span>'
+        '<select data-pick="primary" aria-label="Request">'
         f"{_options(ids, a or '', none=False)}</select></label>"
-        '<label class="picker"><span>Compare with</span><select data-pick="other">'
+        '<label class="picker"><span>Compare with</span>'
+        '<select data-pick="other" aria-label="Compare with">'
         f"{_options(ids, b or NONE, none=True)}</select></label></div>"
     )
 
