@@ -51,14 +51,16 @@ def sent_to_the_page(doc: Document, app: App, positions: list[list[Any]]) -> lis
 
 
 def every_position(app: App) -> list[list[Any]]:
-    """Each timeline of the open scenario stepped through, forward and back, one after
-    another: every mode switch and, where it plays there, the switch to SGLang."""
+    """Each timeline of the open scenario stepped through one after another, forward, then
+    a step back and a jump back to the first step: every mode switch and, where it plays
+    there, the switch to SGLang (each at another step than the last)."""
     positions: list[list[Any]] = []
     for timeline in app.state.scenario_timelines:
         key = timelines.timeline_key(timeline)
         last = len(timeline.steps) - 1
-        positions += [[key, s] for s in range(last + 1)] + [[key, s] for s in range(last, -1, -1)]
-    return positions
+        positions += [[key, s] for s in range(last + 1)] + [[key, max(0, last - 1)]]
+    first = timelines.timeline_key(app.state.scenario_timelines[0])
+    return [*positions, [first, 0]]
 
 
 @pytest.mark.parametrize("name", timelines.names())
