@@ -46,7 +46,6 @@ def current_query() -> str:
 
 def create_app() -> App:
     app_view = App(link=parse_link(current_query()))
-    app_view.follow_url()
     pn.state.onload(mark_page_up)
     return app_view
 

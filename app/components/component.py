@@ -62,3 +62,8 @@ class SkipsEchoes:
 
 class AppComponent(SkipsEchoes, JSComponent):
     """A JSComponent that does not hear its own changes back."""
+
+    @classmethod
+    def own_sheets(cls) -> list[str]:
+        """Its own stylesheets' texts (a part of the stepping page adopts them too)."""
+        return [sheet for sheet in getattr(cls, "_stylesheets", []) if isinstance(sheet, str)]

@@ -5,6 +5,10 @@ cannot resolve (in `panel serve` and in Pyodide alike). So each
 `import { ... } from './x.js'` line of a module is replaced by the file it
 names (each file once per module): the .js files stay real modules a linter can
 check, and `panel serve --dev` still reloads a component when its file changes.
+An `import * as name from './x.js'` line (a module whose names would clash with its
+neighbours': every part of the stepping page exports `render`) becomes `const name`,
+the file's text in a function of its own that returns its exports; the file's own
+`import { ... }` lines are inlined before it, in the module's scope.
 Lines that are only a comment are left out: every instance of a component carries its
 module.
 """
@@ -19,6 +23,8 @@ from app.components.component import AppComponent
 LOCAL_IMPORT = re.compile(r"^import \{[^}]*\} from '(\.\.?/[^']+\.js)'\n", re.M)
 COMMENT_LINE = re.compile(r"^[ \t]*//.*\n", re.M)
 EXPORT = re.compile(r"^export (?=const |function |async function )", re.M)
+NAMESPACE_IMPORT = re.compile(r"^import \* as (\w+) from '(\.\.?/[^']+\.js)'\n", re.M)
+EXPORTED_NAME = re.compile(r"^export (?:const|function|async function) (\w+)", re.M)
 
 
 def inline_imports(path: Path, seen: set[Path] | None = None) -> str:
@@ -32,7 +38,21 @@ def inline_imports(path: Path, seen: set[Path] | None = None) -> str:
         seen.add(target)
         return EXPORT.sub("", inline_imports(target, seen))  # (its names are the module's own)
 
-    return LOCAL_IMPORT.sub(inline, COMMENT_LINE.sub("", path.read_text(encoding="utf-8")))
+    def namespace(match: re.Match[str]) -> str:
+        target = (path.parent / match[2]).resolve()
+        if target in seen:
+            raise ValueError(f"{target.name} is imported twice as a namespace")
+        seen.add(target)
+        text = COMMENT_LINE.sub("", target.read_text(encoding="utf-8"))
+        if NAMESPACE_IMPORT.search(text):
+            raise ValueError(f"{target.name}: a namespace's own namespace imports are not inlined")
+        shared = "".join(inline(m) for m in LOCAL_IMPORT.finditer(text))  # (the module's scope)
+        body = EXPORT.sub("", LOCAL_IMPORT.sub("", text))
+        names = ", ".join(EXPORTED_NAME.findall(text))
+        return f"{shared}const {match[1]} = (() => {{\n{body}return {{ {names} }}\n}})()\n"
+
+    text = COMMENT_LINE.sub("", path.read_text(encoding="utf-8"))
+    return NAMESPACE_IMPORT.sub(namespace, LOCAL_IMPORT.sub(inline, text))
 
 
 class FileComponent(AppComponent):

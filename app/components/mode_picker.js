@@ -2,7 +2,7 @@ import { WORKS_EARLY } from './early.js'
 import { ask, follow } from './position.js'
 import { engineOf, fillRadios, radioGroup, scenarioModes } from './radios.js'
 
-export function render({ model }) {
+export function render({ model, view }) {
   const radios = radioGroup(model.label)
   const group = radios.group
   group.setAttribute(WORKS_EARLY, '')  // works before Python (app/page/early_page.js)
@@ -25,8 +25,10 @@ export function render({ model }) {
       inputs = fillRadios(radios, model.label, modes.map((m) => [m, m]),
         (m) => ask({ mode: m }), check)
     }
-    // One mode on this engine: nothing to pick (`hidden` loses to .modes' display).
-    group.style.display = modes.length < 2 ? 'none' : ''
+    // One mode on this engine: nothing to pick; the whole part hides, margins included.
+    const hidden = modes.length < 2 ? 'none' : ''
+    group.style.display = hidden
+    if (view && view.el) { view.el.style.display = hidden }
     check()
   }
   follow(model, follows)

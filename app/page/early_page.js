@@ -25,6 +25,7 @@ import * as player from '../components/player.js'
 import * as quiz from '../components/quiz.js'
 import * as scenarioPicker from '../components/scenario_picker.js'
 import * as startPage from '../components/start_page.js'
+import * as stepPage from '../components/step_page.js'
 import * as stepDeck from '../components/step_deck.js'
 
 const COMPONENTS = {
@@ -43,6 +44,7 @@ const COMPONENTS = {
   'scenario_picker.js': scenarioPicker,
   'start_page.js': startPage,
   'step_deck.js': stepDeck,
+  'step_page.js': stepPage,
 }
 // The longest the early page waits for the live page's player before it leaves.
 const LIVE_WAIT_MS = 10_000
@@ -125,7 +127,7 @@ function layOut(page, sheets, removes, named) {
   }
   function shadow(el, node) {
     const root = el.attachShadow({ mode: 'open' })
-    root.adoptedStyleSheets = [0, ...node.sheets].map(sheet)  // 0: early_host.css, first as Bokeh's
+    root.adoptedStyleSheets = [0, ...node.sheets].map(sheet)  // 0: part_host.css, as Bokeh's
     return root
   }
   function box(node) {
@@ -357,8 +359,8 @@ function* nodes(node) {
 function showPlayground(page, worker, type) {
   const askWorker = asking(worker, type)
   const tree = [...nodes(page.root)]
-  // (a deck is a component with a view: the step deck and the hash chain's)
-  const decks = tree.filter((node) => node.model && 'view' in node.model).map((node) => node.model.view)
+  // (the stepping page names its decks)
+  const decks = tree.flatMap((node) => (node.model && node.model.decks) || [])
   let serial = 1  // one per playground opened (the player's position part)
   askWorker({ call: 'open', query: window.location.search, decks, serial }).then((opened) => {
     if (!opened) { return }  // an address Python answers (a notice)

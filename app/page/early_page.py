@@ -41,7 +41,7 @@ PLAYER = "player"
 # reads it). Any other must be as the page was made.
 POSITION_PARAMETERS = ("scenario", "mode", "step", "quiz")
 # The base of every component's shadow root, as Bokeh's on the live page.
-HOST_SHEET = stylesheet("app.page", "early_host.css")
+HOST_SHEET = stylesheet("app.style", "part_host.css")
 # The page's style while it works before Python.
 STYLE = stylesheet("app.page", "early_page.css") + stylesheet("app.components", "status_note.css")
 
@@ -215,9 +215,7 @@ def playground_parts(app: App) -> dict[int, str]:
     editor = app.playground
     fields = {name: getattr(editor, name) for name in LABELS}
     messages = {f"message:{field}": editor.messages[field] for field in MESSAGES}
-    return {
-        id(obj): name for name, obj in {PLAYER: app.controls.player, **fields, **messages}.items()
-    }
+    return {id(obj): name for name, obj in {PLAYER: app.page, **fields, **messages}.items()}
 
 
 def blank_player(node: Node) -> None:

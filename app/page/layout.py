@@ -15,30 +15,33 @@ import panel as pn
 import param
 
 from app.components.glossary import Glossary
-from app.components.keyboard import Keyboard
 from app.components.panel_tabs import PanelTabs
 from app.components.quiz import QuizPanel
 from app.components.start_page import StartPage
+from app.components.step_page import EMBED, PAGE, StepPage
 from app.data import timelines
 from app.data.lab import TRACES_PRESET, default_preset
 from app.data.url import LAB, LinkState, link_query, parse_link, playground_query
 from app.host.errors import logged
 from app.playground.store import EMPTY, is_playground
 from app.render.glossary import render_glossary
+from app.render.lab import render_lab_link
+from app.render.notice import render_notice
 from app.render.start_page import render_start_page
 from app.style.stylesheets import stylesheet
-from app.style.theme import FOCUS_RING
+from app.style.theme import CSS
+from app.views.base import COMPACT_CSS
 from app.views.chain import ChainView
 from app.views.code import CodeView
-from app.views.controls import Controls
+from app.views.controls import Controls, scenario_options
 from app.views.editor import PlaygroundEditor
 from app.views.hashmap import HashMapView
 from app.views.header import EmbedHeaderView, HeaderView
 from app.views.lab import lab_link_pane
+from app.views.lab_controls import STYLESHEETS as LAB_STYLESHEETS
 from app.views.log import LogView
 from app.views.metrics import MetricsView
 from app.views.narration import NarrationView
-from app.views.notice import notice_pane
 from app.views.offload import OffloadView
 from app.views.pool import PoolView
 from app.views.prefill import PrefillView
@@ -49,8 +52,8 @@ from app.views.state import SimulatorState
 from engine.lab.play import playground_code
 
 PAGE_WIDTH = 1280
-# Where the full page puts the playground's editor among the views.
-LAYOUT_CSS = stylesheet("app.page", "layout.css")
+# The base of each part's shadow root on the stepping page, as Bokeh's.
+PART_HOST_CSS = stylesheet("app.style", "part_host.css")
 # The page's <head> (main.py): a phone lays the page out at its own width (without a
 # viewport tag it lays out 980 px and shrinks the text to about 40%), and reads no text
 # under 14 px there (page.css). Read as package files: Pyodide runs main.py with no
@@ -58,18 +61,6 @@ LAYOUT_CSS = stylesheet("app.page", "layout.css")
 PAGE_TEMPLATE = resources.files("app.page").joinpath("page.html").read_text("utf-8")
 PAGE_CSS = stylesheet("app.page", "page.css")
 EMBED_WIDTH = 800
-# The embed's tabs, in the order of its panels (_build_embed).
-EMBED_TABS = (
-    "The cache",
-    "Code",
-    "Metrics & events",
-    "Hash chain",
-    "Prefill cost",
-    "CPU offload",
-    "Glossary",
-)
-# With `quiz=1`, the embed's question takes the narration's place, one tab away.
-EMBED_STORY_TABS = ("This step", "Predict the next")
 
 
 def empty_playground_href() -> str:
@@ -88,8 +79,8 @@ class App(pn.viewable.Viewer):
             params["state"] = SimulatorState()
         super().__init__(embed=link.embed, start=link.start, **params)
         self.asks_in_embed = self.embed and link.quiz is True
-        self.glossary = Glossary(html=render_glossary(), sizing_mode="stretch_width", margin=0)
         if self.start:
+            self.glossary = Glossary(html=render_glossary(), sizing_mode="stretch_width", margin=0)
             self.start_page = StartPage(
                 html=render_start_page(
                     timelines.titles(),
@@ -107,35 +98,95 @@ class App(pn.viewable.Viewer):
         state = self.state
         assert state is not None  # (made above)
         compact = self.embed
-        # Every view's pages, the code and the questions go into the player's one bundle.
+        # Every view's pages, the code and the questions go into the player's one bundle,
+        # which the one stepping page draws.
         self.sender = Sender(state)
-        self.controls = Controls(state=state, sender=self.sender, compact=compact)
+        self.page = StepPage(
+            layout=EMBED if compact else PAGE,
+            quiz_in_tabs=self.asks_in_embed,
+            scenario_options=scenario_options() if len(timelines.names()) > 1 else [],
+            ways_html=render_lab_link(default_preset()),
+            notice_html=render_notice(link.notices) if link.notices else "",
+            glossary_html=render_glossary(),
+            sizing_mode="stretch_width",
+            margin=0,
+        )
         sends = {"state": state, "sender": self.sender}
-        self.quiz = QuizPanel(compact=compact, sizing_mode="stretch_width", margin=0)
+        self.controls = Controls(state=state, sender=self.sender, page=self.page)
         self.sender.add(QUESTIONS)
+        header = EmbedHeaderView if self.embed else HeaderView
+        self.header = header(compact=compact, **sends)
+        self.narration = NarrationView(compact=compact, **sends)
         self.pool = PoolView(compact=compact, **sends)
         self.queue = QueueView(compact=compact, **sends)
         self.hash_map = HashMapView(compact=compact, **sends)
         self.requests = RequestsView(compact=compact, **sends)
         self.log = LogView(compact=compact, **sends)
-        self.code = CodeView(**sends)
-        self.narration = NarrationView(compact=compact, **sends)
         self.offload = OffloadView(compact=compact, **sends)
         self.metrics = MetricsView(compact=compact, **sends)
-        self.chain = ChainView(**sends)
-        self.prefill = PrefillView(**sends)
-        self.keyboard = Keyboard()
+        self.code = CodeView(page=self.page, **sends)
+        self.chain = ChainView(page=self.page, **sends)
+        self.prefill = PrefillView(page=self.page, **sends)
         self.playground = PlaygroundEditor(state=state)
-        self.open_playground = pn.widgets.Button(
-            label="Edit a copy", width=170, height=28, margin=(0, 10), stylesheets=[FOCUS_RING]
-        )
-        self.open_playground.on_click(logged(lambda _: self.playground.open_fork()))
+        self.page.on_fork = logged(self.playground.open_fork)
+        self.page.on_pop = self._reopen
+        self.page.editor = [] if compact else [self.playground]
+        self._give_sheets()
         state.param.watch(self._show_playground_button, "scenario")
         self._show_playground_button()
-        header = EmbedHeaderView if self.embed else HeaderView
-        self.header = header(**sends)
-        self.notice = notice_pane(link.notices)
-        self._layout = self._build_embed() if self.embed else self._build()
+        width, margin = (EMBED_WIDTH, (4, 10)) if compact else (PAGE_WIDTH, (10, 16))
+        self._layout = self._page(self.page, width=width, margin=margin)
+
+    def _give_sheets(self) -> None:
+        """Each part's stylesheets (step_page.js), every text once."""
+        step_views = (
+            self.header,
+            self.narration,
+            self.pool,
+            self.queue,
+            self.hash_map,
+            self.requests,
+            self.log,
+            self.offload,
+            self.metrics,
+        )
+        compact = [COMPACT_CSS] if self.embed else []
+        parts: dict[str, list[str]] = {
+            **{view.name_in_bundle: view.stylesheets for view in step_views},
+            "code": list(self.code.stylesheets),
+            "chain": [*self.chain.stylesheets, *compact],
+            "prefill": [*self.prefill.stylesheets, *compact],
+            "scenario": [CSS, *compact],
+            "engine": [CSS],
+            "mode": [CSS],
+            "player": [CSS],
+            "quiz": QuizPanel.own_sheets(),
+            "glossary": Glossary.own_sheets(),
+            "tabs": PanelTabs.own_sheets(),
+            "ways": list(LAB_STYLESHEETS),
+            "notice": [CSS],
+        }
+        index: dict[str, int] = {}
+
+        def ids(sheets: list[str]) -> list[int]:
+            for text in (PART_HOST_CSS, *sheets):
+                index.setdefault(text, len(index))
+            return [index[text] for text in (PART_HOST_CSS, *sheets)]
+
+        part_sheets = {name: ids(sheets) for name, sheets in parts.items()}
+        with param.edit_constant(self.page):
+            self.page.param.update(
+                sheets=list(index), part_sheets=part_sheets, decks=self.sender.views
+            )
+
+    @logged
+    def _reopen(self, query: str) -> None:
+        """Open the state of an address the learner went Back or Forward to, when the
+        player does not hold it (the player keeps the address bar on the position)."""
+        link = parse_link(query)  # an entry this app wrote: valid, or corrected
+        with pn.io.hold():
+            self.state.open(link.scenario, link.mode, link.step)
+            self.sender.send_position()
 
     def _page(self, *objects: object, width: int, margin: tuple[int, int]) -> pn.Column:
         return pn.Column(
@@ -152,157 +203,15 @@ class App(pn.viewable.Viewer):
             self.start_page, lab_link_pane(), self.glossary, width=PAGE_WIDTH, margin=(10, 16)
         )
 
-    def _build(self) -> pn.viewable.Viewable:
-        gap = {"margin": (4, 0)}
-        side = pn.Row(
-            pn.Column(self.hash_map, sizing_mode="stretch_width", **gap),
-            sizing_mode="stretch_width",
-            margin=0,
-        )
-        left = pn.Column(
-            self.pool,
-            self.offload,
-            self.queue,
-            side,
-            self.requests,
-            self.chain,
-            sizing_mode="stretch_width",
-            min_width=300,
-            margin=(0, 6, 0, 0),
-            styles={"flex": "1 1 520px", "gap": "8px"},
-            css_classes=["views-pool"],
-        )
-        right = pn.Column(
-            self.code,
-            self.metrics,
-            self.log,
-            self.prefill,
-            self.glossary,
-            sizing_mode="stretch_width",
-            min_width=300,
-            margin=(0, 0, 0, 6),
-            styles={"flex": "1 1 440px", "gap": "8px"},
-            css_classes=["views-more"],
-        )
-        # The lab's link and "Edit a copy" share a line: the pool stays on a projector's
-        # first screen (1280x720).
-        ways_out = pn.Row(
-            lab_link_pane(),
-            self.open_playground,
-            align="center",
-            sizing_mode="stretch_width",
-            margin=0,
-            styles={"flex-wrap": "wrap", "align-items": "center", "gap": "4px 16px"},
-        )
-        return self._page(
-            self.header,
-            ways_out,
-            self.notice,
-            self.controls,
-            self.narration,
-            self.quiz,
-            pn.FlexBox(
-                self.playground,
-                left,
-                right,
-                flex_wrap="wrap",
-                stylesheets=[LAYOUT_CSS],
-                sizing_mode="stretch_width",
-                align_items="flex-start",
-                margin=(8, 0, 0, 0),
-            ),
-            self.keyboard,
-            width=PAGE_WIDTH,
-            margin=(10, 16),
-        )
-
-    def _build_embed(self) -> pn.viewable.Viewable:
-        """The write-up's figure: at 800x900 the cache's panels are all in view; the
-        deep dives are one tab away."""
-
-        def column(*objects: object, flex: str) -> pn.Column:
-            return pn.Column(
-                *objects,
-                sizing_mode="stretch_width",
-                min_width=280,
-                margin=0,
-                styles={"flex": flex, "gap": "6px"},
-            )
-
-        cache = pn.FlexBox(
-            column(self.pool, self.queue, self.log, flex="1 1 380px"),
-            column(self.hash_map, self.requests, flex="1 1 340px"),
-            flex_wrap="wrap",
-            gap="8px",
-            sizing_mode="stretch_width",
-            align_items="flex-start",
-            margin=0,
-        )
-        tabs = PanelTabs(
-            labels=list(EMBED_TABS),
-            objects=[
-                cache,
-                self.code,
-                self.metrics,
-                self.chain,
-                self.prefill,
-                self.offload,
-                self.glossary,
-            ],
-            sizing_mode="stretch_width",
-            margin=0,
-        )
-        # The figure has no room for a question below the text: with `quiz=1` they
-        # take turns (quiz.js brings its tab forward while a question waits).
-        story = (
-            [
-                PanelTabs(
-                    labels=list(EMBED_STORY_TABS),
-                    objects=[self.narration, self.quiz],
-                    dense=True,
-                    sizing_mode="stretch_width",
-                    margin=0,
-                )
-            ]
-            if self.asks_in_embed
-            else [self.narration, self.quiz]
-        )
-        return self._page(
-            self.header,
-            self.notice,
-            self.controls,
-            *story,
-            tabs,
-            self.keyboard,
-            width=EMBED_WIDTH,
-            margin=(4, 10),
-        )
-
     def _show_playground_button(self, *_: object) -> None:
         """Edit a copy: on every scenario but a playground, in the full page."""
-        self.open_playground.visible = not (self.embed or is_playground(self.state.scenario))
+        self.page.fork_shown = not (self.embed or is_playground(self.state.scenario))
 
     @property
     def query(self) -> str:
         """The address's query at the learner's state (the player writes it: player.js)."""
         query = link_query(self.state.scenario, self.state.mode, self.state.step)
         return urlencode({**query, **({"embed": "1"} if self.embed else {})})
-
-    def follow_url(self) -> None:
-        """Open the state of an address the learner goes Back or Forward to, when the
-        player does not hold it (the player keeps the address bar on the position).
-        The start page has no state to follow: its links open new pages."""
-        if self.start:
-            return
-
-        @logged
-        def reopen(query: str) -> None:
-            link = parse_link(query)  # an entry this app wrote: valid, or corrected
-            with pn.io.hold():
-                self.state.open(link.scenario, link.mode, link.step)
-                self.sender.send_position()
-
-        self.controls.player.on_pop = reopen
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self._layout

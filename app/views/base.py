@@ -1,18 +1,16 @@
 """A view = a pure `render(timeline, step)` (app/render/decks.py, by the view's name),
-declared as a StepView and shown in a slot (a StepDeck): the App's one Sender
-(views/sender.py) renders and sends its pages with every other part of the page, and
-the player (app/components/player.py) moves every slot in the browser (see
-step_deck.py).
+declared as a StepView: the App's one Sender (views/sender.py) renders and sends its
+pages with every other part of the page, and the stepping page
+(app/components/step_page.py) shows them in the browser at the player's position.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import panel as pn
 import param
 
-from app.components.step_deck import StepDeck
+from app.components.step_page import StepPage
 from app.data.bundle import Render
 from app.render.decks import DECKS, deck_render
 from app.render.engines import AnyTimeline as Timeline  # either engine's
@@ -37,16 +35,25 @@ def sender_of(view: Any) -> Sender:
     return sender
 
 
-class StepView(pn.viewable.Viewer):
-    """A declaration: a subclass says how the slot looks; its pure `render` is the deck
-    of its name's in app/render/decks.py (or its own, for a test's view)."""
+def page_of(view: Any) -> StepPage:
+    """The view's stepping page, or one of its own where it was made without an App
+    (tests)."""
+    if view.page is None:
+        view.page = StepPage()
+    page: StepPage = view.page
+    return page
+
+
+class StepView(param.Parameterized):
+    """A declaration: a subclass says how its part looks (its stylesheets); its pure
+    `render` is the deck of its name's in app/render/decks.py (or its own, for a test's
+    view)."""
 
     state = param.ClassSelector(class_=SimulatorState)
     sender = param.ClassSelector(class_=Sender, doc="The App's one sender")
     compact = param.Boolean(default=False, doc="The embed's denser spacing")
 
     stylesheet: str = CSS
-    css_class: str = ""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -55,14 +62,13 @@ class StepView(pn.viewable.Viewer):
 
     def __init__(self, **params: object) -> None:
         super().__init__(**params)
-        self._deck = StepDeck(
-            view=type(self).__name__,
-            sizing_mode="stretch_width",
-            stylesheets=[self.stylesheet, TERM_CSS, *([COMPACT_CSS] if self.compact else [])],
-            css_classes=[self.css_class] if self.css_class else [],
-            margin=0,
-        )
-        sender_of(self).add(self._deck.view, self.pages(), self._loaded)
+        self.name_in_bundle = type(self).__name__
+        sender_of(self).add(self.name_in_bundle, self.pages())
+
+    @property
+    def stylesheets(self) -> list[str]:
+        """Its part's stylesheets on the stepping page."""
+        return [self.stylesheet, TERM_CSS, *([COMPACT_CSS] if self.compact else [])]
 
     @staticmethod
     def render(timeline: Timeline, step: int) -> str:
@@ -74,23 +80,7 @@ class StepView(pn.viewable.Viewer):
         name = type(self).__name__
         return deck_render(name, self.compact) if name in DECKS else self.render
 
-    def _loaded(self, deck: Any, whole: bool, _first: bool) -> None:
-        # A view with nothing to show in the whole scenario leaves the layout. Until its
-        # every page is known (a large timeline's never is) it stays as it was unless a
-        # page has something (an empty page hides it in the browser meanwhile): showing
-        # and hiding it on each edit would lay the page out twice.
-        visible = any(deck.pages) or (not whole and self._deck.visible)
-        if self._deck.visible != visible:
-            self._deck.visible = visible
-
     @property
     def html(self) -> str:
         """What the browser shows at the current step (for tests)."""
-        return self.sender.page(self._deck.view, self.state.key, self.state.step)
-
-    @property
-    def visible(self) -> bool:
-        return bool(self._deck.visible)
-
-    def __panel__(self) -> pn.viewable.Viewable:
-        return self._deck
+        return self.sender.page(self.name_in_bundle, self.state.key, self.state.step)

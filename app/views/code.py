@@ -3,16 +3,15 @@ step (planned in app/render/code_plan.py), the step's focus function or the one 
 
 from __future__ import annotations
 
-import panel as pn
 import param
 
-from app.components.code_panel import CodePanel
+from app.components.step_page import StepPage
 from app.data.timelines import timeline_key
 from app.host.errors import logged
 from app.render.code import style_defs
 from app.render.code_plan import CodeParts, code_parts
 from app.style.theme import CSS
-from app.views.base import sender_of
+from app.views.base import page_of, sender_of
 from app.views.sender import CODE, Sender
 from app.views.state import SimulatorState
 
@@ -20,29 +19,32 @@ from app.views.state import SimulatorState
 CODE_CSS = style_defs(".code") + CSS + ".code { background: transparent; }"
 
 
-class CodeView(pn.viewable.Viewer):
-    """The code that ran at this step: the step's focus function, or the one picked."""
+class CodeView(param.Parameterized):
+    """The code that ran at this step: the step's focus function, or the one picked
+    (the page's code panel: `code_pick`, `code_picked`)."""
 
     state = param.ClassSelector(class_=SimulatorState)
     sender = param.ClassSelector(class_=Sender, doc="The App's one sender")
+    page = param.ClassSelector(class_=StepPage, doc="The stepping page")
+
+    stylesheets = (CODE_CSS,)
 
     def __init__(self, **params: object) -> None:
         super().__init__(**params)
-        self._panel = CodePanel(sizing_mode="stretch_width", stylesheets=[CODE_CSS], margin=0)
-        self._panel.param.watch(self._on_pick, "pick")
+        page_of(self).param.watch(self._on_pick, "code_pick")
         sender_of(self).add(CODE, told=self._forget_pick)
 
     def _forget_pick(self, _plan: object, _whole: bool, first: bool) -> None:
         """A new plan: the pick answered was of the plan before."""
-        if first and self._panel.picked:  # (a model update only when there was one)
-            self._panel.picked = {}
+        if first and self.page.code_picked:  # (a model update only when there was one)
+            self.page.code_picked = {}
 
     @logged
     def _on_pick(self, *_: object) -> None:
         """The learner picked a function other than the step's focus: send its code."""
         held = {timeline_key(t): t for t in self.state.scenario_timelines}
         try:
-            key, step, index = self._panel.pick
+            key, step, index = self.page.code_pick
             timeline = held[key]
             step, index = int(step), int(index)
         except (TypeError, ValueError, KeyError):
@@ -50,7 +52,7 @@ class CodeView(pn.viewable.Viewer):
         if not (0 <= step < len(timeline.steps) and 0 <= index < len(timeline.steps[step].code)):
             return
         parts = code_parts(timeline, step, index)
-        self._panel.picked = {
+        self.page.code_picked = {
             "key": key,
             "step": step,
             "index": index,
@@ -62,14 +64,14 @@ class CodeView(pn.viewable.Viewer):
 
     def pick(self, index: int) -> None:
         """Pick a function of the current step, as the browser's picker does."""
-        self._panel.pick = [self.state.key, self.state.step, index]
+        self.page.code_pick = [self.state.key, self.state.step, index]
 
     @property
     def parts(self) -> CodeParts:
         """What the browser shows at the current step (for tests)."""
         timeline, step = self.state.timeline, self.state.step
         assert timeline is not None
-        picked = self._panel.picked
+        picked = self.page.code_picked
         here = (picked.get("key"), picked.get("step")) == (self.state.key, step)
         index = picked.get("index") if here else None
         return code_parts(timeline, step, index)
@@ -77,6 +79,3 @@ class CodeView(pn.viewable.Viewer):
     @property
     def html(self) -> str:
         return self.parts.html
-
-    def __panel__(self) -> pn.viewable.Viewable:
-        return self._panel

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import panel as pn
 import param
 
-from app.components.prefill_deck import PrefillDeck
+from app.components.step_page import StepPage
 from app.host.errors import logged
 from app.render.engines import per_engine
 from app.render.prefill import OWN_INPUTS, THE_EXAMPLE, follow_page, render_prefill
 from app.render.prefill_inputs import model_texts, parse_inputs
 from app.style.theme import CSS
-from app.views.base import sender_of
+from app.views.base import page_of, sender_of
 from app.views.sender import Sender
 from app.views.state import SimulatorState
 from engine.lab.play.vllm.timeline import Timeline
@@ -20,23 +19,23 @@ from engine.lab.play.vllm.timeline import Timeline
 SOURCES = {"own": OWN_INPUTS, "example": THE_EXAMPLE}
 
 
-class PrefillView(pn.viewable.Viewer):
+class PrefillView(param.Parameterized):
     """The calculator: it follows the step (each step's page and fields are in the
     browser) until the learner types or picks the example; then it shows their inputs at
     every step, until "This step's request" follows the steps again."""
 
     state = param.ClassSelector(class_=SimulatorState)
     sender = param.ClassSelector(class_=Sender, doc="The App's one sender")
+    page = param.ClassSelector(class_=StepPage, doc="The stepping page")
+
+    stylesheets = (CSS,)
 
     def __init__(self, **params: object) -> None:
         super().__init__(**params)
-        self._deck = PrefillDeck(
-            view="prefill", sizing_mode="stretch_width", stylesheets=[CSS], margin=0
-        )
         self._follow = True  # follow the step's request until the learner types
         self._base = model_texts()  # the fields a followed request leaves as they were
         self._own = ""  # the learner's page, the same at every step
-        self._deck.param.watch(self._on_act, "act")
+        page_of(self).param.watch(self._on_act, "prefill_act")
         sender_of(self).add("prefill", per_engine(self._page))
 
     def _page(self, timeline: Timeline, step: int) -> str:
@@ -45,10 +44,10 @@ class PrefillView(pn.viewable.Viewer):
 
     @logged
     def _on_act(self, *_: object) -> None:
-        what, texts = (*self._deck.act, "", {})[:2]
+        what, texts = (*self.page.prefill_act, "", {})[:2]
         if not isinstance(texts, dict) or what not in {"step", *SOURCES}:
             return
-        texts = {name: str(texts.get(name, "")) for name in self._deck.labels}
+        texts = {name: str(texts.get(name, "")) for name in self.page.prefill_labels}
         self._follow = what == "step"
         if self._follow:
             self._base = texts
@@ -60,6 +59,3 @@ class PrefillView(pn.viewable.Viewer):
     def html(self) -> str:
         """What the browser shows at the current step (for tests)."""
         return self.sender.page("prefill", self.state.key, self.state.step)
-
-    def __panel__(self) -> pn.viewable.Viewable:
-        return self._deck

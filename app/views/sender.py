@@ -33,8 +33,8 @@ from typing import Any
 import panel as pn
 from bokeh.document import Document
 
-from app.components.player import StepPlayer
 from app.components.step_deck import Outbox
+from app.components.step_page import StepPage
 from app.data.bundle import (
     Deck,
     Render,
@@ -122,12 +122,17 @@ class Sender:
         self._uncounted = False  # the position sent has a mode's last step not counted
         state.param.watch(self._follow, ["timeline", "step"])
 
-    def connect(self, player: StepPlayer) -> None:
+    def connect(self, player: StepPage) -> None:
         """Send into ``player``'s bundle, the position included."""
         self.outbox.write = lambda text: setattr(player, "bundle", text)
         player.param.watch(self._received, "received")
         self._player = True
         self._follow()
+
+    @property
+    def views(self) -> list[str]:
+        """The names of the views whose pages it sends."""
+        return [part for part, render in self._parts.items() if render is not None]
 
     def add(self, part: str, render: Render | None = None, told: Sent | None = None) -> None:
         """A view's pages (``render``), or CODE or QUESTIONS; ``told`` hears each send."""

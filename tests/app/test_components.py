@@ -15,6 +15,7 @@ import pytest
 
 from app.components.keyboard import KEY_MOVES
 from app.components.player import MOVES
+from app.components.step_page import StepPage
 from app.data import timelines
 from app.data.url import parse_link
 from app.page.layout import App
@@ -314,7 +315,7 @@ def test_code_view_picker_lists_the_traces_and_shows_the_picked_one() -> None:
     assert labels[focus].startswith("▶ ")
     view.pick(0)
     first = timeline.steps[step].code[0]
-    picked = view._panel.picked
+    picked = view.page.code_picked
     assert (picked["key"], picked["step"], picked["index"]) == ("reset/preempt", step, 0)
     assert (
         parse(view.html).find_all(data_testid="code-panel")[0].attrs["data-qualname"]
@@ -326,10 +327,10 @@ def test_code_view_picker_lists_the_traces_and_shows_the_picked_one() -> None:
     )
     # A stale or malformed pick changes nothing.
     for pick in (["reset/preempt", 99, 0], ["reset/preempt", -1, 0], ["other/x", 1, 0], ["x"]):
-        view._panel.pick = pick
-    assert view._panel.picked["step"] == step
-    view._panel.pick = ["reset/keep", 1, 0]  # a pick in another mode the browser holds
-    assert view._panel.picked["key"] == "reset/keep"
+        view.page.code_pick = pick
+    assert view.page.code_picked["step"] == step
+    view.page.code_pick = ["reset/keep", 1, 0]  # a pick in another mode the browser holds
+    assert view.page.code_picked["key"] == "reset/keep"
     assert len(function_options(timeline, 2)) == len(timeline.steps[2].code)
 
 
@@ -403,7 +404,7 @@ def test_mode_is_checked_against_the_scenario() -> None:
 def test_the_state_follows_the_player() -> None:
     state = SimulatorState(scenario="reset", mode="default")
     controls = Controls(state=state)
-    player = controls.player
+    player = controls.page
     modes = timelines.scenario("reset").modes
     assert player.position["lasts"] == {f"reset/{m}": len(reset(m).steps) - 1 for m in modes}
     assert player.position["at"] == ["reset/default", 0]
@@ -427,25 +428,23 @@ def test_nothing_goes_back_to_the_player_but_a_new_scenario() -> None:
     def note(*events: param.parameterized.Event) -> None:
         sent.extend(event.name for event in events)
 
-    controls.player.param.watch(note, ["bundle"])
-    controls.mode.param.watch(note, ["visible"])
-    controls.player.at = ["reset/keep", 0]  # the browser picked a mode
-    controls.player.at = ["reset/keep", 3]
+    controls.page.param.watch(note, python_writes(controls.page))
+    controls.page.at = ["reset/keep", 0]  # the browser picked a mode
+    controls.page.at = ["reset/keep", 3]
     assert (state.mode, state.step) == ("keep", 3)
     assert sent == []  # the browser's own change: nothing written back
     state.scenario = "eviction-order"  # a new scenario: a new bundle, opened at its start
     assert "bundle" in sent
-    assert controls.player.position["at"] == ["eviction-order/default", 0]
+    assert controls.page.position["at"] == ["eviction-order/default", 0]
 
 
 def test_mode_control_hidden_for_single_mode_scenarios() -> None:
     state = SimulatorState(scenario="reset", mode="default")
     controls = Controls(state=state)
-    assert controls.mode.visible
+    assert len(controls.page.position["lasts"]) > 1  # the picker shows them (mode_picker.js)
     state.scenario = SINGLE_MODE
-    assert not controls.mode.visible
-    assert controls.player.position["lasts"] == {state.key: state.last_step}
-    assert controls.player.position["at"] == [state.key, 0]
+    assert controls.page.position["lasts"] == {state.key: state.last_step}  # it hides
+    assert controls.page.position["at"] == [state.key, 0]
 
 
 def test_every_shortcut_asks_for_a_move_of_the_player() -> None:
@@ -477,19 +476,18 @@ def test_app_builds_and_opens_the_link(embed: bool) -> None:
     app = App(link=parse_link(query))
     assert (app.state.mode, app.state.step) == ("keep", 3)
     assert isinstance(app.__panel__(), pn.Column)
-    assert not app.notice.visible
+    assert not app.page.notice_html
     assert 'data-step="3"' in app.narration.html
     assert ("embed-title" in app.header.html) is embed
     # The static site's early page steps only at an address showing this state.
     opened = {"scenario": ["reset"], "mode": ["keep"], "step": ["3"]}
     assert parse_qs(app.query) == {**opened, **({"embed": ["1"]} if embed else {})}
-    assert app.controls.player.position["at"] == ["reset/keep", 3]
+    assert app.page.position["at"] == ["reset/keep", 3]
 
 
 def test_going_back_reopens_the_address_of_the_entry() -> None:
     app = App(link=parse_link("?scenario=reset&mode=keep&step=3"))
-    app.follow_url()
-    player = app.controls.player
+    player = app.page
     player._handle_msg({"query": "?scenario=eviction-order&step=2&embed=1"})
     assert (app.state.scenario, app.state.step) == ("eviction-order", 2)
     assert parse_qs(app.query)["step"] == ["2"]
@@ -505,8 +503,7 @@ def test_going_back_reopens_the_address_of_the_entry() -> None:
 
 def test_app_shows_a_notice_for_an_ignored_parameter() -> None:
     app = App(link=parse_link("?mode=turbo&step=x"))
-    assert app.notice.visible
-    text = plain(str(app.notice.object))
+    text = plain(app.page.notice_html)
     assert "mode='turbo'" in text and "step='x'" in text
 
 
@@ -523,12 +520,13 @@ def test_every_scenario_renders_every_step(name: str, mode: str) -> None:
     app = App(link=parse_link(f"?scenario={name}&mode={mode}"))
     timeline = timelines.timeline(name, mode)
     while app.state.step < app.state.last_step:
-        app.controls.player.at = [app.state.key, app.state.step + 1]
+        app.page.at = [app.state.key, app.state.step + 1]
         assert f'data-step="{app.state.step}"' in app.narration.html
     assert app.state.step == len(timeline.steps) - 1
     # Views only for what the scenario has.
-    assert app.offload.visible == (timeline.steps[0].snapshot.offload is not None)
-    assert app.controls.mode.visible == (len(app.state.modes) > 1)  # on either engine
+    # (an empty page hides its part in the browser: deck_slot.js)
+    offload = app.sender.decks["OffloadView"]
+    assert any(offload.pages) == (timeline.steps[0].snapshot.offload is not None)
 
 
 def watch_views(app: App) -> list[str]:
@@ -538,17 +536,20 @@ def watch_views(app: App) -> list[str]:
     def note(*events: param.parameterized.Event) -> None:
         sent.extend(event.name for event in events)
 
-    app.controls.player.param.watch(note, ["bundle"])  # every view's pages, the code's
-    for view in (app.pool, app.queue, app.narration, app.header, app.chain):
-        view._deck.param.watch(note, ["visible"])
-    app.code._panel.param.watch(note, ["picked"])
+    app.page.param.watch(note, python_writes(app.page))  # every view's pages, the code's
     return sent
+
+
+def python_writes(page: StepPage) -> list[str]:
+    """Every parameter of the stepping page that Python may write."""
+    from_browser = {"at", "received", "code_pick", "chain_pick", "prefill_act", "measure"}
+    return [name for name in page.param if name not in from_browser and name != "name"]
 
 
 def test_a_step_from_the_browser_sends_nothing_back_to_the_views() -> None:
     app = App(link=parse_link("?scenario=reset&mode=keep"))
     sent = watch_views(app)
-    app.controls.player.at = ["reset/keep", 1]  # the browser stepped: every deck has the page
+    app.page.at = ["reset/keep", 1]  # the browser stepped: every deck has the page
     assert sent == []
     assert app.state.step == 1 and 'data-step="1"' in app.narration.html
     assert app.sender.decks["NarrationView"].page("reset/keep", 1) == app.narration.html
@@ -557,14 +558,14 @@ def test_a_step_from_the_browser_sends_nothing_back_to_the_views() -> None:
 def test_a_mode_from_the_browser_sends_no_page() -> None:
     app = App(link=parse_link("?scenario=reset&mode=keep&step=4"))
     sent = watch_views(app)
-    app.controls.player.at = ["reset/preempt", 4]  # the mode picker's work (the step kept)
+    app.page.at = ["reset/preempt", 4]  # the mode picker's work (the step kept)
     assert app.state.mode == "preempt" and 'data-step="4"' in app.narration.html
     assert sent == []
 
 
 def test_a_new_scenario_sends_every_page_of_every_mode_once() -> None:
     app = App(link=parse_link(f"?scenario={SINGLE_MODE}"))
-    app.controls.scenario.pick("reset")
+    app.page.pick("reset")
     deck = app.sender.decks["PoolView"]
     modes = timelines.scenario("reset").modes
     assert set(deck.orders) == {f"reset/{m}" for m in modes}
@@ -574,9 +575,9 @@ def test_a_new_scenario_sends_every_page_of_every_mode_once() -> None:
         assert [deck.pages[i] for i in deck.orders[f"reset/{mode}"]] == [
             render_pool(timeline, s) for s in range(len(timeline.steps))
         ]
-    assert app.controls.player.position["at"] == ["reset/default", 0]
+    assert app.page.position["at"] == ["reset/default", 0]
     # The bundle carries the deck as it is here.
-    bundled = json.loads(app.controls.player.bundle)["views"]["PoolView"]
+    bundled = json.loads(app.page.bundle)["views"]["PoolView"]
     assert bundled["pages"] == list(deck.pages) and set(bundled["orders"]) == set(deck.orders)
     # Modes share what they show alike: fewer pages than steps in all.
     assert len(deck.pages) < sum(len(order) for order in deck.orders.values())
@@ -719,11 +720,11 @@ def test_chain_view_follows_the_newest_request_until_the_learner_picks() -> None
                 == newest
             )
     ids = [r.request_id for r in state.current.snapshot.requests]
-    view._deck.pick = [state.key, ids[0], ids[-1]]
+    view.page.chain_pick = [state.key, ids[0], ids[-1]]
     state.step -= 1
     chain = parse(view.html).find_all(data_testid="hash-chain")[0]
     assert chain.attrs["data-request"] == ids[0]
-    view._deck.pick = [state.key, ids[0], ""]  # "(none)"
+    view.page.chain_pick = [state.key, ids[0], ""]  # "(none)"
     assert parse(view.html).find_all(data_testid="hash-chain")[0].attrs["data-other"] == ""
 
 
@@ -767,13 +768,13 @@ def test_chain_view_keeps_each_timelines_picks_to_itself() -> None:
         return chain.attrs["data-request"], chain.attrs["data-other"]
 
     assert shown() == ("B", "A")
-    view._deck.pick = [state.key, "A", ""]  # "(none)"
+    view.page.chain_pick = [state.key, "A", ""]  # "(none)"
     assert shown() == ("A", "")
     state.mode = "keep"
     assert shown() == ("B", "A")
     state.mode = "default"
     assert shown() == ("A", "")
-    view._deck.pick = ["another/default", "B", ""]  # a scenario left: nothing changes
+    view.page.chain_pick = ["another/default", "B", ""]  # a scenario left: nothing changes
     assert shown() == ("A", "")
 
 
@@ -828,19 +829,19 @@ def test_prefill_view_follows_the_step_then_the_learner() -> None:
     panel = parse(view.html).find_all(data_testid="prefill-cost")[0]
     assert float(panel.attrs["data-speedup"]) == pytest.approx(cost.speedup, rel=1e-4)
     typed = {**shown_fields(view.html), "cached_tokens": "abc"}
-    view._deck.act = ["own", typed]  # typing stops following, shows the message
+    view.page.prefill_act = ["own", typed]  # typing stops following, shows the message
     assert parse(view.html).find_all(data_testid="prefill-cost")[0].attrs["data-valid"] == "false"
     state.step = 0
     assert shown_fields(view.html)["cached_tokens"] == "abc"  # the learner's, at every step
-    view._deck.act = ["example", seed_texts()]
+    view.page.prefill_act = ["example", seed_texts()]
     panel = parse(view.html).find_all(data_testid="prefill-cost")[0]
     assert float(panel.attrs["data-seconds-saved"]) == pytest.approx(0.0745, abs=5e-5)
     assert "agent-prompt example" in view.html
     state.step = state.last_step
-    view._deck.act = ["step", {**seed_texts(), "num_layers": "40"}]
+    view.page.prefill_act = ["step", {**seed_texts(), "num_layers": "40"}]
     assert shown_fields(view.html)["cached_tokens"] == str(request.num_cached_tokens)
     assert shown_fields(view.html)["num_layers"] == "40"  # the learner's model stays
-    view._deck.act = ["nonsense", {}]  # not an act: nothing changes
+    view.page.prefill_act = ["nonsense", {}]  # not an act: nothing changes
     assert shown_fields(view.html)["num_layers"] == "40"
 
 
@@ -850,7 +851,7 @@ def test_prefill_view_steps_in_the_browser_while_it_follows() -> None:
     timeline = app.state.timeline
     assert timeline is not None
     for step in range(len(timeline.steps)):
-        app.controls.player.at = [app.state.key, step]  # the browser stepped: the deck has it
+        app.page.at = [app.state.key, step]  # the browser stepped: the deck has it
         request = step_request(timeline.steps[step].snapshot)
         panel = parse(app.prefill.html).find_all(data_testid="prefill-cost")[0]
         if request is None:
@@ -862,7 +863,7 @@ def test_prefill_view_steps_in_the_browser_while_it_follows() -> None:
             assert float(panel.attrs["data-speedup"]) == pytest.approx(expected.speedup, rel=1e-4)
             assert shown_fields(app.prefill.html)["prompt_tokens"] == str(request.num_prompt_tokens)
     assert sent == []
-    app.prefill._deck.act = ["own", {**model_texts(), "num_layers": "64"}]  # one page, every step
+    app.page.prefill_act = ["own", {**model_texts(), "num_layers": "64"}]  # one page, every step
     # One page at every step of vLLM's timelines; SGLang's have none (the view hides there).
     assert set(app.sender.decks["prefill"].pages) == {app.prefill.html, ""}
     assert "Your inputs" in app.prefill.html
@@ -971,7 +972,7 @@ def test_scenario_picker_and_list_show_titles_and_summaries() -> None:
 
 def test_code_panel_holds_each_steps_focus_and_a_pick_until_the_next_step() -> None:
     app = App(link=parse_link("?scenario=reset&mode=keep"))
-    panel = app.code._panel
+    panel = app.page
     code, bodies = app.sender.sent["code"], app.sender.sent["bodies"]
     for mode in timelines.scenario("reset").modes:  # every mode is in the browser
         timeline = timelines.timeline("reset", mode)
@@ -993,16 +994,16 @@ def test_code_panel_holds_each_steps_focus_and_a_pick_until_the_next_step() -> N
     assert timeline is not None
     plan = code["plans"]["reset/keep"]
     sent: list[str] = []
-    panel.param.watch(lambda e: sent.append(e.name), ["picked"])
-    app.controls.player.param.watch(lambda e: sent.append(e.name), ["bundle"])
-    app.controls.player.at = [app.state.key, app.state.step + 1]
+    panel.param.watch(lambda e: sent.append(e.name), ["code_picked"])
+    app.page.param.watch(lambda e: sent.append(e.name), ["bundle"])
+    app.page.at = [app.state.key, app.state.step + 1]
     assert sent == []  # a step sends nothing to the code panel: the player carries it
     focus = plan[1]["focus"]
     other = next(i for i in range(len(plan[1]["labels"])) if i != focus)
     app.code.pick(other)
-    assert panel.picked["frame"] == code_parts(timeline, 1, other).frame
+    assert panel.code_picked["frame"] == code_parts(timeline, 1, other).frame
     assert app.code.parts == code_parts(timeline, 1, other)
-    app.controls.player.at = [app.state.key, app.state.step + 1]
+    app.page.at = [app.state.key, app.state.step + 1]
     assert app.code.parts == code_parts(timeline, 2)  # the next step shows its focus
 
 

@@ -37,7 +37,7 @@ def link(data: dict[str, Any], extra: str = "&mode=keep&step=2") -> str:
 def live(query: str) -> tuple[App, dict[str, Any]]:
     """The App at the address, and its player's bundle."""
     app = App(link=parse_link(query))
-    return app, json.loads(app.controls.player.bundle)
+    return app, json.loads(app.page.bundle)
 
 
 def ask(**request: object) -> Any:

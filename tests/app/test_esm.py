@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -59,3 +61,31 @@ def test_a_file_imported_twice_is_inlined_once(tmp_path: Path) -> None:
     assert module.count("const SHARED = 1") == 1
     assert module.index("SHARED = 1") < module.index("MIDDLE = SHARED + 1") < module.index("render")
     assert "import" not in module
+
+
+def test_a_namespace_import_keeps_its_names_to_itself(tmp_path: Path) -> None:
+    # Every part of the stepping page exports `render`: each must stay its own.
+    (tmp_path / "shared.js").write_text("export const SHARED = 1\n")
+    (tmp_path / "a.js").write_text(
+        "import { SHARED } from './shared.js'\nconst X = 2\n"
+        "export function render() { return SHARED + X }\n"
+    )
+    (tmp_path / "b.js").write_text(
+        "import { SHARED } from './shared.js'\nconst X = 3\n"
+        "export function render() { return SHARED * X }\nexport const B = 4\n"
+    )
+    (tmp_path / "top.js").write_text(
+        "import * as a from './a.js'\nimport * as b from './b.js'\n"
+        "export function render() { return [a.render(), b.render(), b.B] }\n"
+    )
+    module = inline_imports(tmp_path / "top.js")
+    assert module.count("const SHARED = 1") == 1
+    assert "return { render }" in module and "return { render, B }" in module
+    assert module.index("SHARED = 1") < module.index("const a = ")
+    assert not re.search(r"^(import|export const X)", module, re.M)
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("no node to run the module")
+    (tmp_path / "run.mjs").write_text(module + "\nconsole.log(JSON.stringify(render()))\n")
+    ran = subprocess.run([node, str(tmp_path / "run.mjs")], capture_output=True, text=True)
+    assert ran.stdout.strip() == "[3,3,4]", ran.stderr

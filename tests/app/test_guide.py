@@ -346,11 +346,11 @@ def test_after_churn_the_resume_question_offers_the_previous_scenarios_answer() 
 @pytest.mark.parametrize("embed", [False, True])
 def test_the_quiz_holds_every_mode_and_is_off_in_the_embed(embed: bool) -> None:
     app = App(link=parse_link("?scenario=reset&mode=keep" + ("&embed=1" if embed else "")))
-    panel = app.quiz
+    panel = app.page
     assert set(app.sender.sent["questions"]) == {
         f"reset/{m}" for m in timelines.scenario("reset").modes
     }
-    assert panel.compact is embed and app.controls.player.position["at"][0] == "reset/keep"
+    assert panel.compact is embed and app.page.position["at"][0] == "reset/keep"
     app.state.scenario = "exact-duplicate"
     assert set(app.sender.sent["questions"]) == {"exact-duplicate/default"}
 
@@ -426,4 +426,4 @@ def test_no_page_says_seed_to_a_learner() -> None:
                 assert not seed.search(timeline.narration_text(step)), (name, mode, step.index)
     shown = App(link=parse_link("?scenario=agent-prompt"))
     assert not seed.search(shown.prefill.html)
-    assert not seed.search(shown.prefill._deck.seed_label)
+    assert not seed.search(shown.page.seed_label)

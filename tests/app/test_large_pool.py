@@ -16,7 +16,6 @@ from bokeh.document import Document
 from panel.io.document import MockSessionContext
 from panel.io.state import set_curdoc
 
-from app.components.step_deck import StepDeck
 from app.data.bundle import sends_every_step
 from app.data.timelines import timeline_key
 from app.data.url import parse_link
@@ -250,10 +249,10 @@ def test_every_deck_of_the_app_follows_a_large_timelines_step() -> None:
     app = App(link=parse_link(f"?scenario=playground&playground={code}"))
     state = app.state
     assert state.timeline is not None and not sends_every_step(state.timeline)
-    decks = app.__panel__().select(StepDeck)
-    assert len(decks) >= 10
+    decks = list(app.sender.decks)
+    assert len(decks) >= 10 and {"chain", "prefill"} <= set(decks)
     state.step = 30
-    held = {d.view: app.sender.decks[d.view].orders[state.key][30] for d in decks}
+    held = {view: app.sender.decks[view].orders[state.key][30] for view in decks}
     assert [view for view, page in held.items() if page is None] == []
 
 
@@ -269,21 +268,6 @@ def test_a_document_without_callbacks_holds_every_page() -> None:
         state.open("reset", "keep", 0)
         view = CountingView(state=state)
         assert all(view.sender.holds(state.key, s) for s in range(state.last_step + 1))
-
-
-class LateView(StepView):
-    @staticmethod
-    def render(timeline: Timeline, step: int) -> str:
-        return f"<p>step {step}</p>" if step >= 3 else ""
-
-
-def test_a_view_empty_at_first_but_not_later_stays_in_the_layout() -> None:
-    """Its visibility is decided on every page of the scenario, not on the first ones."""
-    state = SimulatorState()
-    state.open("reset", "keep", 0)
-    view = LateView(state=state)
-    assert view.visible
-    assert view.html == ""  # (the browser hides an empty page by itself)
 
 
 @contextlib.contextmanager
@@ -306,16 +290,16 @@ def test_the_rest_of_every_part_reaches_the_browser_together_as_one_update(
     """Every view's other pages and the code's other steps go out together, in one hold
     (one message), once: the rests of the earlier first parts are not sent again."""
     with flagship_as_on_a_server(monkeypatch) as (app, scheduled, document):
-        app.controls.player.received = app.sender.outbox.written  # the page holds it
+        app.page.received = app.sender.outbox.written  # the page holds it
         writes: list[tuple[int, bool]] = []
         for task, each in enumerate(scheduled):
-            watcher = app.controls.player.param.watch(
+            watcher = app.page.param.watch(
                 lambda _, t=task: writes.append((t, bool(document.callbacks.hold_value))), "bundle"
             )
             asyncio.run(each())
-            app.controls.player.param.unwatch(watcher)
+            app.page.param.unwatch(watcher)
     assert len(scheduled) > 1 and writes == [(len(scheduled) - 1, True)]
-    sent = json.loads(app.controls.player.bundle)
+    sent = json.loads(app.page.bundle)
     assert {"PoolView", "NarrationView", "chain", "prefill"} <= set(sent["views"])
     assert all(None not in order for order in sent["views"]["PoolView"]["orders"].values())
     assert all(None not in plan for plan in sent["code"]["plans"].values())
@@ -329,7 +313,7 @@ def test_the_rest_waits_for_the_page_to_hold_the_first_part(
     page: the rest goes out only once the page says it holds the first part, and then
     whole (every step held, as Python believes)."""
     with flagship_as_on_a_server(monkeypatch) as (app, scheduled, _document):
-        player, outbox = app.controls.player, app.sender.outbox
+        player, outbox = app.page, app.sender.outbox
         first = outbox.written
         while scheduled:
             asyncio.run(scheduled.pop(0)())
@@ -417,12 +401,12 @@ def test_a_large_playgrounds_modes_not_counted_come_after_its_first_pages(
     monkeypatch.setattr(store, "_last_steps", type(store._last_steps)())  # none counted
     code = store.register(large_data()).code
     app = App(link=parse_link(f"?scenario=playground&playground={code}"))
-    app.controls.player.received = app.sender.outbox.written
+    app.page.received = app.sender.outbox.written
     for each in scheduled:
         asyncio.run(each())
     scheduled.clear()
     app.playground.num_gpu_blocks.value_input = str(BLOCKS - 1)  # an edit: another pool
-    state, player = app.state, app.controls.player
+    state, player = app.state, app.page
     first = player.position
     assert first["at"] == [state.key, state.step] and first["lasts"][state.key] == state.last_step
     uncounted = {k for k, last in first["lasts"].items() if last is None}

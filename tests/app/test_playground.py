@@ -39,7 +39,6 @@ run_until_idle"""
 
 def playground_app(query: str = "?scenario=reset") -> App:
     app = App(link=parse_link(query))
-    app.follow_url()
     return app
 
 
@@ -189,7 +188,7 @@ def test_a_position_on_the_playground_just_left_is_dropped() -> None:
     app = playground_app()
     app.playground.load(EMPTY)
     left = app.state.scenario
-    player = app.controls.player
+    player = app.page
     player.at = [f"{left}/default", 1]
     edit(app, "script", TWO_REQUESTS)
     opened = app.state.scenario
@@ -214,7 +213,7 @@ def test_the_address_reopens_the_same_playground_and_a_bad_one_gets_a_notice() -
         "?scenario=playground&playground=" + query.split("playground=")[1][:-40]
     )
     assert damaged.state.scenario == timelines.default_scenario()
-    assert "Ignored playground" in damaged.notice.object
+    assert "Ignored playground" in damaged.page.notice_html
 
 
 def test_leaving_the_playground_clears_it_from_the_address() -> None:
@@ -224,7 +223,7 @@ def test_leaving_the_playground_clears_it_from_the_address() -> None:
     query = parse_qs(app.query, keep_blank_values=True)
     assert query["scenario"] == ["shared-prefix"] and "playground" not in query
     # The player drops the playground's parameters it does not write (player.js).
-    assert "playground" in app.controls.player.position_parameters
+    assert "playground" in app.page.position_parameters
     assert not app.playground._layout.visible
 
 
@@ -284,14 +283,14 @@ def test_the_hint_lists_every_action_and_http_resets_query() -> None:
 
 def test_open_in_playground_is_offered_on_every_scenario_but_a_playground() -> None:
     app = playground_app()
-    assert app.open_playground.visible
+    assert app.page.fork_shown
     app.playground.open_fork()
-    assert not app.open_playground.visible
+    assert not app.page.fork_shown
     # The picker shows the open playground by the title the player's bundle gives it.
     title = "Playground: Reset under load (playground)"
-    assert app.controls.player.position["scenario"] == [app.state.scenario, title]
+    assert app.page.position["scenario"] == [app.state.scenario, title]
     app.state.scenario = "reset"
-    assert app.open_playground.visible
+    assert app.page.fork_shown
 
 
 def test_the_address_of_the_empty_playground_fills_the_fields() -> None:
@@ -313,7 +312,7 @@ def test_after_an_edit_the_bar_holds_every_mode_of_the_playground(
     app.playground.open_fork()
     edit(app, "script", format_lines(fork("reset")["steps"]) + "\nstep")
     state = app.state
-    assert app.controls.player.position["lasts"] == {
+    assert app.page.position["lasts"] == {
         f"{state.scenario}/{m}": store.last_step(state.scenario, m) for m in state.modes
     }
 
@@ -402,8 +401,8 @@ def test_every_view_shows_a_step_whose_later_pages_never_came(
         return [name for name, order in orders.items() if order[step] is not None]
 
     assert holding(5) == []
-    app.controls.player.at = [key, 4]
-    app.controls.player.at = [key, 5]
+    app.page.at = [key, 4]
+    app.page.at = [key, 5]
     assert app.state.step == 5
     assert len(holding(5)) == len(app.sender.decks) + 1
     assert len(app.sender.decks) >= len(decks(app))
@@ -540,7 +539,7 @@ def test_the_playground_named_alone_opens_the_empty_playground() -> None:
     a refusal."""
     app = playground_app("?scenario=playground")
     assert store.is_playground(app.state.scenario)
-    assert not app.notice.visible
+    assert not app.page.notice_html
     assert app.playground.script.value == format_lines(EMPTY["steps"])
     assert app.query == playground_app("?" + app.query).query
 

@@ -123,7 +123,7 @@ def test_an_address_opens_sglang_and_a_vllm_only_scenario_says_why_it_cannot() -
     assert app.hash_map.html == render_radix_tree(app.state.timeline, 3)
     assert app.pool.html == render_kv_slots(app.state.timeline, 3)
     assert app.queue.html == "" and app.offload.html == ""
-    queries = app.controls.player.position["queries"]
+    queries = app.page.position["queries"]
     assert queries["shared-prefix/lpm"] == {"scenario": "shared-prefix", "mode": "lpm"}
 
     bad = parse_link(f"?scenario={VLLM_ONLY}&mode=lpm")
@@ -135,14 +135,14 @@ def test_an_address_opens_sglang_and_a_vllm_only_scenario_says_why_it_cannot() -
 def test_a_scenario_on_both_engines_sends_both_engines_timelines() -> None:
     state = SimulatorState(scenario="shared-prefix", mode="default")
     controls = Controls(state=state)
-    assert set(controls.engine.sglang_modes) == set(SGLANG_MODES)
-    lasts = controls.player.position["lasts"]
+    assert set(controls.page.sglang_modes) == set(SGLANG_MODES)
+    lasts = controls.page.position["lasts"]
     assert {"shared-prefix/fcfs", "shared-prefix/lpm"} <= set(lasts)
-    controls.player.at = ["shared-prefix/lpm", 2]  # the browser picked SGLang at step 2
+    controls.page.at = ["shared-prefix/lpm", 2]  # the browser picked SGLang at step 2
     assert isinstance(state.timeline, SGLangTimeline) and (state.mode, state.step) == ("lpm", 2)
     state.scenario = VLLM_ONLY  # (the picker hides itself: the browser tests)
     assert all(
-        timelines.engine_of(k.split("/")[1]) == "vllm" for k in controls.player.position["lasts"]
+        timelines.engine_of(k.split("/")[1]) == "vllm" for k in controls.page.position["lasts"]
     )
 
 
@@ -152,9 +152,9 @@ def test_the_hash_chain_and_prefill_pickers_hide_on_sglang() -> None:
     app = App(parse_link("?scenario=shared-prefix&mode=default&step=2"))
     assert app.chain.html and app.prefill.html
     assert "data-pick" in app.chain.html and "data-fields" in app.prefill.html
-    app.controls.player.at = ["shared-prefix/fcfs", 2]
+    app.page.at = ["shared-prefix/fcfs", 2]
     assert app.chain.html == "" and app.prefill.html == ""
-    app.controls.player.at = ["shared-prefix/default", 2]  # back on vLLM: the same step
+    app.page.at = ["shared-prefix/default", 2]  # back on vLLM: the same step
     assert app.state.step == 2 and app.chain.html
 
 

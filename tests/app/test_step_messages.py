@@ -22,7 +22,7 @@ SCRIPT = "add_request A max_tokens=3 prompt: 1..8\nstep\nreset_prefix_cache keep
 def sent_to_the_page(doc: Document, app: App, positions: list[list[Any]]) -> list[str]:
     """Every change of any model of ``doc`` while the browser's player takes ``positions``,
     the player's own `at` (the browser's write) aside."""
-    player = app.controls.player
+    player = app.page
     ((model, _),) = player._models.values()  # the player's Bokeh model on this page
     changes: list[str] = []
 
@@ -78,7 +78,7 @@ def test_the_watch_sees_python_writing_to_the_page(doc: Document) -> None:
     app = App(link=parse_link("?scenario=reset"))
     with set_curdoc(doc):
         doc.add_root(app.__panel__().get_root(doc))
-    app.state.param.watch(lambda _: setattr(app.chain._deck, "measured", "x"), "step")
+    app.state.param.watch(lambda _: setattr(app.page, "measured", "x"), "step")
     assert sent_to_the_page(doc, app, [["reset/default", 1]]) != []
 
 

@@ -58,7 +58,7 @@ def test_each_early_page_shows_its_address_and_stays_local(built_site: Any) -> N
         built = parse_qs(early["query"])
         assert built["scenario"] == [link.scenario] and ("embed" in built) is link.embed
         # Its player holds every step of every mode of its scenario.
-        (player,) = [n for n in nodes if n.get("esm") == "player.js"]
+        (player,) = [n for n in nodes if n.get("esm") == "step_page.js"]  # (its player)
         bundle = json.loads(player["model"]["bundle"])
         assert bundle["position"]["lasts"] == early["lasts"]
         assert {k.split("/")[0] for k in early["lasts"]} == {link.scenario}, name

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from app.components.step_page import EMBED_STORY_TABS, EMBED_TABS
 from app.data import timelines
 from app.data.questions import questions_at
-from app.page.layout import EMBED_STORY_TABS, EMBED_TABS
 from app.render.glossary import glossary
 from app.render.start_page import learning_path
 from tests.app.page_checks import check_step, wait_for_step

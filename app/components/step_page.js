@@ -1,0 +1,159 @@
+import * as player from './player.js'
+import * as scenarioPicker from './scenario_picker.js'
+import * as enginePicker from './engine_picker.js'
+import * as modePicker from './mode_picker.js'
+import * as stepDeck from './step_deck.js'
+import * as codePanel from './code_panel.js'
+import * as chainDeck from './chain_deck.js'
+import * as prefillDeck from './prefill_deck.js'
+import * as quiz from './quiz.js'
+import * as glossary from './glossary.js'
+import * as panelTabs from './panel_tabs.js'
+import * as keyboard from './keyboard.js'
+
+// The stepping page (step_page.py): every view of a scenario, laid out here. Each part is
+// a module that was a component of its own; it gets a view of this one model (`part`):
+// its own names for the page's parameters, and values of its own.
+
+// A part's model: `names` maps a name the part reads or writes to the page's parameter,
+// `values` are the part's own (constants, its children).
+function part(model, { names = {}, values = {} } = {}) {
+  const real = (name) => names[name] || name
+  return new Proxy({}, {
+    get(_, name) {
+      if (name in values) { return values[name] }
+      if (name === 'on') {  // (a value of the part's own never changes)
+        const own = (event) => event in values || event in (values.children || {})
+        return (event, callback) => { if (!own(event)) { model.on(real(event), callback) } }
+      }
+      if (name === 'get_child') { return (child) => values.children[child] || [] }
+      const value = model[real(name)]
+      return typeof value === 'function' ? value.bind(model) : value
+    },
+    set(_, name, value) {
+      model[real(name)] = value
+      return true
+    },
+  })
+}
+
+const element = (tag, className) => {
+  const el = document.createElement(tag)
+  if (className) { el.className = className }
+  return el
+}
+
+// The embed's first tab: the cache's panels side by side, each column at least 280 px.
+const CACHE_STYLE = { display: 'flex', flexWrap: 'wrap', gap: '8px', alignItems: 'flex-start' }
+const CACHE_COLUMN_STYLE = [
+  { display: 'flex', flexDirection: 'column', gap: '6px', minWidth: '280px', flex: '1 1 380px' },
+  { display: 'flex', flexDirection: 'column', gap: '6px', minWidth: '280px', flex: '1 1 340px' },
+]
+
+export function render({ model }) {
+  const embed = model.layout === 'embed'
+  const made = new Map()  // CSS text index -> its sheet, made once for every part
+  const sheet = (index) => {
+    if (!made.has(index)) {
+      const each = new CSSStyleSheet()
+      each.replaceSync(model.sheets[index])
+      made.set(index, each)
+    }
+    return made.get(index)
+  }
+  // A part in a shadow root of its own, with its own stylesheets, as when it was a
+  // component: `host` is its element on the page (a deck hides it when it has no page).
+  function mount(name, module, options = {}, className = '') {
+    const host = element('div', `part part-${name} ${className}`.trim())
+    const root = host.attachShadow({ mode: 'open' })
+    root.adoptedStyleSheets = (model.part_sheets[name] || []).map(sheet)
+    root.append(module.render({ model: part(model, options), view: { el: host } }))
+    return host
+  }
+  const deck = (name) => mount(name, stepDeck, { values: { view: name } })
+  // HTML that needs no Python and no step (the labs' link, the address's notice).
+  const html = (name, text) => {
+    const host = element('div', `part part-${name}`)
+    const root = host.attachShadow({ mode: 'open' })
+    root.adoptedStyleSheets = (model.part_sheets[name] || []).map(sheet)
+    root.innerHTML = text
+    host.hidden = !text
+    return host
+  }
+
+  // The controls: the pickers and the step bar.
+  const pickers = element('div', 'pickers')
+  pickers.append(
+    mount('scenario', scenarioPicker,
+      { names: { options: 'scenario_options', label: 'scenario_label' } },
+      model.scenario_options.length > 1 ? '' : 'gone'),
+    mount('engine', enginePicker, { names: { label: 'engine_label' } }),
+    mount('mode', modePicker, { names: { label: 'mode_label' } }),
+  )
+  const controls = element('div', 'controls')
+  controls.append(pickers, mount('player', player))
+
+  const code = mount('code', codePanel, {
+    names: { pick: 'code_pick', picked: 'code_picked', picker_label: 'code_label' },
+  })
+  const chain = mount('chain', chainDeck, { names: { pick: 'chain_pick' }, values: { view: 'chain' } })
+  const prefill = mount('prefill', prefillDeck, {
+    names: { act: 'prefill_act', labels: 'prefill_labels' }, values: { view: 'prefill' },
+  })
+  const questions = mount('quiz', quiz, { values: { compact: embed } })
+  const terms = mount('glossary', glossary, { names: { html: 'glossary_html' } })
+  const narration = deck('NarrationView')
+  const notice = html('notice', model.notice_html)
+  const keys = mount('keyboard', keyboard)
+
+  const page = element('div', `step-page ${embed ? 'embed' : 'page'}`)
+  const tabs = (labels, objects, dense = false) =>
+    mount('tabs', panelTabs, { values: { labels, active: 0, dense, children: { objects } } })
+  const column = (className, ...parts) => {
+    const el = element('div', className)
+    el.append(...parts)
+    return el
+  }
+  if (embed) {
+    const story = model.quiz_in_tabs
+      ? [tabs(model.story_tabs, [narration, questions], true)]
+      : [narration, questions]
+    // (styled inline: the tabs draw their panels in their own shadow root)
+    const cache = column('cache',
+      column('cache-column', deck('PoolView'), deck('QueueView'), deck('LogView')),
+      column('cache-column', deck('HashMapView'), deck('RequestsView')))
+    Object.assign(cache.style, CACHE_STYLE)
+    cache.childNodes.forEach((each, i) => Object.assign(each.style, CACHE_COLUMN_STYLE[i]))
+    page.append(deck('EmbedHeaderView'), notice, controls, ...story,
+      tabs(model.embed_tabs,
+        [cache, code, deck('MetricsView'), chain, prefill, deck('OffloadView'), terms]),
+      keys)
+  } else {
+    // The lab's link and "Edit a copy" share a line: the pool stays on a projector's first
+    // screen (1280x720).
+    const ways = element('div', 'ways')
+    const lab = html('ways', model.ways_html)
+    const fork = element('button', 'fork')
+    fork.type = 'button'
+    fork.textContent = model.fork_label
+    fork.addEventListener('click', () => model.send_msg({ fork: true }))
+    const showFork = () => { fork.hidden = !model.fork_shown }
+    showFork()
+    model.on('fork_shown', showFork)
+    ways.append(lab, fork)
+    const editor = column('editor')
+    const showEditor = () => {
+      const children = model.get_child('editor')
+      editor.replaceChildren(...children)
+      editor.hidden = children.length === 0
+    }
+    showEditor()
+    model.on('editor', showEditor)
+    const views = column('views', editor,
+      column('views-pool', deck('PoolView'), deck('OffloadView'), deck('QueueView'),
+        deck('HashMapView'), deck('RequestsView'), chain),
+      column('views-more', code, deck('MetricsView'), deck('LogView'), prefill, terms))
+    page.append(deck('HeaderView'), ways, notice, controls, narration, questions, views, keys)
+  }
+  return page
+}

@@ -1,0 +1,186 @@
+"""The stepping page: one browser component that lays out and draws every view of a
+scenario (the header, the controls, the narration and questions, the pool, free queue,
+hash map or tree, requests, log, code, metrics and events, hash chain, prefill cost,
+CPU offload, glossary) from the player's bundle, in its own HTML and CSS (step_page.js,
+step_page.css).
+
+Each part is the module it was as a component of its own (player.js, step_deck.js,
+code_panel.js, ...), given a view of this one model (step_page.js's `part`): its
+parameters here carry the part's prefix where two parts share a name (`code_pick`,
+`chain_pick`). Each part draws in a shadow root of its own with its own stylesheets
+(`sheets`), as it did as a component. The playground's editor, a Panel layout, is
+the one child (`editor`).
+
+Python answers what depends on a learner's pick: a scenario (`pick` message), a
+function's code (`code_pick`), a pair in the hash chain (`chain_pick`), the prefill
+calculator (`prefill_act`), the hashing cost (`measure`), an address the bundle does
+not hold (`query` message), a copy to edit (`fork` message). The views that answer
+them are in app/views/.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import param
+from panel.viewable import Children
+
+from app.components.code_panel import PICKER_LABEL
+from app.components.engine_picker import ENGINE_NAMES
+from app.components.engine_picker import LABEL as ENGINE_LABEL
+from app.components.esm import FileComponent
+from app.components.keyboard import KEY_MOVES
+from app.components.mode_picker import LABEL as MODE_LABEL
+from app.components.player import (
+    BUTTON_NAMES,
+    DEFAULT_SPEED,
+    POSITION_PARAMETERS,
+    SKIP_TEXT,
+    SPEEDS,
+)
+from app.components.prefill_deck import FROM_STEP_LABEL, SEED_LABEL
+from app.components.quiz import STORAGE_KEY
+from app.components.scenario_picker import LABEL as SCENARIO_LABEL
+from app.render.prefill_inputs import FIELDS, seed_texts
+from app.style.stylesheets import stylesheet
+from engine.lab.play.scenario import SGLANG_MODES
+
+# The full page, or the write-up's 800x900 figure (its deep dives in tabs).
+PAGE, EMBED = "page", "embed"
+# The embed's tabs, in the order step_page.js lays out their panels.
+EMBED_TABS = (
+    "The cache",
+    "Code",
+    "Metrics & events",
+    "Hash chain",
+    "Prefill cost",
+    "CPU offload",
+    "Glossary",
+)
+# With `quiz=1`, the embed's question takes the narration's place, one tab away.
+EMBED_STORY_TABS = ("This step", "Predict the next")
+MEASURE_LABEL = "Measure the hashing cost here"
+FORK_LABEL = "Edit a copy"
+
+
+class StepPage(FileComponent):
+    """The stepping page (see the module's docstring)."""
+
+    layout: param.Selector[str] = param.Selector(objects=[PAGE, EMBED], default=PAGE, constant=True)
+    quiz_in_tabs = param.Boolean(
+        default=False, constant=True, doc="The embed with quiz=1: the question one tab away"
+    )
+    sheets = param.List(default=[], constant=True, doc="The parts' stylesheets, each once")
+    part_sheets = param.Dict(
+        default={}, constant=True, doc="Part -> its stylesheets, as indices into `sheets`"
+    )
+    editor = Children(default=[], doc="The playground's editor, on a playground's full page")
+    decks = param.List(default=[], constant=True, doc="The views' names in the bundle")
+
+    # The page around the controls.
+    ways_html = param.String(default="", constant=True, doc="The way to the labs")
+    notice_html = param.String(default="", constant=True, doc="What the address got wrong")
+    fork_label = param.String(default=FORK_LABEL, constant=True)
+    fork_shown = param.Boolean(default=False, doc="Edit a copy: not on a playground")
+    glossary_html = param.String(default="", constant=True, doc="The glossary panel")
+
+    # The player (player.js): the position's owner.
+    bundle = param.String(
+        default="{}",
+        doc="From Python, JSON (step_deck.py's Outbox): every view's pages, the code, the "
+        "questions, and the `position` part: per set of timelines (`serial`), `at` [key, "
+        "step] to open at, `lasts` (timeline key -> last step; null: a playground's mode "
+        "not counted yet, sent again counted with the same serial), `queries` (timeline key -> "
+        "its address parameters), `heard` (the position Python last had)",
+    )
+    at = param.List(default=[], doc="From the browser only: [timeline key, step] shown")
+    received = param.Integer(default=0, doc="From the browser: the last bundle write it holds")
+    default_speed = param.Number(default=DEFAULT_SPEED, constant=True, doc="Steps per second")
+    speeds = param.List(
+        default=[list(item) for item in SPEEDS.items()], constant=True, doc="[label, steps/s]"
+    )
+    names = param.List(default=list(BUTTON_NAMES), constant=True, doc="The buttons' names")
+    skip_text = param.String(default=SKIP_TEXT, constant=True, doc="The skip link's words")
+    skip_style = param.String(
+        default=stylesheet("app.components", "skip_link.css"), constant=True, doc="Its CSS"
+    )
+    position_parameters = param.List(
+        default=list(POSITION_PARAMETERS), constant=True, doc="Address parameters it writes"
+    )
+    key_moves = param.Dict(default=dict(KEY_MOVES), constant=True, doc="Key -> player's move")
+
+    # The pickers.
+    scenario_options = param.List(default=[], doc="[name, title] of every built-in scenario")
+    scenario_label = param.String(default=SCENARIO_LABEL, constant=True)
+    mode_label = param.String(default=MODE_LABEL, constant=True)
+    engine_label = param.String(default=ENGINE_LABEL, constant=True)
+    engines = param.List(
+        default=[list(pair) for pair in ENGINE_NAMES], constant=True, doc="[engine, name]"
+    )
+    sglang_modes = param.List(default=list(SGLANG_MODES), constant=True)
+
+    # The code panel (code_panel.js).
+    code_pick = param.List(default=[], doc="From the browser: [key, step, index] picked")
+    code_picked = param.Dict(default={}, doc="The picked function's frame, body and marks")
+    code_label = param.String(default=PICKER_LABEL, constant=True)
+
+    # The hash chain (chain_deck.js).
+    chain_pick = param.List(default=[], doc="From the browser: [key, request, compare with]")
+    measure = param.Integer(default=0, doc="From the browser: clicks on the measure button")
+    measured = param.String(default="", doc="The measured hashing cost, as HTML")
+    measure_label = param.String(default=MEASURE_LABEL, constant=True)
+
+    # The prefill calculator (prefill_deck.js).
+    prefill_act = param.List(default=[], doc="From the browser: [own|example|step, texts]")
+    prefill_labels = param.Dict(default=dict(FIELDS), constant=True, doc="Field -> its label")
+    seed = param.Dict(default=seed_texts(), constant=True, doc="The agent-prompt example")
+    seed_label = param.String(default=SEED_LABEL, constant=True)
+    from_step_label = param.String(default=FROM_STEP_LABEL, constant=True)
+
+    # The questions (quiz.js).
+    storage_key = param.String(default=STORAGE_KEY, constant=True)
+
+    embed_tabs = param.List(default=list(EMBED_TABS), constant=True)
+    story_tabs = param.List(default=list(EMBED_STORY_TABS), constant=True)
+
+    _esm = "step_page.js"
+    _stylesheets: ClassVar[list[str]] = [stylesheet("app.components", "step_page.css")]
+    # On a server Panel holds a change from the browser for 50 ms, while an edit's runs on
+    # the next tick (at_once.py): an edit typed right after a step would open at the step
+    # before it. The position goes first; so does the acknowledgement the rest of a bundle
+    # waits for (views/sender.py).
+    _priority_changes: ClassVar[list[str]] = ["at", "received"]
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        # Called with an address the learner went Back or Forward to that no timeline of
+        # the bundle holds, a scenario picked, and "Edit a copy".
+        self.on_pop: Callable[[str], None] = lambda _query: None
+        self.on_pick: Callable[[str], None] = lambda _name: None
+        self.on_fork: Callable[[], None] = lambda: None
+
+    @property
+    def compact(self) -> bool:
+        return bool(self.layout == EMBED)
+
+    @property
+    def position(self) -> dict[str, Any]:
+        """The position's part of the bundle, read back (for tests)."""
+        part: dict[str, Any] = json.loads(self.bundle).get("position", {})
+        return part
+
+    def pick(self, name: str) -> None:
+        """The learner picked scenario ``name`` (as the browser's picker does)."""
+        self.on_pick(name)
+
+    def _handle_msg(self, data: Any) -> None:
+        if not isinstance(data, dict):
+            return
+        if isinstance(data.get("query"), str):
+            self.on_pop(data["query"])
+        elif isinstance(data.get("pick"), str):
+            self.pick(data["pick"])
+        elif data.get("fork") is True:
+            self.on_fork()
