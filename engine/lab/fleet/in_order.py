@@ -74,6 +74,8 @@ class InOrderFleet:
         self.believed_routes = self.stale_routes = 0
         self.routes: list[int] = []  # the replica each request went to
         self.stale: list[int] = []  # the requests routed stale
+        self.skipped: list[int] = []  # the requests their replica could never admit
+        self.hits: list[int] = []  # each request's hit tokens on its replica
         self.window = max(1, len(self.entries) // SERIES_POINTS)
         self.series: dict[str, list[Any]] = {
             "x": [],
@@ -132,7 +134,10 @@ class InOrderFleet:
         self._count_load(choice.replica)
         self.routes.append(choice.replica)
         server = self.servers[choice.replica]
-        _, uncapped, _, skipped = serve_one(server, index, entry)
+        hit, uncapped, _, skipped = serve_one(server, index, entry)
+        self.hits.append(hit)
+        if skipped:
+            self.skipped.append(index)
         if choice.believed_tokens:
             self.believed_routes += 1
             if not skipped and choice.believed_tokens // unit * unit > uncapped:
@@ -198,6 +203,8 @@ class InOrderFleet:
             completed=self.done,
             seconds=self.seconds,
             series=_copied(self.series),
+            routes=list(self.routes),
+            skipped=list(self.skipped),
         )
 
 
