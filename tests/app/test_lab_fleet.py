@@ -15,6 +15,7 @@ from app.views.lab import open_lab
 from app.views.lab_controls import lab_group, lab_picker_options
 from engine.lab.fleet.in_order import run_fleet_in_order
 from engine.lab.fleet.knobs import FleetKnobs
+from engine.lab.fleet.playground import replica_playground_code
 from engine.lab.fleet.routers import ROUTER_NAMES
 from engine.lab.fleet.timed import TimedFleet
 from tests.app.conftest import parse
@@ -113,3 +114,35 @@ def test_with_time_the_page_shows_the_timed_fleets() -> None:
     view.requests.value = 2_000
     asyncio.run(view.start())
     assert "more than 5,000,000" in view.knob_errors["requests"].object
+
+
+def test_a_small_run_opens_each_replica_in_the_playground() -> None:
+    view = FleetLabView(engine="both")
+    view.trace_select.value = "conversation"
+    view.requests.value = 16
+    view.replicas.value = 2
+    view.capacity.value = 25_536
+    view.block_size.value = 64
+    asyncio.run(view.start())
+    entries = list(shipped_trace("conversation")[:16])
+    for router in ("prefix-aware", "round-robin"):
+        view.load_router.value = router
+        run = view.runs["vllm", router]
+        links = parse(view.playground.object)
+        assert f"{router}'s replicas in the playground (vLLM)" in links.text
+        hrefs = [e.attrs["href"] for e in links.iter() if e.tag == "a"]
+        assert hrefs == [
+            "?scenario=playground&playground="
+            + replica_playground_code(entries, run, replica)
+            + "&mode=default"
+            for replica in range(2)
+        ]
+    # too large: one line says why, and no link
+    view.block_size.value = 512
+    view.capacity.value = 1_000_000
+    asyncio.run(view.start())
+    assert "its blocks are 512 tokens" in view.playground.object
+    assert "<a " not in view.playground.object
+    view.timed.value = True
+    asyncio.run(view.start())
+    assert "with time the requests of a replica overlap" in view.playground.object

@@ -56,8 +56,11 @@ def test_each_replicas_playground_has_its_hits_in_the_fleet(router: str) -> None
     ("knobs", "reason"),
     [
         ({"block_size": 512, "capacity_tokens": 1_000_000}, "its blocks are 512 tokens"),
-        ({"capacity_tokens": 64_000}, "each replica's pool has 1,001 blocks"),
-        ({"engine": "sglang"}, "SGLang"),
+        ({"capacity_tokens": 64_000}, "the pool of each replica has 1,001 blocks"),
+        (
+            {"engine": "sglang"},
+            "a fleet on the model of SGLang does not open; the same run on vLLM does",
+        ),
     ],
 )
 def test_a_run_too_large_for_the_playground_says_why(knobs: dict[str, object], reason: str) -> None:

@@ -60,11 +60,11 @@ def fleet_playground_refusal(run: FleetRun) -> str | None:
     """Why no replica of this run opens in the playground, or None."""
     if run.mode != "in-order":
         return (
-            "with time a replica's requests overlap and decode for hundreds of engine "
-            "steps; a run in order opens, each request served alone"
+            "with time the requests of a replica overlap and decode for hundreds of "
+            "engine steps; a run in order opens, each request served alone"
         )
     if run.engine != "vllm":
-        return "a fleet on SGLang's model does not open; the same run on vLLM's does"
+        return "a fleet on the model of SGLang does not open; the same run on vLLM does"
     if run.block_size > MAX_BLOCK_SIZE:
         return (
             f"its blocks are {run.block_size:,} tokens; the playground takes blocks of "
@@ -72,7 +72,7 @@ def fleet_playground_refusal(run: FleetRun) -> str | None:
         )
     try:
         check_drawable_pool(
-            num_gpu_blocks_for(run.capacity_tokens, run.block_size), "each replica's"
+            num_gpu_blocks_for(run.capacity_tokens, run.block_size), "the pool of each replica"
         )
     except ScenarioError as error:
         return str(error)

@@ -102,11 +102,11 @@ def workload_playground_data(workload: Workload, num_steps: int) -> dict[str, An
     )
 
 
-def check_drawable_pool(num_gpu_blocks: int, whose: str = "its") -> None:
+def check_drawable_pool(num_gpu_blocks: int, whose: str = "its pool") -> None:
     """Raise ScenarioError when the pool is more blocks than the playground draws."""
     if num_gpu_blocks > MAX_SCENARIO_BLOCKS:
         raise ScenarioError(
-            f"{whose} pool has {num_gpu_blocks:,} blocks; the playground draws "
+            f"{whose} has {num_gpu_blocks:,} blocks; the playground draws "
             f"pools of at most {MAX_SCENARIO_BLOCKS} block by block"
         )
 
