@@ -23,7 +23,7 @@ from engine.lab.fleet.requests import RouteRequest, sglang_hashes, trace_pieces,
 from engine.lab.fleet.result import FleetRun, ReplicaFigures
 from engine.lab.fleet.routers import make_router
 from engine.lab.traces.replay import EngineReplay, InOrderReplay, Stop, _no_cyclic_gc, serve_one
-from engine.lab.traces.request_trace import TraceEntry, prompt_token_ids
+from engine.lab.traces.request_trace import TraceEntry, prompt_tuple
 from engine.lab.traces.sglang.replay import SGLangReplay
 from engine.lab.traces.vllm.replay import HashedTrace, VLLMReplay
 
@@ -114,22 +114,16 @@ class InOrderFleet:
         while self.pending and self.pending[0][0] <= index:
             _, replica, delayed = self.pending.popleft()
             router.observe(replica, delayed)
-        tokens: tuple[int, ...] | None = None
         if self.vllm:
             assert self.hashed is not None
-            hashes = self.hashed.block_hashes[index]
-            route = RouteRequest(
-                index, entry.input_length, entry.timestamp, vllm_hashes(hashes), trace_pieces(entry)
-            )
+            hashes = vllm_hashes(self.hashed.block_hashes[index])
         else:
-            tokens = tuple(prompt_token_ids(entry))
-            route = RouteRequest(
-                index,
-                entry.input_length,
-                entry.timestamp,
-                sglang_hashes(lambda: tokens or (), unit),
-                trace_pieces(entry),
-            )
+            # derived only if the router asks, and then once: the replica's replay asks
+            # for the same prompt next (prompt_tuple keeps the last)
+            hashes = sglang_hashes(lambda: prompt_tuple(entry), unit)
+        route = RouteRequest(
+            index, entry.input_length, entry.timestamp, hashes, trace_pieces(entry)
+        )
         choice = router.choose(route, self.loads)
         self._count_load(choice.replica)
         self.routes.append(choice.replica)
