@@ -27,13 +27,21 @@ pytestmark = pytest.mark.skipif(
 REQUESTS = 120
 
 
-def test_the_page_shows_each_routers_fleet_run() -> None:
-    view = FleetLabView(engine="both")
+def ran(engine: str, requests: int, replicas: int, capacity: int, **more: object) -> FleetLabView:
+    """The page after a run over the conversation trace with these knobs."""
+    view = FleetLabView(engine=engine)
     view.trace_select.value = "conversation"
-    view.requests.value = REQUESTS
-    view.replicas.value = 4
-    view.capacity.value = 600_000
+    view.requests.value = requests
+    view.replicas.value = replicas
+    view.capacity.value = capacity
+    for knob, value in more.items():
+        getattr(view, knob).value = value
     asyncio.run(view.start())
+    return view
+
+
+def test_the_page_shows_each_routers_fleet_run() -> None:
+    view = ran("both", REQUESTS, 4, 600_000)
     assert "Done: 120 requests over 4 replicas, 8 runs." in view.status.object
     entries = list(shipped_trace("conversation")[:REQUESTS])
     expected = {
@@ -96,13 +104,7 @@ def test_the_picker_and_the_address_open_the_fleet() -> None:
 
 
 def test_with_time_the_page_shows_the_timed_fleets() -> None:
-    view = FleetLabView(engine="vLLM")
-    view.trace_select.value = "conversation"
-    view.requests.value = 40
-    view.replicas.value = 2
-    view.capacity.value = 300_000
-    view.timed.value = True
-    asyncio.run(view.start())
+    view = ran("vLLM", 40, 2, 300_000, timed=True)
     assert "Done: 40 requests over 2 replicas, 4 runs." in view.status.object
     entries = list(shipped_trace("conversation")[:40])
     knobs = FleetKnobs(replicas=2, router="least-loaded", capacity_tokens=300_000, block_size=512)
@@ -117,13 +119,7 @@ def test_with_time_the_page_shows_the_timed_fleets() -> None:
 
 
 def test_a_small_run_opens_each_replica_in_the_playground() -> None:
-    view = FleetLabView(engine="both")
-    view.trace_select.value = "conversation"
-    view.requests.value = 16
-    view.replicas.value = 2
-    view.capacity.value = 25_536
-    view.block_size.value = 64
-    asyncio.run(view.start())
+    view = ran("both", 16, 2, 25_536, block_size=64)
     entries = list(shipped_trace("conversation")[:16])
     for router in ("prefix-aware", "round-robin"):
         view.load_router.value = router

@@ -68,7 +68,7 @@ def fleet_playground_refusal(run: FleetRun) -> str | None:
     if run.block_size > MAX_BLOCK_SIZE:
         return (
             f"its blocks are {run.block_size:,} tokens; the playground takes blocks of "
-            f"at most {MAX_BLOCK_SIZE}"
+            f"at most {MAX_BLOCK_SIZE} tokens"
         )
     try:
         check_drawable_pool(
