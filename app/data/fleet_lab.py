@@ -9,13 +9,23 @@ import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 from app.data.lab import SLICE_PAUSE_S, played_for_a_learner
+from app.data.trace_lab import MAX_BLOCK_SIZE, MIN_BLOCK_SIZE
+from app.data.url import playground_query
+from app.render.lab_fleet import ReplicaLink
 from engine.lab.fleet.in_order import InOrderFleet
 from engine.lab.fleet.knobs import MAX_REPLICAS, FleetKnobs
+from engine.lab.fleet.playground import (
+    fleet_playground_refusal,
+    replica_playground_code,
+    replica_requests,
+)
 from engine.lab.fleet.result import FleetRun
 from engine.lab.fleet.routers import ROUTER_NAMES
 from engine.lab.fleet.timed import TimedFleet
+from engine.lab.play.scenario import ScenarioError
 from engine.lab.traces.request_trace import TRACE_BLOCK_TOKENS, TraceEntry
 from engine.lab.traces.timed import TimedKnobs
 from engine.lab.traces.vllm.replay import HashedTrace
@@ -40,6 +50,7 @@ class FleetLabKnobs:
     load_weight: Any
     event_delay: Any
     timed: bool = False  # with time (the trace's timestamps, 25 ms engine steps)
+    block_size: Any = TRACE_BLOCK_TOKENS  # vLLM's block, SGLang's page
 
 
 def fleet_problems(
@@ -54,29 +65,34 @@ def fleet_problems(
         )
     if knobs.replicas is None or not 1 <= knobs.replicas <= MAX_REPLICAS:
         found["replicas"] = f"Replicas from 1 to {MAX_REPLICAS}"
-    if knobs.capacity_tokens is None or knobs.capacity_tokens < TRACE_BLOCK_TOKENS:
-        found["capacity"] = f"Capacity: at least one {TRACE_BLOCK_TOKENS}-token block"
+    block_size = knobs.block_size
+    if block_size is None or not MIN_BLOCK_SIZE <= block_size <= MAX_BLOCK_SIZE:
+        found["block_size"] = f"Block size from {MIN_BLOCK_SIZE} to {MAX_BLOCK_SIZE:,} tokens"
+        block_size = TRACE_BLOCK_TOKENS
+    if knobs.capacity_tokens is None or knobs.capacity_tokens < block_size:
+        found["capacity"] = f"Capacity: at least one {block_size:,}-token block"
     if knobs.load_weight is None or not knobs.load_weight >= 0:
         found["load_weight"] = "Load weight: a number, 0 or more"
     if knobs.event_delay is None or knobs.event_delay < 0:
         found["event_delay"] = "Event delay: 0 or more requests"
     if knobs.timed and entries and not found:
         for engine in ("vllm", "sglang"):
-            timed = TimedKnobs(knobs.capacity_tokens, engine, TRACE_BLOCK_TOKENS)
+            timed = TimedKnobs(knobs.capacity_tokens, engine, knobs.block_size)
             for knob, message in timed.problems(entries).items():
                 found.setdefault(TIMED_CELLS.get(knob, "requests"), message)
     return found
 
 
 def fleet_knobs(knobs: FleetLabKnobs, engine: str, router: str) -> FleetKnobs:
-    """The engine's fleet knobs: SGLang's page is the trace's 512-token block here (its
-    events and the router's index then hold a page per block, as vLLM's)."""
+    """The engine's fleet knobs: SGLang's page is vLLM's block here (by default the
+    trace's 512 tokens; its events and the router's index then hold a page per block, as
+    vLLM's)."""
     return FleetKnobs(
         replicas=knobs.replicas,
         router=router,
         engine=engine,
         capacity_tokens=knobs.capacity_tokens,
-        block_size=TRACE_BLOCK_TOKENS,
+        block_size=knobs.block_size,
         load_weight=float(knobs.load_weight),
         event_delay=knobs.event_delay,
     )
@@ -118,7 +134,7 @@ class FleetLabRun:
         """Each (engine, router)'s run, in order; None if stopped first."""
         with played_for_a_learner():
             timed = self.knobs.timed
-            hashed = None if timed else HashedTrace.of(self.entries, TRACE_BLOCK_TOKENS)
+            hashed = None if timed else HashedTrace.of(self.entries, self.knobs.block_size)
             for engine, router in self.points:
                 knobs = fleet_knobs(self.knobs, engine, router)
                 fleet: InOrderFleet | TimedFleet
@@ -137,3 +153,26 @@ class FleetLabRun:
                 self._fleet = None
                 on_progress(self.progress, self.runs)
         return self.runs
+
+
+def replica_links(
+    entries: Sequence[TraceEntry], run: FleetRun
+) -> tuple[str | None, list[ReplicaLink]]:
+    """Why no replica of the run opens in the playground (and no links), or None and a
+    link (or the reason there is none) per replica."""
+    refusal = fleet_playground_refusal(run)
+    if refusal is not None:
+        return refusal, []
+    links = []
+    for replica, figures in enumerate(run.per_replica):
+        served = replica_requests(run, replica)
+        href, reason = None, ""
+        if served:
+            try:
+                code = replica_playground_code(entries, run, replica)
+                href = "?" + urlencode(playground_query(code, "default", None))
+            except ScenarioError as error:
+                reason = str(error)
+        tokens = sum(entries[i].input_length for i in served)
+        links.append(ReplicaLink(replica, len(served), figures.hits, tokens, href, reason))
+    return None, links

@@ -4,9 +4,11 @@ of the requests, the stale routes). Pure: it takes the numbers as data."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from app.render.html import esc
+from app.render.lab_playground import render_no_playground
 from app.render.lab_traces import ENGINE_NAMES
 from engine.lab.fleet.result import FleetRun
 
@@ -36,6 +38,8 @@ def render_fleet_intro() -> str:
         "request from what it can know; the replica's own prefix cache decides what hits. "
         "A router never reads a replica's pool: a <em>stale route</em> is one sent for a "
         "prefix the replica had already evicted.</p>"
+        "<p>A small run in order on vLLM opens each replica's requests in the playground "
+        "(e.g. 16 requests over 2 replicas, 25,536 tokens each, block size 64).</p>"
         f'<ul class="fleet-routers">{routers}</ul></div>'
     )
 
@@ -66,4 +70,53 @@ def render_fleet_numbers(runs: Mapping[tuple[str, str], FleetRun]) -> str:
         "<thead><tr><th>engine</th><th>router</th><th>hit rate</th>"
         "<th>busiest replica</th><th>stale routes (of believed)</th></tr></thead>"
         f"<tbody>{rows}</tbody></table>"
+    )
+
+
+@dataclass(frozen=True)
+class ReplicaLink:
+    """A replica of a run: the requests it served and their hits, and the address of its
+    share in the playground (None: ``reason`` says why not)."""
+
+    replica: int
+    requests: int
+    hits: int
+    prompt_tokens: int
+    href: str | None
+    reason: str = ""
+
+
+def render_replica_links(
+    router: str, engine: str, refusal: str | None, links: Sequence[ReplicaLink]
+) -> str:
+    """Each replica of the router's run as a link to its requests in the playground, or
+    in one line why the run does not open there."""
+    if refusal is not None:
+        return render_no_playground(refusal)
+    items = "".join(_replica_item(link) for link in links)
+    return (
+        '<div class="fleet-playground" data-testid="fleet-playground">'
+        f"<h3>{esc(router)}'s replicas in the playground ({esc(engine)})</h3>"
+        "<p>Each replica's requests, in the order the router sent them, each served alone "
+        "as in the run: step through one and see which blocks each request finds cached. "
+        "Pick another router in <em>Replicas of</em> to compare.</p>"
+        f"<ul>{items}</ul></div>"
+    )
+
+
+def _replica_item(link: ReplicaLink) -> str:
+    item = f'<li data-testid="fleet-replica-{link.replica}">'
+    if not link.requests:
+        return f"{item}Replica {link.replica}: the router sent it no request.</li>"
+    plural = "" if link.requests == 1 else "s"
+    hits = f"{link.hits:,} of {link.prompt_tokens:,} prompt tokens hit"
+    if link.href is None:
+        return (
+            f"{item}Replica {link.replica}: {link.requests:,} request{plural}, {hits}; "
+            f"not in the playground: {esc(link.reason)}.</li>"
+        )
+    return (
+        f'{item}<a href="{esc(link.href)}" target="_blank" rel="noopener">'
+        f"Replica {link.replica}'s {link.requests:,} request{plural} in the playground</a>: "
+        f"{hits}.</li>"
     )

@@ -20,6 +20,7 @@ from app.data.fleet_lab import (
     FleetLabKnobs,
     FleetLabRun,
     fleet_problems,
+    replica_links,
 )
 from app.data.lab import DEFAULT_ENGINE
 from app.data.trace_lab import available_traces, load_trace
@@ -30,14 +31,16 @@ from app.render.lab_fleet import (
     render_fleet_intro,
     render_fleet_numbers,
     render_fleet_progress,
+    render_replica_links,
 )
+from app.render.lab_traces import ENGINE_NAMES
 from app.views.fleet_charts import FleetCharts
 from app.views.lab_controls import STYLESHEETS, WRAPPING, LabGroup, lab_root, update_changed
 from engine.lab.fleet.result import FleetRun
 from engine.lab.fleet.routers import DEFAULT_LOAD_WEIGHT, ROUTER_NAMES
-from engine.lab.traces.request_trace import TraceEntry, TraceError
+from engine.lab.traces.request_trace import TRACE_BLOCK_TOKENS, TraceEntry, TraceError
 
-KNOBS = ("requests", "replicas", "capacity", "load_weight", "event_delay")
+KNOBS = ("requests", "replicas", "capacity", "block_size", "load_weight", "event_delay")
 
 
 class FleetLabView(LabGroup):
@@ -62,6 +65,9 @@ class FleetLabView(LabGroup):
         self.capacity = at_once.IntInput(
             label="Capacity each (tokens)", value=DEFAULT_FLEET_CAPACITY, width=170
         )
+        self.block_size = at_once.IntInput(
+            label="Block size (tokens)", value=TRACE_BLOCK_TOKENS, width=130
+        )
         self.load_weight = at_once.FloatInput(
             label="Load weight (prefix-aware)", value=DEFAULT_LOAD_WEIGHT, width=180
         )
@@ -69,12 +75,15 @@ class FleetLabView(LabGroup):
             label="Event delay (requests, or steps)", value=0, width=200
         )
         self.timed = at_once.Checkbox(label="With time (25 ms engine steps)", value=False)
+        # the router whose replicas the load chart and the playground links show
         self.load_router = at_once.Select(
-            label="Load of", options=list(ROUTER_NAMES), value="prefix-aware", width=150
+            label="Replicas of", options=list(ROUTER_NAMES), value="prefix-aware", width=150
         )
         self.charts = FleetCharts(self.engines)
         self.numbers = pn.pane.HTML("", stylesheets=STYLESHEETS, sizing_mode="stretch_width")
+        self.playground = pn.pane.HTML("", stylesheets=STYLESHEETS, sizing_mode="stretch_width")
         self.runs: Mapping[tuple[str, str], FleetRun] = {}
+        self._entries: Sequence[TraceEntry] = ()
         self._shown_engines: Sequence[str] = self.engines
         self.load_router.param.watch(lambda _: self._redraw(), "value")
         self.roots = self._build()
@@ -90,6 +99,7 @@ class FleetLabView(LabGroup):
                 cell(self.requests, "requests", error=True),
                 cell(self.replicas, "replicas", error=True),
                 cell(self.capacity, "capacity", error=True),
+                cell(self.block_size, "block_size", error=True),
                 cell(self.load_weight, "load_weight", error=True),
                 cell(self.event_delay, "event_delay", error=True),
                 cell(self.load_router, "load_router"),
@@ -104,6 +114,7 @@ class FleetLabView(LabGroup):
                 "lab-fleet",
                 pn.FlexBox(*self.charts.panes, **WRAPPING),
                 self.numbers,
+                self.playground,
                 self.address_bar,
                 margin=(0, 16, 10, 16),
             ),
@@ -117,6 +128,7 @@ class FleetLabView(LabGroup):
             self.load_weight.value,
             self.event_delay.value,
             self.timed.value,
+            self.block_size.value,
         )
         requests = knobs.requests if isinstance(knobs.requests, int) else 0
         found = fleet_problems(knobs, len(entries), entries[: max(0, requests)])
@@ -155,7 +167,7 @@ class FleetLabView(LabGroup):
             if runs is None:
                 self.status.object = "Stopped: the charts keep the last finished run."
                 return
-            self.runs, self._shown_engines = runs, engines
+            self.runs, self._shown_engines, self._entries = runs, engines, run.entries
             self.charts.set_engines(engines)
             self._redraw()
             self.status.object = render_fleet_done(knobs.requests, knobs.replicas, len(runs))
@@ -164,3 +176,13 @@ class FleetLabView(LabGroup):
     def _redraw(self) -> None:
         self.charts.show(self.runs, self._shown_engines, self.load_router.value)
         self.numbers.object = render_fleet_numbers(self.runs) if self.runs else ""
+        self.playground.object = self._replica_links()
+
+    def _replica_links(self) -> str:
+        """The shown router's replicas in the playground (vLLM's run if there is one)."""
+        router = self.load_router.value
+        engine = next((e for e in self._shown_engines if (e, router) in self.runs), None)
+        if engine is None:
+            return ""
+        refusal, links = replica_links(self._entries, self.runs[engine, router])
+        return render_replica_links(router, ENGINE_NAMES[engine], refusal, links)

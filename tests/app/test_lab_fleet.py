@@ -15,6 +15,7 @@ from app.views.lab import open_lab
 from app.views.lab_controls import lab_group, lab_picker_options
 from engine.lab.fleet.in_order import run_fleet_in_order
 from engine.lab.fleet.knobs import FleetKnobs
+from engine.lab.fleet.playground import replica_playground_code
 from engine.lab.fleet.routers import ROUTER_NAMES
 from engine.lab.fleet.timed import TimedFleet
 from tests.app.conftest import parse
@@ -26,13 +27,21 @@ pytestmark = pytest.mark.skipif(
 REQUESTS = 120
 
 
-def test_the_page_shows_each_routers_fleet_run() -> None:
-    view = FleetLabView(engine="both")
+def ran(engine: str, requests: int, replicas: int, capacity: int, **more: object) -> FleetLabView:
+    """The page after a run over the conversation trace with these knobs."""
+    view = FleetLabView(engine=engine)
     view.trace_select.value = "conversation"
-    view.requests.value = REQUESTS
-    view.replicas.value = 4
-    view.capacity.value = 600_000
+    view.requests.value = requests
+    view.replicas.value = replicas
+    view.capacity.value = capacity
+    for knob, value in more.items():
+        getattr(view, knob).value = value
     asyncio.run(view.start())
+    return view
+
+
+def test_the_page_shows_each_routers_fleet_run() -> None:
+    view = ran("both", REQUESTS, 4, 600_000)
     assert "Done: 120 requests over 4 replicas, 8 runs." in view.status.object
     entries = list(shipped_trace("conversation")[:REQUESTS])
     expected = {
@@ -95,13 +104,7 @@ def test_the_picker_and_the_address_open_the_fleet() -> None:
 
 
 def test_with_time_the_page_shows_the_timed_fleets() -> None:
-    view = FleetLabView(engine="vLLM")
-    view.trace_select.value = "conversation"
-    view.requests.value = 40
-    view.replicas.value = 2
-    view.capacity.value = 300_000
-    view.timed.value = True
-    asyncio.run(view.start())
+    view = ran("vLLM", 40, 2, 300_000, timed=True)
     assert "Done: 40 requests over 2 replicas, 4 runs." in view.status.object
     entries = list(shipped_trace("conversation")[:40])
     knobs = FleetKnobs(replicas=2, router="least-loaded", capacity_tokens=300_000, block_size=512)
@@ -113,3 +116,29 @@ def test_with_time_the_page_shows_the_timed_fleets() -> None:
     view.requests.value = 2_000
     asyncio.run(view.start())
     assert "more than 5,000,000" in view.knob_errors["requests"].object
+
+
+def test_a_small_run_opens_each_replica_in_the_playground() -> None:
+    view = ran("both", 16, 2, 25_536, block_size=64)
+    entries = list(shipped_trace("conversation")[:16])
+    for router in ("prefix-aware", "round-robin"):
+        view.load_router.value = router
+        run = view.runs["vllm", router]
+        links = parse(view.playground.object)
+        assert f"{router}'s replicas in the playground (vLLM)" in links.text
+        hrefs = [e.attrs["href"] for e in links.iter() if e.tag == "a"]
+        assert hrefs == [
+            "?scenario=playground&playground="
+            + replica_playground_code(entries, run, replica)
+            + "&mode=default"
+            for replica in range(2)
+        ]
+    # too large: one line says why, and no link
+    view.block_size.value = 512
+    view.capacity.value = 1_000_000
+    asyncio.run(view.start())
+    assert "its blocks are 512 tokens" in view.playground.object
+    assert "<a " not in view.playground.object
+    view.timed.value = True
+    asyncio.run(view.start())
+    assert "with time the requests of a replica overlap" in view.playground.object

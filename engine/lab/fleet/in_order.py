@@ -23,7 +23,7 @@ from engine.lab.fleet.requests import RouteRequest, sglang_hashes, trace_pieces,
 from engine.lab.fleet.result import FleetRun, ReplicaFigures
 from engine.lab.fleet.routers import make_router
 from engine.lab.traces.replay import EngineReplay, InOrderReplay, Stop, _no_cyclic_gc, serve_one
-from engine.lab.traces.request_trace import TraceEntry, prompt_token_ids
+from engine.lab.traces.request_trace import TraceEntry, prompt_tuple
 from engine.lab.traces.sglang.replay import SGLangReplay
 from engine.lab.traces.vllm.replay import HashedTrace, VLLMReplay
 
@@ -74,6 +74,8 @@ class InOrderFleet:
         self.believed_routes = self.stale_routes = 0
         self.routes: list[int] = []  # the replica each request went to
         self.stale: list[int] = []  # the requests routed stale
+        self.skipped: list[int] = []  # the requests their replica could never admit
+        self.hits: list[int] = []  # each request's hit tokens on its replica
         self.window = max(1, len(self.entries) // SERIES_POINTS)
         self.series: dict[str, list[Any]] = {
             "x": [],
@@ -112,27 +114,24 @@ class InOrderFleet:
         while self.pending and self.pending[0][0] <= index:
             _, replica, delayed = self.pending.popleft()
             router.observe(replica, delayed)
-        tokens: tuple[int, ...] | None = None
         if self.vllm:
             assert self.hashed is not None
-            hashes = self.hashed.block_hashes[index]
-            route = RouteRequest(
-                index, entry.input_length, entry.timestamp, vllm_hashes(hashes), trace_pieces(entry)
-            )
+            hashes = vllm_hashes(self.hashed.block_hashes[index])
         else:
-            tokens = tuple(prompt_token_ids(entry))
-            route = RouteRequest(
-                index,
-                entry.input_length,
-                entry.timestamp,
-                sglang_hashes(lambda: tokens or (), unit),
-                trace_pieces(entry),
-            )
+            # derived only if the router asks, and then once: the replica's replay asks
+            # for the same prompt next (prompt_tuple keeps the last)
+            hashes = sglang_hashes(lambda: prompt_tuple(entry), unit)
+        route = RouteRequest(
+            index, entry.input_length, entry.timestamp, hashes, trace_pieces(entry)
+        )
         choice = router.choose(route, self.loads)
         self._count_load(choice.replica)
         self.routes.append(choice.replica)
         server = self.servers[choice.replica]
-        _, uncapped, _, skipped = serve_one(server, index, entry)
+        hit, uncapped, _, skipped = serve_one(server, index, entry)
+        self.hits.append(hit)
+        if skipped:
+            self.skipped.append(index)
         if choice.believed_tokens:
             self.believed_routes += 1
             if not skipped and choice.believed_tokens // unit * unit > uncapped:
@@ -198,6 +197,8 @@ class InOrderFleet:
             completed=self.done,
             seconds=self.seconds,
             series=_copied(self.series),
+            routes=list(self.routes),
+            skipped=list(self.skipped),
         )
 
 

@@ -63,6 +63,10 @@ class FleetRun:
     # per replica, the load the router sees: its routes among its last ``load_window`` (in
     # order) or waiting + running after the step (with time)
     series: dict[str, Any] = field(default_factory=dict)
+    # the replica each request was routed to, in the order routed (a request's index in
+    # the trace or workload); in order, the requests a replica skipped (never fit its pool)
+    routes: list[int] = field(default_factory=list)
+    skipped: list[int] = field(default_factory=list)
 
     @property
     def requests(self) -> int:

@@ -321,6 +321,7 @@ class TimedFleet:
             series={
                 k: [list(x) for x in v] if k == "load" else list(v) for k, v in self.series.items()
             },
+            routes=list(self.routes),
         )
 
 

@@ -36,6 +36,7 @@ import math
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +105,14 @@ def prompt_token_ids(entry: TraceEntry) -> list[int]:
             FIRST_TOKEN_BASE + total * (total + 1) // 2 + position
         )
     return tokens
+
+
+@lru_cache(maxsize=1)
+def prompt_tuple(entry: TraceEntry) -> tuple[int, ...]:
+    """The prompt's derived token ids as a tuple (a radix tree's key takes it as it is),
+    the last prompt's kept: a fleet's router and then the replica it chose ask for the
+    same prompt in turn, and it is derived once."""
+    return tuple(prompt_token_ids(entry))
 
 
 def token_range(hash_ids: Sequence[int], start: int, end: int) -> list[int]:

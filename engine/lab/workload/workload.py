@@ -234,15 +234,25 @@ def validate(workload: Workload) -> None:
 # A run this small can be played as a scenario, a complete snapshot per action: every
 # snapshot holds every request's block chain, so the work grows with actions x blocks.
 MAX_SCENARIO_BLOCKS = 400
-MAX_SCENARIO_WORK = 40_000  # (requests + steps) x requests x blocks per request
+MAX_SCENARIO_WORK = 40_000  # actions x the requests' blocks
+
+
+def scenario_fits(num_gpu_blocks: int, num_actions: int, request_blocks: int) -> bool:
+    """Whether a scenario of ``num_actions`` actions over requests of ``request_blocks``
+    blocks in all, on a pool of ``num_gpu_blocks``, is small enough to be played (about a
+    second here) and drawn block by block."""
+    work = num_actions * request_blocks
+    return num_gpu_blocks <= MAX_SCENARIO_BLOCKS and work <= MAX_SCENARIO_WORK
 
 
 def fits_a_scenario(workload: Workload, num_steps: int) -> bool:
-    """Whether ``num_steps`` engine steps of the workload are small enough to be played
-    as a scenario (about a second here) and drawn block by block."""
+    """Whether ``num_steps`` engine steps of the workload fit a scenario (``scenario_fits``)."""
     blocks_per_request = cdiv(workload.prompt_tokens + workload.output_tokens, workload.block_size)
-    work = (workload.requests + num_steps) * workload.requests * blocks_per_request
-    return workload.num_gpu_blocks <= MAX_SCENARIO_BLOCKS and work <= MAX_SCENARIO_WORK
+    return scenario_fits(
+        workload.num_gpu_blocks,
+        workload.requests + num_steps,
+        workload.requests * blocks_per_request,
+    )
 
 
 def workload_scenario(workload: Workload, num_steps: int) -> tuple[Scenario, list[int]]:

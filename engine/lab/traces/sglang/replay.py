@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import cast
 
 from engine.lab.traces.replay import InOrderReplay, Stop, curve, replay_entries
-from engine.lab.traces.request_trace import TraceEntry, prompt_token_ids
+from engine.lab.traces.request_trace import TraceEntry, prompt_tuple
 from engine.lab.workload.sglang.runner import SGLANG_PAGE_SIZE, SGLANG_SCHEDULE_POLICY
 from engine.sglang.allocator import KVAllocator
 from engine.sglang.kv_events import KVCacheEvent
@@ -148,7 +148,7 @@ class SGLangReplay:
 
     def replay_one(self, index: int, entry: TraceEntry) -> tuple[int, int, int]:
         # A tuple once: the tree's keys take it as it is (a list was copied twice).
-        return self.replay_tokens(index, tuple(prompt_token_ids(entry)))
+        return self.replay_tokens(index, prompt_tuple(entry))
 
     def replay_tokens(self, index: int, token_ids: tuple[int, ...]) -> tuple[int, int, int]:
         """One admitted request: (hit, uncapped hit, evicted tokens)."""
