@@ -45,10 +45,12 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] || [ "$installed" != "$(pwd)" ];
 fi
 
 # Which tiers the chosen tests need (tests/conftest.py writes them; all of them when the
-# collection itself fails, so that pytest reports why).
+# collection itself fails, so that pytest reports why). The whole suite needs both: no
+# collection (10 s before the linters) to find that out.
 tiers_file=$(mktemp)
 trap 'rm -f "$tiers_file"' EXIT
-if ! PCL_TIERS_FILE="$tiers_file" python3 -m pytest --collect-only -qq -p no:cacheprovider "$@" >/dev/null 2>&1; then
+if [ "$whole" = 1 ] ||
+    ! PCL_TIERS_FILE="$tiers_file" python3 -m pytest --collect-only -qq -p no:cacheprovider "$@" >/dev/null 2>&1; then
     echo "browser site" >"$tiers_file"
 fi
 needs() { grep -qw "$1" "$tiers_file"; }

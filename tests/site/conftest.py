@@ -191,25 +191,32 @@ class HeldFile(SiteHandler):
         return super().send_head()
 
 
+@contextlib.contextmanager
+def held_server(out: Path, held: str, missing: str = "") -> Iterator[tuple[str, threading.Event]]:
+    """(url, release): the site in ``out`` served with ``held`` held back until
+    ``release`` is set (see HeldFile); released and stopped at the end."""
+    release = threading.Event()
+    handler = type("Held", (HeldFile,), {"held": held, "release": release, "missing": missing})
+    server = make_server(out, 0, handler=handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", release
+    finally:
+        release.set()
+        server.shutdown()
+        server.server_close()
+
+
 @pytest.fixture
 def held_site(built_site: SiteTarget) -> Iterator[Callable[..., tuple[str, threading.Event]]]:
     """held_site(file, missing="") -> (url, release): the site served with `file` held
     back, so the page stays in its pre-Python phase until the test sets `release`."""
-    servers: list[Any] = []
+    with contextlib.ExitStack() as servers:
 
-    def _serve(held: str, missing: str = "") -> tuple[str, threading.Event]:
-        release = threading.Event()
-        handler = type("Held", (HeldFile,), {"held": held, "release": release, "missing": missing})
-        server = make_server(built_site.out, 0, handler=handler)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        servers.append((server, release))
-        return f"http://127.0.0.1:{server.server_address[1]}", release
+        def _serve(held: str, missing: str = "") -> tuple[str, threading.Event]:
+            return servers.enter_context(held_server(built_site.out, held, missing))
 
-    yield _serve
-    for server, release in servers:
-        release.set()
-        server.shutdown()
-        server.server_close()
+        yield _serve
 
 
 # The browser and its context last a module, not the session: a sync Playwright that stays

@@ -15,6 +15,7 @@ from engine.lab.play.vllm.timeline import build_timeline
 from engine.lab.workload.vllm.runner import run_workload
 from engine.lab.workload.workload import workload_scenario
 from tests.app.lab_checks import (
+    LIVE_DOCUMENT_JS,
     check_a_bad_knob_says_why,
     check_a_chart_on_the_first_screen,
     check_a_long_run_stops,
@@ -52,25 +53,44 @@ def test_a_preset_runs_in_pyodide_with_the_engines_series(
     check_a_chart_on_the_first_screen(page)
 
 
-def test_the_overlays_run_plays_in_a_side_worker_with_the_engines_series(
-    site_page: Callable[..., tuple[Any, Any]],
-) -> None:
-    """A second Pyodide worker plays the overlay's run (app/data/side_runs.py) once it is
-    ready; the charts hold the engine's runs all the same."""
-    page, _ = site_page("?lab=shared-prefix")
-    expect(page.get_by_test_id("lab-outcome")).to_be_visible(timeout=RUN_TIMEOUT_MS)
-    side = ready_side_worker(page)
-    check_both_runs_follow_a_knob(page, RUN_TIMEOUT_MS)
-    assert side.evaluate("() => self.pclAnswered") == 1
+class TestSharedPrefixPage:
+    """One lab page of `shared-prefix` for the two tests below, in their order (a load
+    starts Pyodide again: about 7 s of both cores, and the preset's first runs), closed
+    after them."""
 
+    @pytest.fixture(scope="class")
+    def page(self, shared_context: Any, site_url: str) -> Iterator[Any]:
+        with kept_page(shared_context, site_url, "?lab=shared-prefix") as (page, _):
+            expect(page.get_by_test_id("lab-outcome")).to_be_visible(timeout=RUN_TIMEOUT_MS)
+            yield page
 
-def test_both_engines_share_the_charts_in_pyodide(
-    site_page: Callable[..., tuple[Any, Any]],
-) -> None:
-    """SGLang's model runs in Pyodide too: with both engines, its runs join vLLM's."""
-    page, _ = site_page("?lab=shared-prefix")
-    expect(page.get_by_test_id("lab-outcome")).to_be_visible(timeout=RUN_TIMEOUT_MS)
-    check_both_engines_share_the_charts(page, RUN_TIMEOUT_MS)
+    def test_the_overlays_run_plays_in_a_side_worker_with_the_engines_series(
+        self, page: Any
+    ) -> None:
+        """A second Pyodide worker plays the overlay's run (app/data/side_runs.py) once it
+        is ready; the charts hold the engine's runs all the same."""
+        side = ready_side_worker(page)
+        check_both_runs_follow_a_knob(page, RUN_TIMEOUT_MS)
+        assert side.evaluate("() => self.pclAnswered") == 1
+        # The knob set back, for the next test on this page: the preset's runs again.
+        _, run, compare = preset_runs("shared-prefix")
+        field = page.get_by_label("Output (tokens)", exact=True)
+        field.fill(str(preset("shared-prefix").workload.output_tokens))
+        field.press("Enter")
+        hits = {"run": run.series["cumulative_hits"], "compare": compare.series["cumulative_hits"]}
+        page.wait_for_function(
+            f"""hits => Object.entries(hits).every(([name, values]) => {{
+              const source = {LIVE_DOCUMENT_JS}?.get_model_by_name('lab-source-' + name);
+              return source && JSON.stringify(Array.from(source.data.cumulative_hits))
+                === JSON.stringify(values);
+            }})""",
+            arg=hits,
+            timeout=RUN_TIMEOUT_MS,
+        )
+
+    def test_both_engines_share_the_charts_in_pyodide(self, page: Any) -> None:
+        """SGLang's model runs in Pyodide too: with both engines, its runs join vLLM's."""
+        check_both_engines_share_the_charts(page, RUN_TIMEOUT_MS)
 
 
 def ready_side_worker(page: Any) -> Any:

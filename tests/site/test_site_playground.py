@@ -37,6 +37,7 @@ from tests.app.test_browser_playground_soak import (
     soak,
     soak_lengths,
 )
+from tests.site.conftest import kept_page
 from tests.site.test_site_app import EXPECT_TIMEOUT_MS, WORKER_TIMEOUT_MS
 
 expect = pytest.importorskip("playwright.sync_api").expect
@@ -98,18 +99,6 @@ def test_a_scenario_built_by_hand_in_pyodide_matches_cpython(
     check_playground_step(again, timeline, last)
 
 
-def test_a_file_that_is_not_a_scenario_gets_its_message_in_pyodide(site_page: Any) -> None:
-    page, _ = site_page("?scenario=shared-prefix")
-    open_fork(page)
-    check_import_refused(page, build_timeline(scenario_from_dict(fork("shared-prefix")), "default"))
-
-
-def test_an_edit_right_after_a_step_opens_at_that_step_in_pyodide(site_page: Any) -> None:
-    page, _ = site_page("?scenario=shared-prefix")
-    open_fork(page)
-    check_an_edit_right_after_a_move_opens_there(page)
-
-
 @soak_lengths(SITE_ACTIONS)
 def test_random_learner_actions_on_the_static_site(
     site_page: Any, actions: int, request: pytest.FixtureRequest
@@ -120,3 +109,25 @@ def test_random_learner_actions_on_the_static_site(
     skip_if_the_long_soak_runs(request, actions)
     page, _ = site_page("?scenario=shared-prefix")
     soak(page, actions, SEED)
+
+
+@pytest.fixture(scope="module")
+def shared_prefix_fork(shared_context: Any, site_url: str) -> Iterator[Any]:
+    """One page of `shared-prefix`'s copy in the playground for the two tests below, in
+    their order (a load starts Pyodide again: about 7 s of both cores), last in the module
+    so that no other page runs beside it: the bad files leave the copy shown, and the
+    second test starts empty from it. Clean throughout."""
+    with kept_page(shared_context, site_url, "?scenario=shared-prefix") as (page, _):
+        open_fork(page)
+        yield page
+
+
+def test_a_file_that_is_not_a_scenario_gets_its_message_in_pyodide(
+    shared_prefix_fork: Any,
+) -> None:
+    timeline = build_timeline(scenario_from_dict(fork("shared-prefix")), "default")
+    check_import_refused(shared_prefix_fork, timeline)
+
+
+def test_an_edit_right_after_a_step_opens_at_that_step_in_pyodide(shared_prefix_fork: Any) -> None:
+    check_an_edit_right_after_a_move_opens_there(shared_prefix_fork)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,7 +18,7 @@ from engine.lab.traces.replay import capacities_for
 from engine.lab.traces.timed import DEFAULT_STEP_MS, TimedKnobs, run_trace_timed
 from engine.lab.traces.vllm.replay import HashedTrace, hit_rate_curve
 from tests.app.test_browser_lab import TRACES_SOURCE_JS
-from tests.site.conftest import assert_clean, open_page
+from tests.site.conftest import held_server, kept_page
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 expect = playwright_api.expect
@@ -72,13 +72,26 @@ def test_the_site_ships_the_traces_gzipped_with_their_licence(built_site: Any) -
     assert unpacked == (gzip.decompress(kept) if source.suffix == ".gz" else kept)
 
 
+@pytest.fixture(scope="module")
+def traces_page(shared_context: Any, built_site: Any) -> Iterator[tuple[Any, Any, threading.Event]]:
+    """One page of the traces' group for the two tests below, in their order (a load
+    starts Pyodide again and plays the default curve of the conversation trace), served
+    with HOLD held back whenever a test asks for it: (page, its run, the release)."""
+    with contextlib.ExitStack() as stack:
+        url, release = stack.enter_context(held_server(built_site.out, HOLD))
+        page, run = stack.enter_context(kept_page(shared_context, url, "?lab=real-traces"))
+        done = page.get_by_text(f"Done: the curve of {DEFAULT_TRACE_REQUESTS} requests")
+        expect(done).to_be_visible(timeout=RUN_TIMEOUT_MS)
+        yield page, run, release
+
+
 def test_the_traces_curve_plays_in_pyodide_with_the_engines_points(
-    site_page: Callable[..., tuple[Any, Any]],
+    traces_page: tuple[Any, Any, threading.Event],
 ) -> None:
     entries = list(shipped_trace("conversation")[:DEFAULT_TRACE_REQUESTS])
     capacities = capacities_for(entries)
     rates = [p.hit_rate for p in hit_rate_curve(HashedTrace.of(entries), capacities)]
-    page, run = site_page("?lab=real-traces")
+    page, run, _ = traces_page
     expect(page.get_by_test_id("traces-source")).to_contain_text("Apache License 2.0")
     expect(page.get_by_text(f"Done: the curve of {DEFAULT_TRACE_REQUESTS} requests")).to_be_visible(
         timeout=RUN_TIMEOUT_MS
@@ -87,7 +100,7 @@ def test_the_traces_curve_plays_in_pyodide_with_the_engines_points(
     assert drawn == pytest.approx(rates)
     assert page.evaluate(TRACES_SOURCE_JS, ["traces-source-vllm", "capacity"]) == capacities
     expect(page.get_by_test_id("traces-gap")).to_contain_text("cannot be compared")
-    # Fetched from the site itself (site_page checks no request left the origin).
+    # Fetched from the site itself (kept_page checks no request left the origin).
     fetched = [r["url"] for r in run.requests if "/traces/" in r["url"]]
     assert any(url.endswith("conversation_trace.jsonl.gz") for url in fetched), fetched
 
@@ -116,37 +129,26 @@ def worker_held(page: Any, release: threading.Event) -> Iterator[None]:
 
 
 def test_knob_changes_and_a_click_made_while_python_is_busy_reach_it_in_order(
-    shared_context: Any, held_site: Callable[..., tuple[str, threading.Event]]
+    traces_page: tuple[Any, Any, threading.Event],
 ) -> None:
-    url, release = held_site(HOLD)
-    page, run, detach = open_page(shared_context, url, "?lab=real-traces")
-    try:
-        expect(
-            page.get_by_text(f"Done: the curve of {DEFAULT_TRACE_REQUESTS} requests")
-        ).to_be_visible(timeout=RUN_TIMEOUT_MS)
-        field = page.locator(".traces-requests input")
-        run_timed = page.get_by_role("button", name="Run with time")
-        # The learner sets Requests twice, then runs with time: the click waited in the page
-        # behind the values (the page queues while the worker is busy), not ahead of them.
-        with worker_held(page, release):
-            for requests in ("12", "15"):
-                field.fill(requests)
-                field.press("Enter")
-            run_timed.click()
-        expect(page.get_by_text("Done with time: 15 requests")).to_be_visible(
-            timeout=RUN_TIMEOUT_MS
-        )
-
-        # Two patches that wait in the worker together both reach Python: the second (the
-        # step time, as it is) is not applied twice in place of the first (Requests 9).
-        with worker_held(page, release):
-            page.evaluate(
-                POST_PATCHES_JS,
-                [["Requests (first N; 0: all)", 9], ["Step time (ms, with time)", DEFAULT_STEP_MS]],
-            )
+    page, _, release = traces_page
+    field = page.locator(".traces-requests input")
+    run_timed = page.get_by_role("button", name="Run with time")
+    # The learner sets Requests twice, then runs with time: the click waited in the page
+    # behind the values (the page queues while the worker is busy), not ahead of them.
+    with worker_held(page, release):
+        for requests in ("12", "15"):
+            field.fill(requests)
+            field.press("Enter")
         run_timed.click()
-        expect(page.get_by_text("Done with time: 9 requests")).to_be_visible(timeout=RUN_TIMEOUT_MS)
-    finally:
-        detach()
-        page.close()
-    assert_clean(run)
+    expect(page.get_by_text("Done with time: 15 requests")).to_be_visible(timeout=RUN_TIMEOUT_MS)
+
+    # Two patches that wait in the worker together both reach Python: the second (the
+    # step time, as it is) is not applied twice in place of the first (Requests 9).
+    with worker_held(page, release):
+        page.evaluate(
+            POST_PATCHES_JS,
+            [["Requests (first N; 0: all)", 9], ["Step time (ms, with time)", DEFAULT_STEP_MS]],
+        )
+    run_timed.click()
+    expect(page.get_by_text("Done with time: 9 requests")).to_be_visible(timeout=RUN_TIMEOUT_MS)

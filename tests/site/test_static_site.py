@@ -16,6 +16,8 @@ pytestmark = [pytest.mark.site, pytest.mark.browser]
 CLICK_TIMEOUT_MS = 20_000
 # The button to click: the simulator's "Step forward", else the page's first button.
 CLICK_NAMES = ("Step forward",)
+# An address whose query string the app must see as it is (the warm load's).
+QUERY = "?mode=keep&step=5"
 # Text of the whole page, shadow roots included (Panel renders into shadow DOM).
 PAGE_TEXT_JS = """() => {
   const skip = new Set(['STYLE', 'SCRIPT', 'LINK']);
@@ -46,6 +48,9 @@ def click_reaches_python(page: Any) -> float:
 
 
 def test_offline_interactive_and_click(open_app: Any, save_artifact: Any) -> None:
+    """A cold load, a click that reaches Python, then a warm load (the same context) of an
+    address with a query string, which reaches the app (one load fewer than a test of
+    its own: each starts Pyodide)."""
     page, cold = open_app("?scenario=reset")  # (no scenario: the start page, no button)
     save_artifact("cold", cold.summary())
     assert [s for s in cold.status if "(1/3)" in s["text"]], cold.status
@@ -55,7 +60,7 @@ def test_offline_interactive_and_click(open_app: Any, save_artifact: Any) -> Non
     click_ms = click_reaches_python(page)
     assert_clean(cold)
 
-    page, warm = open_app("?scenario=reset", page=page)
+    page, warm = open_app(QUERY, page=page)
     assert_clean(warm)
     save_artifact(
         "load",
@@ -66,15 +71,15 @@ def test_offline_interactive_and_click(open_app: Any, save_artifact: Any) -> Non
             "cold_requests": cold.requests,
         },
     )
+    check_the_query_string_reaches_the_app(page)
 
 
-def test_query_string_reaches_the_app(open_app: Any) -> None:
-    page, run = open_app("?mode=keep&step=5")
-    assert_clean(run)
-    assert page.evaluate("() => window.location.search") == "?mode=keep&step=5"
+def check_the_query_string_reaches_the_app(page: Any) -> None:
+    search = page.evaluate("() => window.location.search")
+    assert search == QUERY, f"the query string did not reach the app: {search}"
     text = page.evaluate(PAGE_TEXT_JS)
     if re.search(r"\bn=\d+ mode=", text):  # the stand-in echoes its query
-        assert "n=5 mode=keep" in text, text
+        assert "n=5 mode=keep" in text, f"the stand-in did not echo the query: {text}"
 
 
 @pytest.mark.parametrize(
