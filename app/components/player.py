@@ -27,15 +27,6 @@ address to Python when its bundle does not hold it.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
-from typing import Any, ClassVar
-
-import param
-
-from app.components.esm import FileComponent
-from app.style.stylesheets import stylesheet
-
 # Steps per second offered by the speed control, and their labels.
 SPEEDS: dict[str, float] = {"0.5 steps/s": 0.5, "1 step/s": 1.0, "2 steps/s": 2.0, "4 steps/s": 4.0}
 DEFAULT_SPEED = 1.0
@@ -48,56 +39,3 @@ SKIP_TEXT = "Skip to the step controls"
 MOVES = ("restart", "back", "forward", "end", "play")
 # The address parameters a position writes; others (embed, quiz) are kept.
 POSITION_PARAMETERS = ("scenario", "playground", "mode", "step")
-
-
-class StepPlayer(FileComponent):
-    """The player (see the module's docstring). Not named "Player": Panel wraps a
-    component in a div classed by its name, and "player" would take the bar's own
-    rules in theme.css."""
-
-    bundle = param.String(
-        default="{}",
-        doc="From Python, JSON (step_deck.py's Outbox): every view's pages, the code, the "
-        "questions, and the `position` part: per set of timelines (`serial`), `at` [key, "
-        "step] to open at, `lasts` (timeline key -> last step; null: a playground's mode "
-        "not counted yet, sent again counted with the same serial), `queries` (timeline key -> "
-        "its address parameters), `heard` (the position Python last had)",
-    )
-    at = param.List(default=[], doc="From the browser only: [timeline key, step] shown")
-    received = param.Integer(default=0, doc="From the browser: the last bundle write it holds")
-
-    default_speed = param.Number(default=DEFAULT_SPEED, constant=True, doc="Steps per second")
-    speeds = param.List(
-        default=[list(item) for item in SPEEDS.items()], constant=True, doc="[label, steps/s]"
-    )
-    names = param.List(default=list(BUTTON_NAMES), constant=True, doc="The buttons' names")
-    skip_text = param.String(default=SKIP_TEXT, constant=True, doc="The skip link's words")
-    skip_style = param.String(
-        default=stylesheet("app.components", "skip_link.css"), constant=True, doc="Its CSS"
-    )
-    position_parameters = param.List(
-        default=list(POSITION_PARAMETERS), constant=True, doc="Address parameters it writes"
-    )
-
-    _esm = "player.js"
-    # On a server Panel holds a change from the browser for 50 ms, while an edit's runs on
-    # the next tick (at_once.py): an edit typed right after a step would open at the step
-    # before it. The position goes first; so does the acknowledgement the rest of a bundle
-    # waits for (views/sender.py).
-    _priority_changes: ClassVar[list[str]] = ["at", "received"]
-
-    def __init__(self, **params: Any) -> None:
-        super().__init__(**params)
-        # Called with an address the learner went Back or Forward to that no timeline
-        # of the bundle holds.
-        self.on_pop: Callable[[str], None] = lambda _query: None
-
-    @property
-    def position(self) -> dict[str, Any]:
-        """The position's part of the bundle, read back (for tests)."""
-        part: dict[str, Any] = json.loads(self.bundle).get("position", {})
-        return part
-
-    def _handle_msg(self, data: Any) -> None:
-        if isinstance(data, dict) and isinstance(data.get("query"), str):
-            self.on_pop(data["query"])

@@ -11,7 +11,7 @@ from bokeh.document import Document
 from panel.io.state import set_curdoc
 from panel.reactive import Syncable
 
-from app.components.player import StepPlayer
+from app.components.step_page import StepPage
 from app.data.url import parse_link
 from app.page.layout import App
 from app.playground.store import EMPTY
@@ -49,7 +49,7 @@ def test_a_playground_edit_is_not_heard_back_as_the_browser_s(
 def test_a_change_made_in_the_browser_is_still_heard(
     doc: Document, heard: list[tuple[str, tuple[str, ...]]]
 ) -> None:
-    player = StepPlayer()
+    player = StepPage()
     with set_curdoc(doc):
         model = player.get_root(doc)
         doc.add_root(model)
@@ -65,6 +65,6 @@ def test_a_change_made_in_the_browser_is_still_heard(
             model.data.at = ["b", 1]  # the browser shows another timeline
     finally:
         pn.state.param.unwatch(watcher)
-    assert heard == [("StepPlayer", ("at",))]
+    assert heard == [("StepPage", ("at",))]
     assert player.at == ["b", 1]
     assert busy == []  # not counted as busy (no indicator shows it)

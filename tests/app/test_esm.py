@@ -15,11 +15,11 @@ from app.components.engine_picker import EnginePicker
 from app.components.esm import inline_imports
 from app.components.keyboard import KeyboardShortcuts
 from app.components.mode_picker import ModePicker
-from app.components.player import StepPlayer
 from app.components.quiz import QuizPanel
 from app.components.scenario_picker import ScenarioPicker
 from app.components.start_page import StartPage
 from app.components.step_deck import StepDeck
+from app.components.step_page import StepPage
 
 COMPONENTS = [
     AddressBar,
@@ -27,11 +27,11 @@ COMPONENTS = [
     EnginePicker,
     KeyboardShortcuts,
     ModePicker,
-    StepPlayer,
     QuizPanel,
     ScenarioPicker,
     StartPage,
     StepDeck,
+    StepPage,
 ]
 
 
