@@ -27,9 +27,11 @@ export function render({ model }) {
     const plan = (plans[at.key] || [])[at.step]
     return plan ? { ...plan, frame: frames[plan.frame], body: bodies[plan.body] } : null
   }
+  // Python's answer to a pick: the function's frame, body and marks (a key's plan never
+  // changes: a playground's key names its data)
+  let picked = null
   function parts(at, plan) {
     const choice = Number(picker.value)
-    const picked = model.picked
     if (plan && choice !== plan.focus && picked && picked.key === at.key &&
         picked.step === at.step && picked.index === choice) { return picked }
     if (plan) { return plan }
@@ -108,11 +110,13 @@ export function render({ model }) {
     const at = here()
     const choice = Number(picker.value)
     const plan = planned(at)
-    if (plan && choice !== plan.focus) { model.pick = [at.key, at.step, choice] }
+    if (plan && choice !== plan.focus) {
+      model.ask({ ask: 'code', key: at.key, step: at.step, index: choice })
+        .then((reply) => { if (reply.picked) { picked = reply.picked; update() } })
+    }
     update()
   })
   // A frame or body equal to the one shown is not parsed again.
-  model.on('picked', update)
   follow(model, (at) => {
     // No code part yet (the static site's playground page before Python): it waits.
     if (!at.code && !heard.code.frames.length) { return }

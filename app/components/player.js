@@ -239,6 +239,11 @@ export function render({ model }) {
     const request = event.detail || {}
     if (request.reply) { request.reply(position()); return }
     if (request.reopen) { popped(); return }
+    if (request.views) {  // a view's pages anew, Python's answer to a pick
+      bundle = { ...bundle, views: { ...bundle.views, ...request.views } }
+      announce()
+      return
+    }
     let next = null
     if (request.mode !== undefined) { next = scenarioOf(key) + '/' + request.mode }
     if (request.key !== undefined) { next = request.key }
@@ -257,7 +262,7 @@ export function render({ model }) {
   function popped() {
     if (addressTimer !== null) { clearTimeout(addressTimer); addressTimer = null }
     const found = addressed()
-    if (found === null) { model.send_msg({ query: window.location.search }); return }
+    if (found === null) { model.ask({ ask: 'open', query: window.location.search }); return }
     if (found[0] !== key) { pause() }
     go(found[0], found[1])
   }

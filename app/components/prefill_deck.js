@@ -1,8 +1,9 @@
 import { deckSlot } from './deck_slot.js'
-import { follow } from './position.js'
+import { ask, follow } from './position.js'
 
 // The prefill calculator (prefill_deck.py): the step deck's page, the fields it follows
-// while the learner has not typed, and the two buttons. An act goes to Python.
+// while the learner has not typed, and the two buttons. An act asks Python for the
+// calculator's pages anew.
 export function render({ model, view }) {
   const root = document.createElement('div')
   const deck = deckSlot({ model, view })
@@ -40,9 +41,11 @@ export function render({ model, view }) {
     const values = following ? shownFields() : null
     if (values) { fill(values) }
   }
+  const act = (what) => model.ask({ ask: 'prefill', what, texts: texts() })
+    .then(({ views }) => { if (views) { ask({ views }) } })
   fields.addEventListener('input', () => {
     following = false
-    model.act = ['own', texts()]
+    act('own')
   })
   const button = (caption, onClick) => {
     const el = document.createElement('button')
@@ -57,13 +60,13 @@ export function render({ model, view }) {
   buttons.append(
     button(model.from_step_label, () => {
       following = true
-      model.act = ['step', texts()]
+      act('step')
       sync()
     }),
     button(model.seed_label, () => {
       following = false
       fill(model.seed)
-      model.act = ['example', texts()]
+      act('example')
     }))
   // (after the deck's own: the page shown is the position's)
   follow(model, sync)

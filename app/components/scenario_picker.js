@@ -59,7 +59,7 @@ export function render({ model }) {
   function go() {
     if (select.value === open[0]) { return }
     if (!document.body.classList.contains(EARLY)) {
-      model.send_msg({ pick: select.value })
+      model.ask({ ask: 'pick', name: select.value })
       select.value = open[0]  // until Python opens it
       return
     }

@@ -58,6 +58,10 @@ class Outbox:
             self._parts[part] = to_json(value)
             self._unheld[part] = self._written + 1
 
+    def replied(self, part: str, value: Any) -> None:
+        """The part's new value, which a reply carried to the browser: not written again."""
+        self._parts[part] = to_json(value)
+
     def received(self, written: int) -> None:
         """The browser holds every part up to write ``written``."""
         self.held = max(self.held, written)

@@ -10,6 +10,7 @@ import * as quiz from './quiz.js'
 import * as glossary from './glossary.js'
 import * as panelTabs from './panel_tabs.js'
 import * as keyboard from './keyboard.js'
+import { requester } from './requests.js'
 
 // The stepping page (step_page.py): every view of a scenario, laid out here. Each part is
 // a module that was a component of its own; it gets a view of this one model (`part`):
@@ -52,6 +53,7 @@ const CACHE_COLUMN_STYLE = [
 
 export function render({ model }) {
   const embed = model.layout === 'embed'
+  const ask = requester(model)  // Python's answers to the learner's picks
   const made = new Map()  // CSS text index -> its sheet, made once for every part
   const sheet = (index) => {
     if (!made.has(index)) {
@@ -85,20 +87,20 @@ export function render({ model }) {
   const pickers = element('div', 'pickers')
   pickers.append(
     mount('scenario', scenarioPicker,
-      { names: { options: 'scenario_options', label: 'scenario_label' } },
+      { names: { options: 'scenario_options', label: 'scenario_label' }, values: { ask } },
       model.scenario_options.length > 1 ? '' : 'gone'),
     mount('engine', enginePicker, { names: { label: 'engine_label' } }),
     mount('mode', modePicker, { names: { label: 'mode_label' } }),
   )
   const controls = element('div', 'controls')
-  controls.append(pickers, mount('player', player))
+  controls.append(pickers, mount('player', player, { values: { ask } }))
 
   const code = mount('code', codePanel, {
-    names: { pick: 'code_pick', picked: 'code_picked', picker_label: 'code_label' },
+    names: { picker_label: 'code_label' }, values: { ask },
   })
-  const chain = mount('chain', chainDeck, { names: { pick: 'chain_pick' }, values: { view: 'chain' } })
+  const chain = mount('chain', chainDeck, { values: { view: 'chain', ask } })
   const prefill = mount('prefill', prefillDeck, {
-    names: { act: 'prefill_act', labels: 'prefill_labels' }, values: { view: 'prefill' },
+    names: { labels: 'prefill_labels' }, values: { view: 'prefill', ask },
   })
   const questions = mount('quiz', quiz, { values: { compact: embed } })
   const terms = mount('glossary', glossary, { names: { html: 'glossary_html' } })
@@ -136,7 +138,7 @@ export function render({ model }) {
     const fork = element('button', 'fork')
     fork.type = 'button'
     fork.textContent = model.fork_label
-    fork.addEventListener('click', () => model.send_msg({ fork: true }))
+    fork.addEventListener('click', () => ask({ ask: 'fork' }))
     const showFork = () => { fork.hidden = !model.fork_shown }
     showFork()
     model.on('fork_shown', showFork)

@@ -6,24 +6,26 @@ step_page.css).
 
 Each part is the module it was as a component of its own (player.js, step_deck.js,
 code_panel.js, ...), given a view of this one model (step_page.js's `part`): its
-parameters here carry the part's prefix where two parts share a name (`code_pick`,
-`chain_pick`). Each part draws in a shadow root of its own with its own stylesheets
+parameters here carry the part's prefix where two parts share a name (`code_label`,
+`prefill_labels`). Each part draws in a shadow root of its own with its own stylesheets
 (`sheets`), as it did as a component. The playground's editor, a Panel layout, is
 the one child (`editor`).
 
-Python answers what depends on a learner's pick: a scenario (`pick` message), a
-function's code (`code_pick`), a pair in the hash chain (`chain_pick`), the prefill
-calculator (`prefill_act`), the hashing cost (`measure`), an address the bundle does
-not hold (`query` message), a copy to edit (`fork` message). The views that answer
-them are in app/views/.
+Python answers what depends on a learner's pick, over one channel (requests.js): a
+request `{id, ask, ...}` from the browser, a reply `{id, ...}` from Python (`answer`
+registers who answers each `ask`): a scenario (`pick`), an address the bundle does not
+hold (`open`), a copy to edit (`fork`), a function's code (`code`), a pair in the hash
+chain (`chain`), the prefill calculator (`prefill`), the hashing cost (`measure`). The
+views that answer them are in app/views/.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
+import panel as pn
 import param
 from panel.viewable import Children
 
@@ -43,6 +45,7 @@ from app.components.player import (
 from app.components.prefill_deck import FROM_STEP_LABEL, SEED_LABEL
 from app.components.quiz import STORAGE_KEY
 from app.components.scenario_picker import LABEL as SCENARIO_LABEL
+from app.host.errors import logged
 from app.render.prefill_inputs import FIELDS, seed_texts
 from app.style.stylesheets import stylesheet
 from engine.lab.play.scenario import SGLANG_MODES
@@ -61,6 +64,8 @@ EMBED_TABS = (
 )
 # With `quiz=1`, the embed's question takes the narration's place, one tab away.
 EMBED_STORY_TABS = ("This step", "Predict the next")
+# Python's reply to a request (its `id` is added).
+Answer = Callable[[Mapping[str, Any]], dict[str, Any]]
 MEASURE_LABEL = "Measure the hashing cost here"
 FORK_LABEL = "Edit a copy"
 
@@ -122,18 +127,12 @@ class StepPage(FileComponent):
     sglang_modes = param.List(default=list(SGLANG_MODES), constant=True)
 
     # The code panel (code_panel.js).
-    code_pick = param.List(default=[], doc="From the browser: [key, step, index] picked")
-    code_picked = param.Dict(default={}, doc="The picked function's frame, body and marks")
     code_label = param.String(default=PICKER_LABEL, constant=True)
 
     # The hash chain (chain_deck.js).
-    chain_pick = param.List(default=[], doc="From the browser: [key, request, compare with]")
-    measure = param.Integer(default=0, doc="From the browser: clicks on the measure button")
-    measured = param.String(default="", doc="The measured hashing cost, as HTML")
     measure_label = param.String(default=MEASURE_LABEL, constant=True)
 
     # The prefill calculator (prefill_deck.js).
-    prefill_act = param.List(default=[], doc="From the browser: [own|example|step, texts]")
     prefill_labels = param.Dict(default=dict(FIELDS), constant=True, doc="Field -> its label")
     seed = param.Dict(default=seed_texts(), constant=True, doc="The agent-prompt example")
     seed_label = param.String(default=SEED_LABEL, constant=True)
@@ -155,11 +154,11 @@ class StepPage(FileComponent):
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
-        # Called with an address the learner went Back or Forward to that no timeline of
-        # the bundle holds, a scenario picked, and "Edit a copy".
-        self.on_pop: Callable[[str], None] = lambda _query: None
-        self.on_pick: Callable[[str], None] = lambda _name: None
-        self.on_fork: Callable[[], None] = lambda: None
+        self._answers: dict[str, Answer] = {}
+
+    def answer(self, ask: str, answer: Answer) -> None:
+        """``answer`` replies to the browser's requests named ``ask``."""
+        self._answers[ask] = answer
 
     @property
     def compact(self) -> bool:
@@ -171,16 +170,16 @@ class StepPage(FileComponent):
         part: dict[str, Any] = json.loads(self.bundle).get("position", {})
         return part
 
-    def pick(self, name: str) -> None:
-        """The learner picked scenario ``name`` (as the browser's picker does)."""
-        self.on_pick(name)
+    def request(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """The reply to one request of the browser's (``_handle_msg`` sends it back)."""
+        answer = self._answers.get(str(request.get("ask")))
+        reply = logged(answer)(request) if answer is not None else None
+        if reply is None:
+            reply = {"error": f"Python could not answer {str(request.get('ask'))[:40]!r}"}
+        return {**reply, "id": request.get("id")}
 
     def _handle_msg(self, data: Any) -> None:
-        if not isinstance(data, dict):
-            return
-        if isinstance(data.get("query"), str):
-            self.on_pop(data["query"])
-        elif isinstance(data.get("pick"), str):
-            self.pick(data["pick"])
-        elif data.get("fork") is True:
-            self.on_fork()
+        if isinstance(data, dict) and isinstance(data.get("ask"), str):
+            with pn.io.hold():  # what the answer changes goes to the browser in one message
+                reply = self.request(data)
+            self._send_msg(json.dumps(reply, separators=(",", ":")))

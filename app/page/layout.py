@@ -8,7 +8,9 @@ dives (code, events, hash chain, prefill cost, offload, glossary) in tabs.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from importlib import resources
+from typing import Any
 from urllib.parse import urlencode
 
 import panel as pn
@@ -22,7 +24,6 @@ from app.components.step_page import EMBED, PAGE, StepPage
 from app.data import timelines
 from app.data.lab import TRACES_PRESET, default_preset
 from app.data.url import LAB, LinkState, link_query, parse_link, playground_query
-from app.host.errors import logged
 from app.playground.store import EMPTY, is_playground
 from app.render.glossary import render_glossary
 from app.render.lab import render_lab_link
@@ -128,8 +129,8 @@ class App(pn.viewable.Viewer):
         self.chain = ChainView(page=self.page, **sends)
         self.prefill = PrefillView(page=self.page, **sends)
         self.playground = PlaygroundEditor(state=state)
-        self.page.on_fork = logged(self.playground.open_fork)
-        self.page.on_pop = self._reopen
+        self.page.answer("fork", self._fork)
+        self.page.answer("open", self._reopen)
         self.page.editor = [] if compact else [self.playground]
         self._give_sheets()
         state.param.watch(self._show_playground_button, "scenario")
@@ -179,14 +180,21 @@ class App(pn.viewable.Viewer):
                 sheets=list(index), part_sheets=part_sheets, decks=self.sender.views
             )
 
-    @logged
-    def _reopen(self, query: str) -> None:
+    def _fork(self, _request: Mapping[str, Any]) -> dict[str, Any]:
+        """Edit a copy: the playground's editor opens with the scenario's copy."""
+        self.playground.open_fork()
+        return {}
+
+    def _reopen(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """Open the state of an address the learner went Back or Forward to, when the
         player does not hold it (the player keeps the address bar on the position)."""
+        query = request.get("query")
+        if not isinstance(query, str):
+            return {"error": "No address to open"}
         link = parse_link(query)  # an entry this app wrote: valid, or corrected
-        with pn.io.hold():
-            self.state.open(link.scenario, link.mode, link.step)
-            self.sender.send_position()
+        self.state.open(link.scenario, link.mode, link.step)
+        self.sender.send_position()
+        return {}
 
     def _page(self, *objects: object, width: int, margin: tuple[int, int]) -> pn.Column:
         return pn.Column(

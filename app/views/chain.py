@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import param
 
 from app.components.step_page import StepPage
 from app.data.timelines import timeline_key
-from app.host.errors import logged
 from app.host.runtime import in_pyodide
 from app.render.chain import NONE, Picked, render_chain_picked
 from app.render.engines import per_engine
@@ -34,8 +36,8 @@ class ChainView(param.Parameterized):
         super().__init__(**params)
         # The learner's picks, per timeline key: they name that timeline's requests.
         self._picked: dict[str, Picked] = {}
-        page_of(self).param.watch(self._on_pick, "chain_pick")
-        self.page.param.watch(self._on_measure, "measure")
+        page_of(self).answer("chain", self._answer_pick)
+        self.page.answer("measure", self._answer_measure)
         sender_of(self).add("chain", per_engine(self._page))  # none on SGLang
 
     def _page(self, timeline: Timeline, step: int) -> str:
@@ -43,21 +45,26 @@ class ChainView(param.Parameterized):
             timeline, step, self._picked.get(timeline_key(timeline), (None, None))
         )
 
-    @logged
-    def _on_pick(self, *_: object) -> None:
-        key, primary, other = (*self.page.chain_pick, None, None, None)[:3]
+    def _answer_pick(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """The learner picked a request (or the one to compare with): the chain's pages
+        anew, in every step of that timeline."""
+        key, primary, other = (request.get(name) for name in ("key", "primary", "other"))
         keys = {timeline_key(t) for t in self.state.scenario_timelines}
         if key not in keys:  # a pick made on a scenario since left
-            return
+            return {}
         # "(none)" is a pick too: NONE, unlike None, does not follow the newest.
         self._picked = {k: v for k, v in self._picked.items() if k in keys}
-        self._picked[key] = (primary or None, other or NONE)
-        self.sender.resend("chain")
+        self._picked[str(key)] = (str(primary or "") or None, str(other or "") or NONE)
+        return {"views": {"chain": self.sender.deck("chain")}}
 
-    @logged
-    def _on_measure(self, *_: object) -> None:
+    def pick(self, primary: str | None, other: str | None = None) -> dict[str, Any]:
+        """Pick in the open timeline, as the browser's pickers do."""
+        key = self.state.key
+        return self.page.request({"ask": "chain", "key": key, "primary": primary, "other": other})
+
+    def _answer_measure(self, _request: Mapping[str, Any]) -> dict[str, Any]:
         where = "in your browser's Python (Pyodide)" if in_pyodide() else "on this server"
-        self.page.measured = render_hash_cost(measure_hash_cost(), where)
+        return {"html": render_hash_cost(measure_hash_cost(), where)}
 
     @property
     def html(self) -> str:

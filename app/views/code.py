@@ -3,11 +3,13 @@ step (planned in app/render/code_plan.py), the step's focus function or the one 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import param
 
 from app.components.step_page import StepPage
 from app.data.timelines import timeline_key
-from app.host.errors import logged
 from app.render.code import style_defs
 from app.render.code_plan import CodeParts, code_parts
 from app.style.theme import CSS
@@ -21,7 +23,7 @@ CODE_CSS = style_defs(".code") + CSS + ".code { background: transparent; }"
 
 class CodeView(param.Parameterized):
     """The code that ran at this step: the step's focus function, or the one picked
-    (the page's code panel: `code_pick`, `code_picked`)."""
+    (the page's code panel asks for it: `code`)."""
 
     state = param.ClassSelector(class_=SimulatorState)
     sender = param.ClassSelector(class_=Sender, doc="The App's one sender")
@@ -31,28 +33,27 @@ class CodeView(param.Parameterized):
 
     def __init__(self, **params: object) -> None:
         super().__init__(**params)
-        page_of(self).param.watch(self._on_pick, "code_pick")
+        self._picked: dict[str, Any] = {}  # the last function picked, as answered
+        page_of(self).answer("code", self._answer_pick)
         sender_of(self).add(CODE, told=self._forget_pick)
 
     def _forget_pick(self, _plan: object, _whole: bool, first: bool) -> None:
         """A new plan: the pick answered was of the plan before."""
-        if first and self.page.code_picked:  # (a model update only when there was one)
-            self.page.code_picked = {}
+        if first:
+            self._picked = {}
 
-    @logged
-    def _on_pick(self, *_: object) -> None:
-        """The learner picked a function other than the step's focus: send its code."""
+    def _answer_pick(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """The learner picked a function other than the step's focus: its code."""
         held = {timeline_key(t): t for t in self.state.scenario_timelines}
         try:
-            key, step, index = self.page.code_pick
+            key, step, index = str(request["key"]), int(request["step"]), int(request["index"])
             timeline = held[key]
-            step, index = int(step), int(index)
         except (TypeError, ValueError, KeyError):
-            return  # a stale or malformed pick: nothing to show
+            return {}  # a stale or malformed pick: nothing to show
         if not (0 <= step < len(timeline.steps) and 0 <= index < len(timeline.steps[step].code)):
-            return
+            return {}
         parts = code_parts(timeline, step, index)
-        self.page.code_picked = {
+        self._picked = {
             "key": key,
             "step": step,
             "index": index,
@@ -61,17 +62,21 @@ class CodeView(param.Parameterized):
             "ran": list(parts.ran),
             "current": parts.current,
         }
+        return {"picked": self._picked}
 
-    def pick(self, index: int) -> None:
+    def pick(self, index: int) -> dict[str, Any]:
         """Pick a function of the current step, as the browser's picker does."""
-        self.page.code_pick = [self.state.key, self.state.step, index]
+        state = self.state
+        return self.page.request(
+            {"ask": "code", "key": state.key, "step": state.step, "index": index}
+        )
 
     @property
     def parts(self) -> CodeParts:
         """What the browser shows at the current step (for tests)."""
         timeline, step = self.state.timeline, self.state.step
         assert timeline is not None
-        picked = self.page.code_picked
+        picked = self._picked
         here = (picked.get("key"), picked.get("step")) == (self.state.key, step)
         index = picked.get("index") if here else None
         return code_parts(timeline, step, index)

@@ -2,7 +2,7 @@
 scenario picker, the engine and mode pickers and the player (the step bar and the owner
 of the position, app/components/player.js).
 
-A scenario is picked in the browser and built in Python (scenario_picker.py). Modes and
+A scenario is picked in the browser and built in Python (a `pick` request). Modes and
 steps move in the browser (the player); its position (`at`) comes back here into the
 state, and nothing goes back. Python gives the player a new bundle of timelines, with
 the position to open at, only when the state opens another scenario (a pick, an edit,
@@ -11,7 +11,8 @@ an address) or an address the player did not hold.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Mapping
+from typing import Any
 
 import panel as pn
 import param
@@ -29,17 +30,6 @@ def scenario_options() -> list[list[str]]:
     return [[n, timelines.scenario(n).title] for n in timelines.names()]
 
 
-def action_on(fn: Callable[[str], None]) -> Callable[[str], None]:
-    """A browser message's callback that runs one state action as one browser update."""
-
-    @logged
-    def callback(value: str) -> None:
-        with pn.io.hold():
-            fn(value)
-
-    return callback
-
-
 class Controls(param.Parameterized):
     """The page's controls as Python hears them: the player's position (`at`) and a
     scenario picked, into the state."""
@@ -50,11 +40,18 @@ class Controls(param.Parameterized):
 
     def __init__(self, **params: object) -> None:
         super().__init__(**params)
-        state = self.state
         page = page_of(self)
         sender_of(self).connect(page)
-        page.on_pick = action_on(lambda name: setattr(state, "scenario", name))
+        page.answer("pick", self._pick)
         page.param.watch(self._from_player, "at")
+
+    def _pick(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """A scenario picked: its bundle follows, opened at its start."""
+        name = request.get("name")
+        if name not in timelines.names():
+            return {"error": f"No scenario is named {str(name)[:40]!r}"}
+        self.state.scenario = name
+        return {}
 
     @logged
     def _from_player(self, *_: object) -> None:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import param
 
 from app.components.step_page import StepPage
-from app.host.errors import logged
 from app.render.engines import per_engine
 from app.render.prefill import OWN_INPUTS, THE_EXAMPLE, follow_page, render_prefill
 from app.render.prefill_inputs import model_texts, parse_inputs
@@ -35,25 +37,30 @@ class PrefillView(param.Parameterized):
         self._follow = True  # follow the step's request until the learner types
         self._base = model_texts()  # the fields a followed request leaves as they were
         self._own = ""  # the learner's page, the same at every step
-        page_of(self).param.watch(self._on_act, "prefill_act")
+        page_of(self).answer("prefill", self._answer_act)
         sender_of(self).add("prefill", per_engine(self._page))
 
     def _page(self, timeline: Timeline, step: int) -> str:
         """Followed, or the learner's inputs at every step."""
         return follow_page(timeline, step, self._base) if self._follow else self._own
 
-    @logged
-    def _on_act(self, *_: object) -> None:
-        what, texts = (*self.page.prefill_act, "", {})[:2]
+    def _answer_act(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """The learner typed, picked the example, or followed the step's request again:
+        the calculator's pages anew."""
+        what, texts = request.get("what"), request.get("texts")
         if not isinstance(texts, dict) or what not in {"step", *SOURCES}:
-            return
+            return {}
         texts = {name: str(texts.get(name, "")) for name in self.page.prefill_labels}
         self._follow = what == "step"
         if self._follow:
             self._base = texts
         else:
-            self._own = render_prefill(parse_inputs(texts), SOURCES[what], texts)
-        self.sender.resend("prefill")
+            self._own = render_prefill(parse_inputs(texts), SOURCES[str(what)], texts)
+        return {"views": {"prefill": self.sender.deck("prefill")}}
+
+    def act(self, what: str, texts: Mapping[str, str]) -> dict[str, Any]:
+        """Type, pick the example or follow the step, as the browser's calculator does."""
+        return self.page.request({"ask": "prefill", "what": what, "texts": dict(texts)})
 
     @property
     def html(self) -> str:

@@ -13,7 +13,7 @@ what app/data/bundle.py builds into the player's bundle (Outbox, app/components/
   around it too, so the next step is in the browser before the learner asks for it;
   the pages already rendered are not rendered again.
 - A view whose pages follow the learner's own picks (the hash chain, the prefill
-  calculator) asks for its part again (resend).
+  calculator) answers the pick with its pages anew (deck).
 - The position of a new scenario names every mode's last step (`lasts`); where the
   first part goes first, a large playground's modes not counted yet (each a run of the
   engine: app/playground/store.py) are None in it, and counted after the first part is
@@ -139,16 +139,26 @@ class Sender:
         self._parts[part] = render
         if told is not None:
             self._told[part] = told
-        if self._same(self.state.scenario_timelines):
-            self.resend(part)
+        if self.state.timeline is not None and self._same(self.state.scenario_timelines):
+            self._send({part})  # (added after the others were sent)
         else:
             self._follow()
 
-    def resend(self, part: str) -> None:
-        """The part anew (the learner's picks changed what it shows)."""
-        if self.state.timeline is not None and self._same(self.state.scenario_timelines):
-            self._pages = {at: page for at, page in self._pages.items() if at[0] != part}
-            self._send({part})
+    def deck(self, part: str) -> dict[str, Any]:
+        """The part's pages anew (the learner's picks changed what it shows), for a reply:
+        every step the browser holds of the open scenario's timelines."""
+        state = self.state
+        self._pages = {at: page for at, page in self._pages.items() if at[0] != part}
+        render = self._parts[part]
+        assert render is not None
+        at = (state.key, state.step)
+        sent = bundle(
+            self._timelines, {part: self._memo(part, render)}, at, code=False, questions=False
+        )
+        deck = sent["views"][part]
+        self.decks[part] = Deck(deck["pages"], deck["orders"])
+        self.outbox.replied("view:" + part, deck)
+        return dict(deck)
 
     def holds(self, key: str, step: int) -> bool:
         """Whether the browser holds this position's pages (every part alike)."""

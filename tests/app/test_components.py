@@ -313,9 +313,8 @@ def test_code_view_picker_lists_the_traces_and_shows_the_picked_one() -> None:
     assert len(labels) == len(timeline.steps[step].code)
     assert focus == timeline.steps[step].code.index(timeline.steps[step].focus)
     assert labels[focus].startswith("▶ ")
-    view.pick(0)
+    picked = view.pick(0)["picked"]  # the browser's request, answered
     first = timeline.steps[step].code[0]
-    picked = view.page.code_picked
     assert (picked["key"], picked["step"], picked["index"]) == ("reset/preempt", step, 0)
     assert (
         parse(view.html).find_all(data_testid="code-panel")[0].attrs["data-qualname"]
@@ -326,11 +325,12 @@ def test_code_view_picker_lists_the_traces_and_shows_the_picked_one() -> None:
         timeline.steps[2].focus.qualname  # type: ignore[union-attr]
     )
     # A stale or malformed pick changes nothing.
-    for pick in (["reset/preempt", 99, 0], ["reset/preempt", -1, 0], ["other/x", 1, 0], ["x"]):
-        view.page.code_pick = pick
-    assert view.page.code_picked["step"] == step
-    view.page.code_pick = ["reset/keep", 1, 0]  # a pick in another mode the browser holds
-    assert view.page.code_picked["key"] == "reset/keep"
+    for key, at, index in (("reset/preempt", 99, 0), ("reset/preempt", -1, 0), ("other/x", 1, 0)):
+        reply = view.page.request({"ask": "code", "key": key, "step": at, "index": index, "id": 7})
+        assert reply == {"id": 7}  # answered, with nothing to show
+    assert view.page.request({"ask": "code", "id": 8}) == {"id": 8}  # malformed
+    reply = view.page.request({"ask": "code", "key": "reset/keep", "step": 1, "index": 0})
+    assert reply["picked"]["key"] == "reset/keep"  # a pick in another mode the browser holds
     assert len(function_options(timeline, 2)) == len(timeline.steps[2].code)
 
 
@@ -488,17 +488,19 @@ def test_app_builds_and_opens_the_link(embed: bool) -> None:
 def test_going_back_reopens_the_address_of_the_entry() -> None:
     app = App(link=parse_link("?scenario=reset&mode=keep&step=3"))
     player = app.page
-    player._handle_msg({"query": "?scenario=eviction-order&step=2&embed=1"})
+    player._handle_msg({"ask": "open", "query": "?scenario=eviction-order&step=2&embed=1", "id": 1})
     assert (app.state.scenario, app.state.step) == ("eviction-order", 2)
     assert parse_qs(app.query)["step"] == ["2"]
     assert player.position["at"] == ["eviction-order/default", 2]
-    for junk in ("not a dict", {"query": 5}, {}):  # a malformed message changes nothing
-        player._handle_msg(junk)
-    player._handle_msg({"query": "?mode=turbo&step=x"})  # corrected, not broken
+    for junk in ("not a dict", {"query": "?scenario=reset"}, {"ask": "open", "query": 5}, {}):
+        player._handle_msg(junk)  # a malformed message changes nothing
+    assert (app.state.scenario, app.state.step) == ("eviction-order", 2)
+    player._handle_msg({"ask": "open", "query": "?mode=turbo&step=x"})  # corrected, not broken
     assert (app.state.scenario, app.state.mode, app.state.step) == ("reset", "default", 0)
     # An address of the open scenario the player did not hold moves the player too.
-    player._handle_msg({"query": "?scenario=reset&mode=keep&step=2"})
+    player._handle_msg({"ask": "open", "query": "?scenario=reset&mode=keep&step=2"})
     assert player.position["at"] == ["reset/keep", 2]
+    assert player.request({"ask": "nonsense", "id": 3})["error"]  # said, not broken
 
 
 def test_app_shows_a_notice_for_an_ignored_parameter() -> None:
@@ -542,7 +544,7 @@ def watch_views(app: App) -> list[str]:
 
 def python_writes(page: StepPage) -> list[str]:
     """Every parameter of the stepping page that Python may write."""
-    from_browser = {"at", "received", "code_pick", "chain_pick", "prefill_act", "measure"}
+    from_browser = {"at", "received"}
     return [name for name in page.param if name not in from_browser and name != "name"]
 
 
@@ -565,7 +567,7 @@ def test_a_mode_from_the_browser_sends_no_page() -> None:
 
 def test_a_new_scenario_sends_every_page_of_every_mode_once() -> None:
     app = App(link=parse_link(f"?scenario={SINGLE_MODE}"))
-    app.page.pick("reset")
+    app.page.request({"ask": "pick", "name": "reset"})
     deck = app.sender.decks["PoolView"]
     modes = timelines.scenario("reset").modes
     assert set(deck.orders) == {f"reset/{m}" for m in modes}
@@ -720,11 +722,11 @@ def test_chain_view_follows_the_newest_request_until_the_learner_picks() -> None
                 == newest
             )
     ids = [r.request_id for r in state.current.snapshot.requests]
-    view.page.chain_pick = [state.key, ids[0], ids[-1]]
+    view.pick(ids[0], ids[-1])
     state.step -= 1
     chain = parse(view.html).find_all(data_testid="hash-chain")[0]
     assert chain.attrs["data-request"] == ids[0]
-    view.page.chain_pick = [state.key, ids[0], ""]  # "(none)"
+    view.pick(ids[0], "")  # "(none)"
     assert parse(view.html).find_all(data_testid="hash-chain")[0].attrs["data-other"] == ""
 
 
@@ -768,14 +770,15 @@ def test_chain_view_keeps_each_timelines_picks_to_itself() -> None:
         return chain.attrs["data-request"], chain.attrs["data-other"]
 
     assert shown() == ("B", "A")
-    view.page.chain_pick = [state.key, "A", ""]  # "(none)"
+    reply = view.pick("A", "")  # "(none)"
     assert shown() == ("A", "")
+    assert tuple(reply["views"]["chain"]["pages"]) == view.sender.decks["chain"].pages
     state.mode = "keep"
     assert shown() == ("B", "A")
     state.mode = "default"
     assert shown() == ("A", "")
-    view.page.chain_pick = ["another/default", "B", ""]  # a scenario left: nothing changes
-    assert shown() == ("A", "")
+    reply = view.page.request({"ask": "chain", "key": "another/default", "primary": "B"})
+    assert shown() == ("A", "") and "views" not in reply  # a scenario left: nothing changes
 
 
 # -- prefill cost ------------------------------------------------------------------------
@@ -829,19 +832,19 @@ def test_prefill_view_follows_the_step_then_the_learner() -> None:
     panel = parse(view.html).find_all(data_testid="prefill-cost")[0]
     assert float(panel.attrs["data-speedup"]) == pytest.approx(cost.speedup, rel=1e-4)
     typed = {**shown_fields(view.html), "cached_tokens": "abc"}
-    view.page.prefill_act = ["own", typed]  # typing stops following, shows the message
+    view.act("own", typed)  # typing stops following, shows the message
     assert parse(view.html).find_all(data_testid="prefill-cost")[0].attrs["data-valid"] == "false"
     state.step = 0
     assert shown_fields(view.html)["cached_tokens"] == "abc"  # the learner's, at every step
-    view.page.prefill_act = ["example", seed_texts()]
+    view.act("example", seed_texts())
     panel = parse(view.html).find_all(data_testid="prefill-cost")[0]
     assert float(panel.attrs["data-seconds-saved"]) == pytest.approx(0.0745, abs=5e-5)
     assert "agent-prompt example" in view.html
     state.step = state.last_step
-    view.page.prefill_act = ["step", {**seed_texts(), "num_layers": "40"}]
+    view.act("step", {**seed_texts(), "num_layers": "40"})
     assert shown_fields(view.html)["cached_tokens"] == str(request.num_cached_tokens)
     assert shown_fields(view.html)["num_layers"] == "40"  # the learner's model stays
-    view.page.prefill_act = ["nonsense", {}]  # not an act: nothing changes
+    view.act("nonsense", {})  # not an act: nothing changes
     assert shown_fields(view.html)["num_layers"] == "40"
 
 
@@ -863,7 +866,8 @@ def test_prefill_view_steps_in_the_browser_while_it_follows() -> None:
             assert float(panel.attrs["data-speedup"]) == pytest.approx(expected.speedup, rel=1e-4)
             assert shown_fields(app.prefill.html)["prompt_tokens"] == str(request.num_prompt_tokens)
     assert sent == []
-    app.page.prefill_act = ["own", {**model_texts(), "num_layers": "64"}]  # one page, every step
+    reply = app.prefill.act("own", {**model_texts(), "num_layers": "64"})  # one page, every step
+    assert set(reply["views"]["prefill"]["pages"]) == {app.prefill.html, ""}
     # One page at every step of vLLM's timelines; SGLang's have none (the view hides there).
     assert set(app.sender.decks["prefill"].pages) == {app.prefill.html, ""}
     assert "Your inputs" in app.prefill.html
@@ -972,7 +976,6 @@ def test_scenario_picker_and_list_show_titles_and_summaries() -> None:
 
 def test_code_panel_holds_each_steps_focus_and_a_pick_until_the_next_step() -> None:
     app = App(link=parse_link("?scenario=reset&mode=keep"))
-    panel = app.page
     code, bodies = app.sender.sent["code"], app.sender.sent["bodies"]
     for mode in timelines.scenario("reset").modes:  # every mode is in the browser
         timeline = timelines.timeline("reset", mode)
@@ -994,14 +997,12 @@ def test_code_panel_holds_each_steps_focus_and_a_pick_until_the_next_step() -> N
     assert timeline is not None
     plan = code["plans"]["reset/keep"]
     sent: list[str] = []
-    panel.param.watch(lambda e: sent.append(e.name), ["code_picked"])
     app.page.param.watch(lambda e: sent.append(e.name), ["bundle"])
     app.page.at = [app.state.key, app.state.step + 1]
     assert sent == []  # a step sends nothing to the code panel: the player carries it
     focus = plan[1]["focus"]
     other = next(i for i in range(len(plan[1]["labels"])) if i != focus)
-    app.code.pick(other)
-    assert panel.code_picked["frame"] == code_parts(timeline, 1, other).frame
+    assert app.code.pick(other)["picked"]["frame"] == code_parts(timeline, 1, other).frame
     assert app.code.parts == code_parts(timeline, 1, other)
     app.page.at = [app.state.key, app.state.step + 1]
     assert app.code.parts == code_parts(timeline, 2)  # the next step shows its focus

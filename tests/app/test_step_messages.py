@@ -4,6 +4,7 @@ document, not on a list of views."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -78,7 +79,7 @@ def test_the_watch_sees_python_writing_to_the_page(doc: Document) -> None:
     app = App(link=parse_link("?scenario=reset"))
     with set_curdoc(doc):
         doc.add_root(app.__panel__().get_root(doc))
-    app.state.param.watch(lambda _: setattr(app.page, "measured", "x"), "step")
+    app.state.param.watch(lambda _: setattr(app.page, "fork_shown", False), "step")
     assert sent_to_the_page(doc, app, [["reset/default", 1]]) != []
 
 
@@ -94,3 +95,17 @@ def test_a_playground_stepped_in_the_browser_hears_nothing_from_python(doc: Docu
     positions = [[key, s] for s in [*range(8), *range(7, -1, -1)]]
     # (a playground's other modes are played when the learner first asks for one)
     assert sent_to_the_page(doc, app, positions) == []
+
+
+def test_a_request_is_answered_in_one_message_with_its_id(doc: Document) -> None:
+    """The channel's other half: a pick from the browser gets one reply, named by its id."""
+    app = App(link=parse_link("?scenario=reset&mode=keep&step=1"))
+    with set_curdoc(doc):
+        doc.add_root(app.__panel__().get_root(doc))
+    sent: list[Any] = []
+    doc.on_change(lambda event: sent.append(event))
+    with set_curdoc(doc):
+        app.page._handle_msg({"ask": "code", "key": "reset/keep", "step": 1, "index": 0, "id": 41})
+    (message,) = sent
+    reply = json.loads(message.msg_data.data)
+    assert reply["id"] == 41 and reply["picked"]["key"] == "reset/keep"
