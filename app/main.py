@@ -19,7 +19,6 @@ from app.host.gc_startup import freeze_imported_objects
 from app.host.local_assets import serve_panel_assets_locally
 from app.page.layout import PAGE_CSS, PAGE_TEMPLATE, App
 from app.views.lab import LAB_PAGE_CSS, open_lab
-from app.views.sender import mark_page_up
 
 logging.basicConfig(level=logging.INFO)
 # No IDE signatures: building them for every Panel class costs Pyodide ~0.1 s at start.
@@ -45,9 +44,7 @@ def current_query() -> str:
 
 
 def create_app() -> App:
-    app_view = App(link=parse_link(current_query()))
-    pn.state.onload(mark_page_up)
-    return app_view
+    return App(link=parse_link(current_query()))
 
 
 if pn.state.curdoc is not None:  # a page being served or converted (not an import)

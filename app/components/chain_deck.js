@@ -1,7 +1,7 @@
 import { deckSlot } from './deck_slot.js'
 import { ask } from './position.js'
 
-// The hash chain (chain_deck.py): the step deck's page, whose pickers ask Python for the
+// The hash chain (app/views/chain.py answers its picks): the step deck's page, whose pickers ask Python for the
 // chain's pages anew, and the button that measures the hashing cost in the page's own
 // Python.
 export function render({ model, view }) {
@@ -12,7 +12,8 @@ export function render({ model, view }) {
     const at = deck.dataset.at || ''
     const value = (name) => deck.querySelector(`select[data-pick="${name}"]`).value
     const key = at.slice(0, at.lastIndexOf('@'))
-    model.ask({ ask: 'chain', key, primary: value('primary'), other: value('other') })
+    const step = Number(at.slice(at.lastIndexOf('@') + 1))
+    model.ask({ ask: 'chain', key, step, primary: value('primary'), other: value('other') })
       .then(({ views }) => { if (views) { ask({ views }) } })
   })
   const measure = document.createElement('button')

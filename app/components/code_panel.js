@@ -19,7 +19,7 @@ export function render({ model }) {
   let optionsShown = null
   let optionsStep = null
 
-  // The player's position, with the bundle's code: {frames, bodies, plans} (code_panel.py).
+  // The player's position, with the document's code: {frames, bodies, plans}.
   let heard = { key: '', step: 0, code: { frames: [], bodies: [], plans: {} } }
   const here = () => heard
   function planned(at) {

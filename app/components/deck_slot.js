@@ -1,7 +1,7 @@
 import { rememberDetails, restoreDetails } from './remember_details.js'
 import { follow } from './position.js'
 
-// A view's slot (step_deck.py): its page of the player's bundle at the player's position.
+// A view's slot: its page of the page's document at the player's position.
 // The step deck is this alone; the hash chain's and the prefill calculator's add to it.
 export function deckSlot({ model, view }) {
   const host = document.createElement('div')

@@ -36,7 +36,7 @@ export function render({ model }) {
     })
     boxes.forEach((box, i) => { box.hidden = i !== index })
   }
-  // A deck with no page for this scenario hides its own element (step_deck.py); a
+  // A deck with no page for this scenario hides its own element (deck_slot.js); a
   // layout Python hides (`visible`: the hash chain on SGLang) gets Bokeh's
   // `:host { display: none }` in its shadow root, so the computed style tells both; an
   // element not on the page yet (the early page's, at build) has only its own style.

@@ -2,6 +2,26 @@ import { EARLY, WORKS_EARLY } from './early.js'
 import { ASK_EVENT, AT_EVENT } from './position.js'
 import { addSkipLink } from './skip_link.js'
 
+// The player: the one owner of the learner's position (timeline, step, Play, speed), with
+// the step bar it draws (Restart, Step back, Step forward, Play, speed, scrubber).
+//
+// The rules of stepping live here and only here: steps stay within 0..last, Play stops by
+// itself at the last step, Play at the last step replays from 0, and Step back, Restart or
+// the scrubber pause; a mode switch keeps the step (within that mode's last).
+//
+// What it shows is the page's document (app/data/bundle.py, docs/document.md): every
+// view's pages, the code and the questions of a scenario's timelines. Every other part
+// asks it (position.js's `pcl-ask`: the pickers, the keyboard, the early page) and follows
+// what it announces (`pcl-at`, with the document's parts). Python holds no position: it
+// is asked (`model.ask`, requests.js) only for what the document lacks: a large
+// timeline's steps (`steps`), a playground's mode not played yet or an address elsewhere
+// (`open`: a new document follows in `document_json`).
+//
+// It keeps the address bar on the position (replaceState; a new scenario is a new history
+// entry), from each timeline's query in the document. On the static site the early page's
+// player works before Python (app/page/early_page.js); the live page's player opens at the
+// address it left and carries on its Play and speed (sessionStorage).
+
 // Play and speed, carried from the static site's early page to the live page.
 const CARRIED = 'pcl-player'
 // Steps in quick succession (Play, held arrow keys) write the address once.
@@ -17,6 +37,7 @@ function carried() {
 function carry(value) {
   try { window.sessionStorage.setItem(CARRIED, JSON.stringify(value)) } catch { /* private mode */ }
 }
+const parsed = (text) => { try { return JSON.parse(text || '{}') } catch { return {} } }
 
 export function render({ model }) {
   const [RESTART, BACK, FORWARD, PLAY, PAUSE] = model.names
@@ -57,46 +78,32 @@ export function render({ model }) {
   track.append(scrub, counter)
   bar.append(buttons, track)
 
-  // The bundle (step_deck.py's Outbox): the position's part from Python, and every view's
-  // pages, the code and the questions, announced with each position.
-  let bundle = { views: {} }
-  // Python sends the parts changed since its last message (step_deck.py's Outbox).
-  function merge() {
-    const changed = JSON.parse(model.bundle || '{}')
-    bundle = { ...bundle, ...changed, views: { ...bundle.views, ...(changed.views || {}) } }
-  }
-  // Python sends the parts not acknowledged: the acknowledgement waits for the page to be
-  // live (the static site's copy has no Python to tell).
-  function acknowledge() {
-    if (bundle.n && model.received !== bundle.n &&
-        !document.body.classList.contains('pn-loading')) { model.received = bundle.n }
-  }
-  merge()
-  let opened = bundle.position || {}  // at, lasts, queries, heard, serial
-  const holds = (k) => opened.lasts !== undefined && k in opened.lasts
-  // A playground's modes not counted yet are null in `lasts`: their counts come a moment
-  // later, in the same position again (app/views/sender.py).
-  const counted = (k) => holds(k) && opened.lasts[k] !== null
-  const lastOf = (k) => (counted(k) ? opened.lasts[k] : 0)
-  // A mode asked for before its last step was counted: kept, and gone to once it is (or
-  // replaced by a later ask). {key, step (undefined: the step then), address}
-  let waiting = null
+  let doc = parsed(model.document_json)  // at, lasts, queries, held, views, code, questions
   const scenarioOf = (k) => k.slice(0, k.indexOf('/'))
+  const modeOf = (k) => k.slice(k.indexOf('/') + 1)
+  // A timeline of the document's scenario (a large playground's mode not played yet has
+  // a null last step), and one whose pages it holds, at a step.
+  const named = (k) => doc.lasts !== undefined && k in doc.lasts
+  const holds = (k) => doc.held !== undefined && k in doc.held
+  const holdsStep = (k, s) => holds(k) && doc.held[k][0] <= s && s < doc.held[k][1]
+  const lastOf = (k) => (named(k) && doc.lasts[k] !== null ? doc.lasts[k] : 0)
+  // A mode asked of Python (its document comes in `document_json`): the pickers show it.
+  let waiting = null
 
-  // The position the address names, if a timeline of the bundle holds it.
+  // The position the address names, if the document holds its timeline.
   function addressed() {
     const here = new URLSearchParams(window.location.search)
-    for (const [k, query] of Object.entries(opened.queries || {})) {
+    for (const [k, query] of Object.entries(doc.queries || {})) {
       if (!Object.entries(query).every(([name, value]) => here.get(name) === value)) { continue }
       const text = (here.get('step') || '0').trim()
-      if (/^[0-9]+$/.test(text) && counted(k) && Number(text) <= lastOf(k)) {
+      if (/^[0-9]+$/.test(text) && holds(k) && Number(text) <= lastOf(k)) {
         return [k, Number(text)]
       }
     }
     return null
   }
 
-  let [key, step] = addressed() || opened.at || ['', 0]
+  let [key, step] = addressed() || doc.at || ['', 0]
   let speed = model.default_speed
   let timer = null
   const left = carried()  // the copy's Play and speed, if it was on this timeline
@@ -111,7 +118,7 @@ export function render({ model }) {
   let addressTimer = null
   function writeAddress() {
     addressTimer = null
-    const query = (opened.queries || {})[key]
+    const query = (doc.queries || {})[key]
     if (!query) { return }
     const params = new URLSearchParams(window.location.search)
     const scenarioBefore = params.get('scenario')
@@ -151,51 +158,52 @@ export function render({ model }) {
     speedPicker.value = String(speed)
   }
   const position = () => ({
-    key, step, lasts: opened.lasts || {}, scenario: opened.scenario,
-    waiting: waiting === null ? null : waiting.key,  // a mode picked, shown once counted
-    views: bundle.views, questions: bundle.questions,
-    code: bundle.code && { ...bundle.code, bodies: bundle.bodies || [] },
+    key, step, lasts: doc.lasts || {}, scenario: doc.scenario, waiting,
+    views: doc.views, questions: doc.questions,
+    code: doc.code && { ...doc.code, bodies: doc.bodies || [] },
   })
   function announce() {
     document.dispatchEvent(new CustomEvent(AT_EVENT, { detail: position() }))
   }
-  let told = null  // the last position Python was told
-  function tellPython() {
-    const at = model.at
-    if (!at || at[0] !== key || at[1] !== step) { model.at = [key, step] }
-    told = [key, step]
+  // A large timeline's steps around the one shown, asked once each: the views keep their
+  // page until they come, and the next step is there before the learner asks for it.
+  let askedFor = null
+  function askForSteps() {
+    const around = [step - 1, step, step + 1].filter((s) => s >= 0 && s <= lastOf(key))
+    if (around.every((s) => holdsStep(key, s))) { return }
+    const wanted = `${doc.serial}:${key}@${step}`
+    if (askedFor === wanted) { return }
+    askedFor = wanted
+    const serial = doc.serial
+    model.ask({ ask: 'steps', key, step }).then((answer) => {
+      if (answer.serial !== serial || doc.serial !== serial) { return }  // a document since
+      doc = { ...doc, ...answer, views: { ...doc.views, ...answer.views } }
+      announce()
+    })
   }
-  const modeOf = (k) => k.slice(k.indexOf('/') + 1)
-  // A mode the learner picked on the scenario left after Python built this bundle (Python
-  // had not heard it): the learner meant it for the scenario that opened.
-  function pickedSince(next) {
-    const heard = next.heard || []
-    if (!told || !heard.length || told[0] === heard[0]) { return null }
-    if (scenarioOf(told[0]) !== scenarioOf(heard[0])) { return null }
-    const picked = scenarioOf(next.at[0]) + '/' + modeOf(told[0])
-    return picked !== next.at[0] && picked in next.lasts ? picked : null
-  }
-  // Every move: the views swap their pages now, then Python and the address learn it.
+  // Every move: the views swap their pages now, and the address learns it.
   function go(nextKey, nextStep, address = true) {
     key = nextKey
     step = Math.max(0, Math.min(nextStep, lastOf(key)))
     show()
     announce()
-    tellPython()
+    askForSteps()
     if (address) { addressSoon() }
   }
-  function want(nextKey, nextStep, address = true) {
-    waiting = null
-    if (!counted(nextKey)) {
-      waiting = { key: nextKey, step: nextStep, address }
-      announce()  // (the pickers show the pick meanwhile)
+  // A timeline of the scenario (a mode, an engine): the document's, or Python's.
+  function want(nextKey, nextStep) {
+    const at = nextStep === undefined ? step : nextStep
+    if (holds(nextKey)) {
+      waiting = null
+      if (nextKey !== key) { pause() }
+      go(nextKey, at)
       return
     }
-    if (nextKey !== key) { pause() }
-    go(nextKey, nextStep === undefined ? step : nextStep, address)
-  }
-  function honourWaiting() {
-    if (waiting !== null && counted(waiting.key)) { want(waiting.key, waiting.step, waiting.address) }
+    pause()
+    waiting = nextKey
+    announce()  // (the pickers show the pick meanwhile)
+    const query = new URLSearchParams({ ...doc.queries[nextKey], step: String(at) })
+    model.ask({ ask: 'open', query: '?' + query.toString() })
   }
   function pause() {
     if (timer !== null) { clearInterval(timer); timer = null }
@@ -233,14 +241,15 @@ export function render({ model }) {
     if (timer !== null) { clearInterval(timer); timer = setInterval(tick, 1000 / speed) }
   })
 
-  // Another control asks: a mode (the step kept), a position, a move, where it is, or
-  // to open the address's position (the static site's early page, leaving).
+  // Another control asks: a mode (the step kept), a position, a move, where it is, to
+  // open the address's position (the static site's early page, leaving), or to show a
+  // view's pages anew (Python's answer to a pick).
   function asked(event) {
     const request = event.detail || {}
     if (request.reply) { request.reply(position()); return }
     if (request.reopen) { popped(); return }
-    if (request.views) {  // a view's pages anew, Python's answer to a pick
-      bundle = { ...bundle, views: { ...bundle.views, ...request.views } }
+    if (request.views) {
+      doc = { ...doc, views: { ...doc.views, ...request.views } }
       announce()
       return
     }
@@ -248,7 +257,7 @@ export function render({ model }) {
     if (request.mode !== undefined) { next = scenarioOf(key) + '/' + request.mode }
     if (request.key !== undefined) { next = request.key }
     if (next !== null) {
-      if (holds(next)) { want(next, request.step, request.address !== false) }
+      if (named(next)) { want(next, request.step) }
       return
     }
     if (moves[request.move]) { moves[request.move]() }
@@ -258,7 +267,7 @@ export function render({ model }) {
   const forget = () => carried()
   window.addEventListener('pagehide', forget)
 
-  // Back or Forward: a position this bundle holds is the player's; another goes to Python.
+  // Back or Forward: a position the document holds is the player's; another is Python's.
   function popped() {
     if (addressTimer !== null) { clearTimeout(addressTimer); addressTimer = null }
     const found = addressed()
@@ -268,34 +277,23 @@ export function render({ model }) {
   }
   window.addEventListener('popstate', popped)
 
-  // From Python: pages (the rest of them, or a pick's), or a new set of timelines (a
-  // scenario, an edit, an address) and where to open.
-  model.on('bundle', () => {
-    merge()
-    acknowledge()
-    const next = bundle.position || {}
-    if (next.serial === opened.serial) {
-      opened = next  // (the same position: its modes' last steps all counted now)
-      show()
-      announce()
-      honourWaiting()
-      return
-    }
+  // A new document from Python: an edit's keeps the mode and step where it has them; one
+  // Python was asked for (a scenario, an address, a mode, a copy) opens at its `at`.
+  model.on('document_json', () => {
+    const next = parsed(model.document_json)
+    if (next.serial === doc.serial) { return }
     flushAddress()  // the entry left keeps its position, for Back
-    opened = next
-    const [nextKey, nextStep] = opened.at
-    const picked = pickedSince(opened)
-    if (waiting !== null) {  // a pick on the scenario left is meant for this one, as above
-      const meant = scenarioOf(nextKey) + '/' + modeOf(waiting.key)
-      waiting = meant !== nextKey && holds(meant) ? { ...waiting, key: meant } : null
+    const kept = scenarioOf(next.at[0]) + '/' + modeOf(key)
+    const before = key
+    doc = next
+    waiting = null
+    if (next.keep && holds(kept)) {
+      key = kept
+    } else {
+      [key, step] = next.at
     }
-    if (nextKey !== key) { pause() }
-    key = nextKey
-    step = Math.min(nextStep, lastOf(key))
-    show()
-    announce()
-    addressSoon()
-    if (waiting !== null) { honourWaiting() } else if (picked !== null) { want(picked, step) }
+    if (key !== before) { pause() }
+    go(key, step)
   })
   const removeSkipLink = addSkipLink(forward, model.skip_text, model.skip_style)
   model.on('remove', () => {
@@ -306,18 +304,14 @@ export function render({ model }) {
     if (timer !== null) { clearInterval(timer) }
     flushAddress()
   })
-  // Once the page is live (Python listens from then on): the bundle held, and a position
-  // elsewhere than Python's (the copy's address) or Play carried over.
-  const at = opened.at || []
-  const moved = at[0] !== key || at[1] !== step
-  const adopt = () => {
-    if (document.body.classList.contains('pn-loading')) { setTimeout(adopt, 50); return }
-    acknowledge()
-    if (moved) { tellPython() }
+  // Play carried over from the page before Python, once the page is live.
+  const resume = () => {
+    if (document.body.classList.contains('pn-loading')) { setTimeout(resume, 50); return }
     if (left && left.key === key && left.playing && timer === null) { start() }
   }
-  setTimeout(adopt)
+  setTimeout(resume)
   show()
   announce()
+  askForSteps()
   return bar
 }

@@ -1,7 +1,7 @@
 import { deckSlot } from './deck_slot.js'
 import { ask, follow } from './position.js'
 
-// The prefill calculator (prefill_deck.py): the step deck's page, the fields it follows
+// The prefill calculator (app/views/prefill.py answers its acts): the step deck's page, the fields it follows
 // while the learner has not typed, and the two buttons. An act asks Python for the
 // calculator's pages anew.
 export function render({ model, view }) {
@@ -41,7 +41,8 @@ export function render({ model, view }) {
     const values = following ? shownFields() : null
     if (values) { fill(values) }
   }
-  const act = (what) => model.ask({ ask: 'prefill', what, texts: texts() })
+  let at = { key: '', step: 0 }  // the position shown
+  const act = (what) => model.ask({ ask: 'prefill', what, texts: texts(), ...at })
     .then(({ views }) => { if (views) { ask({ views }) } })
   fields.addEventListener('input', () => {
     following = false
@@ -69,7 +70,10 @@ export function render({ model, view }) {
       act('example')
     }))
   // (after the deck's own: the page shown is the position's)
-  follow(model, sync)
+  follow(model, (position) => {
+    at = { key: position.key, step: position.step }
+    sync()
+  })
   root.append(deck, fields, buttons)
   return root
 }

@@ -31,9 +31,8 @@ function part(model, { names = {}, values = {} } = {}) {
       const value = model[real(name)]
       return typeof value === 'function' ? value.bind(model) : value
     },
-    set(_, name, value) {
-      model[real(name)] = value
-      return true
+    set(_, name) {  // (the position is the browser's: Python is asked, requests.js)
+      throw new Error(`a part of the stepping page writes no parameter (${String(name)})`)
     },
   })
 }

@@ -29,26 +29,42 @@ import panel as pn
 import param
 from panel.viewable import Children
 
-from app.components.code_panel import PICKER_LABEL
-from app.components.engine_picker import ENGINE_NAMES
-from app.components.engine_picker import LABEL as ENGINE_LABEL
 from app.components.esm import FileComponent
-from app.components.keyboard import KEY_MOVES
-from app.components.mode_picker import LABEL as MODE_LABEL
-from app.components.player import (
-    BUTTON_NAMES,
-    DEFAULT_SPEED,
-    POSITION_PARAMETERS,
-    SKIP_TEXT,
-    SPEEDS,
-)
-from app.components.prefill_deck import FROM_STEP_LABEL, SEED_LABEL
 from app.components.quiz import STORAGE_KEY
-from app.components.scenario_picker import LABEL as SCENARIO_LABEL
 from app.host.errors import logged
 from app.render.prefill_inputs import FIELDS, seed_texts
 from app.style.stylesheets import stylesheet
 from engine.lab.play.scenario import SGLANG_MODES
+
+# The player (player.js): steps per second offered by the speed control, and their labels.
+SPEEDS: dict[str, float] = {"0.5 steps/s": 0.5, "1 step/s": 1.0, "2 steps/s": 2.0, "4 steps/s": 4.0}
+DEFAULT_SPEED = 1.0
+# The buttons' names (the browser tests find them by name).
+RESTART, BACK, FORWARD, PLAY, PAUSE = "Restart", "Step back", "Step forward", "Play", "Pause"
+BUTTON_NAMES = (RESTART, BACK, FORWARD, PLAY, PAUSE)
+# The page's first tab stop (skip_link.js) takes the keyboard to Step forward.
+SKIP_TEXT = "Skip to the step controls"
+# The moves another control may ask the player for (position.js), and the keys that ask
+# (keyboard.js).
+MOVES = ("restart", "back", "forward", "end", "play")
+KEY_MOVES: dict[str, str] = {
+    "ArrowLeft": "back",
+    "ArrowRight": "forward",
+    " ": "play",
+    "Home": "restart",
+    "End": "end",
+}
+# The address parameters a position writes; others (embed, quiz) are kept.
+POSITION_PARAMETERS = ("scenario", "playground", "mode", "step")
+# The pickers' captions; each engine's name in engine/lab/play/scenario.py's ENGINES and
+# as the learner reads it.
+SCENARIO_LABEL, ENGINE_LABEL, MODE_LABEL = "Scenario", "Engine", "Mode"
+ENGINE_NAMES = (("vllm", "vLLM"), ("sglang", "SGLang"))
+# The code panel's function picker (code_panel.js).
+PICKER_LABEL = "Functions that ran at this step (in the order entered)"
+# The prefill calculator's buttons (prefill_deck.js).
+SEED_LABEL = "Agent-prompt example (2,200 / 2,000)"
+FROM_STEP_LABEL = "This step's request"
 
 # The full page, or the write-up's 800x900 figure (its deep dives in tabs).
 PAGE, EMBED = "page", "embed"
@@ -92,16 +108,11 @@ class StepPage(FileComponent):
     glossary_html = param.String(default="", constant=True, doc="The glossary panel")
 
     # The player (player.js): the position's owner.
-    bundle = param.String(
+    document_json = param.String(
         default="{}",
-        doc="From Python, JSON (step_deck.py's Outbox): every view's pages, the code, the "
-        "questions, and the `position` part: per set of timelines (`serial`), `at` [key, "
-        "step] to open at, `lasts` (timeline key -> last step; null: a playground's mode "
-        "not counted yet, sent again counted with the same serial), `queries` (timeline key -> "
-        "its address parameters), `heard` (the position Python last had)",
+        doc="From Python, JSON (app/data/bundle.py, docs/document.md): every view's pages, "
+        "the code and the questions of a set of timelines, and where to open it",
     )
-    at = param.List(default=[], doc="From the browser only: [timeline key, step] shown")
-    received = param.Integer(default=0, doc="From the browser: the last bundle write it holds")
     default_speed = param.Number(default=DEFAULT_SPEED, constant=True, doc="Steps per second")
     speeds = param.List(
         default=[list(item) for item in SPEEDS.items()], constant=True, doc="[label, steps/s]"
@@ -146,11 +157,6 @@ class StepPage(FileComponent):
 
     _esm = "step_page.js"
     _stylesheets: ClassVar[list[str]] = [stylesheet("app.components", "step_page.css")]
-    # On a server Panel holds a change from the browser for 50 ms, while an edit's runs on
-    # the next tick (at_once.py): an edit typed right after a step would open at the step
-    # before it. The position goes first; so does the acknowledgement the rest of a bundle
-    # waits for (views/sender.py).
-    _priority_changes: ClassVar[list[str]] = ["at", "received"]
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
@@ -165,10 +171,10 @@ class StepPage(FileComponent):
         return bool(self.layout == EMBED)
 
     @property
-    def position(self) -> dict[str, Any]:
-        """The position's part of the bundle, read back (for tests)."""
-        part: dict[str, Any] = json.loads(self.bundle).get("position", {})
-        return part
+    def opened(self) -> dict[str, Any]:
+        """The document, read back (for tests)."""
+        document: dict[str, Any] = json.loads(self.document_json)
+        return document
 
     def request(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """The reply to one request of the browser's (``_handle_msg`` sends it back)."""

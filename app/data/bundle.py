@@ -22,6 +22,8 @@ from app.data.url import timeline_query
 from app.playground.store import is_playground
 from app.render.engines import AnyTimeline, on_engine
 
+# The document's format (docs/document.md): a page reads only the version it was written for.
+DOCUMENT_VERSION = 1
 # A timeline of at least this many blocks x steps is sent a few steps at a time: every
 # page of every view of every mode of a 10,000-block playground of 247 steps is about
 # 30 s of rendering and 100 MB (its queue and header alone about 20 ms a page).
@@ -146,19 +148,34 @@ def bundle(
     return sent
 
 
-def position_part(
+def held_steps(
+    timelines: tuple[AnyTimeline, ...], at: tuple[str, int], around_only: bool = False
+) -> dict[str, range]:
+    """Timeline key -> the steps a document made at ``at`` holds (sent_steps)."""
+    return {timeline_key(t): sent_steps(t, at, around_only) for t in timelines}
+
+
+def document_head(
     at: tuple[str, int],
-    lasts: Mapping[str, int | None],
     serial: int,
-    heard: Sequence[Any] = (),
+    lasts: Mapping[str, int | None],
+    held: Mapping[str, range],
+    keep: bool = False,
 ) -> dict[str, Any]:
-    """The bundle's position part (player.py): a new set of timelines (``serial``) to
-    open at ``at``, with the scenario, each timeline's last step and address
-    parameters (None: a large playground's mode not counted yet), and ``heard``, the
-    position Python last had from the player."""
+    """A document's fields besides its pages (docs/document.md): its format's version,
+    its number, where it opens (``at``; ``keep``: where the page is, if it holds that
+    mode), the scenario's [name, title], each timeline's last step (None: a large
+    playground's mode not played yet) and address parameters, and the steps it holds of
+    each timeline ([first, end))."""
     named = bundle((), {}, at, code=False, questions=False, lasts=lasts)
-    position = {key: named[key] for key in ("scenario", "lasts", "queries")}
-    return {**position, "at": list(at), "heard": list(heard), "serial": serial}
+    return {
+        "version": DOCUMENT_VERSION,
+        "serial": serial,
+        "at": list(at),
+        "keep": keep,
+        "held": {key: [steps.start, steps.stop] for key, steps in held.items()},
+        **{name: named[name] for name in ("scenario", "lasts", "queries")},
+    }
 
 
 def scenario_title(name: str) -> str:

@@ -1,4 +1,4 @@
-"""A playground link's bundle before Panel is installed: what the static site's worker
+"""A playground link's document before Panel is installed: what the static site's worker
 answers the link's early page with.
 
 A playground link (`?scenario=playground&playground=CODE`) names the learner's own
@@ -6,7 +6,7 @@ scenario, so the builder cannot write its steps down. The engine, the renders
 (app/render/decks.py) and the bundle (app/data/bundle.py) need no package, so the app's
 Pyodide worker loads this project's wheel alone first and answers with this module
 (app/static_site/shims/early_in_worker.js) while Panel and Bokeh install. Its answers
-are the player's `bundle` as the App's sender writes it (step_deck.py's Outbox format),
+are documents as the App's sender writes them (app/data/bundle.py, docs/document.md),
 for the decks the early page lays out: the link's playground at its mode and step, a
 mode the learner picks, and a script the learner edits, played as the live editor plays
 it (app/playground/fields.py): a new playground, whose address the player writes, so
@@ -24,7 +24,7 @@ from functools import lru_cache
 from typing import Any
 
 from app.data import timelines
-from app.data.bundle import bundle, position_part
+from app.data.bundle import bundle, document_head, held_steps
 from app.data.timelines import split_key, timeline_key
 from app.data.url import parse_link
 from app.playground import fields, store
@@ -54,26 +54,24 @@ def pages(
     mode: str,
     step: int,
     decks: Sequence[str],
-    serial: int | None = None,
+    serial: int,
     around_only: bool = False,
 ) -> dict[str, Any]:
-    """The bundle of one mode's timeline: every deck's pages (``around_only``: the
-    step's and its neighbours', as the App's sender sends an edit's first part) and the
-    questions; with a ``serial``, the position part too (a new playground, opened at
-    ``step``)."""
+    """The document of one mode's timeline, opened at ``step``: every deck's pages
+    (``around_only``: the step's and its neighbours', the rest asked for as a mode) and
+    the questions."""
     timeline = untraced_timeline(name, mode)
     step = max(0, min(step, len(timeline.steps) - 1))
     at = (timeline_key(timeline), step)
     renders = deck_renders(decks, compact=False)
     sent = bundle((timeline,), renders, at, around_only, code=False)
-    part: dict[str, Any] = {"views": sent["views"], "questions": sent["questions"]}
-    if serial is not None:
-        part["position"] = position_part(at, lasts(name), serial)
-    return part
+    held = held_steps((timeline,), at, around_only)
+    head = document_head(at, serial, lasts(name), held)
+    return {**head, "views": sent["views"], "questions": sent["questions"]}
 
 
 def open_link(query: str, decks: Sequence[str], serial: int) -> dict[str, Any] | None:
-    """A valid playground link's bundle at its mode and step, and its editor's fields;
+    """A valid playground link's document at its mode and step, and its editor's fields;
     None for any other address (and for one Python would answer with a notice, or the
     embed's: the live page says it)."""
     link = parse_link(query)
@@ -81,14 +79,14 @@ def open_link(query: str, decks: Sequence[str], serial: int) -> dict[str, Any] |
         return None
     data = store.get(link.scenario).data
     return {
-        "bundle": pages(link.scenario, link.mode, link.step, decks, serial),
+        "document": pages(link.scenario, link.mode, link.step, decks, serial),
         "fields": fields.shown(data),
     }
 
 
 def edit(key: str, step: int, script: str, decks: Sequence[str], serial: int) -> dict[str, Any]:
     """The playground of the timeline ``key`` with the script field's text as its script:
-    the editor's messages, and a new playground's bundle, opened at the same mode (if it
+    the editor's messages, and a new playground's document, opened at the same mode (if it
     has it) and step (within its last), as the editor opens it."""
     name, mode = split_key(key)
     playground, messages = fields.play_script(store.get(name).data, script)
@@ -100,12 +98,12 @@ def edit(key: str, step: int, script: str, decks: Sequence[str], serial: int) ->
     # The step's pages first: the early page asks for the rest (`mode`) unless the learner
     # has typed on since (an edit's answer is what they wait for).
     opened = pages(edited, mode if mode in modes else modes[0], step, decks, serial, True)
-    return {"messages": said, "bundle": opened}
+    return {"messages": said, "document": opened}
 
 
 def handle(request: str) -> str:
     """One request of the early page (JSON): {"call": "open", "query", "decks", "serial"}
-    | {"call": "mode", "key", "step", "decks"} | {"call": "edit", "key", "step",
+    | {"call": "mode", "key", "step", "decks", "serial"} | {"call": "edit", "key", "step",
     "script", "decks", "serial"}."""
     asked = json.loads(request)
     call, decks = asked["call"], asked["decks"]
@@ -114,7 +112,7 @@ def handle(request: str) -> str:
         answer = open_link(asked["query"], decks, int(asked["serial"]))
     elif call == "mode":
         name, mode = split_key(asked["key"])
-        answer = {"bundle": pages(name, mode, int(asked["step"]), decks)}
+        answer = {"document": pages(name, mode, int(asked["step"]), decks, int(asked["serial"]))}
     elif call == "edit":
         key, step, serial = asked["key"], int(asked["step"]), int(asked["serial"])
         answer = edit(key, step, asked["script"], decks, serial)

@@ -2,7 +2,7 @@
 // address, lays it out with plain elements, and runs each component's own render with a
 // plain model, so the player steps, the modes switch and the scenario picker opens another
 // scenario's page while Pyodide starts. A playground link's page is laid out the same,
-// fed by the app's worker (app/data/early_playground.py): the player's bundle of the
+// fed by the app's worker (app/data/early_playground.py): the page's document of the
 // link's playground, a mode picked, a script edited. When the live page has rendered and
 // its player holds the learner's position, it goes.
 // The tag's data-early-pages: [[page names, the start page's, default scenario, compact
@@ -301,7 +301,7 @@ function show(page, at) {
   return named
 }
 
-// Whether a position's bundle holds its step's pages (null: not sent yet, bundle.py).
+// Whether a position's document holds its step's pages (null: not sent yet, bundle.py).
 const holdsPages = (at) => Object.values(at.views || {}).some((deck) => {
   const order = deck.orders[at.key]
   return order !== undefined && order[at.step] !== null
@@ -352,7 +352,7 @@ function* nodes(node) {
   }
 }
 
-// A playground link's page: laid out once the worker answers with the link's bundle and
+// A playground link's page: laid out once the worker answers with the link's document and
 // its editor's fields. Then the worker answers a mode the player has no pages of, and
 // each edit of the script: a new playground, which the player opens and writes into the
 // address (the live page opens it from there), or the editor's message.
@@ -365,7 +365,7 @@ function showPlayground(page, worker, type) {
   askWorker({ call: 'open', query: window.location.search, decks, serial }).then((opened) => {
     if (!opened) { return }  // an address Python answers (a notice)
     for (const node of tree) {
-      if (node.name === 'player') { node.model.bundle = JSON.stringify(opened.bundle) }
+      if (node.name === 'player') { node.model.document_json = JSON.stringify(opened.document) }
       if (node.name in opened.fields) { node.value = opened.fields[node.name] }
     }
     const named = show(page, {})
@@ -375,9 +375,9 @@ function showPlayground(page, worker, type) {
 
 function worksWithWorker(named, askWorker, decks, nextSerial) {
   const player = named.player
-  const give = (bundle) => {  // into the player's bundle, as Python writes it
-    player.model.bundle = JSON.stringify(bundle)
-    player.changed('bundle')
+  const give = (document) => {  // into the page's document, as Python writes it
+    player.model.document_json = JSON.stringify(document)
+    player.changed('document_json')
   }
   const where = () => {
     let at = null
@@ -389,11 +389,13 @@ function worksWithWorker(named, askWorker, decks, nextSerial) {
   let asked = null
   const askAll = (at) => {
     asked = at.key
-    askWorker({ call: 'mode', key: at.key, step: at.step, decks })
-      .then((answer) => give(answer.bundle), (error) => console.warn('early page:', error))
+    askWorker({ call: 'mode', key: at.key, step: at.step, decks, serial: nextSerial() })
+      .then((answer) => give(answer.document), (error) => console.warn('early page:', error))
   }
+  // (a mode not played yet is the one the player waits for: it asked Python, not here)
   document.addEventListener(AT_EVENT, (event) => {
-    const at = event.detail
+    const at = event.detail.waiting ? { ...event.detail, key: event.detail.waiting }
+      : event.detail
     if (holdsPages(at) || asked === at.key || !document.body.contains(player.el)) { return }
     askAll(at)
   })
@@ -417,7 +419,7 @@ function worksWithWorker(named, askWorker, decks, nextSerial) {
         shown.div.innerHTML = html
         shown.el.style.display = html ? '' : 'none'
       }
-      if (answer.bundle) { give(answer.bundle) }  // else the last valid timeline stays
+      if (answer.document) { give(answer.document) }  // else the last valid timeline stays
     }, (error) => console.warn('early page:', error)).finally(() => {
       editing = false
       if (queued !== null) { edit(); return }  // the rest of this one would be stale

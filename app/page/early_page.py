@@ -3,15 +3,15 @@
 The builder (app/static_site/early_pages.py) makes the App at every address it ships,
 in CPython, and writes what this module reads off its Panel objects: each column, row
 and flex box as a box with its CSS; each browser component as the name of its .js file
-and the values of its parameters (the player's among them: its bundle holds every
-step of every mode); each HTML pane as its HTML; each Panel widget as a stand-in that
+and the values of its parameters (the stepping page's among them: its document holds
+every step of every mode); each HTML pane as its HTML; each Panel widget as a stand-in that
 waits for Python. app/page/early_page.js lays that out with plain elements and runs each
 component's own `render`, so the page steps, switches modes and scenarios before
 Pyodide has started. The layout itself is written once, in layout.py.
 
 A playground link's page is the App's at the empty playground, its parts the early page
-fills at run time named (the player, the editor's fields and messages): its player's
-bundle comes from the app's worker (app/data/early_playground.py), for the link's own
+fills at run time named (the player, the editor's fields and messages): its document
+comes from the app's worker (app/data/early_playground.py), for the link's own
 playground.
 """
 
@@ -211,7 +211,7 @@ def stand_in(widget: pn.widgets.Widget) -> Node:
 
 def playground_parts(app: App) -> dict[int, str]:
     """id -> name of the parts of a playground's page the early page fills: the player
-    (its bundle), the editor's fields and their messages."""
+    (its document), the editor's fields and their messages."""
     editor = app.playground
     fields = {name: getattr(editor, name) for name in LABELS}
     messages = {f"message:{field}": editor.messages[field] for field in MESSAGES}
@@ -219,9 +219,9 @@ def playground_parts(app: App) -> dict[int, str]:
 
 
 def blank_player(node: Node) -> None:
-    """The player's bundle left out (the worker fills it, for the link's playground)."""
+    """The page's document left out (the worker fills it, for the link's playground)."""
     if node.get("name") == PLAYER:
-        node["model"]["bundle"] = "{}"
+        node["model"]["document_json"] = "{}"
     children = node.get("children", [])
     # A box's children are a list, a component's a list per parameter.
     for child in (
@@ -234,7 +234,7 @@ def early_page(app: App, playground: bool = False) -> dict[str, Any]:
     """The early page of the App at one address: its tree, its stylesheets, and for a
     scenario's page what tells whether an address is its own (early_page.js). With
     ``playground``, the page of every playground link: the App at a playground, with
-    the parts filled at run time named and its player's bundle left out."""
+    the parts filled at run time named and its document left out."""
     page = EarlyPage(playground_parts(app) if playground else None)
     drawn: dict[str, Any] = {"root": page.node(app), "sheets": page.sheets, "style": STYLE}
     if playground:

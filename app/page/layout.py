@@ -23,6 +23,7 @@ from app.components.start_page import StartPage
 from app.components.step_page import EMBED, PAGE, StepPage
 from app.data import timelines
 from app.data.lab import TRACES_PRESET, default_preset
+from app.data.timelines import split_key
 from app.data.url import LAB, LinkState, link_query, parse_link, playground_query
 from app.playground.store import EMPTY, is_playground
 from app.render.glossary import render_glossary
@@ -133,6 +134,7 @@ class App(pn.viewable.Viewer):
         self.page.answer("open", self._reopen)
         self.page.editor = [] if compact else [self.playground]
         self._give_sheets()
+        self.sender.connect(self.page)  # (every view added: the first document)
         state.param.watch(self._show_playground_button, "scenario")
         self._show_playground_button()
         width, margin = (EMBED_WIDTH, (4, 10)) if compact else (PAGE_WIDTH, (10, 16))
@@ -180,9 +182,15 @@ class App(pn.viewable.Viewer):
                 sheets=list(index), part_sheets=part_sheets, decks=self.sender.views
             )
 
-    def _fork(self, _request: Mapping[str, Any]) -> dict[str, Any]:
-        """Edit a copy: the playground's editor opens with the scenario's copy."""
-        self.playground.open_fork()
+    def _fork(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """Edit a copy: the playground's editor opens with the scenario's copy, at the
+        page's mode and step."""
+        state = self.state
+        key, step = request.get("key"), request.get("step")
+        with self.sender.opening():
+            if isinstance(key, str) and key in state.lasts and isinstance(step, int):
+                state.open(state.scenario, split_key(key)[1], max(0, step))
+            self.playground.open_fork()
         return {}
 
     def _reopen(self, request: Mapping[str, Any]) -> dict[str, Any]:
@@ -192,8 +200,8 @@ class App(pn.viewable.Viewer):
         if not isinstance(query, str):
             return {"error": "No address to open"}
         link = parse_link(query)  # an entry this app wrote: valid, or corrected
-        self.state.open(link.scenario, link.mode, link.step)
-        self.sender.send_position()
+        with self.sender.opening():
+            self.state.open(link.scenario, link.mode, link.step)
         return {}
 
     def _page(self, *objects: object, width: int, margin: tuple[int, int]) -> pn.Column:

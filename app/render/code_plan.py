@@ -36,7 +36,7 @@ def function_options(timeline: AnyTimeline, step: int) -> dict[str, int]:
 
 
 def _line_html(kind: str, html: str, line: int | None, other: int | None) -> str:
-    """One line, unmarked: the browser marks what ran (see code_panel.py)."""
+    """One line, unmarked: the browser marks what ran (see code_panel.js)."""
     classes = " ".join(["ln", *([kind] if kind != "same" else [])])
     marker = {"add": "+", "del": "\N{MINUS SIGN}"}.get(kind, "")
     attrs = f' data-line="{line}"' if line is not None else f' data-other-line="{other}"'

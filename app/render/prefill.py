@@ -3,7 +3,7 @@
 The arithmetic is the engine's (engine.lab.shared.prefill_cost); this view parses the
 fields, follows the current step's request until the learner types, and shows
 the result or an inline message. While it follows, every step's result and fields
-are in the browser (app/components/prefill_deck.py), so it steps with the page, before
+are in the browser (app/components/prefill_deck.js), so it steps with the page, before
 Python too.
 """
 

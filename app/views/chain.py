@@ -55,7 +55,9 @@ class ChainView(param.Parameterized):
         # "(none)" is a pick too: NONE, unlike None, does not follow the newest.
         self._picked = {k: v for k, v in self._picked.items() if k in keys}
         self._picked[str(key)] = (str(primary or "") or None, str(other or "") or NONE)
-        return {"views": {"chain": self.sender.deck("chain")}}
+        step = request.get("step")
+        at = (str(key), step) if isinstance(step, int) else None
+        return {"views": {"chain": self.sender.deck("chain", at)}}
 
     def pick(self, primary: str | None, other: str | None = None) -> dict[str, Any]:
         """Pick in the open timeline, as the browser's pickers do."""

@@ -35,12 +35,7 @@ class CodeView(param.Parameterized):
         super().__init__(**params)
         self._picked: dict[str, Any] = {}  # the last function picked, as answered
         page_of(self).answer("code", self._answer_pick)
-        sender_of(self).add(CODE, told=self._forget_pick)
-
-    def _forget_pick(self, _plan: object, _whole: bool, first: bool) -> None:
-        """A new plan: the pick answered was of the plan before."""
-        if first:
-            self._picked = {}
+        sender_of(self).add(CODE)
 
     def _answer_pick(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """The learner picked a function other than the step's focus: its code."""

@@ -2,11 +2,8 @@
 scenario picker, the engine and mode pickers and the player (the step bar and the owner
 of the position, app/components/player.js).
 
-A scenario is picked in the browser and built in Python (a `pick` request). Modes and
-steps move in the browser (the player); its position (`at`) comes back here into the
-state, and nothing goes back. Python gives the player a new bundle of timelines, with
-the position to open at, only when the state opens another scenario (a pick, an edit,
-an address) or an address the player did not hold.
+Modes and steps move in the browser alone. A scenario is picked in the browser and built
+in Python (a `pick` request): its document opens at its start (app/views/sender.py).
 """
 
 from __future__ import annotations
@@ -14,12 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import panel as pn
 import param
 
 from app.components.step_page import StepPage
 from app.data import timelines
-from app.host.errors import logged
 from app.views.base import page_of, sender_of
 from app.views.sender import Sender
 from app.views.state import SimulatorState
@@ -31,41 +26,21 @@ def scenario_options() -> list[list[str]]:
 
 
 class Controls(param.Parameterized):
-    """The page's controls as Python hears them: the player's position (`at`) and a
-    scenario picked, into the state."""
+    """The page's controls as Python hears them: a scenario picked."""
 
     state = param.ClassSelector(class_=SimulatorState)
-    sender = param.ClassSelector(class_=Sender, doc="The App's one sender: into the player")
+    sender = param.ClassSelector(class_=Sender, doc="The App's one sender: the document")
     page = param.ClassSelector(class_=StepPage, doc="The stepping page")
 
     def __init__(self, **params: object) -> None:
         super().__init__(**params)
-        page = page_of(self)
-        sender_of(self).connect(page)
-        page.answer("pick", self._pick)
-        page.param.watch(self._from_player, "at")
+        page_of(self).answer("pick", self._pick)
 
     def _pick(self, request: Mapping[str, Any]) -> dict[str, Any]:
-        """A scenario picked: its bundle follows, opened at its start."""
+        """A scenario picked: its document, opened at its start."""
         name = request.get("name")
         if name not in timelines.names():
             return {"error": f"No scenario is named {str(name)[:40]!r}"}
-        self.state.scenario = name
+        with sender_of(self).opening():
+            self.state.open(str(name), timelines.modes(str(name))[0], 0)
         return {}
-
-    @logged
-    def _from_player(self, *_: object) -> None:
-        """The browser moved (a step, or a mode of this scenario): the state follows. A
-        position of another scenario is stale (the player gets the new one's bundle)."""
-        state = self.state
-        try:
-            key, step = self.page.at
-            scenario, mode = timelines.split_key(str(key))
-            step = int(step)
-        except (TypeError, ValueError):
-            return  # malformed
-        if scenario != state.scenario or mode not in state.modes:
-            return
-        with pn.io.hold():
-            state.open(scenario, mode, max(0, min(step, state.last_of(mode))))
-        self.sender.heard = [state.key, state.step]

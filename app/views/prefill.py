@@ -17,7 +17,7 @@ from app.views.sender import Sender
 from app.views.state import SimulatorState
 from engine.lab.play.vllm.timeline import Timeline
 
-# An act of the learner's (prefill_deck.py) -> where the numbers come from.
+# An act of the learner's (prefill_deck.js) -> where the numbers come from.
 SOURCES = {"own": OWN_INPUTS, "example": THE_EXAMPLE}
 
 
@@ -56,7 +56,9 @@ class PrefillView(param.Parameterized):
             self._base = texts
         else:
             self._own = render_prefill(parse_inputs(texts), SOURCES[str(what)], texts)
-        return {"views": {"prefill": self.sender.deck("prefill")}}
+        key, step = request.get("key"), request.get("step")
+        at = (key, step) if isinstance(key, str) and isinstance(step, int) else None
+        return {"views": {"prefill": self.sender.deck("prefill", at)}}
 
     def act(self, what: str, texts: Mapping[str, str]) -> dict[str, Any]:
         """Type, pick the example or follow the step, as the browser's calculator does."""

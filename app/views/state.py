@@ -1,8 +1,9 @@
-"""The learner's position in a timeline: scenario, mode, step.
+"""What Python opens: a scenario, the mode of its timeline, the step a document opens at.
 
-Pure param: no widgets, no I/O beyond asking the engine for a timeline. The
-step is moved by the player in the browser (components/player.py, where the
-rules of stepping and playing live) or by a deep link.
+Pure param: no widgets, no I/O beyond asking the engine for a timeline. It is not the
+learner's position, which lives in the browser alone (app/components/player.js): it
+moves only when the page asks Python to open something (a deep link, a scenario picked,
+an address, a playground's mode) or an edit plays a new playground.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ class SimulatorState(param.Parameterized):
 
     @property
     def key(self) -> str:
-        """The open timeline's name in the browser (see components/step_deck.py)."""
+        """The open timeline's name in the document (app/data/timelines.py)."""
         assert self.timeline is not None
         return timelines.timeline_key(self.timeline)
 

@@ -13,10 +13,9 @@ import panel as pn
 import param
 import pytest
 
-from app.components.keyboard import KEY_MOVES
-from app.components.player import MOVES
-from app.components.step_page import StepPage
+from app.components.step_page import KEY_MOVES, MOVES, StepPage
 from app.data import timelines
+from app.data.bundle import DOCUMENT_VERSION
 from app.data.url import parse_link
 from app.page.layout import App
 from app.render.chain import COLLAPSE_FROM, EDGE, default_pair, render_chain
@@ -35,7 +34,7 @@ from app.render.queue import queue_marks, render_queue
 from app.render.requests import render_requests
 from app.views.chain import ChainView
 from app.views.code import CodeView
-from app.views.controls import Controls, scenario_options
+from app.views.controls import scenario_options
 from app.views.header import HeaderView
 from app.views.prefill import PrefillView
 from app.views.state import SimulatorState
@@ -401,50 +400,38 @@ def test_mode_is_checked_against_the_scenario() -> None:
 # -- controls, keyboard, player, app -----------------------------------------------------
 
 
-def test_the_state_follows_the_player() -> None:
-    state = SimulatorState(scenario="reset", mode="default")
-    controls = Controls(state=state)
-    player = controls.page
+def test_the_document_names_every_mode_and_where_to_open() -> None:
+    app = App(link=parse_link("?scenario=reset&mode=preempt&step=3"))
+    document = app.page.opened
     modes = timelines.scenario("reset").modes
-    assert player.position["lasts"] == {f"reset/{m}": len(reset(m).steps) - 1 for m in modes}
-    assert player.position["at"] == ["reset/default", 0]
-    assert player.position["queries"]["reset/keep"] == {"scenario": "reset", "mode": "keep"}
-    player.at = ["reset/default", 2]  # the browser stepped
-    assert state.step == 2
-    player.at = ["reset/default", 99]  # a stale or forged step: the state stays in range
-    assert state.step == state.last_step
-    player.at = ["reset/preempt", 3]  # the browser picked a mode, then stepped
-    assert (state.mode, state.step) == ("preempt", 3)
-    for junk in (["eviction-order/default", 1], ["reset/turbo", 1], ["reset/keep"], [None, "x"]):
-        player.at = junk  # another scenario's position, or a forged one: ignored
-        assert (state.mode, state.step) == ("preempt", 3)
+    assert document["version"] == DOCUMENT_VERSION
+    assert document["lasts"] == {f"reset/{m}": len(reset(m).steps) - 1 for m in modes}
+    assert document["held"] == {f"reset/{m}": [0, len(reset(m).steps)] for m in modes}
+    assert document["at"] == ["reset/preempt", 3] and document["keep"] is False
+    assert document["queries"]["reset/keep"] == {"scenario": "reset", "mode": "keep"}
+    # Python holds no position the browser writes: the page has no parameter for one.
+    assert {"at", "received", "bundle"}.isdisjoint(app.page.param)
 
 
-def test_nothing_goes_back_to_the_player_but_a_new_scenario() -> None:
-    state = SimulatorState(scenario="reset", mode="default")
-    controls = Controls(state=state)
-    sent: list[str] = []
-
-    def note(*events: param.parameterized.Event) -> None:
-        sent.extend(event.name for event in events)
-
-    controls.page.param.watch(note, python_writes(controls.page))
-    controls.page.at = ["reset/keep", 0]  # the browser picked a mode
-    controls.page.at = ["reset/keep", 3]
-    assert (state.mode, state.step) == ("keep", 3)
-    assert sent == []  # the browser's own change: nothing written back
-    state.scenario = "eviction-order"  # a new scenario: a new bundle, opened at its start
-    assert "bundle" in sent
-    assert controls.page.position["at"] == ["eviction-order/default", 0]
+def test_nothing_goes_to_the_page_but_a_new_scenario() -> None:
+    app = App(link=parse_link("?scenario=reset"))
+    sent = watch_views(app)
+    serial = app.page.opened["serial"]
+    app.page.request({"ask": "pick", "name": "eviction-order"})  # a new document, at its start
+    assert sent == ["document_json"]
+    assert app.page.opened["at"] == ["eviction-order/default", 0]
+    assert app.page.opened["serial"] == serial + 1
+    reply = app.page.request({"ask": "pick", "name": "no-such-scenario"})
+    assert "No scenario is named" in reply["error"] and sent == ["document_json"]
 
 
 def test_mode_control_hidden_for_single_mode_scenarios() -> None:
-    state = SimulatorState(scenario="reset", mode="default")
-    controls = Controls(state=state)
-    assert len(controls.page.position["lasts"]) > 1  # the picker shows them (mode_picker.js)
-    state.scenario = SINGLE_MODE
-    assert controls.page.position["lasts"] == {state.key: state.last_step}  # it hides
-    assert controls.page.position["at"] == [state.key, 0]
+    app = App(link=parse_link("?scenario=reset"))
+    assert len(app.page.opened["lasts"]) > 1  # the picker shows them (mode_picker.js)
+    app.page.request({"ask": "pick", "name": SINGLE_MODE})
+    state = app.state
+    assert app.page.opened["lasts"] == {state.key: state.last_step}  # it hides
+    assert app.page.opened["at"] == [state.key, 0]
 
 
 def test_every_shortcut_asks_for_a_move_of_the_player() -> None:
@@ -482,7 +469,7 @@ def test_app_builds_and_opens_the_link(embed: bool) -> None:
     # The static site's early page steps only at an address showing this state.
     opened = {"scenario": ["reset"], "mode": ["keep"], "step": ["3"]}
     assert parse_qs(app.query) == {**opened, **({"embed": ["1"]} if embed else {})}
-    assert app.page.position["at"] == ["reset/keep", 3]
+    assert app.page.opened["at"] == ["reset/keep", 3]
 
 
 def test_going_back_reopens_the_address_of_the_entry() -> None:
@@ -491,7 +478,7 @@ def test_going_back_reopens_the_address_of_the_entry() -> None:
     player._handle_msg({"ask": "open", "query": "?scenario=eviction-order&step=2&embed=1", "id": 1})
     assert (app.state.scenario, app.state.step) == ("eviction-order", 2)
     assert parse_qs(app.query)["step"] == ["2"]
-    assert player.position["at"] == ["eviction-order/default", 2]
+    assert player.opened["at"] == ["eviction-order/default", 2]
     for junk in ("not a dict", {"query": "?scenario=reset"}, {"ask": "open", "query": 5}, {}):
         player._handle_msg(junk)  # a malformed message changes nothing
     assert (app.state.scenario, app.state.step) == ("eviction-order", 2)
@@ -499,7 +486,7 @@ def test_going_back_reopens_the_address_of_the_entry() -> None:
     assert (app.state.scenario, app.state.mode, app.state.step) == ("reset", "default", 0)
     # An address of the open scenario the player did not hold moves the player too.
     player._handle_msg({"ask": "open", "query": "?scenario=reset&mode=keep&step=2"})
-    assert player.position["at"] == ["reset/keep", 2]
+    assert player.opened["at"] == ["reset/keep", 2]
     assert player.request({"ask": "nonsense", "id": 3})["error"]  # said, not broken
 
 
@@ -521,10 +508,10 @@ def test_every_scenario_renders_every_step(name: str, mode: str) -> None:
     """The whole app steps through each timeline; a logged callback error fails it."""
     app = App(link=parse_link(f"?scenario={name}&mode={mode}"))
     timeline = timelines.timeline(name, mode)
-    while app.state.step < app.state.last_step:
-        app.page.at = [app.state.key, app.state.step + 1]
-        assert f'data-step="{app.state.step}"' in app.narration.html
-    assert app.state.step == len(timeline.steps) - 1
+    key = timelines.timeline_key(timeline)
+    assert app.page.opened["held"][key] == [0, len(timeline.steps)]  # the page holds them all
+    for step in range(len(timeline.steps)):
+        assert f'data-step="{step}"' in app.sender.page("NarrationView", key, step)
     # Views only for what the scenario has.
     # (an empty page hides its part in the browser: deck_slot.js)
     offload = app.sender.decks["OffloadView"]
@@ -543,26 +530,8 @@ def watch_views(app: App) -> list[str]:
 
 
 def python_writes(page: StepPage) -> list[str]:
-    """Every parameter of the stepping page that Python may write."""
-    from_browser = {"at", "received"}
-    return [name for name in page.param if name not in from_browser and name != "name"]
-
-
-def test_a_step_from_the_browser_sends_nothing_back_to_the_views() -> None:
-    app = App(link=parse_link("?scenario=reset&mode=keep"))
-    sent = watch_views(app)
-    app.page.at = ["reset/keep", 1]  # the browser stepped: every deck has the page
-    assert sent == []
-    assert app.state.step == 1 and 'data-step="1"' in app.narration.html
-    assert app.sender.decks["NarrationView"].page("reset/keep", 1) == app.narration.html
-
-
-def test_a_mode_from_the_browser_sends_no_page() -> None:
-    app = App(link=parse_link("?scenario=reset&mode=keep&step=4"))
-    sent = watch_views(app)
-    app.page.at = ["reset/preempt", 4]  # the mode picker's work (the step kept)
-    assert app.state.mode == "preempt" and 'data-step="4"' in app.narration.html
-    assert sent == []
+    """Every parameter of the stepping page (Python's to write: the browser writes none)."""
+    return [name for name in page.param if name != "name"]
 
 
 def test_a_new_scenario_sends_every_page_of_every_mode_once() -> None:
@@ -577,9 +546,9 @@ def test_a_new_scenario_sends_every_page_of_every_mode_once() -> None:
         assert [deck.pages[i] for i in deck.orders[f"reset/{mode}"]] == [
             render_pool(timeline, s) for s in range(len(timeline.steps))
         ]
-    assert app.page.position["at"] == ["reset/default", 0]
-    # The bundle carries the deck as it is here.
-    bundled = json.loads(app.page.bundle)["views"]["PoolView"]
+    assert app.page.opened["at"] == ["reset/default", 0]
+    # The document carries the deck as it is here.
+    bundled = app.page.opened["views"]["PoolView"]
     assert bundled["pages"] == list(deck.pages) and set(bundled["orders"]) == set(deck.orders)
     # Modes share what they show alike: fewer pages than steps in all.
     assert len(deck.pages) < sum(len(order) for order in deck.orders.values())
@@ -854,17 +823,17 @@ def test_prefill_view_steps_in_the_browser_while_it_follows() -> None:
     timeline = app.state.timeline
     assert timeline is not None
     for step in range(len(timeline.steps)):
-        app.page.at = [app.state.key, step]  # the browser stepped: the deck has it
+        page = app.sender.page("prefill", app.state.key, step)  # in the page's document
         request = step_request(timeline.steps[step].snapshot)
-        panel = parse(app.prefill.html).find_all(data_testid="prefill-cost")[0]
+        panel = parse(page).find_all(data_testid="prefill-cost")[0]
         if request is None:
-            assert "agent-prompt example" in app.prefill.html
+            assert "agent-prompt example" in page
         else:
             expected = prefill_cost(
                 request.num_prompt_tokens, request.num_cached_tokens, SEED_FLOPS
             )
             assert float(panel.attrs["data-speedup"]) == pytest.approx(expected.speedup, rel=1e-4)
-            assert shown_fields(app.prefill.html)["prompt_tokens"] == str(request.num_prompt_tokens)
+            assert shown_fields(page)["prompt_tokens"] == str(request.num_prompt_tokens)
     assert sent == []
     reply = app.prefill.act("own", {**model_texts(), "num_layers": "64"})  # one page, every step
     assert set(reply["views"]["prefill"]["pages"]) == {app.prefill.html, ""}
@@ -996,16 +965,16 @@ def test_code_panel_holds_each_steps_focus_and_a_pick_until_the_next_step() -> N
     timeline = app.state.timeline
     assert timeline is not None
     plan = code["plans"]["reset/keep"]
-    sent: list[str] = []
-    app.page.param.watch(lambda e: sent.append(e.name), ["bundle"])
-    app.page.at = [app.state.key, app.state.step + 1]
-    assert sent == []  # a step sends nothing to the code panel: the player carries it
     focus = plan[1]["focus"]
     other = next(i for i in range(len(plan[1]["labels"])) if i != focus)
-    assert app.code.pick(other)["picked"]["frame"] == code_parts(timeline, 1, other).frame
-    assert app.code.parts == code_parts(timeline, 1, other)
-    app.page.at = [app.state.key, app.state.step + 1]
-    assert app.code.parts == code_parts(timeline, 2)  # the next step shows its focus
+    asked = {"ask": "code", "key": "reset/keep", "step": 1, "index": other}
+    picked = app.page.request(asked)["picked"]  # the page asks for a function at step 1
+    parts = code_parts(timeline, 1, other)
+    assert (picked["frame"], picked["body"], picked["current"]) == (
+        parts.frame,
+        parts.body,
+        parts.current,
+    )
 
 
 def test_the_chain_does_not_claim_equal_hashes_prove_equal_tokens() -> None:

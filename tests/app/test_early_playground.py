@@ -1,7 +1,7 @@
 """A playground link's early page, as the static site's worker answers it
-(app/data/early_playground.py), in CPython: the bundle is the one the live page's player
-gets (but the code panel's part), a mode picked and an edited script too, and an edit
-plays as the live editor plays it."""
+(app/data/early_playground.py), in CPython: the document is the one the live page gets
+(but the code panel's part), a mode picked and an edited script too, and an edit plays as
+the live editor plays it."""
 
 from __future__ import annotations
 
@@ -35,87 +35,96 @@ def link(data: dict[str, Any], extra: str = "&mode=keep&step=2") -> str:
 
 
 def live(query: str) -> tuple[App, dict[str, Any]]:
-    """The App at the address, and its player's bundle."""
+    """The App at the address, and its page's document."""
     app = App(link=parse_link(query))
-    return app, json.loads(app.page.bundle)
+    return app, app.page.opened
 
 
 def ask(**request: object) -> Any:
     return json.loads(early_playground.handle(json.dumps(request)))
 
 
-def same_pages(early: dict[str, Any], bundle: dict[str, Any]) -> None:
+# What a document says besides its pages, as the live page's: all but its number.
+HEAD = ("version", "at", "keep", "lasts", "queries", "scenario", "held")
+
+
+def head(document: dict[str, Any], *but: str) -> dict[str, Any]:
+    return {name: document[name] for name in HEAD if name not in but}
+
+
+def same_pages(early: dict[str, Any], document: dict[str, Any]) -> None:
     """Every deck's pages and the questions as the live page's, and no code."""
-    assert early["views"] == bundle["views"]
-    assert early["questions"] == bundle["questions"]
+    assert early["views"] == document["views"]
+    assert early["questions"] == document["questions"]
     assert "code" not in early and "bodies" not in early
 
 
 @pytest.mark.parametrize("where", ["keep", "lpm"])
-def test_a_link_opens_with_the_bundle_the_live_player_gets_but_the_code(where: str) -> None:
+def test_a_link_opens_with_the_document_the_live_page_gets_but_the_code(where: str) -> None:
     data = data_of(SCRIPT) if where == "keep" else fork("shared-prefix")
     name = store.register(data).scenario.name
     query = "?" + urlencode(link_query(name, where, 2))
-    _, bundle = live(query)
-    decks = sorted(bundle["views"])
+    _, document = live(query)
+    decks = sorted(document["views"])
     assert "chain" in decks and "prefill" in decks  # every deck of the page
     opened = ask(call="open", query=query, decks=decks, serial=1)
-    early = opened["bundle"]
-    same_pages(early, bundle)
-    position = bundle["position"]
-    assert early["position"] == {**position, "heard": [], "serial": 1}
-    assert early["position"]["at"] == [f"{name}/{where}", 2]
+    early = opened["document"]
+    same_pages(early, document)
+    assert head(early) == head(document) and early["serial"] == 1
+    assert early["at"] == [f"{name}/{where}", 2]
     assert opened["fields"] == shown(store.get(name).data)
     assert set(opened["fields"]) == set(LABELS)
 
 
-def test_a_mode_picked_gets_that_modes_pages() -> None:
+def test_a_mode_picked_gets_that_modes_document() -> None:
     query = link(data_of(SCRIPT))
-    _, bundle = live(query)
-    decks = sorted(bundle["views"])
-    name = bundle["position"]["at"][0].split("/")[0]
-    picked = ask(call="mode", key=f"{name}/preempt", step=2, decks=decks)["bundle"]
-    assert "position" not in picked  # the same playground: the player keeps its position
+    _, document = live(query)
+    decks = sorted(document["views"])
+    name = document["at"][0].split("/")[0]
+    picked = ask(call="mode", key=f"{name}/preempt", step=2, decks=decks, serial=5)["document"]
     _, other = live(link(data_of(SCRIPT), "&mode=preempt&step=2"))
     same_pages(picked, other)
+    assert head(picked) == head(other) and picked["serial"] == 5
 
 
 def test_an_edited_script_opens_a_new_playground_at_the_same_mode_and_step() -> None:
-    _, bundle = live(link(data_of(SCRIPT)))
-    decks = sorted(bundle["views"])
-    key = bundle["position"]["at"][0]
+    _, document = live(link(data_of(SCRIPT)))
+    decks = sorted(document["views"])
+    key = document["at"][0]
     edited = ask(call="edit", key=key, step=3, script=SCRIPT + "\nstep", decks=decks, serial=2)
     assert edited["messages"] == {"script": "", "engines": ""}
     _, want = live(link(data_of(SCRIPT + "\nstep"), "&mode=keep&step=3"))
-    assert edited["bundle"]["position"] == {**want["position"], "heard": [], "serial": 2}
+    first = edited["document"]
+    assert head(first, "held") == head(want, "held") and first["serial"] == 2
     # The step's pages and its neighbours' first (what the learner waits for), as the
     # live page's; the rest of the timeline is the next answer's (early_page.js asks it).
-    opened = want["position"]["at"][0]
-    for name, deck in edited["bundle"]["views"].items():
+    opened = want["at"][0]
+    assert first["held"] == {opened: [2, 5]}
+    for name, deck in first["views"].items():
         order, live_deck = deck["orders"][opened], want["views"][name]
         assert [s for s, i in enumerate(order) if i is not None] == [2, 3, 4], name
         for s in (2, 3, 4):
             page = live_deck["pages"][live_deck["orders"][opened][s]]
             assert deck["pages"][order[s]] == page, (name, s)
-    rest = ask(call="mode", key=opened, step=3, decks=decks)
-    same_pages(rest["bundle"], want)
+    rest = ask(call="mode", key=opened, step=3, decks=decks, serial=3)
+    same_pages(rest["document"], want)
     # The player writes the new playground's code into the address.
-    query = edited["bundle"]["position"]["queries"][want["position"]["at"][0]]
+    query = first["queries"][want["at"][0]]
     assert query["playground"] == playground_code.encode(data_of(SCRIPT + "\nstep"))
     shorter = ask(call="edit", key=key, step=99, script="step", decks=decks, serial=3)
-    position = shorter["bundle"]["position"]
-    assert position["at"][1] == position["lasts"][position["at"][0]]  # the step within it
+    at = shorter["document"]["at"]
+    assert at[1] == shorter["document"]["lasts"][at[0]]  # the step within it
     same = ask(call="edit", key=key, step=3, script=SCRIPT, decks=decks, serial=4)
-    assert "bundle" not in same  # the same playground: nothing to open
+    assert "document" not in same  # the same playground: nothing to open
 
 
 def test_a_script_that_cannot_be_played_says_why_as_the_editor_does() -> None:
-    _, bundle = live(link(data_of(SCRIPT)))
-    key = bundle["position"]["at"][0]
+    _, document = live(link(data_of(SCRIPT)))
+    key = document["at"][0]
 
     def said(script: str) -> Any:
         answer = ask(call="edit", key=key, step=0, script=script, decks=["PoolView"], serial=2)
-        assert "bundle" not in answer  # the last valid timeline stays
+        assert "document" not in answer  # the last valid timeline stays
         return answer["messages"]["script"]
 
     assert said("jump 3") == message_html("; ".join(parse_lines("jump 3")[1]))

@@ -11,7 +11,7 @@ from bokeh.document import Document
 from panel.io.state import set_curdoc
 from panel.reactive import Syncable
 
-from app.components.step_page import StepPage
+from app.components.chart_legend import ChartLegend
 from app.data.url import parse_link
 from app.page.layout import App
 from app.playground.store import EMPTY
@@ -49,22 +49,22 @@ def test_a_playground_edit_is_not_heard_back_as_the_browser_s(
 def test_a_change_made_in_the_browser_is_still_heard(
     doc: Document, heard: list[tuple[str, tuple[str, ...]]]
 ) -> None:
-    player = StepPage()
+    legend = ChartLegend(html="<p>series</p>")
     with set_curdoc(doc):
-        model = player.get_root(doc)
+        model = legend.get_root(doc)
         doc.add_root(model)
     with set_curdoc(doc), pn.io.hold(doc):
-        player.bundle = '{"position":{"at":["a",0]}}'
+        legend.hidden = ["a"]
     assert heard == []
     busy: list[bool] = []
     watcher = pn.state.param.watch(lambda event: busy.append(event.new), "busy")
     try:
         with set_curdoc(doc):
-            model.data.at = []  # what Python holds: nothing changes
+            model.data.hidden = ["a"]  # what Python holds: nothing changes
             assert heard == []
-            model.data.at = ["b", 1]  # the browser shows another timeline
+            model.data.hidden = ["b"]  # the learner hid another series
     finally:
         pn.state.param.unwatch(watcher)
-    assert heard == [("StepPage", ("at",))]
-    assert player.at == ["b", 1]
+    assert heard == [("ChartLegend", ("hidden",))]
+    assert legend.hidden == ["b"]
     assert busy == []  # not counted as busy (no indicator shows it)

@@ -10,27 +10,15 @@ from pathlib import Path
 import pytest
 
 from app.components.address_bar import AddressBar
-from app.components.code_panel import CodePanel
-from app.components.engine_picker import EnginePicker
 from app.components.esm import inline_imports
-from app.components.keyboard import KeyboardShortcuts
-from app.components.mode_picker import ModePicker
 from app.components.quiz import QuizPanel
-from app.components.scenario_picker import ScenarioPicker
 from app.components.start_page import StartPage
-from app.components.step_deck import StepDeck
 from app.components.step_page import StepPage
 
 COMPONENTS = [
     AddressBar,
-    CodePanel,
-    EnginePicker,
-    KeyboardShortcuts,
-    ModePicker,
     QuizPanel,
-    ScenarioPicker,
     StartPage,
-    StepDeck,
     StepPage,
 ]
 

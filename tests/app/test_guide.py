@@ -350,7 +350,7 @@ def test_the_quiz_holds_every_mode_and_is_off_in_the_embed(embed: bool) -> None:
     assert set(app.sender.sent["questions"]) == {
         f"reset/{m}" for m in timelines.scenario("reset").modes
     }
-    assert panel.compact is embed and app.page.position["at"][0] == "reset/keep"
+    assert panel.compact is embed and app.page.opened["at"][0] == "reset/keep"
     app.state.scenario = "exact-duplicate"
     assert set(app.sender.sent["questions"]) == {"exact-duplicate/default"}
 

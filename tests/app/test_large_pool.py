@@ -2,22 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import json
-import sys
-from collections.abc import Iterator
 from itertools import pairwise
-from typing import Any, ClassVar
+from typing import ClassVar
+from urllib.parse import urlencode
 
-import panel as pn
 import pytest
-from bokeh.document import Document
-from panel.io.document import MockSessionContext
-from panel.io.state import set_curdoc
 
 from app.data.bundle import sends_every_step
-from app.data.timelines import timeline_key
 from app.data.url import parse_link
 from app.page.layout import App
 from app.playground import store
@@ -27,10 +18,7 @@ from app.render.hashmap import EDGE as MAP_EDGE
 from app.render.hashmap import render_hash_map
 from app.render.pool import RUNS_FROM, changed_blocks, render_pool
 from app.render.queue import render_queue
-from app.views import sender as sending
 from app.views.base import StepView
-from app.views.code import CodeView
-from app.views.sender import REST_AFTER_S, Sender
 from app.views.state import SimulatorState
 from engine.lab.play.vllm.timeline import Timeline, build_timeline
 from tests.app.conftest import Element, parse
@@ -168,12 +156,17 @@ def test_a_large_timelines_deck_renders_the_steps_around_the_shown_one_only() ->
     view = CountingView(state=state)
     assert sorted(CountingView.rendered) == [4, 5, 6]
     assert view.html == "<p>step 5</p>"
-    state.step = 6  # held already; the step after it is rendered ahead, and only it
-    assert view.html == "<p>step 6</p>" and CountingView.rendered[3:] == [7]
-    assert view.sender.holds(state.key, 7) and not view.sender.holds(state.key, 4)
-    state.step = 30
-    assert view.html == "<p>step 30</p>"
+    key = state.key
+    answer = view.sender.steps(key, 6)  # the page steps on and asks for what it lacks
+    assert answer["held"] == {key: [5, 8]}
+    assert view.sender.page("CountingView", key, 6) == "<p>step 6</p>"
+    assert CountingView.rendered[3:] == [7]  # the step ahead, and only it
+    assert view.sender.holds(key, 7) and not view.sender.holds(key, 4)
+    view.sender.steps(key, 30)
+    assert view.sender.page("CountingView", key, 30) == "<p>step 30</p>"
     assert sorted(CountingView.rendered[4:]) == [29, 30, 31]
+    assert view.sender.steps("another/default", 3) == {}  # a timeline not open: nothing
+    assert view.sender.steps(key, "x") == {}  # type: ignore[arg-type]
 
 
 def test_a_small_timelines_deck_holds_every_step_of_every_mode() -> None:
@@ -184,163 +177,26 @@ def test_a_small_timelines_deck_holds_every_step_of_every_mode() -> None:
     assert len(CountingView.rendered) == sum(len(t.steps) for t in state.scenario_timelines)
 
 
-def test_a_new_deck_shows_its_step_first_and_gets_every_other_page_a_moment_later(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """On a server (or in Pyodide) the shown step and its neighbours go out at once and
-    the other pages a moment later: an edit's views change sooner."""
-    monkeypatch.setattr(sending, "defers_rest", lambda: True)  # as on a server
-    state = SimulatorState()
-    state.open("reset", "keep", 3)
-
-    async def open_view() -> tuple[list[int], list[int], bool]:
-        CountingView.rendered = []
-        view = CountingView(state=state)
-        first = sorted(CountingView.rendered)
-        held_at_once = all(view.sender.holds(state.key, s) for s in range(state.last_step + 1))
-        await asyncio.sleep(REST_AFTER_S + 0.1)
-        return first, sorted(CountingView.rendered), held_at_once
-
-    first, after, held_at_once = asyncio.run(open_view())
-    assert first == [2, 3, 4] and not held_at_once
-    # Every step of every mode once: the first pages are not rendered again.
-    expected = sorted(s for t in state.scenario_timelines for s in range(len(t.steps)))
-    assert after == expected
-
-
-def test_the_code_panel_gets_the_shown_steps_code_first_and_every_step_a_moment_later(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """As the views' pages: the shown step and its neighbours at once, every step of
-    every mode after REST_AFTER_S, with the first frames and bodies at the same indices
-    (the browser's plans stay right while the rest arrives)."""
-    monkeypatch.setattr(sending, "defers_rest", lambda: True)  # as on a server
-    state = SimulatorState()
-    state.open("reset", "keep", 3)
-
-    def planned(sender: Sender) -> list[list[bool]]:
-        plans = sender.sent["code"]["plans"]
-        return [[p is not None for p in plans[timeline_key(t)]] for t in state.scenario_timelines]
-
-    async def open_view() -> tuple[list[list[bool]], list[str], list[list[bool]], Any]:
-        view = CodeView(state=state)
-        held = planned(view.sender)
-        first_frames = list(view.sender.sent["code"]["frames"])
-        await asyncio.sleep(REST_AFTER_S + 0.1)
-        return held, first_frames, planned(view.sender), view.sender.sent["code"]
-
-    held, first_frames, after, code = asyncio.run(open_view())
-    keys = [timeline_key(t) for t in state.scenario_timelines]
-    shown = keys.index(state.key)
-    assert [s for s, h in enumerate(held[shown]) if h] == [2, 3, 4]
-    assert not any(h for i, row in enumerate(held) if i != shown for h in row)
-    assert all(all(row) for row in after)
-    assert list(code["frames"][: len(first_frames)]) == first_frames
-    timeline = state.timeline
-    assert timeline is not None
-    at = code["plans"][state.key][3]
-    assert code["frames"][at["frame"]] == code_parts(timeline, 3).frame
-
-
 def test_every_deck_of_the_app_follows_a_large_timelines_step() -> None:
-    """The hash chain and the prefill calculator too get the pages around a step moved
-    to (they once rendered every step; now they hold three, like the other views)."""
+    """The hash chain and the prefill calculator too get the pages around a step the page
+    asks for (they once rendered every step; now they hold three, like the other views),
+    and so does the code panel, its bodies kept at their indices."""
     code = store.register(large_data()).code
     app = App(link=parse_link(f"?scenario=playground&playground={code}"))
     state = app.state
     assert state.timeline is not None and not sends_every_step(state.timeline)
     decks = list(app.sender.decks)
     assert len(decks) >= 10 and {"chain", "prefill"} <= set(decks)
-    state.step = 30
-    held = {view: app.sender.decks[view].orders[state.key][30] for view in decks}
+    bodies = list(app.page.opened["bodies"])
+    answer = app.page.request({"ask": "steps", "key": state.key, "step": 30, "id": 9})
+    assert answer["id"] == 9 and answer["serial"] == app.page.opened["serial"]
+    assert set(answer["views"]) == set(decks)
+    held = {view: deck["orders"][state.key][30] for view, deck in answer["views"].items()}
     assert [view for view, page in held.items() if page is None] == []
-
-
-def test_a_document_without_callbacks_holds_every_page() -> None:
-    """A document whose stand-in session never runs a callback (as the builder's, which
-    makes the static site's early pages) gets every deck whole: a deck there could not
-    wait for a rest that never comes."""
-    document = Document()
-    document._session_context = lambda: MockSessionContext(document=document)  # type: ignore[assignment]
-    with set_curdoc(document):
-        assert not sending.defers_rest()
-        state = SimulatorState()
-        state.open("reset", "keep", 0)
-        view = CountingView(state=state)
-        assert all(view.sender.holds(state.key, s) for s in range(state.last_step + 1))
-
-
-@contextlib.contextmanager
-def flagship_as_on_a_server(
-    monkeypatch: pytest.MonkeyPatch,
-) -> Iterator[tuple[App, list[Any], Document]]:
-    """The flagship at keep's step 3 loading as on a server, its scheduled tasks (the
-    rests) collected to be run by the test."""
-    scheduled: list[Any] = []
-    monkeypatch.setattr(pn.state, "execute", scheduled.append)
-    monkeypatch.setattr(sending, "defers_rest", lambda: True)
-    document = Document()
-    with set_curdoc(document):
-        yield App(link=parse_link("?scenario=reset&mode=keep&step=3")), scheduled, document
-
-
-def test_the_rest_of_every_part_reaches_the_browser_together_as_one_update(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Every view's other pages and the code's other steps go out together, in one hold
-    (one message), once: the rests of the earlier first parts are not sent again."""
-    with flagship_as_on_a_server(monkeypatch) as (app, scheduled, document):
-        app.page.received = app.sender.outbox.written  # the page holds it
-        writes: list[tuple[int, bool]] = []
-        for task, each in enumerate(scheduled):
-            watcher = app.page.param.watch(
-                lambda _, t=task: writes.append((t, bool(document.callbacks.hold_value))), "bundle"
-            )
-            asyncio.run(each())
-            app.page.param.unwatch(watcher)
-    assert len(scheduled) > 1 and writes == [(len(scheduled) - 1, True)]
-    sent = json.loads(app.page.bundle)
-    assert {"PoolView", "NarrationView", "chain", "prefill"} <= set(sent["views"])
-    assert all(None not in order for order in sent["views"]["PoolView"]["orders"].values())
-    assert all(None not in plan for plan in sent["code"]["plans"].values())
-    assert all(app.sender.holds(app.state.key, s) for s in range(app.state.last_step + 1))
-
-
-def test_the_rest_waits_for_the_page_to_hold_the_first_part(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """A write made while the page is still taking its document can be dropped by the
-    page: the rest goes out only once the page says it holds the first part, and then
-    whole (every step held, as Python believes)."""
-    with flagship_as_on_a_server(monkeypatch) as (app, scheduled, _document):
-        player, outbox = app.page, app.sender.outbox
-        first = outbox.written
-        while scheduled:
-            asyncio.run(scheduled.pop(0)())
-        assert outbox.written == first  # nothing sent before the page answered
-        assert not app.sender.holds(app.state.key, 0)
-        player.received = first
-        assert len(scheduled) == 1
-        asyncio.run(scheduled.pop()())
-    assert outbox.written == first + 1
-    sent = json.loads(player.bundle)
-    assert all(None not in order for order in sent["views"]["PoolView"]["orders"].values())
-    assert all(app.sender.holds(app.state.key, s) for s in range(app.state.last_step + 1))
-
-
-def test_in_pyodide_the_rest_waits_only_once_the_page_is_up(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """The static site's early page hands over to a live page whose decks hold every
-    step; after that, an edit's other pages come a moment later there too."""
-    monkeypatch.setattr(sys, "platform", "emscripten")  # (app/host/runtime.py)
-    document = Document()
-    with set_curdoc(document):
-        assert not sending.defers_rest()
-        sending.mark_page_up()
-        assert sending.defers_rest()
-    with set_curdoc(Document()):
-        assert not sending.defers_rest()  # another page, not up yet
+    assert answer["code"]["plans"][state.key][30] is not None
+    assert list(answer["bodies"][: len(bodies)]) == bodies
+    plan = answer["code"]["plans"][state.key][30]
+    assert answer["code"]["frames"][plan["frame"]] == code_parts(state.timeline, 30).frame
 
 
 def test_a_long_prompts_block_list_folds_as_the_pools_does() -> None:
@@ -387,35 +243,28 @@ def test_a_long_prompts_block_list_folds_as_the_pools_does() -> None:
     ]
 
 
-def test_a_large_playgrounds_modes_not_counted_come_after_its_first_pages(
+def test_a_large_playgrounds_modes_not_counted_are_played_when_asked_for(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Counting a mode of a large playground plays it: an edit's first write names every
+    """Counting a mode of a large playground plays it: an edit's document names every
     mode, the ones not counted yet with no last step, so the shown step's pages do not
-    wait for those plays; once the page holds that write, the same position (its serial)
-    comes again with every mode's last step. (A small playground's come at once:
+    wait for those plays; the page asks for a mode it does not hold (`open`), and that
+    mode's document counts it. (A small playground's are counted at once:
     tests/app/test_playground.py.)"""
-    scheduled: list[Any] = []
-    monkeypatch.setattr(pn.state, "execute", scheduled.append)
-    monkeypatch.setattr(sending, "defers_rest", lambda: True)
     monkeypatch.setattr(store, "_last_steps", type(store._last_steps)())  # none counted
     code = store.register(large_data()).code
     app = App(link=parse_link(f"?scenario=playground&playground={code}"))
-    app.page.received = app.sender.outbox.written
-    for each in scheduled:
-        asyncio.run(each())
-    scheduled.clear()
     app.playground.num_gpu_blocks.value_input = str(BLOCKS - 1)  # an edit: another pool
-    state, player = app.state, app.page
-    first = player.position
+    state, page = app.state, app.page
+    first = page.opened
     assert first["at"] == [state.key, state.step] and first["lasts"][state.key] == state.last_step
     uncounted = {k for k, last in first["lasts"].items() if last is None}
     assert uncounted and state.key not in uncounted
     assert set(first["lasts"]) == {f"{state.scenario}/{m}" for m in state.modes}
-    player.received = app.sender.outbox.written  # the page holds the first write
-    for each in scheduled:
-        asyncio.run(each())
-    assert player.position["serial"] == first["serial"]
-    assert player.position["lasts"] == {
-        f"{state.scenario}/{m}": store.last_step(state.scenario, m) for m in state.modes
-    }
+    other = sorted(uncounted)[0]
+    query = "?" + urlencode({**first["queries"][other], "step": "3"})
+    page.request({"ask": "open", "query": query})  # the page picked that mode at step 3
+    opened = page.opened
+    assert opened["at"] == [other, 3] and opened["keep"] is False
+    assert opened["lasts"][other] == store.last_step(state.scenario, other.split("/")[1])
+    assert list(opened["held"]) == [other]

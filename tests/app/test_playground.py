@@ -182,20 +182,17 @@ def test_a_script_of_500_requests_fits_the_field_and_plays() -> None:
     assert app.state.timeline is not None and len(app.state.timeline.steps) > 1
 
 
-def test_a_position_on_the_playground_just_left_is_dropped() -> None:
-    """A step or a mode taken there is stale: the new bundle names what Python last heard,
-    so the player can carry a mode picked there over to the new one (player.js)."""
+def test_an_edit_keeps_the_page_where_it_is() -> None:
+    """Python does not know the page's step: an edit's document says to keep the mode and
+    step where it has them (player.js), while one the page asked for opens at its `at`."""
     app = playground_app()
-    app.playground.load(EMPTY)
-    left = app.state.scenario
-    player = app.page
-    player.at = [f"{left}/default", 1]
-    edit(app, "script", TWO_REQUESTS)
-    opened = app.state.scenario
-    assert opened != left and app.state.mode == "default"
-    assert player.position["heard"] == [f"{left}/default", 1]
-    player.at = [f"{left}/keep", 3]  # a step or a mode there: stale, dropped
-    assert (app.state.scenario, app.state.mode, app.state.step) == (opened, "default", 1)
+    app.page.request({"ask": "fork", "key": "reset/keep", "step": 3})
+    forked = app.page.opened
+    assert forked["at"] == [f"{app.state.scenario}/keep", 3] and forked["keep"] is False
+    edit(app, "script", format_lines(fork("reset")["steps"]) + "\nstep")
+    edited = app.page.opened
+    assert edited["keep"] is True and edited["serial"] == forked["serial"] + 1
+    assert edited["at"][0] == f"{app.state.scenario}/keep"  # the mode Python last played
 
 
 def test_the_address_reopens_the_same_playground_and_a_bad_one_gets_a_notice() -> None:
@@ -288,7 +285,7 @@ def test_open_in_playground_is_offered_on_every_scenario_but_a_playground() -> N
     assert not app.page.fork_shown
     # The picker shows the open playground by the title the player's bundle gives it.
     title = "Playground: Reset under load (playground)"
-    assert app.page.position["scenario"] == [app.state.scenario, title]
+    assert app.page.opened["scenario"] == [app.state.scenario, title]
     app.state.scenario = "reset"
     assert app.page.fork_shown
 
@@ -301,111 +298,56 @@ def test_the_address_of_the_empty_playground_fills_the_fields() -> None:
     assert reopened.playground.script.value == "add_request A max_tokens=2 prompt: 1..12\nstep"
 
 
-def test_after_an_edit_the_bar_holds_every_mode_of_the_playground(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """A mode picked in the browser moves the bar only to a mode it holds, and only the
-    bar tells Python: a mode missing from it would be a pick lost (as on a server, where
-    the views' other pages come a moment later)."""
-    monkeypatch.setattr(sending, "defers_rest", lambda: True)
+def test_after_an_edit_the_bar_holds_every_mode_of_the_playground() -> None:
+    """A small playground's document counts every mode's last step: a mode picked in the
+    browser moves the bar at once (its pages are Python's to play, asked for)."""
     app = playground_app("?scenario=reset&mode=keep&step=4")
     app.playground.open_fork()
     edit(app, "script", format_lines(fork("reset")["steps"]) + "\nstep")
     state = app.state
-    assert app.page.position["lasts"] == {
+    assert app.page.opened["lasts"] == {
         f"{state.scenario}/{m}": store.last_step(state.scenario, m) for m in state.modes
     }
+    assert list(app.page.opened["held"]) == [state.key]  # one mode played
 
 
-def two_requests_at_step(step: int, monkeypatch: pytest.MonkeyPatch) -> App:
-    """The two-request playground shown at ``step``, its views loading as on a server:
-    the pages around the step first, the rest held back (never run here)."""
-    import panel as pn
-
+def two_requests_at_step(step: int) -> App:
+    """The two-request playground shown at ``step``."""
     app = playground_app()
     app.playground.load(EMPTY)
     edit(app, "script", TWO_REQUESTS)
     app.state.open(app.state.scenario, app.state.mode, step)
-    monkeypatch.setattr(sending, "defers_rest", lambda: True)
-    monkeypatch.setattr(pn.state, "execute", lambda callback: None)
     return app
 
 
-def test_an_edit_renders_each_view_once_around_the_step_shown(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """The views load the new timeline at the learner's step in one go: a load around
-    step 0 first (then another around the step) rendered and sent every page twice."""
-    from app.components.step_deck import Outbox
-    from app.data.bundle import NOT_SENT
+def test_an_edit_renders_each_view_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An edit's document is made in one go: every part rendered once, every step held."""
+    app = two_requests_at_step(5)
+    made: list[set[str]] = []
+    real_make = sending.Sender._make
 
-    app = two_requests_at_step(5, monkeypatch)
-    loads: list[tuple[str, str, list[int]]] = []
-    real_put = Outbox.put
+    def recorded(sender: sending.Sender, parts: set[str], at: tuple[str, int]) -> None:
+        made.append(set(parts))
+        real_make(sender, parts, at)
 
-    def recorded(outbox: Outbox, part: str, value: Any) -> None:
-        real_put(outbox, part, value)
-        if part.startswith("view:"):
-            (key,) = value["orders"]  # (a playground holds its one timeline)
-            sent = [s for s, page in enumerate(value["orders"][key]) if page is not NOT_SENT]
-            loads.append((part, key, sent))
-
-    monkeypatch.setattr(Outbox, "put", recorded)
+    monkeypatch.setattr(sending.Sender, "_make", recorded)
     edit(app, "script", TWO_REQUESTS + "\nstep")
-    assert app.state.step == 5
-    assert loads, "no view loaded the edited timeline"
-    assert {key for _, key, _ in loads} == {app.state.key}
-    assert all(sent == [4, 5, 6] for _, _, sent in loads), loads
-    assert len(loads) == len({deck for deck, _, _ in loads}), "a deck loaded twice"
+    assert made == [set(app.sender._parts)], made
+    timeline = app.state.timeline
+    assert timeline is not None
+    assert app.page.opened["held"] == {app.state.key: [0, len(timeline.steps)]}
 
 
-def test_an_edit_sends_no_function_source_the_browser_holds(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """The code panel's bodies (a function's highlighted source, tens of KB each) stay
-    where the browser has them: an edit running the same functions sends none again."""
-    from app.components.step_deck import Outbox
-
-    app = two_requests_at_step(3, monkeypatch)
+def test_an_edit_keeps_the_function_sources_at_their_places() -> None:
+    """The code panel's bodies (a function's highlighted source, tens of KB each) keep
+    their indices: an edit running the same functions names the same bodies, so the page
+    parses none again (code_panel.js compares a body with the one shown)."""
+    app = two_requests_at_step(3)
     held = app.sender.sent["bodies"]
-    sent: list[str] = []
-    real_put = Outbox.put
-
-    def recorded(outbox: Outbox, part: str, value: Any) -> None:
-        sent.append(part)
-        real_put(outbox, part, value)
-
-    monkeypatch.setattr(Outbox, "put", recorded)
     edit(app, "script", TWO_REQUESTS.replace("max_tokens=2", "max_tokens=3"))
-    assert app.state.step == 3
-    assert "code" in sent and "bodies" not in sent, "the edit sent the bodies again"
     assert app.sender.sent["bodies"] == held
+    assert app.page.opened["bodies"] == list(held)
     assert "Code that ran" not in app.code.html  # (step 3 ran code: its body is shown)
-    assert app.code.parts.body in app.sender.sent["bodies"]
-
-
-def test_every_view_shows_a_step_whose_later_pages_never_came(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """The pages past the shown step's neighbours come a moment after an edit; if they
-    never come (a load made stale), a step the learner then takes still gets its page in
-    every view, the code panel's included, once Python hears of it."""
-    app = two_requests_at_step(3, monkeypatch)  # (the moment-later loads never run)
-    edit(app, "script", TWO_REQUESTS + "\nstep")
-    key = app.state.key
-
-    def holding(step: int) -> list[str]:
-        """The parts (each view's pages, the code's plan) that hold this step."""
-        orders = {name: deck.orders[key] for name, deck in app.sender.decks.items()}
-        orders["code"] = app.sender.sent["code"]["plans"][key]
-        return [name for name, order in orders.items() if order[step] is not None]
-
-    assert holding(5) == []
-    app.page.at = [key, 4]
-    app.page.at = [key, 5]
-    assert app.state.step == 5
-    assert len(holding(5)) == len(app.sender.decks) + 1
-    assert len(app.sender.decks) >= len(decks(app))
     assert app.code.parts.body in app.sender.sent["bodies"]
 
 

@@ -23,7 +23,6 @@ from app.render.sglang_header import render_sglang_embed_header, render_sglang_h
 from app.render.sglang_metrics import render_sglang_metrics
 from app.render.sglang_requests import render_sglang_requests
 from app.views.base import StepView
-from app.views.controls import Controls
 from app.views.hashmap import HashMapView
 from app.views.header import EmbedHeaderView, HeaderView
 from app.views.log import LogView
@@ -33,7 +32,6 @@ from app.views.offload import OffloadView
 from app.views.pool import PoolView
 from app.views.queue import QueueView
 from app.views.requests import RequestsView
-from app.views.state import SimulatorState
 from engine.lab.play.scenario import SGLANG_MODES
 from engine.lab.play.sglang.timeline import SGLangTimeline
 
@@ -123,7 +121,7 @@ def test_an_address_opens_sglang_and_a_vllm_only_scenario_says_why_it_cannot() -
     assert app.hash_map.html == render_radix_tree(app.state.timeline, 3)
     assert app.pool.html == render_kv_slots(app.state.timeline, 3)
     assert app.queue.html == "" and app.offload.html == ""
-    queries = app.page.position["queries"]
+    queries = app.page.opened["queries"]
     assert queries["shared-prefix/lpm"] == {"scenario": "shared-prefix", "mode": "lpm"}
 
     bad = parse_link(f"?scenario={VLLM_ONLY}&mode=lpm")
@@ -133,17 +131,16 @@ def test_an_address_opens_sglang_and_a_vllm_only_scenario_says_why_it_cannot() -
 
 
 def test_a_scenario_on_both_engines_sends_both_engines_timelines() -> None:
-    state = SimulatorState(scenario="shared-prefix", mode="default")
-    controls = Controls(state=state)
-    assert set(controls.page.sglang_modes) == set(SGLANG_MODES)
-    lasts = controls.page.position["lasts"]
-    assert {"shared-prefix/fcfs", "shared-prefix/lpm"} <= set(lasts)
-    controls.page.at = ["shared-prefix/lpm", 2]  # the browser picked SGLang at step 2
-    assert isinstance(state.timeline, SGLangTimeline) and (state.mode, state.step) == ("lpm", 2)
-    state.scenario = VLLM_ONLY  # (the picker hides itself: the browser tests)
-    assert all(
-        timelines.engine_of(k.split("/")[1]) == "vllm" for k in controls.page.position["lasts"]
-    )
+    app = App(parse_link("?scenario=shared-prefix&mode=default"))
+    assert set(app.page.sglang_modes) == set(SGLANG_MODES)
+    document = app.page.opened
+    assert {"shared-prefix/fcfs", "shared-prefix/lpm"} <= set(document["lasts"])
+    lpm = timelines.timeline("shared-prefix", "lpm")
+    # The page holds SGLang's pages too: picking it at step 2 asks nothing of Python.
+    assert document["held"]["shared-prefix/lpm"] == [0, len(lpm.steps)]
+    assert app.hash_map.render(lpm, 2) == app.sender.page("HashMapView", "shared-prefix/lpm", 2)
+    app.page.request({"ask": "pick", "name": VLLM_ONLY})  # (the picker hides itself)
+    assert all(timelines.engine_of(k.split("/")[1]) == "vllm" for k in app.page.opened["lasts"])
 
 
 def test_the_hash_chain_and_prefill_pickers_hide_on_sglang() -> None:
@@ -152,10 +149,9 @@ def test_the_hash_chain_and_prefill_pickers_hide_on_sglang() -> None:
     app = App(parse_link("?scenario=shared-prefix&mode=default&step=2"))
     assert app.chain.html and app.prefill.html
     assert "data-pick" in app.chain.html and "data-fields" in app.prefill.html
-    app.page.at = ["shared-prefix/fcfs", 2]
-    assert app.chain.html == "" and app.prefill.html == ""
-    app.page.at = ["shared-prefix/default", 2]  # back on vLLM: the same step
-    assert app.state.step == 2 and app.chain.html
+    for view in ("chain", "prefill"):
+        assert app.sender.page(view, "shared-prefix/fcfs", 2) == ""
+        assert app.sender.page(view, "shared-prefix/default", 2)  # back on vLLM: the same step
 
 
 def test_a_policy_a_both_engine_scenario_does_not_play_names_the_ones_it_does() -> None:

@@ -1,100 +1,57 @@
-"""A step, a play tick, a mode or an engine switch in the browser sends nothing from Python
-to the page, in every scenario and in a playground: watched on every model of the page's
-document, not on a list of views."""
+"""Python holds no position: the stepping page writes none of its parameters, so a step, a
+play tick, a mode or an engine switch in the browser reaches no Python (the real browser's
+messages are counted in tests/app/test_browser_serve.py). What the page asks of Python is a
+request, answered by one message with its id."""
 
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 from typing import Any
 
-import pytest
 from bokeh.document import Document
-from bokeh.document.events import DocumentChangedEvent, ModelChangedEvent
 from panel.io.state import set_curdoc
 
-from app.data import timelines
 from app.data.url import parse_link
 from app.page.layout import App
-from app.playground.store import EMPTY
 
-SCRIPT = "add_request A max_tokens=3 prompt: 1..8\nstep\nreset_prefix_cache keep\nstep 4"
-
-
-def sent_to_the_page(doc: Document, app: App, positions: list[list[Any]]) -> list[str]:
-    """Every change of any model of ``doc`` while the browser's player takes ``positions``,
-    the player's own `at` (the browser's write) aside."""
-    player = app.page
-    ((model, _),) = player._models.values()  # the player's Bokeh model on this page
-    changes: list[str] = []
-
-    def note(event: DocumentChangedEvent) -> None:
-        if (
-            isinstance(event, ModelChangedEvent)
-            and event.model is model.data
-            and event.attr == "at"
-        ):
-            return
-        changes.append(
-            f"{type(event.model).__name__}.{getattr(event, 'attr', '?')}"
-            if isinstance(event, ModelChangedEvent)
-            else type(event).__name__
-        )
-
-    doc.on_change(note)
-    try:
-        with set_curdoc(doc):
-            for at in positions:
-                model.data.at = at  # the browser moved: a step, a tick, a mode, an engine
-                assert list(player.at) == at
-    finally:
-        doc.remove_on_change(note)
-    return changes
+STEP_PAGE = Path(__file__).resolve().parents[2] / "app" / "components" / "step_page.js"
+# `model.name = ...` (not `==`), or `model[name] = ...`: a write the browser would send.
+WRITE = re.compile(r"\bmodel(\.\w+|\[[^\]]+\])\s*=(?!=)")
 
 
-def every_position(app: App) -> list[list[Any]]:
-    """Each timeline of the open scenario stepped through one after another, forward, then
-    a step back and a jump back to the first step: every mode switch and, where it plays
-    there, the switch to SGLang (each at another step than the last)."""
-    positions: list[list[Any]] = []
-    for timeline in app.state.scenario_timelines:
-        key = timelines.timeline_key(timeline)
-        last = len(timeline.steps) - 1
-        positions += [[key, s] for s in range(last + 1)] + [[key, max(0, last - 1)]]
-    first = timelines.timeline_key(app.state.scenario_timelines[0])
-    return [*positions, [first, 0]]
+def step_page_modules() -> list[Path]:
+    """The stepping page's module and every module it imports, at any depth."""
+    found: list[Path] = []
+    todo = [STEP_PAGE]
+    while todo:
+        path = todo.pop()
+        if path in found:
+            continue
+        found.append(path)
+        for name in re.findall(r"^import .* from '(\./[\w/.]+)'", path.read_text(), re.M):
+            todo.append((path.parent / name).resolve())
+    return found
 
 
-@pytest.mark.parametrize("name", timelines.names())
-def test_the_browser_moving_hears_nothing_from_python(doc: Document, name: str) -> None:
-    app = App(link=parse_link(f"?scenario={name}"))
-    with set_curdoc(doc):
-        doc.add_root(app.__panel__().get_root(doc))
-    positions = every_position(app)
-    assert sent_to_the_page(doc, app, positions) == []
-    assert app.state.step == 0  # (Python heard where the browser went)
+def test_the_stepping_page_writes_none_of_its_parameters() -> None:
+    modules = step_page_modules()
+    assert {p.name for p in modules} >= {"player.js", "code_panel.js", "chain_deck.js"}
+    writes = [
+        f"{path.name}: {line.strip()}"
+        for path in modules
+        for line in path.read_text().splitlines()
+        if WRITE.search(line) and not line.strip().startswith("//")
+    ]
+    assert writes == []
 
 
-def test_the_watch_sees_python_writing_to_the_page(doc: Document) -> None:
-    """The check can fail: a change Python makes at a step is seen."""
-    app = App(link=parse_link("?scenario=reset"))
-    with set_curdoc(doc):
-        doc.add_root(app.__panel__().get_root(doc))
-    app.state.param.watch(lambda _: setattr(app.page, "fork_shown", False), "step")
-    assert sent_to_the_page(doc, app, [["reset/default", 1]]) != []
-
-
-def test_a_playground_stepped_in_the_browser_hears_nothing_from_python(doc: Document) -> None:
-    app = App(link=parse_link("?scenario=reset"))
-    with set_curdoc(doc):
-        doc.add_root(app.__panel__().get_root(doc))
-        app.playground.load(EMPTY)
-        app.playground.script.value_input = SCRIPT
-    timeline = app.state.timeline
-    assert timeline is not None and len(timeline.steps) == 8  # the edit played
-    key = app.state.key
-    positions = [[key, s] for s in [*range(8), *range(7, -1, -1)]]
-    # (a playground's other modes are played when the learner first asks for one)
-    assert sent_to_the_page(doc, app, positions) == []
+def test_the_check_sees_a_write() -> None:
+    """The check can fail: a write to a parameter is seen, a comparison is not."""
+    assert WRITE.search("    model.at = [key, step]")
+    assert WRITE.search("model['at'] = 1")
+    assert not WRITE.search("if (model.layout === 'embed') {")
 
 
 def test_a_request_is_answered_in_one_message_with_its_id(doc: Document) -> None:
