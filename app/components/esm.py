@@ -32,6 +32,8 @@ def inline_imports(path: Path, seen: set[Path] | None = None) -> str:
     seen = set() if seen is None else seen
 
     def inline(match: re.Match[str]) -> str:
+        if " as " in match[0]:  # (its names are inlined as they are: a rename would be lost)
+            raise ValueError(f"{path.name}: a renamed import is not inlined: {match[0].strip()}")
         target = (path.parent / match[1]).resolve()
         if target in seen:
             return ""

@@ -89,6 +89,9 @@ export function render({ model }) {
   const lastOf = (k) => (named(k) && doc.lasts[k] !== null ? doc.lasts[k] : 0)
   // A mode asked of Python (its document comes in `document_json`): the pickers show it.
   let waiting = null
+  // The mode shown when the page last asked Python for a document (a scenario, a copy):
+  // a mode picked since, before the document came, is meant for it.
+  let modeAsked = null
 
   // The position the address names, if the document holds its timeline.
   function addressed() {
@@ -202,8 +205,13 @@ export function render({ model }) {
     pause()
     waiting = nextKey
     announce()  // (the pickers show the pick meanwhile)
-    const query = new URLSearchParams({ ...doc.queries[nextKey], step: String(at) })
-    model.ask({ ask: 'open', query: '?' + query.toString() })
+    // (Python opens that mode of the scenario it opened last: an edit's, if one came since)
+    model.ask({ ask: 'mode', mode: modeOf(nextKey), step: at })
+  }
+  // A scenario picked, or a copy to edit: a document Python makes.
+  function open(request) {
+    modeAsked = modeOf(key)
+    model.ask(request)
   }
   function pause() {
     if (timer !== null) { clearInterval(timer); timer = null }
@@ -242,8 +250,9 @@ export function render({ model }) {
   })
 
   // Another control asks: a mode (the step kept), a position, a move, where it is, to
-  // open the address's position (the static site's early page, leaving), or to show a
-  // view's pages anew (Python's answer to a pick).
+  // open the address's position (the static site's early page, leaving), to show a
+  // view's pages anew (Python's answer to a pick), or a document of Python's (a scenario
+  // picked, a copy to edit).
   function asked(event) {
     const request = event.detail || {}
     if (request.reply) { request.reply(position()); return }
@@ -253,6 +262,8 @@ export function render({ model }) {
       announce()
       return
     }
+    if (request.scenario !== undefined) { open({ ask: 'pick', name: request.scenario }); return }
+    if (request.fork) { open({ ask: 'fork', key, step }); return }
     let next = null
     if (request.mode !== undefined) { next = scenarioOf(key) + '/' + request.mode }
     if (request.key !== undefined) { next = request.key }
@@ -278,15 +289,18 @@ export function render({ model }) {
   window.addEventListener('popstate', popped)
 
   // A new document from Python: an edit's keeps the mode and step where it has them; one
-  // Python was asked for (a scenario, an address, a mode, a copy) opens at its `at`.
+  // Python was asked for (a scenario, an address, a mode, a copy) opens at its `at`, in
+  // the mode the learner picked meanwhile if there was one.
   model.on('document_json', () => {
     const next = parsed(model.document_json)
     if (next.serial === doc.serial) { return }
     flushAddress()  // the entry left keeps its position, for Back
     const kept = scenarioOf(next.at[0]) + '/' + modeOf(key)
+    const pickedSince = modeAsked !== null && modeOf(key) !== modeAsked
     const before = key
     doc = next
     waiting = null
+    modeAsked = null
     if (next.keep && holds(kept)) {
       key = kept
     } else {
@@ -294,6 +308,7 @@ export function render({ model }) {
     }
     if (key !== before) { pause() }
     go(key, step)
+    if (!next.keep && pickedSince && kept !== key && named(kept)) { want(kept, step) }
   })
   const removeSkipLink = addSkipLink(forward, model.skip_text, model.skip_style)
   model.on('remove', () => {

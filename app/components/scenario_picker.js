@@ -1,5 +1,5 @@
 import { EARLY, WORKS_EARLY } from './early.js'
-import { follow } from './position.js'
+import { ask, follow } from './position.js'
 
 export function render({ model }) {
   const label = document.createElement('label')
@@ -59,7 +59,7 @@ export function render({ model }) {
   function go() {
     if (select.value === open[0]) { return }
     if (!document.body.classList.contains(EARLY)) {
-      model.ask({ ask: 'pick', name: select.value })
+      ask({ scenario: select.value })  // (the player asks Python: player.js)
       select.value = open[0]  // until Python opens it
       return
     }

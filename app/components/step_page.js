@@ -11,6 +11,7 @@ import * as glossary from './glossary.js'
 import * as panelTabs from './panel_tabs.js'
 import * as keyboard from './keyboard.js'
 import { requester } from './requests.js'
+import { ask } from './position.js'
 
 // The stepping page (step_page.py): every view of a scenario, laid out here. Each part is
 // a module that was a component of its own; it gets a view of this one model (`part`):
@@ -52,7 +53,7 @@ const CACHE_COLUMN_STYLE = [
 
 export function render({ model }) {
   const embed = model.layout === 'embed'
-  const ask = requester(model)  // Python's answers to the learner's picks
+  const request = requester(model)  // Python's answers to the learner's picks
   const made = new Map()  // CSS text index -> its sheet, made once for every part
   const sheet = (index) => {
     if (!made.has(index)) {
@@ -86,20 +87,20 @@ export function render({ model }) {
   const pickers = element('div', 'pickers')
   pickers.append(
     mount('scenario', scenarioPicker,
-      { names: { options: 'scenario_options', label: 'scenario_label' }, values: { ask } },
+      { names: { options: 'scenario_options', label: 'scenario_label' } },
       model.scenario_options.length > 1 ? '' : 'gone'),
     mount('engine', enginePicker, { names: { label: 'engine_label' } }),
     mount('mode', modePicker, { names: { label: 'mode_label' } }),
   )
   const controls = element('div', 'controls')
-  controls.append(pickers, mount('player', player, { values: { ask } }))
+  controls.append(pickers, mount('player', player, { values: { ask: request } }))
 
   const code = mount('code', codePanel, {
-    names: { picker_label: 'code_label' }, values: { ask },
+    names: { picker_label: 'code_label' }, values: { ask: request },
   })
-  const chain = mount('chain', chainDeck, { values: { view: 'chain', ask } })
+  const chain = mount('chain', chainDeck, { values: { view: 'chain', ask: request } })
   const prefill = mount('prefill', prefillDeck, {
-    names: { labels: 'prefill_labels' }, values: { view: 'prefill', ask },
+    names: { labels: 'prefill_labels' }, values: { view: 'prefill', ask: request },
   })
   const questions = mount('quiz', quiz, { values: { compact: embed } })
   const terms = mount('glossary', glossary, { names: { html: 'glossary_html' } })
@@ -137,7 +138,7 @@ export function render({ model }) {
     const fork = element('button', 'fork')
     fork.type = 'button'
     fork.textContent = model.fork_label
-    fork.addEventListener('click', () => ask({ ask: 'fork' }))
+    fork.addEventListener('click', () => ask({ fork: true }))  // (player.js asks Python)
     const showFork = () => { fork.hidden = !model.fork_shown }
     showFork()
     model.on('fork_shown', showFork)

@@ -132,6 +132,7 @@ class App(pn.viewable.Viewer):
         self.playground = PlaygroundEditor(state=state)
         self.page.answer("fork", self._fork)
         self.page.answer("open", self._reopen)
+        self.page.answer("mode", self._open_mode)
         self.page.editor = [] if compact else [self.playground]
         self._give_sheets()
         self.sender.connect(self.page)  # (every view added: the first document)
@@ -191,6 +192,17 @@ class App(pn.viewable.Viewer):
             if isinstance(key, str) and key in state.lasts and isinstance(step, int):
                 state.open(state.scenario, split_key(key)[1], max(0, step))
             self.playground.open_fork()
+        return {}
+
+    def _open_mode(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """A mode of the open scenario the page does not hold (a playground's, played when
+        asked for), at the page's step: of the scenario Python opened last, an edit's if
+        one came after the page asked."""
+        state, mode, step = self.state, request.get("mode"), request.get("step")
+        if mode not in state.modes or not isinstance(step, int):
+            return {"error": f"No mode {str(mode)[:40]!r} here"}
+        with self.sender.opening():
+            state.open(state.scenario, str(mode), max(0, step))
         return {}
 
     def _reopen(self, request: Mapping[str, Any]) -> dict[str, Any]:

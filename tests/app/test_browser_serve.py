@@ -677,3 +677,55 @@ def test_screenshots_fit_the_width(playwright: Any, server: str, size: tuple[int
             page.screenshot(path=str(ARTIFACTS / f"{name}-{which}-{width}.png"), full_page=True)
             assert not watched.errors and not watched.foreign, (name, watched.errors)
             page.close()
+
+
+def test_a_step_a_tick_a_mode_or_an_engine_sends_no_message_either_way(
+    watched: Watched, server: str
+) -> None:
+    """The position lives in the browser alone: stepping through every mode on both
+    engines, playing, and switching engines sends nothing to Python and hears nothing
+    back (every websocket frame counted); a scenario picked is a request, and is seen."""
+    frames: list[str] = []
+
+    def on_socket(ws: Any) -> None:
+        ws.on("framesent", lambda _payload: frames.append("page -> Python"))
+        ws.on("framereceived", lambda _payload: frames.append("Python -> page"))
+
+    watched.page.on("websocket", on_socket)
+    page = open_app(watched, server, "?scenario=shared-prefix")
+    page.wait_for_timeout(1_000)  # the page's own start-up messages
+    frames.clear()
+    counter = page.get_by_test_id("step-counter")
+    for engine, modes in (("vLLM", timelines.scenario("shared-prefix").modes), ("SGLang", ())):
+        if engine == "SGLang":
+            page.get_by_role("radio", name="SGLang").check()
+            modes = timelines.scenario("shared-prefix").sglang.modes
+        for mode in modes:
+            if len(modes) > 1:  # (one mode: the picker hides)
+                page.get_by_role("radio", name=mode).check()
+            last = len(timelines.timeline("shared-prefix", mode).steps) - 1
+            page.get_by_role("button", name="Restart").click()
+            for step in range(1, last + 1):
+                page.keyboard.press("ArrowRight")
+                expect(counter).to_have_attribute("data-step", str(step))
+    page.get_by_label("Speed").select_option(label="4 steps/s")
+    page.get_by_role("button", name="Restart").click()
+    page.get_by_role("button", name="Play").click()
+    expect(counter).to_have_attribute("data-step", "3")
+    page.get_by_role("button", name="Pause").click()
+    page.wait_for_timeout(500)
+    assert frames == []
+    page.get_by_label("Scenario").select_option("reset")  # a request: the check can fail
+    expect(page.get_by_test_id("step-counter")).to_have_text(re.compile(r"^Step 0 / "))
+    assert "page -> Python" in frames and "Python -> page" in frames
+    page.wait_for_timeout(1_000)
+    frames.clear()
+    for mode in timelines.scenario("reset").modes:  # vLLM's three modes
+        page.get_by_role("radio", name=mode).check()
+        page.keyboard.press("End")
+        last = len(timelines.timeline("reset", mode).steps) - 1
+        expect(counter).to_have_attribute("data-step", str(last))
+        page.keyboard.press("Home")
+        expect(counter).to_have_attribute("data-step", "0")
+    page.wait_for_timeout(500)
+    assert frames == []

@@ -51,6 +51,15 @@ def test_a_file_imported_twice_is_inlined_once(tmp_path: Path) -> None:
     assert "import" not in module
 
 
+def test_a_renamed_import_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "shared.js").write_text("export const SHARED = 1\n")
+    (tmp_path / "top.js").write_text(
+        "import { SHARED as OTHER } from './shared.js'\nexport function render() { return OTHER }\n"
+    )
+    with pytest.raises(ValueError, match="renamed import"):
+        inline_imports(tmp_path / "top.js")
+
+
 def test_a_namespace_import_keeps_its_names_to_itself(tmp_path: Path) -> None:
     # Every part of the stepping page exports `render`: each must stay its own.
     (tmp_path / "shared.js").write_text("export const SHARED = 1\n")

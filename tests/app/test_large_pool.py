@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from itertools import pairwise
 from typing import ClassVar
-from urllib.parse import urlencode
 
 import pytest
 
@@ -262,8 +261,7 @@ def test_a_large_playgrounds_modes_not_counted_are_played_when_asked_for(
     assert uncounted and state.key not in uncounted
     assert set(first["lasts"]) == {f"{state.scenario}/{m}" for m in state.modes}
     other = sorted(uncounted)[0]
-    query = "?" + urlencode({**first["queries"][other], "step": "3"})
-    page.request({"ask": "open", "query": query})  # the page picked that mode at step 3
+    page.request({"ask": "mode", "mode": other.split("/")[1], "step": 3})  # picked at step 3
     opened = page.opened
     assert opened["at"] == [other, 3] and opened["keep"] is False
     assert opened["lasts"][other] == store.last_step(state.scenario, other.split("/")[1])

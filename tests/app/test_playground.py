@@ -193,6 +193,12 @@ def test_an_edit_keeps_the_page_where_it_is() -> None:
     edited = app.page.opened
     assert edited["keep"] is True and edited["serial"] == forked["serial"] + 1
     assert edited["at"][0] == f"{app.state.scenario}/keep"  # the mode Python last played
+    # A mode asked for opens on the playground Python opened last (the edit's), at the
+    # page's step: a pick made before the edit's document came is meant for it.
+    app.page.request({"ask": "mode", "mode": "preempt", "step": 2})
+    assert app.page.opened["at"] == [f"{app.state.scenario}/preempt", 2]
+    assert app.state.scenario == edited["at"][0].split("/")[0]
+    assert "error" in app.page.request({"ask": "mode", "mode": "turbo", "step": 2})
 
 
 def test_the_address_reopens_the_same_playground_and_a_bad_one_gets_a_notice() -> None:

@@ -57,12 +57,13 @@ def test_each_early_page_shows_its_address_and_stays_local(built_site: Any) -> N
         # It steps early only at the addresses of its own state (early_page.js).
         built = parse_qs(early["query"])
         assert built["scenario"] == [link.scenario] and ("embed" in built) is link.embed
-        # Its player holds every step of every mode of its scenario.
-        (player,) = [n for n in nodes if n.get("esm") == "step_page.js"]  # (its player)
-        bundle = json.loads(player["model"]["bundle"])
-        assert bundle["position"]["lasts"] == early["lasts"]
+        # Its document holds every step of every mode of its scenario.
+        (stepping,) = [n for n in nodes if n.get("esm") == "step_page.js"]
+        document = json.loads(stepping["model"]["document_json"])
+        assert document["lasts"] == early["lasts"]
         assert {k.split("/")[0] for k in early["lasts"]} == {link.scenario}, name
-        for deck in bundle["views"].values():
+        assert document["held"] == {k: [0, last + 1] for k, last in early["lasts"].items()}
+        for deck in document["views"].values():
             for key, order in deck["orders"].items():
                 assert None not in order and len(order) == early["lasts"][key] + 1, (name, key)
         for cdn in (layout.BOKEH_CDN, layout.PANEL_CDN):

@@ -1,7 +1,7 @@
 """Before Python is ready, a playground link already shows, steps and plays edits.
 
 A playground link's early page is the app's own layout (app/page/early_page.js), its
-player's bundle answered by the app's worker from the project's wheel alone
+page's document answered by the app's worker from the project's wheel alone
 (app/data/early_playground.py). The server holds back Panel's wheel, so the page stays
 before Python for as long as a test needs: the early page must show the engine's
 timeline for the link, step, switch modes and play an edited script; the live page must
