@@ -71,7 +71,7 @@ export function render({ model }) {
   }
   function setOptions(at, plan) {
     // A new step (or timeline) puts the picker back on the step's focus. The same step
-    // announced again (the rest of the bundle arriving, a mode counted) keeps the
+    // announced again (a large timeline's steps arriving) keeps the
     // learner's pick: it came after the pick and says nothing against it.
     const labels = plan ? plan.labels : []
     const where = at.key + '@' + at.step

@@ -39,7 +39,7 @@ export function render({ model, view }) {
       inputs = fillRadios(radios, model.label, engines, pick, check)
     }
     // A scenario that plays on one engine: the whole component hides, margins included
-    // (so a playground link's page before Python shows it as soon as its bundle has both).
+    // (so a playground link's page before Python shows it as soon as its document has both).
     const hidden = engines.length < 2 ? 'none' : ''
     group.style.display = hidden
     if (view && view.el) { view.el.style.display = hidden }

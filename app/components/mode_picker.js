@@ -14,7 +14,7 @@ export function render({ model, view }) {
     for (const input of inputs) { input.checked = input.value === mode }
   }
   // The modes of the player's scenario on the engine of its timeline (the engine
-  // picker switches engines), in the bundle's order.
+  // picker switches engines), in the document's order.
   function follows(at) {
     const found = scenarioModes(at)
     mode = found.mode

@@ -194,12 +194,13 @@ export function render({ model }) {
     if (address) { addressSoon() }
   }
   // A timeline of the scenario (a mode, an engine): the document's, or Python's.
-  function want(nextKey, nextStep) {
+  // (`address`: false for the early page opening where the address already is)
+  function want(nextKey, nextStep, address = true) {
     const at = nextStep === undefined ? step : nextStep
     if (holds(nextKey)) {
       waiting = null
       if (nextKey !== key) { pause() }
-      go(nextKey, at)
+      go(nextKey, at, address)
       return
     }
     pause()
@@ -268,7 +269,7 @@ export function render({ model }) {
     if (request.mode !== undefined) { next = scenarioOf(key) + '/' + request.mode }
     if (request.key !== undefined) { next = request.key }
     if (next !== null) {
-      if (named(next)) { want(next, request.step) }
+      if (named(next)) { want(next, request.step, request.address !== false) }
       return
     }
     if (moves[request.move]) { moves[request.move]() }

@@ -80,7 +80,7 @@ export function render({ model }) {
     return box
   }
 
-  // The player's position, with the bundle's questions (quiz.py).
+  // The player's position, with the document's questions (quiz.py).
   let heard = { key: '', step: 0, questions: {} }
   function show() {
     const at = heard

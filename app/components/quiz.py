@@ -1,7 +1,7 @@
 """Predict, then see: before a step that carries a lesson, a question about it.
 
 The questions and their answers come from the timeline (app/data/questions.py); every
-step's questions, in every mode of the scenario, are sent once in the player's bundle
+step's questions, in every mode of the scenario, are sent once in the page's document
 (views/sender.py), and the panel (quiz.js) follows the player, so answering needs no
 Python (it works on the static site before Python is ready). The score stays in the
 browser (localStorage). On by default on the full page, where the learner can switch

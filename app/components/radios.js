@@ -59,7 +59,7 @@ export function engineOf(mode, sglangModes) {
   return sglangModes.includes(mode) ? 'sglang' : 'vllm'
 }
 
-// The modes of the announced position's scenario, in the bundle's order, and its mode
+// The modes of the announced position's scenario, in the document's order, and its mode
 // (or the mode picked, if the player waits for its last step: player.js).
 export function scenarioModes(at) {
   const scenario = at.key.slice(0, at.key.indexOf('/'))

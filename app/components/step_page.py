@@ -1,7 +1,7 @@
 """The stepping page: one browser component that lays out and draws every view of a
 scenario (the header, the controls, the narration and questions, the pool, free queue,
 hash map or tree, requests, log, code, metrics and events, hash chain, prefill cost,
-CPU offload, glossary) from the player's bundle, in its own HTML and CSS (step_page.js,
+CPU offload, glossary) from one document (app/data/bundle.py), in its own HTML and CSS (step_page.js,
 step_page.css).
 
 Each part is the module it was as a component of its own (player.js, step_deck.js,
@@ -13,7 +13,7 @@ the one child (`editor`).
 
 Python answers what depends on a learner's pick, over one channel (requests.js): a
 request `{id, ask, ...}` from the browser, a reply `{id, ...}` from Python (`answer`
-registers who answers each `ask`): a scenario (`pick`), an address the bundle does not
+registers who answers each `ask`): a scenario (`pick`), an address the document does not
 hold (`open`), a copy to edit (`fork`), a function's code (`code`), a pair in the hash
 chain (`chain`), the prefill calculator (`prefill`), the hashing cost (`measure`). The
 views that answer them are in app/views/.
@@ -98,7 +98,7 @@ class StepPage(FileComponent):
         default={}, constant=True, doc="Part -> its stylesheets, as indices into `sheets`"
     )
     editor = Children(default=[], doc="The playground's editor, on a playground's full page")
-    decks = param.List(default=[], constant=True, doc="The views' names in the bundle")
+    decks = param.List(default=[], constant=True, doc="The views' names in the document")
 
     # The page around the controls.
     ways_html = param.String(default="", constant=True, doc="The way to the labs")

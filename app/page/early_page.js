@@ -301,7 +301,7 @@ function show(page, at) {
   return named
 }
 
-// Whether a position's document holds its step's pages (null: not sent yet, bundle.py).
+// Whether a position's document holds its step's pages (null: not held, bundle.py).
 const holdsPages = (at) => Object.values(at.views || {}).some((deck) => {
   const order = deck.orders[at.key]
   return order !== undefined && order[at.step] !== null

@@ -100,7 +100,7 @@ class App(pn.viewable.Viewer):
         state = self.state
         assert state is not None  # (made above)
         compact = self.embed
-        # Every view's pages, the code and the questions go into the player's one bundle,
+        # Every view's pages, the code and the questions go into the page's one document,
         # which the one stepping page draws.
         self.sender = Sender(state)
         self.page = StepPage(

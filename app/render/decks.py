@@ -1,4 +1,4 @@
-"""Which pure render fills each view's deck, by the deck's name in the bundle.
+"""Which pure render fills each view's deck, by the deck's name in the document.
 
 A StepView's deck is named after its class (app/views/base.py takes its `render` from
 here); the hash chain's and the prefill calculator's are named after their part, and

@@ -9,7 +9,7 @@ build.py is the entry point. The parts, one job each, in the order a build runs 
   lock        pyodide-lock.json, closed under its dependencies
   bytecode    .pyc files by CPython 3.12 (scripts/), so the worker compiles nothing
   convert     Panel's conversion of the app to a Pyodide-worker page
-  early_pages the early page of every address: the app's layout and bundle, as data
+  early_pages the early page of every address: the app's layout and document, as data
   patches     every patch of the converted page and worker, inserting shims/
   cdn         Bokeh's and Panel's JS from the wheels; no remote reference left
   precompress a .gz twin of every compressible file

@@ -15,12 +15,12 @@ The benchmark's yardstick (benchmarks/bench_site.py) is a stock app built withou
   early the page starts the Pyodide worker first thing, before Bokeh's JS;
   pages every address (the start page, each scenario in both layouts: the full page
         and `embed=1`, the write-up's iframes) has an early page (early/NAME.json.gz,
-        fetched only by its addresses): the app's layout and its player's bundle, laid
+        fetched only by its addresses): the app's layout and its document, laid
         out by app/page/early_page.js before Bokeh's JS has run, so every address steps,
         switches modes and opens scenarios before Python is ready;
   playground  a playground link (which names the learner's own scenario) has an early
         page too (early/playground.json.gz: the App's layout at a playground), whose
-        player's bundle the app's worker answers: it loads the project's wheel alone
+        document the app's worker answers: it loads the project's wheel alone
         first (app/data/early_playground.py) and plays the link, a mode picked and
         each script edit while Panel and Bokeh install (needs `early`: the page talks
         to the worker it started, and `pages`).
