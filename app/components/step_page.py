@@ -1,8 +1,8 @@
 """The stepping page: one browser component that lays out and draws every view of a
 scenario (the header, the controls, the narration and questions, the pool, free queue,
 hash map or tree, requests, log, code, metrics and events, hash chain, prefill cost,
-CPU offload, glossary) from one document (app/data/bundle.py), in its own HTML and CSS (step_page.js,
-step_page.css).
+CPU offload, glossary) from one document (app/data/bundle.py), in its own HTML and CSS
+(step_page.js, step_page.css).
 
 Each part is the module it was as a component of its own (player.js, step_deck.js,
 code_panel.js, ...), given a view of this one model (step_page.js's `part`): its
@@ -13,10 +13,12 @@ the one child (`editor`).
 
 Python answers what depends on a learner's pick, over one channel (requests.js): a
 request `{id, ask, ...}` from the browser, a reply `{id, ...}` from Python (`answer`
-registers who answers each `ask`): a scenario (`pick`), an address the document does not
-hold (`open`), a copy to edit (`fork`), a function's code (`code`), a pair in the hash
-chain (`chain`), the prefill calculator (`prefill`), the hashing cost (`measure`). The
-views that answer them are in app/views/.
+registers who answers each `ask`): a large timeline's steps (`steps`), a scenario
+(`pick`), an address the document does not hold (`open`), a mode it does not hold
+(`mode`), a copy to edit (`fork`), a function's code (`code`), a pair in the hash chain
+(`chain`), the prefill calculator (`prefill`), the hashing cost (`measure`)
+(docs/document.md). The views that answer them are in app/views/. Python holds no
+position: the page writes none of these parameters.
 """
 
 from __future__ import annotations

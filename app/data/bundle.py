@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from app.data.questions import all_questions
 from app.data.timelines import scenario, split_key, timeline_key
@@ -155,27 +155,39 @@ def held_steps(
     return {timeline_key(t): sent_steps(t, at, around_only) for t in timelines}
 
 
+class DocumentHead(TypedDict):
+    """A document's fields besides its pages (docs/document.md)."""
+
+    version: int  # DOCUMENT_VERSION
+    serial: int  # its number on the page
+    at: list[Any]  # [timeline key, step]: where it opens
+    keep: bool  # an edit's: the page keeps its mode and step where the document has them
+    held: dict[str, list[int]]  # timeline key -> [first, end) of the steps it holds
+    scenario: list[str]  # [name, title]
+    lasts: dict[str, int | None]  # timeline key -> last step (None: not played yet)
+    queries: dict[str, dict[str, str]]  # timeline key -> the address parameters naming it
+
+
 def document_head(
     at: tuple[str, int],
     serial: int,
     lasts: Mapping[str, int | None],
     held: Mapping[str, range],
     keep: bool = False,
-) -> dict[str, Any]:
-    """A document's fields besides its pages (docs/document.md): its format's version,
-    its number, where it opens (``at``; ``keep``: where the page is, if it holds that
-    mode), the scenario's [name, title], each timeline's last step (None: a large
-    playground's mode not played yet) and address parameters, and the steps it holds of
-    each timeline ([first, end))."""
+) -> DocumentHead:
+    """A document's head for a set of timelines opened at ``at`` (``keep``: where the
+    page is, if it holds that mode), with the steps it holds of each (``held``)."""
     named = bundle((), {}, at, code=False, questions=False, lasts=lasts)
-    return {
-        "version": DOCUMENT_VERSION,
-        "serial": serial,
-        "at": list(at),
-        "keep": keep,
-        "held": {key: [steps.start, steps.stop] for key, steps in held.items()},
-        **{name: named[name] for name in ("scenario", "lasts", "queries")},
-    }
+    return DocumentHead(
+        version=DOCUMENT_VERSION,
+        serial=serial,
+        at=list(at),
+        keep=keep,
+        held={key: [steps.start, steps.stop] for key, steps in held.items()},
+        scenario=named["scenario"],
+        lasts=named["lasts"],
+        queries=named["queries"],
+    )
 
 
 def scenario_title(name: str) -> str:
