@@ -411,15 +411,6 @@ def site_page(
         assert_clean(run)
 
 
-@pytest.fixture(scope="module")
-def module_page(shared_context: Any, site_url: str) -> Iterator[tuple[Any, PageRun]]:
-    """One interactive page for a module's tests, which move it in the app (a page load
-    starts Pyodide: about 10 s of both cores). It opens on the flagship scenario and must
-    stay clean throughout."""
-    with kept_page(shared_context, site_url, "?scenario=reset") as opened:
-        yield opened
-
-
 @contextlib.contextmanager
 def kept_page(context: Any, site_url: str, query: str) -> Iterator[tuple[Any, PageRun]]:
     """A page at ``query`` kept open for several tests: closed at the end, and clean."""

@@ -219,10 +219,11 @@ def test_every_scenario_has_its_copy_and_the_picker_opens_it(held_page: Any, emb
 
 
 @pytest.mark.parametrize(
-    "query", ["?embed=true", "?mode=keep&step=99", "?mode=turbo", "?scenario=x"]
+    "query", ["?embed=true", "?mode=keep&step=99", "?mode=turbo", "?scenario=nope&step=abc"]
 )
 def test_an_address_the_copy_does_not_hold_waits_for_python(held_page: Any, query: str) -> None:
-    """Another spelling of the layout, or a notice to give: only Python can show it."""
+    """Another spelling of the layout, or a notice to give: only Python can show it (the
+    live load of a bad deep link, the static site's check of its notice)."""
     page, run, release = held_page(query, early=False)
     page.wait_for_timeout(300)
     expect(page.locator("body.pcl-early")).to_have_count(0)
@@ -234,6 +235,8 @@ def test_an_address_the_copy_does_not_hold_waits_for_python(held_page: Any, quer
         check_step(page, build_timeline(load_scenario(FLAGSHIP), "default"), 0)
     else:
         expect(page.get_by_test_id("notice")).to_be_visible()
+        if "scenario=nope" in query:
+            expect(page.get_by_test_id("notice")).to_contain_text("Ignored scenario=")
         mode = "keep" if "keep" in query else "default"
         check_step(page, build_timeline(load_scenario(FLAGSHIP), mode), 0)
 
