@@ -8,6 +8,7 @@ page must take over at the step the learner reached.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -20,7 +21,7 @@ from engine.lab.play.sglang.timeline import build_sglang_timeline
 from engine.lab.play.vllm.timeline import build_timeline
 from tests.app.page_checks import check_sglang_step, check_step
 from tests.site.conftest import (
-    RECORDER_JS,
+    HeldOrigin,
     PageRun,
     assert_clean,
     record,
@@ -41,25 +42,20 @@ HANDOVER_TIMEOUT_MS = 30_000
 
 @pytest.fixture
 def held_page(
-    chromium: Any, held_site: Callable[..., tuple[str, Any]]
+    held_context: Any, held_origin: HeldOrigin
 ) -> Iterator[Callable[..., tuple[Any, PageRun, Any]]]:
     """held_page(query, missing="", early=True) -> (page, run, release): opened with
     Panel's wheel held back (and the paths under `missing` answered 404); with `early`,
     once its early page shows (else once the page has loaded: nothing shows before
-    Python)."""
-    contexts: list[Any] = []
-    runs: list[PageRun] = []
+    Python). A new page of the module's context (warm: held_context), on the module's
+    server (held_origin)."""
+    opened: list[tuple[Any, PageRun, Callable[[], None]]] = []
 
     def _open(query: str = "", missing: str = "", early: bool = True) -> tuple[Any, PageRun, Any]:
-        url, release = held_site(HELD, missing)
-        context = chromium.new_context(viewport={"width": 1280, "height": 800})
-        context.set_default_timeout(30_000)
-        context.add_init_script(RECORDER_JS)
-        contexts.append(context)
-        page = context.new_page()
+        url, release = held_origin.hold(HELD, missing)
+        page = held_context.new_page()
         run = PageRun(origin=url)
-        runs.append(run)
-        record(page, run)
+        opened.append((page, run, record(page, run)))
         page.goto(f"{url}/{query}", wait_until="commit", timeout=30_000)
         if not early:
             page.wait_for_load_state("load", timeout=EARLY_TIMEOUT_MS)
@@ -70,9 +66,14 @@ def held_page(
         return page, run, release
 
     yield _open
-    for context in contexts:
-        context.close()
-    for run in runs:
+    for page, _, detach in opened:
+        detach()
+        # The next test's page starts as a first visit's would (a context of its own did).
+        with contextlib.suppress(playwright_api.Error):
+            page.evaluate("() => localStorage.clear()")
+        page.close()
+    held_origin.free()
+    for _, run, _ in opened:
         assert_clean(run)
 
 
