@@ -209,8 +209,8 @@ def held_server(out: Path, held: str, missing: str = "") -> Iterator[tuple[str, 
 
 class HeldOrigin:
     """One held server for a module's held pages (see HeldFile), each page holding its own
-    file: one origin, so the module's context (held_context) finds Pyodide and the wheels
-    in its HTTP cache from one test to the next (a page asks for each file again, the site
+    file: one origin, so the module's context (shared_context) finds Pyodide and the
+    wheels in its HTTP cache from one test to the next (a page asks for each file again, the site
     says `no-cache`: the held file is asked for, and held, all the same)."""
 
     def __init__(self, out: Path) -> None:
@@ -242,20 +242,6 @@ def held_origin(built_site: SiteTarget) -> Iterator[HeldOrigin]:
         origin.free()
         origin.server.shutdown()
         origin.server.server_close()
-
-
-@pytest.fixture(scope="module")
-def held_context(chromium: Any) -> Iterator[Any]:
-    """The context of a module's held pages (a page each, its own sessionStorage; the
-    localStorage cleared after each): its warm HTTP cache saves each load a few seconds
-    of downloads and compiling."""
-    context = chromium.new_context(viewport={"width": 1280, "height": 800})
-    context.set_default_timeout(30_000)
-    context.add_init_script(RECORDER_JS)
-    try:
-        yield context
-    finally:
-        context.close()
 
 
 @pytest.fixture

@@ -42,18 +42,18 @@ HANDOVER_TIMEOUT_MS = 30_000
 
 @pytest.fixture
 def held_page(
-    held_context: Any, held_origin: HeldOrigin
+    shared_context: Any, held_origin: HeldOrigin
 ) -> Iterator[Callable[..., tuple[Any, PageRun, Any]]]:
     """held_page(query, missing="", early=True) -> (page, run, release): opened with
     Panel's wheel held back (and the paths under `missing` answered 404); with `early`,
     once its early page shows (else once the page has loaded: nothing shows before
-    Python). A new page of the module's context (warm: held_context), on the module's
-    server (held_origin)."""
+    Python). A new page of the module's context (its HTTP cache warm: shared_context;
+    its localStorage cleared after each test), on the module's server (held_origin)."""
     opened: list[tuple[Any, PageRun, Callable[[], None]]] = []
 
     def _open(query: str = "", missing: str = "", early: bool = True) -> tuple[Any, PageRun, Any]:
         url, release = held_origin.hold(HELD, missing)
-        page = held_context.new_page()
+        page = shared_context.new_page()
         run = PageRun(origin=url)
         opened.append((page, run, record(page, run)))
         page.goto(f"{url}/{query}", wait_until="commit", timeout=30_000)
