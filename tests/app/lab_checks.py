@@ -139,6 +139,25 @@ def check_both_runs_follow_a_knob(page: Any, timeout_ms: int) -> None:
             assert source(page, name, column)["values"] == expected.series[column], (name, column)
 
 
+def set_the_output_back(page: Any, timeout_ms: int) -> None:
+    """After check_both_runs_follow_a_knob, for the next test on the same page: the
+    preset's output length again, and its runs in both sources."""
+    _, run, compare = preset_runs("shared-prefix")
+    field = page.get_by_label("Output (tokens)", exact=True)
+    field.fill(str(preset("shared-prefix").workload.output_tokens))
+    field.press("Enter")
+    hits = {"run": run.series["cumulative_hits"], "compare": compare.series["cumulative_hits"]}
+    page.wait_for_function(
+        f"""hits => Object.entries(hits).every(([name, values]) => {{
+          const source = {LIVE_DOCUMENT_JS}?.get_model_by_name('lab-source-' + name);
+          return source && JSON.stringify(Array.from(source.data.cumulative_hits))
+            === JSON.stringify(values);
+        }})""",
+        arg=hits,
+        timeout=timeout_ms,
+    )
+
+
 def check_a_bad_knob_says_why(page: Any) -> None:
     """`fresh-salt`'s pool made too small for one request: the message beside the knob
     says why, and Run is off."""

@@ -3,6 +3,7 @@ engine's series, a knob reruns it on the same charts, a bad knob says why beside
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -26,6 +27,7 @@ from tests.app.lab_checks import (
     click_a_chart,
     playground_of,
     preset_runs,
+    set_the_output_back,
     source,
 )
 from tests.app.playground_checks import check_playground_step, field
@@ -38,6 +40,7 @@ pytestmark = pytest.mark.browser
 
 # The serve tests' fixtures: one `panel serve` and one Chromium for this module too.
 server, playwright, browser, watched = serve.server, serve.playwright, serve.browser, serve.watched
+launched = serve.launched
 
 RUN_TIMEOUT_MS = 60_000
 
@@ -97,16 +100,35 @@ def test_a_preset_runs_and_its_charts_hold_the_engines_series(
     expect(page.get_by_test_id("lab-playground-link")).to_have_count(0)
 
 
-def test_both_runs_follow_a_knob_they_share(watched: Watched, server: str) -> None:
-    """The server's side process plays the overlay's run (app/data/side_runs.py): the charts
-    hold the engine's runs all the same."""
-    page = open_lab(watched, server, "?lab=shared-prefix")
-    check_both_runs_follow_a_knob(page, RUN_TIMEOUT_MS)
+class TestSharedPrefixPage:
+    """One lab page of `shared-prefix` for the three tests below, in their order (each
+    leaves the preset's knobs as it found them; the engine knob last), closed after them:
+    two loads and first runs fewer. Its console and requests are checked after each."""
 
+    @pytest.fixture(scope="class")
+    def lab(self, browser: Any, server: str) -> Iterator[Watched]:
+        seen = Watched(browser.new_page(), server.rsplit("/", 1)[0])
+        open_lab(seen, server, "?lab=shared-prefix")
+        yield seen
+        seen.page.close()
 
-def test_both_engines_share_the_charts_and_the_summary(watched: Watched, server: str) -> None:
-    page = open_lab(watched, server, "?lab=shared-prefix")
-    check_both_engines_share_the_charts(page, RUN_TIMEOUT_MS)
+    @pytest.fixture(autouse=True)
+    def clean(self, lab: Watched) -> Iterator[None]:
+        yield
+        assert not lab.errors, f"console errors and warnings: {lab.errors}"
+        assert not lab.foreign, f"requests outside the origin: {lab.foreign}"
+
+    def test_results_that_no_longer_match_the_knobs_are_marked_stale(self, lab: Watched) -> None:
+        check_stale_results_are_marked(lab.page)
+
+    def test_both_runs_follow_a_knob_they_share(self, lab: Watched) -> None:
+        """The server's side process plays the overlay's run (app/data/side_runs.py): the
+        charts hold the engine's runs all the same."""
+        check_both_runs_follow_a_knob(lab.page, RUN_TIMEOUT_MS)
+        set_the_output_back(lab.page, RUN_TIMEOUT_MS)  # for the next test on this page
+
+    def test_both_engines_share_the_charts_and_the_summary(self, lab: Watched) -> None:
+        check_both_engines_share_the_charts(lab.page, RUN_TIMEOUT_MS)
 
 
 def test_the_address_picks_the_engine_and_a_bad_one_says_why(watched: Watched, server: str) -> None:
@@ -132,12 +154,6 @@ def test_the_address_picks_the_engine_and_a_bad_one_says_why(watched: Watched, s
 
 def test_a_bad_knob_says_why_beside_it(watched: Watched, server: str) -> None:
     check_a_bad_knob_says_why(open_lab(watched, server, "?lab=fresh-salt"))
-
-
-def test_results_that_no_longer_match_the_knobs_are_marked_stale(
-    watched: Watched, server: str
-) -> None:
-    check_stale_results_are_marked(open_lab(watched, server, "?lab=shared-prefix"))
 
 
 def test_picking_a_preset_runs_it_and_the_address_follows(watched: Watched, server: str) -> None:
@@ -217,8 +233,8 @@ def test_a_long_run_on_both_engines_shows_progress_and_stops(watched: Watched, s
     check_a_long_run_stops(page, RUN_TIMEOUT_MS, ("run", "sglang-run"))
 
 
-def test_the_lab_fits_a_phone_without_horizontal_scroll(playwright: Any, server: str) -> None:
-    with serve.chromium(playwright, viewport={"width": 390, "height": 844}) as context:
+def test_the_lab_fits_a_phone_without_horizontal_scroll(launched: Any, server: str) -> None:
+    with serve.own_context(launched, viewport={"width": 390, "height": 844}) as context:
         watched = Watched(context.new_page(), server.rsplit("/", 1)[0])
         page = open_lab(watched, server, "?lab=shared-prefix")
         # The overlay's checkbox and the status line wrap below what is beside them.

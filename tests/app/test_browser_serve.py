@@ -6,6 +6,7 @@ a wrong cell, queue order or highlighted line fails the test.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import re
 from collections.abc import Iterator
@@ -19,7 +20,14 @@ from app.data.url import playground_query
 from app.views.editor import fork
 from engine.lab.play import playground_code
 from engine.lab.play.vllm.timeline import Timeline
-from tests.app.browser import REPO, chromium, panel_serve, panel_serve_with_output
+from tests.app.browser import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    REPO,
+    chromium,
+    panel_serve,
+    panel_serve_with_output,
+)
 from tests.app.page_checks import (
     PHONE,
     check_reads_on_a_phone,
@@ -53,6 +61,27 @@ def playwright() -> Iterator[Any]:
 def browser(playwright: Any) -> Iterator[Any]:
     with chromium(playwright, viewport={"width": 1280, "height": 800}) as context:
         yield context
+
+
+@pytest.fixture(scope="module")
+def launched(playwright: Any) -> Iterator[Any]:
+    """One Chromium for the tests that need a context of their own (a size, a phone, a
+    first visit): a new context takes about 0.5 s, a launch 2 s and more."""
+    chrome = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+    try:
+        yield chrome
+    finally:
+        chrome.close()
+
+
+@contextlib.contextmanager
+def own_context(launched: Any, **options: Any) -> Iterator[Any]:
+    """A fresh context (its own storage: a first visit) of the module's Chromium."""
+    context = launched.new_context(**options)
+    try:
+        yield context
+    finally:
+        context.close()
 
 
 class Watched:
@@ -354,8 +383,8 @@ def test_invalid_deep_links_fall_back_with_a_notice(
     check_step(page, timelines.timeline("reset", mode), 0)
 
 
-def test_embed_fits_an_800px_iframe(playwright: Any, server: str) -> None:
-    with chromium(playwright, viewport={"width": 800, "height": 700}) as context:
+def test_embed_fits_an_800px_iframe(launched: Any, server: str) -> None:
+    with own_context(launched, viewport={"width": 800, "height": 700}) as context:
         watched = Watched(context.new_page(), server.rsplit("/", 1)[0])
         page = open_app(watched, server, "?embed=1&mode=keep&step=1")
         check_step(page, timelines.timeline("reset", "keep"), 1)
@@ -382,8 +411,8 @@ def test_embed_fits_an_800px_iframe(playwright: Any, server: str) -> None:
         assert not watched.errors and not watched.foreign
 
 
-def test_phone_width_stacks_without_horizontal_scroll(playwright: Any, server: str) -> None:
-    with chromium(playwright, viewport={"width": 390, "height": 844}) as context:
+def test_phone_width_stacks_without_horizontal_scroll(launched: Any, server: str) -> None:
+    with own_context(launched, viewport={"width": 390, "height": 844}) as context:
         watched = Watched(context.new_page(), server.rsplit("/", 1)[0])
         page = open_app(watched, server, "?mode=default&step=7")
         timeline = timelines.timeline("reset", "default")
@@ -424,8 +453,8 @@ def open_page(watched: Watched, server: str, kind: str) -> Any:
 
 
 @pytest.mark.parametrize("kind", list(EVERY_PAGE))
-def test_a_phone_reads_every_page_at_its_own_width(playwright: Any, server: str, kind: str) -> None:
-    with chromium(playwright, **PHONE) as context:
+def test_a_phone_reads_every_page_at_its_own_width(launched: Any, server: str, kind: str) -> None:
+    with own_context(launched, **PHONE) as context:
         watched = Watched(context.new_page(), server.rsplit("/", 1)[0])
         page = open_page(watched, server, kind)
         check_reads_on_a_phone(page)
@@ -444,12 +473,12 @@ def test_every_page_leaves_the_console_clean(watched: Watched, server: str, kind
 SIMULATED_LINES = ("reset prefix cache", "Resetting prefix cache", "/reset_prefix_cache HTTP")
 
 
-def test_the_simulated_server_writes_to_the_page_log_only(playwright: Any) -> None:
+def test_the_simulated_server_writes_to_the_page_log_only(launched: Any) -> None:
     """A teacher's terminal shows `panel serve`'s own lines, not the simulated vLLM's as if
     real requests had hit it; the page's log panel shows them."""
     with (
         panel_serve_with_output() as (server, output),
-        chromium(playwright, viewport={"width": 1280, "height": 800}) as context,
+        own_context(launched, viewport={"width": 1280, "height": 800}) as context,
     ):
         watched = Watched(context.new_page(), server.rsplit("/", 1)[0])
         for name, mode in (("reset", "default"), ("api-layer", "keep")):
@@ -485,13 +514,13 @@ def longest_narration() -> tuple[str, int]:
 
 
 def test_a_projector_shows_the_pool_and_the_narration_on_the_first_screen(
-    playwright: Any, server: str
+    launched: Any, server: str
 ) -> None:
     """At 1280x720, on a first visit ("How to read this" open), at the flagship's longest
     narration: the narration whole, and the pool's first row of blocks, in view; the
     narration takes the page's width."""
     mode, step = longest_narration()
-    with chromium(playwright, viewport=PROJECTOR) as context:
+    with own_context(launched, viewport=PROJECTOR) as context:
         watched = Watched(context.new_page(), server.rsplit("/", 1)[0])
         page = open_app(watched, server, f"?scenario=reset&mode={mode}&step={step}")
         wait_for_step(page, timelines.timeline("reset", mode), step)
@@ -505,8 +534,8 @@ def test_a_projector_shows_the_pool_and_the_narration_on_the_first_screen(
         assert not watched.errors and not watched.foreign, watched.errors
 
 
-def test_a_collapsed_how_to_read_stays_collapsed_across_pages(playwright: Any, server: str) -> None:
-    with chromium(playwright, viewport=PROJECTOR) as context:
+def test_a_collapsed_how_to_read_stays_collapsed_across_pages(launched: Any, server: str) -> None:
+    with own_context(launched, viewport=PROJECTOR) as context:
         watched = Watched(context.new_page(), server.rsplit("/", 1)[0])
         page = open_app(watched, server, "?scenario=reset&mode=keep")
         howto = page.locator("details.howto-box")
@@ -662,11 +691,11 @@ def shot_step(timeline: Timeline, which: str) -> int:
 
 
 @pytest.mark.parametrize("size", [(1280, 800), (390, 844)], ids=["1280", "390"])
-def test_screenshots_fit_the_width(playwright: Any, server: str, size: tuple[int, int]) -> None:
+def test_screenshots_fit_the_width(launched: Any, server: str, size: tuple[int, int]) -> None:
     """The pages a reader is sent to, at a laptop's and a phone's width: no sideways scroll."""
     width, height = size
     ARTIFACTS.mkdir(exist_ok=True)
-    with chromium(playwright, viewport={"width": width, "height": height}) as context:
+    with own_context(launched, viewport={"width": width, "height": height}) as context:
         for name, mode, which in SCREENSHOTS:
             timeline = timelines.timeline(name, mode)
             step = shot_step(timeline, which)

@@ -207,6 +207,43 @@ def held_server(out: Path, held: str, missing: str = "") -> Iterator[tuple[str, 
         server.server_close()
 
 
+class HeldOrigin:
+    """One held server for a module's held pages (see HeldFile), each page holding its own
+    file: one origin, so the module's context (shared_context) finds Pyodide and the
+    wheels in its HTTP cache from one test to the next (a page asks for each file again, the site
+    says `no-cache`: the held file is asked for, and held, all the same)."""
+
+    def __init__(self, out: Path) -> None:
+        attributes = {"held": "", "release": threading.Event(), "missing": ""}
+        self.handler: type[HeldFile] = type("Held", (HeldFile,), attributes)
+        self.server = make_server(out, 0, handler=self.handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def hold(self, held: str, missing: str = "") -> tuple[str, threading.Event]:
+        """(url, release) for a new page: ``held`` held back until ``release`` is set."""
+        self.free()
+        release = threading.Event()
+        self.handler.held, self.handler.missing, self.handler.release = held, missing, release
+        return self.url, release
+
+    def free(self) -> None:
+        """Let the last page's held file go; hold nothing until the next `hold`."""
+        self.handler.release.set()
+        self.handler.held, self.handler.missing = "", ""
+
+
+@pytest.fixture(scope="module")
+def held_origin(built_site: SiteTarget) -> Iterator[HeldOrigin]:
+    origin = HeldOrigin(built_site.out)
+    threading.Thread(target=origin.server.serve_forever, daemon=True).start()
+    try:
+        yield origin
+    finally:
+        origin.free()
+        origin.server.shutdown()
+        origin.server.server_close()
+
+
 @pytest.fixture
 def held_site(built_site: SiteTarget) -> Iterator[Callable[..., tuple[str, threading.Event]]]:
     """held_site(file, missing="") -> (url, release): the site served with `file` held
@@ -409,15 +446,6 @@ def site_page(
     save_artifact(f"page-{name}", [{"query": q, **run.summary()} for q, _, run, _ in opened])
     for _, _, run, _ in opened:
         assert_clean(run)
-
-
-@pytest.fixture(scope="module")
-def module_page(shared_context: Any, site_url: str) -> Iterator[tuple[Any, PageRun]]:
-    """One interactive page for a module's tests, which move it in the app (a page load
-    starts Pyodide: about 10 s of both cores). It opens on the flagship scenario and must
-    stay clean throughout."""
-    with kept_page(shared_context, site_url, "?scenario=reset") as opened:
-        yield opened
 
 
 @contextlib.contextmanager

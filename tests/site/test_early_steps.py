@@ -8,6 +8,7 @@ page must take over at the step the learner reached.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -20,7 +21,7 @@ from engine.lab.play.sglang.timeline import build_sglang_timeline
 from engine.lab.play.vllm.timeline import build_timeline
 from tests.app.page_checks import check_sglang_step, check_step
 from tests.site.conftest import (
-    RECORDER_JS,
+    HeldOrigin,
     PageRun,
     assert_clean,
     record,
@@ -41,25 +42,20 @@ HANDOVER_TIMEOUT_MS = 30_000
 
 @pytest.fixture
 def held_page(
-    chromium: Any, held_site: Callable[..., tuple[str, Any]]
+    shared_context: Any, held_origin: HeldOrigin
 ) -> Iterator[Callable[..., tuple[Any, PageRun, Any]]]:
     """held_page(query, missing="", early=True) -> (page, run, release): opened with
     Panel's wheel held back (and the paths under `missing` answered 404); with `early`,
     once its early page shows (else once the page has loaded: nothing shows before
-    Python)."""
-    contexts: list[Any] = []
-    runs: list[PageRun] = []
+    Python). A new page of the module's context (its HTTP cache warm: shared_context;
+    its localStorage cleared after each test), on the module's server (held_origin)."""
+    opened: list[tuple[Any, PageRun, Callable[[], None]]] = []
 
     def _open(query: str = "", missing: str = "", early: bool = True) -> tuple[Any, PageRun, Any]:
-        url, release = held_site(HELD, missing)
-        context = chromium.new_context(viewport={"width": 1280, "height": 800})
-        context.set_default_timeout(30_000)
-        context.add_init_script(RECORDER_JS)
-        contexts.append(context)
-        page = context.new_page()
+        url, release = held_origin.hold(HELD, missing)
+        page = shared_context.new_page()
         run = PageRun(origin=url)
-        runs.append(run)
-        record(page, run)
+        opened.append((page, run, record(page, run)))
         page.goto(f"{url}/{query}", wait_until="commit", timeout=30_000)
         if not early:
             page.wait_for_load_state("load", timeout=EARLY_TIMEOUT_MS)
@@ -70,9 +66,14 @@ def held_page(
         return page, run, release
 
     yield _open
-    for context in contexts:
-        context.close()
-    for run in runs:
+    for page, _, detach in opened:
+        detach()
+        # The next test's page starts as a first visit's would (a context of its own did).
+        with contextlib.suppress(playwright_api.Error):
+            page.evaluate("() => localStorage.clear()")
+        page.close()
+    held_origin.free()
+    for _, run, _ in opened:
         assert_clean(run)
 
 
@@ -219,10 +220,11 @@ def test_every_scenario_has_its_copy_and_the_picker_opens_it(held_page: Any, emb
 
 
 @pytest.mark.parametrize(
-    "query", ["?embed=true", "?mode=keep&step=99", "?mode=turbo", "?scenario=x"]
+    "query", ["?embed=true", "?mode=keep&step=99", "?mode=turbo", "?scenario=nope&step=abc"]
 )
 def test_an_address_the_copy_does_not_hold_waits_for_python(held_page: Any, query: str) -> None:
-    """Another spelling of the layout, or a notice to give: only Python can show it."""
+    """Another spelling of the layout, or a notice to give: only Python can show it (the
+    live load of a bad deep link, the static site's check of its notice)."""
     page, run, release = held_page(query, early=False)
     page.wait_for_timeout(300)
     expect(page.locator("body.pcl-early")).to_have_count(0)
@@ -234,6 +236,8 @@ def test_an_address_the_copy_does_not_hold_waits_for_python(held_page: Any, quer
         check_step(page, build_timeline(load_scenario(FLAGSHIP), "default"), 0)
     else:
         expect(page.get_by_test_id("notice")).to_be_visible()
+        if "scenario=nope" in query:
+            expect(page.get_by_test_id("notice")).to_contain_text("Ignored scenario=")
         mode = "keep" if "keep" in query else "default"
         check_step(page, build_timeline(load_scenario(FLAGSHIP), mode), 0)
 

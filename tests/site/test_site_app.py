@@ -21,6 +21,7 @@ import pytest
 from engine.lab.play.scenario import load_scenario, scenario_names
 from engine.lab.play.vllm.timeline import Timeline, build_timeline
 from tests.app.page_checks import check_step, exercise_keyboard, expected, read_page, wait_for_step
+from tests.site.conftest import PageRun, kept_page
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 expect = playwright_api.expect
@@ -53,6 +54,21 @@ json.dumps({f"{n}/{m}": build_timeline(load_scenario(n), m).digest()
 @cache
 def timeline(name: str, mode: str) -> Timeline:
     return build_timeline(load_scenario(name), mode)
+
+
+# The module's shared page opens at this deep link (the flagship's keep mode, step 5):
+# the first test checks it there, before any test moves the page.
+DEEP_LINK = "?mode=keep&step=5"
+MOVED: list[str] = []  # the tests that moved the shared page, in order
+
+
+@pytest.fixture(scope="module")
+def module_page(shared_context: Any, site_url: str) -> Iterator[tuple[Any, PageRun]]:
+    """One interactive page for the module's tests, which move it in the app (a page load
+    starts Pyodide: about 10 s of both cores). It opens at DEEP_LINK and must stay clean
+    throughout."""
+    with kept_page(shared_context, site_url, DEEP_LINK) as opened:
+        yield opened
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -103,6 +119,7 @@ def browser_digests(page: Any, names: list[str]) -> dict[str, str]:
 
 def open_in_page(page: Any, name: str, mode: str) -> Timeline:
     """Open scenario ``name`` in ``mode`` at its first step, with the page's own controls."""
+    MOVED.append(f"{name}/{mode}")
     tl = timeline(name, mode)
     page.get_by_label("Scenario").select_option(name)
     expect(page.get_by_label("Scenario")).to_have_value(name)
@@ -117,6 +134,20 @@ def open_in_page(page: Any, name: str, mode: str) -> Timeline:
         restart.click()
     wait_for_step(page, tl, 0)
     return tl
+
+
+def test_a_deep_link_opens_that_state(module_page: tuple[Any, Any]) -> None:
+    """The shared page, as it opened at DEEP_LINK (this test runs first: none moved it)."""
+    assert not MOVED, f"the shared page moved before its deep link was checked: {MOVED}"
+    page, _ = module_page
+    check_step(page, timeline(FLAGSHIP, "keep"), 5)
+    expect(page.get_by_test_id("notice")).to_have_count(0)
+
+
+def test_a_deep_link_to_another_scenario_opens_it(site_page: Any) -> None:
+    page, _ = site_page("?scenario=exact-duplicate")
+    check_step(page, timeline("exact-duplicate", load_scenario("exact-duplicate").modes[0]), 0)
+    expect(page.get_by_test_id("notice")).to_have_count(0)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -141,28 +172,7 @@ def test_timelines_computed_in_the_browser_equal_cpython(module_page: tuple[Any,
     assert browser_digests(page, names) == cpython
 
 
-@pytest.mark.parametrize(
-    ("query", "scenario", "mode", "step"),
-    [
-        ("?mode=keep&step=5", FLAGSHIP, "keep", 5),
-        ("?scenario=exact-duplicate", "exact-duplicate", None, 0),
-    ],
-)
-def test_deep_link_opens_that_state(
-    site_page: Any, query: str, scenario: str, mode: str | None, step: int
-) -> None:
-    tl = timeline(scenario, mode or load_scenario(scenario).modes[0])
-    page, _ = site_page(query)
-    check_step(page, tl, step)
-    expect(page.get_by_test_id("notice")).to_have_count(0)
-
-
-def test_invalid_deep_link_shows_a_notice(site_page: Any) -> None:
-    page, _ = site_page("?scenario=nope&step=abc")
-    notice = page.get_by_test_id("notice")
-    expect(notice).to_be_visible()
-    expect(notice).to_contain_text("Ignored scenario=")
-    check_step(page, timeline(FLAGSHIP, MODES[0]), 0)
+# (A bad deep link's notice: tests/site/test_early_steps.py, on its held page's live load.)
 
 
 def test_embed_mode(site_page: Any) -> None:

@@ -15,7 +15,6 @@ from engine.lab.play.vllm.timeline import build_timeline
 from engine.lab.workload.vllm.runner import run_workload
 from engine.lab.workload.workload import workload_scenario
 from tests.app.lab_checks import (
-    LIVE_DOCUMENT_JS,
     check_a_bad_knob_says_why,
     check_a_chart_on_the_first_screen,
     check_a_long_run_stops,
@@ -25,6 +24,7 @@ from tests.app.lab_checks import (
     click_a_chart,
     playground_of,
     preset_runs,
+    set_the_output_back,
     source,
 )
 from tests.app.playground_checks import check_playground_step, field
@@ -72,21 +72,7 @@ class TestSharedPrefixPage:
         side = ready_side_worker(page)
         check_both_runs_follow_a_knob(page, RUN_TIMEOUT_MS)
         assert side.evaluate("() => self.pclAnswered") == 1
-        # The knob set back, for the next test on this page: the preset's runs again.
-        _, run, compare = preset_runs("shared-prefix")
-        field = page.get_by_label("Output (tokens)", exact=True)
-        field.fill(str(preset("shared-prefix").workload.output_tokens))
-        field.press("Enter")
-        hits = {"run": run.series["cumulative_hits"], "compare": compare.series["cumulative_hits"]}
-        page.wait_for_function(
-            f"""hits => Object.entries(hits).every(([name, values]) => {{
-              const source = {LIVE_DOCUMENT_JS}?.get_model_by_name('lab-source-' + name);
-              return source && JSON.stringify(Array.from(source.data.cumulative_hits))
-                === JSON.stringify(values);
-            }})""",
-            arg=hits,
-            timeout=RUN_TIMEOUT_MS,
-        )
+        set_the_output_back(page, RUN_TIMEOUT_MS)  # for the next test on this page
 
     def test_both_engines_share_the_charts_in_pyodide(self, page: Any) -> None:
         """SGLang's model runs in Pyodide too: with both engines, its runs join vLLM's."""

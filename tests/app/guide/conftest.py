@@ -1,4 +1,4 @@
-"""The `panel serve` browser fixtures (tests/app/test_browser_serve.py), and fresh profiles."""
+"""The `panel serve` browser fixtures (tests/app/test_browser_serve.py), and fresh contexts."""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 
-from tests.app.browser import chromium
 from tests.app.test_browser_serve import (  # noqa: F401  (fixtures, shared)
     Watched,
     browser,
+    launched,
+    own_context,
     playwright,
     server,
     watched,
@@ -19,14 +20,15 @@ from tests.app.test_browser_serve import (  # noqa: F401  (fixtures, shared)
 
 
 @pytest.fixture
-def fresh(playwright: Any, server: str) -> Iterator[Callable[..., Watched]]:  # noqa: F811
-    """fresh(width=1280, height=800) -> a page in a new profile: an empty localStorage."""
+def fresh(launched: Any, server: str) -> Iterator[Callable[..., Watched]]:  # noqa: F811
+    """fresh(width=1280, height=800) -> a page in a new context (of the module's one
+    Chromium): an empty localStorage."""
     with contextlib.ExitStack() as stack:
         pages: list[Watched] = []
 
         def _open(width: int = 1280, height: int = 800) -> Watched:
             context = stack.enter_context(
-                chromium(playwright, viewport={"width": width, "height": height})
+                own_context(launched, viewport={"width": width, "height": height})
             )
             pages.append(Watched(context.new_page(), server.rsplit("/", 1)[0]))
             return pages[-1]
