@@ -1,4 +1,4 @@
-import { EARLY, WORKS_EARLY } from './early.js'
+import { WORKS_EARLY } from './early.js'
 import { ASK_EVENT, AT_EVENT } from './position.js'
 import { addSkipLink } from './skip_link.js'
 
@@ -18,25 +18,13 @@ import { addSkipLink } from './skip_link.js'
 // (`open`: a new document follows in `document_json`).
 //
 // It keeps the address bar on the position (replaceState; a new scenario is a new history
-// entry), from each timeline's query in the document. On the static site the early page's
-// player works before Python (app/page/early_page.js); the live page's player opens at the
-// address it left and carries on its Play and speed (sessionStorage).
+// entry), from each timeline's query in the document. On the static site the page before
+// Python draws this player (app/page/early_page.js) and the live page takes it over, Play
+// and all (`when_live`).
 
-// Play and speed, carried from the static site's early page to the live page.
-const CARRIED = 'pcl-player'
 // Steps in quick succession (Play, held arrow keys) write the address once.
 const ADDRESS_AFTER_MS = 150
 
-function carried() {
-  try {
-    const value = JSON.parse(window.sessionStorage.getItem(CARRIED))
-    window.sessionStorage.removeItem(CARRIED)
-    return value
-  } catch { return null }
-}
-function carry(value) {
-  try { window.sessionStorage.setItem(CARRIED, JSON.stringify(value)) } catch { /* private mode */ }
-}
 const parsed = (text) => { try { return JSON.parse(text || '{}') } catch { return {} } }
 
 export function render({ model }) {
@@ -109,14 +97,6 @@ export function render({ model }) {
   let [key, step] = addressed() || doc.at || ['', 0]
   let speed = model.default_speed
   let timer = null
-  const left = carried()  // the copy's Play and speed, if it was on this timeline
-  if (left && left.key === key) { speed = left.speed }
-  // The copy before Python remembers Play and speed for the live page that replaces it.
-  const remember = () => {
-    if (document.body.classList.contains(EARLY)) {
-      carry({ key, playing: timer !== null, speed })
-    }
-  }
 
   let addressTimer = null
   function writeAddress() {
@@ -216,7 +196,6 @@ export function render({ model }) {
   }
   function pause() {
     if (timer !== null) { clearInterval(timer); timer = null }
-    remember()
   }
   function stopAtTheEnd() {
     if (step >= lastOf(key)) { pause(); show() }
@@ -228,7 +207,6 @@ export function render({ model }) {
   function start() {
     if (step >= lastOf(key)) { go(key, 0) }
     timer = setInterval(tick, 1000 / speed)
-    remember()
     show()
   }
   const togglePlay = () => { if (timer === null) { start() } else { pause(); show() } }
@@ -246,18 +224,15 @@ export function render({ model }) {
   scrub.addEventListener('input', () => { pause(); go(key, Number(scrub.value)) })
   speedPicker.addEventListener('change', () => {
     speed = Number(speedPicker.value)
-    remember()
     if (timer !== null) { clearInterval(timer); timer = setInterval(tick, 1000 / speed) }
   })
 
-  // Another control asks: a mode (the step kept), a position, a move, where it is, to
-  // open the address's position (the static site's early page, leaving), to show a
+  // Another control asks: a mode (the step kept), a position, a move, where it is, to show a
   // view's pages anew (Python's answer to a pick), or a document of Python's (a scenario
   // picked, a copy to edit).
   function asked(event) {
     const request = event.detail || {}
     if (request.reply) { request.reply(position()); return }
-    if (request.reopen) { popped(); return }
     if (request.views) {
       doc = { ...doc, views: { ...doc.views, ...request.views } }
       announce()
@@ -275,9 +250,6 @@ export function render({ model }) {
     if (moves[request.move]) { moves[request.move]() }
   }
   document.addEventListener(ASK_EVENT, asked)
-  // A reload starts afresh: only the copy's replacement carries Play on.
-  const forget = () => carried()
-  window.addEventListener('pagehide', forget)
 
   // Back or Forward: a position the document holds is the player's; another is Python's.
   function popped() {
@@ -316,16 +288,20 @@ export function render({ model }) {
     removeSkipLink()
     document.removeEventListener(ASK_EVENT, asked)
     window.removeEventListener('popstate', popped)
-    window.removeEventListener('pagehide', forget)
     if (timer !== null) { clearInterval(timer) }
     flushAddress()
   })
-  // Play carried over from the page before Python, once the page is live.
-  const resume = () => {
-    if (document.body.classList.contains('pn-loading')) { setTimeout(resume, 50); return }
-    if (left && left.key === key && left.playing && timer === null) { start() }
+  // The live page took this page over (the static site: early_page.js): Python's document
+  // replaces the builder's or the early worker's, at the learner's position if it holds
+  // that timeline (a key names one timeline), else at the address, which Python opens.
+  if (model.when_live) {
+    model.when_live(() => {
+      flushAddress()
+      doc = parsed(model.document_json)
+      waiting = null
+      if (holds(key)) { go(key, step, false) } else { popped() }
+    })
   }
-  setTimeout(resume)
   show()
   announce()
   askForSteps()

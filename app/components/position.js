@@ -1,8 +1,7 @@
 // The learner's position on the page (player.js owns it): the player announces each
 // position on AT_EVENT (detail {key, step}); everything else asks it on ASK_EVENT
-// (detail: a move, a mode or a position, a `reply` callback for the position now,
-// `reopen`: the position the address names, this document's or else Python's, or `views`:
-// a view's pages anew, Python's answer to a pick).
+// (detail: a move, a mode or a position, a `reply` callback for the position now, or
+// `views`: a view's pages anew, Python's answer to a pick).
 export const AT_EVENT = 'pcl-at'
 export const ASK_EVENT = 'pcl-ask'
 

@@ -1,5 +1,5 @@
 // The status line at the page's foot while Python starts on the static site: Panel's
-// loading stage, then `hint`. It follows the stage until `stop()`.
+// loading stage, then `hint` (or what `say` says since). It follows the stage until `stop()`.
 export function statusNote(hint) {
   const note = document.createElement('div')
   note.className = 'pcl-early-note'
@@ -7,7 +7,8 @@ export function statusNote(hint) {
   note.dataset.testid = 'early-note'
   const stage = document.createElement('span')
   stage.className = 'stage'
-  note.append(stage, document.createTextNode(hint))
+  const words = document.createTextNode(hint)
+  note.append(stage, words)
   const copyStage = () => {
     const msg = document.querySelector('.pn-loading-msg')
     const text = msg ? msg.textContent : 'Starting Python.'
@@ -16,5 +17,6 @@ export function statusNote(hint) {
   const watcher = new MutationObserver(copyStage)
   watcher.observe(document.body, { childList: true, subtree: true, characterData: true })
   copyStage()
-  return { note, stop: () => watcher.disconnect() }
+  const say = (text) => { words.textContent = text }
+  return { note, stop: () => watcher.disconnect(), say }
 }

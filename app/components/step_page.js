@@ -12,6 +12,7 @@ import * as panelTabs from './panel_tabs.js'
 import * as keyboard from './keyboard.js'
 import { requester } from './requests.js'
 import { ask } from './position.js'
+import { WORKS_EARLY, takeOver } from './early.js'
 
 // The stepping page (step_page.py): every view of a scenario, laid out here. Each part is
 // a module that was a component of its own; it gets a view of this one model (`part`):
@@ -52,6 +53,10 @@ const CACHE_COLUMN_STYLE = [
 ]
 
 export function render({ model }) {
+  // On the static site this page was drawn before Python (app/page/early_page.js): it
+  // becomes the live one, and Python answers its requests from now on.
+  const early = takeOver(model)
+  if (early) { return early }
   const embed = model.layout === 'embed'
   const request = requester(model)  // Python's answers to the learner's picks
   const made = new Map()  // CSS text index -> its sheet, made once for every part
@@ -109,6 +114,8 @@ export function render({ model }) {
   const keys = mount('keyboard', keyboard)
 
   const page = element('div', `step-page ${embed ? 'embed' : 'page'}`)
+  // Before Python every control of it works (app/page/early_page.js): a request waits.
+  page.setAttribute(WORKS_EARLY, '')
   const tabs = (labels, objects, dense = false) =>
     mount('tabs', panelTabs, { values: { labels, active: 0, dense, children: { objects } } })
   const column = (className, ...parts) => {

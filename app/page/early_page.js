@@ -1,15 +1,15 @@
 // The static site's page before Python (early_page.py): it fetches the early page of its
 // address, lays it out with plain elements, and runs each component's own render with a
-// plain model, so the player steps, the modes switch and the scenario picker opens another
-// scenario's page while Pyodide starts. A playground link's page is laid out the same,
-// fed by the app's worker (app/data/early_playground.py): the page's document of the
-// link's playground, a mode picked, a script edited. When the live page has rendered and
-// its player holds the learner's position, it goes.
+// model of its values (earlyModel), so the player steps, the modes switch and the scenario
+// picker opens another scenario's page while Pyodide starts; the other requests of the
+// stepping page wait for Python. A playground link's page is laid out the same, fed by the
+// app's worker (app/data/early_playground.py): the link's playground, a mode picked, a
+// script edited. The live stepping page takes the drawn one over (show).
 // The tag's data-early-pages: [[page names, the start page's, default scenario, compact
 // suffix, embed values that mean true, the parameters that name a position, the
 // playground page's name (null: none), the worker's message type], the folder].
-import { EARLY, WORKS_EARLY } from '../components/early.js'
-import { AT_EVENT, ask } from '../components/position.js'
+import { EARLY, LIVE_EVENT, WORKS_EARLY } from '../components/early.js'
+import { ask } from '../components/position.js'
 import { statusNote } from '../components/status_note.js'
 import * as addressBar from '../components/address_bar.js'
 import * as chainDeck from '../components/chain_deck.js'
@@ -28,6 +28,10 @@ import * as startPage from '../components/start_page.js'
 import * as stepPage from '../components/step_page.js'
 import * as stepDeck from '../components/step_deck.js'
 
+// The stepping page's module: the live page takes its element over (show).
+const STEPPING_PAGE = 'step_page.js'
+// The longest the page waits for the live stepping page to take it over, once Panel is up.
+const LIVE_WAIT_MS = 10_000
 const COMPONENTS = {
   'address_bar.js': addressBar,
   'chain_deck.js': chainDeck,
@@ -46,8 +50,6 @@ const COMPONENTS = {
   'step_deck.js': stepDeck,
   'step_page.js': stepPage,
 }
-// The longest the early page waits for the live page's player before it leaves.
-const LIVE_WAIT_MS = 10_000
 // Every way a control outside the step bar could change before Python listens.
 const HELD_EVENTS = ['pointerdown', 'mousedown', 'pointerup', 'mouseup', 'click', 'dblclick',
   'keydown', 'keypress', 'beforeinput', 'input', 'change']
@@ -100,23 +102,57 @@ async function unpack(response) {
   return JSON.parse(await new Response(stream).text())
 }
 
-// A component's model before Python: its parameters' values, and Panel's few calls;
-// `changed(name)` tells its handlers that a parameter changed (as Bokeh would).
-function plainModel(values, children) {
-  const handlers = {}
-  const fire = (name) => (handlers[name] || []).forEach((callback) => callback())
-  const model = {
-    ...values,
-    on(name, callback) { (handlers[name] = handlers[name] || []).push(callback) },
-    send_msg() {},  // nobody listens yet: the controls that need Python are held
-    get_child(name) { return children[name] || [] },
+// A component's model before Python: its parameters' values and Panel's few calls.
+// `changed(name)` tells its handlers that a parameter changed (as Bokeh would). A request
+// (`send_msg`) waits for Python unless `answer(request)` takes it (the playground's
+// worker) and `waited()` is told; `attach(live)` gives every handler and waiting request
+// to the live model, which answers from then on, and tells `when_live`'s callbacks.
+function earlyModel(values, children, answer, waited) {
+  const handlers = []  // [name, callback], in the order they came
+  const waiting = []
+  const onLive = []
+  let live = null
+  const fire = (name, ...args) => {
+    for (const [each, callback] of handlers) { if (each === name) { callback(...args) } }
   }
-  return { model, remove: () => fire('remove'), changed: fire }
+  const own = {
+    on(name, callback) {
+      handlers.push([name, callback])
+      if (live) { live.on(name, callback) }
+    },
+    send_msg(request) {
+      if (live) { live.send_msg(request); return }
+      if (answer(request)) { return }
+      waiting.push(request)
+      waited()
+    },
+    get_child(name) { return live ? live.get_child(name) : children[name] || [] },
+    when_live(callback) { onLive.push(callback) },
+  }
+  const model = new Proxy(own, {
+    get(_, name) {
+      if (name in own) { return own[name] }
+      return live ? live[name] : values[name]
+    },
+  })
+  const attach = (liveModel) => {
+    live = liveModel
+    for (const [name, callback] of handlers) { live.on(name, callback) }
+    // (the live page's children, Panel's widgets, replace what stood in for them)
+    Object.keys(children).forEach((name) => fire(name))
+    waiting.splice(0).forEach((request) => live.send_msg(request))
+    onLive.forEach((callback) => callback())
+  }
+  const give = (name, value) => { values[name] = value; fire(name) }
+  const reply = (request, answered) => fire('msg:custom', JSON.stringify({ ...answered, id: request.id }))
+  return { model, remove: () => fire('remove'), changed: fire, give, reply, attach }
 }
 
-// Lays the page out; `named` gets its named parts (early_page.py): {el, model, changed}
-// of a component, {el, control} of a stand-in, {el, div} of an HTML pane.
-function layOut(page, sheets, removes, named) {
+// Lays the page out; `named` gets its named parts (early_page.py): {el, model, changed,
+// give, reply, attach} of a component, {el, control} of a stand-in, {el, div} of an HTML
+// pane; `steppers` the stepping page's ({el, made, early}), which the live page takes
+// over; `asks` = {answer, waited} the components' requests before Python (earlyModel).
+function layOut(page, sheets, { removes, named, steppers, asks }) {
   const sheet = (id) => sheets[id]
   let flexBoxes = 0
   function outer(node) {
@@ -145,11 +181,12 @@ function layOut(page, sheets, removes, named) {
     for (const [name, nodes] of Object.entries(node.children || {})) {
       children[name] = nodes.map(build)
     }
-    const { model, remove, changed } = plainModel(node.model, children)
-    removes.push(remove)
-    const made = COMPONENTS[node.esm].render({ model, view: { el } })
+    const early = earlyModel(node.model, children, asks.answer, asks.waited)
+    removes.push(early.remove)
+    const made = COMPONENTS[node.esm].render({ model: early.model, view: { el } })
     shadow(el, node).append(made)
-    if (node.name) { named[node.name] = { el, model, changed } }
+    if (node.name) { named[node.name] = { el, ...early } }
+    if (node.esm === STEPPING_PAGE) { steppers.push({ el, made, early, layout: node.model.layout }) }
     return el
   }
   function html(node) {
@@ -208,15 +245,21 @@ function layOut(page, sheets, removes, named) {
   return build(page.root)
 }
 
-// The step bar, and plain HTML that needs no Python: disclosures and links.
+// What works before Python: the stepping page (its requests wait for Python, earlyModel),
+// plain HTML (disclosures, links), and not a stand-in of a Panel widget unless marked.
 function worksEarly(event) {
-  return event.composedPath().some((el) => el.nodeType === 1 && (el.hasAttribute(WORKS_EARLY) ||
-    el.tagName === 'SUMMARY' || (el.tagName === 'A' && el.hasAttribute('href'))))
+  for (const el of event.composedPath()) {
+    if (el.nodeType !== 1) { continue }
+    if (el.hasAttribute(WORKS_EARLY) || el.tagName === 'SUMMARY' ||
+        (el.tagName === 'A' && el.hasAttribute('href'))) { return true }
+    if (el.classList.contains('pcl-waits')) { return false }
+  }
+  return false
 }
 
-function holdOthers(hint) {
+// Holds every event outside what works early, and nudges the note; returns its release.
+function holdOthers(note) {
   const body = document.body
-  const { note, stop } = statusNote(hint)
   let nudged = null
   const hold = (event) => {
     if (worksEarly(event)) { return }
@@ -234,19 +277,20 @@ function holdOthers(hint) {
     }
   }
   for (const type of HELD_EVENTS) { window.addEventListener(type, hold, true) }
-  body.append(note)
   return () => {
     for (const type of HELD_EVENTS) { window.removeEventListener(type, hold, true) }
-    stop()
     clearTimeout(nudged)
-    note.remove()
+    note.classList.remove('nudge')
   }
 }
 
 // Lays the page out over the loading page, at `at` ({key, step}, or {} for the start
-// page), until the live page holds the learner's position; null if Python is there
-// already, else its named parts (layOut).
-function show(page, at) {
+// page); null if Python is there already, else its named parts (layOut). `answer(request)`
+// may answer a request before Python (the playground's worker); any other waits, and the
+// note says so. The live stepping page takes this one's over as it renders (LIVE_EVENT):
+// the same element, player and position, its requests now Python's. Any other page (the
+// start page) goes once the live page has rendered.
+function show(page, at, answer = () => false) {
   const body = document.body
   if (!body.classList.contains('pn-loading')) { return null }  // live already
   const sheets = page.sheets.map((text) => {
@@ -259,70 +303,70 @@ function show(page, at) {
   document.head.append(style)
   // The boxes' own stylesheets (the full page's columns: layout.css) are the page's.
   const boxSheets = new Set()
+  const steps = page.hint !== undefined  // a scenario's or a playground's, not the start page
+  const status = steps ? statusNote(page.hint) : null
+  const waited = () => { if (status) { status.say(page.asked_hint) } }
   const removes = []
   const named = {}
+  const steppers = []
   const host = document.createElement('div')
   host.className = 'pcl-early-page'
-  const steps = page.hint !== undefined  // a scenario's or a playground's, not the start page
   if (steps) { body.classList.add(EARLY) }
-  host.append(layOut(page, sheets, removes, named))
+  host.append(layOut(page, sheets, { removes, named, steppers, asks: { answer, waited } }))
   for (const el of host.querySelectorAll('[data-sheets]')) {
     el.dataset.sheets.split(' ').forEach((id) => boxSheets.add(Number(id)))
   }
-  document.adoptedStyleSheets = [...document.adoptedStyleSheets,
-    ...[...boxSheets].map((id) => sheets[id])]
-  const room = document.createElement('div')
-  room.className = 'pcl-early-room'
+  const pageSheets = [...boxSheets].map((id) => sheets[id])
+  document.adoptedStyleSheets = [...document.adoptedStyleSheets, ...pageSheets]
   body.prepend(host)
-  const release = steps ? holdOthers(page.hint) : () => {}
+  if (status) { body.append(status.note) }
+  const release = status ? holdOthers(status.note) : () => {}
   // The player opens where the address says (it is already there).
   if (at.key !== undefined) { ask({ ...at, address: false }) }
-  if (steps) { host.append(room) }
-  // The live page has rendered (Panel lifts its loading class): it takes over once its
-  // player is on the page (its components render a moment after Bokeh's document) at
-  // the learner's position, so the page is never blank in between.
+  if (steps) {
+    const room = document.createElement('div')
+    room.className = 'pcl-early-room'
+    host.append(room)
+  }
+  let taken = null  // the stepping page's remove, once the live page took it over
   const leave = () => {
-    host.remove()
-    style.remove()
-    body.classList.remove(EARLY)
-  }
-  const handOver = () => {
-    if (body.classList.contains('pn-loading')) { return }
-    watcher.disconnect()
-    host.inert = true  // on screen until the live page is there, taking no more input
-    let learner = null  // where this page's player is
-    ask({ reply: ({ key, step }) => { learner = { key, step } } })
-    removes.forEach((remove) => remove())  // this page's player, first: it stops answering
+    document.removeEventListener(LIVE_EVENT, takenOver)
     release()
-    if (learner) { whenLiveAt(learner, leave) } else { leave() }
+    removes.filter((remove) => remove !== taken).forEach((remove) => remove())
+    host.remove()
   }
-  const watcher = new MutationObserver(handOver)
+  // Gone once Panel has lifted its loading class (until then the page scrolls, no veil
+  // over it) and the live stepping page has taken this one's over (a moment after Panel
+  // lifts it), or after LIVE_WAIT_MS: the live page then draws its own.
+  let late = null  // the wait for the live stepping page, once Panel is up
+  const settle = () => {
+    if (body.classList.contains('pn-loading')) { return }
+    if (steppers.length && taken === null) {
+      if (late === null) { late = setTimeout(() => { taken = 'none'; settle() }, LIVE_WAIT_MS) }
+      return
+    }
+    clearTimeout(late)
+    watcher.disconnect()
+    if (host.isConnected) { leave() }
+    style.remove()
+    document.adoptedStyleSheets = document.adoptedStyleSheets.filter((s) => !pageSheets.includes(s))
+    body.classList.remove(EARLY)
+    if (status) { status.stop(); status.note.remove() }
+  }
+  function takenOver(event) {
+    const { model, take } = event.detail
+    const stepper = steppers[0]
+    if (!stepper || stepper.layout !== model.layout || !host.isConnected) { return }
+    taken = stepper.early.remove
+    take(stepper.made)  // (moved into the live page's element)
+    leave()
+    stepper.early.attach(model)
+    settle()
+  }
+  document.addEventListener(LIVE_EVENT, takenOver)
+  const watcher = new MutationObserver(settle)
   watcher.observe(body, { attributes: true, attributeFilter: ['class'] })
   return named
-}
-
-// Whether a position's document holds its step's pages (null: not held, bundle.py).
-const holdsPages = (at) => Object.values(at.views || {}).some((deck) => {
-  const order = deck.orders[at.key]
-  return order !== undefined && order[at.step] !== null
-})
-
-// Calls `then` once a player on the page is at `learner` ({key, step}) with its pages,
-// or after LIVE_WAIT_MS. A player elsewhere (the live page opened at the address the
-// worker started with: a playground edited since) is asked once to open the address
-// (position.js), which it holds or Python does.
-export function whenLiveAt(learner, then, waited = 0, reopened = false) {
-  let there = false
-  let answered = false
-  ask({
-    reply: (at) => {
-      answered = true
-      there = at.key === learner.key && at.step === learner.step && holdsPages(at)
-    },
-  })
-  if (there || waited >= LIVE_WAIT_MS) { then(); return }
-  if (answered && !reopened) { ask({ reopen: true }) }
-  setTimeout(() => whenLiveAt(learner, then, waited + 50, reopened || answered), 50)
 }
 
 // The app's worker, asked: request -> a promise of its answer (JSON both ways).
@@ -353,54 +397,50 @@ function* nodes(node) {
 }
 
 // A playground link's page: laid out once the worker answers with the link's document and
-// its editor's fields. Then the worker answers a mode the player has no pages of, and
-// each edit of the script: a new playground, which the player opens and writes into the
-// address (the live page opens it from there), or the editor's message.
+// its editor's fields. Until Python, the worker answers the stepping page's requests for
+// a timeline's pages (a mode not played yet, the rest of an edit's), and each edit of the
+// script: a new playground, which the player opens and writes into the address (Python
+// opens it from there), or the editor's message.
 function showPlayground(page, worker, type) {
   const askWorker = asking(worker, type)
   const tree = [...nodes(page.root)]
   // (the stepping page names its decks)
   const decks = tree.flatMap((node) => (node.model && node.model.decks) || [])
-  let serial = 1  // one per playground opened (the player's position part)
+  let serial = 1  // one per document the worker makes (the player tells them apart)
+  const nextSerial = () => (serial += 1)
+  let named = null
+  const where = () => {
+    let at = null
+    ask({ reply: (position) => { at = position } })
+    return at
+  }
+  // A request of the stepping page the worker answers: all of a timeline's pages.
+  const answer = (request) => {
+    if (request.ask !== 'mode' && request.ask !== 'steps') { return false }
+    const at = where()
+    const key = request.ask === 'steps' ? request.key
+      : at.key.slice(0, at.key.indexOf('/') + 1) + request.mode
+    askWorker({ call: 'mode', key, step: request.step, decks, serial: nextSerial() })
+      .then((answered) => {
+        named.player.give('document_json', JSON.stringify(answered.document))
+        named.player.reply(request, {})
+      }, (error) => console.warn('early page:', error))
+    return true
+  }
   askWorker({ call: 'open', query: window.location.search, decks, serial }).then((opened) => {
     if (!opened) { return }  // an address Python answers (a notice)
     for (const node of tree) {
       if (node.name === 'player') { node.model.document_json = JSON.stringify(opened.document) }
       if (node.name in opened.fields) { node.value = opened.fields[node.name] }
     }
-    const named = show(page, {})
-    if (named) { worksWithWorker(named, askWorker, decks, () => (serial += 1)) }
+    named = show(page, {}, answer)
+    if (named) { editsWithWorker(named, askWorker, decks, where, nextSerial) }
   }).catch((error) => console.warn('early page: Python will show this link', error))
 }
 
-function worksWithWorker(named, askWorker, decks, nextSerial) {
-  const player = named.player
-  const give = (document) => {  // into the page's document, as Python writes it
-    player.model.document_json = JSON.stringify(document)
-    player.changed('document_json')
-  }
-  const where = () => {
-    let at = null
-    ask({ reply: (position) => { at = position } })
-    return at
-  }
-  // A timeline of the playground (a mode picked, or the rest of an edit's): all its
-  // pages, once.
-  let asked = null
-  const askAll = (at) => {
-    asked = at.key
-    askWorker({ call: 'mode', key: at.key, step: at.step, decks, serial: nextSerial() })
-      .then((answer) => give(answer.document), (error) => console.warn('early page:', error))
-  }
-  // (a mode not played yet is the one the player waits for: it asked Python, not here)
-  document.addEventListener(AT_EVENT, (event) => {
-    const at = event.detail.waiting ? { ...event.detail, key: event.detail.waiting }
-      : event.detail
-    if (holdsPages(at) || asked === at.key || !document.body.contains(player.el)) { return }
-    askAll(at)
-  })
-  // The script: each edit played as the live editor plays it; the newest waits for the
-  // one in flight.
+// The script: each edit played as the live editor plays it; the newest waits for the one
+// in flight.
+function editsWithWorker(named, askWorker, decks, where, nextSerial) {
   const script = named.script
   script.el.setAttribute(WORKS_EARLY, '')
   let queued = null
@@ -419,12 +459,11 @@ function worksWithWorker(named, askWorker, decks, nextSerial) {
         shown.div.innerHTML = html
         shown.el.style.display = html ? '' : 'none'
       }
-      if (answer.document) { give(answer.document) }  // else the last valid timeline stays
+      // (else the last valid timeline stays)
+      if (answer.document) { named.player.give('document_json', JSON.stringify(answer.document)) }
     }, (error) => console.warn('early page:', error)).finally(() => {
       editing = false
-      if (queued !== null) { edit(); return }  // the rest of this one would be stale
-      const now = where()
-      if (now && asked !== now.key) { askAll(now) }
+      if (queued !== null) { edit() }  // the rest of this one would be stale
     })
   }
   script.control.addEventListener('input', edit)

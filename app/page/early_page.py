@@ -32,8 +32,12 @@ if TYPE_CHECKING:
     from app.page.layout import App
 
 Node = dict[str, Any]
-HINT = "Steps, modes and scenarios work now; the other controls start with Python."
-PLAYGROUND_HINT = "Steps, modes and the script work now; the other controls start with Python."
+HINT = "Steps, modes and scenarios work now; the rest is answered once Python has started."
+PLAYGROUND_HINT = (
+    "Steps, modes and the script work now; the rest is answered once Python has started."
+)
+# Said once the learner asks what only Python answers (a request waits: early_page.js).
+ASKED_HINT = "Asked: the answer comes once Python has started."
 # The playground page's parts filled at run time, by their names (early_page.js): the
 # editor's fields (app/playground/fields.py) and their messages ("message:FIELD").
 PLAYER = "player"
@@ -239,7 +243,7 @@ def early_page(app: App, playground: bool = False) -> dict[str, Any]:
     drawn: dict[str, Any] = {"root": page.node(app), "sheets": page.sheets, "style": STYLE}
     if playground:
         blank_player(drawn["root"])
-        drawn.update(playground=True, hint=PLAYGROUND_HINT)
+        drawn.update(playground=True, hint=PLAYGROUND_HINT, asked_hint=ASKED_HINT)
     elif not app.start and app.state is not None:
         drawn.update(
             query=app.query,
@@ -247,5 +251,6 @@ def early_page(app: App, playground: bool = False) -> dict[str, Any]:
             default_scenario=timelines.default_scenario(),
             position_parameters=list(POSITION_PARAMETERS),
             hint=HINT,
+            asked_hint=ASKED_HINT,
         )
     return drawn
