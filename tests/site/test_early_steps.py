@@ -132,6 +132,9 @@ def test_steps_work_before_python_and_the_live_page_keeps_the_step(held_page: An
     expect(note).to_contain_text("Asked: the answer comes once Python has started")
     example = page.get_by_text("The agent-prompt example: Llama-3-8B")
     expect(example).to_have_count(0)
+    measure = page.get_by_role("button", name="Measure the hashing cost here")
+    measure.click()
+    expect(measure).to_be_disabled()  # (measuring, as on the live page)
     check_step(page, keep, 3)
 
     # Playing slowly when Python arrives: the live page takes this very page over (the
@@ -147,7 +150,10 @@ def test_steps_work_before_python_and_the_live_page_keeps_the_step(held_page: An
     expect(page.locator("body.pcl-early")).to_have_count(0, timeout=HANDOVER_TIMEOUT_MS)
     expect(note).to_have_count(0, timeout=HANDOVER_TIMEOUT_MS)
     expect(counter).to_have_attribute("data-drawn", "before Python")
-    expect(example).to_be_visible()  # the request made before Python, answered
+    # the requests made before Python, answered
+    expect(example).to_be_visible()
+    expect(page.get_by_text("in your browser's Python (Pyodide)")).to_be_visible(timeout=30_000)
+    expect(measure).to_be_enabled()
     expect(page.get_by_label("Speed")).to_have_value("0.5")
     # (Python may be live before the first tick: the live page then takes the next.)
     expect(counter).not_to_have_attribute("data-step", "0")
