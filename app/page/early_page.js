@@ -11,44 +11,19 @@
 import { EARLY, LIVE_EVENT, WORKS_EARLY } from '../components/early.js'
 import { ask } from '../components/position.js'
 import { statusNote } from '../components/status_note.js'
-import * as addressBar from '../components/address_bar.js'
-import * as chainDeck from '../components/chain_deck.js'
-import * as chartLegend from '../components/chart_legend.js'
-import * as codePanel from '../components/code_panel.js'
-import * as enginePicker from '../components/engine_picker.js'
 import * as glossary from '../components/glossary.js'
-import * as keyboard from '../components/keyboard.js'
-import * as modePicker from '../components/mode_picker.js'
-import * as panelTabs from '../components/panel_tabs.js'
-import * as prefillDeck from '../components/prefill_deck.js'
-import * as player from '../components/player.js'
-import * as quiz from '../components/quiz.js'
-import * as scenarioPicker from '../components/scenario_picker.js'
 import * as startPage from '../components/start_page.js'
 import * as stepPage from '../components/step_page.js'
-import * as stepDeck from '../components/step_deck.js'
 
 // The stepping page's module: the live page takes its element over (show).
 const STEPPING_PAGE = 'step_page.js'
 // The longest the page waits for the live stepping page to take it over, once Panel is up.
 const LIVE_WAIT_MS = 10_000
+// The components an early page holds (the stepping page draws its parts itself).
 const COMPONENTS = {
-  'address_bar.js': addressBar,
-  'chain_deck.js': chainDeck,
-  'chart_legend.js': chartLegend,
-  'code_panel.js': codePanel,
-  'engine_picker.js': enginePicker,
   'glossary.js': glossary,
-  'keyboard.js': keyboard,
-  'mode_picker.js': modePicker,
-  'panel_tabs.js': panelTabs,
-  'prefill_deck.js': prefillDeck,
-  'player.js': player,
-  'quiz.js': quiz,
-  'scenario_picker.js': scenarioPicker,
   'start_page.js': startPage,
-  'step_deck.js': stepDeck,
-  'step_page.js': stepPage,
+  [STEPPING_PAGE]: stepPage,
 }
 // Every way a control outside the step bar could change before Python listens.
 const HELD_EVENTS = ['pointerdown', 'mousedown', 'pointerup', 'mouseup', 'click', 'dblclick',
