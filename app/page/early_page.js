@@ -172,7 +172,7 @@ function layOut(page, sheets, { removes, named, steppers, asks }) {
     if (node.name) { named[node.name] = { el, div } }
     return el
   }
-  // A Panel widget, drawn as it will be; it takes input once Python is there.
+  // A Panel widget, drawn as it will be: disabled, saying why, until Python is there.
   function waits(node) {
     const el = outer(node)
     el.classList.add('pcl-waits')
@@ -193,6 +193,8 @@ function layOut(page, sheets, { removes, named, steppers, asks }) {
       control = document.createElement(node.waits === 'textarea' ? 'textarea' : 'input')
       control.value = node.value
     }
+    control.disabled = true
+    control.title = page.waits_title
     const input = control
     if (node.waits !== 'button' && node.label) {
       control.setAttribute('aria-label', node.label)  // its name, as the live widget's
@@ -418,6 +420,8 @@ function showPlayground(page, worker, type) {
 function editsWithWorker(named, askWorker, decks, where, nextSerial) {
   const script = named.script
   script.el.setAttribute(WORKS_EARLY, '')
+  script.control.removeAttribute('title')
+  script.control.disabled = false
   let queued = null
   let editing = false
   const edit = () => {

@@ -36,6 +36,8 @@ HINT = "Steps, modes and scenarios work now; the rest is answered once Python ha
 PLAYGROUND_HINT = (
     "Steps, modes and the script work now; the rest is answered once Python has started."
 )
+# What a Panel widget's stand-in says of itself (it is disabled until Python).
+WAITS_TITLE = "Works once Python has started"
 # Said once the learner asks what only Python answers (a request waits: early_page.js).
 ASKED_HINT = "Asked: the answer comes once Python has started."
 # The playground page's parts filled at run time, by their names (early_page.js): the
@@ -240,7 +242,12 @@ def early_page(app: App, playground: bool = False) -> dict[str, Any]:
     ``playground``, the page of every playground link: the App at a playground, with
     the parts filled at run time named and its document left out."""
     page = EarlyPage(playground_parts(app) if playground else None)
-    drawn: dict[str, Any] = {"root": page.node(app), "sheets": page.sheets, "style": STYLE}
+    drawn: dict[str, Any] = {
+        "root": page.node(app),
+        "sheets": page.sheets,
+        "style": STYLE,
+        "waits_title": WAITS_TITLE,
+    }
     if playground:
         blank_player(drawn["root"])
         drawn.update(playground=True, hint=PLAYGROUND_HINT, asked_hint=ASKED_HINT)

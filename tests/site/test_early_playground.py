@@ -151,6 +151,11 @@ def test_an_edit_before_python_plays_at_once_and_the_live_page_takes_it_over(
     page, run, release, early = open_early(held_page, link(data, "keep", 3))
     script = early.get_by_label(LABEL)
     expect(script).to_have_value(SCRIPT)
+    # The editor's other controls wait for Python, disabled, saying why.
+    start_empty = early.get_by_role("button", name="Start empty")
+    expect(start_empty).to_be_disabled()
+    expect(start_empty).to_have_attribute("title", "Works once Python has started")
+    expect(early.get_by_label("GPU blocks (num_gpu_blocks)")).to_be_disabled()
     script.fill("jump 3")  # cannot be played: says why, the last valid timeline stays
     expect(early.get_by_role("alert")).to_contain_text("unknown action 'jump'")
     check_early_step(early, build_timeline(scenario_from_dict(data), "keep"), 3)
