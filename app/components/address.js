@@ -68,13 +68,16 @@ export function addressedIn(queries, names, fits, search = currentQuery()) {
   return null
 }
 
+// Steps in quick succession (Play, held arrow keys) write the address once.
+const WRITE_AFTER_MS = 150
+
 // Writes the address a moment (`afterMs`) after the last `soon`, so steps in quick
 // succession (Play, a held arrow key) write it once, off the click's path: `params` (an
 // object, or a query string) set,
 // `dropped` names deleted where `params` has none, every other parameter kept (embed=1).
 // A new scenario pushes a history entry, so Back returns to the scenario left where it was
 // left; anything else (a step, a mode) replaces the entry.
-export function addressWriter(names, afterMs) {
+export function addressWriter(names, afterMs = WRITE_AFTER_MS) {
   let timer = null
   let pending = null  // {params, dropped}: what the timer will write
   const write = () => {

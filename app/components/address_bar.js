@@ -2,7 +2,7 @@ import { addressWriter, loadPage, onBackForward } from './address.js'
 
 // The workload lab's address (address_bar.py), written and followed by address.js.
 export function render({ model }) {
-  const address = addressWriter(model.address, model.debounce_ms)
+  const address = addressWriter(model.address)
   const stop = onBackForward((query) => {
     address.cancel()
     model.send_msg({ query })

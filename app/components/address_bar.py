@@ -19,9 +19,6 @@ import param
 from app.components.esm import FileComponent
 from app.data.url import browser_names
 
-# Steps in quick succession (Play, held arrow keys) write the address once.
-DEBOUNCE_MS = 150
-
 
 class AddressBar(FileComponent):
     query = param.String(default="", doc="The query string that reopens the app here")
@@ -30,7 +27,6 @@ class AddressBar(FileComponent):
         default="", doc="A query to load as a new page (the lab's other group of presets)"
     )
 
-    debounce_ms = param.Integer(default=DEBOUNCE_MS, constant=True, doc="Wait before a write")
     address = param.Dict(default=browser_names(), constant=True, doc="url.py's names")
 
     _esm = "address_bar.js"

@@ -25,8 +25,6 @@ import { addSkipLink } from './skip_link.js'
 
 // Play and speed, carried from the static site's early page to the live page.
 const CARRIED = 'pcl-player'
-// Steps in quick succession (Play, held arrow keys) write the address once.
-const ADDRESS_AFTER_MS = 150
 
 function carried() {
   try {
@@ -110,7 +108,7 @@ export function render({ model }) {
     }
   }
 
-  const address = addressWriter(names, ADDRESS_AFTER_MS)
+  const address = addressWriter(names)
   function addressSoon() {
     const query = (doc.queries || {})[key]
     if (query) { address.soon({ ...query, [names.step]: String(step) }, names.position) }
