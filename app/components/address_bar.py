@@ -1,15 +1,12 @@
 """Keeps the address bar on the workload lab's preset (app/views/lab.py), so the link
 can be shared. (A scenario's page writes its own: the player, player.js.)
 
-Panel's Location model pushes a history entry on every change, which costs a
-synchronous `history.pushState` (and a message back to the server) on every
-step. This small JSComponent instead writes the query a moment after the last
-step, off the click-to-render path. A new scenario is a new history entry, so
-Back returns to the scenario (and the mode and step) the learner left; steps and
-modes replace the entry in place. Going Back or Forward sends the address to
-Python (`on_pop`), which opens it. Other query parameters (`embed=1`) are kept.
-Setting ``load`` opens that query as a new page (the lab's preset picker, from a
-group of presets to the other: each is a page of its own).
+The browser's one reader and writer of the address (address.js) writes the query a
+moment after the last change, replacing the entry (Panel's Location model would push one
+at every change, and message the server back); other query parameters are kept. Going
+Back or Forward sends the address to Python (`on_pop`), which opens it. Setting ``load``
+opens that query as a new page (the lab's preset picker, from a group of presets to the
+other: each is a page of its own).
 """
 
 from __future__ import annotations
@@ -19,20 +16,18 @@ from typing import Any
 
 import param
 
-from app.components.component import AppComponent
-
-# Steps in quick succession (Play, held arrow keys) write the address once.
-DEBOUNCE_MS = 150
+from app.components.esm import FileComponent
+from app.data.url import browser_names
 
 
-class AddressBar(AppComponent):
+class AddressBar(FileComponent):
     query = param.String(default="", doc="The query string that reopens the app here")
 
     load = param.String(
         default="", doc="A query to load as a new page (the lab's other group of presets)"
     )
 
-    debounce_ms = param.Integer(default=DEBOUNCE_MS, constant=True, doc="Wait before a write")
+    address = param.Dict(default=browser_names(), constant=True, doc="url.py's names")
 
     _esm = "address_bar.js"
 

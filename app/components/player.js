@@ -1,3 +1,4 @@
+import { addressWriter, addressedIn, currentQuery, onBackForward } from './address.js'
 import { WORKS_EARLY } from './early.js'
 import { ASK_EVENT, AT_EVENT } from './position.js'
 import { addSkipLink } from './skip_link.js'
@@ -17,13 +18,10 @@ import { addSkipLink } from './skip_link.js'
 // timeline's steps (`steps`), a playground's mode not played yet or an address elsewhere
 // (`open`: a new document follows in `document_json`).
 //
-// It keeps the address bar on the position (replaceState; a new scenario is a new history
+// It keeps the address bar on the position (address.js: a new scenario is a new history
 // entry), from each timeline's query in the document. On the static site the page before
 // Python draws this player (app/page/early_page.js) and the live page takes it over, Play
 // and all (`when_live`).
-
-// Steps in quick succession (Play, held arrow keys) write the address once.
-const ADDRESS_AFTER_MS = 150
 
 const parsed = (text) => { try { return JSON.parse(text || '{}') } catch { return {} } }
 
@@ -81,50 +79,18 @@ export function render({ model }) {
   // a mode picked since, before the document came, is meant for it.
   let modeAsked = null
 
+  const names = model.address  // app/data/url.py's
   // The position the address names, if the document holds its timeline.
-  function addressed() {
-    const here = new URLSearchParams(window.location.search)
-    for (const [k, query] of Object.entries(doc.queries || {})) {
-      if (!Object.entries(query).every(([name, value]) => here.get(name) === value)) { continue }
-      const text = (here.get('step') || '0').trim()
-      if (/^[0-9]+$/.test(text) && holds(k) && Number(text) <= lastOf(k)) {
-        return [k, Number(text)]
-      }
-    }
-    return null
-  }
+  const addressed = () => addressedIn(doc.queries || {}, names, (k, s) => holds(k) && s <= lastOf(k))
 
   let [key, step] = addressed() || doc.at || ['', 0]
   let speed = model.default_speed
   let timer = null
 
-  let addressTimer = null
-  function writeAddress() {
-    addressTimer = null
-    const query = (doc.queries || {})[key]
-    if (!query) { return }
-    const params = new URLSearchParams(window.location.search)
-    const scenarioBefore = params.get('scenario')
-    for (const name of model.position_parameters) {
-      if (!(name in query) && name !== 'step') { params.delete(name) }
-    }
-    for (const [name, value] of Object.entries(query)) { params.set(name, value) }
-    params.set('step', String(step))
-    const search = '?' + params.toString()
-    if (search === window.location.search) { return }
-    const url = window.location.pathname + search + window.location.hash
-    if (params.get('scenario') !== scenarioBefore) {
-      window.history.pushState(null, '', url)  // Back returns to the scenario left
-    } else {
-      window.history.replaceState(window.history.state, '', url)
-    }
-  }
-  function flushAddress() {
-    if (addressTimer !== null) { clearTimeout(addressTimer); writeAddress() }
-  }
+  const address = addressWriter(names)
   function addressSoon() {
-    if (addressTimer !== null) { clearTimeout(addressTimer) }
-    addressTimer = setTimeout(writeAddress, ADDRESS_AFTER_MS)
+    const query = (doc.queries || {})[key]
+    if (query) { address.soon({ ...query, [names.step]: String(step) }, names.position) }
   }
 
   function show() {
@@ -253,13 +219,13 @@ export function render({ model }) {
 
   // Back or Forward: a position the document holds is the player's; another is Python's.
   function popped() {
-    if (addressTimer !== null) { clearTimeout(addressTimer); addressTimer = null }
+    address.cancel()
     const found = addressed()
-    if (found === null) { model.ask({ ask: 'open', query: window.location.search }); return }
+    if (found === null) { model.ask({ ask: 'open', query: currentQuery() }); return }
     if (found[0] !== key) { pause() }
     go(found[0], found[1])
   }
-  window.addEventListener('popstate', popped)
+  const stopFollowing = onBackForward(popped)
 
   // A new document from Python: an edit's keeps the mode and step where it has them; one
   // Python was asked for (a scenario, an address, a mode, a copy) opens at its `at`, in
@@ -267,7 +233,7 @@ export function render({ model }) {
   model.on('document_json', () => {
     const next = parsed(model.document_json)
     if (next.serial === doc.serial) { return }
-    flushAddress()  // the entry left keeps its position, for Back
+    address.flush()  // the entry left keeps its position, for Back
     const kept = scenarioOf(next.at[0]) + '/' + modeOf(key)
     const pickedSince = modeAsked !== null && modeOf(key) !== modeAsked
     const before = key
@@ -287,16 +253,16 @@ export function render({ model }) {
   model.on('remove', () => {
     removeSkipLink()
     document.removeEventListener(ASK_EVENT, asked)
-    window.removeEventListener('popstate', popped)
+    stopFollowing()
     if (timer !== null) { clearInterval(timer) }
-    flushAddress()
+    address.flush()
   })
   // The live page took this page over (the static site: early_page.js): Python's document
   // replaces the builder's or the early worker's, at the learner's position if it holds
   // that timeline (a key names one timeline), else at the address, which Python opens.
   if (model.when_live) {
     model.when_live(() => {
-      flushAddress()
+      address.flush()
       doc = parsed(model.document_json)
       waiting = null
       if (holds(key)) { go(key, step, false) } else { popped() }

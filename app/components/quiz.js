@@ -1,3 +1,4 @@
+import { isTrue, queryParameter } from './address.js'
 import { WORKS_EARLY } from './early.js'
 import { follow } from './position.js'
 
@@ -7,7 +8,6 @@ import { follow } from './position.js'
 // be seen while a question waits, and gives the place back at a step with none.
 const REVEAL_EVENT = 'pcl-reveal'
 const CONCEAL_EVENT = 'pcl-conceal'
-const TRUE = ['1', 'true', 'yes', 'on']
 
 function load(name) {
   try { return JSON.parse(window.localStorage.getItem(name)) || {} } catch { return {} }
@@ -30,9 +30,9 @@ export function render({ model }) {
   root.setAttribute('aria-label', 'Predict, then see')
   const saved = load(model.storage_key)
   saved.answers = saved.answers || {}
-  const asked = new URLSearchParams(window.location.search).get('quiz')
+  const asked = queryParameter(model.address.quiz)
   // The address decides if it says; else the full page is on unless switched off.
-  let on = asked !== null ? TRUE.includes(asked.toLowerCase()) : (!model.compact && !saved.off)
+  let on = asked !== null ? isTrue(asked, model.address) : (!model.compact && !saved.off)
 
   const score = () => {
     const given = Object.values(saved.answers)

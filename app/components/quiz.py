@@ -15,6 +15,7 @@ from typing import ClassVar
 import param
 
 from app.components.esm import FileComponent
+from app.data.url import browser_names
 from app.style.stylesheets import stylesheet
 from app.style.theme import FOCUS_RING
 
@@ -24,6 +25,7 @@ STORAGE_KEY = "pcl-quiz"
 class QuizPanel(FileComponent):
     compact = param.Boolean(default=False, doc="The embed: off unless the address says quiz=1")
     storage_key = param.String(default=STORAGE_KEY, constant=True)
+    address = param.Dict(default=browser_names(), constant=True, doc="url.py's (address.js)")
 
     _esm = "quiz.js"
 

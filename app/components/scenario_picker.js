@@ -1,3 +1,4 @@
+import { loadPage } from './address.js'
 import { EARLY, WORKS_EARLY } from './early.js'
 import { ask, follow } from './position.js'
 
@@ -64,10 +65,7 @@ export function render({ model }) {
       return
     }
     // Before Python: that scenario's own page (its early page), same layout.
-    const here = new URLSearchParams(window.location.search)
-    const next = new URLSearchParams({ scenario: select.value })
-    if (here.has('embed')) { next.set('embed', here.get('embed')) }
-    window.location.search = '?' + next.toString()
+    loadPage({ [model.address.scenario]: select.value }, [model.address.embed])
   }
   model.on('options', build)
   follow(model, (at) => {

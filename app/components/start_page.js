@@ -5,19 +5,11 @@
 // live page arrives. The workload lab (`?lab=`) has no early page and opens on this one:
 // there the lab's own loading page covers it (start_lab_wait.css), and a status line
 // says what the page waits for.
+import { queryParameter, startAsked } from './address.js'
 import { statusNote } from './status_note.js'
 
 const LIFTED = 'pcl-start'
 const LAB_WAIT = 'pcl-lab-wait'
-
-// The address asks for the start page (as app/data/url.py parse_link decides): not when the
-// page falls back on this copy for an address whose own copy is missing.
-function startAsked(model) {
-  const asked = new URLSearchParams(window.location.search)
-  const embed = asked.get('embed')
-  return !model.positions.some((name) => asked.has(name)) &&
-    !(embed !== null && model.true_values.includes(embed.toLowerCase()))
-}
 
 export function render({ model }) {
   const host = document.createElement('div')
@@ -26,7 +18,7 @@ export function render({ model }) {
   show()
   const body = document.body
   if (!body.classList.contains('pn-loading')) { return host }
-  if (new URLSearchParams(window.location.search).has(model.lab_parameter)) {
+  if (queryParameter(model.address.lab) !== null) {
     addStyle('pcl-lab-style', model.lab_css)
     const { note, stop } = statusNote(model.lab_hint)
     const loading = document.createElement('div')
@@ -40,7 +32,7 @@ export function render({ model }) {
       loading.remove()
       body.classList.remove(LAB_WAIT)
     })
-  } else if (startAsked(model)) {
+  } else if (startAsked(model.address)) {  // not this copy for an address whose own is missing
     addStyle('pcl-start-style', model.veil_css)
     body.classList.add(LIFTED)
     model.on('remove', () => body.classList.remove(LIFTED))

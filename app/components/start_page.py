@@ -9,7 +9,7 @@ from typing import ClassVar
 import param
 
 from app.components.esm import FileComponent
-from app.data.url import LAB, POSITION_PARAMETERS, TRUE_VALUES
+from app.data.url import browser_names
 from app.render.lab import render_lab_loading
 from app.style.stylesheets import stylesheet
 from app.style.theme import FOCUS_RING
@@ -40,9 +40,7 @@ class StartPage(FileComponent):
         constant=True,
         doc="The lab's own loading page, over this page's copy while `?lab=` waits",
     )
-    lab_parameter = param.String(default=LAB, constant=True)
-    positions = param.List(default=list(POSITION_PARAMETERS), constant=True)
-    true_values = param.List(default=list(TRUE_VALUES), constant=True)
+    address = param.Dict(default=browser_names(), constant=True, doc="url.py's (address.js)")
 
     _esm = "start_page.js"
     _stylesheets: ClassVar[list[str]] = [FOCUS_RING, stylesheet("app.components", "start_page.css")]

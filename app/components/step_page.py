@@ -33,6 +33,7 @@ from panel.viewable import Children
 
 from app.components.esm import FileComponent
 from app.components.quiz import STORAGE_KEY
+from app.data.url import browser_names
 from app.host.errors import logged
 from app.render.prefill_inputs import FIELDS, seed_texts
 from app.style.stylesheets import stylesheet
@@ -56,8 +57,6 @@ KEY_MOVES: dict[str, str] = {
     "Home": "restart",
     "End": "end",
 }
-# The address parameters a position writes; others (embed, quiz) are kept.
-POSITION_PARAMETERS = ("scenario", "playground", "mode", "step")
 # The pickers' captions; each engine's name in engine/lab/play/scenario.py's ENGINES and
 # as the learner reads it.
 SCENARIO_LABEL, ENGINE_LABEL, MODE_LABEL = "Scenario", "Engine", "Mode"
@@ -124,9 +123,7 @@ class StepPage(FileComponent):
     skip_style = param.String(
         default=stylesheet("app.components", "skip_link.css"), constant=True, doc="Its CSS"
     )
-    position_parameters = param.List(
-        default=list(POSITION_PARAMETERS), constant=True, doc="Address parameters it writes"
-    )
+    address = param.Dict(default=browser_names(), constant=True, doc="url.py's (address.js)")
     key_moves = param.Dict(default=dict(KEY_MOVES), constant=True, doc="Key -> player's move")
 
     # The pickers.

@@ -29,11 +29,16 @@ EMBED_SUFFIX = "-embed"
 START_PAGE = "start"
 # `?scenario=playground&playground=CODE`: the scenario is the one the code holds.
 PLAYGROUND = "playground"
+SCENARIO, MODE, STEP, EMBED, QUIZ = "scenario", "mode", "step", "embed", "quiz"
 # The address parameters that name a timeline or a position in one: an address with
 # none of them opens the start page.
-POSITION_PARAMETERS = ("scenario", "mode", "step", PLAYGROUND)
+POSITION_PARAMETERS = (SCENARIO, MODE, STEP, PLAYGROUND)
 # `?lab=PRESET`: the workload lab, which has no early page (it needs Python).
 LAB = "lab"
+# The parameters that choose the page itself (the layout, the lab): the static site's
+# early page of a scenario opens only at its own values of them. Any other parameter than
+# these and the parse's (`utm_source`, `fbclid`, ...) is ignored.
+PAGE_PARAMETERS = (EMBED, LAB)
 
 
 @dataclass(frozen=True)
@@ -45,6 +50,25 @@ class LinkState:
     notices: tuple[str, ...] = field(default=())
     start: bool = False  # the start page: the address names no position
     quiz: bool | None = None  # `quiz=1` / `quiz=0`; None: the layout's default
+
+
+def browser_names() -> dict[str, str | list[str]]:
+    """These names as the browser's one reader and writer of the address takes them
+    (app/components/address.js): given by the components' parameters and the static
+    site's early-page config, never copied."""
+    return {
+        "scenario": SCENARIO,
+        "mode": MODE,
+        "step": STEP,
+        "playground": PLAYGROUND,
+        "embed": EMBED,
+        "quiz": QUIZ,
+        "lab": LAB,
+        "position": list(POSITION_PARAMETERS),
+        "page": list(PAGE_PARAMETERS),
+        "true": list(TRUE_VALUES),
+        "embed_suffix": EMBED_SUFFIX,
+    }
 
 
 def _first(query: str) -> dict[str, str]:
@@ -62,9 +86,9 @@ def parse_link(query: str) -> LinkState:
 
     scenario = timelines.default_scenario()
     names = timelines.names()
-    if raw.get("playground"):  # the learner's own scenario, whole (app/playground/)
+    if raw.get(PLAYGROUND):  # the learner's own scenario, whole (app/playground/)
         try:
-            scenario = playground.register(playground_code.decode(raw["playground"])).scenario.name
+            scenario = playground.register(playground_code.decode(raw[PLAYGROUND])).scenario.name
         except ScenarioError as error:
             notices.append(f"Ignored playground: {error}. Showing {scenario!r}.")
     elif raw.get("scenario") == PLAYGROUND:  # no script yet: the empty playground
@@ -95,9 +119,9 @@ def parse_link(query: str) -> LinkState:
         else:
             notices.append(f"Ignored step={raw['step']!r}: steps go from 0 to {last}. Showing 0.")
 
-    embed = raw.get("embed", "").lower() in TRUE_VALUES
+    embed = raw.get(EMBED, "").lower() in TRUE_VALUES
     start = not embed and not any(name in raw for name in POSITION_PARAMETERS)
-    quiz = raw["quiz"].lower() in TRUE_VALUES if "quiz" in raw else None
+    quiz = raw[QUIZ].lower() in TRUE_VALUES if QUIZ in raw else None
     notices = [shorten_quotes(notice) for notice in notices]  # a hostile address's values
     return LinkState(scenario, mode, step, embed, tuple(notices), start, quiz)
 

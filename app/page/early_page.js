@@ -5,9 +5,10 @@
 // stepping page wait for Python. A playground link's page is laid out the same, fed by the
 // app's worker (app/data/early_playground.py): the link's playground, a mode picked, a
 // script edited. The live stepping page takes the drawn one over (show).
-// The tag's data-early-pages: [[page names, the start page's, default scenario, compact
-// suffix, embed values that mean true, the parameters that name a position, the
-// playground page's name (null: none), the worker's message type], the folder].
+// The tag's data-early-pages: [[page names, the start page's, default scenario,
+// app/data/url.py's names of the address, the playground page's name (null: none), the
+// worker's message type], the folder].
+import { currentQuery, openedAt, pageName } from '../components/address.js'
 import { EARLY, LIVE_EVENT, WORKS_EARLY } from '../components/early.js'
 import { ask } from '../components/position.js'
 import { statusNote } from '../components/status_note.js'
@@ -28,44 +29,6 @@ const COMPONENTS = {
 // Every way a control outside the step bar could change before Python listens.
 const HELD_EVENTS = ['pointerdown', 'mousedown', 'pointerup', 'mouseup', 'click', 'dblclick',
   'keydown', 'keypress', 'beforeinput', 'input', 'change']
-
-// The early page the address names, as app/data/url.py would open it; null: none (Python's).
-export function pageName(config, search) {
-  const [NAMES, START, DEFAULT, SUFFIX, TRUE, POSITION, PLAYGROUND] = config
-  const asked = new URLSearchParams(search)
-  const embed = asked.get('embed')
-  const compact = embed !== null && TRUE.includes(embed.toLowerCase())
-  if (asked.get('playground')) { return compact ? null : PLAYGROUND }  // the learner's own
-  // No position named: the start page, unless compact.
-  const positioned = compact || POSITION.some((param) => asked.has(param))
-  if (!positioned) { return START }
-  const scenario = asked.has('scenario') ? asked.get('scenario') : DEFAULT
-  const name = scenario + (compact ? SUFFIX : '')
-  return NAMES.includes(name) ? name : null
-}
-
-// The position an address opens at, if Python would open it as it is (no notice) and
-// the page holds it: its parameters are the page's own but for a position (and `quiz`),
-// and its mode and step are the scenario's. {} for the start page; null: Python's.
-export function openedAt(page, search) {
-  if (!page.lasts) { return {} }  // the start page: every address of it is its own
-  const asked = new URLSearchParams(search)
-  const built = new URLSearchParams(page.query)
-  for (const name of new Set([...asked.keys(), ...built.keys()])) {
-    if (!page.position_parameters.includes(name) && asked.get(name) !== built.get(name)) {
-      return null
-    }
-  }
-  const keys = Object.keys(page.lasts)
-  const scenario = asked.has('scenario') ? asked.get('scenario') : page.default_scenario
-  const modes = keys.filter((key) => key.startsWith(scenario + '/'))
-  if (!modes.length) { return null }
-  const key = asked.has('mode') ? scenario + '/' + asked.get('mode') : modes[0]
-  const text = asked.has('step') ? asked.get('step').trim() : '0'
-  if (!modes.includes(key) || !/^[0-9]+$/.test(text)) { return null }
-  const step = Number(text)
-  return step <= page.lasts[key] ? { key, step } : null
-}
 
 async function unpack(response) {
   if (!response.ok) { return null }
@@ -404,7 +367,7 @@ function showPlayground(page, worker, type) {
       }, (error) => console.warn('early page:', error))
     return true
   }
-  askWorker({ call: 'open', query: window.location.search, decks, serial }).then((opened) => {
+  askWorker({ call: 'open', query: currentQuery(), decks, serial }).then((opened) => {
     if (!opened) { return }  // an address Python answers (a notice)
     for (const node of tree) {
       if (node.name === 'player') { node.model.document_json = JSON.stringify(opened.document) }
@@ -449,15 +412,15 @@ function editsWithWorker(named, askWorker, decks, where, nextSerial) {
 }
 
 export function start(config, folder) {
-  const name = pageName(config, window.location.search)
+  const name = pageName(config)
   if (name === null) { return }
   const worker = window.__pclWorker  // the app's (early_worker.js)
-  const playground = name === config[6]
+  const playground = name === config[4]
   if (playground && !worker) { return }
   fetch(`./${folder}/${name}.json.gz`).then(unpack).then((page) => {
     if (!page) { return }
-    if (playground) { showPlayground(page, worker, config[7]); return }
-    const at = openedAt(page, window.location.search)
+    if (playground) { showPlayground(page, worker, config[5]); return }
+    const at = openedAt(page, currentQuery(), config[3])
     if (at) { show(page, at) }
   }).catch((error) => console.warn('early page: Python will show this address', error))
 }

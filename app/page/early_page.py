@@ -43,9 +43,6 @@ ASKED_HINT = "Asked: the answer comes once Python has started."
 # The playground page's parts filled at run time, by their names (early_page.js): the
 # editor's fields (app/playground/fields.py) and their messages ("message:FIELD").
 PLAYER = "player"
-# The address parameters an early page follows: a position, and `quiz` (components/quiz.js
-# reads it). Any other must be as the page was made.
-POSITION_PARAMETERS = ("scenario", "mode", "step", "quiz")
 # The base of every component's shadow root, as Bokeh's on the live page.
 HOST_SHEET = stylesheet("app.style", "part_host.css")
 # The page's style while it works before Python.
@@ -256,7 +253,6 @@ def early_page(app: App, playground: bool = False) -> dict[str, Any]:
             query=app.query,
             lasts=app.state.lasts,
             default_scenario=timelines.default_scenario(),
-            position_parameters=list(POSITION_PARAMETERS),
             hint=HINT,
             asked_hint=ASKED_HINT,
         )

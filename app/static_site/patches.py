@@ -209,9 +209,7 @@ def patch_early_page(html: str, names: list[str], start: str, playground: bool =
         shipped,
         start,
         timelines.default_scenario(),
-        url.EMBED_SUFFIX,
-        url.TRUE_VALUES,
-        url.POSITION_PARAMETERS,
+        url.browser_names(),
         url.PLAYGROUND if playground else None,
         EARLY_MESSAGE,
     ]

@@ -226,7 +226,7 @@ def test_leaving_the_playground_clears_it_from_the_address() -> None:
     query = parse_qs(app.query, keep_blank_values=True)
     assert query["scenario"] == ["shared-prefix"] and "playground" not in query
     # The player drops the playground's parameters it does not write (player.js).
-    assert "playground" in app.page.position_parameters
+    assert "playground" in app.page.address["position"]
     assert not app.playground._layout.visible
 
 

@@ -186,6 +186,22 @@ def test_a_deep_link_into_the_copy_opens_there_before_python(held_page: Any) -> 
     page.wait_for_url("**mode=keep&step=4**")
 
 
+def test_a_shared_link_with_parameters_the_app_ignores_opens_early(held_page: Any) -> None:
+    """A link shared with a tracker's parameters: the live page ignores them (no notice), so
+    the early page opens at its position too, and they stay in the address."""
+    keep = build_timeline(load_scenario(FLAGSHIP), "keep")
+    page, run, release = held_page(
+        f"?scenario={FLAGSHIP}&mode=keep&step=3&utm_source=x&fbclid=y", early=False
+    )
+    expect(page.locator("body.pcl-early")).to_have_count(1, timeout=EARLY_TIMEOUT_MS)
+    expect(page.get_by_role("radio", name="keep")).to_be_checked()
+    check_step(page, keep, 3)
+    assert not python_live(page)
+    step_then_go_live(page, run, release, keep, 3)
+    expect(page.get_by_test_id("notice")).to_have_count(0)
+    page.wait_for_url("**mode=keep&step=4&utm_source=x&fbclid=y")
+
+
 def test_an_embed_link_steps_before_python_in_the_compact_layout(held_page: Any) -> None:
     """The write-up's iframe: its own early page, fetched for `embed=1` addresses."""
     keep = build_timeline(load_scenario(FLAGSHIP), "keep")

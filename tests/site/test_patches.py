@@ -203,7 +203,7 @@ def test_a_playground_link_is_answered_early_by_the_apps_worker(
     assert (shipped, playground, kind) == (["eviction-order"], "playground", EARLY_MESSAGE)
     without = patch_early_page(patch_html(converted[0], "main"), names[::2], "start")
     data = re.search(r'<script type="module" async data-early-pages="([^"]*)">', without)
-    assert data is not None and json.loads(html_text.unescape(data.group(1)))[0][6] is None
+    assert data is not None and json.loads(html_text.unescape(data.group(1)))[0][4] is None
 
 
 def test_the_apps_worker_names_the_labs_side_worker_and_the_wheel(
