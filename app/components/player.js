@@ -227,8 +227,9 @@ export function render({ model }) {
   }
   const stopFollowing = onBackForward(popped)
 
-  // A new document from Python: an edit's keeps the mode and step where it has them; one
-  // Python was asked for (a scenario, an address, a mode, a copy) opens at its `at`, in
+  // A new document from Python: an edit's keeps the mode and step where it has them; a
+  // mode's opens at the step the learner is on; one Python was asked for (a scenario, an
+  // address, a copy) opens at its `at`, in
   // the mode the learner picked meanwhile if there was one.
   model.on('document_json', () => {
     const next = parsed(model.document_json)
@@ -237,11 +238,14 @@ export function render({ model }) {
     const kept = scenarioOf(next.at[0]) + '/' + modeOf(key)
     const pickedSince = modeAsked !== null && modeOf(key) !== modeAsked
     const before = key
+    const wanted = waiting
     doc = next
     waiting = null
     modeAsked = null
     if (next.keep && holds(kept)) {
       key = kept
+    } else if (wanted !== null && holds(wanted)) {
+      key = wanted  // the mode it waited for, at the step the learner moved to meanwhile
     } else {
       [key, step] = next.at
     }
