@@ -40,8 +40,8 @@ async function unpack(response) {
   return JSON.parse(await new Response(stream).text())
 }
 
-// A component's model before Python: its parameters' values and Panel's few calls.
-// `changed(name)` tells its handlers that a parameter changed (as Bokeh would). A request
+// A component's model before Python: its parameters' values and Panel's few calls;
+// `give(name, value)` changes a parameter and tells its handlers (as Bokeh would). A request
 // (`send_msg`) waits for Python unless `answer(request)` takes it (the playground's
 // worker) and `waited()` is told; `attach(live)` gives every handler and waiting request
 // to the live model, which answers from then on, and tells `when_live`'s callbacks.
@@ -83,11 +83,11 @@ function earlyModel(values, children, answer, waited) {
   }
   const give = (name, value) => { values[name] = value; fire(name) }
   const reply = (request, answered) => fire('msg:custom', JSON.stringify({ ...answered, id: request.id }))
-  return { model, remove: () => fire('remove'), changed: fire, give, reply, attach }
+  return { model, remove: () => fire('remove'), give, reply, attach }
 }
 
-// Lays the page out; `named` gets its named parts (early_page.py): {el, model, changed,
-// give, reply, attach} of a component, {el, control} of a stand-in, {el, div} of an HTML
+// Lays the page out; `named` gets its named parts (early_page.py): {el, model, give,
+// reply, attach} of a component, {el, control} of a stand-in, {el, div} of an HTML
 // pane; `steppers` the stepping page's ({el, made, early}), which the live page takes
 // over; `asks` = {answer, waited} the components' requests before Python (earlyModel).
 function layOut(page, sheets, { removes, named, steppers, asks }) {
