@@ -24,36 +24,73 @@ export function startAsked(names, search = currentQuery()) {
 
 // The static site's early page the address names, as parse_link would open it; null: none
 // (Python's). config: [page names, the start page's, default scenario, names, the
-// playground page's name (null: none), ...].
+// playground page's name (null: none), ...]. A scenario parse_link refuses opens the default
+// scenario's page, which says so (openedAt).
 export function pageName(config, search = currentQuery()) {
   const [NAMES, START, DEFAULT, names, PLAYGROUND] = config
   const compact = compactAsked(names, search)
+  const suffix = compact ? names.embed_suffix : ''
   if (queryParameter(names.playground, search)) { return compact ? null : PLAYGROUND }
   if (startAsked(names, search)) { return START }
   const scenario = queryParameter(names.scenario, search) ?? DEFAULT
-  const name = scenario + (compact ? names.embed_suffix : '')
-  return NAMES.includes(name) ? name : null
+  if (NAMES.includes(scenario + suffix)) { return scenario + suffix }
+  return scenario === names.playground ? null : DEFAULT + suffix  // (the empty playground)
 }
 
-// The position ({key, step}) an early page opens the address at, if Python would open it
-// as it is (no notice) and the page holds it; {} for the start page; null: Python's.
-// The parameters that choose the page (the layout) must be the page's own; any other
-// that parse_link ignores (`utm_source`, `fbclid`), this ignores as well.
+// A value parse_link's notices quote as it is: Python's repr, HTML and the quote limit
+// (engine/lab/shared/quoting.py) leave it so. Any other, Python quotes.
+const QUOTED_AS_IT_IS = /^[\w .,:;!?@#$%*+=/()[\]{}|^~-]{0,40}$/
+
+// The position ({key, step, notices}) an early page opens the address at, as parse_link
+// would, with the HTML of what parse_link's notices say of it (page.notices: url.py's
+// notice_templates, escaped); null: Python's (another page's address, or a value the page
+// cannot quote); {} for the start page. The parameters that choose the page (the layout)
+// must be the page's own; any other that parse_link ignores (`utm_source`, `fbclid`), this
+// ignores as well.
 export function openedAt(page, search, names) {
   if (!page.lasts) { return {} }  // the start page: every address of it is its own
   const asked = new URLSearchParams(search)
   const built = new URLSearchParams(page.query)
   if (names.page.some((name) => asked.get(name) !== built.get(name))) { return null }
+  const said = page.notices || {}
+  const notices = []
+  // The notice on the address's `value` (null: none to give), if the page can say it.
+  const refused = (template, value) => {
+    if (template === undefined || !QUOTED_AS_IT_IS.test(value)) { return false }
+    notices.push(template.replaceAll(said.value, () => value))  // (a `$&` is the value's)
+    return true
+  }
   const keys = Object.keys(page.lasts)
-  const scenario = asked.get(names.scenario) ?? page.default_scenario
-  const modes = keys.filter((key) => key.startsWith(scenario + '/'))
-  if (!modes.length) { return null }
+  const own = keys[0].slice(0, keys[0].indexOf('/'))
+  const scenario = asked.get(names.scenario)
+  if (scenario !== null && scenario !== own && !refused(said.scenario, scenario)) { return null }
+  if (scenario === null && own !== page.default_scenario) { return null }
+  let key = keys[0]
   const mode = asked.get(names.mode)
-  const key = mode !== null ? scenario + '/' + mode : modes[0]
-  const text = (asked.get(names.step) ?? '0').trim()
-  if (!modes.includes(key) || !/^[0-9]+$/.test(text)) { return null }
-  const step = Number(text)
-  return step <= page.lasts[key] ? { key, step } : null
+  if (mode !== null && keys.includes(own + '/' + mode)) {
+    key = own + '/' + mode
+  } else if (mode !== null && Object.hasOwn(said.policies || {}, mode)) {
+    notices.push(said.policies[mode])
+  } else if (mode !== null && !refused(said.mode, mode)) {
+    return null
+  }
+  const text = asked.get(names.step)
+  let step = 0
+  if (text !== null && /^[0-9]+$/.test(text.trim()) && Number(text.trim()) <= page.lasts[key]) {
+    step = Number(text.trim())
+  } else if (text !== null && !refused((said.step || {})[key.slice(own.length + 1)], text)) {
+    return null
+  }
+  return { key, step, notices }
+}
+
+// The notice's HTML of what openedAt's notices say (none: '').
+export function noticeHtml(page, notices) {
+  if (!notices.length) { return '' }
+  const said = page.notices
+  // (one pass: a value that spells an item's mark stays as it is)
+  return said.frames[notices.length - 1].replace(new RegExp(said.item + '([0-9])', 'g'),
+    (_, i) => notices[Number(i)])
 }
 
 // The timeline and step the address names: [key, step] of the first of `queries` (key ->

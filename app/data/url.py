@@ -13,12 +13,13 @@ in a link never breaks the page.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
 from app.data import timelines
 from app.playground import store as playground
 from engine.lab.play import playground_code
-from engine.lab.play.scenario import ScenarioError
+from engine.lab.play.scenario import SGLANG_MODES, ScenarioError
 from engine.lab.shared.quoting import shorten_quotes
 from engine.lab.workload.playground import workload_playground_code
 from engine.lab.workload.workload import Workload
@@ -39,6 +40,9 @@ LAB = "lab"
 # early page of a scenario opens only at its own values of them. Any other parameter than
 # these and the parse's (`utm_source`, `fbclid`, ...) is ignored.
 PAGE_PARAMETERS = (EMBED, LAB)
+# Stands where a notice quotes the address's value, in the notices the static site's early
+# page says before Python (notice_templates).
+NOTICE_VALUE = "PCLVALUE"
 
 
 @dataclass(frozen=True)
@@ -114,7 +118,8 @@ def parse_link(query: str) -> LinkState:
     if "step" in raw:
         last = timelines.last_step(scenario, mode)
         text = raw["step"].strip()
-        if text.isdigit() and int(text) <= last:
+        # (isascii: "²" is a digit to str.isdigit, and no number to int)
+        if text.isascii() and text.isdigit() and int(text) <= last:
             step = int(text)
         else:
             notices.append(f"Ignored step={raw['step']!r}: steps go from 0 to {last}. Showing 0.")
@@ -124,6 +129,29 @@ def parse_link(query: str) -> LinkState:
     quiz = raw[QUIZ].lower() in TRUE_VALUES if QUIZ in raw else None
     notices = [shorten_quotes(notice) for notice in notices]  # a hostile address's values
     return LinkState(scenario, mode, step, embed, tuple(notices), start, quiz)
+
+
+def notice_templates(scenario: str) -> dict[str, Any]:
+    """What parse_link says of an address of ``scenario``'s page that it corrects, with
+    NOTICE_VALUE where it quotes the address's value: an unknown mode, an SGLang policy the
+    scenario does not play, a step past a mode's last, and (the default scenario's page
+    alone) an unknown scenario. The static site's early page says them before Python
+    (app/components/address.js), for a value these quote as it is."""
+
+    def said(**query: str) -> str:
+        (notice,) = parse_link("?" + urlencode(query)).notices
+        return notice
+
+    modes = timelines.modes(scenario)
+    templates: dict[str, Any] = {
+        "value": NOTICE_VALUE,
+        "mode": said(scenario=scenario, mode=NOTICE_VALUE),
+        "policies": {m: said(scenario=scenario, mode=m) for m in SGLANG_MODES if m not in modes},
+        "step": {m: said(scenario=scenario, mode=m, step=NOTICE_VALUE) for m in modes},
+    }
+    if scenario == timelines.default_scenario():
+        templates["scenario"] = said(scenario=NOTICE_VALUE)
+    return templates
 
 
 def mode_refusal(mode: str, scenario: str) -> str:

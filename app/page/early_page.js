@@ -8,7 +8,7 @@
 // The tag's data-early-pages: [[page names, the start page's, default scenario,
 // app/data/url.py's names of the address, the playground page's name (null: none), the
 // worker's message type], the folder].
-import { currentQuery, openedAt, pageName } from '../components/address.js'
+import { currentQuery, noticeHtml, openedAt, pageName } from '../components/address.js'
 import { EARLY, LIVE_EVENT, WORKS_EARLY } from '../components/early.js'
 import { ask } from '../components/position.js'
 import { statusNote } from '../components/status_note.js'
@@ -262,7 +262,7 @@ function show(page, at, answer = () => false) {
   if (status) { body.append(status.note) }
   const release = status ? holdOthers(status.note) : () => {}
   // The player opens where the address says (it is already there).
-  if (at.key !== undefined) { ask({ ...at, address: false }) }
+  if (at.key !== undefined) { ask({ key: at.key, step: at.step, address: false }) }
   if (steps) {
     const room = document.createElement('div')
     room.className = 'pcl-early-room'
@@ -421,6 +421,10 @@ export function start(config, folder) {
     if (!page) { return }
     if (playground) { showPlayground(page, worker, config[5]); return }
     const at = openedAt(page, currentQuery(), config[3])
-    if (at) { show(page, at) }
+    if (!at) { return }
+    for (const node of nodes(page.root)) {  // what the address got wrong, as the live page says
+      if (node.esm === STEPPING_PAGE) { node.model.notice_html = noticeHtml(page, at.notices) }
+    }
+    show(page, at)
   }).catch((error) => console.warn('early page: Python will show this address', error))
 }

@@ -24,8 +24,10 @@ import panel as pn
 from panel.custom import JSComponent, ReactiveESM
 from panel.viewable import Children, Viewable, Viewer
 
-from app.data import timelines
+from app.data import timelines, url
 from app.playground.fields import LABELS, MESSAGES
+from app.render.html import esc
+from app.render.notice import render_notice
 from app.style.stylesheets import stylesheet
 
 if TYPE_CHECKING:
@@ -43,6 +45,8 @@ ASKED_HINT = "Asked: the answer comes once Python has started."
 # The playground page's parts filled at run time, by their names (early_page.js): the
 # editor's fields (app/playground/fields.py) and their messages ("message:FIELD").
 PLAYER = "player"
+# Stands where the notice's items go in its frames (early_notices).
+NOTICE_ITEM = "PCLITEM"
 # The base of every component's shadow root, as Bokeh's on the live page.
 HOST_SHEET = stylesheet("app.style", "part_host.css")
 # The page's style while it works before Python.
@@ -233,6 +237,18 @@ def blank_player(node: Node) -> None:
         blank_player(child)
 
 
+def early_notices(scenario: str) -> dict[str, Any]:
+    """What the address's notice says on ``scenario``'s early page (url.notice_templates),
+    as the notice's HTML: each text escaped, and the notice around 1 to 3 of them (an address
+    may correct its scenario, mode and step), NOTICE_ITEM and a number where each goes."""
+
+    def escaped(said: Any) -> Any:
+        return esc(said) if isinstance(said, str) else {k: escaped(v) for k, v in said.items()}
+
+    frames = [render_notice(tuple(f"{NOTICE_ITEM}{i}" for i in range(n))) for n in (1, 2, 3)]
+    return {**escaped(url.notice_templates(scenario)), "frames": frames, "item": NOTICE_ITEM}
+
+
 def early_page(app: App, playground: bool = False) -> dict[str, Any]:
     """The early page of the App at one address: its tree, its stylesheets, and for a
     scenario's page what tells whether an address is its own (early_page.js). With
@@ -250,10 +266,20 @@ def early_page(app: App, playground: bool = False) -> dict[str, Any]:
         drawn.update(playground=True, hint=PLAYGROUND_HINT, asked_hint=ASKED_HINT)
     elif not app.start and app.state is not None:
         drawn.update(
-            query=app.query,
-            lasts=app.state.lasts,
-            default_scenario=timelines.default_scenario(),
+            **addresses_facts(app.query, app.state.scenario, app.state.lasts),
             hint=HINT,
             asked_hint=ASKED_HINT,
         )
     return drawn
+
+
+def addresses_facts(query: str, scenario: str, lasts: dict[str, int]) -> dict[str, Any]:
+    """What tells which addresses a scenario's early page opens, where, and what it says of
+    them (app/components/address.js): its own address, each mode's last step, the default
+    scenario, the notices."""
+    return {
+        "query": query,
+        "lasts": lasts,
+        "default_scenario": timelines.default_scenario(),
+        "notices": early_notices(scenario),
+    }

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from app.data import url
+from app.data import timelines, url
 from app.static_site.patches import EARLY_MESSAGE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -179,11 +179,11 @@ def test_the_early_page_opens_every_address_python_opens_as_it_is() -> None:
         "reset-embed",
         "playground",
         None,  # (a playground's embed: Python's)
-        None,
+        "reset",  # (an unknown scenario: the default's page says so)
         "reset",
         "start",  # (the lab's loading page covers it: start_page.js)
     ]
-    keep3 = {"key": "reset/keep", "step": 3}
+    keep3 = {"key": "reset/keep", "step": 3, "notices": []}
     assert ran["opened"] == [
         keep3,  # unknown parameters ignored, as the live page does
         keep3,  # quiz: the questions' panel reads it
@@ -191,7 +191,7 @@ def test_the_early_page_opens_every_address_python_opens_as_it_is() -> None:
         keep3,
         None,  # another spelling of the layout: Python's
         None,  # the lab
-        None,  # a notice to give (step 13 of 12)
+        None,  # a notice to give (step 13 of 12), and this page has none to say
         None,
         None,
     ]
@@ -213,3 +213,100 @@ def test_the_address_is_written_once_after_steps_and_a_new_scenario_is_an_entry(
     ]
     assert ran["popped"] == "?scenario=cache-salt&mode=default&step=2&embed=1&utm_source=x"
     assert ran["followed"] == []
+
+
+FIDELITY = """
+import * as address from %(module)s
+const [config, pages, searches] = %(given)s
+console.log(JSON.stringify(searches.map((search) => {
+  const name = address.pageName(config, search)
+  const page = pages[name]
+  const at = page ? address.openedAt(page, search, config[3]) : null
+  return [name, at && { key: at.key, step: at.step, html: address.noticeHtml(page, at.notices) }]
+})))
+"""
+# Addresses with values parse_link corrects, each with a notice.
+CORRECTED = [
+    "?scenario=reset&step=99",
+    "?step=99",
+    "?mode=turbo",
+    "?mode=lpm",  # an SGLang policy the flagship does not play
+    "?scenario=lpm-fallback&mode=keep",
+    "?scenario=nope",
+    "?scenario=",
+    "?scenario=nope&mode=keep&step=5",
+    "?scenario=nope&mode=x&step=y",  # three notices
+    "?scenario=reset&step=",
+    "?scenario=reset&step=-1",
+    "?scenario=reset&step=3.0",
+    "?scenario=reset&step=99999999999999999999",
+    "?mode=a%24%24b%241",  # `$$`, `$1`: patterns to String.replace
+    "?mode=PCLITEM1&step=PCLVALUE",  # the marks themselves
+    "?scenario=PCLVALUE",
+    "?mode=constructor",
+    "?mode=__proto__&step=x",
+    "?scenario=reset&embed=1&step=99&utm_source=x",
+    "?scenario=cache-salt&mode=preempt&step=1000",
+    "?mode=keep&step=%20%203%20",  # (no notice: spaces around a step are dropped)
+    "?scenario=nope&embed=1",
+]
+# Values the page cannot quote as parse_link does (a quote, HTML, the quote limit, a digit
+# that is no number): Python's page says them.
+PYTHONS = [
+    "?mode=it%27s",
+    "?mode=%3Cb%3E",
+    "?mode=a%24%26b",
+    "?scenario=%22x%22",
+    "?mode=" + "x" * 41,
+    "?step=%C2%B2",
+    "?step=%D9%A3",
+    "?scenario=reset-embed",
+    "?scenario=nope&mode=back%5Cslash",
+]
+
+
+def test_the_early_page_says_what_the_live_page_says_of_an_address_it_corrects() -> None:
+    """Each address Python opens with a notice: the early page opens at the position Python
+    opens, with the notice's very HTML (url.py's own texts, filled in); a value it cannot quote
+    as Python does leaves the address to Python."""
+    if NODE is None:
+        pytest.skip("no node to run the module")
+    from app.page.early_page import addresses_facts
+    from app.render.notice import render_notice
+
+    pages = {}
+    for name, query in url.early_pages().items():
+        if name == url.START_PAGE:
+            continue
+        scenario = url.parse_link(query).scenario
+        modes = timelines.modes(scenario)
+        lasts = {f"{scenario}/{m}": timelines.last_step(scenario, m) for m in modes}
+        pages[name] = addresses_facts(query, scenario, lasts)
+    config = [list(pages), url.START_PAGE, timelines.default_scenario(), url.browser_names(), None]
+    searches = CORRECTED + PYTHONS
+    script = FIDELITY % {
+        "module": json.dumps(ADDRESS.as_uri()),
+        "given": json.dumps([config, pages, searches]),
+    }
+    ran = subprocess.run(
+        [NODE, "--input-type=module", "-e", script], capture_output=True, text=True, timeout=30
+    )
+    assert ran.returncode == 0, ran.stderr
+    for search, (name, at) in zip(searches, json.loads(ran.stdout), strict=True):
+        link = url.parse_link(search)
+        if search in PYTHONS:
+            assert at is None, search
+            continue
+        assert name == url.early_page_of(link), search
+        assert at == {
+            "key": f"{link.scenario}/{link.mode}",
+            "step": link.step,
+            "html": render_notice(link.notices),
+        }, search
+        assert link.notices or "%20" in search, search  # (each corrects something)
+
+
+def test_a_step_that_is_a_digit_but_no_number_gets_a_notice() -> None:
+    link = url.parse_link("?scenario=reset&step=²")
+    assert link.step == 0
+    assert link.notices == ("Ignored step='²': steps go from 0 to 9. Showing 0.",)
