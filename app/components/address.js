@@ -37,14 +37,28 @@ export function pageName(config, search = currentQuery()) {
   return scenario === names.playground ? null : DEFAULT + suffix  // (the empty playground)
 }
 
-// A value parse_link's notices quote as it is: Python's repr, HTML and the quote limit
-// (engine/lab/shared/quoting.py) leave it so. Any other, Python quotes.
-const QUOTED_AS_IT_IS = /^[\w .,:;!?@#$%*+=/()[\]{}|^~-]{0,40}$/
+// The longest value parse_link's notices quote whole (engine/lab/shared/quoting.py).
+const QUOTE_LIMIT = 80
+// What Python prints as it is (str.isprintable): letters, marks, numbers, punctuation,
+// symbols, the space.
+const PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]*$/u
+
+// How parse_link's notices quote a value (Python's repr of a string), as HTML; null: a value
+// Python quotes otherwise (one it cannot print, or longer than the quote limit).
+function quoted(value) {
+  if (!PRINTABLE.test(value)) { return null }
+  const quote = value.includes("'") && !value.includes('"') ? '"' : "'"
+  let inner = value.replaceAll('\\', '\\\\')
+  if (quote === "'") { inner = inner.replaceAll("'", "\\'") }
+  if ([...inner].length > QUOTE_LIMIT) { return null }
+  return (quote + inner + quote).replaceAll('&', '&amp;').replaceAll('<', '&lt;')
+    .replaceAll('>', '&gt;').replaceAll('"', '&quot;').replaceAll("'", '&#x27;')
+}
 
 // The position ({key, step, notices}) an early page opens the address at, as parse_link
 // would, with the HTML of what parse_link's notices say of it (page.notices: url.py's
 // notice_templates, escaped); null: Python's (another page's address, or a value the page
-// cannot quote); {} for the start page. The parameters that choose the page (the layout)
+// cannot quote as Python does); {} for the start page. The parameters that choose the page (the layout)
 // must be the page's own; any other that parse_link ignores (`utm_source`, `fbclid`), this
 // ignores as well.
 export function openedAt(page, search, names) {
@@ -56,8 +70,9 @@ export function openedAt(page, search, names) {
   const notices = []
   // The notice on the address's `value` (null: none to give), if the page can say it.
   const refused = (template, value) => {
-    if (template === undefined || !QUOTED_AS_IT_IS.test(value)) { return false }
-    notices.push(template.replaceAll(said.value, () => value))  // (a `$&` is the value's)
+    const shown = quoted(value)
+    if (template === undefined || shown === null) { return false }
+    notices.push(template.replaceAll(said.value, () => shown))  // (a `$&` is the value's)
     return true
   }
   const keys = Object.keys(page.lasts)

@@ -133,10 +133,10 @@ def parse_link(query: str) -> LinkState:
 
 def notice_templates(scenario: str) -> dict[str, Any]:
     """What parse_link says of an address of ``scenario``'s page that it corrects, with
-    NOTICE_VALUE where it quotes the address's value: an unknown mode, an SGLang policy the
+    NOTICE_VALUE quoted where it quotes the address's value: an unknown mode, an SGLang policy the
     scenario does not play, a step past a mode's last, and (the default scenario's page
     alone) an unknown scenario. The static site's early page says them before Python
-    (app/components/address.js), for a value these quote as it is."""
+    (app/components/address.js), quoting the value as Python does."""
 
     def said(**query: str) -> str:
         (notice,) = parse_link("?" + urlencode(query)).notices
@@ -144,7 +144,7 @@ def notice_templates(scenario: str) -> dict[str, Any]:
 
     modes = timelines.modes(scenario)
     templates: dict[str, Any] = {
-        "value": NOTICE_VALUE,
+        "value": repr(NOTICE_VALUE),  # (as the notices quote it)
         "mode": said(scenario=scenario, mode=NOTICE_VALUE),
         "policies": {m: said(scenario=scenario, mode=m) for m in SGLANG_MODES if m not in modes},
         "step": {m: said(scenario=scenario, mode=m, step=NOTICE_VALUE) for m in modes},

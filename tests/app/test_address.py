@@ -249,19 +249,28 @@ CORRECTED = [
     "?scenario=cache-salt&mode=preempt&step=1000",
     "?mode=keep&step=%20%203%20",  # (no notice: spaces around a step are dropped)
     "?scenario=nope&embed=1",
-]
-# Values the page cannot quote as parse_link does (a quote, HTML, the quote limit, a digit
-# that is no number): Python's page says them.
-PYTHONS = [
+    # Quoted as Python's repr does, then as HTML.
     "?mode=it%27s",
     "?mode=%3Cb%3E",
     "?mode=a%24%26b",
     "?scenario=%22x%22",
-    "?mode=" + "x" * 41,
-    "?step=%C2%B2",
-    "?step=%D9%A3",
-    "?scenario=reset-embed",
     "?scenario=nope&mode=back%5Cslash",
+    "?mode=a%27b%22c",
+    "?mode=" + "x" * 80,
+    "?mode=%C3%BC%F0%9F%98%80",  # (a letter, a symbol outside the BMP)
+    "?step=%C2%B2",  # (a digit, no number)
+    "?step=%D9%A3",
+]
+# Values the page cannot quote as parse_link does (unprintable, or cut to the quote limit):
+# Python's page says them.
+PYTHONS = [
+    "?mode=a%0Ab",
+    "?mode=tab%09",
+    "?mode=zero%E2%80%8Bwidth",  # (a format character)
+    "?mode=" + "x" * 81,
+    "?mode=" + "x" * 79 + "%5C",  # (its backslash doubled: 81)
+    "?scenario=nope&mode=%7F",
+    "?scenario=reset-embed",  # (another layout's page: its own, Python's)
 ]
 
 
