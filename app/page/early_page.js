@@ -268,11 +268,14 @@ function show(page, at, answer = () => false) {
     room.className = 'pcl-early-room'
     host.append(room)
   }
-  let taken = null  // the stepping page's remove, once the live page took it over
+  // The stepping page's fate once Python is up: 'waiting' for the live page to take it
+  // over, 'taken' (its element lives on in the live page), or 'left' (not taken in time).
+  let stepping = steppers.length ? 'waiting' : 'left'
   const leave = () => {
     document.removeEventListener(LIVE_EVENT, takenOver)
     release()
-    removes.filter((remove) => remove !== taken).forEach((remove) => remove())
+    const kept = stepping === 'taken' ? steppers[0].early.remove : null
+    removes.filter((remove) => remove !== kept).forEach((remove) => remove())
     host.remove()
   }
   // Gone once Panel has lifted its loading class (until then the page scrolls, no veil
@@ -281,8 +284,8 @@ function show(page, at, answer = () => false) {
   let late = null  // the wait for the live stepping page, once Panel is up
   const settle = () => {
     if (body.classList.contains('pn-loading')) { return }
-    if (steppers.length && taken === null) {
-      if (late === null) { late = setTimeout(() => { taken = 'none'; settle() }, LIVE_WAIT_MS) }
+    if (stepping === 'waiting') {
+      if (late === null) { late = setTimeout(() => { stepping = 'left'; settle() }, LIVE_WAIT_MS) }
       return
     }
     clearTimeout(late)
@@ -296,8 +299,8 @@ function show(page, at, answer = () => false) {
   function takenOver(event) {
     const { model, take } = event.detail
     const stepper = steppers[0]
-    if (!stepper || stepper.layout !== model.layout || !host.isConnected) { return }
-    taken = stepper.early.remove
+    if (stepping !== 'waiting' || stepper.layout !== model.layout || !host.isConnected) { return }
+    stepping = 'taken'
     take(stepper.made)  // (moved into the live page's element)
     leave()
     stepper.early.attach(model)
