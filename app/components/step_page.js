@@ -10,6 +10,7 @@ import * as quiz from './quiz.js'
 import * as glossary from './glossary.js'
 import * as panelTabs from './panel_tabs.js'
 import * as keyboard from './keyboard.js'
+import * as playgroundEditor from './editor.js'
 import { requester } from './requests.js'
 import { ask } from './position.js'
 import { WORKS_EARLY, takeOver } from './early.js'
@@ -150,14 +151,7 @@ export function render({ model }) {
     showFork()
     model.on('fork_shown', showFork)
     ways.append(lab, fork)
-    const editor = column('editor')
-    const showEditor = () => {
-      const children = model.get_child('editor')
-      editor.replaceChildren(...children)
-      editor.hidden = children.length === 0
-    }
-    showEditor()
-    model.on('editor', showEditor)
+    const editor = mount('editor', playgroundEditor, { values: { ask: request } }, 'editor')
     const views = column('views', editor,
       column('views-pool', deck('PoolView'), deck('OffloadView'), deck('QueueView'),
         deck('HashMapView'), deck('RequestsView'), chain),

@@ -8,8 +8,9 @@ Each part is the module it was as a component of its own (player.js, step_deck.j
 code_panel.js, ...), given a view of this one model (step_page.js's `part`): its
 parameters here carry the part's prefix where two parts share a name (`code_label`,
 `prefill_labels`). Each part draws in a shadow root of its own with its own stylesheets
-(`sheets`), as it did as a component. The playground's editor, a Panel layout, is
-the one child (`editor`).
+(`sheets`), as it did as a component. The playground's editor is a part too (editor.js):
+its fields are the learner's, and Python writes them (`editor`) only when it opens a
+playground itself.
 
 Python answers what depends on a learner's pick, over one channel (requests.js): a
 request `{id, ask, ...}` from the browser, a reply `{id, ...}` from Python (`answer`
@@ -29,15 +30,17 @@ from typing import Any, ClassVar
 
 import panel as pn
 import param
-from panel.viewable import Children
 
 from app.components.esm import FileComponent
 from app.components.quiz import STORAGE_KEY
 from app.data.url import browser_names
 from app.host.errors import logged
+from app.playground.fields import LABELS, MAX_FIELD_CHARS, MESSAGES
+from app.render.editor import EDITOR_HEADING, EDITOR_HELP
 from app.render.prefill_inputs import FIELDS, seed_texts
 from app.style.stylesheets import stylesheet
 from engine.lab.play.scenario import SGLANG_MODES
+from engine.lab.play.scenario_file import MAX_FILE_BYTES
 
 # The player (player.js): steps per second offered by the speed control, and their labels.
 SPEEDS: dict[str, float] = {"0.5 steps/s": 0.5, "1 step/s": 1.0, "2 steps/s": 2.0, "4 steps/s": 4.0}
@@ -85,6 +88,19 @@ EMBED_STORY_TABS = ("This step", "Predict the next")
 Answer = Callable[[Mapping[str, Any]], dict[str, Any]]
 MEASURE_LABEL = "Measure the hashing cost here"
 FORK_LABEL = "Edit a copy"
+# The playground editor's words (editor.js): its fields' labels, the fields with a
+# message, its heading and help, its buttons; the longest text a field takes.
+EDITOR_TEXT: dict[str, Any] = {
+    "labels": LABELS,
+    "messages": list(MESSAGES),
+    "heading": EDITOR_HEADING,
+    "help": EDITOR_HELP,
+    "export": "Export TOML",
+    "import": "Import TOML",
+    "empty": "Start empty",
+    "max_chars": MAX_FIELD_CHARS,
+    "max_bytes": MAX_FILE_BYTES,
+}
 
 
 class StepPage(FileComponent):
@@ -98,7 +114,12 @@ class StepPage(FileComponent):
     part_sheets = param.Dict(
         default={}, constant=True, doc="Part -> its stylesheets, as indices into `sheets`"
     )
-    editor = Children(default=[], doc="The playground's editor, on a playground's full page")
+    editor = param.Dict(
+        default={"shown": False, "fields": {}, "messages": {}, "serial": 0},
+        doc="The playground's editor, from Python: shown (a playground's full page), its "
+        "fields, their messages (HTML), a serial per set of fields Python writes",
+    )
+    editor_text = param.Dict(default=EDITOR_TEXT, constant=True, doc="Its words")
     decks = param.List(default=[], constant=True, doc="The views' names in the document")
 
     # The page around the controls.

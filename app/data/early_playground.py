@@ -9,8 +9,8 @@ Pyodide worker loads this project's wheel alone first and answers with this modu
 are documents as the App's sender writes them (app/data/bundle.py, docs/document.md),
 for the decks the early page lays out: the link's playground at its mode and step, a
 mode the learner picks, and a script the learner edits, played as the live editor plays
-it (app/playground/fields.py): a new playground, whose address the player writes, so
-the live page opens it from the address. The timelines are untraced (about 5x cheaper
+it (app/playground/fields.py, every field): a new playground, whose address the player
+writes, so the live page opens it from the address. The timelines are untraced (about 5x cheaper
 to build), so the code panel's part is left out: the code panel waits for Python.
 
 `handle` takes and returns JSON text: the worker passes strings only.
@@ -84,12 +84,14 @@ def open_link(query: str, decks: Sequence[str], serial: int) -> dict[str, Any] |
     }
 
 
-def edit(key: str, step: int, script: str, decks: Sequence[str], serial: int) -> dict[str, Any]:
-    """The playground of the timeline ``key`` with the script field's text as its script:
-    the editor's messages, and a new playground's document, opened at the same mode (if it
-    has it) and step (within its last), as the editor opens it."""
+def edit(
+    key: str, step: int, texts: dict[str, Any], decks: Sequence[str], serial: int
+) -> dict[str, Any]:
+    """The playground of the timeline ``key`` with the fields' ``texts``: the editor's
+    messages, and a new playground's document, opened at the same mode (if it has it) and
+    step (within its last), as the editor opens it."""
     name, mode = split_key(key)
-    playground, messages = fields.play_script(store.get(name).data, script)
+    playground, _, messages = fields.edit(store.get(name).data, texts)
     said = {field: fields.message_html(text) for field, text in messages.items()}
     if playground is None or playground.scenario.name == name:
         return {"messages": said}
@@ -104,7 +106,7 @@ def edit(key: str, step: int, script: str, decks: Sequence[str], serial: int) ->
 def handle(request: str) -> str:
     """One request of the early page (JSON): {"call": "open", "query", "decks", "serial"}
     | {"call": "mode", "key", "step", "decks", "serial"} | {"call": "edit", "key", "step",
-    "script", "decks", "serial"}."""
+    "fields", "decks", "serial"} (fields: the editor's, by name)."""
     asked = json.loads(request)
     call, decks = asked["call"], asked["decks"]
     answer: dict[str, Any] | None
@@ -115,7 +117,7 @@ def handle(request: str) -> str:
         answer = {"document": pages(name, mode, int(asked["step"]), decks, int(asked["serial"]))}
     elif call == "edit":
         key, step, serial = asked["key"], int(asked["step"]), int(asked["serial"])
-        answer = edit(key, step, asked["script"], decks, serial)
+        answer = edit(key, step, dict(asked["fields"]), decks, serial)
     else:
         raise ValueError(f"unknown call {call!r}")
     return json.dumps(answer, separators=(",", ":"))

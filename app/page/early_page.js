@@ -3,13 +3,13 @@
 // model of its values (earlyModel), so the player steps, the modes switch and the scenario
 // picker opens another scenario's page while Pyodide starts; the other requests of the
 // stepping page wait for Python. A playground link's page is laid out the same, fed by the
-// app's worker (app/data/early_playground.py): the link's playground, a mode picked, a
-// script edited. The live stepping page takes the drawn one over (show).
+// app's worker (app/data/early_playground.py): the link's playground, a mode picked, the
+// editor's fields edited. The live stepping page takes the drawn one over (show).
 // The tag's data-early-pages: [[page names, the start page's, default scenario,
 // app/data/url.py's names of the address, the playground page's name (null: none), the
 // worker's message type], the folder].
 import { currentQuery, noticeHtml, openedAt, pageName } from '../components/address.js'
-import { EARLY, LIVE_EVENT, WORKS_EARLY } from '../components/early.js'
+import { EARLY, LIVE_EVENT } from '../components/early.js'
 import { ask } from '../components/position.js'
 import { statusNote } from '../components/status_note.js'
 import * as glossary from '../components/glossary.js'
@@ -18,6 +18,8 @@ import * as stepPage from '../components/step_page.js'
 
 // The stepping page's module: the live page takes its element over (show).
 const STEPPING_PAGE = 'step_page.js'
+// The playground page's stepping page, by its name (early_page.py: the worker fills it).
+const PLAYER = 'player'
 // The longest the page waits for the live stepping page to take it over, once Panel is up.
 const LIVE_WAIT_MS = 10_000
 // The components an early page holds (the stepping page draws its parts itself).
@@ -26,9 +28,6 @@ const COMPONENTS = {
   'start_page.js': startPage,
   [STEPPING_PAGE]: stepPage,
 }
-// Every way a control outside the step bar could change before Python listens.
-const HELD_EVENTS = ['pointerdown', 'mousedown', 'pointerup', 'mouseup', 'click', 'dblclick',
-  'keydown', 'keypress', 'beforeinput', 'input', 'change']
 
 async function unpack(response) {
   if (!response.ok) { return null }
@@ -87,9 +86,9 @@ function earlyModel(values, children, answer, waited) {
 }
 
 // Lays the page out; `named` gets its named parts (early_page.py): {el, model, give,
-// reply, attach} of a component, {el, control} of a stand-in, {el, div} of an HTML
-// pane; `steppers` the stepping page's ({el, made, early}), which the live page takes
-// over; `asks` = {answer, waited} the components' requests before Python (earlyModel).
+// reply, attach} of a component; `steppers` the stepping page's ({el, made, early}), which
+// the live page takes over; `asks` = {answer, waited} the components' requests before
+// Python (earlyModel).
 function layOut(page, sheets, { removes, named, steppers, asks }) {
   const sheet = (id) => sheets[id]
   let flexBoxes = 0
@@ -132,96 +131,14 @@ function layOut(page, sheets, { removes, named, steppers, asks }) {
     const div = document.createElement('div')
     div.innerHTML = node.html
     shadow(el, node).append(div)
-    if (node.name) { named[node.name] = { el, div } }
-    return el
-  }
-  // A Panel widget, drawn as it will be: disabled, saying why, until Python is there.
-  function waits(node) {
-    const el = outer(node)
-    el.classList.add('pcl-waits')
-    let control
-    if (node.waits === 'button') {
-      control = document.createElement('button')
-      control.type = 'button'
-      control.textContent = node.label
-    } else if (node.waits === 'select') {
-      control = document.createElement('select')
-      for (const label of node.options) { control.append(new Option(label, label)) }
-      control.value = node.value
-    } else if (node.waits === 'checkbox' || node.waits === 'file') {
-      control = document.createElement('input')
-      control.type = node.waits
-      control.checked = node.value === true
-    } else {
-      control = document.createElement(node.waits === 'textarea' ? 'textarea' : 'input')
-      control.value = node.value
-    }
-    control.disabled = true
-    control.title = page.waits_title
-    const input = control
-    if (node.waits !== 'button' && node.label) {
-      control.setAttribute('aria-label', node.label)  // its name, as the live widget's
-      const label = document.createElement('label')
-      const caption = document.createElement('span')
-      caption.textContent = node.label
-      if (node.waits === 'checkbox') {  // beside its box, as Panel's
-        label.className = 'pcl-check'
-        label.append(control, caption)
-      } else {
-        label.append(caption, control)
-      }
-      control = label
-    }
-    el.append(control)
-    if (node.name) { named[node.name] = { el, control: input } }
     return el
   }
   function build(node) {
     if (node.box) { return box(node) }
     if (node.esm) { return component(node) }
-    if (node.html !== undefined) { return html(node) }
-    return waits(node)
+    return html(node)
   }
   return build(page.root)
-}
-
-// What works before Python: the stepping page (its requests wait for Python, earlyModel),
-// plain HTML (disclosures, links), and not a stand-in of a Panel widget unless marked.
-function worksEarly(event) {
-  for (const el of event.composedPath()) {
-    if (el.nodeType !== 1) { continue }
-    if (el.hasAttribute(WORKS_EARLY) || el.tagName === 'SUMMARY' ||
-        (el.tagName === 'A' && el.hasAttribute('href'))) { return true }
-    if (el.classList.contains('pcl-waits')) { return false }
-  }
-  return false
-}
-
-// Holds every event outside what works early, and nudges the note; returns its release.
-function holdOthers(note) {
-  const body = document.body
-  let nudged = null
-  const hold = (event) => {
-    if (worksEarly(event)) { return }
-    const target = event.composedPath()[0]
-    if (event.type.startsWith('key') &&
-        (event.key === 'Tab' || target === body || target === document.documentElement)) {
-      return  // moving focus, and the shortcuts (they press the step buttons), stay
-    }
-    event.preventDefault()
-    event.stopImmediatePropagation()
-    if (event.type === 'pointerdown' || event.type === 'keydown') {
-      note.classList.add('nudge')
-      clearTimeout(nudged)
-      nudged = setTimeout(() => note.classList.remove('nudge'), 900)
-    }
-  }
-  for (const type of HELD_EVENTS) { window.addEventListener(type, hold, true) }
-  return () => {
-    for (const type of HELD_EVENTS) { window.removeEventListener(type, hold, true) }
-    clearTimeout(nudged)
-    note.classList.remove('nudge')
-  }
 }
 
 // Lays the page out over the loading page, at `at` ({key, step}, or {} for the start
@@ -260,7 +177,6 @@ function show(page, at, answer = () => false) {
   document.adoptedStyleSheets = [...document.adoptedStyleSheets, ...pageSheets]
   body.prepend(host)
   if (status) { body.append(status.note) }
-  const release = status ? holdOthers(status.note) : () => {}
   // The player opens where the address says (it is already there).
   if (at.key !== undefined) { ask({ key: at.key, step: at.step, address: false }) }
   if (steps) {
@@ -273,7 +189,6 @@ function show(page, at, answer = () => false) {
   let stepping = steppers.length ? 'waiting' : 'left'
   const leave = () => {
     document.removeEventListener(LIVE_EVENT, takenOver)
-    release()
     const kept = stepping === 'taken' ? steppers[0].early.remove : null
     removes.filter((remove) => remove !== kept).forEach((remove) => remove())
     host.remove()
@@ -342,76 +257,48 @@ function* nodes(node) {
 // A playground link's page: laid out once the worker answers with the link's document and
 // its editor's fields. Until Python, the worker answers the stepping page's requests for
 // a timeline's pages (a mode not played yet, the rest of an edit's), and each edit of the
-// script: a new playground, which the player opens and writes into the address (Python
-// opens it from there), or the editor's message.
+// fields (editor.js asks one at a time): a new playground, which the player opens and
+// writes into the address (Python opens it from there), or the editor's messages.
 function showPlayground(page, worker, type) {
   const askWorker = asking(worker, type)
   const tree = [...nodes(page.root)]
-  // (the stepping page names its decks)
-  const decks = tree.flatMap((node) => (node.model && node.model.decks) || [])
+  const stepping = tree.find((node) => node.name === PLAYER)
+  const decks = stepping.model.decks
   let serial = 1  // one per document the worker makes (the player tells them apart)
   const nextSerial = () => (serial += 1)
-  let named = null
+  let player = null  // the stepping page's early model
   const where = () => {
     let at = null
     ask({ reply: (position) => { at = position } })
     return at
   }
-  // A request of the stepping page the worker answers: all of a timeline's pages.
+  // A request of the stepping page the worker answers: all of a timeline's pages, an edit.
   const answer = (request) => {
-    if (request.ask !== 'mode' && request.ask !== 'steps') { return false }
     const at = where()
-    const key = request.ask === 'steps' ? request.key
-      : at.key.slice(0, at.key.indexOf('/') + 1) + request.mode
-    askWorker({ call: 'mode', key, step: request.step, decks, serial: nextSerial() })
-      .then((answered) => {
-        named.player.give('document_json', JSON.stringify(answered.document))
-        named.player.reply(request, {})
-      }, (error) => console.warn('early page:', error))
+    let asked
+    if (request.ask === 'steps' || request.ask === 'mode') {
+      const key = request.ask === 'steps' ? request.key
+        : at.key.slice(0, at.key.indexOf('/') + 1) + request.mode
+      asked = { call: 'mode', key, step: request.step }
+    } else if (request.ask === 'edit') {
+      asked = { call: 'edit', key: at.key, step: at.step, fields: request.fields }
+    } else {
+      return false
+    }
+    askWorker({ ...asked, decks, serial: nextSerial() }).then((answered) => {
+      // (an edit that cannot be played keeps the last valid timeline)
+      if (answered.document) { player.give('document_json', JSON.stringify(answered.document)) }
+      player.reply(request, { messages: answered.messages })
+    }, (error) => console.warn('early page:', error))
     return true
   }
   askWorker({ call: 'open', query: currentQuery(), decks, serial }).then((opened) => {
     if (!opened) { return }  // an address Python answers (a notice)
-    for (const node of tree) {
-      if (node.name === 'player') { node.model.document_json = JSON.stringify(opened.document) }
-      if (node.name in opened.fields) { node.value = opened.fields[node.name] }
-    }
-    named = show(page, {}, answer)
-    if (named) { editsWithWorker(named, askWorker, decks, where, nextSerial) }
+    stepping.model.document_json = JSON.stringify(opened.document)
+    stepping.model.editor = { ...stepping.model.editor, fields: opened.fields }
+    const named = show(page, {}, answer)
+    if (named) { player = named[PLAYER] }
   }).catch((error) => console.warn('early page: Python will show this link', error))
-}
-
-// The script: each edit played as the live editor plays it; the newest waits for the one
-// in flight.
-function editsWithWorker(named, askWorker, decks, where, nextSerial) {
-  const script = named.script
-  script.el.setAttribute(WORKS_EARLY, '')
-  script.control.removeAttribute('title')
-  script.control.disabled = false
-  let queued = null
-  let editing = false
-  const edit = () => {
-    queued = script.control.value
-    if (editing) { return }
-    editing = true
-    const at = where()
-    const request = { call: 'edit', key: at.key, step: at.step, script: queued, decks }
-    queued = null
-    askWorker({ ...request, serial: nextSerial() }).then((answer) => {
-      for (const [field, html] of Object.entries(answer.messages)) {
-        const shown = named['message:' + field]
-        if (!shown) { continue }
-        shown.div.innerHTML = html
-        shown.el.style.display = html ? '' : 'none'
-      }
-      // (else the last valid timeline stays)
-      if (answer.document) { named.player.give('document_json', JSON.stringify(answer.document)) }
-    }, (error) => console.warn('early page:', error)).finally(() => {
-      editing = false
-      if (queued !== null) { edit() }  // the rest of this one would be stale
-    })
-  }
-  script.control.addEventListener('input', edit)
 }
 
 export function start(config, folder) {

@@ -4,15 +4,15 @@ The builder (app/static_site/early_pages.py) makes the App at every address it s
 in CPython, and writes what this module reads off its Panel objects: each column, row
 and flex box as a box with its CSS; each browser component as the name of its .js file
 and the values of its parameters (the stepping page's among them: its document holds
-every step of every mode); each HTML pane as its HTML; each Panel widget as a stand-in that
-waits for Python. app/page/early_page.js lays that out with plain elements and runs each
+every step of every mode); each HTML pane as its HTML. It holds no Panel widget: the
+stepping page's controls, the playground's editor among them, are its own.
+app/page/early_page.js lays that out with plain elements and runs each
 component's own `render`, so the page steps, switches modes and scenarios before
 Pyodide has started. The layout itself is written once, in layout.py.
 
-A playground link's page is the App's at the empty playground, its parts the early page
-fills at run time named (the player, the editor's fields and messages): its document
-comes from the app's worker (app/data/early_playground.py), for the link's own
-playground.
+A playground link's page is the App's at the empty playground, its stepping page named
+(the early page fills its document and its editor's fields at run time, from the app's
+worker: app/data/early_playground.py, for the link's own playground).
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ from panel.custom import JSComponent, ReactiveESM
 from panel.viewable import Children, Viewable, Viewer
 
 from app.data import timelines, url
-from app.playground.fields import LABELS, MESSAGES
 from app.render.html import esc
 from app.render.notice import render_notice
 from app.style.stylesheets import stylesheet
@@ -38,12 +37,9 @@ HINT = "Steps, modes and scenarios work now; the rest is answered once Python ha
 PLAYGROUND_HINT = (
     "Steps, modes and the script work now; the rest is answered once Python has started."
 )
-# What a Panel widget's stand-in says of itself (it is disabled until Python).
-WAITS_TITLE = "Works once Python has started"
 # Said once the learner asks what only Python answers (a request waits: early_page.js).
 ASKED_HINT = "Asked: the answer comes once Python has started."
-# The playground page's parts filled at run time, by their names (early_page.js): the
-# editor's fields (app/playground/fields.py) and their messages ("message:FIELD").
+# The playground page's stepping page, filled at run time by its name (early_page.js).
 PLAYER = "player"
 # Stands where the notice's items go in its frames (early_notices).
 NOTICE_ITEM = "PCLITEM"
@@ -109,11 +105,6 @@ class EarlyPage:
             return self._component(obj, within)
         if isinstance(obj, pn.pane.HTML):
             return {**self._outer(obj, within), "html": str(obj.object or "")}
-        if isinstance(obj, pn.widgets.Widget):
-            outer = self._outer(obj, within)
-            if within == "column" and obj.width is None and obj.sizing_mode in (None, "fixed"):
-                outer["style"]["align-self"] = "flex-start"  # its own width, as Bokeh sizes it
-            return {**outer, **stand_in(obj)}
         raise TypeError(f"the early page cannot lay out {type(obj).__name__}")
 
     def _outer(self, obj: Viewable, within: str) -> Node:
@@ -196,33 +187,10 @@ class EarlyPage:
         return node
 
 
-def stand_in(widget: pn.widgets.Widget) -> Node:
-    """A Panel widget as the early page draws it until Python is there: its kind, label,
-    value and options (it takes no input before Python)."""
-    if isinstance(widget, (pn.widgets.Button, pn.widgets.FileDownload)):
-        return {"waits": "button", "label": widget.label}
-    if isinstance(widget, pn.widgets.FileInput):
-        return {"waits": "file", "label": widget.label or widget.name}
-    if isinstance(widget, pn.widgets.Checkbox):
-        return {"waits": "checkbox", "label": widget.name, "value": bool(widget.value)}
-    if isinstance(widget, pn.widgets.Select):
-        options = widget.options
-        labels = list(options) if isinstance(options, dict) else [str(o) for o in options]
-        values = list(options.values()) if isinstance(options, dict) else list(options)
-        shown = labels[values.index(widget.value)] if widget.value in values else ""
-        return {"waits": "select", "label": widget.name, "value": shown, "options": labels}
-    kind = "textarea" if isinstance(widget, pn.widgets.TextAreaInput) else "input"
-    value = getattr(widget, "value", "")
-    return {"waits": kind, "label": widget.name, "value": "" if value is None else str(value)}
-
-
 def playground_parts(app: App) -> dict[int, str]:
-    """id -> name of the parts of a playground's page the early page fills: the player
-    (its document), the editor's fields and their messages."""
-    editor = app.playground
-    fields = {name: getattr(editor, name) for name in LABELS}
-    messages = {f"message:{field}": editor.messages[field] for field in MESSAGES}
-    return {id(obj): name for name, obj in {PLAYER: app.page, **fields, **messages}.items()}
+    """id -> name of the part of a playground's page the early page fills: the stepping
+    page (its document and its editor's fields)."""
+    return {id(app.page): PLAYER}
 
 
 def blank_player(node: Node) -> None:
@@ -259,7 +227,6 @@ def early_page(app: App, playground: bool = False) -> dict[str, Any]:
         "root": page.node(app),
         "sheets": page.sheets,
         "style": STYLE,
-        "waits_title": WAITS_TITLE,
     }
     if playground:
         blank_player(drawn["root"])

@@ -36,6 +36,7 @@ from app.views.base import COMPACT_CSS
 from app.views.chain import ChainView
 from app.views.code import CodeView
 from app.views.controls import Controls, scenario_options
+from app.views.editor import CSS as EDITOR_CSS
 from app.views.editor import PlaygroundEditor
 from app.views.hashmap import HashMapView
 from app.views.header import EmbedHeaderView, HeaderView
@@ -129,11 +130,10 @@ class App(pn.viewable.Viewer):
         self.code = CodeView(page=self.page, **sends)
         self.chain = ChainView(page=self.page, **sends)
         self.prefill = PrefillView(page=self.page, **sends)
-        self.playground = PlaygroundEditor(state=state)
+        self.playground = PlaygroundEditor(self.page, shown=not compact, state=state)
         self.page.answer("fork", self._fork)
         self.page.answer("open", self._reopen)
         self.page.answer("mode", self._open_mode)
-        self.page.editor = [] if compact else [self.playground]
         self._give_sheets()
         self.sender.connect(self.page)  # (every view added: the first document)
         state.param.watch(self._show_playground_button, "scenario")
@@ -169,6 +169,7 @@ class App(pn.viewable.Viewer):
             "tabs": PanelTabs.own_sheets(),
             "ways": list(LAB_STYLESHEETS),
             "notice": [CSS],
+            "editor": [CSS, EDITOR_CSS],
         }
         index: dict[str, int] = {}
 

@@ -1,9 +1,9 @@
 """The playground editor's fields, without Panel: what each shows of a playground's data,
-how a script typed into them plays, and what the editor says when it cannot.
+how what is typed into them plays, and what the editor says when it cannot.
 
-The editor (editor.py) and the static site's worker (app/data/early_playground.py,
-which answers a playground link's early page before Panel is installed) read and play
-the fields with these same functions.
+The editor (app/views/editor.py, for the page's editor.js) and the static site's worker
+(app/data/early_playground.py, which answers a playground link's early page before Panel
+is installed) read and play the fields with these same functions.
 """
 
 from __future__ import annotations
@@ -15,9 +15,15 @@ from app.playground import store
 from app.playground.script_lines import field_places, format_lines, parse_numbered_lines
 from app.render.html import esc
 from engine.lab.play.scenario import SGLANG_MODES, ActionPlace, ScenarioError
-from engine.lab.play.scenario_file import MAX_FILE_BYTES
+from engine.lab.play.scenario_file import (
+    MAX_BLOCK_SIZE,
+    MAX_FILE_BYTES,
+    MAX_POOL_BLOCKS,
+    MIN_BLOCK_SIZE,
+    MIN_POOL_BLOCKS,
+)
 
-# The fields' labels (the early page fills its stand-ins by the same names).
+# The fields' names (editor.js's) and labels.
 TITLE, NUM_GPU_BLOCKS, BLOCK_SIZE = "title", "num_gpu_blocks", "block_size"
 SGLANG, SETUP, SCRIPT = "sglang", "setup", "script"
 LABELS = {
@@ -99,13 +105,55 @@ def play(
     return playground, messages
 
 
-def play_script(
-    data: Mapping[str, Any], script: str
-) -> tuple[store.Playground | None, dict[str, str]]:
-    """``data`` with the script field's text as its script (its other fields as
-    ``shown`` shows them), played as the editor plays it."""
-    steps, errors = field_lines(script)
-    if errors:
-        return None, {SCRIPT: "; ".join(errors[:3])}
-    edited = {**data, "steps": [action for _, action in steps]}
-    return play(edited, field_places(None, [n for n, _ in steps]))
+def pool_number(text: str, field: str, low: int, high: int) -> tuple[int | None, str]:
+    """A pool field's number, or None and what is wrong with it."""
+    value = text.strip()
+    if not value.isascii() or not value.isdigit() or len(value) > 9:
+        return None, f"{field} must be a whole number from {low:,} to {high:,}"
+    if not low <= int(value) <= high:
+        return None, f"{field} must be from {low:,} to {high:,}, not {int(value):,}"
+    return int(value), ""
+
+
+def collect(
+    data: Mapping[str, Any], texts: Mapping[str, Any]
+) -> tuple[dict[str, Any] | None, ActionPlace | None, dict[str, str]]:
+    """The fields' ``texts`` (name -> text, SGLANG -> a bool) as scenario data on top of
+    ``data`` (the last valid data, which keeps what no field shows), its actions' lines,
+    and each field's message; (None, None, messages) when a field is wrong."""
+    text = lambda name: str(texts.get(name) or "")  # noqa: E731
+    blocks, blocks_error = pool_number(
+        text(NUM_GPU_BLOCKS), NUM_GPU_BLOCKS, MIN_POOL_BLOCKS, MAX_POOL_BLOCKS
+    )
+    size, size_error = pool_number(text(BLOCK_SIZE), BLOCK_SIZE, MIN_BLOCK_SIZE, MAX_BLOCK_SIZE)
+    setup, setup_errors = field_lines(text(SETUP))
+    steps, step_errors = field_lines(text(SCRIPT))
+    messages = {
+        NUM_GPU_BLOCKS: blocks_error,
+        BLOCK_SIZE: size_error,
+        SETUP: "; ".join(setup_errors[:3]),
+        SCRIPT: "; ".join(step_errors[:3]),
+    }
+    if blocks is None or size is None or setup_errors or step_errors:
+        return None, None, messages
+    edited = with_engines(
+        {k: v for k, v in data.items() if k not in ("setup", "steps")}, texts.get(SGLANG) is True
+    )
+    edited["title"] = text(TITLE) or "My scenario"
+    edited["pool"] = {**data.get("pool", {}), "num_gpu_blocks": blocks, "block_size": size}
+    if setup:
+        edited["setup"] = [action for _, action in setup]
+    edited["steps"] = [action for _, action in steps]
+    return edited, field_places([n for n, _ in setup], [n for n, _ in steps]), messages
+
+
+def edit(
+    data: Mapping[str, Any], texts: Mapping[str, Any]
+) -> tuple[store.Playground | None, dict[str, Any] | None, dict[str, str]]:
+    """The fields' ``texts`` on top of ``data``, played as the editor plays them: the
+    playground (None: it cannot be played), its data, and every field's message."""
+    edited, places, messages = collect(data, texts)
+    if edited is None or places is None:
+        return None, None, messages
+    playground, said = play(edited, places)
+    return playground, edited, {**messages, **said}

@@ -15,7 +15,7 @@ from app.data import early_playground
 from app.data.url import link_query, parse_link
 from app.page.layout import App
 from app.playground import store
-from app.playground.fields import LABELS, message_html, shown
+from app.playground.fields import LABELS, MESSAGES, message_html, shown
 from app.playground.script_lines import parse_lines
 from app.playground.store import EMPTY
 from app.views.editor import fork
@@ -28,6 +28,11 @@ def data_of(script: str) -> dict[str, Any]:
     steps, errors = parse_lines(script)
     assert not errors
     return {**EMPTY, "pool": {"num_gpu_blocks": 20, "block_size": 4}, "steps": steps}
+
+
+def typing(script: str) -> dict[str, Any]:
+    """The editor's fields at the link's playground (data_of(SCRIPT)), the script typed."""
+    return {**shown(data_of(SCRIPT)), "script": script}
 
 
 def link(data: dict[str, Any], extra: str = "&mode=keep&step=2") -> str:
@@ -91,8 +96,11 @@ def test_an_edited_script_opens_a_new_playground_at_the_same_mode_and_step() -> 
     _, document = live(link(data_of(SCRIPT)))
     decks = sorted(document["views"])
     key = document["at"][0]
-    edited = ask(call="edit", key=key, step=3, script=SCRIPT + "\nstep", decks=decks, serial=2)
-    assert edited["messages"] == {"script": "", "engines": ""}
+    edited = ask(
+        call="edit", key=key, step=3, fields=typing(SCRIPT + "\nstep"), decks=decks, serial=2
+    )
+    assert set(edited["messages"]) == {*MESSAGES} - {"file"}
+    assert not any(edited["messages"].values())
     _, want = live(link(data_of(SCRIPT + "\nstep"), "&mode=keep&step=3"))
     first = edited["document"]
     assert head(first, "held") == head(want, "held") and first["serial"] == 2
@@ -111,10 +119,10 @@ def test_an_edited_script_opens_a_new_playground_at_the_same_mode_and_step() -> 
     # The player writes the new playground's code into the address.
     query = first["queries"][want["at"][0]]
     assert query["playground"] == playground_code.encode(data_of(SCRIPT + "\nstep"))
-    shorter = ask(call="edit", key=key, step=99, script="step", decks=decks, serial=3)
+    shorter = ask(call="edit", key=key, step=99, fields=typing("step"), decks=decks, serial=3)
     at = shorter["document"]["at"]
     assert at[1] == shorter["document"]["lasts"][at[0]]  # the step within it
-    same = ask(call="edit", key=key, step=3, script=SCRIPT, decks=decks, serial=4)
+    same = ask(call="edit", key=key, step=3, fields=typing(SCRIPT), decks=decks, serial=4)
     assert "document" not in same  # the same playground: nothing to open
 
 
@@ -123,7 +131,9 @@ def test_a_script_that_cannot_be_played_says_why_as_the_editor_does() -> None:
     key = document["at"][0]
 
     def said(script: str) -> Any:
-        answer = ask(call="edit", key=key, step=0, script=script, decks=["PoolView"], serial=2)
+        answer = ask(
+            call="edit", key=key, step=0, fields=typing(script), decks=["PoolView"], serial=2
+        )
         assert "document" not in answer  # the last valid timeline stays
         return answer["messages"]["script"]
 

@@ -40,7 +40,7 @@ def test_a_playground_edit_is_not_heard_back_as_the_browser_s(
     with set_curdoc(doc):
         doc.add_root(app.__panel__().get_root(doc))
         app.playground.load(EMPTY)
-        app.playground.script.value_input = SCRIPT
+        app.page.request({"ask": "edit", "fields": {**app.playground.fields, "script": SCRIPT}})
     assert app.state.last_step == 7  # add_request, step, reset, 4 steps: the edit played
     assert app.pool.html
     assert heard == []

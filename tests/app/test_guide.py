@@ -371,7 +371,9 @@ def test_the_start_page_links_the_playground_and_the_lab() -> None:
     lab = page.find_all(data_testid="start-lab")[0].attrs["href"]
     opened = App(link=parse_link(playground))
     assert store.is_playground(opened.state.scenario) and not parse_link(playground).notices
-    assert opened.playground.script.value == "add_request A max_tokens=2 prompt: 1..12\nstep"
+    assert (
+        opened.page.editor["fields"]["script"] == "add_request A max_tokens=2 prompt: 1..12\nstep"
+    )
     assert lab == f"?lab={default_preset()}" and lab_link(lab) == default_preset()
 
 

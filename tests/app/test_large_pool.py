@@ -21,6 +21,7 @@ from app.views.base import StepView
 from app.views.state import SimulatorState
 from engine.lab.play.vllm.timeline import Timeline, build_timeline
 from tests.app.conftest import Element, parse
+from tests.app.test_playground import edit
 
 BLOCKS = 2_000
 
@@ -253,7 +254,7 @@ def test_a_large_playgrounds_modes_not_counted_are_played_when_asked_for(
     monkeypatch.setattr(store, "_last_steps", type(store._last_steps)())  # none counted
     code = store.register(large_data()).code
     app = App(link=parse_link(f"?scenario=playground&playground={code}"))
-    app.playground.num_gpu_blocks.value_input = str(BLOCKS - 1)  # an edit: another pool
+    edit(app, "num_gpu_blocks", str(BLOCKS - 1))  # an edit: another pool
     state, page = app.state, app.page
     first = page.opened
     assert first["at"] == [state.key, state.step] and first["lasts"][state.key] == state.last_step

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import tomllib
@@ -42,8 +43,21 @@ def playground_app(query: str = "?scenario=reset") -> App:
     return app
 
 
-def edit(app: App, widget: str, text: str) -> None:
-    getattr(app.playground, widget).value_input = text
+def edit(app: App, field: str, value: str | bool) -> dict[str, str]:
+    """The learner changes one field of the page's editor (editor.js): Python's reply, each
+    field's message as the page shows it."""
+    reply = app.page.request({"ask": "edit", "fields": {**app.playground.fields, field: value}})
+    assert "error" not in reply, reply
+    messages: dict[str, str] = reply["messages"]
+    return messages
+
+
+def import_file(app: App, raw: bytes) -> dict[str, str]:
+    """The learner picks a file in the editor (editor.js sends its bytes)."""
+    data = base64.b64encode(raw).decode("ascii")
+    reply = app.page.request({"ask": "import", "size": len(raw), "data": data})
+    messages: dict[str, str] = reply["messages"]
+    return messages
 
 
 @pytest.mark.parametrize("name", scenario_names())
@@ -142,13 +156,14 @@ def test_bad_input_gets_its_message_and_the_last_timeline_stays(
     if "<b>" in text:  # the id is used twice, and must come back escaped
         text = text + "\n" + text
     shown = app.state.timeline
-    edit(app, widget, text)
-    pane = app.playground.messages[widget]
-    assert pane.visible and "&lt;b&gt;" in pane.object if "<b>" in text else True
-    assert message.replace("'", "&#x27;").replace("<", "&lt;").replace(">", "&gt;") in pane.object
+    said = edit(app, widget, text)[widget]
+    assert "&lt;b&gt;" in said if "<b>" in text else said
+    assert message.replace("'", "&#x27;").replace("<", "&lt;").replace(">", "&gt;") in said
     assert app.state.timeline is shown
-    edit(app, widget, {"num_gpu_blocks": "10", "block_size": "4"}.get(widget, "step"))
-    assert not pane.visible
+    assert (
+        edit(app, widget, {"num_gpu_blocks": "10", "block_size": "4"}.get(widget, "step"))[widget]
+        == ""
+    )
 
 
 @pytest.mark.parametrize(
@@ -164,9 +179,7 @@ def test_a_script_over_a_limit_gets_its_message(script: str, message: str) -> No
     app = playground_app()
     app.playground.load(EMPTY)
     shown = app.state.timeline
-    edit(app, "script", script)
-    pane = app.playground.messages["script"]
-    assert pane.visible and message in pane.object
+    assert message in edit(app, "script", script)["script"]
     assert app.state.timeline is shown
 
 
@@ -176,9 +189,8 @@ def test_a_script_of_500_requests_fits_the_field_and_plays() -> None:
     script = "\n".join(f"add_request R{i} max_tokens=1 prompt: 1..4, {i + 10}" for i in range(499))
     script += "\nrun_until_idle"
     assert len(script) > 5_000  # Panel's default cap for a text area
-    assert app.playground.script.max_length > len(script)  # the browser keeps all of it
-    edit(app, "script", script)
-    assert not app.playground.messages["script"].visible
+    assert app.page.editor_text["max_chars"] > len(script)  # the browser keeps all of it
+    assert edit(app, "script", script)["script"] == ""
     assert app.state.timeline is not None and len(app.state.timeline.steps) > 1
 
 
@@ -210,7 +222,8 @@ def test_the_address_reopens_the_same_playground_and_a_bad_one_gets_a_notice() -
     reopened = playground_app("?" + query)
     assert reopened.state.timeline == app.state.timeline
     assert (reopened.state.mode, reopened.state.step) == ("keep", 6)
-    assert reopened.playground.script.value == TWO_REQUESTS
+    assert reopened.page.editor["fields"]["script"] == TWO_REQUESTS
+    assert reopened.page.editor["shown"]
     assert reopened.pool.html == app.pool.html
     damaged = playground_app(
         "?scenario=playground&playground=" + query.split("playground=")[1][:-40]
@@ -227,21 +240,25 @@ def test_leaving_the_playground_clears_it_from_the_address() -> None:
     assert query["scenario"] == ["shared-prefix"] and "playground" not in query
     # The player drops the playground's parameters it does not write (player.js).
     assert "playground" in app.page.address["position"]
-    assert not app.playground._layout.visible
+    assert not app.page.editor["shown"]
 
 
 def test_export_then_import_gives_back_the_same_playground() -> None:
     app = playground_app()
     app.playground.load(EMPTY)
     edit(app, "script", TWO_REQUESTS)
-    exported = app.playground._toml().getvalue()
+    reply = app.page.request({"ask": "export"})
+    exported = reply["toml"]
+    assert reply["filename"].endswith(".toml")
     assert tomllib.loads(exported) == app.playground._data
     name = app.state.scenario
     other = playground_app()
-    other.playground.upload.value = exported.encode()
+    assert import_file(other, exported.encode())["file"] == ""
     assert other.state.scenario == name
-    other.playground.upload.value = b"[pool\n"
-    assert "Import: not valid TOML" in other.playground.messages["file"].object
+    assert other.page.editor["fields"]["script"] == TWO_REQUESTS
+    assert "Import: not valid TOML" in import_file(other, b"[pool\n")["file"]
+    too_large = other.page.request({"ask": "import", "size": 2_000_000})
+    assert "larger than 1,000,000 bytes" in too_large["messages"]["file"]
     assert other.state.scenario == name
     assert toml_writer.dumps(other.playground._data) == exported
 
@@ -270,15 +287,14 @@ def test_no_message_names_the_playground_or_its_tables() -> None:
     app = playground_app()
     app.playground.load(EMPTY)
     for script in ("step\nabort Z", "add_request A prompt: 1..400", "step\nstep id=A"):
-        edit(app, "script", script)
-        shown = app.playground.messages["script"].object
+        shown = edit(app, "script", script)["script"]
         assert "playground-" not in shown and "steps #" not in shown and "line " in shown
 
 
 def test_the_hint_lists_every_action_and_http_resets_query() -> None:
     app = playground_app()
     app.playground.load(EMPTY)
-    hint = "".join(str(pane.object) for pane in app.playground._layout.objects[-3:-2])
+    hint = app.page.editor_text["help"]
     for kind in ACTION_KINDS:
         assert f"<code>{kind}" in hint
     assert "http_reset query=" in hint
@@ -300,8 +316,9 @@ def test_the_address_of_the_empty_playground_fills_the_fields() -> None:
     app = playground_app()
     app.playground.load(EMPTY)
     reopened = playground_app("?" + app.query)
-    assert reopened.playground.num_gpu_blocks.value == "10"
-    assert reopened.playground.script.value == "add_request A max_tokens=2 prompt: 1..12\nstep"
+    fields = reopened.page.editor["fields"]
+    assert fields["num_gpu_blocks"] == "10"
+    assert fields["script"] == "add_request A max_tokens=2 prompt: 1..12\nstep"
 
 
 def test_after_an_edit_the_bar_holds_every_mode_of_the_playground() -> None:
@@ -488,7 +505,7 @@ def test_the_playground_named_alone_opens_the_empty_playground() -> None:
     app = playground_app("?scenario=playground")
     assert store.is_playground(app.state.scenario)
     assert not app.page.notice_html
-    assert app.playground.script.value == format_lines(EMPTY["steps"])
+    assert app.page.editor["fields"]["script"] == format_lines(EMPTY["steps"])
     assert app.query == playground_app("?" + app.query).query
 
 
@@ -497,10 +514,9 @@ def test_a_hostile_line_is_quoted_short_in_its_message() -> None:
     length (it was quoted whole: 12.5 s and a page 6.5 million px wide)."""
     app = playground_app("?scenario=playground")
     shown = app.state.timeline
-    edit(app, "script", "step\n" + "x" * 999_990)
-    pane = app.playground.messages["script"]
-    assert pane.visible and "line 2: unknown action" in pane.object
-    assert "999,990 characters" in pane.object and len(pane.object) < 1_000
+    said = edit(app, "script", "step\n" + "x" * 999_990)["script"]
+    assert "line 2: unknown action" in said
+    assert "999,990 characters" in said and len(said) < 1_000
     assert app.state.timeline is shown
 
 

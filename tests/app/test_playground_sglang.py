@@ -40,7 +40,7 @@ def test_a_fork_of_a_scenario_on_sglang_opens_on_sglang_at_the_same_step() -> No
     assert store.is_playground(state.scenario)
     assert (state.mode, state.step) == ("lpm", 3)
     assert isinstance(state.timeline, SGLangTimeline)
-    assert app.playground.sglang.value
+    assert app.page.editor["fields"]["sglang"] is True  # the page's box, ticked
     assert f"{state.scenario}/fcfs" in state.lasts  # the picker offers every SGLang policy
     assert "mode=lpm" in app.query
 
@@ -60,14 +60,14 @@ def test_an_edit_on_sglang_rebuilds_sglangs_timeline() -> None:
 def test_also_on_sglang_adds_both_policies_and_unticking_returns_to_vllm() -> None:
     app = playground_app()
     app.playground.load(EMPTY)
-    assert not app.playground.sglang.value
+    assert app.page.editor["fields"]["sglang"] is False
     assert app.state.modes == store.get(app.state.scenario).scenario.modes  # vLLM's only
-    app.playground.sglang.value = True
+    edit(app, "sglang", True)
     assert app.playground._data["engines"] == ["vllm", "sglang"]
     assert app.state.modes[-2:] == ("fcfs", "lpm")
     app.state.mode = "lpm"
     assert isinstance(app.state.timeline, SGLangTimeline)
-    app.playground.sglang.value = False
+    edit(app, "sglang", False)
     assert "fcfs" not in app.state.modes
     assert isinstance(app.state.timeline, Timeline)  # back on vLLM's first mode
 
@@ -75,15 +75,13 @@ def test_also_on_sglang_adds_both_policies_and_unticking_returns_to_vllm() -> No
 def test_a_script_sglang_cannot_play_says_why_next_to_the_choice() -> None:
     app = playground_app()
     app.playground.load(EMPTY)
-    app.playground.sglang.value = True
-    edit(app, "script", VLLM_ONLY_SCRIPT)
-    pane = app.playground.messages["engines"]
-    assert pane.visible and "Cannot play on SGLang" in pane.object
-    assert "prompt_logprobs" in pane.object
-    assert not app.playground.messages["script"].visible  # it plays on vLLM
+    edit(app, "sglang", True)
+    said = edit(app, "script", VLLM_ONLY_SCRIPT)
+    assert "Cannot play on SGLang" in said["engines"] and "prompt_logprobs" in said["engines"]
+    assert said["script"] == ""  # it plays on vLLM
     assert "fcfs" not in app.state.modes and isinstance(app.state.timeline, Timeline)
-    assert app.playground.sglang.value  # the learner's choice stays, with its message
-    edit(app, "script", "add_request A prompt: 1..8\nstep")
-    assert not pane.visible and app.state.modes[-2:] == ("fcfs", "lpm")
-    edit(app, "script", LORA_SCRIPT)
-    assert not pane.visible and app.state.modes[-2:] == ("fcfs", "lpm")
+    assert app.playground.fields["sglang"] is True  # the learner's choice stays, with its message
+    said = edit(app, "script", "add_request A prompt: 1..8\nstep")
+    assert said["engines"] == "" and app.state.modes[-2:] == ("fcfs", "lpm")
+    said = edit(app, "script", LORA_SCRIPT)
+    assert said["engines"] == "" and app.state.modes[-2:] == ("fcfs", "lpm")
