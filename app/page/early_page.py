@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 Node = dict[str, Any]
 HINT = "Steps, modes and scenarios work now; the rest is answered once Python has started."
 PLAYGROUND_HINT = (
-    "Steps, modes and the script work now; the rest is answered once Python has started."
+    "Steps, modes and the editor's fields work now; the rest is answered once Python has started."
 )
 # Said once the learner asks what only Python answers (a request waits: early_page.js).
 ASKED_HINT = "Asked: the answer comes once Python has started."

@@ -87,7 +87,7 @@ def test_a_playground_link_steps_before_python_and_the_live_page_keeps_the_mode_
     keep = build_timeline(scenario_from_dict(data), "keep")
     page, run, release, early = open_early(held_page, link(data, "keep", 2))
     check_early_step(early, keep, 2)
-    expect(page.get_by_test_id("early-note")).to_contain_text("the script work now")
+    expect(page.get_by_test_id("early-note")).to_contain_text("the editor's fields work now")
     early.get_by_role("button", name="Step forward").click()
     check_early_step(early, keep, 3)
     early.get_by_role("radio", name="preempt").check()
@@ -151,11 +151,12 @@ def test_an_edit_before_python_plays_at_once_and_the_live_page_takes_it_over(
     page, run, release, early = open_early(held_page, link(data, "keep", 3))
     script = early.get_by_label(LABEL)
     expect(script).to_have_value(SCRIPT)
-    # The editor's other controls wait for Python, disabled, saying why.
-    start_empty = early.get_by_role("button", name="Start empty")
-    expect(start_empty).to_be_disabled()
-    expect(start_empty).to_have_attribute("title", "Works once Python has started")
-    expect(early.get_by_label("GPU blocks (num_gpu_blocks)")).to_be_disabled()
+    # Every field plays before Python (the app's worker), as in the live editor.
+    blocks = early.get_by_label(LABELS["num_gpu_blocks"])
+    blocks.fill("1")
+    expect(early.get_by_role("alert")).to_contain_text("num_gpu_blocks must be from 2")
+    blocks.fill("20")
+    expect(early.get_by_role("alert")).to_have_count(0)
     script.fill("jump 3")  # cannot be played: says why, the last valid timeline stays
     expect(early.get_by_role("alert")).to_contain_text("unknown action 'jump'")
     check_early_step(early, build_timeline(scenario_from_dict(data), "keep"), 3)
