@@ -1,8 +1,8 @@
 """Widgets whose changes in the browser reach Python at once on `panel serve`.
 
 On a server Panel holds every change from the browser for 50 ms (``_debounce``)
-before running the watchers, to gather a burst of changes into one. Each playground
-edit and lab knob change waited those 50 ms for nothing: the app already coalesces a
+before running the watchers, to gather a burst of changes into one. Each lab knob change
+waited those 50 ms for nothing: the app already coalesces a
 burst (a change that arrives while Python is busy joins the one being processed) and
 makes stale work give way (app/views/sender.py). A change listed in
 ``_priority_changes`` is run on the next tick instead. In Pyodide there is no
@@ -30,14 +30,6 @@ class _AtOnce(SkipsEchoes):
     def __init__(self, **params: Any) -> None:
         params["stylesheets"] = [WRAPPING_LABELS, FOCUS_RING, *params.get("stylesheets", [])]
         super().__init__(**params)
-
-
-class TextInput(_AtOnce, pn.widgets.TextInput):
-    pass
-
-
-class TextAreaInput(_AtOnce, pn.widgets.TextAreaInput):
-    pass
 
 
 class IntInput(_AtOnce, pn.widgets.IntInput):
