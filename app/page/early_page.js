@@ -20,6 +20,8 @@ import * as stepPage from '../components/step_page.js'
 const STEPPING_PAGE = 'step_page.js'
 // The playground page's stepping page, by its name (early_page.py: the worker fills it).
 const PLAYER = 'player'
+// What a component does not read anew when the live model takes over (earlyModel).
+const NOT_READ_ANEW = ['document_json', 'msg:custom', 'remove']
 // The longest the page waits for the live stepping page to take it over, once Panel is up.
 const LIVE_WAIT_MS = 10_000
 // The components an early page holds (the stepping page draws its parts itself).
@@ -44,7 +46,7 @@ async function unpack(response) {
 // (`send_msg`) waits for Python unless `answer(request)` takes it (the playground's
 // worker) and `waited()` is told; `attach(live)` gives every handler and waiting request
 // to the live model, which answers from then on, and tells `when_live`'s callbacks.
-function earlyModel(values, children, answer, waited) {
+function earlyModel(values, answer, waited) {
   const handlers = []  // [name, callback], in the order they came
   const waiting = []
   const onLive = []
@@ -63,7 +65,7 @@ function earlyModel(values, children, answer, waited) {
       waiting.push(request)
       waited()
     },
-    get_child(name) { return live ? live.get_child(name) : children[name] || [] },
+    get_child(name) { return live ? live.get_child(name) : [] },
     when_live(callback) { onLive.push(callback) },
   }
   const model = new Proxy(own, {
@@ -75,8 +77,11 @@ function earlyModel(values, children, answer, waited) {
   const attach = (liveModel) => {
     live = liveModel
     for (const [name, callback] of handlers) { live.on(name, callback) }
-    // (the live page's children, Panel's widgets, replace what stood in for them)
-    Object.keys(children).forEach((name) => fire(name))
+    // Python's values read anew (the editor's fields: Python's playground, the address's);
+    // the player takes Python's document itself (`when_live`).
+    new Set(handlers.map(([name]) => name)).forEach((name) => {
+      if (!NOT_READ_ANEW.includes(name)) { fire(name) }
+    })
     waiting.splice(0).forEach((request) => live.send_msg(request))
     onLive.forEach((callback) => callback())
   }
@@ -91,7 +96,6 @@ function earlyModel(values, children, answer, waited) {
 // Python (earlyModel).
 function layOut(page, sheets, { removes, named, steppers, asks }) {
   const sheet = (id) => sheets[id]
-  let flexBoxes = 0
   function outer(node) {
     const el = document.createElement('div')
     for (const [name, value] of Object.entries(node.style)) { el.style.setProperty(name, value) }
@@ -103,22 +107,9 @@ function layOut(page, sheets, { removes, named, steppers, asks }) {
     root.adoptedStyleSheets = [0, ...node.sheets].map(sheet)  // 0: part_host.css, as Bokeh's
     return root
   }
-  function box(node) {
-    const el = outer(node)
-    // Panel's flex box lays out in an element with this id, which its own stylesheet
-    // targets (layout.css); here that stylesheet is the page's, so only its box has one.
-    if (node.box === 'flex' && node.sheets.length) { el.id = `flexbox-early-${++flexBoxes}` }
-    el.append(...node.children.map(build))
-    if (node.sheets.length) { el.dataset.sheets = node.sheets.join(' ') }
-    return el
-  }
   function component(node) {
     const el = outer(node)
-    const children = {}
-    for (const [name, nodes] of Object.entries(node.children || {})) {
-      children[name] = nodes.map(build)
-    }
-    const early = earlyModel(node.model, children, asks.answer, asks.waited)
+    const early = earlyModel(node.model, asks.answer, asks.waited)
     removes.push(early.remove)
     const made = COMPONENTS[node.esm].render({ model: early.model, view: { el } })
     shadow(el, node).append(made)
@@ -133,12 +124,11 @@ function layOut(page, sheets, { removes, named, steppers, asks }) {
     shadow(el, node).append(div)
     return el
   }
-  function build(node) {
-    if (node.box) { return box(node) }
-    if (node.esm) { return component(node) }
-    return html(node)
-  }
-  return build(page.root)
+  // The page: a column of components and HTML panes (early_page.py).
+  const column = outer(page.root)
+  column.append(...page.root.children.map((node) => (node.esm ? component(node) : html(node))))
+  if (page.root.sheets.length) { column.dataset.sheets = page.root.sheets.join(' ') }
+  return column
 }
 
 // Lays the page out over the loading page, at `at` ({key, step}, or {} for the start
@@ -245,15 +235,6 @@ function asking(worker, type) {
   })
 }
 
-// Every node of a page's tree.
-function* nodes(node) {
-  yield node
-  const children = node.children || []
-  for (const child of Array.isArray(children) ? children : Object.values(children).flat()) {
-    yield* nodes(child)
-  }
-}
-
 // A playground link's page: laid out once the worker answers with the link's document and
 // its editor's fields. Until Python, the worker answers the stepping page's requests for
 // a timeline's pages (a mode not played yet, the rest of an edit's), and each edit of the
@@ -261,8 +242,7 @@ function* nodes(node) {
 // writes into the address (Python opens it from there), or the editor's messages.
 function showPlayground(page, worker, type) {
   const askWorker = asking(worker, type)
-  const tree = [...nodes(page.root)]
-  const stepping = tree.find((node) => node.name === PLAYER)
+  const stepping = page.root.children.find((node) => node.name === PLAYER)
   const decks = stepping.model.decks
   let serial = 1  // one per document the worker makes (the player tells them apart)
   const nextSerial = () => (serial += 1)
@@ -312,7 +292,7 @@ export function start(config, folder) {
     if (playground) { showPlayground(page, worker, config[5]); return }
     const at = openedAt(page, currentQuery(), config[3])
     if (!at) { return }
-    for (const node of nodes(page.root)) {  // what the address got wrong, as the live page says
+    for (const node of page.root.children) {  // what the address got wrong, as the live page says
       if (node.esm === STEPPING_PAGE) { node.model.notice_html = noticeHtml(page, at.notices) }
     }
     show(page, at)

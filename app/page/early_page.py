@@ -1,11 +1,11 @@
 """The static site's page before Python: the app's own layout, written down as plain data.
 
 The builder (app/static_site/early_pages.py) makes the App at every address it ships,
-in CPython, and writes what this module reads off its Panel objects: each column, row
-and flex box as a box with its CSS; each browser component as the name of its .js file
-and the values of its parameters (the stepping page's among them: its document holds
-every step of every mode); each HTML pane as its HTML. It holds no Panel widget: the
-stepping page's controls, the playground's editor among them, are its own.
+in CPython, and writes what this module reads off its Panel objects: the page's column
+with its CSS, and in it each browser component as the name of its .js file and the
+values of its parameters (the stepping page's among them: its document holds every step
+of every mode) and each HTML pane as its HTML. There is no Panel widget to stand in for:
+the stepping page's controls, the playground's editor among them, are its own.
 app/page/early_page.js lays that out with plain elements and runs each
 component's own `render`, so the page steps, switches modes and scenarios before
 Pyodide has started. The layout itself is written once, in layout.py.
@@ -49,17 +49,6 @@ HOST_SHEET = stylesheet("app.style", "part_host.css")
 STYLE = stylesheet("app.page", "early_page.css") + stylesheet("app.components", "status_note.css")
 
 
-def hidden() -> Node:
-    """A hidden object among a component's children: an empty box, not shown."""
-    return {
-        "style": {"display": "none"},
-        "classes": [],
-        "sheets": [],
-        "box": "column",
-        "children": [],
-    }
-
-
 class EarlyPage:
     """One page's tree of nodes, with every stylesheet written once (`sheets`)."""
 
@@ -79,37 +68,30 @@ class EarlyPage:
             ids.append(self._sheet_index[text])
         return ids
 
-    def node(self, obj: Any, within: str = "column") -> Node | None:
-        """The node of a Panel object (``within`` a column, a row or a flex box), or None
-        for one not shown."""
-        if isinstance(obj, Viewer):
-            return self.node(obj.__panel__(), within)
-        name = self.named.get(id(obj))
-        if isinstance(obj, Viewable) and not obj.visible and name is None:
-            return None
-        node = self._node(obj, within)
-        if name is not None:
-            node["name"] = name
-            if not obj.visible:
-                node["style"]["display"] = "none"
+    def page(self, app: Viewer) -> Node:
+        """The App's page: a column of components and HTML panes, each shown one a node."""
+        column = app.__panel__()
+        if not isinstance(column, pn.Column):
+            raise TypeError(f"the early page lays out a column, not {type(column).__name__}")
+        node = self._outer(column)
+        node["style"].update({"display": "flex", "flex-direction": "column"})
+        node.update(box="column", children=[self._part(o) for o in column.objects if o.visible])
         return node
 
-    def _node(self, obj: Any, within: str) -> Node:
-        if isinstance(obj, pn.layout.FlexBox):
-            return self._box(obj, "flex", obj.objects, within)
-        if isinstance(obj, pn.Column):
-            return self._box(obj, "column", obj.objects, within)
-        if isinstance(obj, pn.Row):
-            return self._box(obj, "row", obj.objects, within)
+    def _part(self, obj: Viewable) -> Node:
         if isinstance(obj, JSComponent):
-            return self._component(obj, within)
-        if isinstance(obj, pn.pane.HTML):
-            return {**self._outer(obj, within), "html": str(obj.object or "")}
-        raise TypeError(f"the early page cannot lay out {type(obj).__name__}")
+            node = self._component(obj)
+        elif isinstance(obj, pn.pane.HTML):
+            node = {**self._outer(obj), "html": str(obj.object or "")}
+        else:
+            raise TypeError(f"the early page cannot lay out {type(obj).__name__}")
+        if id(obj) in self.named:
+            node["name"] = self.named[id(obj)]
+        return node
 
-    def _outer(self, obj: Viewable, within: str) -> Node:
-        """What Panel puts on the element around an object (``within`` a column, a row
-        or a flex box): size, margin, classes, styles."""
+    def _outer(self, obj: Viewable) -> Node:
+        """What Panel puts on the element around an object in a column: size, margin,
+        classes, styles."""
         style: dict[str, str] = {}
         margin = obj.margin
         if margin is not None:
@@ -130,11 +112,7 @@ class EarlyPage:
         # `:host` rules (the theme's).
         if obj.sizing_mode in ("stretch_width", "stretch_both"):
             style["width"] = "auto"
-            # Across a column it stretches as it is; along a row it takes the room left.
-            if within == "column":
-                style["align-self"] = "stretch"
-            else:
-                style["flex"] = "1 1 auto"
+            style["align-self"] = "stretch"  # (across the column)
         else:
             style.setdefault("width", "auto")
             style["flex"] = "0 0 auto"
@@ -144,46 +122,21 @@ class EarlyPage:
         sheets = [s for s in obj.stylesheets if isinstance(s, str)]
         return {"style": style, "classes": list(obj.css_classes), "sheets": self.sheet_ids(sheets)}
 
-    def _box(self, obj: Any, kind: str, children: list[Any], within: str) -> Node:
-        node = self._outer(obj, within)
-        # Inline: a box inside a component's shadow root (a tab's panel) gets no page CSS.
-        node["style"].update({"display": "flex", "flex-direction": kind})
-        if kind == "flex":
-            node["style"].update(
-                {
-                    "flex-wrap": obj.flex_wrap,
-                    "align-items": obj.align_items or "",
-                    "gap": obj.gap or "",
-                    "flex-direction": obj.flex_direction,
-                }
-            )
-        node["box"] = kind
-        column = kind == "column" or (kind == "flex" and obj.flex_direction.startswith("column"))
-        inner = "column" if column else "row"
-        node["children"] = [n for n in (self.node(c, inner) for c in children) if n is not None]
-        return node
-
-    def _component(self, obj: JSComponent, within: str) -> Node:
+    def _component(self, obj: JSComponent) -> Node:
         cls = type(obj)
         model: dict[str, Any] = {}
-        children: dict[str, list[Node]] = {}
         for name, parameter in cls.param.objects(instance=False).items():
             owner = parameter.owner
             if not (isinstance(owner, type) and issubclass(owner, ReactiveESM)):
                 continue  # Panel's own (size, margin, styles): the element's, not the model's
-            value = getattr(obj, name)
             if isinstance(parameter, Children):
-                # Kept in place, hidden: a component pairs its children by index (the
-                # tabs with their labels), and hides a tab whose panel is not shown.
-                children[name] = [self.node(c) or hidden() for c in value]
-            else:
-                model[name] = value
-        node = self._outer(obj, within)
+                # (a component's Panel children would need Panel's layout before Python)
+                raise TypeError(f"the early page draws no Panel child ({cls.__name__}.{name})")
+            model[name] = getattr(obj, name)
+        node = self._outer(obj)
         own = [s for s in getattr(cls, "_stylesheets", []) if isinstance(s, str)]
         node["sheets"] = self.sheet_ids(own) + node["sheets"]
         node.update({"esm": cls._esm, "model": json.loads(json.dumps(model, default=str))})
-        if children:
-            node["children"] = children
         return node
 
 
@@ -193,16 +146,11 @@ def playground_parts(app: App) -> dict[int, str]:
     return {id(app.page): PLAYER}
 
 
-def blank_player(node: Node) -> None:
+def blank_player(page: Node) -> None:
     """The page's document left out (the worker fills it, for the link's playground)."""
-    if node.get("name") == PLAYER:
-        node["model"]["document_json"] = "{}"
-    children = node.get("children", [])
-    # A box's children are a list, a component's a list per parameter.
-    for child in (
-        [c for cs in children.values() for c in cs] if isinstance(children, dict) else children
-    ):
-        blank_player(child)
+    for part in page["children"]:
+        if part.get("name") == PLAYER:
+            part["model"]["document_json"] = "{}"
 
 
 def early_notices(scenario: str) -> dict[str, Any]:
@@ -224,7 +172,7 @@ def early_page(app: App, playground: bool = False) -> dict[str, Any]:
     the parts filled at run time named and its document left out."""
     page = EarlyPage(playground_parts(app) if playground else None)
     drawn: dict[str, Any] = {
-        "root": page.node(app),
+        "root": page.page(app),
         "sheets": page.sheets,
         "style": STYLE,
     }

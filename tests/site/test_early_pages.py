@@ -30,14 +30,10 @@ def test_every_scenario_has_an_early_page_in_both_layouts() -> None:
 
 
 def early_nodes(node: dict[str, Any]) -> list[dict[str, Any]]:
-    """A node of an early page and every node under it."""
-    children = node.get("children") or []
-    below = (
-        [c for group in children.values() for c in group]
-        if isinstance(children, dict)
-        else children
-    )
-    return [node, *(n for child in below for n in early_nodes(child))]
+    """An early page's column and each part in it (early_page.py): no deeper tree."""
+    assert node["box"] == "column"
+    assert all("children" not in part for part in node["children"])
+    return [node, *node["children"]]
 
 
 def test_each_early_page_shows_its_address_and_stays_local(built_site: Any) -> None:
