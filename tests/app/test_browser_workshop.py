@@ -51,9 +51,10 @@ def test_thirty_seats_at_once_ask_no_other_host(server: str) -> None:
             for seat in seats:  # each remade session opened its address's scenario
                 counter = seat.page.get_by_test_id("step-counter")
                 expect(counter).to_have_text(f"Step 0 / {last}", timeout=240_000)
-                # Panel's own widgets are on the page (the playground's editor, hidden
-                # until a playground opens), their stylesheets loaded with them.
-                expect(seat.page.locator(".bk-btn").first).to_be_attached()
+                # Panel's column is on the page, its stylesheets (listpanel.css, loading.css,
+                # the theme's: once asked of the CDN) loaded with it. (The stepping page holds
+                # no Panel widget: its controls and editor are its own.)
+                expect(seat.page.locator(".bk-panel-models-layout-Column").first).to_be_attached()
             errors = [e for seat in seats for e in seat.errors]
             foreign = sorted({url for seat in seats for url in seat.foreign})
             assert not foreign, f"{len(foreign)} requests outside the origin: {foreign[:8]}"
