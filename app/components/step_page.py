@@ -35,12 +35,10 @@ from app.components.esm import FileComponent
 from app.components.quiz import STORAGE_KEY
 from app.data.url import browser_names
 from app.host.errors import logged
-from app.playground.fields import LABELS, MAX_FIELD_CHARS, MESSAGES
-from app.render.editor import EDITOR_HEADING, EDITOR_HELP
+from app.playground.fields import EDITOR_TEXT
 from app.render.prefill_inputs import FIELDS, seed_texts
 from app.style.stylesheets import stylesheet
 from engine.lab.play.scenario import SGLANG_MODES
-from engine.lab.play.scenario_file import MAX_FILE_BYTES
 
 # The player (player.js): steps per second offered by the speed control, and their labels.
 SPEEDS: dict[str, float] = {"0.5 steps/s": 0.5, "1 step/s": 1.0, "2 steps/s": 2.0, "4 steps/s": 4.0}
@@ -88,19 +86,6 @@ EMBED_STORY_TABS = ("This step", "Predict the next")
 Answer = Callable[[Mapping[str, Any]], dict[str, Any]]
 MEASURE_LABEL = "Measure the hashing cost here"
 FORK_LABEL = "Edit a copy"
-# The playground editor's words (editor.js): its fields' labels, the fields with a
-# message, its heading and help, its buttons; the longest text a field takes.
-EDITOR_TEXT: dict[str, Any] = {
-    "labels": LABELS,
-    "messages": list(MESSAGES),
-    "heading": EDITOR_HEADING,
-    "help": EDITOR_HELP,
-    "export": "Export TOML",
-    "import": "Import TOML",
-    "empty": "Start empty",
-    "max_chars": MAX_FIELD_CHARS,
-    "max_bytes": MAX_FILE_BYTES,
-}
 
 
 class StepPage(FileComponent):

@@ -13,6 +13,7 @@ from typing import Any
 
 from app.playground import store
 from app.playground.script_lines import field_places, format_lines, parse_numbered_lines
+from app.render.editor import EDITOR_HEADING, EDITOR_HELP
 from app.render.html import esc
 from engine.lab.play.scenario import SGLANG_MODES, ActionPlace, ScenarioError
 from engine.lab.play.scenario_file import (
@@ -44,6 +45,18 @@ DEFAULT_SGLANG: dict[str, Any] = {"modes": list(SGLANG_MODES)}
 # default of 5,000 characters cannot hold 500 add_request lines), and a text the browser
 # cut at this length is refused with a message, never played cut short.
 MAX_FIELD_CHARS = MAX_FILE_BYTES
+# The playground editor's words (editor.js): its fields' labels, the fields with a
+# message, its heading and help, its buttons; the longest text a field takes.
+EDITOR_TEXT: dict[str, Any] = {
+    "labels": LABELS,
+    "heading": EDITOR_HEADING,
+    "help": EDITOR_HELP,
+    "export": "Export TOML",
+    "import": "Import TOML",
+    "empty": "Start empty",
+    "max_chars": MAX_FIELD_CHARS,
+    "max_bytes": MAX_FILE_BYTES,
+}
 
 
 def plays_on_sglang(data: Mapping[str, Any]) -> bool:
