@@ -1,7 +1,5 @@
 // On <body> while the static site's early page steps before Python (app/page/early_page.js).
 export const EARLY = 'pcl-early'
-// Marks the parts of the page that work without Python.
-export const WORKS_EARLY = 'data-early'
 // The live stepping page, rendering, offers its model on this event (detail: {model,
 // take}); the page before Python, if it drew that page, gives it over with `take(el)`.
 export const LIVE_EVENT = 'pcl-live'

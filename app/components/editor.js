@@ -1,4 +1,3 @@
-import { WORKS_EARLY } from './early.js'
 
 // The playground editor, a part of the stepping page (app/views/editor.py is its Python
 // half): the learner's pool and script. A change of any field asks Python to play the
@@ -34,7 +33,6 @@ function base64(buffer) {
 export function render({ model, view }) {
   const text = model.editor_text
   const root = el('section', 'playground')
-  root.setAttribute(WORKS_EARLY, '')  // edits play before Python (the app's worker)
   root.insertAdjacentHTML('afterbegin', text.heading)
   const controls = {}
   const said = {}

@@ -1,11 +1,9 @@
-import { WORKS_EARLY } from './early.js'
 import { ask, follow } from './position.js'
 import { arrowsOnlyMoveFocus, engineOf, fillRadios, radioGroup, scenarioModes } from './radios.js'
 
 export function render({ model, view }) {
   const radios = radioGroup(model.label)
   const group = radios.group
-  group.setAttribute(WORKS_EARLY, '')  // works before Python (app/page/early_page.js)
   group.dataset.testid = 'engine-picker'
   arrowsOnlyMoveFocus(group)  // another engine is a new page of views: Enter or a click
   let inputs = []

@@ -1,11 +1,9 @@
-import { WORKS_EARLY } from './early.js'
 import { ask, follow } from './position.js'
 import { engineOf, fillRadios, radioGroup, scenarioModes } from './radios.js'
 
 export function render({ model, view }) {
   const radios = radioGroup(model.label)
   const group = radios.group
-  group.setAttribute(WORKS_EARLY, '')  // works before Python (app/page/early_page.js)
   let inputs = []
   let built = ''  // the modes shown, as one string
   let mode = null  // the mode of the player's timeline

@@ -1,4 +1,3 @@
-import { WORKS_EARLY } from './early.js'
 
 // Tabs (panel_tabs.py): one panel shown; a tab whose panel has nothing to show hides.
 const REVEAL_EVENT = 'pcl-reveal'  // sent by a panel that wants to be seen (glossary.js)
@@ -19,7 +18,6 @@ export function render({ model }) {
   const list = document.createElement('div')
   list.className = 'tablist'
   list.setAttribute('role', 'tablist')
-  list.setAttribute(WORKS_EARLY, '')  // works before Python (app/page/early_page.js)
   const panels = document.createElement('div')
   panels.className = 'panels'
   root.append(list, panels)

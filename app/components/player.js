@@ -1,5 +1,4 @@
 import { addressWriter, addressedIn, currentQuery, onBackForward } from './address.js'
-import { WORKS_EARLY } from './early.js'
 import { ASK_EVENT, AT_EVENT } from './position.js'
 import { addSkipLink } from './skip_link.js'
 
@@ -29,7 +28,6 @@ export function render({ model }) {
   const [RESTART, BACK, FORWARD, PLAY, PAUSE] = model.names
   const bar = document.createElement('div')
   bar.className = 'player'
-  bar.setAttribute(WORKS_EARLY, '')  // works before Python (app/page/early_page.js)
   const button = (text, kind) => {
     const b = document.createElement('button')
     b.type = 'button'

@@ -1,5 +1,4 @@
 import { isTrue, queryParameter } from './address.js'
-import { WORKS_EARLY } from './early.js'
 import { follow } from './position.js'
 
 // Predict, then see (quiz.py): the questions of the step shown, answered in the browser,
@@ -24,7 +23,6 @@ function el(tag, className, text) {
 
 export function render({ model }) {
   const root = el('section', 'quiz')
-  root.setAttribute(WORKS_EARLY, '')  // works before Python (app/page/early_page.js)
   root.dataset.testid = 'quiz'
   if (model.compact) { root.classList.add('compact') }
   root.setAttribute('aria-label', 'Predict, then see')

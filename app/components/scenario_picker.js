@@ -1,11 +1,10 @@
 import { loadPage } from './address.js'
-import { EARLY, WORKS_EARLY } from './early.js'
+import { EARLY } from './early.js'
 import { ask, follow } from './position.js'
 
 export function render({ model }) {
   const label = document.createElement('label')
   label.className = 'scenario-picker'
-  label.setAttribute(WORKS_EARLY, '')  // works before Python (app/page/early_page.js)
   const caption = document.createElement('span')
   caption.textContent = model.label
   const select = document.createElement('select')

@@ -13,7 +13,7 @@ import * as keyboard from './keyboard.js'
 import * as playgroundEditor from './editor.js'
 import { requester } from './requests.js'
 import { ask } from './position.js'
-import { WORKS_EARLY, takeOver } from './early.js'
+import { takeOver } from './early.js'
 
 // The stepping page (step_page.py): every view of a scenario, laid out here. Each part is
 // a module that was a component of its own; it gets a view of this one model (`part`):
@@ -115,8 +115,6 @@ export function render({ model }) {
   const keys = mount('keyboard', keyboard)
 
   const page = element('div', `step-page ${embed ? 'embed' : 'page'}`)
-  // Before Python every control of it works (app/page/early_page.js): a request waits.
-  page.setAttribute(WORKS_EARLY, '')
   const tabs = (labels, objects, dense = false) =>
     mount('tabs', panelTabs, { values: { labels, active: 0, dense, children: { objects } } })
   const column = (className, ...parts) => {
