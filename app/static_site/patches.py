@@ -120,7 +120,7 @@ def patch_worker(js: str, install: list[str] | None = None) -> str:
     if install is not None:
         js = direct_install(js, install)
     js = apply_each_patch(js)
-    # After the "app" status: the shim imports Panel, which is most of the app's start.
+    # After the "app" status, before the app's code: the shim's stand-ins.
     anchor = f"msg: {json.dumps(STAGES['Executing code'])}}})"
     code = json.dumps(shim("worker_shim.py"))
     return replace_once(
@@ -171,6 +171,10 @@ def queue_in_order(html: str) -> str:
     )
 
 
+# The worker early_worker.js started, on its own <script> tag (no page-wide global).
+EARLY_WORKER = "document.querySelector('script[data-worker]').worker"
+
+
 def patch_html(html: str, worker_name: str, early: bool = True) -> str:
     html = queue_in_order(local_urls(html))
     # Without an icon link the browser asks for /favicon.ico, a 404.
@@ -187,7 +191,7 @@ def patch_html(html: str, worker_name: str, early: bool = True) -> str:
         )
     early_worker = script("early_worker.js", worker=f"./{worker_name}.js")
     html = replace_once(html, "</title>", f"</title>\n{early_worker}", "converted HTML")
-    return replace_once(html, created, "window.__pclWorker", "converted HTML")
+    return replace_once(html, created, EARLY_WORKER, "converted HTML")
 
 
 # Bokeh's and Panel's scripts in the converted page's <head>, each parser-blocking.

@@ -19,6 +19,7 @@ from app.static_site.assets import AssetError
 from app.static_site.layout import BOKEH_CDN, PANEL_CDN
 from app.static_site.patches import (
     EARLY_MESSAGE,
+    EARLY_WORKER,
     SEND_CHANGE,
     SET_LOG_LEVEL,
     SIDE_WORKER,
@@ -97,7 +98,7 @@ def test_the_page_starts_the_worker_early_from_its_own_copy(converted: tuple[str
     page = patch_html(converted[0], "main")
     assert '<script data-worker="./main.js">' in page
     assert shim("early_worker.js") in page
-    assert "window.__pclWorker" in page
+    assert EARLY_WORKER in page
     assert 'new Worker("./main.js")' not in page
     assert BOKEH_CDN not in page and PANEL_CDN not in page
     assert f"./cdn/panel/{PANEL_VERSION}/dist/images/favicon.ico" in page
