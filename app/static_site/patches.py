@@ -166,8 +166,10 @@ def queue_in_order(html: str) -> str:
         "}"
     )
     html = QUEUED_CHANGE.sub(lambda _m: waits, html)
+    # Inside send_change, its one caller: a function of the page's script's top level
+    # would be a page-wide global.
     return replace_once(
-        html, SEND_CHANGE, f"{shim('queue_in_order.js')}\n{SEND_CHANGE}", "converted HTML"
+        html, SEND_CHANGE, f"{SEND_CHANGE}\n{shim('queue_in_order.js')}", "converted HTML"
     )
 
 
