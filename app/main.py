@@ -17,6 +17,7 @@ except ImportError:  # `panel serve app/main.py` from a checkout without `pip in
 from app.data.url import lab_engine, lab_link, parse_link
 from app.host.gc_startup import freeze_imported_objects
 from app.host.local_assets import serve_panel_assets_locally
+from app.host.runtime import page_query
 from app.page.layout import PAGE_CSS, PAGE_TEMPLATE, App
 from app.views.lab import LAB_PAGE_CSS, open_lab
 
@@ -33,6 +34,9 @@ freeze_imported_objects()  # see app/host/gc_startup.py
 
 def current_query() -> str:
     """The page's query string, in `panel serve` and in Pyodide alike."""
+    in_worker = page_query()
+    if in_worker is not None:
+        return in_worker
     location = pn.state.location
     if location is not None and location.search:
         return str(location.search)

@@ -1,18 +1,13 @@
-import { addressWriter, loadPage, onBackForward } from './address.js'
+import { addressWriter, loadPage } from './address.js'
 
-// The workload lab's address (address_bar.py), written and followed by address.js.
+// The workload lab's address (address_bar.py), written by address.js. The lab only
+// replaces its entry and opens another preset group as a new page: it has no entry of
+// its own to go Back or Forward to (the browser reloads the page it left).
 export function render({ model }) {
   const address = addressWriter(model.address)
-  const stop = onBackForward((query) => {
-    address.cancel()
-    model.send_msg({ query })
-  })
   model.on('query', () => address.soon(model.query))
   model.on('load', () => { if (model.load) { loadPage(model.load) } })
-  model.on('remove', () => {
-    stop()
-    address.flush()
-  })
+  model.on('remove', () => address.flush())
   // No write on load: the address that opened the page already says where it is.
   const el = document.createElement('div')
   el.style.display = 'none'

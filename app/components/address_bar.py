@@ -3,16 +3,13 @@ can be shared. (A scenario's page writes its own: the player, player.js.)
 
 The browser's one reader and writer of the address (address.js) writes the query a
 moment after the last change, replacing the entry (Panel's Location model would push one
-at every change, and message the server back); other query parameters are kept. Going
-Back or Forward sends the address to Python (`on_pop`), which opens it. Setting ``load``
-opens that query as a new page (the lab's preset picker, from a group of presets to the
-other: each is a page of its own).
+at every change, and message the server back); other query parameters are kept. Setting
+``load`` opens that query as a new page (the lab's preset picker, from a group of presets
+to the other: each is a page of its own), so the lab has no entry of its own to go Back
+or Forward to: it sends Python nothing.
 """
 
 from __future__ import annotations
-
-from collections.abc import Callable
-from typing import Any
 
 import param
 
@@ -30,12 +27,3 @@ class AddressBar(FileComponent):
     address = param.Dict(default=browser_names(), constant=True, doc="url.py's names")
 
     _esm = "address_bar.js"
-
-    def __init__(self, **params: Any) -> None:
-        super().__init__(**params)
-        # Called with the address the learner went Back or Forward to.
-        self.on_pop: Callable[[str], None] = lambda _query: None
-
-    def _handle_msg(self, data: Any) -> None:
-        if isinstance(data, dict) and isinstance(data.get("query"), str):
-            self.on_pop(data["query"])

@@ -6,8 +6,7 @@ waited those 50 ms for nothing: the app already coalesces a
 burst (a change that arrives while Python is busy joins the one being processed) and
 makes stale work give way (app/views/sender.py). A change listed in
 ``_priority_changes`` is run on the next tick instead. In Pyodide there is no
-server session and changes were never held. Like the app's own components, they do
-not hear Python's changes back as the browser's (component.py).
+server session and changes were never held.
 """
 
 from __future__ import annotations
@@ -17,14 +16,13 @@ from typing import Any, ClassVar
 import panel as pn
 from bokeh.models.widgets import CheckboxGroup
 
-from app.components.component import SkipsEchoes
 from app.style.stylesheets import stylesheet
 from app.style.theme import FOCUS_RING
 
 WRAPPING_LABELS = stylesheet("app.components", "at_once.css")
 
 
-class _AtOnce(SkipsEchoes):
+class _AtOnce:
     _priority_changes: ClassVar[list[str]] = ["value", "value_input"]
 
     def __init__(self, **params: Any) -> None:

@@ -27,7 +27,7 @@ class _AllNames:
 
 
 class SkipsEchoes:
-    """Skips a change from the model equal to what Python holds (for a Panel component),
+    """Skips a change from the model equal to what Python holds (for a JSComponent),
     and counts no change from the browser as busy: the app shows no busy indicator, and
     each count rewrites every parameter of `pn.state` twice (Panel's `edit_readonly`)."""
 
@@ -42,20 +42,10 @@ class SkipsEchoes:
         super()._server_change(doc, ref, subpath, attr, old, new)  # type: ignore[misc]
 
     def holds_already(self, attr: str, new: Any) -> bool:
-        """Whether the model's ``attr`` set to ``new`` is what Python's parameters give it
-        (read back, it would change no parameter; or it is what they send, as a
-        widget's option labels are)."""
+        """Whether the model's ``attr`` set to ``new`` is what Python's parameter of that
+        name holds (a component's data properties are its parameters, by name and value)."""
         try:
-            changes = self._process_property_change({attr: new})  # type: ignore[attr-defined]
-            if changes and all(
-                name in self.param and bool(getattr(self, name) == value)
-                for name, value in changes.items()
-            ):
-                return True
-            if attr not in self.param:
-                return False
-            sent = self._process_param_change({attr: getattr(self, attr)})  # type: ignore[attr-defined]
-            return attr in sent and bool(sent[attr] == new)
+            return attr in self.param and bool(getattr(self, attr) == new)
         except Exception:  # a value that cannot be compared is taken as a change
             return False
 

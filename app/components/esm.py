@@ -15,6 +15,7 @@ module.
 
 from __future__ import annotations
 
+import inspect
 import re
 from pathlib import Path
 
@@ -62,7 +63,7 @@ class FileComponent(AppComponent):
 
     @classmethod
     def _render_esm(cls, compiled: bool | str = True, server: bool = False) -> str:
-        path = cls._esm_path(compiled=False)
-        if path is None:
+        path = Path(inspect.getfile(cls)).parent / str(cls._esm)
+        if not path.is_file():
             raise ValueError(f"{cls.__name__}._esm names no file beside {cls.__module__}")
-        return inline_imports(Path(path))
+        return inline_imports(path)

@@ -17,12 +17,13 @@ from __future__ import annotations
 from typing import Any
 
 from panel.io.resources import get_dist_path
-from panel.io.state import state
+
+from app.host.runtime import in_pyodide
 
 
 def serve_panel_assets_locally(document: Any) -> None:
     """Name this server's copy of Panel's dist as ``document``'s ``dist_url`` (the one
     `panel serve` would name), unless a session page has named it already."""
-    if state._is_pyodide or document is None or document.session_context is None:
+    if in_pyodide() or document is None or document.session_context is None:
         return
-    document._template_variables.setdefault("dist_url", get_dist_path(cdn=False))
+    document.template_variables.setdefault("dist_url", get_dist_path(cdn=False))

@@ -284,7 +284,7 @@ function showPlayground(page, worker, type) {
 export function start(config, folder) {
   const name = pageName(config)
   if (name === null) { return }
-  const worker = window.__pclWorker  // the app's (early_worker.js)
+  const worker = document.querySelector('script[data-worker]')?.worker  // early_worker.js's
   const playground = name === config[4]
   if (playground && !worker) { return }
   fetch(`./${folder}/${name}.json.gz`).then(unpack).then((page) => {

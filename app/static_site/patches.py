@@ -120,7 +120,7 @@ def patch_worker(js: str, install: list[str] | None = None) -> str:
     if install is not None:
         js = direct_install(js, install)
     js = apply_each_patch(js)
-    # After the "app" status: the shim imports Panel, which is most of the app's start.
+    # After the "app" status, before the app's code: the shim's stand-ins.
     anchor = f"msg: {json.dumps(STAGES['Executing code'])}}})"
     code = json.dumps(shim("worker_shim.py"))
     return replace_once(
@@ -166,9 +166,15 @@ def queue_in_order(html: str) -> str:
         "}"
     )
     html = QUEUED_CHANGE.sub(lambda _m: waits, html)
+    # Inside send_change, its one caller: a function of the page's script's top level
+    # would be a page-wide global.
     return replace_once(
-        html, SEND_CHANGE, f"{shim('queue_in_order.js')}\n{SEND_CHANGE}", "converted HTML"
+        html, SEND_CHANGE, f"{SEND_CHANGE}\n{shim('queue_in_order.js')}", "converted HTML"
     )
+
+
+# The worker early_worker.js started, on its own <script> tag (no page-wide global).
+EARLY_WORKER = "document.querySelector('script[data-worker]').worker"
 
 
 def patch_html(html: str, worker_name: str, early: bool = True) -> str:
@@ -187,7 +193,7 @@ def patch_html(html: str, worker_name: str, early: bool = True) -> str:
         )
     early_worker = script("early_worker.js", worker=f"./{worker_name}.js")
     html = replace_once(html, "</title>", f"</title>\n{early_worker}", "converted HTML")
-    return replace_once(html, created, "window.__pclWorker", "converted HTML")
+    return replace_once(html, created, EARLY_WORKER, "converted HTML")
 
 
 # Bokeh's and Panel's scripts in the converted page's <head>, each parser-blocking.

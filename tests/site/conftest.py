@@ -46,25 +46,25 @@ ARTIFACTS = ROOT / "test-artifacts"
 RECORDER_JS = """
 (() => {
   const t0 = performance.timeOrigin;
-  window.__pcl = {status: [], visible: null, early: null, interactive: null};
+  window.__siteRecorder = {status: [], visible: null, early: null, interactive: null};
   const seen = () => {
     const msg = document.querySelector('.pn-loading-msg');
     const text = msg ? msg.textContent : null;
-    const log = window.__pcl.status;
+    const log = window.__siteRecorder.status;
     if (text && (!log.length || log[log.length - 1].text !== text)) {
       log.push({text, t_ms: performance.now()});
     }
     const roots = document.querySelectorAll('[data-root-id]');
-    if (window.__pcl.visible === null && [...roots].some(r => r.childElementCount > 0)) {
-      window.__pcl.visible = performance.now();
+    if (window.__siteRecorder.visible === null && [...roots].some(r => r.childElementCount > 0)) {
+      window.__siteRecorder.visible = performance.now();
     }
-    if (window.__pcl.early === null && document.body &&
+    if (window.__siteRecorder.early === null && document.body &&
         document.body.classList.contains('pcl-early')) {
-      window.__pcl.early = performance.now();
+      window.__siteRecorder.early = performance.now();
     }
-    if (window.__pcl.interactive === null && document.body &&
+    if (window.__siteRecorder.interactive === null && document.body &&
         !document.body.classList.contains('pn-loading') && document.readyState !== 'loading') {
-      window.__pcl.interactive = performance.now();
+      window.__siteRecorder.interactive = performance.now();
     }
   };
   new MutationObserver(seen).observe(document, {
@@ -330,13 +330,13 @@ def wait_interactive(page: Any, run: PageRun, timeout_ms: int = INTERACTIVE_TIME
             polling=50,
         )
     except PlaywrightTimeout:
-        status = page.evaluate("() => window.__pcl && window.__pcl.status", None)
+        status = page.evaluate("() => window.__siteRecorder && window.__siteRecorder.status", None)
         pytest.fail(
             f"not interactive after {timeout_ms} ms; status {status}; "
             f"errors {run.errors}; failed {run.failed}"
         )
     page.wait_for_load_state("load", timeout=timeout_ms)
-    probe = page.evaluate("() => window.__pcl")
+    probe = page.evaluate("() => window.__siteRecorder")
     run.status = probe["status"]
     run.visible_ms = probe["visible"]
     run.early_ms = probe["early"]

@@ -19,6 +19,7 @@ from app.static_site.assets import AssetError
 from app.static_site.layout import BOKEH_CDN, PANEL_CDN
 from app.static_site.patches import (
     EARLY_MESSAGE,
+    EARLY_WORKER,
     SEND_CHANGE,
     SET_LOG_LEVEL,
     SIDE_WORKER,
@@ -97,7 +98,7 @@ def test_the_page_starts_the_worker_early_from_its_own_copy(converted: tuple[str
     page = patch_html(converted[0], "main")
     assert '<script data-worker="./main.js">' in page
     assert shim("early_worker.js") in page
-    assert "window.__pclWorker" in page
+    assert EARLY_WORKER in page
     assert 'new Worker("./main.js")' not in page
     assert BOKEH_CDN not in page and PANEL_CDN not in page
     assert f"./cdn/panel/{PANEL_VERSION}/dist/images/favicon.ico" in page
@@ -155,7 +156,8 @@ def test_every_event_from_the_page_waits_in_order_while_the_worker_is_busy(
 ) -> None:
     page = patch_html(converted[0], "main", early=early)
     assert "pyodideWorker.queue = queuedInOrder(pyodideWorker.queue, event)" in page
-    assert page.index(shim("queue_in_order.js")) < page.index(SEND_CHANGE)
+    # Inside send_change: not a global of the page.
+    assert f"{SEND_CHANGE}\n{shim('queue_in_order.js')}" in page
     if NODE is None:
         pytest.skip("node is not installed")
     # A click waits behind the knob changes before it; a knob's newer value replaces an

@@ -48,7 +48,7 @@ POST_PATCHES_JS = """(changes) => {
   for (const [title, value] of changes) {
     const knob = [...doc.all_models].find(m => m.title === title)
     const change = {kind: 'ModelChanged', model: {id: knob.id}, attr: 'value', new: value}
-    window.__pclWorker.postMessage({type: 'patch', patch: {events: [change]}})
+    pyodideWorker.postMessage({type: 'patch', patch: {events: [change]}})  // Panel's page's
   }
 }"""
 

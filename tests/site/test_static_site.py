@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from app.static_site.patches import shim
 from tests.app.page_checks import PHONE, check_reads_on_a_phone
 from tests.site.conftest import assert_clean
 
@@ -59,6 +60,7 @@ def test_offline_interactive_and_click(open_app: Any, save_artifact: Any) -> Non
     assert cold.visible_ms < cold.interactive_ms
     click_ms = click_reaches_python(page)
     assert_clean(cold)
+    check_the_page_defines_no_global_of_its_own(page)
 
     page, warm = open_app(QUERY, page=page)
     assert_clean(warm)
@@ -72,6 +74,29 @@ def test_offline_interactive_and_click(open_app: Any, save_artifact: Any) -> Non
         },
     )
     check_the_query_string_reaches_the_app(page)
+
+
+# The classic scripts the builder puts in the page (app/static_site/patches.py); the early
+# page's are modules, whose names stay theirs.
+PAGE_SHIMS = ("early_worker.js", "queue_in_order.js")
+TOP_LEVEL_NAME = re.compile(r"^(?:async )?(?:function|var|let|const|class) (\w+)", re.M)
+
+
+def check_the_page_defines_no_global_of_its_own(page: Any) -> None:
+    """No window.__pcl..., nor any name the builder's scripts declare, is page-wide (issue
+    42: 0 page-wide globals). Panel's and Bokeh's own are theirs."""
+    named = page.evaluate(
+        "() => Object.getOwnPropertyNames(window).filter((name) => /pcl/i.test(name))"
+    )
+    assert named == [], f"page-wide globals: {named}"
+    declared = sorted({n for js in PAGE_SHIMS for n in TOP_LEVEL_NAME.findall(shim(js))})
+    assert declared, "no shim's top-level name found to check"
+    global_names = page.evaluate(
+        "(names) => names.filter((name) => { try { return (0, eval)(`typeof ${name}`)"
+        " !== 'undefined' } catch { return true } })",
+        declared,
+    )
+    assert global_names == [], f"the builder's scripts' names are page-wide: {global_names}"
 
 
 def check_the_query_string_reaches_the_app(page: Any) -> None:

@@ -1,8 +1,10 @@
 // In <head>: starts the worker first thing, so Pyodide loads while the page still fetches
 // and runs Bokeh's 3 MB of JS. Its messages wait until the page script sets onmessage.
-// The worker's script is the tag's data-worker.
+// The worker's script is the tag's data-worker; the worker is the tag's `worker` (no
+// page-wide global): Panel's page script and the early page take it from there.
 (() => {
-  const worker = new Worker(document.currentScript.dataset.worker, {
+  const tag = document.currentScript
+  const worker = new Worker(tag.dataset.worker, {
     name: JSON.stringify(window.location),
   })
   const early = []
@@ -16,5 +18,5 @@
       early.splice(0).forEach(fn)
     },
   })
-  window.__pclWorker = worker
+  tag.worker = worker
 })()
