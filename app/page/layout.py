@@ -37,18 +37,21 @@ from app.views.chain import ChainView
 from app.views.code import CodeView
 from app.views.controls import Controls, scenario_options
 from app.views.editor import PlaygroundEditor
-from app.views.hashmap import HashMapView
-from app.views.header import EmbedHeaderView, HeaderView
 from app.views.lab import lab_link_pane
 from app.views.lab_controls import STYLESHEETS as LAB_STYLESHEETS
-from app.views.log import LogView
-from app.views.metrics import MetricsView
-from app.views.narration import NarrationView
-from app.views.offload import OffloadView
-from app.views.pool import PoolView
+from app.views.panels import (
+    EmbedHeaderView,
+    HashMapView,
+    HeaderView,
+    LogView,
+    MetricsView,
+    NarrationView,
+    OffloadView,
+    PoolView,
+    QueueView,
+    RequestsView,
+)
 from app.views.prefill import PrefillView
-from app.views.queue import QueueView
-from app.views.requests import RequestsView
 from app.views.sender import QUESTIONS, Sender
 from app.views.state import SimulatorState
 from engine.lab.play import playground_code
