@@ -17,8 +17,7 @@ import panel as pn
 import param
 
 from app.components.glossary import Glossary
-from app.components.panel_tabs import PanelTabs
-from app.components.quiz import QuizPanel
+from app.components.quiz import QUIZ_SHEETS
 from app.components.start_page import StartPage
 from app.components.step_page import EMBED, PAGE, StepPage
 from app.data import timelines
@@ -167,9 +166,9 @@ class App(pn.viewable.Viewer):
             "engine": [CSS],
             "mode": [CSS],
             "player": [CSS],
-            "quiz": QuizPanel.own_sheets(),
+            "quiz": QUIZ_SHEETS,
             "glossary": Glossary.own_sheets(),
-            "tabs": PanelTabs.own_sheets(),
+            "tabs": [stylesheet("app.components", "panel_tabs.css")],
             "ways": list(LAB_STYLESHEETS),
             "notice": [CSS],
         }
