@@ -1,5 +1,7 @@
 
-// Tabs (panel_tabs.py): one panel shown; a tab whose panel has nothing to show hides.
+// Tabs: one panel shown, the others one click away (the embed's panels take turns to fit
+// 800x900); plain JavaScript, so they work before Python. A tab whose panel has nothing
+// to show hides; a panel that asks to be seen brings its tab forward.
 const REVEAL_EVENT = 'pcl-reveal'  // sent by a panel that wants to be seen (glossary.js)
 const CONCEAL_EVENT = 'pcl-conceal'  // sent by a panel with nothing to show (quiz.js)
 // The tab a learner chose, kept for this browser tab: on the static site the live page

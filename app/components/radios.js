@@ -1,6 +1,8 @@
 // A captioned group of radio buttons (the mode and engine pickers): fills `group` with
 // `caption` and one radio per [value, text] of `options`; picking one calls `pick(value)`,
 // then `after()` (the player may refuse a pick, so the caller re-checks what it shows).
+import { follow } from './position.js'
+
 let groups = 0  // radio names must not collide between pickers on one page
 
 export function radioGroup(label) {
@@ -9,6 +11,33 @@ export function radioGroup(label) {
   group.setAttribute('role', 'radiogroup')
   group.setAttribute('aria-label', label)
   return { group, name: `pcl-radio-${++groups}` }
+}
+
+// A picker part of the stepping page (the modes, the engines): at each position
+// announced, `shown(at)` gives its [value, text] options and the value checked; the
+// radios are built anew when the options change. Fewer than two options: nothing to
+// pick, and the whole part hides, margins included.
+export function pickerPart({ model, view }, shown, pick) {
+  const radios = radioGroup(model.label)
+  const group = radios.group
+  let inputs = []
+  let built = ''  // the options shown, as one string
+  let value = null  // the value checked
+  const check = () => { for (const input of inputs) { input.checked = input.value === value } }
+  follow(model, (at) => {
+    const now = shown(at)
+    value = now.value
+    const names = now.options.map(([v]) => v).join('/')
+    if (names !== built) {
+      built = names
+      inputs = fillRadios(radios, model.label, now.options, pick, check)
+    }
+    const hidden = now.options.length < 2 ? 'none' : ''
+    group.style.display = hidden
+    if (view && view.el) { view.el.style.display = hidden }
+    check()
+  })
+  return group
 }
 
 export function fillRadios({ group, name }, caption, options, pick, after) {

@@ -25,6 +25,7 @@ rule on the timeline, so every scenario and mode gets them where its lesson is:
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import cast
 
@@ -107,18 +108,27 @@ def _block_fate(before: Snapshot, step: Step) -> Question | None:
     )
 
 
-def _token_options(
-    hit: int, total: int, block_size: int, tempting: tuple[int, ...] = ()
+def token_options(
+    hit: int, total: int, others: tuple[int, ...], label: Callable[[int], str] = "{} tokens".format
 ) -> tuple[tuple[str, ...], int]:
-    """The answer, the whole prompt and the answers a learner would give without the
-    lesson (``tempting``), then 0 and counts a block from the answer, up to
-    MAX_BLOCK_OPTIONS in all; sorted, with the index of the answer."""
+    """The answer, the whole prompt, then ``others`` (the answers a learner would give
+    without the lesson first, then near ones), up to MAX_BLOCK_OPTIONS in all; sorted
+    and labelled, with the index of the answer."""
     chosen: list[int] = []
-    for n in (hit, total, *tempting, 0, hit - block_size, hit + block_size):
+    for n in (hit, total, *others):
         if 0 <= n <= total and n not in chosen and len(chosen) < MAX_BLOCK_OPTIONS:
             chosen.append(n)
     options = sorted(chosen)
-    return tuple(f"{n} tokens" for n in options), options.index(hit)
+    return tuple(map(label, options)), options.index(hit)
+
+
+def _admitted(before: Snapshot, step: Step) -> Iterator[RequestRecord]:
+    """The requests the step admitted (not those admitted before, preempted since)."""
+    earlier = {r.request_id: r for r in before.requests}
+    for request in step.snapshot.requests:
+        previous = earlier.get(request.request_id)
+        if request.num_cached_tokens >= 0 and not (previous and previous.num_cached_tokens >= 0):
+            yield request
 
 
 def _chain_tokens(request: RequestRecord) -> tuple[int, ...]:
@@ -165,16 +175,13 @@ def _tempting(before: Snapshot, request: RequestRecord, block_size: int) -> tupl
 
 def _hit_tokens(before: Snapshot, step: Step, block_size: int) -> list[Question]:
     asked = []
-    earlier = {r.request_id: r for r in before.requests}
-    for request in step.snapshot.requests:
-        previous = earlier.get(request.request_id)
-        if request.num_cached_tokens < 0 or (previous and previous.num_cached_tokens >= 0):
-            continue  # not admitted at this step
+    for request in _admitted(before, step):
         if not before.hash_map and not request.skip_reading_prefix_cache:
             continue  # nothing cached yet: nothing to predict
         hit, total = request.num_cached_tokens, request.num_prompt_tokens
-        options, answer = _token_options(
-            hit, total, block_size, _tempting(before, request, block_size)
+        tempting = _tempting(before, request, block_size)
+        options, answer = token_options(
+            hit, total, (*tempting, 0, hit - block_size, hit + block_size)
         )
         asked.append(
             Question(
@@ -205,7 +212,7 @@ def _resume_hit(before: Snapshot, step: Step, block_size: int) -> Question | Non
     hit = after.stats.preempted_hits - before.stats.preempted_hits
     # tempting: every full block it had cached, as if none had been evicted since
     own = min(len(request.chain) * block_size, queried - 1) // block_size * block_size
-    options, answer = _token_options(hit, queried, block_size, (own,))
+    options, answer = token_options(hit, queried, (own, 0, hit - block_size, hit + block_size))
     return Question(
         "resume_hit",
         f"{request.request_id} was preempted with its blocks freed, and resumes next; its "
@@ -250,11 +257,7 @@ def _image_hit(before: Snapshot, step: Step, block_size: int) -> list[Question]:
     """An admitted request with an image, whose token ids an earlier one had: how much
     does it reuse? The naive answer (all of it) is among the options."""
     asked = []
-    earlier = {r.request_id: r for r in before.requests}
-    for request in step.snapshot.requests:
-        previous = earlier.get(request.request_id)
-        if request.num_cached_tokens < 0 or (previous and previous.num_cached_tokens >= 0):
-            continue  # not admitted at this step
+    for request in _admitted(before, step):
         facts = RequestFacts(request, block_size)
         twin = next(
             (

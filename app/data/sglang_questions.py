@@ -14,7 +14,7 @@ never written by hand. The counterpart of app/data/questions.py (vLLM's block po
 
 from __future__ import annotations
 
-from app.data.questions import MAX_BLOCK_OPTIONS, RESET_OPTIONS, Question, few_hit_questions
+from app.data.questions import RESET_OPTIONS, Question, few_hit_questions, token_options
 from engine.lab.play.sglang.snapshot import ROOT_ID, NodeRecord, SGLangSnapshot
 from engine.lab.play.sglang.timeline import SGLangStep, SGLangTimeline
 
@@ -24,17 +24,6 @@ SHOWN_TOKENS = 3  # a node's key, as an option shows it: its first tokens
 
 def _tokens(n: int) -> str:
     return "1 token" if n == 1 else f"{n} tokens"
-
-
-def _token_options(hit: int, total: int, tempting: tuple[int, ...]) -> tuple[tuple[str, ...], int]:
-    """The answer, the whole prompt, the tempting answers, then none and half the
-    prompt, up to MAX_BLOCK_OPTIONS; sorted, with the index of the answer."""
-    chosen: list[int] = []
-    for n in (hit, total, *tempting, 0, total // 2):
-        if 0 <= n <= total and n not in chosen and len(chosen) < MAX_BLOCK_OPTIONS:
-            chosen.append(n)
-    options = sorted(chosen)
-    return tuple(_tokens(n) for n in options), options.index(hit)
 
 
 def _hit_tokens(before: SGLangSnapshot, step: SGLangStep) -> list[Question]:
@@ -57,7 +46,9 @@ def _hit_tokens(before: SGLangSnapshot, step: SGLangStep) -> list[Question]:
             if r.num_prompt_tokens == total and r.hit_tokens > 0 and r.request_id != rid
         ]
         others.sort()
-        options, answer = _token_options(hit, total, (*inserted[:1], *others[-1:]))
+        options, answer = token_options(
+            hit, total, (*inserted[:1], *others[-1:], 0, total // 2), _tokens
+        )
         asked.append(
             Question(
                 "sglang_hit_tokens",

@@ -17,8 +17,7 @@ import panel as pn
 import param
 
 from app.components.glossary import Glossary
-from app.components.panel_tabs import PanelTabs
-from app.components.quiz import QuizPanel
+from app.components.quiz import QUIZ_SHEETS
 from app.components.start_page import StartPage
 from app.components.step_page import EMBED, PAGE, StepPage
 from app.data import timelines
@@ -32,24 +31,27 @@ from app.render.notice import render_notice
 from app.render.start_page import render_start_page
 from app.style.stylesheets import stylesheet
 from app.style.theme import CSS
-from app.views.base import COMPACT_CSS
+from app.views.base import COMPACT_CSS, StepView
 from app.views.chain import ChainView
 from app.views.code import CodeView
 from app.views.controls import Controls, scenario_options
 from app.views.editor import CSS as EDITOR_CSS
 from app.views.editor import PlaygroundEditor
-from app.views.hashmap import HashMapView
-from app.views.header import EmbedHeaderView, HeaderView
 from app.views.lab import lab_link_pane
 from app.views.lab_controls import STYLESHEETS as LAB_STYLESHEETS
-from app.views.log import LogView
-from app.views.metrics import MetricsView
-from app.views.narration import NarrationView
-from app.views.offload import OffloadView
-from app.views.pool import PoolView
+from app.views.panels import (
+    EmbedHeaderView,
+    HashMapView,
+    HeaderView,
+    LogView,
+    MetricsView,
+    NarrationView,
+    OffloadView,
+    PoolView,
+    QueueView,
+    RequestsView,
+)
 from app.views.prefill import PrefillView
-from app.views.queue import QueueView
-from app.views.requests import RequestsView
 from app.views.sender import QUESTIONS, Sender
 from app.views.state import SimulatorState
 from engine.lab.play import playground_code
@@ -118,15 +120,11 @@ class App(pn.viewable.Viewer):
         self.controls = Controls(state=state, sender=self.sender, page=self.page)
         self.sender.add(QUESTIONS)
         header = EmbedHeaderView if self.embed else HeaderView
-        self.header = header(compact=compact, **sends)
-        self.narration = NarrationView(compact=compact, **sends)
-        self.pool = PoolView(compact=compact, **sends)
-        self.queue = QueueView(compact=compact, **sends)
-        self.hash_map = HashMapView(compact=compact, **sends)
-        self.requests = RequestsView(compact=compact, **sends)
-        self.log = LogView(compact=compact, **sends)
-        self.offload = OffloadView(compact=compact, **sends)
-        self.metrics = MetricsView(compact=compact, **sends)
+        kinds: tuple[type[StepView], ...] = (header, NarrationView, PoolView, QueueView)
+        kinds += (HashMapView, RequestsView, LogView, OffloadView, MetricsView)
+        self.step_views = [kind(compact=compact, **sends) for kind in kinds]
+        self.header, self.narration, self.pool, self.queue, self.hash_map = self.step_views[:5]
+        self.requests, self.log, self.offload, self.metrics = self.step_views[5:]
         self.code = CodeView(page=self.page, **sends)
         self.chain = ChainView(page=self.page, **sends)
         self.prefill = PrefillView(page=self.page, **sends)
@@ -143,20 +141,9 @@ class App(pn.viewable.Viewer):
 
     def _give_sheets(self) -> None:
         """Each part's stylesheets (step_page.js), every text once."""
-        step_views = (
-            self.header,
-            self.narration,
-            self.pool,
-            self.queue,
-            self.hash_map,
-            self.requests,
-            self.log,
-            self.offload,
-            self.metrics,
-        )
         compact = [COMPACT_CSS] if self.embed else []
         parts: dict[str, list[str]] = {
-            **{view.name_in_bundle: view.stylesheets for view in step_views},
+            **{view.name_in_bundle: view.stylesheets for view in self.step_views},
             "code": list(self.code.stylesheets),
             "chain": [*self.chain.stylesheets, *compact],
             "prefill": [*self.prefill.stylesheets, *compact],
@@ -164,9 +151,9 @@ class App(pn.viewable.Viewer):
             "engine": [CSS],
             "mode": [CSS],
             "player": [CSS],
-            "quiz": QuizPanel.own_sheets(),
+            "quiz": QUIZ_SHEETS,
             "glossary": Glossary.own_sheets(),
-            "tabs": PanelTabs.own_sheets(),
+            "tabs": [stylesheet("app.components", "panel_tabs.css")],
             "ways": list(LAB_STYLESHEETS),
             "notice": [CSS],
             "editor": [CSS, EDITOR_CSS],

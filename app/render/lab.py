@@ -193,11 +193,14 @@ def render_step_view(timeline: Timeline, index: int, shown: int, last: int) -> s
     )
 
 
+def progress_bar(share: float, text: str) -> str:
+    """A lab's status line while a run plays: the bar at ``share``, then ``text``."""
+    return f'<progress max="100" value="{share * 100:.0f}"></progress> {text}'
+
+
 def render_progress(share: float) -> str:
-    return (
-        f'<progress max="100" value="{share * 100:.0f}"></progress> '
-        f"Running… {share:.0%} done (building the requests, then running them)"
-    )
+    done = f"{share:.0%} done (building the requests, then running them)"
+    return progress_bar(share, f"Running… {done}")
 
 
 def step_hint(steppable: bool, vllms: bool = False) -> str:

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from app.render.html import esc
+from app.render.lab import progress_bar
 from app.render.lab_playground import render_no_playground
 from app.render.lab_traces import ENGINE_NAMES
 from engine.lab.fleet.result import FleetRun
@@ -45,10 +46,7 @@ def render_fleet_intro() -> str:
 
 
 def render_fleet_progress(share: float, done: int, total: int) -> str:
-    return (
-        f'<progress max="100" value="{share * 100:.0f}"></progress> '
-        f"Running… {done} of {total} routers"
-    )
+    return progress_bar(share, f"Running… {done} of {total} routers")
 
 
 def render_fleet_done(requests: int, replicas: int, runs: int) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from app.render.html import esc
-from app.render.lab import render_numbers
+from app.render.lab import progress_bar, render_numbers
 from engine.lab.traces.paper_gap import PaperGap
 from engine.lab.traces.timed import TimedTraceRun
 
@@ -41,10 +41,7 @@ def render_traces_intro(site_slice: int | None = None) -> str:
 
 
 def render_curve_progress(share: float, points: int, total: int) -> str:
-    return (
-        f'<progress max="100" value="{share * 100:.0f}"></progress> '
-        f"Running… {points} of {total} points"
-    )
+    return progress_bar(share, f"Running… {points} of {total} points")
 
 
 def _pct(rate: float) -> str:
@@ -119,10 +116,7 @@ def render_timed_intro(cannot_show: str) -> str:
 
 
 def render_timed_progress(share: float) -> str:
-    return (
-        f'<progress max="100" value="{share * 100:.0f}"></progress> '
-        f"Running with time… {share:.0%} of the requests done"
-    )
+    return progress_bar(share, f"Running with time… {share:.0%} of the requests done")
 
 
 def render_timed_result(runs: Sequence[TimedTraceRun]) -> str:

@@ -44,13 +44,20 @@ def page_of(view: Any) -> StepPage:
     return page
 
 
-class StepView(param.Parameterized):
+class PagePart(param.Parameterized):
+    """A part of the stepping page on Python's side: what Python opened, the App's one
+    sender, and the page whose requests it answers."""
+
+    state = param.ClassSelector(class_=SimulatorState)
+    sender = param.ClassSelector(class_=Sender, doc="The App's one sender")
+    page = param.ClassSelector(class_=StepPage, doc="The stepping page")
+
+
+class StepView(PagePart):
     """A declaration: a subclass says how its part looks (its stylesheets); its pure
     `render` is the deck of its name's in app/render/decks.py (or its own, for a test's
     view)."""
 
-    state = param.ClassSelector(class_=SimulatorState)
-    sender = param.ClassSelector(class_=Sender, doc="The App's one sender")
     compact = param.Boolean(default=False, doc="The embed's denser spacing")
 
     stylesheet: str = CSS

@@ -5,30 +5,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import param
-
-from app.components.step_page import StepPage
 from app.data.timelines import timeline_key
 from app.host.runtime import in_pyodide
 from app.render.chain import NONE, Picked, render_chain_picked
 from app.render.engines import per_engine
 from app.render.hash_cost import render_hash_cost
 from app.style.theme import CSS
-from app.views.base import TERM_CSS, page_of, sender_of
-from app.views.sender import Sender
-from app.views.state import SimulatorState
+from app.views.base import TERM_CSS, PagePart, page_of, sender_of
 from engine.lab.play.vllm.timeline import Timeline
 from engine.lab.shared.hash_cost import measure_hash_cost
 
 
-class ChainView(param.Parameterized):
+class ChainView(PagePart):
     """The chain's deck: every step's page, in every mode, with its pickers on the pair
     shown, so stepping never waits for Python and Python never follows a step. A pick
     (from the browser, per timeline) re-renders that timeline's pages."""
-
-    state = param.ClassSelector(class_=SimulatorState)
-    sender = param.ClassSelector(class_=Sender, doc="The App's one sender")
-    page = param.ClassSelector(class_=StepPage, doc="The stepping page")
 
     stylesheets = (CSS, TERM_CSS)
 

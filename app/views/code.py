@@ -6,28 +6,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import param
-
-from app.components.step_page import StepPage
 from app.data.timelines import timeline_key
 from app.render.code import style_defs
 from app.render.code_plan import CodeParts, code_parts
 from app.style.theme import CSS
-from app.views.base import page_of, sender_of
-from app.views.sender import CODE, Sender
-from app.views.state import SimulatorState
+from app.views.base import PagePart, page_of, sender_of
+from app.views.sender import CODE
 
 # Pygments first, so the app's own rules (backgrounds of ran lines) win.
 CODE_CSS = style_defs(".code") + CSS + ".code { background: transparent; }"
 
 
-class CodeView(param.Parameterized):
+class CodeView(PagePart):
     """The code that ran at this step: the step's focus function, or the one picked
     (the page's code panel asks for it: `code`)."""
-
-    state = param.ClassSelector(class_=SimulatorState)
-    sender = param.ClassSelector(class_=Sender, doc="The App's one sender")
-    page = param.ClassSelector(class_=StepPage, doc="The stepping page")
 
     stylesheets = (CODE_CSS,)
 

@@ -11,13 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import param
-
-from app.components.step_page import StepPage
 from app.data import timelines
-from app.views.base import page_of, sender_of
-from app.views.sender import Sender
-from app.views.state import SimulatorState
+from app.views.base import PagePart, page_of, sender_of
 
 
 def scenario_options() -> list[list[str]]:
@@ -25,12 +20,8 @@ def scenario_options() -> list[list[str]]:
     return [[n, timelines.scenario(n).title] for n in timelines.names()]
 
 
-class Controls(param.Parameterized):
+class Controls(PagePart):
     """The page's controls as Python hears them: a scenario picked."""
-
-    state = param.ClassSelector(class_=SimulatorState)
-    sender = param.ClassSelector(class_=Sender, doc="The App's one sender: the document")
-    page = param.ClassSelector(class_=StepPage, doc="The stepping page")
 
     def __init__(self, **params: object) -> None:
         super().__init__(**params)

@@ -92,8 +92,6 @@ class LabGroup(pn.viewable.Viewer):
     and stopped by Stop, the engine knob, the picker that opens another preset, and the
     message below each of the page's ``knobs``."""
 
-    # The traces' group (TraceLabView) or a workload preset's page (LabView)
-    shows_traces: ClassVar[bool] = False
     # lab_group's name of this page's group
     group: ClassVar[str] = "presets"
     # A knob's cell has the class f"{cell_prefix}-{knob}" (the pages' CSS and tests).

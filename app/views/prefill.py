@@ -5,30 +5,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import param
-
-from app.components.step_page import StepPage
 from app.render.engines import per_engine
 from app.render.prefill import OWN_INPUTS, THE_EXAMPLE, follow_page, render_prefill
 from app.render.prefill_inputs import model_texts, parse_inputs
 from app.style.theme import CSS
-from app.views.base import page_of, sender_of
-from app.views.sender import Sender
-from app.views.state import SimulatorState
+from app.views.base import PagePart, page_of, sender_of
 from engine.lab.play.vllm.timeline import Timeline
 
 # An act of the learner's (prefill_deck.js) -> where the numbers come from.
 SOURCES = {"own": OWN_INPUTS, "example": THE_EXAMPLE}
 
 
-class PrefillView(param.Parameterized):
+class PrefillView(PagePart):
     """The calculator: it follows the step (each step's page and fields are in the
     browser) until the learner types or picks the example; then it shows their inputs at
     every step, until "This step's request" follows the steps again."""
-
-    state = param.ClassSelector(class_=SimulatorState)
-    sender = param.ClassSelector(class_=Sender, doc="The App's one sender")
-    page = param.ClassSelector(class_=StepPage, doc="The stepping page")
 
     stylesheets = (CSS,)
 

@@ -47,7 +47,6 @@ class Sender:
         self._parts: dict[str, Render | None] = {}  # part -> a view's render (None: code...)
         self.decks: dict[str, Deck] = {}  # per view: the pages the page holds
         self.sent: dict[str, Any] = {}  # the document's parts (its code, bodies, questions)
-        self.document: dict[str, Any] = {}  # the last document made
         self._timelines: tuple[Timeline, ...] = ()
         # (part, timeline, step) -> its page: a large timeline's steps asked one after
         # another share all but one step with the last answer
@@ -63,11 +62,6 @@ class Sender:
         self.write = lambda text: setattr(page, "document_json", text)
         page.answer("steps", self._answer_steps)
         self.publish(keep=False)
-
-    @property
-    def serial(self) -> int:
-        """The last document's number."""
-        return self._serial
 
     @property
     def views(self) -> list[str]:
@@ -107,14 +101,14 @@ class Sender:
             self._make(set(self._parts), at)
         self._serial += 1
         lasts = state.lasts if all(map(sends_every_step, timelines)) else state.counted_lasts
-        self.document = {
+        document = {
             **document_head(
                 at, self._serial, lasts, self._held, self._keep if keep is None else keep
             ),
             "views": {name: self._deck_json(name) for name in self.views},
             **{name: self.sent[name] for name in (CODE, "bodies", QUESTIONS) if name in self.sent},
         }
-        self.write(to_json(self.document))
+        self.write(to_json(document))
 
     def deck(self, part: str, at: tuple[str, int] | None = None) -> dict[str, Any]:
         """The part's pages anew (the learner's picks changed what it shows), for a reply:

@@ -48,11 +48,6 @@ class SimulatorState(param.Parameterized):
         return current
 
     @property
-    def previous(self) -> Step | SGLangStep | None:
-        assert self.timeline is not None
-        return self.timeline.steps[self.step - 1] if self.step > 0 else None
-
-    @property
     def modes(self) -> tuple[str, ...]:
         """Every timeline's mode, on every engine the scenario plays on."""
         return timelines.modes(self.scenario)

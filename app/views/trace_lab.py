@@ -74,7 +74,6 @@ class TraceLabView(LabGroup):
     """The "Real traces" group: a trace, a slice, the block size and the engine as knobs;
     the curve drawn point by point, with progress and Stop; the gap to the paper."""
 
-    shows_traces = True
     group = "traces"
     cell_prefix = "traces"
 

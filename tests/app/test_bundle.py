@@ -9,15 +9,18 @@ from app.data.questions import all_questions
 from app.data.timelines import timeline_key
 from app.render.code_plan import code_parts
 from app.views.base import StepView
-from app.views.hashmap import HashMapView
-from app.views.header import EmbedHeaderView, HeaderView
-from app.views.log import LogView
-from app.views.metrics import MetricsView
-from app.views.narration import NarrationView
-from app.views.offload import OffloadView
-from app.views.pool import PoolView
-from app.views.queue import QueueView
-from app.views.requests import RequestsView
+from app.views.panels import (
+    EmbedHeaderView,
+    HashMapView,
+    HeaderView,
+    LogView,
+    MetricsView,
+    NarrationView,
+    OffloadView,
+    PoolView,
+    QueueView,
+    RequestsView,
+)
 from engine.lab.play.vllm.timeline import Timeline
 
 

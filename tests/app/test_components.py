@@ -35,7 +35,7 @@ from app.render.requests import render_requests
 from app.views.chain import ChainView
 from app.views.code import CodeView
 from app.views.controls import scenario_options
-from app.views.header import HeaderView
+from app.views.panels import HeaderView
 from app.views.prefill import PrefillView
 from app.views.state import SimulatorState
 from engine.lab.play.line_tracer import FunctionTrace

@@ -11,13 +11,11 @@ import pytest
 
 from app.components.address_bar import AddressBar
 from app.components.esm import inline_imports
-from app.components.quiz import QuizPanel
 from app.components.start_page import StartPage
 from app.components.step_page import StepPage
 
 COMPONENTS = [
     AddressBar,
-    QuizPanel,
     StartPage,
     StepPage,
 ]

@@ -66,7 +66,7 @@ def test_the_models_of_vllm_and_sglang_import_nothing_from_the_lab() -> None:
 
 
 def folder_of(module: str) -> str | None:
-    """The folder of app/ a module name is in (app.views.pool -> views), or None."""
+    """The folder of app/ a module name is in (app.views.panels -> views), or None."""
     parts = module.split(".")
     return parts[1] if len(parts) > 2 and parts[0] == "app" else None
 

@@ -23,15 +23,18 @@ from app.render.sglang_header import render_sglang_embed_header, render_sglang_h
 from app.render.sglang_metrics import render_sglang_metrics
 from app.render.sglang_requests import render_sglang_requests
 from app.views.base import StepView
-from app.views.hashmap import HashMapView
-from app.views.header import EmbedHeaderView, HeaderView
-from app.views.log import LogView
-from app.views.metrics import MetricsView
-from app.views.narration import NarrationView
-from app.views.offload import OffloadView
-from app.views.pool import PoolView
-from app.views.queue import QueueView
-from app.views.requests import RequestsView
+from app.views.panels import (
+    EmbedHeaderView,
+    HashMapView,
+    HeaderView,
+    LogView,
+    MetricsView,
+    NarrationView,
+    OffloadView,
+    PoolView,
+    QueueView,
+    RequestsView,
+)
 from engine.lab.play.scenario import SGLANG_MODES
 from engine.lab.play.sglang.timeline import SGLangTimeline
 
