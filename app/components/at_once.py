@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import panel as pn
-from bokeh.models.widgets import CheckboxGroup
+import param
 
 from app.style.stylesheets import stylesheet
 from app.style.theme import FOCUS_RING
@@ -38,26 +38,34 @@ class Select(_AtOnce, pn.widgets.Select):
     pass
 
 
-class Checkbox(_AtOnce, pn.widgets.Checkbox):
-    """Drawn as Bokeh's CheckboxGroup of one box, which sits inside its <label>: Bokeh's
-    Checkbox puts its text beside the box, not tied to it, so a screen reader (and
-    Playwright's get_by_role) found a checkbox with no name."""
+class _BoxGroup(_AtOnce, pn.widgets.CheckBoxGroup):
+    pass
 
-    _widget_type = CheckboxGroup
-    _rename: ClassVar[dict[str, str | None]] = {**pn.widgets.Checkbox._rename, "label": "labels"}
 
-    def _process_param_change(self, msg: dict[str, Any]) -> dict[str, Any]:
-        msg = super()._process_param_change(msg)
-        if "active" in msg:
-            msg["active"] = [0] if msg["active"] else []
-        if "labels" in msg:
-            msg["labels"] = [msg["labels"]]
-        return msg
+class Checkbox(pn.viewable.Viewer):
+    """A checkbox whose words name it: Panel's CheckBoxGroup of one box, which sits inside
+    its <label> (Bokeh's Checkbox puts its text beside the box, not tied to it, so a screen
+    reader, and Playwright's get_by_role, found a checkbox with no name). `value` and
+    `label` as a Checkbox's."""
 
-    def _process_property_change(self, msg: dict[str, Any]) -> dict[str, Any]:
-        if "active" in msg:
-            msg = {**msg, "active": 0 in msg["active"]}
-        return super()._process_property_change(msg)
+    value = param.Boolean(default=False)
+    label = param.String(default="")
+
+    def __init__(self, **params: Any) -> None:
+        layout = {k: params.pop(k) for k in ("sizing_mode", "width", "margin") if k in params}
+        super().__init__(**params)
+        self._group = _BoxGroup(options=[self.label], value=self._checked(), **layout)
+        self._group.param.watch(lambda event: setattr(self, "value", bool(event.new)), "value")
+        self.param.watch(self._show, ["value", "label"])
+
+    def _checked(self) -> list[str]:
+        return [self.label] if self.value else []
+
+    def _show(self, *_: object) -> None:
+        self._group.param.update(options=[self.label], value=self._checked())
+
+    def __panel__(self) -> pn.widgets.CheckBoxGroup:
+        return self._group
 
 
 class FloatInput(_AtOnce, pn.widgets.FloatInput):

@@ -166,6 +166,7 @@ class StepPage(FileComponent):
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
         self._answers: dict[str, Answer] = {}
+        self.on_msg(lambda event: self.receive(event.data))  # (model.send_msg's)
 
     def answer(self, ask: str, answer: Answer) -> None:
         """``answer`` replies to the browser's requests named ``ask``."""
@@ -182,14 +183,15 @@ class StepPage(FileComponent):
         return document
 
     def request(self, request: Mapping[str, Any]) -> dict[str, Any]:
-        """The reply to one request of the browser's (``_handle_msg`` sends it back)."""
+        """The reply to one request of the browser's (``receive`` sends it back)."""
         answer = self._answers.get(str(request.get("ask")))
         reply = logged(answer)(request) if answer is not None else None
         if reply is None:
             reply = {"error": f"Python could not answer {str(request.get('ask'))[:40]!r}"}
         return {**reply, "id": request.get("id")}
 
-    def _handle_msg(self, data: Any) -> None:
+    def receive(self, data: Any) -> None:
+        """A message of the browser's: a request is answered with one reply."""
         if isinstance(data, dict) and isinstance(data.get("ask"), str):
             with pn.io.hold():  # what the answer changes goes to the browser in one message
                 reply = self.request(data)

@@ -106,7 +106,7 @@ KNOB_MIN_WIDTH = 168
 KNOB_MAX_WIDTH = 260
 
 
-def knob_widget(knob: str, value: Any) -> pn.widgets.Widget:
+def knob_widget(knob: str, value: Any) -> Any:
     fit = {"label": KNOB_LABELS[knob], "value": value, "sizing_mode": "stretch_width"}
     if knob == "salt":
         return at_once.Select(options=SALT_LABELS, **fit)
@@ -130,7 +130,7 @@ class LabView(LabGroup):
         super().__init__(preset_name, engine, notices, KNOB_TYPES, **params)
         self._preset = preset(preset_name)
         workload = self._preset.workload
-        self.knobs: dict[str, pn.widgets.Widget] = {
+        self.knobs: dict[str, Any] = {
             knob: knob_widget(knob, value) for knob, value in workload.knobs().items()
         }
         self.overlay = at_once.Checkbox(label=self._overlay_label(), value=True)

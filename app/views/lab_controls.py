@@ -184,7 +184,9 @@ class LabGroup(pn.viewable.Viewer):
             sizing_mode="stretch_width",
         )
 
-    def knob_cell(self, widget: pn.widgets.Widget, name: str, error: bool = False) -> pn.Column:
+    def knob_cell(
+        self, widget: pn.viewable.Viewable | pn.viewable.Viewer, name: str, error: bool = False
+    ) -> pn.Column:
         """A knob's widget and, when ``error``, the message below it."""
         errors = [self.knob_errors[name]] if error else []
         return pn.Column(widget, *errors, margin=0, css_classes=[f"{self.cell_prefix}-{name}"])

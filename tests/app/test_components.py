@@ -475,17 +475,17 @@ def test_app_builds_and_opens_the_link(embed: bool) -> None:
 def test_going_back_reopens_the_address_of_the_entry() -> None:
     app = App(link=parse_link("?scenario=reset&mode=keep&step=3"))
     player = app.page
-    player._handle_msg({"ask": "open", "query": "?scenario=eviction-order&step=2&embed=1", "id": 1})
+    player.receive({"ask": "open", "query": "?scenario=eviction-order&step=2&embed=1", "id": 1})
     assert (app.state.scenario, app.state.step) == ("eviction-order", 2)
     assert parse_qs(app.query)["step"] == ["2"]
     assert player.opened["at"] == ["eviction-order/default", 2]
     for junk in ("not a dict", {"query": "?scenario=reset"}, {"ask": "open", "query": 5}, {}):
-        player._handle_msg(junk)  # a malformed message changes nothing
+        player.receive(junk)  # a malformed message changes nothing
     assert (app.state.scenario, app.state.step) == ("eviction-order", 2)
-    player._handle_msg({"ask": "open", "query": "?mode=turbo&step=x"})  # corrected, not broken
+    player.receive({"ask": "open", "query": "?mode=turbo&step=x"})  # corrected, not broken
     assert (app.state.scenario, app.state.mode, app.state.step) == ("reset", "default", 0)
     # An address of the open scenario the player did not hold moves the player too.
-    player._handle_msg({"ask": "open", "query": "?scenario=reset&mode=keep&step=2"})
+    player.receive({"ask": "open", "query": "?scenario=reset&mode=keep&step=2"})
     assert player.opened["at"] == ["reset/keep", 2]
     assert player.request({"ask": "nonsense", "id": 3})["error"]  # said, not broken
 

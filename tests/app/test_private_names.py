@@ -162,8 +162,9 @@ def test_an_unlisted_private_name_is_caught(tmp_path: Path) -> None:
     used = used_names([*app_files(), probe])
     assert used["_link_docs_worker"] == {"probe.py"}
     assert used["_thread_id"] == {"probe.py"}
-    # An override: the app's Checkbox overrides Panel's _rename (a class attribute).
-    assert "app/components/at_once.py" in used_names(app_files())["_rename"]
+    # An override: at_once.py's inputs override Panel's _priority_changes (a class
+    # attribute, given by a mixin).
+    assert "app/components/at_once.py" in used_names(app_files())["_priority_changes"]
 
 
 def worker_patches(source: str) -> list[str]:

@@ -62,7 +62,7 @@ def test_a_request_is_answered_in_one_message_with_its_id(doc: Document) -> None
     sent: list[Any] = []
     doc.on_change(lambda event: sent.append(event))
     with set_curdoc(doc):
-        app.page._handle_msg({"ask": "code", "key": "reset/keep", "step": 1, "index": 0, "id": 41})
+        app.page.receive({"ask": "code", "key": "reset/keep", "step": 1, "index": 0, "id": 41})
     (message,) = sent
     reply = json.loads(message.msg_data.data)
     assert reply["id"] == 41 and reply["picked"]["key"] == "reset/keep"
