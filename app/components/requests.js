@@ -5,9 +5,9 @@
 export function requester(model) {
   let last = 0
   const waiting = new Map()  // id -> the caller's resolve
-  model.on('msg:custom', (text) => {
+  model.on('reply_json', () => {  // (each reply carries its request's id: never the same)
     let reply
-    try { reply = JSON.parse(text) } catch { return }
+    try { reply = JSON.parse(model.reply_json) } catch { return }
     const done = waiting.get(reply.id)
     if (done) { waiting.delete(reply.id); done(reply) }
   })

@@ -114,6 +114,10 @@ class StepPage(FileComponent):
     fork_shown = param.Boolean(default=False, doc="Edit a copy: not on a playground")
     glossary_html = param.String(default="", constant=True, doc="The glossary panel")
 
+    reply_json = param.String(
+        default="", doc="Python's reply to the browser's last request, JSON {id, ...} (requests.js)"
+    )
+
     # The player (player.js): the position's owner.
     document_json = param.String(
         default="{}",
@@ -166,6 +170,7 @@ class StepPage(FileComponent):
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
         self._answers: dict[str, Answer] = {}
+        self._replies = 0
         self.on_msg(lambda event: self.receive(event.data))  # (model.send_msg's)
 
     def answer(self, ask: str, answer: Answer) -> None:
@@ -193,6 +198,7 @@ class StepPage(FileComponent):
     def receive(self, data: Any) -> None:
         """A message of the browser's: a request is answered with one reply."""
         if isinstance(data, dict) and isinstance(data.get("ask"), str):
-            with pn.io.hold():  # what the answer changes goes to the browser in one message
-                reply = self.request(data)
-            self._send_msg(json.dumps(reply, separators=(",", ":")))
+            self._replies += 1  # (a reply like the last would not reach the browser)
+            with pn.io.hold():  # the reply and what the answer changes: one message
+                reply = {**self.request(data), "reply": self._replies}
+                self.reply_json = json.dumps(reply, separators=(",", ":"))

@@ -21,7 +21,7 @@ const STEPPING_PAGE = 'step_page.js'
 // The playground page's stepping page, by its name (early_page.py: the worker fills it).
 const PLAYER = 'player'
 // What a component does not read anew when the live model takes over (earlyModel).
-const NOT_READ_ANEW = ['document_json', 'msg:custom', 'remove']
+const NOT_READ_ANEW = ['document_json', 'reply_json', 'remove']
 // The longest the page waits for the live stepping page to take it over, once Panel is up.
 const LIVE_WAIT_MS = 10_000
 // The components an early page holds (the stepping page draws its parts itself).
@@ -86,7 +86,7 @@ function earlyModel(values, answer, waited) {
     onLive.forEach((callback) => callback())
   }
   const give = (name, value) => { values[name] = value; fire(name) }
-  const reply = (request, answered) => fire('msg:custom', JSON.stringify({ ...answered, id: request.id }))
+  const reply = (request, answered) => give('reply_json', JSON.stringify({ ...answered, id: request.id }))
   return { model, remove: () => fire('remove'), give, reply, attach }
 }
 

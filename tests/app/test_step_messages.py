@@ -64,5 +64,6 @@ def test_a_request_is_answered_in_one_message_with_its_id(doc: Document) -> None
     with set_curdoc(doc):
         app.page.receive({"ask": "code", "key": "reset/keep", "step": 1, "index": 0, "id": 41})
     (message,) = sent
-    reply = json.loads(message.msg_data.data)
+    assert message.attr == "reply_json"
+    reply = json.loads(message.new)
     assert reply["id"] == 41 and reply["picked"]["key"] == "reset/keep"
