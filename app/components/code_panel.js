@@ -1,18 +1,15 @@
 import { follow } from './position.js'
+import { el } from './dom.js'
 
 export function render({ model }) {
-  const root = document.createElement('div')
-  const label = document.createElement('label')
-  label.className = 'picker'
-  const caption = document.createElement('span')
-  caption.textContent = model.picker_label
-  const picker = document.createElement('select')
-  label.append(caption, picker)
+  const root = el('div')
+  const label = el('label', 'picker')
+  const picker = el('select')
+  label.append(el('span', '', model.picker_label), picker)
   label.style.display = 'none'  // until a step's functions are there (setOptions)
-  const host = document.createElement('div')
+  const host = el('div')
   root.append(label, host)
-  const body = document.createElement('div')
-  body.className = 'code mono'
+  const body = el('div', 'code mono')
   body.setAttribute('role', 'list')
   let frameShown = null
   let bodyShown = null

@@ -1,3 +1,4 @@
+import { el } from './dom.js'
 
 // The playground editor, a part of the stepping page (app/views/editor.py is its Python
 // half): the learner's pool and script. A change of any field asks Python to play the
@@ -12,13 +13,6 @@
 const TEXT_FIELDS = { title: 'input', num_gpu_blocks: 'input', block_size: 'input',
   setup: 'textarea', script: 'textarea' }
 const CHECKBOX = 'sglang'
-
-function el(tag, className = '', text = undefined) {
-  const node = document.createElement(tag)
-  if (className) { node.className = className }
-  if (text !== undefined) { node.textContent = text }
-  return node
-}
 
 // A file's bytes as base64 (the request is JSON), in slices a call's arguments can hold.
 function base64(buffer) {

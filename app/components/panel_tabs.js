@@ -1,3 +1,4 @@
+import { el } from './dom.js'
 
 // Tabs: one panel shown, the others one click away (the embed's panels take turns to fit
 // 800x900); plain JavaScript, so they work before Python. A tab whose panel has nothing
@@ -15,13 +16,10 @@ function remember(labels, label) {
 }
 
 export function render({ model }) {
-  const root = document.createElement('div')
-  root.className = model.dense ? 'tabs dense' : 'tabs'
-  const list = document.createElement('div')
-  list.className = 'tablist'
+  const root = el('div', model.dense ? 'tabs dense' : 'tabs')
+  const list = el('div', 'tablist')
   list.setAttribute('role', 'tablist')
-  const panels = document.createElement('div')
-  panels.className = 'panels'
+  const panels = el('div', 'panels')
   root.append(list, panels)
   const chosen = model.labels.indexOf(remembered(model.labels))
   let active = chosen >= 0 ? chosen : model.active
@@ -50,18 +48,15 @@ export function render({ model }) {
   function build() {
     const children = model.get_child('objects')
     buttons = model.labels.map((label, i) => {
-      const b = document.createElement('button')
+      const b = el('button', 'tab', label)
       b.type = 'button'
-      b.className = 'tab'
-      b.textContent = label
       b.setAttribute('role', 'tab')
       b.dataset.testid = 'tab'
       b.addEventListener('click', () => { select(i); remember(model.labels, label) })
       return b
     })
     boxes = children.map((child) => {
-      const box = document.createElement('div')
-      box.className = 'panel'
+      const box = el('div', 'panel')
       box.setAttribute('role', 'tabpanel')
       box.append(child)
       watcher.observe(child, { attributes: true, attributeFilter: ['style'] })

@@ -1,6 +1,7 @@
 import { addressWriter, addressedIn, currentQuery, onBackForward } from './address.js'
 import { ASK_EVENT, AT_EVENT } from './position.js'
 import { addSkipLink } from './skip_link.js'
+import { el } from './dom.js'
 
 // The player: the one owner of the learner's position (timeline, step, Play, speed), with
 // the step bar it draws (Restart, Step back, Step forward, Play, speed, scrubber).
@@ -26,39 +27,30 @@ const parsed = (text) => { try { return JSON.parse(text || '{}') } catch { retur
 
 export function render({ model }) {
   const [RESTART, BACK, FORWARD, PLAY, PAUSE] = model.names
-  const bar = document.createElement('div')
-  bar.className = 'player'
+  const bar = el('div', 'player')
   const button = (text, kind) => {
-    const b = document.createElement('button')
+    const b = el('button', 'btn ' + kind, text)
     b.type = 'button'
-    b.className = 'btn ' + kind
-    b.textContent = text
     return b
   }
   const restart = button(RESTART, 'plain')
   const back = button(BACK, 'plain')
   const forward = button(FORWARD, 'primary')
   const play = button(PLAY, 'play')
-  const speedLabel = document.createElement('label')
-  speedLabel.className = 'speed'
-  const speedText = document.createElement('span')
-  speedText.textContent = 'Speed'
-  const speedPicker = document.createElement('select')
+  const speedLabel = el('label', 'speed')
+  const speedPicker = el('select')
   for (const [text, value] of model.speeds) { speedPicker.append(new Option(text, String(value))) }
-  speedLabel.append(speedText, speedPicker)
-  const buttons = document.createElement('div')
-  buttons.className = 'buttons'
+  speedLabel.append(el('span', '', 'Speed'), speedPicker)
+  const buttons = el('div', 'buttons')
   buttons.append(restart, back, forward, play, speedLabel)
-  const scrub = document.createElement('input')
+  const scrub = el('input')
   scrub.type = 'range'
   scrub.min = '0'
   scrub.setAttribute('aria-label', 'Step')
-  const counter = document.createElement('div')
-  counter.className = 'counter'
+  const counter = el('div', 'counter')
   counter.dataset.testid = 'step-counter'
   counter.setAttribute('aria-live', 'polite')
-  const track = document.createElement('div')
-  track.className = 'track'
+  const track = el('div', 'track')
   track.append(scrub, counter)
   bar.append(buttons, track)
 

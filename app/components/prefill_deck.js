@@ -1,21 +1,19 @@
 import { deckSlot } from './deck_slot.js'
 import { ask, follow } from './position.js'
+import { el } from './dom.js'
 
 // The prefill calculator (app/views/prefill.py answers its acts): the step deck's page, the fields it follows
 // while the learner has not typed, and the two buttons. An act asks Python for the
 // calculator's pages anew.
 export function render({ model, view }) {
-  const root = document.createElement('div')
+  const root = el('div')
   const deck = deckSlot({ model, view })
-  const fields = document.createElement('div')
-  fields.className = 'prefill-fields'
+  const fields = el('div', 'prefill-fields')
   const inputs = {}
   for (const [name, caption] of Object.entries(model.labels)) {
-    const label = document.createElement('label')
-    label.className = 'field'
-    const text = document.createElement('span')
-    text.textContent = caption
-    const input = document.createElement('input')
+    const label = el('label', 'field')
+    const text = el('span', '', caption)
+    const input = el('input')
     input.type = 'text'
     input.name = name
     // Named by its caption alone (a label around it would add its value to its name).
@@ -49,15 +47,12 @@ export function render({ model, view }) {
     act('own')
   })
   const button = (caption, onClick) => {
-    const el = document.createElement('button')
-    el.type = 'button'
-    el.className = 'measure'
-    el.textContent = caption
-    el.addEventListener('click', onClick)
-    return el
+    const b = el('button', 'measure', caption)
+    b.type = 'button'
+    b.addEventListener('click', onClick)
+    return b
   }
-  const buttons = document.createElement('div')
-  buttons.className = 'prefill-buttons'
+  const buttons = el('div', 'prefill-buttons')
   buttons.append(
     button(model.from_step_label, () => {
       following = true

@@ -1,5 +1,6 @@
 import { isTrue, queryParameter } from './address.js'
 import { follow } from './position.js'
+import { el } from './dom.js'
 
 // Predict, then see (quiz.py): the questions of the step shown, answered in the browser,
 // at the position the player (player.js) announces.
@@ -13,12 +14,6 @@ function load(name) {
 }
 function save(name, value) {
   try { window.localStorage.setItem(name, JSON.stringify(value)) } catch { /* private mode */ }
-}
-function el(tag, className, text) {
-  const node = document.createElement(tag)
-  if (className) { node.className = className }
-  if (text !== undefined) { node.textContent = text }  // text, never HTML: always escaped
-  return node
 }
 
 export function render({ model }) {
@@ -90,7 +85,7 @@ export function render({ model }) {
     root.hidden = (model.compact && !on) || !asks
     const bar = el('div', 'bar')
     const toggle = el('label', 'toggle')
-    const box = document.createElement('input')
+    const box = el('input')
     box.type = 'checkbox'
     box.checked = on
     box.dataset.testid = 'quiz-toggle'

@@ -2,12 +2,12 @@
 // `caption` and one radio per [value, text] of `options`; picking one calls `pick(value)`,
 // then `after()` (the player may refuse a pick, so the caller re-checks what it shows).
 import { follow } from './position.js'
+import { el } from './dom.js'
 
 let groups = 0  // radio names must not collide between pickers on one page
 
 export function radioGroup(label) {
-  const group = document.createElement('div')
-  group.className = 'modes'
+  const group = el('div', 'modes')
   group.setAttribute('role', 'radiogroup')
   group.setAttribute('aria-label', label)
   return { group, name: `pcl-radio-${++groups}` }
@@ -41,14 +41,11 @@ export function pickerPart({ model, view }, shown, pick) {
 }
 
 export function fillRadios({ group, name }, caption, options, pick, after) {
-  const label = document.createElement('span')
-  label.className = 'modes-label'
-  label.textContent = caption
+  const label = el('span', 'modes-label', caption)
   const inputs = []
   const items = options.map(([value, text]) => {
-    const option = document.createElement('label')
-    option.className = 'mode'
-    const input = document.createElement('input')
+    const option = el('label', 'mode')
+    const input = el('input')
     input.type = 'radio'
     input.name = name
     input.value = value

@@ -1,14 +1,12 @@
 import { loadPage } from './address.js'
 import { EARLY } from './early.js'
 import { ask, follow } from './position.js'
+import { el } from './dom.js'
 
 export function render({ model }) {
-  const label = document.createElement('label')
-  label.className = 'scenario-picker'
-  const caption = document.createElement('span')
-  caption.textContent = model.label
-  const select = document.createElement('select')
-  label.append(caption, select)
+  const label = el('label', 'scenario-picker')
+  const select = el('select')
+  label.append(el('span', '', model.label), select)
   let open = ['', '']  // the player's scenario: [name, title]
 
   function build() {

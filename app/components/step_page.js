@@ -14,6 +14,7 @@ import * as playgroundEditor from './editor.js'
 import { requester } from './requests.js'
 import { ask } from './position.js'
 import { takeOver } from './early.js'
+import { el } from './dom.js'
 
 // The stepping page (step_page.py): every view of a scenario, laid out here. Each part is
 // a module that was a component of its own; it gets a view of this one model (`part`):
@@ -38,12 +39,6 @@ function part(model, { names = {}, values = {} } = {}) {
       throw new Error(`a part of the stepping page writes no parameter (${String(name)})`)
     },
   })
-}
-
-const element = (tag, className) => {
-  const el = document.createElement(tag)
-  if (className) { el.className = className }
-  return el
 }
 
 // The embed's first tab: the cache's panels side by side, each column at least 280 px.
@@ -72,7 +67,7 @@ export function render({ model }) {
   // A part in a shadow root of its own, with its own stylesheets, as when it was a
   // component: `host` is its element on the page (a deck hides it when it has no page).
   function mount(name, module, options = {}, className = '') {
-    const host = element('div', `part part-${name} ${className}`.trim())
+    const host = el('div', `part part-${name} ${className}`.trim())
     const root = host.attachShadow({ mode: 'open' })
     root.adoptedStyleSheets = (model.part_sheets[name] || []).map(sheet)
     root.append(module.render({ model: part(model, options), view: { el: host } }))
@@ -81,7 +76,7 @@ export function render({ model }) {
   const deck = (name) => mount(name, stepDeck, { values: { view: name } })
   // HTML that needs no Python and no step (the labs' link, the address's notice).
   const html = (name, text) => {
-    const host = element('div', `part part-${name}`)
+    const host = el('div', `part part-${name}`)
     const root = host.attachShadow({ mode: 'open' })
     root.adoptedStyleSheets = (model.part_sheets[name] || []).map(sheet)
     root.innerHTML = text
@@ -90,7 +85,7 @@ export function render({ model }) {
   }
 
   // The controls: the pickers and the step bar.
-  const pickers = element('div', 'pickers')
+  const pickers = el('div', 'pickers')
   pickers.append(
     mount('scenario', scenarioPicker,
       { names: { options: 'scenario_options', label: 'scenario_label' } },
@@ -98,7 +93,7 @@ export function render({ model }) {
     mount('engine', enginePicker, { names: { label: 'engine_label' } }),
     mount('mode', modePicker, { names: { label: 'mode_label' } }),
   )
-  const controls = element('div', 'controls')
+  const controls = el('div', 'controls')
   controls.append(pickers, mount('player', player, { values: { ask: request } }))
 
   const code = mount('code', codePanel, {
@@ -114,13 +109,13 @@ export function render({ model }) {
   const notice = html('notice', model.notice_html)
   const keys = mount('keyboard', keyboard)
 
-  const page = element('div', `step-page ${embed ? 'embed' : 'page'}`)
+  const page = el('div', `step-page ${embed ? 'embed' : 'page'}`)
   const tabs = (labels, objects, dense = false) =>
     mount('tabs', panelTabs, { values: { labels, active: 0, dense, children: { objects } } })
   const column = (className, ...parts) => {
-    const el = element('div', className)
-    el.append(...parts)
-    return el
+    const box = el('div', className)
+    box.append(...parts)
+    return box
   }
   if (embed) {
     const story = model.quiz_in_tabs
@@ -139,9 +134,9 @@ export function render({ model }) {
   } else {
     // The lab's link and "Edit a copy" share a line: the pool stays on a projector's first
     // screen (1280x720).
-    const ways = element('div', 'ways')
+    const ways = el('div', 'ways')
     const lab = html('ways', model.ways_html)
-    const fork = element('button', 'fork')
+    const fork = el('button', 'fork')
     fork.type = 'button'
     fork.textContent = model.fork_label
     fork.addEventListener('click', () => ask({ fork: true }))  // (player.js asks Python)
