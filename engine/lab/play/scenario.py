@@ -699,12 +699,17 @@ def scenario_names(engine: str = "vllm") -> tuple[str, ...]:
 
 
 def scenario_data(name: str) -> dict[str, Any]:
-    """A built-in scenario's file as data (not yet checked)."""
+    """A built-in scenario's file as data (not yet checked), the caller's to change."""
+    return copy.deepcopy(_built_in_data(name))
+
+
+def _built_in_data(name: str) -> dict[str, Any]:
+    """A built-in scenario's file as data, shared: not to be changed."""
     names = tuple(dict.fromkeys(n for engine in ENGINES for n in scenario_names(engine)))
     if name not in names:
         raise ScenarioError(f"unknown scenario {name!r} (one of {', '.join(names)})")
     try:
-        return copy.deepcopy(_scenario_file(name))  # (the caller's to change)
+        return _scenario_file(name)
     except tomllib.TOMLDecodeError as error:
         raise ScenarioError(f"scenario {name!r} is not valid TOML: {error}") from None
 
@@ -712,7 +717,7 @@ def scenario_data(name: str) -> dict[str, Any]:
 @cache
 def load_scenario(name: str) -> Scenario:
     """A built-in scenario, checked (once: a Scenario does not change)."""
-    return parse_scenario(name, scenario_data(name))
+    return parse_scenario(name, _built_in_data(name))
 
 
 def check_mode(scenario: Scenario, mode: str) -> Mode:
