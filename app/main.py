@@ -14,11 +14,13 @@ try:
 except ImportError:  # `panel serve app/main.py` from a checkout without `pip install -e .`
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.data.url import lab_engine, lab_link, parse_link
-from app.host.gc_startup import freeze_imported_objects
-from app.host.local_assets import serve_panel_assets_locally
-from app.page.layout import PAGE_CSS, PAGE_TEMPLATE, App
-from app.views.lab_link import LAB_PAGE_CSS
+from app.host.gc_startup import freeze_imported_objects, hold_collections
+
+hold_collections()  # until the app's modules are imported and frozen (gc_startup.py)
+from app.data.url import lab_engine, lab_link, parse_link  # noqa: E402
+from app.host.local_assets import serve_panel_assets_locally  # noqa: E402
+from app.page.layout import PAGE_CSS, PAGE_TEMPLATE, App  # noqa: E402
+from app.views.lab_link import LAB_PAGE_CSS  # noqa: E402
 
 logging.basicConfig(level=logging.INFO)
 # No IDE signatures: building them for every Panel class costs Pyodide ~0.1 s at start.

@@ -1,6 +1,7 @@
 """A page that is not the lab's starts without the lab's modules: the static site's Python
 imports them only for a lab's address (app/main.py, app/views/lab_link.py), which kept
-about 0.4 s off its start in Pyodide (docs/performance.md)."""
+about 0.4 s off its start in Pyodide (docs/performance.md). The collector, held while the
+app's modules are imported (app/host/gc_startup.py), is on again once the app runs."""
 
 from __future__ import annotations
 
@@ -32,7 +33,9 @@ from bokeh.document import Document
 pn.state.curdoc = Document()
 pn.state.location.search = sys.argv[1]
 import app.main
+import gc
 print("\\n".join(sys.modules))
+print(f"collector-on={gc.isenabled()} frozen={gc.get_freeze_count() > 0}")
 """
 
 
@@ -51,3 +54,8 @@ def test_pages_without_the_lab_do_not_import_it(query: str) -> None:
 
 def test_the_labs_page_imports_it() -> None:
     assert "app.views.lab" in modules_at("?lab=shared-prefix")
+
+
+@pytest.mark.parametrize("query", ["", "?scenario=reset", "?lab=shared-prefix"])
+def test_the_collector_is_on_once_the_app_runs(query: str) -> None:
+    assert {"collector-on=True", "frozen=True"} <= modules_at(query)
