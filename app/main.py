@@ -14,12 +14,14 @@ try:
 except ImportError:  # `panel serve app/main.py` from a checkout without `pip install -e .`
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.data.url import lab_engine, lab_link, parse_link
-from app.host.gc_startup import freeze_imported_objects
-from app.host.local_assets import serve_panel_assets_locally
-from app.host.runtime import page_query
-from app.page.layout import PAGE_CSS, PAGE_TEMPLATE, App
-from app.views.lab import LAB_PAGE_CSS, open_lab
+from app.host.gc_startup import freeze_imported_objects, hold_collections
+
+hold_collections()  # until the app's modules are imported and frozen (gc_startup.py)
+from app.data.url import lab_engine, lab_link, parse_link  # noqa: E402
+from app.host.local_assets import serve_panel_assets_locally  # noqa: E402
+from app.host.runtime import page_query  # noqa: E402
+from app.page.layout import PAGE_CSS, PAGE_TEMPLATE, App  # noqa: E402
+from app.views.lab_link import LAB_PAGE_CSS  # noqa: E402
 
 logging.basicConfig(level=logging.INFO)
 # No IDE signatures: building them for every Panel class costs Pyodide ~0.1 s at start.
@@ -59,5 +61,8 @@ lab_preset = lab_link(current_query())
 if lab_preset is None:
     create_app().servable(title="Prefix Cache Lab · BlockPool")
 else:
+    # Only the lab's pages import the lab (its views and charts: about 0.4 s in Pyodide).
+    from app.views.lab import open_lab
+
     lab_view = open_lab(lab_preset, lab_engine(current_query()))
     lab_view.serve("Prefix Cache Lab · Workload lab")

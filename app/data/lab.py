@@ -26,7 +26,7 @@ from app.host.runtime import in_pyodide
 from app.render.lab_traces import ENGINE_NAMES
 from engine.lab.play.scenario import MODES
 from engine.lab.play.vllm.timeline import Timeline, build_timeline
-from engine.lab.workload.presets import Preset, load_preset, preset_names
+from engine.lab.workload.presets import Preset, load_preset
 from engine.lab.workload.run import COLUMNS, PROGRESS_EVERY_STEPS, Runner, WorkloadRun
 from engine.lab.workload.sglang.runner import NO_MEANING_ON_SGLANG, SGLangWorkloadRunner
 from engine.lab.workload.vllm.runner import WorkloadRunner
@@ -40,10 +40,6 @@ from engine.lab.workload.workload import (
     workload_scenario,
 )
 
-DEFAULT_PRESET = "shared-prefix"
-# The picker's last choice, `?lab=real-traces`: the traces' group (app/data/trace_lab.py),
-# not a workload.
-TRACES_PRESET = "real-traces"
 # Requests built (their prompts hashed) per slice before a run starts.
 PREPARE_EVERY_REQUESTS = 50
 # A run played ahead goes in short slices, so a click waits for at most one of them
@@ -81,15 +77,6 @@ SLOT_COLUMNS = frozenset({"held_blocks", "free_cached_blocks", "free_empty_block
 # A run with more knobs changed than this is named by their count (a table head on a
 # phone has room for about two).
 MAX_KNOBS_NAMED = 2
-
-
-def presets() -> list[str]:
-    return list(preset_names())
-
-
-def default_preset() -> str:
-    names = presets()
-    return DEFAULT_PRESET if DEFAULT_PRESET in names else names[0]
 
 
 def check_knobs(values: Mapping[str, Any]) -> tuple[Workload | None, dict[str, str]]:

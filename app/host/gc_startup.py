@@ -15,13 +15,27 @@ from __future__ import annotations
 import gc
 
 _frozen = False
+_held = False
+
+
+def hold_collections() -> None:
+    """No collection until ``freeze_imported_objects``: the app's imports set off full
+    collections, each walking Panel's and Bokeh's objects (two or three at the static
+    site's start, about 0.1 s each in Pyodide), before the one that freezing makes."""
+    global _held
+    if not _frozen and not _held and gc.isenabled():
+        _held = True
+        gc.disable()
 
 
 def freeze_imported_objects() -> None:
     """Move every object tracked now into the collector's permanent generation, once
     per process (``panel serve`` runs the app's main module again for each session)."""
-    global _frozen
+    global _frozen, _held
     if not _frozen:
         _frozen = True
         gc.collect()  # what is garbage already goes first, rather than stay for good
         gc.freeze()
+    if _held:
+        _held = False
+        gc.enable()

@@ -21,7 +21,7 @@ from app.components.quiz import QUIZ_SHEETS
 from app.components.start_page import StartPage
 from app.components.step_page import EMBED, PAGE, StepPage
 from app.data import timelines
-from app.data.lab import TRACES_PRESET, default_preset
+from app.data.lab_presets import TRACES_PRESET, default_preset
 from app.data.timelines import split_key
 from app.data.url import LAB, LinkState, link_query, parse_link, playground_query
 from app.playground.store import EMPTY, is_playground
@@ -37,8 +37,8 @@ from app.views.code import CodeView
 from app.views.controls import Controls, scenario_options
 from app.views.editor import CSS as EDITOR_CSS
 from app.views.editor import PlaygroundEditor
-from app.views.lab import lab_link_pane
-from app.views.lab_controls import STYLESHEETS as LAB_STYLESHEETS
+from app.views.lab_link import STYLESHEETS as LAB_STYLESHEETS
+from app.views.lab_link import lab_link_pane
 from app.views.panels import (
     EmbedHeaderView,
     HashMapView,

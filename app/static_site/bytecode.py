@@ -100,9 +100,12 @@ def rewrite_zip(
     tmp.replace(path)
 
 
-def imported_sources(app: Path, project: Path | None) -> frozenset[str] | None:
-    """What the app imports: only that is compiled (the rest, rarely imported, would add
-    bytes to the download for nothing). None (compile all) if the app cannot be run."""
+def imported_sources(
+    app: Path, project: Path | None, lazy: tuple[str, ...] = ()
+) -> frozenset[str] | None:
+    """What the app imports (at start, and with the modules it imports later, ``lazy``):
+    only that is compiled (the rest, rarely imported, would add bytes to the download for
+    nothing). None (compile all) if the app cannot be run."""
     env = dict(
         os.environ,
         PYTHONPATH=os.pathsep.join(
@@ -110,7 +113,7 @@ def imported_sources(app: Path, project: Path | None) -> frozenset[str] | None:
         ),
     )
     proc = subprocess.run(
-        [sys.executable, str(SCRIPTS / "imported_modules.py"), str(app)],
+        [sys.executable, str(SCRIPTS / "imported_modules.py"), str(app), *lazy],
         capture_output=True,
         text=True,
         timeout=300,

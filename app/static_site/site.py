@@ -18,7 +18,7 @@ from app.static_site.cdn import check_local_refs, check_no_remote, copy_bokeh_js
 from app.static_site.convert import app_requirements, convert, install_names
 from app.static_site.early_pages import early_pages, write_early_pages
 from app.static_site.fetch import cache_dir, pure_wheels, pyodide_dist_wheel, pyodide_tarball
-from app.static_site.layout import INDEX_HTML
+from app.static_site.layout import INDEX_HTML, LAZY_IMPORTS
 from app.static_site.lock import (
     LockPackages,
     add_project_to_lock,
@@ -151,7 +151,7 @@ def assemble(
             log(f"writing {app}'s early page at every address")
             pages, start = early_pages(playground=early_playground)
     if "pyc" in measures:
-        only = imported_sources(app, project)
+        only = imported_sources(app, project, LAZY_IMPORTS if project else ())
         precompile_site(stage / "pyodide", packages, cache, only, "sourceless" in measures)
     install = install_names(reqs) if direct else None
     if shipped is not None and install is not None:

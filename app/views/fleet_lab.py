@@ -35,7 +35,8 @@ from app.render.lab_fleet import (
 )
 from app.render.lab_traces import ENGINE_NAMES
 from app.views.fleet_charts import FleetCharts
-from app.views.lab_controls import STYLESHEETS, WRAPPING, LabGroup, lab_root, update_changed
+from app.views.lab_controls import WRAPPING, LabGroup, lab_root, update_changed
+from app.views.lab_link import STYLESHEETS
 from engine.lab.fleet.result import FleetRun
 from engine.lab.fleet.routers import DEFAULT_LOAD_WEIGHT, ROUTER_NAMES
 from engine.lab.traces.request_trace import TRACE_BLOCK_TOKENS, TraceEntry, TraceError

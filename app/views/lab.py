@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import panel as pn
@@ -22,24 +21,21 @@ from app.components import at_once
 from app.data.fleet_lab import FLEET_PRESET
 from app.data.lab import (
     DEFAULT_ENGINE,
-    TRACES_PRESET,
     LabResult,
     LabRun,
     RunAhead,
     RunSteps,
     check_knobs,
-    default_preset,
     engine_choice,
     preset,
-    presets,
     run_steps,
     start_side_runs,
 )
+from app.data.lab_presets import TRACES_PRESET, default_preset, presets
 from app.data.url import lab_run_playground_href
 from app.host.errors import logged
 from app.render.lab import (
     render_lab_intro,
-    render_lab_link,
     render_no_steps_on_sglang,
     render_outcome,
     render_progress,
@@ -53,20 +49,17 @@ from app.views.fleet_lab import FleetLabView
 from app.views.lab_charts import CHARTS, HIT_RATE_CHART_HEIGHT, SOURCE_KEYS, RunCharts
 from app.views.lab_controls import (
     STALE,
-    STYLESHEETS,
     WRAPPING,
     LabGroup,
     lab_root,
     stale_note,
     update_changed,
 )
+from app.views.lab_link import STYLESHEETS
 from app.views.trace_lab import TraceLabView
 from engine.lab.play.scenario import MODES, ScenarioError
 from engine.lab.workload.run import WorkloadRun
 from engine.lab.workload.workload import KNOB_TYPES, SALT_POLICIES, Workload
-
-# The page around the lab's roots: the main entry point puts it in the page's head.
-LAB_PAGE_CSS = Path(__file__).with_name("lab_page.css").read_text(encoding="utf-8")
 
 # knob -> its label beside the widget
 KNOB_LABELS: dict[str, str] = {
@@ -442,12 +435,3 @@ def open_lab(
     view = LabView(chosen, notices, engine)
     pn.state.onload(view.start)
     return view
-
-
-def lab_link_pane() -> pn.pane.HTML:
-    """The main page's way into the lab."""
-    return pn.pane.HTML(
-        render_lab_link(default_preset()),
-        stylesheets=STYLESHEETS,
-        margin=(0, 0),
-    )

@@ -7,7 +7,6 @@ piece, so that the two pages look and behave alike."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 from typing import Any, ClassVar, Protocol
 from urllib.parse import urlencode
 
@@ -18,13 +17,13 @@ from bokeh.document import Document
 from app.components import at_once
 from app.components.address_bar import AddressBar
 from app.data.fleet_lab import FLEET_PRESET
-from app.data.lab import ENGINE_CHOICES, ENGINE_WORDS, TRACES_PRESET, presets
+from app.data.lab import ENGINE_CHOICES, ENGINE_WORDS
+from app.data.lab_presets import TRACES_PRESET, presets
 from app.host.errors import logged
 from app.render.lab import render_knob_error, render_lab_notices
-from app.style.theme import CSS, FOCUS_RING
+from app.style.theme import FOCUS_RING
+from app.views.lab_link import LAB_CSS, STYLESHEETS
 
-LAB_CSS = Path(__file__).with_name("lab.css").read_text(encoding="utf-8")
-STYLESHEETS = [CSS, LAB_CSS]
 # A row of controls that wraps: a phone is narrower than a row of knobs.
 WRAPPING: dict[str, Any] = {"flex_wrap": "wrap", "sizing_mode": "stretch_width"}
 

@@ -14,7 +14,8 @@ from typing import Any
 import panel as pn
 
 from app.components import at_once
-from app.data.lab import DEFAULT_ENGINE, TRACES_PRESET
+from app.data.lab import DEFAULT_ENGINE
+from app.data.lab_presets import TRACES_PRESET
 from app.data.trace_lab import (
     DEFAULT_TIMED_CAPACITY,
     DEFAULT_TRACE_REQUESTS,
@@ -42,13 +43,13 @@ from app.style.theme import FOCUS_RING
 from app.views.lab_charts import SOURCE_KEYS, CurveChart, RunCharts
 from app.views.lab_controls import (
     STALE,
-    STYLESHEETS,
     WRAPPING,
     LabGroup,
     lab_root,
     stale_note,
     update_changed,
 )
+from app.views.lab_link import STYLESHEETS
 from engine.lab.traces.replay import InOrderReplay, trace_name_of
 from engine.lab.traces.request_trace import (
     TRACE_BLOCK_TOKENS,

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from app.data import timelines
-from app.data.lab import TRACES_PRESET, default_preset
+from app.data.lab_presets import TRACES_PRESET, default_preset
 from app.data.questions import BLOCK_FATES, RESET_OPTIONS, all_questions, questions_at
 from app.data.url import START_PAGE, early_page_of, early_pages, lab_link, parse_link
 from app.page.layout import App

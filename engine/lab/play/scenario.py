@@ -6,6 +6,7 @@ one-line message naming the problem instead of failing halfway through a run.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import tomllib
 from collections.abc import Callable, Mapping
@@ -679,29 +680,44 @@ def _scenario_text(name: str) -> str:
 
 
 @cache
+def _scenario_file(name: str) -> dict[str, Any]:
+    """A built-in scenario's file, parsed once: listing the scenarios, their titles and
+    their timelines each read every file, and parsing TOML is most of it (in Pyodide,
+    about a tenth of a second of the static site's start each time)."""
+    return tomllib.loads(_scenario_text(name))
+
+
+@cache
 def scenario_names(engine: str = "vllm") -> tuple[str, ...]:
     """Every scenario under content/scenarios that plays on ``engine`` (vLLM by
     default: the app's list), in the order the list shows them."""
     folder = resources.files("content").joinpath("scenarios")
     names = [e.name.removesuffix(".toml") for e in folder.iterdir() if e.name.endswith(".toml")]
-    data = {name: tomllib.loads(_scenario_text(name)) for name in names}
+    data = {name: _scenario_file(name) for name in names}
     names = [name for name in names if engine in data[name].get("engines", ["vllm"])]
     return tuple(sorted(names, key=lambda name: (data[name].get("order", 100), name)))
 
 
 def scenario_data(name: str) -> dict[str, Any]:
-    """A built-in scenario's file as data (not yet checked)."""
+    """A built-in scenario's file as data (not yet checked), the caller's to change."""
+    return copy.deepcopy(_built_in_data(name))
+
+
+def _built_in_data(name: str) -> dict[str, Any]:
+    """A built-in scenario's file as data, shared: not to be changed."""
     names = tuple(dict.fromkeys(n for engine in ENGINES for n in scenario_names(engine)))
     if name not in names:
         raise ScenarioError(f"unknown scenario {name!r} (one of {', '.join(names)})")
     try:
-        return tomllib.loads(_scenario_text(name))
+        return _scenario_file(name)
     except tomllib.TOMLDecodeError as error:
         raise ScenarioError(f"scenario {name!r} is not valid TOML: {error}") from None
 
 
+@cache
 def load_scenario(name: str) -> Scenario:
-    return parse_scenario(name, scenario_data(name))
+    """A built-in scenario, checked (once: a Scenario does not change)."""
+    return parse_scenario(name, _built_in_data(name))
 
 
 def check_mode(scenario: Scenario, mode: str) -> Mode:
