@@ -1,7 +1,7 @@
 // The stepping page's one channel to Python (step_page.py): a request carries an id and
 // a name (`ask`); Python's reply, JSON text, carries the id back. Python answers in the
 // order it is asked. Before Python (the static site's early page) nobody answers: the
-// request waits, and the page holds the click that made it (early_page.js).
+// request waits, and the status line says it was asked (early_page.js).
 export function requester(model) {
   let last = 0
   const waiting = new Map()  // id -> the caller's resolve
