@@ -171,6 +171,13 @@ def test_an_edit_before_python_plays_at_once_and_the_live_page_takes_it_over(
     release.set()
     wait_interactive(page, run)
     expect(early).to_have_count(0, timeout=HANDOVER_TIMEOUT_MS)
+    # Python opened the link's playground (the address the worker started with); the
+    # player asks it for the edited one in the address, whose code then shows (the views
+    # keep the edited pages meanwhile). On a busy machine that answer comes after the
+    # counter is right: the code panel says when it is in.
+    expect(page.get_by_test_id("code-panel")).to_have_attribute(
+        "data-step", "3", timeout=HANDOVER_TIMEOUT_MS
+    )
     check_playground_step(page, edited, 3)
     expect(field(page, LABEL)).to_have_value(edited_script)
     page.get_by_role("button", name="Step forward").click()
