@@ -2,7 +2,7 @@
 # The test suite on a fresh machine: installs what it needs, then runs ruff (lint and
 # format), mypy, eslint and pytest (engine, app in a real browser, static site offline).
 #
-#   bash tests/run.sh                  everything but the long soaks (about 14 minutes)
+#   bash tests/run.sh                  everything but the long soaks (about 7 minutes)
 #   bash tests/run.sh --long           also the 1,000-action soaks
 #   bash tests/run.sh tests/engine -q  a part: pytest's own arguments pass through
 #
