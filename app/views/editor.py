@@ -34,6 +34,8 @@ from engine.lab.play.scenario_file import MAX_FILE_BYTES, parse_toml
 
 # The editor's stylesheet (editor.js draws the fields in the page's own elements).
 CSS = stylesheet("app.views", "editor.css")
+# What an import says of a file past a scenario file's size.
+TOO_LARGE = f"the file is larger than {MAX_FILE_BYTES:,} bytes"
 # What the export's download is called.
 EXPORT_NAME = "playground.toml"
 
@@ -114,7 +116,7 @@ class PlaygroundEditor(param.Parameterized):
         """A TOML file the learner picked: loaded and played, or its message."""
         try:
             if len(raw) > MAX_FILE_BYTES:
-                raise ScenarioError(f"the file is larger than {MAX_FILE_BYTES:,} bytes")
+                raise ScenarioError(TOO_LARGE)
             data = parse_toml(raw.decode("utf-8"))
         except UnicodeDecodeError:
             self.messages["file"] = "Import: the file is not UTF-8 text"
@@ -138,7 +140,7 @@ class PlaygroundEditor(param.Parameterized):
     def _answer_import(self, request: Mapping[str, Any]) -> dict[str, Any]:
         size, data = request.get("size"), request.get("data")
         if isinstance(size, int) and size > MAX_FILE_BYTES:
-            self.messages["file"] = f"Import: the file is larger than {MAX_FILE_BYTES:,} bytes"
+            self.messages["file"] = f"Import: {TOO_LARGE}"
         elif isinstance(data, str):
             try:
                 self.import_file(base64.b64decode(data, validate=True))
