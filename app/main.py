@@ -19,7 +19,7 @@ from app.host.gc_startup import freeze_imported_objects, hold_collections
 hold_collections()  # until the app's modules are imported and frozen (gc_startup.py)
 from app.data.url import lab_engine, lab_link, parse_link  # noqa: E402
 from app.host.local_assets import serve_panel_assets_locally  # noqa: E402
-from app.host.runtime import page_query  # noqa: E402
+from app.host.runtime import in_pyodide, page_query  # noqa: E402
 from app.page.layout import PAGE_CSS, PAGE_TEMPLATE, App  # noqa: E402
 from app.views.lab_link import LAB_PAGE_CSS  # noqa: E402
 
@@ -50,7 +50,8 @@ def current_query() -> str:
 
 
 def create_app() -> App:
-    return App(link=parse_link(current_query()))
+    # (in Pyodide the static site's early page holds the builder's document)
+    return App(link=parse_link(current_query()), prebuilt=in_pyodide())
 
 
 if pn.state.curdoc is not None:  # a page being served or converted (not an import)

@@ -55,6 +55,13 @@ export function render({ model }) {
   bar.append(buttons, track)
 
   let doc = parsed(model.document_json)  // at, lasts, queries, held, views, code, questions
+  // Python's head of a document the page holds already (`prebuilt`: the static site's
+  // builder wrote it into the early page): kept over that document (`when_live`); a page
+  // without it asks Python for the document.
+  const holdsPrebuilt = (head) => head.prebuilt === true && head.serial === doc.serial &&
+    String(head.scenario) === String(doc.scenario)
+  const asksFirst = doc.prebuilt === true
+  if (asksFirst) { doc = {} }
   const scenarioOf = (k) => k.slice(0, k.indexOf('/'))
   const modeOf = (k) => k.slice(k.indexOf('/') + 1)
   // A timeline of the document's scenario (a large playground's mode not played yet has
@@ -251,13 +258,15 @@ export function render({ model }) {
     if (timer !== null) { clearInterval(timer) }
     address.flush()
   })
-  // The live page took this page over (the static site: early_page.js): Python's document
-  // replaces the builder's or the early worker's, at the learner's position if it holds
-  // that timeline (a key names one timeline), else at the address, which Python opens.
+  // The live page took this page over (the static site: early_page.js): the builder's
+  // document stays if Python's is its head, else Python's replaces it (or the early
+  // worker's); the learner's position stays if the document holds that timeline (a key
+  // names one timeline), else Python opens the address.
   if (model.when_live) {
     model.when_live(() => {
       address.flush()
-      doc = parsed(model.document_json)
+      const next = parsed(model.document_json)
+      if (!holdsPrebuilt(next)) { doc = next.prebuilt ? {} : next }
       waiting = null
       if (holds(key)) { go(key, step, false) } else { popped() }
     })
@@ -265,5 +274,6 @@ export function render({ model }) {
   show()
   announce()
   askForSteps()
+  if (asksFirst) { popped() }
   return bar
 }

@@ -77,6 +77,11 @@ class App(pn.viewable.Viewer):
     state = param.ClassSelector(class_=SimulatorState)
     embed = param.Boolean(default=False)
     start = param.Boolean(default=False, doc="The start page: the address names no scenario")
+    prebuilt = param.Boolean(
+        default=False,
+        doc="The page holds a built-in scenario's document already (the static site's "
+        "early page, made by its builder): Python writes only its head",
+    )
 
     def __init__(self, link: LinkState | None = None, **params: object) -> None:
         link = link or LinkState("", "", 0)
@@ -133,7 +138,8 @@ class App(pn.viewable.Viewer):
         self.page.answer("open", self._reopen)
         self.page.answer("mode", self._open_mode)
         self._give_sheets()
-        self.sender.connect(self.page)  # (every view added: the first document)
+        # (every view added: the first document)
+        self.sender.connect(self.page, self.prebuilt and not is_playground(state.scenario))
         state.param.watch(self._show_playground_button, "scenario")
         self._show_playground_button()
         width, margin = (EMBED_WIDTH, (4, 10)) if compact else (PAGE_WIDTH, (10, 16))

@@ -56,12 +56,21 @@ class Sender:
         self.write = lambda _text: None  # into the page's `document_json` (connect)
         state.param.watch(self._follow, ["timeline"])
 
-    def connect(self, page: Any) -> None:
+    def connect(self, page: Any, prebuilt: bool = False) -> None:
         """Write into ``page``'s `document_json`, now and at each new set of timelines, and
-        answer its `steps` requests."""
+        answer its `steps` requests. ``prebuilt``: the page holds this document already
+        (the static site's builder wrote it), so the first is only its head, marked so."""
         self.write = lambda text: setattr(page, "document_json", text)
         page.answer("steps", self._answer_steps)
-        self.publish(keep=False)
+        state = self.state
+        if not prebuilt or state.timeline is None:
+            self.publish(keep=False)
+            return
+        # (the pages are made when asked for: nothing here says what the page holds)
+        self._timelines, self._serial = state.scenario_timelines, self._serial + 1
+        held = held_steps(self._timelines, self._at())
+        head = document_head(self._at(), self._serial, state.lasts, held)
+        self.write(to_json({**head, "prebuilt": True}))
 
     @property
     def views(self) -> list[str]:
@@ -70,11 +79,7 @@ class Sender:
 
     def add(self, part: str, render: Render | None = None) -> None:
         """A view's pages (``render``), or CODE or QUESTIONS."""
-        self._parts[part] = render
-        if self.state.timeline is not None:
-            if not self._same(self.state.scenario_timelines):
-                self._timelines, self._pages = self.state.scenario_timelines, {}
-            self._make({part}, self._at())
+        self._parts[part] = render  # (its pages are made with the next document)
 
     @contextmanager
     def opening(self) -> Iterator[None]:
@@ -124,6 +129,10 @@ class Sender:
 
     def page(self, view: str, key: str, step: int) -> str:
         """A view's page at this position as the page has it ("" if it has none)."""
+        if view not in self.decks and self.state.timeline is not None:  # (not made yet)
+            if not self._same(self.state.scenario_timelines):
+                self._timelines, self._pages = self.state.scenario_timelines, {}
+            self._make({view}, self._at())
         deck = self.decks.get(view)
         order = deck.orders.get(key, ()) if deck else ()
         return deck.page(key, step) if deck and 0 <= step < len(order) else ""

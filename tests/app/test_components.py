@@ -17,7 +17,7 @@ from app.components.step_page import KEY_MOVES, MOVES, StepPage
 from app.data import timelines
 from app.data.bundle import DOCUMENT_VERSION
 from app.data.url import parse_link
-from app.page.layout import App
+from app.page.layout import App, empty_playground_href
 from app.render.chain import COLLAPSE_FROM, EDGE, default_pair, render_chain
 from app.render.code import function_range, highlighted_lines, highlighted_range, variant_of
 from app.render.code_plan import CodePlan, Plan, code_parts, function_options
@@ -303,6 +303,7 @@ def test_code_view_picker_lists_the_traces_and_shows_the_picked_one() -> None:
     view = CodeView(state=state)
     timeline, step = state.timeline, 1
     assert timeline is not None
+    view.sender.publish()
     plans = view.sender.sent["code"]["plans"]
     assert set(plans) == {f"reset/{m}" for m in timelines.scenario("reset").modes}
     plan = plans["reset/preempt"]
@@ -470,6 +471,37 @@ def test_app_builds_and_opens_the_link(embed: bool) -> None:
     opened = {"scenario": ["reset"], "mode": ["keep"], "step": ["3"]}
     assert parse_qs(app.query) == {**opened, **({"embed": ["1"]} if embed else {})}
     assert app.page.opened["at"] == ["reset/keep", 3]
+
+
+@pytest.mark.parametrize("embed", [False, True])
+def test_a_prebuilt_page_gets_the_head_then_the_whole_document_when_it_asks(embed: bool) -> None:
+    """The static site's early page holds the builder's document of a built-in scenario:
+    Python writes only its head, marked `prebuilt`, and the player keeps the builder's.
+    Asked (a page without the early one), it writes the whole document, the builder's."""
+    layout = "&embed=1" if embed else ""
+    builders = App(link=parse_link("?scenario=reset" + layout)).page  # as the builder makes it
+    query = "?scenario=reset&mode=keep&step=3" + layout
+    app = App(link=parse_link(query), prebuilt=True)
+    head = app.page.opened
+    assert head["prebuilt"] is True and not {"views", "code", "bodies", "questions"} & set(head)
+    built = builders.opened
+    for field in ("serial", "scenario", "lasts", "queries", "held"):
+        assert head[field] == built[field], field
+    assert head["at"] == ["reset/keep", 3]
+    assert len(app.page.document_json) * 50 < len(builders.document_json)
+    # A pick in the hash chain is answered before any document is made.
+    reply = app.chain.pick("B")
+    assert reply["views"]["chain"]["orders"]["reset/keep"]
+    app.page.receive({"ask": "open", "query": query, "id": 1})
+    whole = app.page.opened
+    assert whole["serial"] == 2 and "prebuilt" not in whole and whole["at"] == head["at"]
+    for field in ("code", "bodies", "questions", "lasts", "scenario"):
+        assert whole[field] == built[field], field
+    assert whole["views"].keys() == built["views"].keys()
+    assert whole["views"]["PoolView"] == built["views"]["PoolView"]
+    # A playground's document is never the builder's.
+    playground = App(link=parse_link(empty_playground_href()), prebuilt=True).page.opened
+    assert "prebuilt" not in playground and playground["views"]
 
 
 def test_going_back_reopens_the_address_of_the_entry() -> None:
