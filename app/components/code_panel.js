@@ -18,7 +18,6 @@ export function render({ model }) {
 
   // The player's position, with the document's code: {frames, bodies, plans}.
   let heard = { key: '', step: 0, code: { frames: [], bodies: [], plans: {} } }
-  const here = () => heard
   function planned(at) {
     const { frames, bodies, plans } = at.code
     const plan = (plans[at.key] || [])[at.step]
@@ -39,30 +38,23 @@ export function render({ model }) {
   let scrollQueued = false
   function scroll() {
     scrollQueued = false
-    const line = body.querySelector('.ln.current')
+    const line = body.querySelector('.ln[data-current]')
     const box = body.closest('.code-scroll')
     if (line && box) { box.scrollTop = Math.max(0, line.offsetTop - box.clientHeight / 2) }
   }
   function scrollSoon() {
     if (!scrollQueued) { scrollQueued = true; requestAnimationFrame(scroll) }
   }
+  // A line that ran, and the last one (the theme's CSS marks them by these attributes).
+  const flag = (line, name, on) => { if (on) { line.dataset[name] = 'true' } else { delete line.dataset[name] } }
   function mark(ranLines, current) {
     const ran = new Set(ranLines)
-    for (const el of body.querySelectorAll('.ln[data-line]')) {
-      const n = Number(el.dataset.line)
-      const isRan = ran.has(n)
-      const isCurrent = n === current
-      el.classList.toggle('ran', isRan)
-      el.classList.toggle('current', isCurrent)
-      if (isRan) { el.dataset.ran = 'true' } else { delete el.dataset.ran }
-      if (isCurrent) {
-        el.dataset.current = 'true'
-        el.setAttribute('aria-current', 'step')
-      } else {
-        delete el.dataset.current
-        el.removeAttribute('aria-current')
-      }
-      el.querySelector('.mk').textContent = isCurrent ? '\u25b6' : (el.dataset.mk || '')
+    for (const line of body.querySelectorAll('.ln[data-line]')) {
+      const n = Number(line.dataset.line)
+      flag(line, 'ran', ran.has(n))
+      flag(line, 'current', n === current)
+      if (n === current) { line.setAttribute('aria-current', 'step') } else { line.removeAttribute('aria-current') }
+      line.querySelector('.mk').textContent = n === current ? '\u25b6' : (line.dataset.mk || '')
     }
     scrollSoon()
   }
@@ -81,7 +73,7 @@ export function render({ model }) {
     label.style.display = labels.length ? '' : 'none'
   }
   function update() {
-    const at = here()
+    const at = heard
     const plan = (at.code.plans[at.key] || [])[at.step]
     // A timeline still on its way, or null: Python sends this step's plan a moment later;
     // keep what is shown until then.
@@ -104,7 +96,7 @@ export function render({ model }) {
     mark(p.ran, p.current)
   }
   picker.addEventListener('change', () => {
-    const at = here()
+    const at = heard
     const choice = Number(picker.value)
     const plan = planned(at)
     if (plan && choice !== plan.focus) {

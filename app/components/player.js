@@ -3,36 +3,21 @@ import { ASK_EVENT, AT_EVENT } from './position.js'
 import { addSkipLink } from './skip_link.js'
 import { el } from './dom.js'
 
-// The player: the one owner of the learner's position (timeline, step, Play, speed), with
-// the step bar it draws (Restart, Step back, Step forward, Play, speed, scrubber).
-//
-// The rules of stepping live here and only here: steps stay within 0..last, Play stops by
-// itself at the last step, Play at the last step replays from 0, and Step back, Restart or
-// the scrubber pause; a mode switch keeps the step (within that mode's last).
-//
-// What it shows is the page's document (app/data/bundle.py, docs/document.md): every
-// view's pages, the code and the questions of a scenario's timelines. Every other part
-// asks it (position.js's `pcl-ask`: the pickers, the keyboard, the early page) and follows
-// what it announces (`pcl-at`, with the document's parts). Python holds no position: it
-// is asked (`model.ask`, requests.js) only for what the document lacks: a large
-// timeline's steps (`steps`), a playground's mode not played yet or an address elsewhere
-// (`open`: a new document follows in `document_json`).
-//
-// It keeps the address bar on the position (address.js: a new scenario is a new history
-// entry), from each timeline's query in the document. On the static site the page before
-// Python draws this player (app/page/early_page.js) and the live page takes it over, Play
-// and all (`when_live`).
+// The player: the one owner of the learner's position (timeline, step, Play, speed), and
+// the step bar it draws. The rules of stepping live here only: steps stay within 0..last,
+// Play stops at the last step and replays from 0 there, Step back, Restart or the
+// scrubber pause; a mode switch keeps the step (within that mode's last).
+// It shows the page's document (docs/document.md), announces each position with it
+// (position.js's `pcl-at`; the other parts ask on `pcl-ask`), asks Python only for what
+// the document lacks (`model.ask`, requests.js), and keeps the address on the position
+// (address.js). On the static site the live page takes it over, Play and all (`when_live`).
 
 const parsed = (text) => { try { return JSON.parse(text || '{}') } catch { return {} } }
 
 export function render({ model }) {
   const [RESTART, BACK, FORWARD, PLAY, PAUSE] = model.names
   const bar = el('div', 'player')
-  const button = (text, kind) => {
-    const b = el('button', 'btn ' + kind, text)
-    b.type = 'button'
-    return b
-  }
+  const button = (text, kind) => Object.assign(el('button', 'btn ' + kind, text), { type: 'button' })
   const restart = button(RESTART, 'plain')
   const back = button(BACK, 'plain')
   const forward = button(FORWARD, 'primary')
@@ -43,9 +28,7 @@ export function render({ model }) {
   speedLabel.append(el('span', '', 'Speed'), speedPicker)
   const buttons = el('div', 'buttons')
   buttons.append(restart, back, forward, play, speedLabel)
-  const scrub = el('input')
-  scrub.type = 'range'
-  scrub.min = '0'
+  const scrub = Object.assign(el('input'), { type: 'range', min: '0' })
   scrub.setAttribute('aria-label', 'Step')
   const counter = el('div', 'counter')
   counter.dataset.testid = 'step-counter'
@@ -160,12 +143,10 @@ export function render({ model }) {
   function pause() {
     if (timer !== null) { clearInterval(timer); timer = null }
   }
-  function stopAtTheEnd() {
-    if (step >= lastOf(key)) { pause(); show() }
-  }
+  // Step forward, and each tick of Play: Play stops by itself at the last step.
   function tick() {
     go(key, step + 1)
-    stopAtTheEnd()
+    if (step >= lastOf(key)) { pause(); show() }
   }
   function start() {
     if (step >= lastOf(key)) { go(key, 0) }
@@ -176,7 +157,7 @@ export function render({ model }) {
   const moves = {
     restart: () => { pause(); go(key, 0) },
     back: () => { pause(); go(key, step - 1) },
-    forward: () => { go(key, step + 1); stopAtTheEnd() },
+    forward: tick,
     end: () => { pause(); go(key, lastOf(key)) },
     play: togglePlay,
   }

@@ -66,19 +66,21 @@ export function render({ model }) {
   }
   // A part in a shadow root of its own, with its own stylesheets, as when it was a
   // component: `host` is its element on the page (a deck hides it when it has no page).
-  function mount(name, module, options = {}, className = '') {
+  function shadowed(name, className = '') {
     const host = el('div', `part part-${name} ${className}`.trim())
     const root = host.attachShadow({ mode: 'open' })
     root.adoptedStyleSheets = (model.part_sheets[name] || []).map(sheet)
+    return [host, root]
+  }
+  function mount(name, module, options = {}, className = '') {
+    const [host, root] = shadowed(name, className)
     root.append(module.render({ model: part(model, options), view: { el: host } }))
     return host
   }
   const deck = (name) => mount(name, stepDeck, { values: { view: name } })
   // HTML that needs no Python and no step (the labs' link, the address's notice).
   const html = (name, text) => {
-    const host = el('div', `part part-${name}`)
-    const root = host.attachShadow({ mode: 'open' })
-    root.adoptedStyleSheets = (model.part_sheets[name] || []).map(sheet)
+    const [host, root] = shadowed(name)
     root.innerHTML = text
     host.hidden = !text
     return host

@@ -1,25 +1,12 @@
 """The stepping page: one browser component that lays out and draws every view of a
-scenario (the header, the controls, the narration and questions, the pool, free queue,
-hash map or tree, requests, log, code, metrics and events, hash chain, prefill cost,
-CPU offload, glossary) from one document (app/data/bundle.py), in its own HTML and CSS
-(step_page.js, step_page.css).
+scenario from one document (app/data/bundle.py) in its own HTML and CSS (step_page.js,
+.css). Each part (player.js, step_deck.js, code_panel.js, editor.js, ...) draws in a
+shadow root of its own (`sheets`) from a view of this model (step_page.js's `part`).
 
-Each part is the module it was as a component of its own (player.js, step_deck.js,
-code_panel.js, ...), given a view of this one model (step_page.js's `part`): its
-parameters here carry the part's prefix where two parts share a name (`code_label`,
-`prefill_labels`). Each part draws in a shadow root of its own with its own stylesheets
-(`sheets`), as it did as a component. The playground's editor is a part too (editor.js):
-its fields are the learner's, and Python writes them (`editor`) only when it opens a
-playground itself.
-
-Python answers what depends on a learner's pick, over one channel (requests.js): a
-request `{id, ask, ...}` from the browser, a reply `{id, ...}` from Python (`answer`
-registers who answers each `ask`): a large timeline's steps (`steps`), a scenario
-(`pick`), an address the document does not hold (`open`), a mode it does not hold
-(`mode`), a copy to edit (`fork`), a function's code (`code`), a pair in the hash chain
-(`chain`), the prefill calculator (`prefill`), the hashing cost (`measure`)
-(docs/document.md). The views that answer them are in app/views/. Python holds no
-position: the page writes none of these parameters.
+Python holds no position: the page writes none of these parameters. It asks Python, over
+one channel (requests.js), only what depends on a learner's pick: a request `{id, ask,
+...}`, a reply `{id, ...}` in `reply_json` (`answer` registers who answers each `ask`;
+the asks are in docs/document.md, their answers in app/views/).
 """
 
 from __future__ import annotations
@@ -42,15 +29,10 @@ from engine.lab.play.scenario import SGLANG_MODES
 
 # The player (player.js): steps per second offered by the speed control, and their labels.
 SPEEDS: dict[str, float] = {"0.5 steps/s": 0.5, "1 step/s": 1.0, "2 steps/s": 2.0, "4 steps/s": 4.0}
-DEFAULT_SPEED = 1.0
 # The buttons' names (the browser tests find them by name).
 RESTART, BACK, FORWARD, PLAY, PAUSE = "Restart", "Step back", "Step forward", "Play", "Pause"
 BUTTON_NAMES = (RESTART, BACK, FORWARD, PLAY, PAUSE)
-# The page's first tab stop (skip_link.js) takes the keyboard to Step forward.
-SKIP_TEXT = "Skip to the step controls"
-# The moves another control may ask the player for (position.js), and the keys that ask
-# (keyboard.js).
-MOVES = ("restart", "back", "forward", "end", "play")
+# The keys that move the player (keyboard.js), and the move of player.js's each asks for.
 KEY_MOVES: dict[str, str] = {
     "ArrowLeft": "back",
     "ArrowRight": "forward",
@@ -58,15 +40,8 @@ KEY_MOVES: dict[str, str] = {
     "Home": "restart",
     "End": "end",
 }
-# The pickers' captions; each engine's name in engine/lab/play/scenario.py's ENGINES and
-# as the learner reads it.
-SCENARIO_LABEL, ENGINE_LABEL, MODE_LABEL = "Scenario", "Engine", "Mode"
+# Each engine's name in engine/lab/play/scenario.py's ENGINES, and as the learner reads it.
 ENGINE_NAMES = (("vllm", "vLLM"), ("sglang", "SGLang"))
-# The code panel's function picker (code_panel.js).
-PICKER_LABEL = "Functions that ran at this step (in the order entered)"
-# The prefill calculator's buttons (prefill_deck.js).
-SEED_LABEL = "Agent-prompt example (2,200 / 2,000)"
-FROM_STEP_LABEL = "This step's request"
 
 # The full page, or the write-up's 800x900 figure (its deep dives in tabs).
 PAGE, EMBED = "page", "embed"
@@ -84,8 +59,6 @@ EMBED_TABS = (
 EMBED_STORY_TABS = ("This step", "Predict the next")
 # Python's reply to a request (its `id` is added).
 Answer = Callable[[Mapping[str, Any]], dict[str, Any]]
-MEASURE_LABEL = "Measure the hashing cost here"
-FORK_LABEL = "Edit a copy"
 
 
 class StepPage(FileComponent):
@@ -110,7 +83,7 @@ class StepPage(FileComponent):
     # The page around the controls.
     ways_html = param.String(default="", constant=True, doc="The way to the labs")
     notice_html = param.String(default="", constant=True, doc="What the address got wrong")
-    fork_label = param.String(default=FORK_LABEL, constant=True)
+    fork_label = param.String(default="Edit a copy", constant=True)
     fork_shown = param.Boolean(default=False, doc="Edit a copy: not on a playground")
     glossary_html = param.String(default="", constant=True, doc="The glossary panel")
 
@@ -124,12 +97,14 @@ class StepPage(FileComponent):
         doc="From Python, JSON (app/data/bundle.py, docs/document.md): every view's pages, "
         "the code and the questions of a set of timelines, and where to open it",
     )
-    default_speed = param.Number(default=DEFAULT_SPEED, constant=True, doc="Steps per second")
+    default_speed = param.Number(default=1.0, constant=True, doc="Steps per second")
     speeds = param.List(
         default=[list(item) for item in SPEEDS.items()], constant=True, doc="[label, steps/s]"
     )
     names = param.List(default=list(BUTTON_NAMES), constant=True, doc="The buttons' names")
-    skip_text = param.String(default=SKIP_TEXT, constant=True, doc="The skip link's words")
+    skip_text = param.String(  # (the page's first tab stop: to Step forward)
+        default="Skip to the step controls", constant=True, doc="The skip link's words"
+    )
     skip_style = param.String(
         default=stylesheet("app.components", "skip_link.css"), constant=True, doc="Its CSS"
     )
@@ -138,25 +113,27 @@ class StepPage(FileComponent):
 
     # The pickers.
     scenario_options = param.List(default=[], doc="[name, title] of every built-in scenario")
-    scenario_label = param.String(default=SCENARIO_LABEL, constant=True)
-    mode_label = param.String(default=MODE_LABEL, constant=True)
-    engine_label = param.String(default=ENGINE_LABEL, constant=True)
+    scenario_label = param.String(default="Scenario", constant=True)
+    mode_label = param.String(default="Mode", constant=True)
+    engine_label = param.String(default="Engine", constant=True)
     engines = param.List(
         default=[list(pair) for pair in ENGINE_NAMES], constant=True, doc="[engine, name]"
     )
     sglang_modes = param.List(default=list(SGLANG_MODES), constant=True)
 
     # The code panel (code_panel.js).
-    code_label = param.String(default=PICKER_LABEL, constant=True)
+    code_label = param.String(
+        default="Functions that ran at this step (in the order entered)", constant=True
+    )
 
     # The hash chain (chain_deck.js).
-    measure_label = param.String(default=MEASURE_LABEL, constant=True)
+    measure_label = param.String(default="Measure the hashing cost here", constant=True)
 
     # The prefill calculator (prefill_deck.js).
     prefill_labels = param.Dict(default=dict(FIELDS), constant=True, doc="Field -> its label")
     seed = param.Dict(default=seed_texts(), constant=True, doc="The agent-prompt example")
-    seed_label = param.String(default=SEED_LABEL, constant=True)
-    from_step_label = param.String(default=FROM_STEP_LABEL, constant=True)
+    seed_label = param.String(default="Agent-prompt example (2,200 / 2,000)", constant=True)
+    from_step_label = param.String(default="This step's request", constant=True)
 
     # The questions (quiz.js).
     storage_key = param.String(default=STORAGE_KEY, constant=True)

@@ -1,13 +1,8 @@
-"""What a set of timelines (a scenario's modes, an edit's playground) sends to the page:
-one pure function, no Panel, so it is built and checked without a page.
-
-The bundle holds every view's distinct pages and per-step orders, the code panel's
-frames, bodies and plans (app/render/code_plan.py), the questions (app/data/questions.py),
-and what the player needs to open it: the scenario's name and title, each timeline's
-last step and the address parameters that name it. app/views/sender.py sends it. A
-step not sent yet is JSON null (NOT_SENT) wherever it appears: in a view's order, in a
-code plan. A large timeline (SENT_AROUND_FROM) sends only the steps around the one
-shown; the others follow when the position reaches them.
+"""What a set of timelines (a scenario's modes, an edit's playground) sends to the page,
+as one pure function with no Panel (format: docs/document.md): every view's distinct
+pages and per-step orders, the code panel's part, the questions, and what the player
+needs to open it. A step not sent is JSON null (NOT_SENT): a large timeline
+(SENT_AROUND_FROM) sends only the steps around the one shown.
 """
 
 from __future__ import annotations

@@ -1,17 +1,9 @@
 """The App's one sender: the document the stepping page shows (app/data/bundle.py), written
-into the page's `document_json` parameter, and the steps of a large timeline, answered.
-
-Python holds no position: the page (player.js) steps, plays and switches modes on its own,
-and asks Python only for what it does not hold. So a document is written when the
-scenario's timelines change, and only then:
-- a scenario picked, an address opened, a copy to edit (requests the page made): the
-  document opens where the request said (its `at`);
-- a playground edited (the editor is Python's): the page keeps its mode and step where the
-  new document has them (`keep`);
-- a playground's mode the page asked for: each is a document of its own (a playground's
-  modes are played when asked for).
-A large timeline (bundle.SENT_AROUND_FROM) holds only the steps around `at`; the page asks
-for the steps around another (`steps`) and merges the answer.
+into the page's `document_json` when the scenario's timelines change, and only then (a
+scenario picked, an address opened, a copy to edit: it opens at its `at`; a playground
+edited: the page keeps its position where it can, `keep`; a playground's mode asked for).
+Python holds no position. A large timeline (bundle.SENT_AROUND_FROM) sends only the
+steps around `at`; the page asks for the steps around another (`steps`).
 """
 
 from __future__ import annotations
@@ -47,6 +39,7 @@ class Sender:
         self._parts: dict[str, Render | None] = {}  # part -> a view's render (None: code...)
         self.decks: dict[str, Deck] = {}  # per view: the pages the page holds
         self.sent: dict[str, Any] = {}  # the document's parts (its code, bodies, questions)
+        self.held: dict[str, range] = {}  # timeline key -> the steps the page holds
         self._timelines: tuple[Timeline, ...] = ()
         # (part, timeline, step) -> its page: a large timeline's steps asked one after
         # another share all but one step with the last answer
@@ -54,23 +47,15 @@ class Sender:
         self._serial = 0  # one per document
         self._keep = True  # a document made outside a request keeps the page's position
         self.write = lambda _text: None  # into the page's `document_json` (connect)
-        state.param.watch(self._follow, ["timeline"])
+        # Other timelines (a scenario, an edit, a playground's mode): a new document.
+        state.param.watch(lambda *_: self.publish(), ["timeline"])
 
     def connect(self, page: Any, prebuilt: bool = False) -> None:
         """Write into ``page``'s `document_json`, now and at each new set of timelines, and
-        answer its `steps` requests. ``prebuilt``: the page holds this document already
-        (the static site's builder wrote it), so the first is only its head, marked so."""
+        answer its `steps` requests (``prebuilt``: see `publish`)."""
         self.write = lambda text: setattr(page, "document_json", text)
         page.answer("steps", self._answer_steps)
-        state = self.state
-        if not prebuilt or state.timeline is None:
-            self.publish(keep=False)
-            return
-        # (the pages are made when asked for: nothing here says what the page holds)
-        self._timelines, self._serial = state.scenario_timelines, self._serial + 1
-        held = held_steps(self._timelines, self._at())
-        head = document_head(self._at(), self._serial, state.lasts, held)
-        self.write(to_json({**head, "prebuilt": True}))
+        self.publish(keep=False, prebuilt=prebuilt)
 
     @property
     def views(self) -> list[str]:
@@ -93,27 +78,28 @@ class Sender:
         if self._serial == serial:
             self.publish(keep=False)
 
-    def publish(self, keep: bool | None = None) -> None:
+    def publish(self, keep: bool | None = None, prebuilt: bool = False) -> None:
         """A new document at the state's position (its timelines' pages, or a large one's
-        around the step)."""
+        around the step). ``prebuilt``: the page holds it already (the static site's
+        builder wrote it): only its head, marked so; its pages are made when asked for."""
         state = self.state
         if state.timeline is None:
             return
         at = self._at()
-        timelines = state.scenario_timelines
-        if not self._same(timelines) or not self._holds(at):
-            self._timelines, self._pages = timelines, {}
-            self._make(set(self._parts), at)
-        self._serial += 1
+        if prebuilt or not self.holds(*at) or not self._same(state.scenario_timelines):
+            self._timelines, self._pages = state.scenario_timelines, {}
+            if not prebuilt:
+                self._make(set(self._parts), at)
+        timelines, self._serial = self._timelines, self._serial + 1
         lasts = state.lasts if all(map(sends_every_step, timelines)) else state.counted_lasts
-        document = {
-            **document_head(
-                at, self._serial, lasts, self._held, self._keep if keep is None else keep
-            ),
-            "views": {name: self._deck_json(name) for name in self.views},
-            **{name: self.sent[name] for name in (CODE, "bodies", QUESTIONS) if name in self.sent},
-        }
-        self.write(to_json(document))
+        held = held_steps(timelines, at) if prebuilt else self.held
+        head = document_head(at, self._serial, lasts, held, self._keep if keep is None else keep)
+        if prebuilt:
+            self.write(to_json({**head, "prebuilt": True}))
+            return
+        views = {name: self._deck_json(name) for name in self.views}
+        sent = {name: self.sent[name] for name in (CODE, "bodies", QUESTIONS) if name in self.sent}
+        self.write(to_json({**head, "views": views, **sent}))
 
     def deck(self, part: str, at: tuple[str, int] | None = None) -> dict[str, Any]:
         """The part's pages anew (the learner's picks changed what it shows), for a reply:
@@ -125,7 +111,7 @@ class Sender:
 
     def holds(self, key: str, step: int) -> bool:
         """Whether the last document (and the answers since) holds this position's pages."""
-        return step in self._held.get(key, range(0))
+        return step in self.held.get(key, range(0))
 
     def page(self, view: str, key: str, step: int) -> str:
         """A view's page at this position as the page has it ("" if it has none)."""
@@ -150,25 +136,13 @@ class Sender:
         self._make(set(self._parts), (key, step))
         return {
             "serial": self._serial,
-            "held": {k: [steps.start, steps.stop] for k, steps in self._held.items()},
+            "held": {k: [steps.start, steps.stop] for k, steps in self.held.items()},
             "views": {name: self._deck_json(name) for name in self.views},
             **{name: self.sent[name] for name in (CODE, "bodies") if name in self.sent},
         }
 
     def _at(self) -> tuple[str, int]:
         return self.state.key, self.state.step
-
-    def _holds(self, at: tuple[str, int]) -> bool:
-        return self.holds(*at)
-
-    @property
-    def _held(self) -> dict[str, range]:
-        held: dict[str, range] = self.sent.get("held", {})
-        return held
-
-    def _follow(self, *_: object) -> None:
-        """Other timelines (a scenario, an edit, a playground's mode): a new document."""
-        self.publish()
 
     def _same(self, timelines: tuple[Timeline, ...]) -> bool:
         return [id(t) for t in timelines] == [id(t) for t in self._timelines]
@@ -196,7 +170,7 @@ class Sender:
             if name in made:
                 self.sent[name] = made[name]
         if parts >= set(self._parts):  # (one part made anew holds the steps the others do)
-            self.sent["held"] = held_steps(self._timelines, at)
+            self.held = held_steps(self._timelines, at)
         # A large timeline's pages around the step are kept for the next answer; a small
         # one's every page is in the decks.
         near = range(at[1] - 1, at[1] + 2)

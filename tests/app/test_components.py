@@ -6,6 +6,7 @@ import dataclasses
 import html
 import json
 import re
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -13,7 +14,7 @@ import panel as pn
 import param
 import pytest
 
-from app.components.step_page import KEY_MOVES, MOVES, StepPage
+from app.components.step_page import KEY_MOVES, StepPage
 from app.data import timelines
 from app.data.bundle import DOCUMENT_VERSION
 from app.data.url import parse_link
@@ -436,7 +437,10 @@ def test_mode_control_hidden_for_single_mode_scenarios() -> None:
 
 
 def test_every_shortcut_asks_for_a_move_of_the_player() -> None:
-    assert set(KEY_MOVES.values()) == set(MOVES)
+    player = (Path(__file__).parents[2] / "app" / "components" / "player.js").read_text()
+    moves = re.search(r"const moves = \{(.*?)\n  \}", player, re.S)
+    assert moves is not None
+    assert set(KEY_MOVES.values()) == set(re.findall(r"^\s+(\w+):", moves.group(1), re.M))
     assert set(KEY_MOVES) == {"ArrowLeft", "ArrowRight", " ", "Home", "End"}
 
 
