@@ -38,11 +38,9 @@ export function render({ model }) {
   bar.append(buttons, track)
 
   let doc = parsed(model.document_json)  // at, lasts, queries, held, views, code, questions
-  // Python's head of a document the page holds already (`prebuilt`: the static site's
-  // builder wrote it into the early page): kept over that document (`when_live`); a page
-  // without it asks Python for the document.
-  const holdsPrebuilt = (head) => head.prebuilt === true && head.serial === doc.serial &&
-    String(head.scenario) === String(doc.scenario)
+  // Python's head of the document the static site's early page holds (`prebuilt`): kept
+  // over it (`when_live`); a page without it asks Python for the document.
+  const holdsPrebuilt = (head) => head.prebuilt === true && String(head.scenario) === String(doc.scenario)
   const asksFirst = doc.prebuilt === true
   if (asksFirst) { doc = {} }
   const scenarioOf = (k) => k.slice(0, k.indexOf('/'))

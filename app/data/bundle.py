@@ -123,7 +123,8 @@ def bundle(
     keyed = {timeline_key(t): t for t in timelines}
     decks = {name: render_deck(each, timelines, at, around_only) for name, each in views.items()}
     lasts = lasts or {key: len(t.steps) - 1 for key, t in keyed.items()}
-    opened = split_key(next(iter(lasts)))[0] if lasts else ""
+    key = next(iter(lasts), at[0])  # (a prebuilt document's head names no timeline)
+    opened = split_key(key)[0] if key else ""
     sent: dict[str, Any] = {
         "views": {name: {"pages": d.pages, "orders": d.orders} for name, d in decks.items()},
         "lasts": dict(lasts),

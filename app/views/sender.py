@@ -2,8 +2,7 @@
 into the page's `document_json` when the scenario's timelines change, and only then (a
 scenario picked, an address opened, a copy to edit: it opens at its `at`; a playground
 edited: the page keeps its position where it can, `keep`; a playground's mode asked for).
-Python holds no position. A large timeline (bundle.SENT_AROUND_FROM) sends only the
-steps around `at`; the page asks for the steps around another (`steps`).
+Python holds no position. A large timeline (SENT_AROUND_FROM) sends the steps around `at`.
 """
 
 from __future__ import annotations
@@ -51,8 +50,8 @@ class Sender:
         state.param.watch(lambda *_: self.publish(), ["timeline"])
 
     def connect(self, page: Any, prebuilt: bool = False) -> None:
-        """Write into ``page``'s `document_json`, now and at each new set of timelines, and
-        answer its `steps` requests (``prebuilt``: see `publish`)."""
+        """Write ``page``'s `document_json` now (``prebuilt``: see `publish`) and at each new
+        set of timelines; answer its `steps` requests."""
         self.write = lambda text: setattr(page, "document_json", text)
         page.answer("steps", self._answer_steps)
         self.publish(keep=False, prebuilt=prebuilt)
@@ -80,31 +79,29 @@ class Sender:
 
     def publish(self, keep: bool | None = None, prebuilt: bool = False) -> None:
         """A new document at the state's position (its timelines' pages, or a large one's
-        around the step). ``prebuilt``: the page holds it already (the static site's
-        builder wrote it): only its head, marked so; its pages are made when asked for."""
+        around the step). ``prebuilt``: the page holds it (the static site's builder wrote
+        it): only its head; no page made, nor any timeline but the open one, until asked."""
         state = self.state
         if state.timeline is None:
             return
-        at = self._at()
-        if prebuilt or not self.holds(*at) or not self._same(state.scenario_timelines):
-            self._timelines, self._pages = state.scenario_timelines, {}
-            if not prebuilt:
-                self._make(set(self._parts), at)
-        timelines, self._serial = self._timelines, self._serial + 1
-        lasts = state.lasts if all(map(sends_every_step, timelines)) else state.counted_lasts
-        held = held_steps(timelines, at) if prebuilt else self.held
-        head = document_head(at, self._serial, lasts, held, self._keep if keep is None else keep)
-        if prebuilt:
-            self.write(to_json({**head, "prebuilt": True}))
+        at, self._serial = self._at(), self._serial + 1
+        if prebuilt:  # (its scenario and serial: no timeline named)
+            self.write(to_json({**document_head(at, self._serial, {}, {}), "prebuilt": True}))
             return
+        if not self.holds(*at) or not self._same(state.scenario_timelines):
+            self._timelines, self._pages = state.scenario_timelines, {}
+            self._make(set(self._parts), at)
+        lasts = state.lasts if all(map(sends_every_step, self._timelines)) else state.counted_lasts
+        keep = self._keep if keep is None else keep
+        head = document_head(at, self._serial, lasts, self.held, keep)
         views = {name: self._deck_json(name) for name in self.views}
         sent = {name: self.sent[name] for name in (CODE, "bodies", QUESTIONS) if name in self.sent}
         self.write(to_json({**head, "views": views, **sent}))
 
     def deck(self, part: str, at: tuple[str, int] | None = None) -> dict[str, Any]:
-        """The part's pages anew (the learner's picks changed what it shows), for a reply:
-        the steps the page holds of the open scenario's timelines (a large one's around
-        ``at``, the page's position)."""
+        """The part's pages anew (a learner's pick changed them), for a reply: the steps the
+        page holds (a large timeline's around ``at``, the page's position)."""
+        self._render_open_timelines()
         self._pages = {made: page for made, page in self._pages.items() if made[0] != part}
         self._make({part}, at if at is not None and self.holds(*at) else self._at())
         return self._deck_json(part)
@@ -116,8 +113,7 @@ class Sender:
     def page(self, view: str, key: str, step: int) -> str:
         """A view's page at this position as the page has it ("" if it has none)."""
         if view not in self.decks and self.state.timeline is not None:  # (not made yet)
-            if not self._same(self.state.scenario_timelines):
-                self._timelines, self._pages = self.state.scenario_timelines, {}
+            self._render_open_timelines()
             self._make({view}, self._at())
         deck = self.decks.get(view)
         order = deck.orders.get(key, ()) if deck else ()
@@ -143,6 +139,11 @@ class Sender:
 
     def _at(self) -> tuple[str, int]:
         return self.state.key, self.state.step
+
+    def _render_open_timelines(self) -> None:
+        """The state's timelines are the ones whose pages are made (a prebuilt made none)."""
+        if not self._same(self.state.scenario_timelines):
+            self._timelines, self._pages = self.state.scenario_timelines, {}
 
     def _same(self, timelines: tuple[Timeline, ...]) -> bool:
         return [id(t) for t in timelines] == [id(t) for t in self._timelines]

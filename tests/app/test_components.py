@@ -489,10 +489,9 @@ def test_a_prebuilt_page_gets_the_head_then_the_whole_document_when_it_asks(embe
     head = app.page.opened
     assert head["prebuilt"] is True and not {"views", "code", "bodies", "questions"} & set(head)
     built = builders.opened
-    for field in ("serial", "scenario", "lasts", "queries", "held"):
-        assert head[field] == built[field], field
-    assert head["at"] == ["reset/keep", 3]
-    assert len(app.page.document_json) * 50 < len(builders.document_json)
+    assert (head["serial"], head["scenario"]) == (built["serial"], built["scenario"])
+    assert head["at"] == ["reset/keep", 3] and head["lasts"] == head["held"] == {}
+    assert len(app.page.document_json) * 1000 < len(builders.document_json)
     # A pick in the hash chain is answered before any document is made.
     reply = app.chain.pick("B")
     assert reply["views"]["chain"]["orders"]["reset/keep"]
