@@ -91,6 +91,17 @@ def python_live(page: Any) -> bool:
     return not page.evaluate("() => document.body.classList.contains('pn-loading')")
 
 
+# The live stepping page's `document_json`, as Bokeh holds it (what Python sent last).
+LIVE_DOCUMENT_JS = """() => {
+  for (const model of window.Bokeh.documents[0].all_models) {
+    if (model.data && typeof model.data.document_json === 'string') {
+      return JSON.parse(model.data.document_json)
+    }
+  }
+  return null
+}"""
+
+
 def test_steps_work_before_python_and_the_live_page_keeps_the_step(held_page: Any) -> None:
     tl = build_timeline(load_scenario(FLAGSHIP), "default")
     page, run, release = held_page(f"?scenario={FLAGSHIP}")  # (no scenario: the start page)
@@ -151,6 +162,9 @@ def test_steps_work_before_python_and_the_live_page_keeps_the_step(held_page: An
     expect(page.locator("body.pcl-early")).to_have_count(0, timeout=HANDOVER_TIMEOUT_MS)
     expect(note).to_have_count(0, timeout=HANDOVER_TIMEOUT_MS)
     expect(counter).to_have_attribute("data-drawn", "before Python")
+    # Python sent only the document's head: the page keeps the builder's (all of it).
+    sent = page.evaluate(LIVE_DOCUMENT_JS)
+    assert sent["prebuilt"] is True and sent["scenario"][0] == FLAGSHIP and "views" not in sent
     # the requests made before Python, answered
     expect(example).to_be_visible()
     expect(page.get_by_text("in your browser's Python (Pyodide)")).to_be_visible(timeout=30_000)
@@ -312,6 +326,9 @@ def test_an_early_page_the_host_lost_leaves_the_page_to_python(held_page: Any) -
     wait_interactive(page, run)
     check_step(page, build_timeline(load_scenario("eviction-order"), "default"), 2)
     expect(page.get_by_test_id("notice")).to_have_count(0)
+    # Python's first document was a head for the early page it thought there; the page
+    # asked for the whole one.
+    assert "views" in page.evaluate(LIVE_DOCUMENT_JS)
     lost = [r["url"] for r in run.requests if r["status"] == 404]
     assert lost and all("/early/eviction-order" in url for url in lost)
     # The host's 404, as asked, and the browser's own console line about it.
