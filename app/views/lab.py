@@ -36,13 +36,14 @@ from app.data.url import lab_run_playground_href
 from app.host.errors import logged
 from app.render.lab import (
     render_lab_intro,
+    render_no_playground,
     render_no_steps_on_sglang,
+    render_open_in_playground,
     render_outcome,
     render_progress,
     render_step_view,
     step_hint,
 )
-from app.render.lab_playground import render_no_playground, render_open_in_playground
 from app.render.lab_traces import ENGINE_NAMES
 from app.views.fleet_lab import FleetLabView
 from app.views.lab_charts import CHARTS, HIT_RATE_CHART_HEIGHT, SOURCE_KEYS, RunCharts
