@@ -89,22 +89,20 @@ class FleetLabView(LabGroup):
         self.roots = self._build()
 
     def _build(self) -> tuple[pn.Column, ...]:
-        cell = self.knob_cell
         controls = self.controls_root(
             render_fleet_intro(),
-            pn.FlexBox(
-                cell(self.preset_select, "preset"),
-                cell(self.trace_select, "trace"),
-                cell(self.engine, "engine"),
-                cell(self.requests, "requests", error=True),
-                cell(self.replicas, "replicas", error=True),
-                cell(self.capacity, "capacity", error=True),
-                cell(self.block_size, "block_size", error=True),
-                cell(self.load_weight, "load_weight", error=True),
-                cell(self.event_delay, "event_delay", error=True),
-                cell(self.load_router, "load_router"),
-                cell(self.timed, "timed"),
-                **WRAPPING,
+            self.knob_row(
+                preset=self.preset_select,
+                trace=self.trace_select,
+                engine=self.engine,
+                requests=self.requests,
+                replicas=self.replicas,
+                capacity=self.capacity,
+                block_size=self.block_size,
+                load_weight=self.load_weight,
+                event_delay=self.event_delay,
+                load_router=self.load_router,
+                timed=self.timed,
             ),
             self.buttons_row(),
         )

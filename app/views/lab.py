@@ -162,15 +162,13 @@ class LabView(LabGroup):
         with the outcome so that, one under the other on a narrow screen, the knobs come
         straight before a chart."""
         knob_cells = [
-            pn.Column(
+            self.knob_cell(
                 widget,
-                self.knob_errors[knob],
-                margin=0,
+                knob,
                 min_width=KNOB_MIN_WIDTH,
                 max_width=KNOB_MAX_WIDTH,
                 sizing_mode="stretch_width",
                 styles={"flex": f"1 1 {KNOB_MIN_WIDTH}px"},
-                css_classes=[f"knob-{knob}"],
             )
             for knob, widget in self.knobs.items()
         ]

@@ -90,7 +90,7 @@ class LabGroup(pn.viewable.Viewer):
     # lab_group's name of this page's group
     group: ClassVar[str] = "presets"
     # A knob's cell has the class f"{cell_prefix}-{knob}" (the pages' CSS and tests).
-    cell_prefix: ClassVar[str] = "lab"
+    cell_prefix: ClassVar[str] = "knob"
 
     def __init__(
         self,
@@ -164,12 +164,18 @@ class LabGroup(pn.viewable.Viewer):
             sizing_mode="stretch_width",
         )
 
+    def knob_row(self, **widgets: pn.viewable.Viewable | pn.viewable.Viewer) -> pn.FlexBox:
+        """A row of knobs that wraps: each widget, by its knob's name, above its message
+        (if the knob has one)."""
+        return pn.FlexBox(*(self.knob_cell(w, name) for name, w in widgets.items()), **WRAPPING)
+
     def knob_cell(
-        self, widget: pn.viewable.Viewable | pn.viewable.Viewer, name: str, error: bool = False
+        self, widget: pn.viewable.Viewable | pn.viewable.Viewer, name: str, **params: Any
     ) -> pn.Column:
-        """A knob's widget and, when ``error``, the message below it."""
-        errors = [self.knob_errors[name]] if error else []
-        return pn.Column(widget, *errors, margin=0, css_classes=[f"{self.cell_prefix}-{name}"])
+        """A knob's widget and its message below it, if it has one."""
+        errors = [self.knob_errors[name]] if name in self.knob_errors else []
+        classes = [f"{self.cell_prefix}-{name}"]
+        return pn.Column(widget, *errors, margin=0, css_classes=classes, **params)
 
     def show_knob_error(self, knob: str, message: str) -> None:
         """Show the knob's message below it (none: hide it)."""

@@ -126,19 +126,17 @@ class TraceLabView(LabGroup):
         self.roots = self._build()
 
     def _build(self) -> tuple[pn.Column, ...]:
-        cell = self.knob_cell
         controls = self.controls_root(
             render_traces_intro(DEFAULT_TRACE_REQUESTS if in_pyodide() else None),
-            pn.FlexBox(
-                cell(self.preset_select, "preset"),
-                cell(self.trace_select, "trace"),
-                cell(self.requests, "requests", error=True),
-                cell(self.block_size, "block_size", error=True),
-                cell(self.engine, "engine"),
-                cell(self.upload, "upload", error=True),
-                cell(self.step_ms, "step_ms", error=True),
-                cell(self.capacity, "capacity", error=True),
-                **WRAPPING,
+            self.knob_row(
+                preset=self.preset_select,
+                trace=self.trace_select,
+                requests=self.requests,
+                block_size=self.block_size,
+                engine=self.engine,
+                upload=self.upload,
+                step_ms=self.step_ms,
+                capacity=self.capacity,
             ),
             self.buttons_row(self.timed_button),
         )
