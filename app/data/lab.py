@@ -95,11 +95,11 @@ def check_knobs(values: Mapping[str, Any]) -> tuple[Workload | None, dict[str, s
 def engine_choice(word: str | None) -> tuple[str, str | None]:
     """The engine knob's choice for the address's ``engine`` word (none: vLLM), and a
     notice when the word is not one of them."""
-    if word is None or word == "":
+    choices = {known: choice for choice, known in ENGINE_WORDS.items()}
+    if not word:
         return DEFAULT_ENGINE, None
-    for choice, known in ENGINE_WORDS.items():
-        if word == known:
-            return choice, None
+    if word in choices:
+        return choices[word], None
     words = ", ".join(ENGINE_WORDS.values())
     return DEFAULT_ENGINE, f"Ignored engine={word!r}: not one of {words}. Showing vLLM."
 

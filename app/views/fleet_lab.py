@@ -35,7 +35,7 @@ from app.render.lab_fleet import (
 )
 from app.render.lab_traces import ENGINE_NAMES
 from app.views.fleet_charts import FleetCharts
-from app.views.lab_controls import WRAPPING, LabGroup, html_pane, lab_root
+from app.views.lab_controls import WRAPPING, LabGroup, html_pane
 from engine.lab.fleet.result import FleetRun
 from engine.lab.fleet.routers import DEFAULT_LOAD_WEIGHT, ROUTER_NAMES
 from engine.lab.traces.request_trace import TRACE_BLOCK_TOKENS, TraceEntry, TraceError
@@ -108,13 +108,11 @@ class FleetLabView(LabGroup):
         )
         return (
             controls,
-            lab_root(
+            self.results_root(
                 "lab-fleet",
                 pn.FlexBox(*self.charts.panes, **WRAPPING),
                 self.numbers,
                 self.playground,
-                self.address_bar,
-                margin=(0, 16, 10, 16),
             ),
         )
 

@@ -190,13 +190,7 @@ class LabView(LabGroup):
                 self.hint,
                 margin=(0, 16, 0, 16),
             ),
-            lab_root(
-                "lab-charts",
-                pn.FlexBox(*others, **WRAPPING),
-                self.step_view,
-                self.address_bar,
-                margin=(0, 16, 10, 16),
-            ),
+            self.results_root("lab-charts", pn.FlexBox(*others, **WRAPPING), self.step_view),
         )
 
     def _show_staleness(self, playing: bool) -> None:

@@ -153,6 +153,10 @@ class LabGroup(pn.viewable.Viewer):
         controls = pn.Column(html_pane(intro), self.notice, *rows, sizing_mode="stretch_width")
         return lab_root("lab-controls", controls, margin=(10, 16, 0, 16))
 
+    def results_root(self, role: str, *children: Any) -> pn.Column:
+        """The last layout root: ``children``, then the address bar."""
+        return lab_root(role, *children, self.address_bar, margin=(0, 16, 10, 16))
+
     def buttons_row(self, *more: pn.widgets.Widget) -> pn.FlexBox:
         """Run, ``more`` buttons, Stop and the status line."""
         return pn.FlexBox(

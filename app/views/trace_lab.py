@@ -41,7 +41,7 @@ from app.render.lab_traces import (
 )
 from app.style.theme import FOCUS_RING
 from app.views.lab_charts import SOURCE_KEYS, CurveChart, RunCharts
-from app.views.lab_controls import WRAPPING, LabGroup, html_pane, lab_root, update_changed
+from app.views.lab_controls import WRAPPING, LabGroup, html_pane, update_changed
 from engine.lab.traces.replay import InOrderReplay, trace_name_of
 from engine.lab.traces.request_trace import (
     TRACE_BLOCK_TOKENS,
@@ -149,14 +149,8 @@ class TraceLabView(LabGroup):
         )
         return (
             controls,
-            lab_root(
-                "lab-traces",
-                self.stale_note,
-                self.curve_chart.pane,
-                self.gap,
-                timed,
-                self.address_bar,
-                margin=(0, 16, 10, 16),
+            self.results_root(
+                "lab-traces", self.stale_note, self.curve_chart.pane, self.gap, timed
             ),
         )
 
