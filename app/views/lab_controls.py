@@ -1,8 +1,9 @@
-"""What both groups of the workload lab share (app/views/lab.py: the presets' LabView;
-app/views/trace_lab.py: the "Real traces" TraceLabView): the preset picker, the engine
-knob, Run, Stop and the status line with its progress bar, the notices, the knobs'
-messages, the layout roots, the address, and how a run is started and stopped. One
-piece, so that the two pages look and behave alike."""
+"""What every lab page shares (app/views/lab.py: the presets' LabView;
+app/views/trace_lab.py: the "Real traces" TraceLabView; app/views/fleet_lab.py: the
+fleet's FleetLabView): the preset picker, the engine knob, Run, Stop and the status line
+with its progress bar, the notices, the knobs' cells and messages, the mark on results
+that are not the knobs', the layout roots, the address, and how a run is started,
+shown playing and stopped. One piece, so that the pages look and behave alike."""
 
 from __future__ import annotations
 
