@@ -5,13 +5,12 @@ slices (played for a learner, as the other labs' runs)."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
-from app.data.lab import SLICE_PAUSE_S, played_for_a_learner
+from app.data.lab import SlicedRun, played_for_a_learner
 from app.data.trace_lab import MAX_BLOCK_SIZE, MIN_BLOCK_SIZE
 from app.data.url import playground_query
 from app.render.lab_fleet import ReplicaLink
@@ -98,7 +97,7 @@ def fleet_knobs(knobs: FleetLabKnobs, engine: str, router: str) -> FleetKnobs:
     )
 
 
-class FleetLabRun:
+class FleetLabRun(SlicedRun):
     """Every router's fleet on every engine asked for, in turn, over the slice in order."""
 
     def __init__(
@@ -112,7 +111,6 @@ class FleetLabRun:
             fleet_knobs(knobs, engine, router).check()
         self.runs: dict[tuple[str, str], FleetRun] = {}
         self._fleet: InOrderFleet | TimedFleet | None = None
-        self.stopped = False
 
     @property
     def progress(self) -> float:
@@ -124,9 +122,6 @@ class FleetLabRun:
         elif fleet is not None:
             done += fleet.arrived
         return min(1.0, done / total) if total else 1.0
-
-    def stop(self) -> None:
-        self.stopped = True
 
     async def play(
         self, on_progress: Callable[[float, dict[tuple[str, str], FleetRun]], None]
@@ -143,12 +138,11 @@ class FleetLabRun:
                 else:
                     fleet = InOrderFleet(self.entries, knobs, hashed if engine == "vllm" else None)
                 self._fleet = fleet
-                while not fleet.done:
-                    fleet.advance(STEPS_PER_SLICE if timed else REQUESTS_PER_SLICE)
-                    on_progress(self.progress, self.runs)
-                    await asyncio.sleep(SLICE_PAUSE_S)
-                    if self.stopped:
-                        return None
+                every = STEPS_PER_SLICE if timed else REQUESTS_PER_SLICE
+                if not await self._advance(
+                    fleet, every, lambda: on_progress(self.progress, self.runs)
+                ):
+                    return None
                 self.runs[engine, router] = fleet.result()
                 self._fleet = None
                 on_progress(self.progress, self.runs)

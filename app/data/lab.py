@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from app.data.side_runs import SideRuns, default_processes
 from app.host.runtime import in_pyodide
@@ -95,11 +95,11 @@ def check_knobs(values: Mapping[str, Any]) -> tuple[Workload | None, dict[str, s
 def engine_choice(word: str | None) -> tuple[str, str | None]:
     """The engine knob's choice for the address's ``engine`` word (none: vLLM), and a
     notice when the word is not one of them."""
-    if word is None or word == "":
+    choices = {known: choice for choice, known in ENGINE_WORDS.items()}
+    if not word:
         return DEFAULT_ENGINE, None
-    for choice, known in ENGINE_WORDS.items():
-        if word == known:
-            return choice, None
+    if word in choices:
+        return choices[word], None
     words = ", ".join(ENGINE_WORDS.values())
     return DEFAULT_ENGINE, f"Ignored engine={word!r}: not one of {words}. Showing vLLM."
 
@@ -359,7 +359,41 @@ def played_for_a_learner() -> Iterator[None]:
         LabRun.playing_for_learners -= 1
 
 
-class LabRun:
+class Stepper(Protocol):
+    """What a run plays a slice at a time: an engine's runner, a fleet."""
+
+    @property
+    def done(self) -> bool: ...
+
+    def advance(self, count: int) -> None: ...
+
+
+class SlicedRun:
+    """A run played a slice at a time for a learner: between slices the page (and other
+    sessions) go on, and ``stop()`` ends the run at the next one."""
+
+    stopped = False
+
+    def stop(self) -> None:
+        self.stopped = True
+
+    async def _between_slices(self) -> bool:
+        """Let the page go on; False once stopped."""
+        await asyncio.sleep(SLICE_PAUSE_S)
+        return not self.stopped
+
+    async def _advance(self, stepper: Stepper, every: int, on_slice: Callable[[], None]) -> bool:
+        """Advance ``stepper`` to its end, ``every`` at a time, ``on_slice()`` after each
+        slice; False if stopped first."""
+        while not stepper.done:
+            stepper.advance(every)
+            on_slice()
+            if not await self._between_slices():
+                return False
+        return True
+
+
+class LabRun(SlicedRun):
     """Plays the learner's workload (and the overlay's) a slice of steps at a time.
 
     A workload that was run a moment ago is not run again (see FinishedRuns), and one
@@ -411,7 +445,6 @@ class LabRun:
                 if self._beside is not None:
                     to_play.remove(beside)
         self.runners = [in_progress.runner(w, e) for e, w in to_play]
-        self.stopped = False
 
     @property
     def progress(self) -> float:
@@ -421,17 +454,13 @@ class LabRun:
         done = sum(r.num_prepared + r.num_finished for r in self.runners)
         return done / total if total else 1.0
 
-    def stop(self) -> None:
-        self.stopped = True
-
     async def _between_slices(self) -> bool:
         """Let the page (and other sessions) go on; False once stopped."""
-        if self.ahead:
-            await asyncio.sleep(AHEAD_PAUSE_S)
-            while LabRun.playing_for_learners and not self.stopped:
-                await asyncio.sleep(AHEAD_WAIT_S)
-        else:
-            await asyncio.sleep(SLICE_PAUSE_S)
+        if not self.ahead:
+            return await super()._between_slices()
+        await asyncio.sleep(AHEAD_PAUSE_S)
+        while LabRun.playing_for_learners and not self.stopped:
+            await asyncio.sleep(AHEAD_WAIT_S)
         return not self.stopped
 
     async def play(
@@ -498,11 +527,8 @@ class LabRun:
             on_progress(self.progress)
             if not await self._between_slices():
                 return None
-        while not runner.done:
-            runner.advance(steps_every)
-            on_progress(self.progress)
-            if not await self._between_slices():
-                return None
+        if not await self._advance(runner, steps_every, lambda: on_progress(self.progress)):
+            return None
         run = self.finished.get(runner.workload, runner.engine_name)
         if run is None:
             run = runner.result()

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.data.lab import SLICE_PAUSE_S, ChartData, played_for_a_learner
+from app.data.lab import ChartData, SlicedRun, played_for_a_learner
 from app.host.runtime import in_pyodide
 from engine.lab.traces.paper_gap import PaperGap, paper_gap
 from engine.lab.traces.replay import (
@@ -140,7 +140,7 @@ def curve_columns(points: Sequence[InOrderReplay]) -> ChartData:
     }
 
 
-class TraceCurveRun:
+class TraceCurveRun(SlicedRun):
     """Plays a trace's curve, one capacity (a slice) at a time, each engine in turn.
 
     Played for a learner (runs ahead wait, the cyclic collector is paused); ``progress``
@@ -163,15 +163,11 @@ class TraceCurveRun:
         self.engines = list(engines)
         self.capacities = capacities_for(self.entries, block_size)
         self.points: dict[str, list[InOrderReplay]] = {engine: [] for engine in self.engines}
-        self.stopped = False
 
     @property
     def progress(self) -> float:
         done = sum(len(points) for points in self.points.values())
         return done / (len(self.capacities) * len(self.engines))
-
-    def stop(self) -> None:
-        self.stopped = True
 
     def _is_stopped(self) -> bool:
         return self.stopped
@@ -220,8 +216,7 @@ class TraceCurveRun:
                 return False
             self.points[engine].append(point)
             on_point(engine, self.points[engine])
-            await asyncio.sleep(SLICE_PAUSE_S)
-            if self.stopped:
+            if not await self._between_slices():
                 return False
         return True
 
@@ -278,7 +273,7 @@ def timed_problems(
     return found
 
 
-class TraceTimedRun:
+class TraceTimedRun(SlicedRun):
     """Plays a slice with time on each engine in turn, a few engine steps per slice, so
     the page shows progress and Stop lands between slices (played for a learner, as the
     curve). Raises WorkloadError for a knob that cannot be used (``timed_problems`` says
@@ -298,7 +293,6 @@ class TraceTimedRun:
             knobs.check(self.entries)
         self.runs: list[TimedTraceRun] = []
         self._runner: TimedRunner | None = None
-        self.stopped = False
 
     @property
     def progress(self) -> float:
@@ -309,9 +303,6 @@ class TraceTimedRun:
             done += self._runner.num_finished
         return min(1.0, done / total) if total else 1.0
 
-    def stop(self) -> None:
-        self.stopped = True
-
     async def play(
         self, on_progress: Callable[[float], None] = lambda _: None
     ) -> list[TimedTraceRun] | None:
@@ -319,12 +310,9 @@ class TraceTimedRun:
         with played_for_a_learner():
             for knobs in self.knobs:
                 runner = self._runner = timed_runner(self.entries, knobs)
-                while not runner.done:
-                    runner.advance(PROGRESS_EVERY_STEPS)
-                    on_progress(self.progress)
-                    await asyncio.sleep(SLICE_PAUSE_S)
-                    if self.stopped:
-                        return None
+                every = PROGRESS_EVERY_STEPS
+                if not await self._advance(runner, every, lambda: on_progress(self.progress)):
+                    return None
                 self.runs.append(timed_result(runner))
                 self._runner = None
                 runner.release()

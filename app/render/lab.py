@@ -1,6 +1,7 @@
 """The workload lab's HTML: a run's headline numbers, the preset's expected outcome,
 the charts' legends, and the pool, queue, requests and counters after one engine step
-of a run. It takes the runs and their labels as data (app/data/lab.py makes them)."""
+of a run, and the link that opens a run in the playground. It takes the runs and their
+labels as data (app/data/lab.py makes them)."""
 
 from __future__ import annotations
 
@@ -225,6 +226,28 @@ def render_no_steps_on_sglang() -> str:
         '<p class="lab-hint" data-testid="lab-no-steps">Click-to-step and the playground '
         "step vLLM's engine, block by block: choose vLLM or both to step through this "
         "workload.</p>"
+    )
+
+
+# The lab's way into the playground: the address is made by the caller
+# (app/data/url.py: lab_run_playground_href).
+def render_no_playground(reason: str) -> str:
+    """Why this run cannot be opened in the playground."""
+    return (
+        '<p class="lab-playground" data-testid="lab-playground-reason">'
+        f"This run cannot be opened in the playground: {esc(reason)}.</p>"
+    )
+
+
+def render_open_in_playground(href: str, engine_step: int | None = None) -> str:
+    """The link to the run's playground (at the state after ``engine_step``, if the
+    learner picked one)."""
+    where = "" if engine_step is None else f" after engine step {engine_step:,}"
+    return (
+        '<p class="lab-playground"><a data-testid="lab-playground-link" '
+        f'href="{esc(href)}" target="_blank" rel="noopener">Open this run in the '
+        f"playground{esc(where)}</a>: the same requests as a scenario you can step "
+        "through and edit.</p>"
     )
 
 

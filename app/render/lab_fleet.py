@@ -8,8 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from app.render.html import esc
-from app.render.lab import progress_bar
-from app.render.lab_playground import render_no_playground
+from app.render.lab import progress_bar, render_no_playground
 from app.render.lab_traces import ENGINE_NAMES
 from engine.lab.fleet.result import FleetRun
 

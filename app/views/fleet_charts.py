@@ -7,18 +7,18 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import panel as pn
-from bokeh.models import ColumnDataSource, FactorRange, NumeralTickFormatter, Range1d
+from bokeh.models import ColumnDataSource, FactorRange, Range1d
 from bokeh.palettes import Category20
 from bokeh.plotting import figure
 
 from app.render.lab_traces import ENGINE_NAMES
-from app.views.lab_charts import CHART_HEIGHT, ENGINE_COLORS, FIGURE, rate_range
+from app.views.lab_charts import ENGINE_COLORS, HALF, lab_figure
 from engine.lab.fleet.result import FleetRun
 from engine.lab.fleet.routers import ROUTER_NAMES
 
 Runs = Mapping[tuple[str, str], FleetRun]
-HALF = {"flex": "1 1 520px"}
 LOAD_TITLE = "Each replica's load as the router sees it"
+NO_LOAD: dict[str, list[Any]] = {"xs": [], "ys": [], "color": [], "replica": []}
 
 
 def _factors(engines: Sequence[str]) -> list[tuple[str, str]]:
@@ -26,69 +26,55 @@ def _factors(engines: Sequence[str]) -> list[tuple[str, str]]:
 
 
 def _bars(runs: Runs, engines: Sequence[str], value: str) -> dict[str, list[Any]]:
-    x: list[Any] = []
-    y: list[Any] = []
-    color: list[Any] = []
-    for router in ROUTER_NAMES:
-        for engine in engines:
-            run = runs.get((engine, router))
-            if run is None:
-                continue
-            x.append((router, ENGINE_NAMES[engine]))
-            y.append(float(getattr(run, value)))
-            color.append(ENGINE_COLORS[engine])
-    return {"x": x, "y": y, "color": color}
+    """A bar per router and engine with a run: its ``value``, in the engine's colour."""
+    shown = [(r, e) for r in ROUTER_NAMES for e in engines if (e, r) in runs]
+    return {
+        "x": [(router, ENGINE_NAMES[engine]) for router, engine in shown],
+        "y": [float(getattr(runs[engine, router], value)) for router, engine in shown],
+        "color": [ENGINE_COLORS[engine] for _, engine in shown],
+    }
+
+
+def bar_chart(
+    name: str, title: str, y_label: str, x_range: FactorRange, **params: Any
+) -> tuple[ColumnDataSource, figure]:
+    """A bar per router and engine, in the engine's colour, drawn from the source
+    ``fleet-{name}``."""
+    source = ColumnDataSource({"x": [], "y": [], "color": []}, name=f"fleet-{name}")
+    fig = lab_figure(title, y_label, x_range=x_range, **params)
+    fig.vbar(x="x", top="y", width=0.8, color="color", source=source, name=f"{name}-bars")
+    fig.xaxis.major_label_orientation = 0.9
+    return source, fig
 
 
 class FleetCharts:
     """The three charts; ``show(runs, engines, router)`` draws a run's figures."""
 
     def __init__(self, engines: Sequence[str]) -> None:
-        self.hit_source = ColumnDataSource({"x": [], "y": [], "color": []}, name="fleet-hits")
-        self.stale_source = ColumnDataSource({"x": [], "y": [], "color": []}, name="fleet-stale")
-        self.load_source = ColumnDataSource(
-            {"xs": [], "ys": [], "color": [], "replica": []}, name="fleet-load"
-        )
         self.ranges = [FactorRange(factors=_factors(engines), range_padding=0.1) for _ in range(2)]
-        self.hit_figure = figure(
-            title="Prefix cache hit rate of the fleet, per router",
-            x_range=self.ranges[0],
-            y_range=rate_range(),
-            height=CHART_HEIGHT,
-            y_axis_label="hit rate",
-            **FIGURE,
+        self.hit_source, self.hit_figure = bar_chart(
+            "hits",
+            "Prefix cache hit rate of the fleet, per router",
+            "hit rate",
+            self.ranges[0],
+            rate=True,
         )
-        self.hit_figure.vbar(
-            x="x", top="y", width=0.8, color="color", source=self.hit_source, name="hit-bars"
-        )
-        self.hit_figure.yaxis.formatter = NumeralTickFormatter(format="0%")
         self.stale_range = Range1d(start=0, end=1)
-        self.stale_figure = figure(
-            title="Stale routes per router",
-            x_range=self.ranges[1],
-            y_range=self.stale_range,
-            height=CHART_HEIGHT,
-            y_axis_label="routes",
-            **FIGURE,
+        self.stale_source, self.stale_figure = bar_chart(
+            "stale", "Stale routes per router", "routes", self.ranges[1], y_range=self.stale_range
         )
-        self.stale_figure.vbar(
-            x="x", top="y", width=0.8, color="color", source=self.stale_source, name="stale-bars"
-        )
+        self.load_source = ColumnDataSource(dict(NO_LOAD), name="fleet-load")
         self.load_x, self.load_y = Range1d(start=0, end=1), Range1d(start=0, end=1)
-        self.load_figure = figure(
-            title=LOAD_TITLE,
+        self.load_figure = lab_figure(
+            LOAD_TITLE,
+            "requests (of the last routes)",
             x_range=self.load_x,
             y_range=self.load_y,
-            height=CHART_HEIGHT,
             x_axis_label="requests routed",
-            y_axis_label="requests (of the last routes)",
-            **FIGURE,
         )
         self.load_figure.multi_line(
             xs="xs", ys="ys", line_color="color", line_width=2, source=self.load_source
         )
-        for fig in (self.hit_figure, self.stale_figure):
-            fig.xaxis.major_label_orientation = 0.9
         self.panes = [
             pn.pane.Bokeh(fig, sizing_mode="stretch_width", styles=HALF)
             for fig in (self.hit_figure, self.load_figure, self.stale_figure)
@@ -105,7 +91,7 @@ class FleetCharts:
         self.stale_range.end = max([1.0, *stale["y"]]) * 1.1
         run = next((runs[e, load_router] for e in engines if (e, load_router) in runs), None)
         if run is None:
-            self.load_source.data = {"xs": [], "ys": [], "color": [], "replica": []}
+            self.load_source.data = dict(NO_LOAD)
             return
         timed = run.mode == "timed"
         self.load_figure.title.text = (

@@ -35,8 +35,7 @@ from app.render.lab_fleet import (
 )
 from app.render.lab_traces import ENGINE_NAMES
 from app.views.fleet_charts import FleetCharts
-from app.views.lab_controls import WRAPPING, LabGroup, lab_root, update_changed
-from app.views.lab_link import STYLESHEETS
+from app.views.lab_controls import WRAPPING, LabGroup, html_pane
 from engine.lab.fleet.result import FleetRun
 from engine.lab.fleet.routers import DEFAULT_LOAD_WEIGHT, ROUTER_NAMES
 from engine.lab.traces.request_trace import TRACE_BLOCK_TOKENS, TraceEntry, TraceError
@@ -81,8 +80,8 @@ class FleetLabView(LabGroup):
             label="Replicas of", options=list(ROUTER_NAMES), value="prefix-aware", width=150
         )
         self.charts = FleetCharts(self.engines)
-        self.numbers = pn.pane.HTML("", stylesheets=STYLESHEETS, sizing_mode="stretch_width")
-        self.playground = pn.pane.HTML("", stylesheets=STYLESHEETS, sizing_mode="stretch_width")
+        self.numbers = html_pane()
+        self.playground = html_pane()
         self.runs: Mapping[tuple[str, str], FleetRun] = {}
         self._entries: Sequence[TraceEntry] = ()
         self._shown_engines: Sequence[str] = self.engines
@@ -90,34 +89,30 @@ class FleetLabView(LabGroup):
         self.roots = self._build()
 
     def _build(self) -> tuple[pn.Column, ...]:
-        cell = self.knob_cell
         controls = self.controls_root(
             render_fleet_intro(),
-            pn.FlexBox(
-                cell(self.preset_select, "preset"),
-                cell(self.trace_select, "trace"),
-                cell(self.engine, "engine"),
-                cell(self.requests, "requests", error=True),
-                cell(self.replicas, "replicas", error=True),
-                cell(self.capacity, "capacity", error=True),
-                cell(self.block_size, "block_size", error=True),
-                cell(self.load_weight, "load_weight", error=True),
-                cell(self.event_delay, "event_delay", error=True),
-                cell(self.load_router, "load_router"),
-                cell(self.timed, "timed"),
-                **WRAPPING,
+            self.knob_row(
+                preset=self.preset_select,
+                trace=self.trace_select,
+                engine=self.engine,
+                requests=self.requests,
+                replicas=self.replicas,
+                capacity=self.capacity,
+                block_size=self.block_size,
+                load_weight=self.load_weight,
+                event_delay=self.event_delay,
+                load_router=self.load_router,
+                timed=self.timed,
             ),
             self.buttons_row(),
         )
         return (
             controls,
-            lab_root(
+            self.results_root(
                 "lab-fleet",
                 pn.FlexBox(*self.charts.panes, **WRAPPING),
                 self.numbers,
                 self.playground,
-                self.address_bar,
-                margin=(0, 16, 10, 16),
             ),
         )
 
@@ -150,24 +145,17 @@ class FleetLabView(LabGroup):
             return
         engines = self.engines
         run = FleetLabRun(entries[: knobs.requests], engines, knobs)
-        self.begin(run)
-        total = len(run.points)
-        with pn.io.hold():
-            self.status.object = render_fleet_progress(0.0, 0, total)
-            self.set_running(True)
 
-        def show_progress(share: float, runs: Mapping[tuple[str, str], FleetRun]) -> None:
-            if run is self._run:
-                update_changed(self.status, object=render_fleet_progress(share, len(runs), total))
+        def progress(share: float) -> str:
+            return render_fleet_progress(share, len(run.runs), len(run.points))
 
-        runs = await run.play(show_progress)
-        if not self.end(run):
+        self.status.object = progress(0.0)
+        show = self.shows_progress(run, progress)
+        playing = run.play(lambda share, _: show(share))
+        runs = await self.played(run, playing, "Stopped: the charts keep the last finished run.")
+        if runs is None:
             return
         with pn.io.hold():
-            self.set_running(False)
-            if runs is None:
-                self.status.object = "Stopped: the charts keep the last finished run."
-                return
             self.runs, self._shown_engines, self._entries = runs, engines, run.entries
             self.charts.set_engines(engines)
             self._redraw()

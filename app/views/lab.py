@@ -36,26 +36,18 @@ from app.data.url import lab_run_playground_href
 from app.host.errors import logged
 from app.render.lab import (
     render_lab_intro,
+    render_no_playground,
     render_no_steps_on_sglang,
+    render_open_in_playground,
     render_outcome,
     render_progress,
-    render_stale_note,
     render_step_view,
     step_hint,
 )
-from app.render.lab_playground import render_no_playground, render_open_in_playground
 from app.render.lab_traces import ENGINE_NAMES
 from app.views.fleet_lab import FleetLabView
 from app.views.lab_charts import CHARTS, HIT_RATE_CHART_HEIGHT, SOURCE_KEYS, RunCharts
-from app.views.lab_controls import (
-    STALE,
-    WRAPPING,
-    LabGroup,
-    lab_root,
-    stale_note,
-    update_changed,
-)
-from app.views.lab_link import STYLESHEETS
+from app.views.lab_controls import WRAPPING, LabGroup, html_pane, lab_root, update_changed
 from app.views.trace_lab import TraceLabView
 from engine.lab.play.scenario import MODES, ScenarioError
 from engine.lab.workload.run import WorkloadRun
@@ -127,10 +119,7 @@ class LabView(LabGroup):
             knob: knob_widget(knob, value) for knob, value in workload.knobs().items()
         }
         self.overlay = at_once.Checkbox(label=self._overlay_label(), value=True)
-        self.outcome = pn.pane.HTML("", stylesheets=STYLESHEETS, sizing_mode="stretch_width")
-        # Above the first chart while the results shown are not the knobs' (lab.css dims
-        # the rest of the results then).
-        self.stale_note = stale_note()
+        self.outcome = html_pane()
         # The sources' names: vLLM's as they always were.
         self.charts = RunCharts(
             range(len(CHARTS)),
@@ -147,10 +136,8 @@ class LabView(LabGroup):
         if self.overlay.value and self._preset.compare:
             labels.append(self._preset.compare_label)
         self.charts.show_legends(labels, None, self.engines)
-        self.hint = pn.pane.HTML("", stylesheets=STYLESHEETS, sizing_mode="stretch_width")
-        self.step_view = pn.pane.HTML(
-            "", visible=False, stylesheets=STYLESHEETS, sizing_mode="stretch_width"
-        )
+        self.hint = html_pane()
+        self.step_view = html_pane(visible=False)
         self._steps: RunSteps | None = None
         self.result: LabResult | None = None
         self._ahead: RunAhead | None = None
@@ -175,15 +162,13 @@ class LabView(LabGroup):
         with the outcome so that, one under the other on a narrow screen, the knobs come
         straight before a chart."""
         knob_cells = [
-            pn.Column(
+            self.knob_cell(
                 widget,
-                self.knob_errors[knob],
-                margin=0,
+                knob,
                 min_width=KNOB_MIN_WIDTH,
                 max_width=KNOB_MAX_WIDTH,
                 sizing_mode="stretch_width",
                 styles={"flex": f"1 1 {KNOB_MIN_WIDTH}px"},
-                css_classes=[f"knob-{knob}"],
             )
             for knob, widget in self.knobs.items()
         ]
@@ -205,33 +190,17 @@ class LabView(LabGroup):
                 self.hint,
                 margin=(0, 16, 0, 16),
             ),
-            lab_root(
-                "lab-charts",
-                pn.FlexBox(*others, **WRAPPING),
-                self.step_view,
-                self.address_bar,
-                margin=(0, 16, 10, 16),
-            ),
+            self.results_root("lab-charts", pn.FlexBox(*others, **WRAPPING), self.step_view),
         )
 
     def _show_staleness(self, playing: bool) -> None:
         """Mark the results shown as stale while they are not the knobs' (a bad knob, a
         run of new knobs playing or stopped), with what they are for; unmark them once
         they are. ``playing``: a run of the knobs is playing."""
-        changes = (
-            []
-            if self.result is None
-            else self.result.changes_from(
-                self._preset, self.knob_values(), self.overlay.value, self.engines
-            )
-        )
-        stale = bool(changes)
-        with pn.io.hold():
-            note = render_stale_note(changes, playing) if stale else ""
-            update_changed(self.stale_note, object=note, visible=stale)
-            for root in self.roots[1:]:
-                classes = [c for c in root.css_classes if c != STALE] + ([STALE] if stale else [])
-                update_changed(root, css_classes=classes)
+        if self.result is not None:
+            knobs, overlay = self.knob_values(), self.overlay.value
+            changes = self.result.changes_from(self._preset, knobs, overlay, self.engines)
+            self.show_stale(changes, playing)
 
     def _overlay_label(self) -> str:
         compare = self._preset.compare_label

@@ -164,6 +164,17 @@ def rate_range() -> Range1d:
     return Range1d(start=-0.02, end=1.05)
 
 
+def lab_figure(title: str, y_label: str, rate: bool = False, **params: Any) -> figure:
+    """A lab chart, ``CHART_HEIGHT`` high unless ``params`` say otherwise; a ``rate``
+    on its whole 0..1 scale, in per cent."""
+    if rate:
+        params["y_range"] = rate_range()
+    fig = figure(title=title, y_axis_label=y_label, **{"height": CHART_HEIGHT, **FIGURE, **params})
+    if rate:
+        fig.yaxis.formatter = NumeralTickFormatter(format="0%")
+    return fig
+
+
 def make_figure(
     title: str,
     y_label: str,
@@ -175,20 +186,12 @@ def make_figure(
     """A chart of every run's series (``sources`` in SOURCE_KEYS' order), and its legend's
     items (drawn in HTML below it by ChartLegend: Bokeh's legend cost every repaint a
     forced layout). ``steps`` is the engine-step axis, shared by every chart."""
-    fig = figure(
-        title=title,
-        x_range=steps,
-        height=CHART_HEIGHT,
-        x_axis_label="engine step",
-        y_axis_label=y_label,
-        **FIGURE,
-    )
-    # Counts start at 0 even when they stay 0; rates show their whole 0..1 scale.
-    fig.y_range = rate_range() if unit_range else DataRange1d(start=0)
-    fig.yaxis.formatter = NumeralTickFormatter(format="0%" if unit_range else "0,0")
+    fig = lab_figure(title, y_label, unit_range, x_range=steps, x_axis_label="engine step")
     if not unit_range:
-        # Counts are whole numbers: a chart of zeros would otherwise tick at 0.2, 0.4, ...
-        # and label each of them "0" or "1".
+        # Counts start at 0 even when they stay 0, and are whole numbers: a chart of zeros
+        # would otherwise tick at 0.2, 0.4, ... and label each of them "0" or "1".
+        fig.y_range = DataRange1d(start=0)
+        fig.yaxis.formatter = NumeralTickFormatter(format="0,0")
         fig.yaxis.ticker = BasicTicker(min_interval=1)
     items: EngineItems = []
     for index, (column, legend_text) in enumerate(series):
@@ -351,18 +354,16 @@ class CurveChart:
         }
         self.paper = ColumnDataSource({"x": [], "y": [], "label": []}, name="traces-source-paper")
         self.x_range = Range1d(start=256, end=10_000_000)
-        self.figure = fig = figure(
-            title="Prefix cache hit rate against cache capacity (requests in order)",
+        self.figure = fig = lab_figure(
+            "Prefix cache hit rate against cache capacity (requests in order)",
+            "hit rate",
+            rate=True,
             x_axis_type="log",
             x_range=self.x_range,
-            y_range=rate_range(),
             height=TRACES_CHART_HEIGHT,
             x_axis_label="cache capacity (tokens)",
-            y_axis_label="hit rate",
-            **FIGURE,
         )
         self.pane = pn.pane.Bokeh(fig, sizing_mode="stretch_width")
-        fig.yaxis.formatter = NumeralTickFormatter(format="0%")
         fig.xaxis.formatter = NumeralTickFormatter(format="0.[0]a")
         for engine, source in self.sources.items():
             color, label = ENGINE_COLORS[engine], ENGINE_NAMES[engine]

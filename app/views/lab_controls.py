@@ -1,13 +1,14 @@
-"""What both groups of the workload lab share (app/views/lab.py: the presets' LabView;
-app/views/trace_lab.py: the "Real traces" TraceLabView): the preset picker, the engine
-knob, Run, Stop and the status line with its progress bar, the notices, the knobs'
-messages, the layout roots, the address, and how a run is started and stopped. One
-piece, so that the two pages look and behave alike."""
+"""What every lab page shares (app/views/lab.py: the presets' LabView;
+app/views/trace_lab.py: the "Real traces" TraceLabView; app/views/fleet_lab.py: the
+fleet's FleetLabView): the preset picker, the engine knob, Run, Stop and the status line
+with its progress bar, the notices, the knobs' cells and messages, the mark on results
+that are not the knobs', the layout roots, the address, and how a run is started,
+shown playing and stopped. One piece, so that the pages look and behave alike."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Any, ClassVar, Protocol
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import Any, ClassVar, Protocol, TypeVar
 from urllib.parse import urlencode
 
 import panel as pn
@@ -20,12 +21,13 @@ from app.data.fleet_lab import FLEET_PRESET
 from app.data.lab import ENGINE_CHOICES, ENGINE_WORDS
 from app.data.lab_presets import TRACES_PRESET, presets
 from app.host.errors import logged
-from app.render.lab import render_knob_error, render_lab_notices
+from app.render.lab import render_knob_error, render_lab_notices, render_stale_note
 from app.style.theme import FOCUS_RING
 from app.views.lab_link import LAB_CSS, STYLESHEETS
 
 # A row of controls that wraps: a phone is narrower than a row of knobs.
 WRAPPING: dict[str, Any] = {"flex_wrap": "wrap", "sizing_mode": "stretch_width"}
+T = TypeVar("T")
 
 
 class Stoppable(Protocol):
@@ -56,21 +58,16 @@ def update_changed(obj: param.Parameterized, **values: Any) -> None:
         obj.param.update(**changed)
 
 
+def html_pane(text: str = "", **params: Any) -> pn.pane.HTML:
+    """A pane of a lab page's HTML, in the lab's style, as wide as its column (unless
+    ``params`` say otherwise)."""
+    return pn.pane.HTML(
+        text, **{"stylesheets": STYLESHEETS, "sizing_mode": "stretch_width", **params}
+    )
+
+
 # The class of a root of results while they are not the knobs' (lab.css dims them).
 STALE = "lab-stale"
-
-
-def stale_note() -> pn.pane.HTML:
-    """The line above a lab's results while they are not the knobs' (hidden until then;
-    lab.css dims the rest of the results, not it)."""
-    return pn.pane.HTML(
-        "",
-        visible=False,
-        stylesheets=STYLESHEETS,
-        sizing_mode="stretch_width",
-        margin=(0, 10),
-        css_classes=["lab-stale-note"],
-    )
 
 
 def lab_root(role: str, *children: Any, margin: tuple[int, ...]) -> pn.Column:
@@ -94,7 +91,7 @@ class LabGroup(pn.viewable.Viewer):
     # lab_group's name of this page's group
     group: ClassVar[str] = "presets"
     # A knob's cell has the class f"{cell_prefix}-{knob}" (the pages' CSS and tests).
-    cell_prefix: ClassVar[str] = "lab"
+    cell_prefix: ClassVar[str] = "knob"
 
     def __init__(
         self,
@@ -122,32 +119,22 @@ class LabGroup(pn.viewable.Viewer):
         )
         # The progress bar is part of the status line: a widget shown and hidden would
         # make the browser lay out the whole page twice per run.
-        self.status = pn.pane.HTML(
-            "",
-            stylesheets=STYLESHEETS,
-            css_classes=["lab-status"],
-            # A size its text does not change: a new status does not lay the page out
-            # again. No wider than a phone, where it wraps below the buttons.
-            sizing_mode="stretch_width",
-            min_width=240,
-            max_width=420,
-            height=34,
-        )
+        # A size its text does not change: a new status does not lay the page out again.
+        # No wider than a phone, where it wraps below the buttons.
+        self.status = html_pane(css_classes=["lab-status"], min_width=240, max_width=420, height=34)
         # Why the address's preset or engine was not taken, above the knobs.
-        self.notice = pn.pane.HTML(
-            render_lab_notices(notices), visible=bool(notices), stylesheets=STYLESHEETS
-        )
+        notice = render_lab_notices(notices)
+        self.notice = html_pane(notice, visible=bool(notices), sizing_mode=None)
         # Hidden while the knob can be used.
         self.knob_errors = {
-            knob: pn.pane.HTML(
-                "",
-                visible=False,
-                stylesheets=STYLESHEETS,
-                margin=(0, 10),
-                css_classes=["knob-error"],
+            knob: html_pane(
+                visible=False, sizing_mode=None, margin=(0, 10), css_classes=["knob-error"]
             )
             for knob in knobs
         }
+        # Above the results while they are not the knobs' (lab.css dims the rest of
+        # them, not it).
+        self.stale_note = html_pane(visible=False, margin=(0, 10), css_classes=["lab-stale-note"])
         # The address follows the preset and the engine, so the link can be shared.
         self.address_bar = AddressBar(width=0, height=0, margin=0)
         self._run: Stoppable | None = None
@@ -164,13 +151,12 @@ class LabGroup(pn.viewable.Viewer):
 
     def controls_root(self, intro: str, *rows: pn.viewable.Viewable) -> pn.Column:
         """The layout root of the controls: the intro, the notices, then ``rows``."""
-        controls = pn.Column(
-            pn.pane.HTML(intro, stylesheets=STYLESHEETS, sizing_mode="stretch_width"),
-            self.notice,
-            *rows,
-            sizing_mode="stretch_width",
-        )
+        controls = pn.Column(html_pane(intro), self.notice, *rows, sizing_mode="stretch_width")
         return lab_root("lab-controls", controls, margin=(10, 16, 0, 16))
+
+    def results_root(self, role: str, *children: Any) -> pn.Column:
+        """The last layout root: ``children``, then the address bar."""
+        return lab_root(role, *children, self.address_bar, margin=(0, 16, 10, 16))
 
     def buttons_row(self, *more: pn.widgets.Widget) -> pn.FlexBox:
         """Run, ``more`` buttons, Stop and the status line."""
@@ -183,17 +169,35 @@ class LabGroup(pn.viewable.Viewer):
             sizing_mode="stretch_width",
         )
 
+    def knob_row(self, **widgets: pn.viewable.Viewable | pn.viewable.Viewer) -> pn.FlexBox:
+        """A row of knobs that wraps: each widget, by its knob's name, above its message
+        (if the knob has one)."""
+        return pn.FlexBox(*(self.knob_cell(w, name) for name, w in widgets.items()), **WRAPPING)
+
     def knob_cell(
-        self, widget: pn.viewable.Viewable | pn.viewable.Viewer, name: str, error: bool = False
+        self, widget: pn.viewable.Viewable | pn.viewable.Viewer, name: str, **params: Any
     ) -> pn.Column:
-        """A knob's widget and, when ``error``, the message below it."""
-        errors = [self.knob_errors[name]] if error else []
-        return pn.Column(widget, *errors, margin=0, css_classes=[f"{self.cell_prefix}-{name}"])
+        """A knob's widget and its message below it, if it has one."""
+        errors = [self.knob_errors[name]] if name in self.knob_errors else []
+        classes = [f"{self.cell_prefix}-{name}"]
+        return pn.Column(widget, *errors, margin=0, css_classes=classes, **params)
 
     def show_knob_error(self, knob: str, message: str) -> None:
         """Show the knob's message below it (none: hide it)."""
         pane = self.knob_errors[knob]
         update_changed(pane, object=render_knob_error(message), visible=bool(message))
+
+    def show_stale(self, changes: Sequence[str], playing: bool) -> None:
+        """Mark the results shown (the roots after the controls) as stale while
+        ``changes`` name the knobs as they were for them, with a note that says so;
+        ``playing``: a run of the knobs is playing. No changes: unmark them."""
+        stale = bool(changes)
+        with pn.io.hold():
+            note = render_stale_note(changes, playing) if stale else ""
+            update_changed(self.stale_note, object=note, visible=stale)
+            for root in self.roots[1:]:
+                classes = [c for c in root.css_classes if c != STALE] + ([STALE] if stale else [])
+                update_changed(root, css_classes=classes)
 
     def show_address(self) -> None:
         self.address_bar.query = lab_query(self.preset_select.value, self.engine.value)
@@ -228,6 +232,31 @@ class LabGroup(pn.viewable.Viewer):
             return False
         self._run = None
         return True
+
+    def shows_progress(
+        self, run: Stoppable, text: Callable[[float], str]
+    ) -> Callable[[float], None]:
+        """A run's progress callback: the status line says ``text(share)`` while ``run``
+        is the page's run."""
+
+        def show(share: float) -> None:
+            if run is self._run:
+                update_changed(self.status, object=text(share))
+
+        return show
+
+    async def played(self, run: Stoppable, play: Awaitable[T | None], stopped: str) -> T | None:
+        """``play``, ``run`` played as the page's run with Stop on: what it gives, or None
+        when a newer run took over or it was stopped (the status line says ``stopped``)."""
+        self.begin(run)
+        self.set_running(True)
+        result = await play
+        if not self.end(run):
+            return None
+        self.set_running(False)
+        if result is None:
+            self.status.object = stopped
+        return result
 
     async def start(self) -> None:
         raise NotImplementedError

@@ -28,7 +28,7 @@ from app.data.trace_lab import (
 )
 from app.host.errors import logged
 from app.host.runtime import in_pyodide
-from app.render.lab import render_knob_error, render_stale_note
+from app.render.lab import render_knob_error
 from app.render.lab_traces import (
     render_curve_done,
     render_curve_progress,
@@ -41,15 +41,7 @@ from app.render.lab_traces import (
 )
 from app.style.theme import FOCUS_RING
 from app.views.lab_charts import SOURCE_KEYS, CurveChart, RunCharts
-from app.views.lab_controls import (
-    STALE,
-    WRAPPING,
-    LabGroup,
-    lab_root,
-    stale_note,
-    update_changed,
-)
-from app.views.lab_link import STYLESHEETS
+from app.views.lab_controls import WRAPPING, LabGroup, html_pane, update_changed
 from engine.lab.traces.replay import InOrderReplay, trace_name_of
 from engine.lab.traces.request_trace import (
     TRACE_BLOCK_TOKENS,
@@ -113,18 +105,15 @@ class TraceLabView(LabGroup):
         # none shown); a knob changed since marks them stale at once.
         self._curve_for: dict[str, Any] | None = None
         self._timed_for: dict[str, Any] | None = None
-        self.stale_note = stale_note()
         self.curve_chart = CurveChart()
-        self.gap = pn.pane.HTML("", stylesheets=STYLESHEETS, sizing_mode="stretch_width")
+        self.gap = html_pane()
         # The replay with time: the workload lab's charts of a run (the overlay's sources
         # left empty) and its numbers.
         self.timed_charts = RunCharts(TIMED_CHARTS, lambda e, n: f"timed-source-{e}-{n}")
         self.timed_sources = self.timed_charts.sources
         self.timed_charts.show_legends([TIMED_LABEL], None, self.engines)
-        self.timed_intro = pn.pane.HTML(
-            render_timed_intro(CANNOT_SHOW), stylesheets=STYLESHEETS, sizing_mode="stretch_width"
-        )
-        self.timed_numbers = pn.pane.HTML("", stylesheets=STYLESHEETS, sizing_mode="stretch_width")
+        self.timed_intro = html_pane(render_timed_intro(CANNOT_SHOW))
+        self.timed_numbers = html_pane()
         # The last replay with time's runs (it and the curve play one at a time).
         self.timed: list[TimedTraceRun] | None = None
         self.timed_button.on_click(self._on_timed)
@@ -137,19 +126,17 @@ class TraceLabView(LabGroup):
         self.roots = self._build()
 
     def _build(self) -> tuple[pn.Column, ...]:
-        cell = self.knob_cell
         controls = self.controls_root(
             render_traces_intro(DEFAULT_TRACE_REQUESTS if in_pyodide() else None),
-            pn.FlexBox(
-                cell(self.preset_select, "preset"),
-                cell(self.trace_select, "trace"),
-                cell(self.requests, "requests", error=True),
-                cell(self.block_size, "block_size", error=True),
-                cell(self.engine, "engine"),
-                cell(self.upload, "upload", error=True),
-                cell(self.step_ms, "step_ms", error=True),
-                cell(self.capacity, "capacity", error=True),
-                **WRAPPING,
+            self.knob_row(
+                preset=self.preset_select,
+                trace=self.trace_select,
+                requests=self.requests,
+                block_size=self.block_size,
+                engine=self.engine,
+                upload=self.upload,
+                step_ms=self.step_ms,
+                capacity=self.capacity,
             ),
             self.buttons_row(self.timed_button),
         )
@@ -162,14 +149,8 @@ class TraceLabView(LabGroup):
         )
         return (
             controls,
-            lab_root(
-                "lab-traces",
-                self.stale_note,
-                self.curve_chart.pane,
-                self.gap,
-                timed,
-                self.address_bar,
-                margin=(0, 16, 10, 16),
+            self.results_root(
+                "lab-traces", self.stale_note, self.curve_chart.pane, self.gap, timed
             ),
         )
 
@@ -191,19 +172,15 @@ class TraceLabView(LabGroup):
         """Mark the results shown stale (dimmed, with a note naming the knobs they are
         for) the moment a knob differs from theirs; unmark them once it does not."""
         now = self.knob_values()
-        changes: list[str] = []
-        for shown, knobs in ((self._curve_for, CURVE_KNOBS), (self._timed_for, tuple(now))):
-            for knob in knobs if shown else ():
-                change = f"{knob} = {shown[knob]}" if shown else ""
-                if shown and shown[knob] != now[knob] and change not in changes:
-                    changes.append(change)
-        stale = bool(changes)
-        with pn.io.hold():
-            note = render_stale_note(changes, playing) if stale else ""
-            update_changed(self.stale_note, object=note, visible=stale)
-            root = self.roots[1]
-            classes = [c for c in root.css_classes if c != STALE] + ([STALE] if stale else [])
-            update_changed(root, css_classes=classes)
+        shown = ((self._curve_for, CURVE_KNOBS), (self._timed_for, tuple(now)))
+        changes = [
+            f"{knob} = {asked[knob]}"
+            for asked, knobs in shown
+            if asked
+            for knob in knobs
+            if asked[knob] != now[knob]
+        ]
+        self.show_stale(list(dict.fromkeys(changes)), playing)
 
     @logged
     def _on_upload(self, event: Any) -> None:
@@ -250,14 +227,6 @@ class TraceLabView(LabGroup):
         count = requests or len(entries)
         return name, entries[:count], count >= len(entries), block_size
 
-    async def checked_run(self) -> TraceCurveRun | None:
-        """The curve the knobs ask for; each bad knob's message is shown beside it."""
-        chosen = await self.checked_slice()
-        if chosen is None:
-            return None
-        name, entries, whole, block_size = chosen
-        return TraceCurveRun(name, entries, whole, block_size, self.engines)
-
     async def checked_timed_run(self) -> TraceTimedRun | None:
         """The replay with time the knobs ask for; each bad knob's message is shown
         beside it (one the page has no widget for, in the status line)."""
@@ -291,27 +260,17 @@ class TraceLabView(LabGroup):
         run = await self.checked_timed_run()
         if run is None:
             return
-        self.begin(run)
         asked = self.knob_values()
         with pn.io.hold():
             self._timed_for = None
             self._show_timed([])
             self.status.object = render_timed_progress(0.0)
-            self.set_running(True)
             self._show_staleness(playing=True)
-
-        def show_progress(share: float) -> None:
-            if run is self._run:
-                update_changed(self.status, object=render_timed_progress(share))
-
-        runs = await run.play(show_progress)
-        if not self.end(run):
+        playing = run.play(self.shows_progress(run, render_timed_progress))
+        runs = await self.played(run, playing, "Stopped: the replay with time did not finish.")
+        if runs is None:
             return
         with pn.io.hold():
-            self.set_running(False)
-            if runs is None:
-                self.status.object = "Stopped: the replay with time did not finish."
-                return
             self.timed = runs
             self._timed_for = asked
             self._show_timed(runs)
@@ -332,10 +291,10 @@ class TraceLabView(LabGroup):
 
     async def start(self) -> None:
         """Play the knobs' curve (stopping one in progress), drawing each point as it comes."""
-        run = await self.checked_run()
-        if run is None:
+        chosen = await self.checked_slice()
+        if chosen is None:
             return
-        self.begin(run)
+        run = TraceCurveRun(*chosen, self.engines)
         started = time.perf_counter()
         total = len(run.capacities) * len(run.engines)
         asked = self.knob_values()
@@ -343,7 +302,6 @@ class TraceLabView(LabGroup):
             self.curve_chart.clear(run.capacities)
             self.gap.object = ""
             self.status.object = render_curve_progress(0.0, 0, total)
-            self.set_running(True)
             self._curve_for = None  # the curve drawn from now on is the knobs'
             if self._timed_for is not None and any(
                 self._timed_for[knob] != asked[knob] for knob in CURVE_KNOBS
@@ -360,14 +318,11 @@ class TraceLabView(LabGroup):
                 done = sum(len(p) for p in run.points.values())
                 self.status.object = render_curve_progress(run.progress, done, total)
 
-        curve = await run.play(show_point)
-        if not self.end(run):
+        stopped = "Stopped: the chart shows the points played so far."
+        curve = await self.played(run, run.play(show_point), stopped)
+        if curve is None:
             return
         with pn.io.hold():
-            self.set_running(False)
-            if curve is None:
-                self.status.object = "Stopped: the chart shows the points played so far."
-                return
             self._curve_for = asked
             self._show_staleness()
             self.curve_chart.show_paper_ratio(curve)

@@ -32,7 +32,7 @@ from app.data.side_runs import SideRuns
 from app.render.lab import render_outcome, render_run_key
 from app.views.lab import LabView, open_lab
 from app.views.lab_charts import CHARTS, RANGE_ANCHOR
-from app.views.lab_controls import attach_shared_models
+from app.views.lab_controls import STALE, attach_shared_models
 from engine.lab.play import playground_code
 from engine.lab.play.scenario import MODES
 from engine.lab.play.scenario_file import scenario_from_dict
@@ -438,9 +438,9 @@ def test_results_that_no_longer_match_the_knobs_are_marked_stale(
     play(view)
 
     def stale() -> bool:
-        dimmed = [lab_view_module.STALE in root.css_classes for root in view.roots[1:]]
+        dimmed = [STALE in root.css_classes for root in view.roots[1:]]
         assert dimmed == [view.stale_note.visible] * 2  # the outcome and the charts
-        assert lab_view_module.STALE not in view.roots[0].css_classes  # not the knobs
+        assert STALE not in view.roots[0].css_classes  # not the knobs
         return bool(view.stale_note.visible)
 
     assert not stale()
