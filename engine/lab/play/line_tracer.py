@@ -16,13 +16,16 @@ import ast
 import importlib
 import pkgutil
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from types import CodeType, FrameType, FunctionType, ModuleType
 from typing import Any
+
+# A function sys.settrace calls (one of a frame's events: what traces its next ones).
+TraceFunction = Callable[[FrameType, str, Any], Any]
 
 # The whole repo-relative path is shown to the learner, e.g. "engine/vllm/block_pool.py".
 _REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -189,23 +192,49 @@ def module_code(module: ModuleType) -> tuple[CodeType, ...]:
     return tuple(found)
 
 
+# A line event is one int, the line plus its file's number (its index's place in the
+# tracer's indexes) times LINE_SPAN: a 10,000-block playground's traced build has about
+# 300,000 of them, and an int is made, kept and told apart faster than a (path, line).
+LINE_SPAN = 1 << 20
+
+
+def line_bases(indexes: Iterable[SourceIndex]) -> dict[str, int]:
+    """Each traced file's path -> what its line events add to the line (LINE_SPAN)."""
+    return {index.path: number * LINE_SPAN for number, index in enumerate(indexes)}
+
+
+def _line_recorder(base: int, append: Callable[[int], None]) -> TraceFunction:
+    """The local trace function of one traced file's frames: each line event, recorded."""
+
+    def on_line(frame: FrameType, event: str, arg: object) -> TraceFunction:
+        if event == "line":
+            append(base + frame.f_lineno)
+        return on_line
+
+    return on_line
+
+
 class _SettraceLines:
     """Line events from ``sys.settrace``: for a frame of a traced file, every line."""
 
     def __init__(self) -> None:
-        self._events: list[tuple[str, int]] = []
-        self._paths: set[str] = set()
         self._previous: Any = None
 
     @contextmanager
     def session(self, indexes: Iterable[SourceIndex]) -> Iterator[None]:
         yield  # nothing to switch on ahead
 
-    def start(self, indexes: Iterable[SourceIndex], events: list[tuple[str, int]]) -> None:
-        self._paths = {index.path for index in indexes}
-        self._events = events
+    def start(self, indexes: Iterable[SourceIndex], events: list[int]) -> None:
+        # (closures, not methods: the trace functions run on every call and line)
+        append = events.append
+        local = {path: _line_recorder(base, append) for path, base in line_bases(indexes).items()}
+        find = local.get
+
+        def on_call(frame: FrameType, event: str, arg: object) -> TraceFunction | None:
+            return find(frame.f_code.co_filename)  # None: a file not traced
+
         self._previous = sys.gettrace()
-        sys.settrace(self._on_call)
+        sys.settrace(on_call)
 
     def stop(self) -> None:
         sys.settrace(self._previous)
@@ -219,16 +248,6 @@ class _SettraceLines:
         finally:
             sys.settrace(tracer)
 
-    def _on_call(self, frame: FrameType, event: str, arg: object) -> Any:
-        if frame.f_code.co_filename in self._paths:
-            return self._on_line
-        return None
-
-    def _on_line(self, frame: FrameType, event: str, arg: object) -> Any:
-        if event == "line":
-            self._events.append((frame.f_code.co_filename, frame.f_lineno))
-        return self._on_line
-
 
 class _MonitoredLines:
     """Line events from ``sys.monitoring`` (3.12+), for the traced files' code objects
@@ -239,7 +258,8 @@ class _MonitoredLines:
     def __init__(self, monitoring: Any, tool: int) -> None:
         self._monitoring = monitoring
         self._tool = tool
-        self._events: list[tuple[str, int]] | None = None
+        self._events: list[int] | None = None
+        self._bases: dict[str, int] = {}
         self._sessions = 0
         self._code: list[CodeType] = []
         monitoring.register_callback(tool, monitoring.events.LINE, self._on_line)
@@ -265,8 +285,9 @@ class _MonitoredLines:
             for code in self._code:
                 self._monitoring.set_local_events(self._tool, code, 0)
 
-    def start(self, indexes: Iterable[SourceIndex], events: list[tuple[str, int]]) -> None:
+    def start(self, indexes: Iterable[SourceIndex], events: list[int]) -> None:
         self._acquire(indexes)
+        self._bases = line_bases(indexes)
         self._events = events
 
     def stop(self) -> None:
@@ -283,7 +304,7 @@ class _MonitoredLines:
 
     def _on_line(self, code: CodeType, line: int) -> None:
         if self._events is not None:
-            self._events.append((code.co_filename, line))
+            self._events.append(self._bases[code.co_filename] + line)
 
 
 def _line_source() -> _SettraceLines | _MonitoredLines:
@@ -322,8 +343,7 @@ class Tracer:
 
     def __init__(self, indexes: Iterable[SourceIndex]) -> None:
         self._indexes = tuple(indexes)
-        self._by_path = {index.path: index for index in self._indexes}
-        self._events: list[tuple[str, int]] = []
+        self._events: list[int] = []  # (LINE_SPAN)
 
     def __enter__(self) -> Tracer:
         LINES.start(self._indexes, self._events)
@@ -346,17 +366,17 @@ class Tracer:
         return traces
 
     def _grouped(
-        self, first_seen: tuple[tuple[str, int], ...], last_seen: tuple[tuple[str, int], ...]
+        self, first_seen: tuple[int, ...], last_seen: tuple[int, ...]
     ) -> tuple[FunctionTrace, ...]:
         statements: dict[tuple[SourceIndex, FunctionSpan], set[int]] = {}
-        for path, line in first_seen:
-            index = self._by_path[path]
+        for event in first_seen:
+            index, line = self._indexes[event // LINE_SPAN], event % LINE_SPAN
             run = index.runs.get(line)
             if run is not None:
                 statements.setdefault((index, run[0]), set()).add(run[1])
         last: dict[tuple[SourceIndex, FunctionSpan], int] = {}
-        for path, line in last_seen:
-            index = self._by_path[path]
+        for event in last_seen:
+            index, line = self._indexes[event // LINE_SPAN], event % LINE_SPAN
             run = index.runs.get(line)
             if run is not None:
                 last[(index, run[0])] = run[1]
