@@ -203,15 +203,34 @@ def line_bases(indexes: Iterable[SourceIndex]) -> dict[str, int]:
     return {index.path: number * LINE_SPAN for number, index in enumerate(indexes)}
 
 
-def _line_recorder(base: int, append: Callable[[int], None]) -> TraceFunction:
-    """The local trace function of one traced file's frames: each line event, recorded."""
+def _call_tracer(
+    indexes: Iterable[SourceIndex],
+) -> tuple[Callable[[list[int]], None], TraceFunction]:
+    """``sys.settrace``'s function for the traced files (a frame of one of them gets a
+    local one that records its line events), and what points them at a step's list.
+    Closures, not methods: they run on every call and line. Made once per set of files,
+    not per step: each local one refers to itself, a cycle left to the collector."""
+    nowhere: list[int] = []
+    append = nowhere.append
 
-    def on_line(frame: FrameType, event: str, arg: object) -> TraceFunction:
-        if event == "line":
-            append(base + frame.f_lineno)
+    def point_at(events: list[int]) -> None:
+        nonlocal append
+        append = events.append
+
+    def recorder(base: int) -> TraceFunction:
+        def on_line(frame: FrameType, event: str, arg: object) -> TraceFunction:
+            if event == "line":
+                append(base + frame.f_lineno)
+            return on_line
+
         return on_line
 
-    return on_line
+    find = {path: recorder(base) for path, base in line_bases(indexes).items()}.get
+
+    def on_call(frame: FrameType, event: str, arg: object) -> TraceFunction | None:
+        return find(frame.f_code.co_filename)  # None: a file not traced
+
+    return point_at, on_call
 
 
 class _SettraceLines:
@@ -219,20 +238,21 @@ class _SettraceLines:
 
     def __init__(self) -> None:
         self._previous: Any = None
+        # (the traced files' ids, _call_tracer's two functions for them)
+        self._made: tuple[tuple[int, ...], Callable[[list[int]], None], TraceFunction] | None
+        self._made = None
 
     @contextmanager
     def session(self, indexes: Iterable[SourceIndex]) -> Iterator[None]:
         yield  # nothing to switch on ahead
 
     def start(self, indexes: Iterable[SourceIndex], events: list[int]) -> None:
-        # (closures, not methods: the trace functions run on every call and line)
-        append = events.append
-        local = {path: _line_recorder(base, append) for path, base in line_bases(indexes).items()}
-        find = local.get
-
-        def on_call(frame: FrameType, event: str, arg: object) -> TraceFunction | None:
-            return find(frame.f_code.co_filename)  # None: a file not traced
-
+        indexes = tuple(indexes)
+        ids = tuple(map(id, indexes))
+        if self._made is None or self._made[0] != ids:
+            self._made = (ids, *_call_tracer(indexes))
+        _, point_at, on_call = self._made
+        point_at(events)
         self._previous = sys.gettrace()
         sys.settrace(on_call)
 
