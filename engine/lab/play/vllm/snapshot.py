@@ -179,6 +179,8 @@ def _event_value(value: Any) -> Any:
     if isinstance(value, bytes):
         return value.hex()
     if isinstance(value, tuple | list):
+        if all(type(v) is int and v < 2**53 for v in value):
+            return list(value)  # (token ids: each as it is, without a call apiece)
         return [_event_value(v) for v in value]
     return value
 
@@ -418,7 +420,8 @@ class SnapshotTaker:
         finished request stays listed, unchanged, for the rest of the timeline)."""
         manager = scheduler.kv_cache_manager
         if type(manager).get_block_ids is _GET_BLOCK_IDS:  # (its one group's list, read)
-            block_ids = tuple(b.block_id for b in manager.req_to_blocks.get(request.request_id, ()))
+            blocks = manager.req_to_blocks.get(request.request_id)
+            block_ids = tuple([b.block_id for b in blocks]) if blocks else ()
         else:
             block_ids = tuple(manager.get_block_ids(request.request_id)[0])
         fields = (
