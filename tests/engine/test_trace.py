@@ -128,6 +128,8 @@ def _built_without_kept_results(build: Callable[[], Timeline]) -> Timeline:
     with (
         mock.patch.object(trace_module, "_RESULTS", {}),
         mock.patch.object(trace_module, "_RESULTS_BOUND", 0),
+        mock.patch.object(trace_module, "_RAW_RESULTS", {}),
+        mock.patch.object(trace_module, "_RAW_EVENTS_BOUND", 0),
     ):
         return build()
 
