@@ -245,9 +245,10 @@ class _SettraceLines:
 
     def __init__(self) -> None:
         self._previous: Any = None
-        # (the traced files' ids, _call_tracer's two functions for them)
-        self._made: tuple[tuple[int, ...], Callable[[list[int]], None], TraceFunction] | None
-        self._made = None
+        # (the traced files' indexes, _call_tracer's two functions for them)
+        self._made: (
+            tuple[tuple[SourceIndex, ...], Callable[[list[int]], None], TraceFunction] | None
+        ) = None
 
     @contextmanager
     def session(self, indexes: Iterable[SourceIndex]) -> Iterator[None]:
@@ -255,9 +256,8 @@ class _SettraceLines:
 
     def start(self, indexes: Iterable[SourceIndex], events: list[int]) -> None:
         indexes = tuple(indexes)
-        ids = tuple(map(id, indexes))
-        if self._made is None or self._made[0] != ids:
-            self._made = (ids, *_call_tracer(indexes))
+        if self._made is None or self._made[0] != indexes:  # (an index is equal to itself)
+            self._made = (indexes, *_call_tracer(indexes))
         _, point_at, on_call = self._made
         point_at(events)
         self._previous = sys.gettrace()
