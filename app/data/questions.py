@@ -145,6 +145,20 @@ def _common_prefix(a: tuple[int, ...], b: tuple[int, ...]) -> int:
     return n
 
 
+def _common_chain_prefix(a: RequestRecord, b: RequestRecord) -> int:
+    """_common_prefix of the two requests' _chain_tokens, a whole block at a time: a
+    playground of 200 requests compares each admitted one with every earlier one."""
+    n = 0
+    for x, y in zip(a.chain, b.chain, strict=False):
+        if x.token_ids == y.token_ids:
+            n += len(x.token_ids)
+        elif len(x.token_ids) == len(y.token_ids):  # (full blocks: they part in this one)
+            return n + _common_prefix(x.token_ids, y.token_ids)
+        else:
+            return n + _common_prefix(_chain_tokens(a)[n:], _chain_tokens(b)[n:])
+    return n
+
+
 def _tempting(before: Snapshot, request: RequestRecord, block_size: int) -> tuple[int, ...]:
     """What a learner would answer without the lesson: every token whose block hash is
     already in the map (forgetting the num_tokens - 1 cap and a skipped lookup); the
@@ -159,9 +173,8 @@ def _tempting(before: Snapshot, request: RequestRecord, block_size: int) -> tupl
         if link.hash_label not in in_map:
             break
         found += 1
-    tokens = _chain_tokens(request)
     earlier = [r for r in before.requests if r.request_id != request.request_id]
-    common = [_common_prefix(tokens, _chain_tokens(other)) for other in earlier]
+    common = [_common_chain_prefix(request, other) for other in earlier]
     shared = max(common, default=0)
     reused = max(
         (min(max(o.num_cached_tokens, 0), c) for o, c in zip(earlier, common, strict=True)),
@@ -248,9 +261,11 @@ def _next_block(before: Snapshot, step: Step) -> Question | None:
 
 def _same_text(a: RequestRecord, b: RequestRecord) -> bool:
     """The same prompt length and token ids in every full block (what the chain shows)."""
-    return a.num_prompt_tokens == b.num_prompt_tokens and [link.token_ids for link in a.chain] == [
-        link.token_ids for link in b.chain
-    ]
+    return (
+        a.num_prompt_tokens == b.num_prompt_tokens
+        and len(a.chain) == len(b.chain)
+        and all(x.token_ids == y.token_ids for x, y in zip(a.chain, b.chain, strict=True))
+    )
 
 
 def _image_hit(before: Snapshot, step: Step, block_size: int) -> list[Question]:
@@ -259,6 +274,8 @@ def _image_hit(before: Snapshot, step: Step, block_size: int) -> list[Question]:
     asked = []
     for request in _admitted(before, step):
         facts = RequestFacts(request, block_size)
+        if facts.image_start < 0:
+            continue  # no image (looked at first: the twin is a walk of every request)
         twin = next(
             (
                 r
@@ -267,7 +284,7 @@ def _image_hit(before: Snapshot, step: Step, block_size: int) -> list[Question]:
             ),
             None,
         )
-        if twin is None or facts.image_start < 0:
+        if twin is None:
             continue
         total, hit = request.num_prompt_tokens, request.num_cached_tokens
         candidates = (

@@ -25,16 +25,19 @@ def runs_of(
     """``ids`` in order as runs of consecutive ids of one ``kind``; a marked id is a run
     of its own (it is shown with its details)."""
     runs: list[range] = []
+    # The open run (none while start == stop), its start's kind, and whether it may grow
+    # (its start is not marked): a range is made once per run, not once per id.
+    start = stop = 0
+    start_kind: Hashable = None
+    grows = False
     for b in ids:
-        last = runs[-1] if runs else None
-        if (
-            last is not None
-            and b == last.stop
-            and b not in marked
-            and last.start not in marked
-            and kind(b) == kind(last.start)
-        ):
-            runs[-1] = range(last.start, b + 1)
-        else:
-            runs.append(range(b, b + 1))
+        if grows and b == stop and b not in marked and kind(b) == start_kind:
+            stop = b + 1
+            continue
+        if stop != start:
+            runs.append(range(start, stop))
+        start, stop, grows = b, b + 1, b not in marked
+        start_kind = kind(b) if grows else None
+    if stop != start:
+        runs.append(range(start, stop))
     return runs

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.lab.play import line_tracer as trace_module
-from engine.lab.play.line_tracer import FunctionTrace, Tracer
+from engine.lab.play.line_tracer import FunctionTrace, Tracer, line_bases
 from engine.lab.play.scenario import MODES, load_scenario
 from engine.lab.play.scenario_file import scenario_from_dict
 from engine.lab.play.vllm.timeline import Step, Timeline, build_timeline, source_indexes
@@ -128,6 +128,8 @@ def _built_without_kept_results(build: Callable[[], Timeline]) -> Timeline:
     with (
         mock.patch.object(trace_module, "_RESULTS", {}),
         mock.patch.object(trace_module, "_RESULTS_BOUND", 0),
+        mock.patch.object(trace_module, "_RAW_RESULTS", {}),
+        mock.patch.object(trace_module, "_RAW_EVENTS_BOUND", 0),
     ):
         return build()
 
@@ -161,7 +163,8 @@ def test_kept_results_tell_apart_steps_that_ran_the_same_lines_in_another_order(
 
     def traced(lines: list[int]) -> tuple[FunctionTrace, ...]:
         tracer = Tracer(source_indexes())
-        tracer._events = [(index.path, line) for line in lines]
+        base = line_bases(source_indexes())[index.path]
+        tracer._events = [base + line for line in lines]
         return tracer.result()
 
     ends_on_first = traced([first, second, first])

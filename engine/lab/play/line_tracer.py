@@ -16,13 +16,17 @@ import ast
 import importlib
 import pkgutil
 import sys
-from collections.abc import Iterable, Iterator
+from array import array
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from types import CodeType, FrameType, FunctionType, ModuleType
 from typing import Any
+
+# A function sys.settrace calls (one of a frame's events: what traces its next ones).
+TraceFunction = Callable[[FrameType, str, Any], Any]
 
 # The whole repo-relative path is shown to the learner, e.g. "engine/vllm/block_pool.py".
 _REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -149,6 +153,12 @@ def _statement_children(node: ast.AST) -> Iterator[ast.AST]:
 # the line events themselves. Cleared when it grows past the bound.
 _RESULTS: dict[tuple[Any, ...], tuple[FunctionTrace, ...]] = {}
 _RESULTS_BOUND = 4096
+# Before that: the result of a step's events as they came (8 bytes each), by (indexes,
+# events). Most steps run exactly the lines of an earlier step (229 of the large
+# playground's 246, and all of the next edit's): found without the two walks above.
+# Cleared when the events kept pass the bound.
+_RAW_RESULTS: dict[tuple[tuple[int, ...], bytes], tuple[FunctionTrace, ...]] = {}
+_RAW_EVENTS_BOUND = 1 << 18
 
 
 @cache
@@ -189,23 +199,69 @@ def module_code(module: ModuleType) -> tuple[CodeType, ...]:
     return tuple(found)
 
 
+# A line event is one int, the line plus its file's number (its index's place in the
+# tracer's indexes) times LINE_SPAN: a 10,000-block playground's traced build has about
+# 300,000 of them, and an int is made, kept and told apart faster than a (path, line).
+LINE_SPAN = 1 << 20
+
+
+def line_bases(indexes: Iterable[SourceIndex]) -> dict[str, int]:
+    """Each traced file's path -> what its line events add to the line (LINE_SPAN)."""
+    return {index.path: number * LINE_SPAN for number, index in enumerate(indexes)}
+
+
+def _call_tracer(
+    indexes: Iterable[SourceIndex],
+) -> tuple[Callable[[list[int]], None], TraceFunction]:
+    """``sys.settrace``'s function for the traced files (a frame of one of them gets a
+    local one that records its line events), and what points them at a step's list.
+    Closures, not methods: they run on every call and line. Made once per set of files,
+    not per step: each local one refers to itself, a cycle left to the collector."""
+    nowhere: list[int] = []
+    append = nowhere.append
+
+    def point_at(events: list[int]) -> None:
+        nonlocal append
+        append = events.append
+
+    def recorder(base: int) -> TraceFunction:
+        def on_line(frame: FrameType, event: str, arg: object) -> TraceFunction:
+            if event == "line":
+                append(base + frame.f_lineno)
+            return on_line
+
+        return on_line
+
+    find = {path: recorder(base) for path, base in line_bases(indexes).items()}.get
+
+    def on_call(frame: FrameType, event: str, arg: object) -> TraceFunction | None:
+        return find(frame.f_code.co_filename)  # None: a file not traced
+
+    return point_at, on_call
+
+
 class _SettraceLines:
     """Line events from ``sys.settrace``: for a frame of a traced file, every line."""
 
     def __init__(self) -> None:
-        self._events: list[tuple[str, int]] = []
-        self._paths: set[str] = set()
         self._previous: Any = None
+        # (the traced files' indexes, _call_tracer's two functions for them)
+        self._made: (
+            tuple[tuple[SourceIndex, ...], Callable[[list[int]], None], TraceFunction] | None
+        ) = None
 
     @contextmanager
     def session(self, indexes: Iterable[SourceIndex]) -> Iterator[None]:
         yield  # nothing to switch on ahead
 
-    def start(self, indexes: Iterable[SourceIndex], events: list[tuple[str, int]]) -> None:
-        self._paths = {index.path for index in indexes}
-        self._events = events
+    def start(self, indexes: Iterable[SourceIndex], events: list[int]) -> None:
+        indexes = tuple(indexes)
+        if self._made is None or self._made[0] != indexes:  # (an index is equal to itself)
+            self._made = (indexes, *_call_tracer(indexes))
+        _, point_at, on_call = self._made
+        point_at(events)
         self._previous = sys.gettrace()
-        sys.settrace(self._on_call)
+        sys.settrace(on_call)
 
     def stop(self) -> None:
         sys.settrace(self._previous)
@@ -219,16 +275,6 @@ class _SettraceLines:
         finally:
             sys.settrace(tracer)
 
-    def _on_call(self, frame: FrameType, event: str, arg: object) -> Any:
-        if frame.f_code.co_filename in self._paths:
-            return self._on_line
-        return None
-
-    def _on_line(self, frame: FrameType, event: str, arg: object) -> Any:
-        if event == "line":
-            self._events.append((frame.f_code.co_filename, frame.f_lineno))
-        return self._on_line
-
 
 class _MonitoredLines:
     """Line events from ``sys.monitoring`` (3.12+), for the traced files' code objects
@@ -239,7 +285,8 @@ class _MonitoredLines:
     def __init__(self, monitoring: Any, tool: int) -> None:
         self._monitoring = monitoring
         self._tool = tool
-        self._events: list[tuple[str, int]] | None = None
+        self._events: list[int] | None = None
+        self._bases: dict[str, int] = {}
         self._sessions = 0
         self._code: list[CodeType] = []
         monitoring.register_callback(tool, monitoring.events.LINE, self._on_line)
@@ -265,8 +312,9 @@ class _MonitoredLines:
             for code in self._code:
                 self._monitoring.set_local_events(self._tool, code, 0)
 
-    def start(self, indexes: Iterable[SourceIndex], events: list[tuple[str, int]]) -> None:
+    def start(self, indexes: Iterable[SourceIndex], events: list[int]) -> None:
         self._acquire(indexes)
+        self._bases = line_bases(indexes)
         self._events = events
 
     def stop(self) -> None:
@@ -283,7 +331,7 @@ class _MonitoredLines:
 
     def _on_line(self, code: CodeType, line: int) -> None:
         if self._events is not None:
-            self._events.append((code.co_filename, line))
+            self._events.append(self._bases[code.co_filename] + line)
 
 
 def _line_source() -> _SettraceLines | _MonitoredLines:
@@ -322,8 +370,7 @@ class Tracer:
 
     def __init__(self, indexes: Iterable[SourceIndex]) -> None:
         self._indexes = tuple(indexes)
-        self._by_path = {index.path: index for index in self._indexes}
-        self._events: list[tuple[str, int]] = []
+        self._events: list[int] = []  # (LINE_SPAN)
 
     def __enter__(self) -> Tracer:
         LINES.start(self._indexes, self._events)
@@ -333,30 +380,39 @@ class Tracer:
         LINES.stop()
 
     def result(self) -> tuple[FunctionTrace, ...]:
+        ids = tuple(map(id, self._indexes))
+        raw = (ids, array("q", self._events).tobytes())
+        traces = _RAW_RESULTS.get(raw)
+        if traces is not None:
+            return traces
         # Each distinct event once: in the order first seen (which function was entered
         # first), and in the order last seen (which statement of a function ran last).
         first_seen = tuple(dict.fromkeys(self._events))
         last_seen = tuple(reversed(dict.fromkeys(reversed(self._events))))
-        key = (tuple(map(id, self._indexes)), first_seen, last_seen)
+        key = (ids, first_seen, last_seen)
         traces = _RESULTS.get(key)
         if traces is None:
             if len(_RESULTS) >= _RESULTS_BOUND:
                 _RESULTS.clear()
             traces = _RESULTS[key] = self._grouped(first_seen, last_seen)
+        kept = sum(len(events) for _, events in _RAW_RESULTS) // 8
+        if kept + len(self._events) > _RAW_EVENTS_BOUND:
+            _RAW_RESULTS.clear()
+        _RAW_RESULTS[raw] = traces
         return traces
 
     def _grouped(
-        self, first_seen: tuple[tuple[str, int], ...], last_seen: tuple[tuple[str, int], ...]
+        self, first_seen: tuple[int, ...], last_seen: tuple[int, ...]
     ) -> tuple[FunctionTrace, ...]:
         statements: dict[tuple[SourceIndex, FunctionSpan], set[int]] = {}
-        for path, line in first_seen:
-            index = self._by_path[path]
+        for event in first_seen:
+            index, line = self._indexes[event // LINE_SPAN], event % LINE_SPAN
             run = index.runs.get(line)
             if run is not None:
                 statements.setdefault((index, run[0]), set()).add(run[1])
         last: dict[tuple[SourceIndex, FunctionSpan], int] = {}
-        for path, line in last_seen:
-            index = self._by_path[path]
+        for event in last_seen:
+            index, line = self._indexes[event // LINE_SPAN], event % LINE_SPAN
             run = index.runs.get(line)
             if run is not None:
                 last[(index, run[0])] = run[1]

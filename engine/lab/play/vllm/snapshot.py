@@ -17,6 +17,7 @@ from typing import Any, Literal
 from engine.lab.play.records import EventRecord, LogLine
 from engine.vllm.aux_output import AuxOutputWorkerConnector
 from engine.vllm.block_pool import BlockPool
+from engine.vllm.kv_cache_manager import KVCacheManager
 from engine.vllm.kv_cache_utils import (
     FreeKVCacheBlockQueue,
     KVCacheBlock,
@@ -178,6 +179,8 @@ def _event_value(value: Any) -> Any:
     if isinstance(value, bytes):
         return value.hex()
     if isinstance(value, tuple | list):
+        if all(type(v) is int and v < 2**53 for v in value):
+            return list(value)  # (token ids: each as it is, without a call apiece)
         return [_event_value(v) for v in value]
     return value
 
@@ -217,6 +220,9 @@ def _chain_links(
         parent = label
     return links
 
+
+# The manager's own get_block_ids: a request's blocks read from its map (request_record).
+_GET_BLOCK_IDS = KVCacheManager.get_block_ids
 
 # Block records by (id, ref_cnt, hash key, null): a block that goes back to an earlier
 # state gets the record it had, not a new one. Cleared when it grows past the bound.
@@ -373,6 +379,8 @@ class SnapshotTaker:
         """The request's chain: the links of the hashes seen before, and the new ones."""
         hashes = request.block_hashes
         known = self._chains.get(id(request))
+        if known is not None and known[0] is request and hashes == known[1]:
+            return known[2]  # (most requests of most steps: nothing new)
         if known is not None and known[0] is request and hashes[: len(known[1])] == known[1]:
             links = known[2]
             if len(links) < len(hashes):
@@ -388,8 +396,14 @@ class SnapshotTaker:
         snapshot is the record made then."""
         entries = self._entries
         made = []
-        for key, cached in pool.cached_block_hash_to_block.items():
-            block_ids = tuple(b.block_id for b in cached)
+        # (the map's own entries, in its order: items() makes a list of every entry's
+        # blocks, hundreds per snapshot in a large pool; a key's one block is not a dict)
+        for key, cached in pool.cached_block_hash_to_block._cache.items():
+            block_ids = (
+                (cached.block_id,)
+                if isinstance(cached, KVCacheBlock)
+                else tuple(b.block_id for b in cached.values())
+            )
             entry = entries.get((key, block_ids))
             if entry is None:
                 block_hash = get_block_hash(key)
@@ -404,15 +418,21 @@ class SnapshotTaker:
     def request_record(self, request: Request, scheduler: Scheduler) -> RequestRecord:
         """The request's record; the one made before while nothing of it changed (a
         finished request stays listed, unchanged, for the rest of the timeline)."""
+        manager = scheduler.kv_cache_manager
+        if type(manager).get_block_ids is _GET_BLOCK_IDS:  # (its one group's list, read)
+            blocks = manager.req_to_blocks.get(request.request_id)
+            block_ids = tuple([b.block_id for b in blocks]) if blocks else ()
+        else:
+            block_ids = tuple(manager.get_block_ids(request.request_id)[0])
         fields = (
             request.request_id,
-            request.status.name,
+            request.status._name_,  # (.name: a descriptor's call, 25,000 per large build)
             request.num_prompt_tokens,
             request.num_tokens,
             request.num_computed_tokens,
             request.num_cached_tokens,
             request.num_preemptions,
-            tuple(scheduler.kv_cache_manager.get_block_ids(request.request_id)[0]),
+            block_ids,
             self.chain(request, scheduler.block_size),
             request.cache_salt,
             request.skip_reading_prefix_cache,
