@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from app.render.gaps import runs_of, with_gaps
+from app.render.gaps import folded, runs_of
 from app.render.glossary import term
 from app.render.html import changed_at, esc
 from engine.lab.play.vllm.snapshot import RequestRecord
@@ -36,18 +36,15 @@ def block_chips(block_ids: Sequence[int], states: Mapping[int, str]) -> str:
         return '<span class="empty-note">none</span>'
     if len(block_ids) <= FOLD_FROM:
         return "".join(_chip(range(b, b + 1), states) for b in block_ids)
-    runs = runs_of(block_ids, lambda b: states[b], ())
-    chips = []
-    for shown in with_gaps(len(runs), (), EDGE):
-        if isinstance(shown, range):
-            blocks = sum(len(runs[i]) for i in shown)
-            chips.append(
-                f'<span class="chip gap" data-gap="{blocks}" title="{blocks:,} blocks not shown">'
-                f"… {blocks:,} more …</span>"
-            )
-        else:
-            chips.append(_chip(runs[shown], states))
-    return "".join(chips)
+    return folded(
+        runs_of(block_ids, lambda b: states[b], ()),
+        lambda run: _chip(run, states),
+        lambda blocks: (
+            f'<span class="chip gap" data-gap="{blocks}" title="{blocks:,} blocks not shown">'
+            f"… {blocks:,} more …</span>"
+        ),
+        EDGE,
+    )
 
 
 def _row(request: RequestRecord, states: Mapping[int, str], changed: bool) -> str:
