@@ -16,7 +16,7 @@ import zipfile
 from pathlib import Path
 
 from app.static_site.assets import AssetError, log, sha256_of
-from app.static_site.wheels import record_hash
+from app.static_site.wheels import rewrite_zip
 
 PYC_MAGIC = "cb0d0d0a"  # CPython 3.12's bytecode magic number (3531), as Pyodide 0.27
 PYC_TAG = "cpython-312"
@@ -79,27 +79,6 @@ def pycache_path(rel: str) -> str:
     return f"{folder}/__pycache__/{name[:-3]}.{PYC_TAG}.pyc".lstrip("/")
 
 
-def rewrite_zip(
-    path: Path, extra: dict[str, bytes], compression: int, dropped: frozenset[str] = frozenset()
-) -> None:
-    """Add files to a zip and drop others (a wheel's RECORD follows), fixed timestamps."""
-    tmp = path.with_suffix(".tmp")
-    with zipfile.ZipFile(path) as src, zipfile.ZipFile(tmp, "w", compression) as dst:
-        for info in src.infolist():
-            if info.filename in dropped:
-                continue
-            data = src.read(info)
-            if info.filename.endswith(".dist-info/RECORD"):
-                kept = [ln for ln in data.decode().splitlines() if ln.split(",")[0] not in dropped]
-                kept += [f"{arc},{record_hash(d)}" for arc, d in extra.items()]
-                data = ("\n".join(kept) + "\n").encode()
-            dst.writestr(info, data, compress_type=info.compress_type)
-        for arc, data in extra.items():
-            info = zipfile.ZipInfo(arc, date_time=(1980, 1, 1, 0, 0, 0))
-            dst.writestr(info, data, compress_type=compression)
-    tmp.replace(path)
-
-
 def imported_sources(
     app: Path, project: Path | None, lazy: tuple[str, ...] = ()
 ) -> frozenset[str] | None:
@@ -157,9 +136,9 @@ def precompile(
     beside = stdlib or sourceless
     rewrite_zip(
         path,
+        path,
+        lambda name: not (sourceless and name in pycs),
         {f"{rel}c" if beside else pycache_path(rel): data for rel, data in pycs.items()},
-        zipfile.ZIP_DEFLATED,
-        dropped=frozenset(pycs) if sourceless else frozenset(),
     )
     if saved is not None:
         saved.parent.mkdir(exist_ok=True)
