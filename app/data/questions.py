@@ -26,7 +26,7 @@ rule on the timeline, so every scenario and mode gets them where its lesson is:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import cast
 
 from app.render.engines import on_sglang
@@ -53,15 +53,6 @@ class Question:
     options: tuple[str, ...]
     answer: int  # index into options
     explain: str  # shown with the answer: what step s + 1 shows
-
-    def as_json(self) -> dict[str, object]:
-        return {
-            "kind": self.kind,
-            "prompt": self.prompt,
-            "options": list(self.options),
-            "answer": self.answer,
-            "explain": self.explain,
-        }
 
 
 def _reset_result(step: Step) -> Question | None:
@@ -137,12 +128,8 @@ def _chain_tokens(request: RequestRecord) -> tuple[int, ...]:
 
 
 def _common_prefix(a: tuple[int, ...], b: tuple[int, ...]) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
+    shorter = min(len(a), len(b))
+    return next((i for i in range(shorter) if a[i] != b[i]), shorter)
 
 
 def _tempting(before: Snapshot, request: RequestRecord, block_size: int) -> tuple[int, ...]:
@@ -344,5 +331,5 @@ def questions_at(timeline: Timeline | SGLangTimeline, step: int) -> tuple[Questi
 def all_questions(timeline: Timeline | SGLangTimeline) -> list[list[dict[str, object]]]:
     """Per step, its questions as JSON (what the browser holds)."""
     return [
-        [q.as_json() for q in questions_at(timeline, step)] for step in range(len(timeline.steps))
+        [asdict(q) for q in questions_at(timeline, step)] for step in range(len(timeline.steps))
     ]
