@@ -12,6 +12,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Sequence
 
 from app.render.gaps import folded, runs_of
+from app.render.glossary import marked_terms, panel_texts
 from app.render.html import esc, previous_and_current
 from engine.lab.play.vllm.timeline import Timeline
 
@@ -20,6 +21,7 @@ from engine.lab.play.vllm.timeline import Timeline
 # Every built-in scenario's queue (pools of at most 160 blocks) is shown in full.
 FULL_UP_TO = 256
 EDGE = 16
+CAPTION = marked_terms(panel_texts()["queue"]["caption"])
 # A block's change at the step -> its class, its title's words, the caption's word.
 CHANGES = {
     "arrived": (" changed", ", arrived at this step", "arrived"),
@@ -128,8 +130,6 @@ def render_queue(timeline: Timeline, step: int) -> str:
         f'aria-label="free blocks from head (reused first) to tail">{items}</ol>'
         '<span class="fq-end" style="text-align:right"><strong>tail</strong>reused last</span>'
         "</div>"
-        f'<div class="fq-caption">{len(snapshot.free_queue)} free{change_note} · new blocks '
-        "are taken from the head; a freed block joins the tail if it has a hash, the head if "
-        "not; a cached block stays findable until it is handed out</div>"
+        f'<div class="fq-caption">{len(snapshot.free_queue)} free{change_note} · {CAPTION}</div>'
         "</section>"
     )

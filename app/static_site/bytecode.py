@@ -25,24 +25,22 @@ STDLIB_MOUNT = "/lib/python312.zip"  # where Pyodide puts python_stdlib.zip on s
 SCRIPTS = Path(__file__).parent / "scripts"  # run by another Python, as files
 
 
-def python312_candidates() -> list[str]:
-    found = [os.environ.get("PCL_PYTHON312", ""), shutil.which("python3.12") or ""]
-    found += sorted(map(str, Path.home().glob(".pyenv/versions/3.12.*/bin/python3")), reverse=True)
-    return [c for c in found if c]
+def run_script(
+    python: str, name: str, *args: str, timeout: int, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """One of scripts/ run by ``python``, its output as text."""
+    command = [python, str(SCRIPTS / name), *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
 
 
 @functools.cache
 def python312() -> str | None:
     """A CPython 3.12 whose bytecode Pyodide 0.27 loads, or None (sources only)."""
-    for candidate in python312_candidates():
+    found = [os.environ.get("PCL_PYTHON312", ""), shutil.which("python3.12") or ""]
+    found += sorted(map(str, Path.home().glob(".pyenv/versions/3.12.*/bin/python3")), reverse=True)
+    for candidate in filter(None, found):
         with contextlib.suppress(OSError, subprocess.SubprocessError):
-            out = subprocess.run(
-                [candidate, str(SCRIPTS / "pyc_magic.py")],
-                capture_output=True,
-                text=True,
-                timeout=60,
-            ).stdout.strip()
-            if out == PYC_MAGIC:
+            if run_script(candidate, "pyc_magic.py", timeout=60).stdout.strip() == PYC_MAGIC:
                 return candidate
     log(
         "warning: no CPython 3.12 found (set PCL_PYTHON312): shipping sources only, "
@@ -61,12 +59,7 @@ def compile_sources(sources: dict[str, bytes], prefix: str) -> dict[str, bytes]:
         for rel, data in sources.items():
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             (root / rel).write_bytes(data)
-        proc = subprocess.run(
-            [python, str(SCRIPTS / "compile_pyc.py"), tmp, prefix],
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
+        proc = run_script(python, "compile_pyc.py", tmp, prefix, timeout=600)
         if proc.returncode:
             raise AssetError(f"byte-compiling with {python} failed: {proc.stderr.strip()[-300:]}")
         return {
@@ -85,19 +78,9 @@ def imported_sources(
     """What the app imports (at start, and with the modules it imports later, ``lazy``):
     only that is compiled (the rest, rarely imported, would add bytes to the download for
     nothing). None (compile all) if the app cannot be run."""
-    env = dict(
-        os.environ,
-        PYTHONPATH=os.pathsep.join(
-            filter(None, [str(project or ""), os.environ.get("PYTHONPATH")])
-        ),
-    )
-    proc = subprocess.run(
-        [sys.executable, str(SCRIPTS / "imported_modules.py"), str(app), *lazy],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-    )
+    path = os.pathsep.join(filter(None, [str(project or ""), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "PYTHONPATH": path}
+    proc = run_script(sys.executable, "imported_modules.py", str(app), *lazy, timeout=300, env=env)
     if proc.returncode:
         log("warning: could not list the app's imports: compiling every module")
         return None
