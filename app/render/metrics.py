@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from app.render.glossary import term
+from app.render.content_files import one_line
+from app.render.glossary import marked_terms, panel_texts, term
 from app.render.html import esc
 from engine.lab.play.vllm.event_labels import event_hash_labels, event_hashes, event_label
 from engine.lab.play.vllm.timeline import Timeline
@@ -33,21 +34,26 @@ def rate(value: float | None) -> str:
 
 
 def metrics_box(
+    engine: str,
     title: str,
     data: dict[str, object],
-    cells: tuple[tuple[str, str, str], ...],
+    values: tuple[str, ...],
     note: str,
     events: str,
 ) -> str:
-    """The counters panel of either engine: ``data`` as the counters' data- attributes,
-    a metric per (label, value, hint) of ``cells``, a ``note`` and the step's KV
-    ``events`` (HTML list items)."""
+    """The counters panel of ``engine``: ``data`` as the counters' data- attributes, a
+    metric per value of ``values`` (its label and tooltip from content/panels.toml), a
+    ``note`` and the step's KV ``events`` (HTML list items)."""
     attrs = " ".join(f'data-{key}="{value}"' for key, value in data.items())
+    named = zip(panel_texts()["metrics"][engine], values, strict=True)
+    cells = "".join(
+        metric(marked_terms(label), value, one_line(hint)) for (label, hint), value in named
+    )
     body = events or '<li class="empty-note">no KV events at this step</li>'
     return (
         '<section class="box" aria-label="prefix-cache metrics">'
         f'<h3 class="panel-title">{title}</h3>'
-        f'<dl class="metrics" data-testid="metrics" {attrs}>{"".join(metric(*c) for c in cells)}'
+        f'<dl class="metrics" data-testid="metrics" {attrs}>{cells}'
         f'</dl><div class="note">{note}</div>'
         '<h3 class="panel-title" style="margin-top:8px">KV events of this step</h3>'
         f'<ul class="events" data-testid="events" aria-label="KV events">{body}</ul>'
@@ -97,35 +103,19 @@ def render_metrics(timeline: Timeline, step: int) -> str:
         "survival": rate(survival),
         "resets": stats.resets,
     }
-    cells = (
-        (
-            term("prefix-cache-counters", "prefix_cache_queries"),
-            f"{stats.queries:,}",
-            "tokens of newly admitted requests (num_tokens each)",
-        ),
-        (
-            "prefix_cache_hits",
-            f"{stats.hits:,}",
-            "tokens those requests reused from the cache (num_cached_tokens each)",
-        ),
-        ("hit rate", percent(hit_rate), "hits / queries"),
-        ("preempted_requests", f"{stats.preempted_requests:,}", "resumed after preemption"),
-        (
-            "preempted hits / queries",
-            f"{stats.preempted_hits:,} / {stats.preempted_queries:,}",
-            "tokens of resumed requests",
-        ),
-        (
-            "survival fraction",
-            percent(survival),
-            "preempted_hits / preempted_queries: how much of a preempted request's "
-            "KV was still cached when it resumed",
-        ),
-        ("resets", f"{stats.resets:,}", "successful prefix-cache resets"),
+    values = (
+        f"{stats.queries:,}",
+        f"{stats.hits:,}",
+        percent(hit_rate),
+        f"{stats.preempted_requests:,}",
+        f"{stats.preempted_hits:,} / {stats.preempted_queries:,}",
+        percent(survival),
+        f"{stats.resets:,}",
     )
     note = (
         f"Counters in tokens since the start ({stats.requests} new "
         f"request{'' if stats.requests == 1 else 's'}); a request with "
         f"{term('skip-reading-prefix-cache')} set skips the lookup and counts in neither."
     )
-    return metrics_box("Prefix-cache metrics", data, cells, note, render_events(timeline, step))
+    events = render_events(timeline, step)
+    return metrics_box("vllm", "Prefix-cache metrics", data, values, note, events)

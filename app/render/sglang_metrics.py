@@ -4,7 +4,6 @@ event's hashes are counted, not listed."""
 
 from __future__ import annotations
 
-from app.render.glossary import term
 from app.render.html import esc
 from app.render.metrics import metrics_box, percent, rate, ratio
 from app.render.sglang_common import span_text, unit_word
@@ -47,24 +46,16 @@ def render_sglang_metrics(timeline: SGLangTimeline, step: int) -> str:
         "splits": c.splits,
         "resets": c.resets,
     }
-    cells = (
-        ("prompt tokens", f"{c.queries:,}", "prompt tokens of the requests admitted"),
-        (
-            "hit tokens",
-            f"{c.hits:,}",
-            "their matched prefix at admission (prefix_len, at most the prompt less one)",
-        ),
-        ("hit rate", percent(hit_rate), "hit tokens / prompt tokens"),
-        (
-            "evicted",
-            f"{c.evicted_tokens:,} tokens · {c.evicted_nodes:,} nodes",
-            "tokens (and nodes) evict() took from the tree",
-        ),
-        (term("split", "splits"), f"{c.splits:,}", "nodes cut in two by a match or insert"),
-        ("flushes", f"{c.resets:,}", "flush_cache calls that went through"),
+    values = (
+        f"{c.queries:,}",
+        f"{c.hits:,}",
+        percent(hit_rate),
+        f"{c.evicted_tokens:,} tokens · {c.evicted_nodes:,} nodes",
+        f"{c.splits:,}",
+        f"{c.resets:,}",
     )
     note = (
         "In tokens since the start; a hit is what the tree held of a prompt when it was admitted."
     )
     events = "".join(_event(e, snapshot.page_size) for e in snapshot.events)
-    return metrics_box("Radix cache counters", data, cells, note, events)
+    return metrics_box("sglang", "Radix cache counters", data, values, note, events)
