@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from app.render.glossary import term
+from app.render.glossary import marked_terms, panel_texts, term
 from app.render.html import changed_at, esc
 from app.render.sglang_common import node_units, span_text, unit_word
 from engine.lab.play.sglang.narration import node_label
@@ -287,14 +287,8 @@ def render_radix_tree(timeline: SGLangTimeline, step: int) -> str:
         if folded
         else ""
     )
-    legend = (
-        '<ul class="legend tree-legend" aria-label="legend">'
-        f'<li><span class="badge b-protected">protected</span> {term("lock-ref")} &gt; 0</li>'
-        f'<li><span class="badge b-evictable">evictable leaf</span> evict() may take it</li>'
-        '<li><span class="badge b-walked">matched</span> on this step\'s match path</li>'
-        f'<li><span class="badge b-split">split here</span> made by a {term("split")}</li>'
-        '<li><span class="badge b-inserted">inserted</span> / '
-        '<span class="badge b-changed">changed</span> at this step</li></ul>'
+    legend = "".join(
+        f"<li>{marked_terms(item)}</li>" for item in panel_texts()["radix_tree"]["legend"]
     )
     return (
         '<section class="box" data-testid="radix-tree" aria-label="radix tree">'
@@ -303,6 +297,6 @@ def render_radix_tree(timeline: SGLangTimeline, step: int) -> str:
         f"{snapshot.tree_tokens:,} tokens{fold_note}</h3>"
         f'<div class="tree-scroll"><ul class="rtree" role="tree" '
         f'aria-label="radix tree, root first, depth first">{"".join(items)}</ul></div>'
-        f"{evicted_note}{legend}"
+        f'{evicted_note}<ul class="legend tree-legend" aria-label="legend">{legend}</ul>'
         "</section>"
     )
