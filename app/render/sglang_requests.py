@@ -4,6 +4,7 @@ runs and who waits, in the policy's order (the vLLM panel's frame, requests.py).
 
 from __future__ import annotations
 
+from app.render.glossary import panel_texts
 from app.render.html import changed_at, esc
 from app.render.requests import requests_box
 from app.render.sglang_common import span_text
@@ -67,11 +68,7 @@ def render_sglang_requests(timeline: SGLangTimeline, step: int) -> str:
         else list(snapshot.waiting)
     )
     finished = ", ".join(snapshot.finished) or "none"
-    order = (
-        "the waiting queue as it stands: lpm sorts it by match depth at each schedule"
-        if timeline.mode == "lpm"
-        else "the waiting queue in arrival order (fcfs)"
-    )
+    order = panel_texts()["requests"]["order"][timeline.mode]
     after = (
         f'<div class="queues" data-testid="finished"><strong>finished:</strong> '
         f"{esc(finished)} · {order}</div>"
