@@ -26,9 +26,10 @@ rule on the timeline, so every scenario and mode gets them where its lesson is:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from typing import cast
+from dataclasses import asdict, dataclass
+from typing import Any, cast
 
+from app.render.content_files import load_toml, one_line
 from app.render.engines import on_sglang
 from engine.lab.play.sglang.timeline import SGLangTimeline
 from engine.lab.play.vllm.narration import RequestFacts
@@ -36,13 +37,10 @@ from engine.lab.play.vllm.snapshot import RequestRecord, Snapshot
 from engine.lab.play.vllm.timeline import Step, Timeline
 
 RESET_CALL = "reset_prefix_cache("
-RESET_OPTIONS = ("Yes: it returns True", "No: it returns False", "It raises an error")
-BLOCK_FATES = (
-    "{r} keeps them, hashes and all",
-    "{r} keeps them, but their hashes are cleared",
-    "They go back to the free queue, still cached",
-    "They go back to the free queue, hashes cleared",
-)
+# Each kind's words, from content/questions.toml.
+WORDS: dict[str, dict[str, Any]] = load_toml("questions.toml")
+RESET_OPTIONS = tuple(WORDS["reset_result"]["options"])
+BLOCK_FATES = tuple(WORDS["block_fate"]["options"])
 MAX_BLOCK_OPTIONS = 4
 
 
@@ -54,27 +52,23 @@ class Question:
     answer: int  # index into options
     explain: str  # shown with the answer: what step s + 1 shows
 
-    def as_json(self) -> dict[str, object]:
-        return {
-            "kind": self.kind,
-            "prompt": self.prompt,
-            "options": list(self.options),
-            "answer": self.answer,
-            "explain": self.explain,
-        }
+
+def ask(
+    kind: str, options: tuple[str, ...], answer: int, explain: str = "explain", /, **data: object
+) -> Question:
+    """A question of ``kind`` in its words, filled from the step's ``data`` (``explain``:
+    which of the kind's explanations)."""
+    words = WORDS[kind]
+    prompt = one_line(words["prompt"]).format(**data)
+    return Question(kind, prompt, options, answer, one_line(words[explain]).format(**data))
 
 
 def _reset_result(step: Step) -> Question | None:
     if not step.label.startswith(RESET_CALL) or step.result is None:
         return None
     answer = {"True": 0, "False": 1}.get(step.result, 2)
-    return Question(
-        "reset_result",
-        f"Next: {step.label}. Will the reset succeed?",
-        RESET_OPTIONS,
-        answer,
-        f"It returned {step.result}." if answer < 2 else f"It raised {step.result}.",
-    )
+    how = "explain" if answer < 2 else "raised"
+    return ask("reset_result", RESET_OPTIONS, answer, how, label=step.label, result=step.result)
 
 
 def _holder(snapshot: Snapshot) -> RequestRecord | None:
@@ -99,13 +93,8 @@ def _block_fate(before: Snapshot, step: Step) -> Question | None:
     answer = (0 if kept == {True} else 1) if held == {True} else (2 if kept == {True} else 3)
     names = ", ".join(f"#{b}" for b in ids)
     r = holder.request_id
-    return Question(
-        "block_fate",
-        f"{r} is running on blocks {names}. What happens to them at this reset?",
-        tuple(f.format(r=r) for f in BLOCK_FATES),
-        answer,
-        BLOCK_FATES[answer].format(r=r) + ".",
-    )
+    fates = tuple(f.format(r=r) for f in BLOCK_FATES)
+    return ask("block_fate", fates, answer, r=r, names=names, fate=fates[answer])
 
 
 def token_options(
@@ -137,12 +126,8 @@ def _chain_tokens(request: RequestRecord) -> tuple[int, ...]:
 
 
 def _common_prefix(a: tuple[int, ...], b: tuple[int, ...]) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
+    shorter = min(len(a), len(b))
+    return next((i for i in range(shorter) if a[i] != b[i]), shorter)
 
 
 def _common_chain_prefix(a: RequestRecord, b: RequestRecord) -> int:
@@ -197,15 +182,7 @@ def _hit_tokens(before: Snapshot, step: Step, block_size: int) -> list[Question]
             hit, total, (*tempting, 0, hit - block_size, hit + block_size)
         )
         asked.append(
-            Question(
-                "hit_tokens",
-                f"{request.request_id} is admitted next, with {total} prompt tokens. "
-                "How many tokens does it reuse from the prefix cache (its "
-                "num_cached_tokens, as vLLM reports it)?",
-                options,
-                answer,
-                f"num_cached_tokens = {hit}: {hit} of {total} tokens reused.",
-            )
+            ask("hit_tokens", options, answer, request=request.request_id, total=total, hit=hit)
         )
     return asked
 
@@ -226,15 +203,8 @@ def _resume_hit(before: Snapshot, step: Step, block_size: int) -> Question | Non
     # tempting: every full block it had cached, as if none had been evicted since
     own = min(len(request.chain) * block_size, queried - 1) // block_size * block_size
     options, answer = token_options(hit, queried, (own, 0, hit - block_size, hit + block_size))
-    return Question(
-        "resume_hit",
-        f"{request.request_id} was preempted with its blocks freed, and resumes next; its "
-        f"prefix-cache lookup covers {queried} tokens (what preempted_queries grows by). "
-        "How many of them does it reuse (what preempted_hits grows by)?",
-        options,
-        answer,
-        f"{hit} of {queried} tokens hit: preempted_hits / preempted_queries = {hit} / {queried}.",
-    )
+    data = {"request": request.request_id, "queried": queried, "hit": hit}
+    return ask("resume_hit", options, answer, **data)
 
 
 def _next_block(before: Snapshot, step: Step) -> Question | None:
@@ -249,14 +219,9 @@ def _next_block(before: Snapshot, step: Step) -> Question | None:
     if not any(before.block(b).block_hash for b in reversed(queue)):
         return None  # no cached block to tempt: every free block is alike
     shown = sorted({*queue[:3], queue[-1]})
-    return Question(
-        "next_block",
-        "The next step needs a new block. Which block is handed out first?",
-        tuple(f"#{b}" for b in shown),
-        shown.index(head.block_id),
-        f"#{head.block_id}, the head of free_block_queue"
-        + (", although it was still cached: its hash is evicted." if head.block_hash else "."),
-    )
+    options, answer = tuple(f"#{b}" for b in shown), shown.index(head.block_id)
+    how = "cached" if head.block_hash else "explain"
+    return ask("next_block", options, answer, how, block=head.block_id)
 
 
 def _same_text(a: RequestRecord, b: RequestRecord) -> bool:
@@ -287,27 +252,19 @@ def _image_hit(before: Snapshot, step: Step, block_size: int) -> list[Question]:
         if twin is None:
             continue
         total, hit = request.num_prompt_tokens, request.num_cached_tokens
-        candidates = (
-            (total, "the text is the same, so everything hits"),
-            (facts.blocks_before_image * block_size, "only the blocks before the image"),
-            ((total - 1) // block_size * block_size, "every full block short of the last token"),
-            (0, "an image changes every block's hash"),
-            (hit, "the blocks from the first whose tokens and keys are cached"),
-        )
+        candidates = {
+            "whole": total,
+            "before_image": facts.blocks_before_image * block_size,
+            "short_of_last": (total - 1) // block_size * block_size,
+            "none": 0,
+            "answer": hit,
+        }
         counts: dict[int, str] = {}
-        for count, why in candidates:
-            counts.setdefault(count, why)
-        options = [f"{n} tokens: {why}" for n, why in sorted(counts.items())]
-        asked.append(
-            Question(
-                "image_hit",
-                f"{request.request_id} has the same token ids as {twin.request_id}, with its "
-                "image's placeholder tokens. How many tokens does it reuse from the prefix cache?",
-                tuple(options),
-                sorted(counts).index(hit),
-                f"num_cached_tokens = {hit}: {facts.image_keys} are in its keys.",
-            )
-        )
+        for why, count in candidates.items():
+            counts.setdefault(count, WORDS["image_hit"][why])
+        options = tuple(f"{n} tokens: {why}" for n, why in sorted(counts.items()))
+        data = {"request": request.request_id, "twin": twin.request_id, "keys": facts.image_keys}
+        asked.append(ask("image_hit", options, sorted(counts).index(hit), hit=hit, **data))
     return asked
 
 
@@ -361,5 +318,5 @@ def questions_at(timeline: Timeline | SGLangTimeline, step: int) -> tuple[Questi
 def all_questions(timeline: Timeline | SGLangTimeline) -> list[list[dict[str, object]]]:
     """Per step, its questions as JSON (what the browser holds)."""
     return [
-        [q.as_json() for q in questions_at(timeline, step)] for step in range(len(timeline.steps))
+        [asdict(q) for q in questions_at(timeline, step)] for step in range(len(timeline.steps))
     ]

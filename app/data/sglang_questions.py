@@ -14,7 +14,7 @@ never written by hand. The counterpart of app/data/questions.py (vLLM's block po
 
 from __future__ import annotations
 
-from app.data.questions import RESET_OPTIONS, Question, few_hit_questions, token_options
+from app.data.questions import RESET_OPTIONS, Question, ask, few_hit_questions, token_options
 from engine.lab.play.sglang.snapshot import ROOT_ID, NodeRecord, SGLangSnapshot
 from engine.lab.play.sglang.timeline import SGLangStep, SGLangTimeline
 
@@ -49,17 +49,7 @@ def _hit_tokens(before: SGLangSnapshot, step: SGLangStep) -> list[Question]:
         options, answer = token_options(
             hit, total, (*inserted[:1], *others[-1:], 0, total // 2), _tokens
         )
-        asked.append(
-            Question(
-                "sglang_hit_tokens",
-                f"{rid} is admitted next, with {total} prompt tokens. How many of them does "
-                "its walk down the radix tree match (its prefix_len: tokens it does not "
-                "compute)?",
-                options,
-                answer,
-                f"prefix_len = {hit}: {hit} of {total} tokens matched.",
-            )
-        )
+        asked.append(ask("sglang_hit_tokens", options, answer, request=rid, total=total, hit=hit))
     return asked
 
 
@@ -84,14 +74,14 @@ def _split_node(before: SGLangSnapshot, step: SGLangStep) -> Question | None:
     if len(shown) < 2:
         return None  # one node in the tree: nothing to choose
     options = sorted(shown)
-    return Question(
+    return ask(
         "sglang_split",
-        f"{walk.request_id}'s walk will end inside a node, which is split in two. "
-        "Which node is cut?",
         tuple(_node_option(known[n]) for n in options),
         options.index(cut.node_id),
-        f"n{cut.node_id}: its first {split.tokens} tokens become a new node, n{split.node}, "
-        f"and n{cut.node_id} keeps the rest below it.",
+        request=walk.request_id,
+        cut=cut.node_id,
+        tokens=split.tokens,
+        node=split.node,
     )
 
 
@@ -127,13 +117,12 @@ def _evicted_first(
     options = sorted(shown)
     by_id = {node.node_id: node for node in nodes}
     parents = {node.parent for node in nodes if node.parent is not None}
-    return Question(
+    return ask(
         "sglang_evicted",
-        "The next step needs more slots than are free, so the tree evicts. Which node goes first?",
         tuple(_node_state(by_id[n], parents) for n in options),
         options.index(first),
-        f"n{first}: of the evictable leaves (unlocked, without children), the one used "
-        f"least recently (last access {by_id[first].last_access_time}).",
+        node=first,
+        access=by_id[first].last_access_time,
     )
 
 
@@ -142,14 +131,8 @@ def _flush_result(step: SGLangStep) -> Question | None:
     if step.label != "flush_cache()" or step.result not in ("True", "False"):
         return None
     answer = 0 if step.result == "True" else 1
-    return Question(
-        "sglang_flush",
-        "Next: flush_cache(). Will it empty the tree?",
-        RESET_OPTIONS[:2],
-        answer,
-        f"It returned {step.result}."
-        + ("" if answer == 0 else " The scheduler was not fully idle."),
-    )
+    how = "explain" if answer == 0 else "busy"
+    return ask("sglang_flush", RESET_OPTIONS[:2], answer, how, result=step.result)
 
 
 def sglang_questions_at(timeline: SGLangTimeline, step: int) -> tuple[Question, ...]:

@@ -8,7 +8,7 @@ only compares their labels.
 
 from __future__ import annotations
 
-from app.render.glossary import term
+from app.render.glossary import marked_terms, panel_texts, term
 from app.render.html import esc
 from engine.lab.play.vllm.snapshot import ChainLink, RequestRecord, Snapshot
 from engine.lab.play.vllm.timeline import Timeline
@@ -18,6 +18,7 @@ COLLAPSE_FROM = 12
 EDGE = 4
 SHOWN_TOKENS = 4  # tokens written out per block; the rest are in the tooltip
 NONE = ""  # the picker's "no second request"
+NOTE = marked_terms(panel_texts()["chain"]["note"])
 
 
 def default_pair(snapshot: Snapshot) -> tuple[str | None, str | None]:
@@ -200,14 +201,5 @@ def render_chain(
         + _summary(a, b)
         + f'<div class="chain{" two" if b else ""}">{columns}{"".join(rows)}</div>'
         + "</div>"
-        f'<div class="note">Only full blocks have a hash (a {term("partial-block")} has none). '
-        "Positions count the request's full blocks from 0; they are not block ids (#0 is the "
-        "null block). Equal tokens from position 0 and equal extra keys (LoRA, "
-        f"the {term('multimodal-item', 'multimodal items')} a block reaches with their "
-        f"offset from its first token, {term('cache-salt')}, {term('prompt-embeds')}) give "
-        "equal hashes, so the block can be shared. "
-        "The converse is trusted, not checked: vLLM never compares the tokens, so two "
-        "prefixes whose hashes collided would share a block (no SHA-256 collision is known; "
-        f"xxhash, also offered by {term('hash-algo')}, is not collision resistant).</div>"
-        "</section>"
+        f'<div class="note">{NOTE}</div></section>'
     )

@@ -41,3 +41,21 @@ def runs_of(
     if stop != start:
         runs.append(range(start, stop))
     return runs
+
+
+def folded(
+    runs: Sequence[range],
+    item: Callable[[range], str],
+    gap: Callable[[int], str],
+    edge: int,
+    full_up_to: int = 0,
+    keep: Collection[int] = (),
+) -> str:
+    """Each run's ``item``; past ``full_up_to`` runs, the first and last ``edge`` and those
+    starting in ``keep``, a ``gap`` (of how many ids) for each run of the others."""
+    kept = [i for i, run in enumerate(runs) if run.start in keep]
+    shown = range(len(runs)) if len(runs) <= full_up_to else with_gaps(len(runs), kept, edge)
+    return "".join(
+        gap(sum(len(runs[i]) for i in at)) if isinstance(at, range) else item(runs[at])
+        for at in shown
+    )

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 from app.render.content_files import load_toml, one_line
 from app.render.html import esc
@@ -90,6 +91,22 @@ def link_terms(text: str, engine: str = "vllm") -> str:
 def code_term(key: str, text: str | None = None) -> str:
     """A term that is a name in vLLM's code, shown as code."""
     return f"<code>{term(key, text)}</code>"
+
+
+# A term marked in content/panels.toml: {term:KEY}, {term:KEY|words} or {code:KEY}.
+MARKED_TERM = re.compile(r"\{(term|code):([\w-]+)(?:\|([^}]*))?\}")
+
+
+@cache
+def panel_texts() -> dict[str, Any]:
+    """content/panels.toml: the stepping page's own words around the data."""
+    return load_toml("panels.toml")
+
+
+def marked_terms(text: str) -> str:
+    """A text of content/panels.toml (HTML) on one line, its marked terms linked."""
+    link = {"term": term, "code": code_term}
+    return MARKED_TERM.sub(lambda m: link[m[1]](m[2], m[3]), one_line(text))
 
 
 def render_glossary(open_: bool = False) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app.render.extra_keys import extra_keys_by_label, short_extra_keys
-from app.render.gaps import with_gaps
+from app.render.gaps import folded
 from app.render.glossary import code_term
 from app.render.html import changed_at, esc
 from engine.lab.play.vllm.timeline import Timeline
@@ -18,47 +18,41 @@ EDGE = 16
 def render_hash_map(timeline: Timeline, step: int) -> str:
     snapshot = timeline.steps[step].snapshot
     changed_hashes = changed_at(timeline, step, lambda s: s.hash_map, lambda e: e.block_hash)
-    rows = []
     entries = snapshot.hash_map
     extra_keys = extra_keys_by_label(snapshot)
     # The extra keys' column only where some cached hash has them (salt, LoRA, images...).
     keyed = any(e.hash_label in extra_keys for e in entries)
     columns = 3 if keyed else 2
-    # A long map shows its first and last entries and every entry changed at the step.
-    shown = (
-        range(len(entries))
-        if len(entries) <= FULL_UP_TO
-        else with_gaps(
-            len(entries),
-            [i for i, e in enumerate(entries) if e.block_hash in changed_hashes],
-            EDGE,
-        )
-    )
-    for position in shown:
-        if isinstance(position, range):
-            rows.append(
-                f'<tr class="gap" data-gap="{len(position)}">'
-                f'<td colspan="{columns}" class="empty-note">'
-                f"… {len(position):,} more entries, unchanged at this step</td></tr>"
-            )
-            continue
-        entry = entries[position]
-        changed = entry.block_hash in changed_hashes
+
+    def row(at: range) -> str:
+        entry = entries[at.start]
         chips = "".join(
             f'<span class="chip state-{snapshot.block(b).state}{" first" if i == 0 else ""}">'
             f"#{b}</span>"
             for i, b in enumerate(entry.block_ids)
         )
-        rows.append(
+        return (
             f'<tr data-hash="{esc(entry.hash_label)}" '
             f'data-block-id="{" ".join(str(b) for b in entry.block_ids)}"'
-            f"{' class=changed' if changed else ''}>"
+            f"{' class=changed' if entry.block_hash in changed_hashes else ''}>"
             f'<td class="mono" title="{esc(entry.block_hash)}">{esc(entry.hash_label)}</td>'
             f"<td>{chips}</td>{_extra_cell(extra_keys.get(entry.hash_label)) if keyed else ''}</tr>"
         )
+
+    # A long map shows its first and last entries and every entry changed at the step.
+    rows = folded(
+        [range(i, i + 1) for i in range(len(entries))],
+        row,
+        lambda count: (
+            f'<tr class="gap" data-gap="{count}"><td colspan="{columns}" class="empty-note">'
+            f"… {count:,} more entries, unchanged at this step</td></tr>"
+        ),
+        EDGE,
+        FULL_UP_TO,
+        keep={i for i, e in enumerate(entries) if e.block_hash in changed_hashes},
+    )
     body = (
-        "".join(rows)
-        or f'<tr><td colspan="{columns}" class="empty-note">empty: nothing can hit</td></tr>'
+        rows or f'<tr><td colspan="{columns}" class="empty-note">empty: nothing can hit</td></tr>'
     )
     several = any(len(e.block_ids) > 1 for e in snapshot.hash_map)
     note = (

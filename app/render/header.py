@@ -4,31 +4,14 @@ from __future__ import annotations
 
 from functools import cache, lru_cache
 
-from app.render.glossary import code_term, term
+from app.render.glossary import marked_terms, panel_texts
 from app.render.html import esc
 from engine.lab.play.scenario import load_scenario, scenario_names
 from engine.lab.play.vllm.timeline import Timeline
 
 # The keyboard, as the player and keyboard.js take it (both engines' pages say it).
-KEYS = (
-    "Keys: ← → step, space plays or pauses, Home restarts, End goes to the last step; "
-    "the first Tab skips to the step controls."
-)
-HOW_TO_READ = (
-    f"Each cell is one KV-cache block: its id, <b>{term('ref_cnt')}</b> (how many holders it "
-    "has: the requests using it and any copy in flight, such as a CPU offload store; a held "
-    "block is still shared by a cache hit) and a short label of its hash. Colour and the word "
-    "in the corner give its state.",
-    f"{code_term('free-block-queue')} runs from head to tail: new blocks come from the head, "
-    "so a free block that still has a hash can be hit until it is handed out.",
-    f"{code_term('cached-block-hash-to-block')} is what a new request looks its prefix up in.",
-    f"A hit {term('touch', 'touches')} each block it finds; a long prompt is computed over "
-    f"several steps ({term('chunked-prefill')}); a running request can lose its blocks to "
-    f"{term('preemption')}; the {term('engine-core')} runs all of it, one step at a time.",
-    "The code panel shows the engine's own source: lines that ran at this step are "
-    "highlighted, ▶ marks the last one.",
-    KEYS,
-)
+KEYS = marked_terms(panel_texts()["keys"])
+HOW_TO_READ = (*map(marked_terms, panel_texts()["vllm"]["how_to_read"]), KEYS)
 
 
 @cache

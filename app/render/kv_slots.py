@@ -5,12 +5,13 @@ of thousands of slots stays a few lines."""
 
 from __future__ import annotations
 
-from app.render.gaps import runs_of, with_gaps
+from app.render.gaps import folded, runs_of
 from app.render.glossary import code_term, term
 from app.render.html import esc
 from app.render.sglang_common import (
     UNIT_STATES,
     free_units,
+    run_text,
     unit_ids,
     unit_states,
     unit_word,
@@ -67,34 +68,28 @@ def render_kv_slots(timeline: SGLangTimeline, step: int) -> str:
     states = unit_states(snapshot)
     changed = changed_units(timeline, step)
     ids = list(unit_ids(snapshot))
-    runs = runs_of(ids, lambda u: (states.get(u, "free"), u in changed), ())
-    keep = [i for i, run in enumerate(runs) if run.start in changed]
-    shown = range(len(runs)) if len(runs) <= POOL_RUNS_FULL else with_gaps(len(runs), keep, EDGE)
-    cells = "".join(
-        _gap(sum(len(runs[i]) for i in item), word)
-        if isinstance(item, range)
-        else _run_item(
-            runs[item], states.get(runs[item].start, "free"), runs[item].start in changed, word
-        )
-        for item in shown
+    cells = folded(
+        runs_of(ids, lambda u: (states.get(u, "free"), u in changed), ()),
+        lambda run: _run_item(run, states.get(run.start, "free"), run.start in changed, word),
+        lambda units: _gap(units, word),
+        EDGE,
+        POOL_RUNS_FULL,
+        keep=changed,
     )
     free = free_units(snapshot)
-    free_runs = runs_of(free, lambda _: 0, ())
-    free_items = []
-    for item in (
-        with_gaps(len(free_runs), (), EDGE)
-        if len(free_runs) > FREE_RUNS_FULL
-        else range(len(free_runs))
-    ):
-        if isinstance(item, range):
-            free_items.append(_gap(sum(len(free_runs[i]) for i in item), word))
-            continue
-        run = free_runs[item]
-        text = str(run.start) if len(run) == 1 else f"{run.start}..{run.stop - 1}"
-        free_items.append(
-            f'<li class="frun" data-first="{run.start}" data-last="{run.stop - 1}">{text}</li>'
+    free_list = (
+        folded(
+            runs_of(free, lambda _: 0, ()),
+            lambda run: (
+                f'<li class="frun" data-first="{run.start}" data-last="{run.stop - 1}">'
+                f"{run_text(run)}</li>"
+            ),
+            lambda units: _gap(units, word),
+            EDGE,
+            FREE_RUNS_FULL,
         )
-    free_list = "".join(free_items) or '<li class="empty-note">empty: every slot is in use</li>'
+        or '<li class="empty-note">empty: every slot is in use</li>'
+    )
     held = sum(1 for s in states.values() if s == "held")
     legend = "".join(
         f'<li><span class="swatch s-{state}"></span>{esc(text)}</li>'

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from app.render.glossary import term
+from app.render.content_files import one_line
+from app.render.glossary import marked_terms, panel_texts, term
 from app.render.html import esc
 from engine.lab.play.vllm.event_labels import event_hash_labels, event_hashes, event_label
-from engine.lab.play.vllm.snapshot import Stats
 from engine.lab.play.vllm.timeline import Timeline
 
 # KV event types -> their glossary entries.
@@ -28,53 +28,36 @@ def metric(label: str, value: str, hint: str) -> str:
     return f'<div class="metric" title="{esc(hint)}"><dt>{label}</dt><dd>{value}</dd></div>'
 
 
-def render_stats(stats: Stats) -> str:
-    hit_rate = ratio(stats.hits, stats.queries)
-    survival = ratio(stats.preempted_hits, stats.preempted_queries)
-    attrs = (
-        f'data-requests="{stats.requests}" data-queries="{stats.queries}" '
-        f'data-hits="{stats.hits}" data-hit-rate="{"" if hit_rate is None else f"{hit_rate:.6f}"}" '
-        f'data-preempted-requests="{stats.preempted_requests}" '
-        f'data-preempted-queries="{stats.preempted_queries}" '
-        f'data-preempted-hits="{stats.preempted_hits}" '
-        f'data-survival="{"" if survival is None else f"{survival:.6f}"}" '
-        f'data-resets="{stats.resets}"'
-    )
+def rate(value: float | None) -> str:
+    """A ratio as a data- attribute: empty when there is none."""
+    return "" if value is None else f"{value:.6f}"
+
+
+def metrics_box(
+    engine: str,
+    title: str,
+    data: dict[str, object],
+    values: tuple[str, ...],
+    note: str,
+    events: str,
+) -> str:
+    """The counters panel of ``engine``: ``data`` as the counters' data- attributes, a
+    metric per value of ``values`` (its label and tooltip from content/panels.toml), a
+    ``note`` and the step's KV ``events`` (HTML list items)."""
+    attrs = " ".join(f'data-{key}="{value}"' for key, value in data.items())
+    named = zip(panel_texts()["metrics"][engine], values, strict=True)
     cells = "".join(
-        (
-            metric(
-                term("prefix-cache-counters", "prefix_cache_queries"),
-                f"{stats.queries:,}",
-                "tokens of newly admitted requests (num_tokens each)",
-            ),
-            metric(
-                "prefix_cache_hits",
-                f"{stats.hits:,}",
-                "tokens those requests reused from the cache (num_cached_tokens each)",
-            ),
-            metric("hit rate", percent(hit_rate), "hits / queries"),
-            metric(
-                "preempted_requests", f"{stats.preempted_requests:,}", "resumed after preemption"
-            ),
-            metric(
-                "preempted hits / queries",
-                f"{stats.preempted_hits:,} / {stats.preempted_queries:,}",
-                "tokens of resumed requests",
-            ),
-            metric(
-                "survival fraction",
-                percent(survival),
-                "preempted_hits / preempted_queries: how much of a preempted request's "
-                "KV was still cached when it resumed",
-            ),
-            metric("resets", f"{stats.resets:,}", "successful prefix-cache resets"),
-        )
+        metric(marked_terms(label), value, one_line(hint)) for (label, hint), value in named
     )
+    body = events or '<li class="empty-note">no KV events at this step</li>'
     return (
-        f'<dl class="metrics" data-testid="metrics" {attrs}>{cells}</dl>'
-        f'<div class="note">Counters in tokens since the start ({stats.requests} new '
-        f"request{'' if stats.requests == 1 else 's'}); a request with "
-        f"{term('skip-reading-prefix-cache')} set skips the lookup and counts in neither.</div>"
+        '<section class="box" aria-label="prefix-cache metrics">'
+        f'<h3 class="panel-title">{title}</h3>'
+        f'<dl class="metrics" data-testid="metrics" {attrs}>{cells}'
+        f'</dl><div class="note">{note}</div>'
+        '<h3 class="panel-title" style="margin-top:8px">KV events of this step</h3>'
+        f'<ul class="events" data-testid="events" aria-label="KV events">{body}</ul>'
+        "</section>"
     )
 
 
@@ -102,17 +85,37 @@ def render_events(timeline: Timeline, step: int) -> str:
             f'data-hashes="{esc(" ".join(shown))}">'
             f"<b>{event_type(event.type)}</b>{where} {chips}</li>"
         )
-    body = "".join(items) or '<li class="empty-note">no KV events at this step</li>'
-    return f'<ul class="events" data-testid="events" aria-label="KV events">{body}</ul>'
+    return "".join(items)
 
 
 def render_metrics(timeline: Timeline, step: int) -> str:
-    snapshot = timeline.steps[step].snapshot
-    return (
-        f'<section class="box" aria-label="prefix-cache metrics">'
-        '<h3 class="panel-title">Prefix-cache metrics</h3>'
-        f"{render_stats(snapshot.stats)}"
-        '<h3 class="panel-title" style="margin-top:8px">KV events of this step</h3>'
-        f"{render_events(timeline, step)}"
-        "</section>"
+    stats = timeline.steps[step].snapshot.stats
+    hit_rate = ratio(stats.hits, stats.queries)
+    survival = ratio(stats.preempted_hits, stats.preempted_queries)
+    data = {
+        "requests": stats.requests,
+        "queries": stats.queries,
+        "hits": stats.hits,
+        "hit-rate": rate(hit_rate),
+        "preempted-requests": stats.preempted_requests,
+        "preempted-queries": stats.preempted_queries,
+        "preempted-hits": stats.preempted_hits,
+        "survival": rate(survival),
+        "resets": stats.resets,
+    }
+    values = (
+        f"{stats.queries:,}",
+        f"{stats.hits:,}",
+        percent(hit_rate),
+        f"{stats.preempted_requests:,}",
+        f"{stats.preempted_hits:,} / {stats.preempted_queries:,}",
+        percent(survival),
+        f"{stats.resets:,}",
     )
+    note = (
+        f"Counters in tokens since the start ({stats.requests} new "
+        f"request{'' if stats.requests == 1 else 's'}); a request with "
+        f"{term('skip-reading-prefix-cache')} set skips the lookup and counts in neither."
+    )
+    events = render_events(timeline, step)
+    return metrics_box("vllm", "Prefix-cache metrics", data, values, note, events)

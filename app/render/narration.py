@@ -7,7 +7,7 @@ import re
 from typing import cast
 
 from app.render.engines import on_sglang
-from app.render.glossary import link_terms
+from app.render.glossary import link_terms, marked_terms, panel_texts
 from app.render.header import built_in_scenarios
 from app.render.html import esc
 from app.render.start_page import learning_path, next_on_path
@@ -42,9 +42,7 @@ def render_aux(aux: AuxOutputRecord) -> str:
 
 DEAD_BANNER = (
     '<div class="dead-banner" role="alert" data-testid="engine-dead">'
-    "<b>Engine core died.</b> An assertion failed inside the engine core process; "
-    "from now on every request on this server fails with <code>EngineDeadError</code>, "
-    "not only the one that tripped it.</div>"
+    f"{marked_terms(panel_texts()['narration']['dead'])}</div>"
 )
 
 
@@ -57,15 +55,10 @@ def render_next(name: str, title: str) -> str:
 
 
 def render_way_on() -> str:
-    """The last scenario's way on: past the path, the labs and the playground (`?lab=`
-    opens the default preset, `?scenario=playground` the empty playground)."""
+    """The last scenario's way on: past the path, the labs and the playground."""
     return (
         '<p class="next-on-path" data-testid="next-on-path" data-scenario="">'
-        "That was the last scenario on the path. Go on with "
-        '<a href="?lab=">the workload lab</a> (hundreds of '
-        'requests, in charts), <a href="?lab=real-traces">real traces</a> '
-        "(Mooncake's requests through vLLM and SGLang) or "
-        '<a href="?scenario=playground">the playground</a> (your own script) →</p>'
+        f"{marked_terms(panel_texts()['narration']['way_on'])}</p>"
     )
 
 

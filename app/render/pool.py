@@ -5,19 +5,14 @@ from __future__ import annotations
 
 from app.render.extra_keys import extra_keys_by_label, short_extra_keys
 from app.render.gaps import runs_of
-from app.render.glossary import term
+from app.render.glossary import marked_terms, panel_texts
 from app.render.html import changed_at, esc
 from engine.lab.play.vllm.snapshot import BlockRecord
 from engine.lab.play.vllm.timeline import Timeline
 
 # Text shown in each cell and in the legend, so state never relies on colour alone.
 STATE_TAGS = {"null": "null", "held": "held", "free-cached": "cached", "free-empty": "empty"}
-LEGEND = (  # (state, HTML)
-    ("null", f"{term('null-block')} (always used)"),
-    ("held", f"held ({term('ref_cnt')} &gt; 0)"),
-    ("free-cached", "free, still cached"),
-    ("free-empty", "free, empty"),
-)
+LEGEND = {state: marked_terms(text) for state, text in panel_texts()["pool"]["legend"].items()}
 # Above this many blocks the cells shrink to id + ref_cnt (hash in the tooltip).
 DENSE_FROM = 40
 SMALL_POOL = 12
@@ -122,7 +117,8 @@ def render_pool(timeline: Timeline, step: int) -> str:
     fixed = " fixed" if count <= SMALL_POOL else ""
     cells = pool_cells(snapshot.blocks, changed, extra_keys_by_label(snapshot))
     legend = "".join(
-        f'<li><span class="swatch state-{state}"></span>{text}</li>' for state, text in LEGEND
+        f'<li><span class="swatch state-{state}"></span>{text}</li>'
+        for state, text in LEGEND.items()
     )
     legend += '<li><span class="swatch changed"></span>changed at this step</li>'
     held = sum(1 for b in snapshot.blocks if b.state == "held")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 
+from app.render.glossary import marked_terms, panel_texts
 from app.render.html import esc
 from app.render.prefill_inputs import PrefillInputs, parse_inputs, seed_texts
 from engine.lab.play.vllm.snapshot import RequestRecord, Snapshot
@@ -18,11 +19,8 @@ from engine.lab.play.vllm.timeline import Timeline
 from engine.lab.shared.prefill_cost import prefill_cost
 
 # Where the fields' numbers come from, when not from a step's request (follow).
-OWN_INPUTS = "Your inputs (<i>This step's request</i> follows the steps again)."
-THE_EXAMPLE = (
-    "The agent-prompt example: Llama-3-8B, a 2,200-token prompt whose first 2,000 tokens "
-    "are cached, on an H100 at 45 % MFU (445 TFLOP/s)."
-)
+OWN_INPUTS = marked_terms(panel_texts()["prefill"]["own_inputs"])
+THE_EXAMPLE = marked_terms(panel_texts()["prefill"]["the_example"])
 
 
 def step_request(snapshot: Snapshot) -> RequestRecord | None:
@@ -97,8 +95,7 @@ def render_prefill(
         f'<div class="metric"><dt>time saved</dt><dd data-k="saved">'
         f"{format_seconds(cost.seconds_saved)}</dd></div></dl>"
         "</div>"
-        '<div class="note">Per token at position s: 2P + 4·L·h·d_h·s FLOPs; a cached prefix '
-        "skips its positions. Time = FLOPs / achieved FLOP/s.</div></section>"
+        f'<div class="note">{marked_terms(panel_texts()["prefill"]["note"])}</div></section>'
     )
 
 

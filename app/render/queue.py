@@ -11,7 +11,8 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 
-from app.render.gaps import runs_of, with_gaps
+from app.render.gaps import folded, runs_of
+from app.render.glossary import marked_terms, panel_texts
 from app.render.html import esc, previous_and_current
 from engine.lab.play.vllm.timeline import Timeline
 
@@ -20,6 +21,13 @@ from engine.lab.play.vllm.timeline import Timeline
 # Every built-in scenario's queue (pools of at most 160 blocks) is shown in full.
 FULL_UP_TO = 256
 EDGE = 16
+CAPTION = marked_terms(panel_texts()["queue"]["caption"])
+# A block's change at the step -> its class, its title's words, the caption's word.
+CHANGES = {
+    "arrived": (" changed", ", arrived at this step", "arrived"),
+    "moved": (" moved", ", moved at this step", "moved"),
+    "returned": (" returned", ", taken and freed within this step", "taken and freed"),
+}
 
 
 def _keeping_order(order: Sequence[int]) -> set[int]:
@@ -66,28 +74,27 @@ def _long_queue(
 ) -> str:
     """A long queue, readable: runs of consecutive ids as one item ("12 to 480"), and if
     still long, the head and the tail and every marked block, with a count between."""
-    runs = runs_of(queue, state, marked)
-    keep = [i for i, run in enumerate(runs) if run.start in marked]
-    parts = []
-    for shown in with_gaps(len(runs), keep, EDGE):
-        if isinstance(shown, range):
-            blocks = sum(len(runs[i]) for i in shown)
-            parts.append(
-                f'<li class="gap" data-gap="{blocks}" title="{blocks:,} blocks not shown">'
-                f"… {blocks:,} more …</li>"
-            )
-            continue
-        run = runs[shown]
+
+    def run_item(run: range) -> str:
         if len(run) == 1:
-            parts.append(item(run.start))
-            continue
+            return item(run.start)
         first, last, kind = run.start, run.stop - 1, state(run.start)
-        parts.append(
+        return (
             f'<li class="state-{kind} run" data-first="{first}" data-last="{last}" '
             f'title="#{first} to #{last}: {len(run):,} blocks, {esc(kind)}, in this order">'
             f"{first} to {last}</li>"
         )
-    return "".join(parts)
+
+    return folded(
+        runs_of(queue, state, marked),
+        run_item,
+        lambda blocks: (
+            f'<li class="gap" data-gap="{blocks}" title="{blocks:,} blocks not shown">'
+            f"… {blocks:,} more …</li>"
+        ),
+        EDGE,
+        keep=marked,
+    )
 
 
 def render_queue(timeline: Timeline, step: int) -> str:
@@ -95,23 +102,12 @@ def render_queue(timeline: Timeline, step: int) -> str:
     arrived, moved = queue_marks(*previous_and_current(timeline, step, lambda s: s.free_queue))
     returned = set(timeline.steps[step].facts.taken_and_freed) - arrived - moved
 
+    marks = {"arrived": arrived, "moved": moved, "returned": returned}
+
     def item(b: int) -> str:
         state = snapshot.block(b).state
-        change = (
-            "arrived"
-            if b in arrived
-            else "moved"
-            if b in moved
-            else "returned"
-            if b in returned
-            else ""
-        )
-        mark = {"arrived": " changed", "moved": " moved", "returned": " returned"}.get(change, "")
-        note = {
-            "arrived": ", arrived at this step",
-            "moved": ", moved at this step",
-            "returned": ", taken and freed within this step",
-        }.get(change, "")
+        change = next((name for name, blocks in marks.items() if b in blocks), "")
+        mark, note, _ = CHANGES.get(change, ("", "", ""))
         return (
             f'<li class="state-{state}{mark}" data-block-id="{b}" data-change="{change}" '
             f'title="#{b}: {esc(state)}{note}">{b}</li>'
@@ -126,13 +122,7 @@ def render_queue(timeline: Timeline, step: int) -> str:
         )
     if not items:
         items = '<li class="empty-note" style="border:none">empty: every block is held</li>'
-    counts = []
-    if arrived:
-        counts.append(f"{len(arrived)} arrived")
-    if moved:
-        counts.append(f"{len(moved)} moved")
-    if returned:
-        counts.append(f"{len(returned)} taken and freed")
+    counts = [f"{len(marks[name])} {said}" for name, (*_, said) in CHANGES.items() if marks[name]]
     change_note = f" · this step: {', '.join(counts)}" if counts else ""
     return (
         f'<section class="box" aria-label="free_block_queue">'
@@ -143,8 +133,6 @@ def render_queue(timeline: Timeline, step: int) -> str:
         f'aria-label="free blocks from head (reused first) to tail">{items}</ol>'
         '<span class="fq-end" style="text-align:right"><strong>tail</strong>reused last</span>'
         "</div>"
-        f'<div class="fq-caption">{len(snapshot.free_queue)} free{change_note} · new blocks '
-        "are taken from the head; a freed block joins the tail if it has a hash, the head if "
-        "not; a cached block stays findable until it is handed out</div>"
+        f'<div class="fq-caption">{len(snapshot.free_queue)} free{change_note} · {CAPTION}</div>'
         "</section>"
     )

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from app.render.glossary import term
+from app.render.glossary import marked_terms, panel_texts, term
 from app.render.html import changed_at, esc
 from app.render.sglang_common import node_units, span_text, unit_word
 from engine.lab.play.sglang.narration import node_label
@@ -36,55 +36,34 @@ CHAIN_FOLD_FROM = 5
 MATCH_PHASES = ("priority", "admit")
 
 
-@dataclass(frozen=True)
-class TreeMarks:
-    """What the step did to the tree, by node id (only nodes in the snapshot matter)."""
-
-    walked: frozenset[int]  # on the path of a match (lpm's ranking or admission)
-    split: frozenset[int]  # made by a split: "split here"
-    cut: frozenset[int]  # the lower part of a split (keeps the rest of its key)
-    inserted: frozenset[int]
-    changed: frozenset[int]  # its record differs from the previous step's
-
-    def of(self, node_id: int) -> tuple[str, ...]:
-        return tuple(
-            name
-            for name, ids in (
-                ("walked", self.walked),
-                ("split", self.split),
-                ("cut", self.cut),
-                ("inserted", self.inserted),
-                ("changed", self.changed),
-            )
-            if node_id in ids
-        )
+# Each mark's word (its CSS class is m-NAME); the word is shown, so colour is never alone.
+MARK_WORDS = {
+    "walked": "matched",  # on the path of a match (lpm's ranking or admission)
+    "split": "split here",  # made by a split
+    "cut": "cut by the split",  # the lower part of a split (keeps the rest of its key)
+    "inserted": "inserted",
+    "changed": "changed",  # its record differs from the previous step's
+}
+# Mark -> the ids of the nodes the step marked so (only nodes in the snapshot matter).
+TreeMarks = dict[str, set[int]]
 
 
 def tree_marks(timeline: SGLangTimeline, step: int) -> TreeMarks:
-    current = timeline.steps[step]
-    facts = current.facts
-    walked = {n for w in facts.walks if w.phase in MATCH_PHASES for n in w.path}
-    changed = changed_at(timeline, step, lambda s: s.nodes, lambda n: n.node_id)
-    return TreeMarks(
-        walked=frozenset(walked),
-        split=frozenset(facts.split_nodes),
-        cut=frozenset(s.child for s in facts.splits),
-        inserted=frozenset(facts.inserted),
-        changed=frozenset(changed),
-    )
+    facts = timeline.steps[step].facts
+    return {
+        "walked": {n for w in facts.walks if w.phase in MATCH_PHASES for n in w.path},
+        "split": set(facts.split_nodes),
+        "cut": {s.child for s in facts.splits},
+        "inserted": set(facts.inserted),
+        "changed": changed_at(timeline, step, lambda s: s.nodes, lambda n: n.node_id),
+    }
 
 
-# Each mark's word and its CSS class; the word is shown, so colour is never alone.
-MARK_WORDS = {
-    "walked": "matched",
-    "split": "split here",
-    "cut": "cut by the split",
-    "inserted": "inserted",
-    "changed": "changed",
-}
+def marks_of(marks: TreeMarks, node_id: int) -> tuple[str, ...]:
+    return tuple(name for name, ids in marks.items() if node_id in ids)
 
 
-def shown_nodes(snapshot: SGLangSnapshot, keep: frozenset[int] | set[int]) -> set[int]:
+def shown_nodes(snapshot: SGLangSnapshot, keep: set[int]) -> set[int]:
     """The nodes to draw: all of a small tree; of a large one, ``keep`` and their
     ancestors, then the nodes nearest the root (each node's first and last children)
     up to MAX_NODES."""
@@ -267,12 +246,12 @@ def render_radix_tree(timeline: SGLangTimeline, step: int) -> str:
     snapshot = current.snapshot
     marks = tree_marks(timeline, step)
     nodes = {n.node_id: n for n in snapshot.nodes}
-    touched = {*marks.walked, *marks.split, *marks.cut, *marks.inserted} & set(nodes)
+    touched = {*marks["walked"], *marks["split"], *marks["cut"], *marks["inserted"]} & set(nodes)
     shown = shown_nodes(snapshot, touched)
     items = []
     # a chain of single children folds, the match path's too (its ends are drawn); a node
     # split, cut or inserted at the step never folds
-    for row in tree_rows(snapshot, shown, {*marks.split, *marks.cut, *marks.inserted}):
+    for row in tree_rows(snapshot, shown, {*marks["split"], *marks["cut"], *marks["inserted"]}):
         if row.namespace is not None:
             items.append(
                 f'<li role="none" class="ns" style="--d:{row.level - 1}" '
@@ -281,12 +260,14 @@ def render_radix_tree(timeline: SGLangTimeline, step: int) -> str:
             )
         elif row.node is None:
             tokens = sum(nodes[n].num_tokens for n in row.hidden)
-            walked = sum(1 for n in row.hidden if n in marks.walked)
-            changed = sum(1 for n in row.hidden if n in marks.changed)
+            walked = sum(1 for n in row.hidden if n in marks["walked"])
+            changed = sum(1 for n in row.hidden if n in marks["changed"])
             items.append(_fold_row(row, tokens, walked, changed))
         else:
             items.append(
-                _node_row(row.node, row.level, marks.of(row.node.node_id), snapshot.page_size)
+                _node_row(
+                    row.node, row.level, marks_of(marks, row.node.node_id), snapshot.page_size
+                )
             )
     evicted = "".join(
         f'<li data-evicted="{e.node}">{node_label(e.node)}: {e.tokens} tokens, '
@@ -306,14 +287,8 @@ def render_radix_tree(timeline: SGLangTimeline, step: int) -> str:
         if folded
         else ""
     )
-    legend = (
-        '<ul class="legend tree-legend" aria-label="legend">'
-        f'<li><span class="badge b-protected">protected</span> {term("lock-ref")} &gt; 0</li>'
-        f'<li><span class="badge b-evictable">evictable leaf</span> evict() may take it</li>'
-        '<li><span class="badge b-walked">matched</span> on this step\'s match path</li>'
-        f'<li><span class="badge b-split">split here</span> made by a {term("split")}</li>'
-        '<li><span class="badge b-inserted">inserted</span> / '
-        '<span class="badge b-changed">changed</span> at this step</li></ul>'
+    legend = "".join(
+        f"<li>{marked_terms(item)}</li>" for item in panel_texts()["radix_tree"]["legend"]
     )
     return (
         '<section class="box" data-testid="radix-tree" aria-label="radix tree">'
@@ -322,6 +297,6 @@ def render_radix_tree(timeline: SGLangTimeline, step: int) -> str:
         f"{snapshot.tree_tokens:,} tokens{fold_note}</h3>"
         f'<div class="tree-scroll"><ul class="rtree" role="tree" '
         f'aria-label="radix tree, root first, depth first">{"".join(items)}</ul></div>'
-        f"{evicted_note}{legend}"
+        f'{evicted_note}<ul class="legend tree-legend" aria-label="legend">{legend}</ul>'
         "</section>"
     )

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from app.render.gaps import runs_of, with_gaps
-from app.render.glossary import term
+from app.render.gaps import folded, runs_of
+from app.render.glossary import marked_terms, panel_texts
 from app.render.html import changed_at, esc
 from engine.lab.play.vllm.snapshot import RequestRecord
 from engine.lab.play.vllm.timeline import Timeline
@@ -36,18 +36,15 @@ def block_chips(block_ids: Sequence[int], states: Mapping[int, str]) -> str:
         return '<span class="empty-note">none</span>'
     if len(block_ids) <= FOLD_FROM:
         return "".join(_chip(range(b, b + 1), states) for b in block_ids)
-    runs = runs_of(block_ids, lambda b: states[b], ())
-    chips = []
-    for shown in with_gaps(len(runs), (), EDGE):
-        if isinstance(shown, range):
-            blocks = sum(len(runs[i]) for i in shown)
-            chips.append(
-                f'<span class="chip gap" data-gap="{blocks}" title="{blocks:,} blocks not shown">'
-                f"… {blocks:,} more …</span>"
-            )
-        else:
-            chips.append(_chip(runs[shown], states))
-    return "".join(chips)
+    return folded(
+        runs_of(block_ids, lambda b: states[b], ()),
+        lambda run: _chip(run, states),
+        lambda blocks: (
+            f'<span class="chip gap" data-gap="{blocks}" title="{blocks:,} blocks not shown">'
+            f"… {blocks:,} more …</span>"
+        ),
+        EDGE,
+    )
 
 
 def _row(request: RequestRecord, states: Mapping[int, str], changed: bool) -> str:
@@ -75,21 +72,12 @@ def render_requests(timeline: Timeline, step: int) -> str:
     states = {b.block_id: b.state for b in snapshot.blocks}
     changed = changed_at(timeline, step, lambda s: s.requests, lambda r: r.request_id)
     rows = "".join(_row(r, states, r.request_id in changed) for r in snapshot.requests)
-    head = (
-        '<th>id</th><th>status</th><th title="num_computed_tokens / num_tokens">computed</th>'
-        '<th class="wide-only" title="prefix-cache hit at admission, in tokens">cached</th>'
-        "<th>blocks</th>"
-        f'<th title="num_preemptions">{term("preemption", "preempted")}</th>'
-    )
     stats = snapshot.stats
-    return requests_box(
-        head, 6, rows, snapshot.running, snapshot.waiting, stats.hits, stats.queries
-    )
+    return requests_box("vllm", rows, snapshot.running, snapshot.waiting, stats.hits, stats.queries)
 
 
 def requests_box(
-    head: str,
-    columns: int,
+    engine: str,
     rows: str,
     running: Sequence[str],
     waiting: Sequence[str],
@@ -97,14 +85,16 @@ def requests_box(
     queries: int,
     after: str = "",
 ) -> str:
-    """The requests panel of either engine: a table (``head``: its header cells, HTML),
+    """The requests panel of ``engine``: a table (its header from content/panels.toml),
     then who runs and who waits, in the queue's order, the hits so far, and ``after``."""
-    rows = rows or f'<tr><td colspan="{columns}" class="empty-note">no requests yet</td></tr>'
+    head = panel_texts()["requests"][engine]
+    empty = f'<tr><td colspan="{len(head)}" class="empty-note">no requests yet</td></tr>'
+    rows = rows or empty
     return (
         f'<section class="box" aria-label="requests">'
         '<h3 class="panel-title">Requests</h3>'
         '<div class="table-scroll"><table class="compact" data-testid="requests"><thead><tr>'
-        f"{head}</tr></thead><tbody>{rows}</tbody></table></div>"
+        f"{marked_terms(''.join(head))}</tr></thead><tbody>{rows}</tbody></table></div>"
         '<div class="queues"><span data-testid="running">'
         f"<strong>running:</strong> {esc(', '.join(running) or 'none')}</span>"
         ' · <span data-testid="waiting"><strong>waiting:</strong> '

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from app.render.gaps import runs_of, with_gaps
+from app.render.gaps import folded, runs_of
 from engine.lab.play.sglang.snapshot import ROOT_ID, NodeRecord, SGLangSnapshot
 
 # A span of more runs than this shows its first and last SPAN_EDGE runs, a count between:
@@ -22,7 +22,7 @@ UNIT_STATES = {
 }
 
 
-def _run_text(run: range) -> str:
+def run_text(run: range) -> str:
     return str(run.start) if len(run) == 1 else f"{run.start}..{run.stop - 1}"
 
 
@@ -31,16 +31,14 @@ def span_text(values: Sequence[int]) -> str:
     folded to its ends (``1..4,9, … 40 more …, 97,99..120``)."""
     if not values:
         return "-"
-    runs = runs_of(values, lambda _: 0, ())
-    if len(runs) <= SPAN_FOLD_FROM:
-        return ",".join(_run_text(r) for r in runs)
-    parts = []
-    for shown in with_gaps(len(runs), (), SPAN_EDGE):
-        if isinstance(shown, range):
-            parts.append(f" … {sum(len(runs[i]) for i in shown):,} more …, ")
-        else:
-            parts.append(_run_text(runs[shown]) + ",")
-    return "".join(parts).rstrip(",").replace(", …", " …")
+    text = folded(
+        runs_of(values, lambda _: 0, ()),
+        lambda run: run_text(run) + ",",
+        lambda count: f" … {count:,} more …, ",
+        SPAN_EDGE,
+        SPAN_FOLD_FROM,
+    )
+    return text.rstrip(",").replace(", …", " …")
 
 
 def unit_word(page_size: int, count: int = 2) -> str:

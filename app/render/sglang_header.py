@@ -3,29 +3,12 @@ how big and how it is set, for the full page and for the embed (header.py's piec
 
 from __future__ import annotations
 
-from app.render.glossary import code_term, term
+from app.render.glossary import marked_terms, panel_texts
 from app.render.header import KEYS, embed_header, page_header
 from app.render.html import esc
 from engine.lab.play.sglang.timeline import SGLangTimeline
 
-HOW_TO_READ = (
-    f"The {term('radix-tree')} is SGLang's prefix cache: each {term('node')} holds a run of "
-    "tokens (its span, folded as [1..16] (16)) and the KV slots that hold them; reading "
-    "from the root down spells a cached prefix. Requests under another "
-    f"{code_term('extra-key')} get their own subtree under the root.",
-    f"{code_term('lock-ref')} counts the running requests holding a node: above 0 it is "
-    f"protected; at 0 a node without children is an {term('evictable-leaf')}, which "
-    "evict() takes least recently used first.",
-    "A step's match path is marked matched; where a match ends inside a node, a "
-    f"{term('split')} cuts it and the new upper node is marked split here. Nodes inserted "
-    "or changed at the step say so.",
-    "The KV slot pool shows each slot in the tree, held by a request or free; the free list "
-    f"is in the allocator's order, the front taken first (pages when {term('page-size')} "
-    "is above 1).",
-    "The code panel shows the model's own source: lines that ran at this step are "
-    "highlighted, ▶ marks the last one.",
-    KEYS,
-)
+HOW_TO_READ = (*map(marked_terms, panel_texts()["sglang"]["how_to_read"]), KEYS)
 
 
 def kicker(timeline: SGLangTimeline) -> str:

@@ -4,9 +4,8 @@ event's hashes are counted, not listed."""
 
 from __future__ import annotations
 
-from app.render.glossary import term
 from app.render.html import esc
-from app.render.metrics import metric, percent, ratio
+from app.render.metrics import metrics_box, percent, rate, ratio
 from app.render.sglang_common import span_text, unit_word
 from engine.lab.play.records import EventRecord
 from engine.lab.play.sglang.timeline import SGLangTimeline
@@ -38,41 +37,25 @@ def render_sglang_metrics(timeline: SGLangTimeline, step: int) -> str:
     snapshot = timeline.steps[step].snapshot
     c = snapshot.counters
     hit_rate = ratio(c.hits, c.queries)
-    attrs = (
-        f'data-queries="{c.queries}" data-hits="{c.hits}" '
-        f'data-hit-rate="{"" if hit_rate is None else f"{hit_rate:.6f}"}" '
-        f'data-evicted-tokens="{c.evicted_tokens}" data-evicted-nodes="{c.evicted_nodes}" '
-        f'data-splits="{c.splits}" data-resets="{c.resets}"'
+    data = {
+        "queries": c.queries,
+        "hits": c.hits,
+        "hit-rate": rate(hit_rate),
+        "evicted-tokens": c.evicted_tokens,
+        "evicted-nodes": c.evicted_nodes,
+        "splits": c.splits,
+        "resets": c.resets,
+    }
+    values = (
+        f"{c.queries:,}",
+        f"{c.hits:,}",
+        percent(hit_rate),
+        f"{c.evicted_tokens:,} tokens · {c.evicted_nodes:,} nodes",
+        f"{c.splits:,}",
+        f"{c.resets:,}",
     )
-    cells = "".join(
-        (
-            metric("prompt tokens", f"{c.queries:,}", "prompt tokens of the requests admitted"),
-            metric(
-                "hit tokens",
-                f"{c.hits:,}",
-                "their matched prefix at admission (prefix_len, at most the prompt less one)",
-            ),
-            metric("hit rate", percent(hit_rate), "hit tokens / prompt tokens"),
-            metric(
-                "evicted",
-                f"{c.evicted_tokens:,} tokens · {c.evicted_nodes:,} nodes",
-                "tokens (and nodes) evict() took from the tree",
-            ),
-            metric(
-                term("split", "splits"), f"{c.splits:,}", "nodes cut in two by a match or insert"
-            ),
-            metric("flushes", f"{c.resets:,}", "flush_cache calls that went through"),
-        )
+    note = (
+        "In tokens since the start; a hit is what the tree held of a prompt when it was admitted."
     )
     events = "".join(_event(e, snapshot.page_size) for e in snapshot.events)
-    body = events or '<li class="empty-note">no KV events at this step</li>'
-    return (
-        '<section class="box" aria-label="prefix-cache metrics">'
-        '<h3 class="panel-title">Radix cache counters</h3>'
-        f'<dl class="metrics" data-testid="metrics" {attrs}>{cells}</dl>'
-        '<div class="note">In tokens since the start; a hit is what the tree held of a '
-        "prompt when it was admitted.</div>"
-        '<h3 class="panel-title" style="margin-top:8px">KV events of this step</h3>'
-        f'<ul class="events" data-testid="events" aria-label="KV events">{body}</ul>'
-        "</section>"
-    )
+    return metrics_box("sglang", "Radix cache counters", data, values, note, events)

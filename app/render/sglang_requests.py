@@ -4,7 +4,7 @@ runs and who waits, in the policy's order (the vLLM panel's frame, requests.py).
 
 from __future__ import annotations
 
-from app.render.glossary import term
+from app.render.glossary import panel_texts
 from app.render.html import changed_at, esc
 from app.render.requests import requests_box
 from app.render.sglang_common import span_text
@@ -60,15 +60,6 @@ def render_sglang_requests(timeline: SGLangTimeline, step: int) -> str:
     changed = changed_at(timeline, step, lambda s: s.requests, lambda r: r.request_id)
     nodes = {n.node_id for n in snapshot.nodes}
     rows = "".join(_row(r, r.request_id in changed, nodes) for r in snapshot.requests)
-    head = (
-        '<th>id</th><th>status</th><th title="prompt + output tokens">tokens</th>'
-        '<th title="the matched prefix at admission (prefix_len), in tokens">hit</th>'
-        '<th class="wide-only" title="num_matched_prefix_tokens: what lpm sorts the '
-        'waiting queue by">match</th>'
-        f'<th title="the node its match ended at; a running request locks its path">'
-        f"{term('node')}</th>"
-        '<th title="its KV slots: the tree\'s, then its own">slots</th>'
-    )
     # lpm sorts the queue by match depth: each waiting request with its depth.
     depth = {r.request_id: r.num_matched_prefix_tokens for r in snapshot.requests}
     waiting = (
@@ -77,16 +68,12 @@ def render_sglang_requests(timeline: SGLangTimeline, step: int) -> str:
         else list(snapshot.waiting)
     )
     finished = ", ".join(snapshot.finished) or "none"
-    order = (
-        "the waiting queue as it stands: lpm sorts it by match depth at each schedule"
-        if timeline.mode == "lpm"
-        else "the waiting queue in arrival order (fcfs)"
-    )
+    order = panel_texts()["requests"]["order"][timeline.mode]
     after = (
         f'<div class="queues" data-testid="finished"><strong>finished:</strong> '
         f"{esc(finished)} · {order}</div>"
     )
     counters = snapshot.counters
     return requests_box(
-        head, 7, rows, snapshot.running, waiting, counters.hits, counters.queries, after
+        "sglang", rows, snapshot.running, waiting, counters.hits, counters.queries, after
     )

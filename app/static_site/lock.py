@@ -110,8 +110,3 @@ def add_project_to_lock(
     check_lock_closed(packages)
     lock = json.loads((pyodide_dir / "pyodide-lock.json").read_text())
     write_lock(pyodide_dir, lock["info"], packages)
-
-
-# The converted worker fetches and unpacks a resource archive (the project's wheel) and
-# has micropip resolve and install the requirements: micropip's import and its resolver
-# cost about a second in the worker. Every package is in the lock, so loadPackage alone

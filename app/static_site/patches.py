@@ -38,6 +38,19 @@ def replace_once(text: str, old: str, new: str, where: str) -> str:
     return text.replace(old, new)
 
 
+def insert(text: str, anchor: str, code: str, where: str, after: bool = True) -> str:
+    """``code`` on its own line after (or before) the one ``anchor``."""
+    return replace_once(text, anchor, f"{anchor}\n{code}" if after else f"{code}\n{anchor}", where)
+
+
+def sub_once(text: str, pattern: re.Pattern[str], new: str, missing: str) -> str:
+    """``pattern``'s one match replaced by ``new``; none or several stop the build."""
+    text, count = pattern.subn(lambda _m: new, text)
+    if count != 1:
+        raise AssetError(f"unexpected {missing} ({count} found)")
+    return text
+
+
 # --- the worker (main.js) ---------------------------------------------------------------
 
 APP_CODE_START = "runPythonAsync(`\\nimport asyncio\\n"
@@ -73,14 +86,10 @@ START_APPLICATION = "async function startApplication() {"
 
 
 def direct_install(js: str, install: list[str]) -> str:
-    for pattern, what in ((MICROPIP_LOAD, "load"), (MICROPIP_INSTALL, "install")):
-        if len(pattern.findall(js)) != 1:
-            raise AssetError(f"unexpected worker JS: cannot find the micropip {what}")
-    js = MICROPIP_LOAD.sub("", js)
-    js = MICROPIP_INSTALL.sub(lambda _m: f"await installLocked({json.dumps(install)});", js)
-    return replace_once(
-        js, START_APPLICATION, f"{shim('install_locked.js')}\n{START_APPLICATION}", "worker JS"
-    )
+    js = sub_once(js, MICROPIP_LOAD, "", "worker JS: cannot find the micropip load")
+    installed = f"await installLocked({json.dumps(install)});"
+    js = sub_once(js, MICROPIP_INSTALL, installed, "worker JS: cannot find the micropip install")
+    return insert(js, START_APPLICATION, shim("install_locked.js"), "worker JS", after=False)
 
 
 # The worker applies a patch from the page through one Python global, which the next
@@ -93,12 +102,9 @@ SHARED_PATCH = re.compile(
 
 def apply_each_patch(js: str) -> str:
     """Each patch from the page reaches Python as its own code's local."""
-    if len(SHARED_PATCH.findall(js)) != 1:
-        raise AssetError("unexpected worker JS: cannot find how a patch is applied")
-    js = SHARED_PATCH.sub("applyPatch(msg.patch)", js)
-    return replace_once(
-        js, START_APPLICATION, f"{shim('apply_patch.js')}\n{START_APPLICATION}", "worker JS"
-    )
+    missing = "worker JS: cannot find how a patch is applied"
+    js = sub_once(js, SHARED_PATCH, "applyPatch(msg.patch)", missing)
+    return insert(js, START_APPLICATION, shim("apply_patch.js"), "worker JS", after=False)
 
 
 def patch_worker(js: str, install: list[str] | None = None) -> str:
@@ -112,9 +118,8 @@ def patch_worker(js: str, install: list[str] | None = None) -> str:
         "worker JS",
     )
     for old, new in STAGES.items():
-        js, count = re.subn(rf"(['`]){re.escape(old)}\1", json.dumps(new), js)
-        if count != 1:
-            raise AssetError(f"unexpected worker JS: status {old!r} found {count} times")
+        status = re.compile(rf"(['`]){re.escape(old)}\1")
+        js = sub_once(js, status, json.dumps(new), f"worker JS: status {old!r}")
     # A failed install must be visible in the console, not only in the status line.
     js = replace_once(js, "console.log(e)", "console.error(e)", "worker JS")
     if install is not None:
@@ -123,9 +128,7 @@ def patch_worker(js: str, install: list[str] | None = None) -> str:
     # After the "app" status, before the app's code: the shim's stand-ins.
     anchor = f"msg: {json.dumps(STAGES['Executing code'])}}})"
     code = json.dumps(shim("worker_shim.py"))
-    return replace_once(
-        js, anchor, f"{anchor}\n  await self.pyodide.runPythonAsync({code});", "worker JS"
-    )
+    return insert(js, anchor, f"  await self.pyodide.runPythonAsync({code});", "worker JS")
 
 
 # --- the page (index.html) --------------------------------------------------------------
@@ -157,20 +160,17 @@ SEND_CHANGE = "function send_change(jsdoc, event) {"
 
 def queue_in_order(html: str) -> str:
     """While the worker is busy, every event from the page waits, in order."""
-    if len(QUEUED_CHANGE.findall(html)) != 1:
-        raise AssetError("unexpected converted HTML: cannot find how a change waits")
     waits = (
         "} else if (pyodideWorker.busy) {\n"
         "  pyodideWorker.queue = queuedInOrder(pyodideWorker.queue, event)\n"
         "  return\n"
         "}"
     )
-    html = QUEUED_CHANGE.sub(lambda _m: waits, html)
+    missing = "converted HTML: cannot find how a change waits"
+    html = sub_once(html, QUEUED_CHANGE, waits, missing)
     # Inside send_change, its one caller: a function of the page's script's top level
     # would be a page-wide global.
-    return replace_once(
-        html, SEND_CHANGE, f"{SEND_CHANGE}\n{shim('queue_in_order.js')}", "converted HTML"
-    )
+    return insert(html, SEND_CHANGE, shim("queue_in_order.js"), "converted HTML")
 
 
 # The worker early_worker.js started, on its own <script> tag (no page-wide global).
@@ -181,7 +181,7 @@ def patch_html(html: str, worker_name: str, early: bool = True) -> str:
     html = queue_in_order(local_urls(html))
     # Without an icon link the browser asks for /favicon.ico, a 404.
     icon = f"./{LOCAL_PANEL}{PANEL_VERSION}/dist/images/favicon.ico"
-    html = replace_once(html, "</head>", f'<link rel="icon" href="{icon}">\n</head>', "HTML")
+    html = insert(html, "</head>", f'<link rel="icon" href="{icon}">', "HTML", after=False)
     created = f'new Worker("./{worker_name}.js")'
     if not early:
         # The worker sees its own URL, not the page's: hand it the page's location by name.
@@ -192,12 +192,11 @@ def patch_html(html: str, worker_name: str, early: bool = True) -> str:
             "converted HTML",
         )
     early_worker = script("early_worker.js", worker=f"./{worker_name}.js")
-    html = replace_once(html, "</title>", f"</title>\n{early_worker}", "converted HTML")
+    html = insert(html, "</title>", early_worker, "converted HTML")
     return replace_once(html, created, EARLY_WORKER, "converted HTML")
 
 
 # Bokeh's and Panel's scripts in the converted page's <head>, each parser-blocking.
-DEFERRED_SCRIPT = r'<script type="text/javascript" src="\1" defer></script>'
 SET_LOG_LEVEL = '<script type="text/javascript">\n  Bokeh.set_log_level("info");\n</script>'
 HEAD_SCRIPT = re.compile(r'<script type="text/javascript" src="([^"]+)"></script>')
 
@@ -222,7 +221,7 @@ def patch_early_page(html: str, names: list[str], start: str, playground: bool =
     data = html_text.escape(json.dumps([config, EARLY_DIR]))
     start_js = shim("early_page_start.js")
     module = f'<script type="module" async data-early-pages="{data}">\n{start_js}</script>'
-    html = replace_once(html, "</title>", f"</title>\n{module}", "converted HTML")
+    html = insert(html, "</title>", module, "converted HTML")
     # It runs as the page is parsed, before the deferred Bokeh; "info" is BokehJS's default.
     html = replace_once(html, SET_LOG_LEVEL, "", "converted HTML")
     deferred, count = HEAD_SCRIPT.subn(
@@ -243,9 +242,8 @@ def patch_worker_early_playground(js: str, wheel: str) -> str:
     answers the link's early page (shims/early_in_worker.js), then installs the app."""
     named = json.dumps({"wheel": wheel, "type": EARLY_MESSAGE})
     early = f"self.pclEarly = {named};\n{shim('early_in_worker.js')}"
-    js = replace_once(js, START_APPLICATION, f"{early}\n{START_APPLICATION}", "worker JS")
-    call = "  await startEarlyPlayground();"
-    return replace_once(js, LOADED_PYODIDE, f"{LOADED_PYODIDE}\n{call}", "worker JS")
+    js = insert(js, START_APPLICATION, early, "worker JS", after=False)
+    return insert(js, LOADED_PYODIDE, "  await startEarlyPlayground();", "worker JS")
 
 
 # The workload lab's side worker (app/data/side_runs.py), written beside the app's worker.
@@ -256,6 +254,4 @@ def patch_worker_side_runs(js: str, wheel: str) -> str:
     """The app's worker names the lab's side worker and the project's `wheel`, which
     that worker loads alone (shims/side_worker.js; app/data/side_runs.py reads the names)."""
     names = json.dumps({"script": f"./{SIDE_WORKER}", "wheel": wheel})
-    return replace_once(
-        js, LOADED_PYODIDE, f"{LOADED_PYODIDE}\n  self.pclSideRuns = {names};", "worker JS"
-    )
+    return insert(js, LOADED_PYODIDE, f"  self.pclSideRuns = {names};", "worker JS")

@@ -31,7 +31,3 @@ def precompress(site: Path) -> None:
             packed = gzip.compress(data, compresslevel=9, mtime=0)  # mtime 0: reproducible
             if len(packed) <= len(data) * (1 - GZIP_MIN_SAVING):
                 path.with_name(path.name + ".gz").write_bytes(packed)
-
-
-# ---------------------------------------------------------------------------
-# Build

@@ -39,9 +39,9 @@ from app.static_site.patches import (
 from app.static_site.pins import PYODIDE_VERSION, SDIST_WHEELS
 from app.static_site.precompress import precompress
 from app.static_site.runtime import take_official_wheels, unpack_core
-from app.static_site.slim import slim_wheel, slimmer
+from app.static_site.slim import slimmer
 from app.static_site.traces import ship_traces
-from app.static_site.wheels import project_wheel, sdist_pure_wheel
+from app.static_site.wheels import project_wheel, rewrite_zip, sdist_pure_wheel
 
 
 def build_packages(
@@ -57,22 +57,17 @@ def build_packages(
         keep = slimmer(key, measures)
         if keep is not None:  # checked against the official lock on the way in
             wheel = pyodide_dir / str(entry["file_name"])
-            slim_wheel(wheel, wheel.with_suffix(".slim"), keep)
-            wheel.with_suffix(".slim").replace(wheel)
+            rewrite_zip(wheel, wheel, keep)
             entry["sha256"] = sha256_of(wheel)
     raw = pure_wheels(cache)
-    for name, path in raw.items():
+    built = {name: sdist_pure_wheel(cache, name) for name in SDIST_WHEELS}
+    for name, path in {**raw, **built}.items():
         target = pyodide_dir / path.name
         keep = slimmer(name, measures)
         if keep is not None:
-            slim_wheel(path, target, keep)
+            rewrite_zip(path, target, keep)
         else:
             shutil.copyfile(path, target)
-        packages[name] = lock_entry(target, lean="lean" in measures)
-    for name in SDIST_WHEELS:
-        built = sdist_pure_wheel(cache, name)
-        target = pyodide_dir / built.name
-        shutil.copyfile(built, target)
         packages[name] = lock_entry(target, lean="lean" in measures)
     check_lock_closed(packages)
     write_lock(pyodide_dir, info, packages)

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import zipfile
 from collections.abc import Callable
-from pathlib import Path
 
 from app.static_site.measures import MEASURES
 
@@ -65,16 +63,3 @@ def slimmer(name: str, measures: frozenset[str] = MEASURES) -> Callable[[str], b
     if name == "numpy" and "numpy" not in measures:
         return None
     return SLIMMERS.get(name)
-
-
-def slim_wheel(source: Path, target: Path, keep: Callable[[str], bool]) -> None:
-    with zipfile.ZipFile(source) as src, zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as dst:
-        names = [n for n in src.namelist() if keep(n)]
-        kept = set(names)
-        for name in names:
-            data = src.read(name)
-            if name.endswith(".dist-info/RECORD"):
-                lines = data.decode().splitlines()
-                data = ("\n".join(ln for ln in lines if ln.split(",")[0] in kept) + "\n").encode()
-            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
-            dst.writestr(info, data, compress_type=zipfile.ZIP_DEFLATED)

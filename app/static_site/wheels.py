@@ -7,7 +7,7 @@ import hashlib
 import tarfile
 import tomllib
 import zipfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
 
 from app.static_site.assets import AssetError, log
@@ -19,6 +19,34 @@ from app.static_site.pins import SDIST_WHEELS
 def record_hash(data: bytes) -> str:
     digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
     return f"sha256={digest},{len(data)}"
+
+
+def write_zip(target: Path, files: dict[str, bytes]) -> Path:
+    """Write {archive path: bytes} as a zip, in that order, by way of a temporary file."""
+    tmp = target.with_suffix(".tmp")
+    with zipfile.ZipFile(tmp, "w") as zf:
+        for arc, data in files.items():
+            # Fixed timestamps keep the zip byte-identical across builds.
+            info = zipfile.ZipInfo(arc, date_time=(1980, 1, 1, 0, 0, 0))
+            zf.writestr(info, data, compress_type=zipfile.ZIP_DEFLATED)
+    tmp.replace(target)
+    return target
+
+
+def rewrite_zip(
+    source: Path, target: Path, keep: Callable[[str], bool], extra: dict[str, bytes] | None = None
+) -> None:
+    """``source`` as ``target`` (the same path: in place) with the files ``keep`` takes,
+    and ``extra`` files added; a wheel's RECORD follows."""
+    with zipfile.ZipFile(source) as zf:
+        files = {name: zf.read(name) for name in zf.namelist() if keep(name)}
+    files.update(extra or {})
+    for name, data in files.items():
+        if name.endswith(".dist-info/RECORD"):
+            kept = [ln for ln in data.decode().splitlines() if ln.split(",")[0] in files]
+            kept += [f"{arc},{record_hash(d)}" for arc, d in (extra or {}).items()]
+            files[name] = ("\n".join(kept) + "\n").encode()
+    write_zip(target, files)
 
 
 def write_wheel(
@@ -37,17 +65,7 @@ def write_wheel(
     record = [f"{arc},{record_hash(data)}" for arc, data in sorted(files.items())]
     record.append(f"{dist_info}/RECORD,,")
     files[f"{dist_info}/RECORD"] = ("\n".join(record) + "\n").encode()
-    tmp = target.with_suffix(".tmp")
-    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
-        for arc, data in sorted(files.items()):
-            # Fixed timestamps keep the wheel byte-identical across builds.
-            zf.writestr(
-                zipfile.ZipInfo(arc, date_time=(1980, 1, 1, 0, 0, 0)),
-                data,
-                compress_type=zipfile.ZIP_DEFLATED,
-            )
-    tmp.replace(target)
-    return target
+    return write_zip(target, dict(sorted(files.items())))
 
 
 def sdist_pure_wheel(cache: Path, name: str) -> Path:
