@@ -31,7 +31,7 @@ from app.render.notice import render_notice
 from app.render.start_page import render_start_page
 from app.style.stylesheets import stylesheet
 from app.style.theme import CSS
-from app.views.base import COMPACT_CSS, StepView
+from app.views.base import COMPACT_CSS
 from app.views.chain import ChainView
 from app.views.code import CodeView
 from app.views.controls import Controls, scenario_options
@@ -39,18 +39,7 @@ from app.views.editor import CSS as EDITOR_CSS
 from app.views.editor import PlaygroundEditor
 from app.views.lab_link import STYLESHEETS as LAB_STYLESHEETS
 from app.views.lab_link import lab_link_pane
-from app.views.panels import (
-    EmbedHeaderView,
-    HashMapView,
-    HeaderView,
-    LogView,
-    MetricsView,
-    NarrationView,
-    OffloadView,
-    PoolView,
-    QueueView,
-    RequestsView,
-)
+from app.views.panels import PANELS, EmbedHeaderView, HeaderView
 from app.views.prefill import PrefillView
 from app.views.sender import QUESTIONS, Sender
 from app.views.state import SimulatorState
@@ -125,9 +114,7 @@ class App(pn.viewable.Viewer):
         self.controls = Controls(state=state, sender=self.sender, page=self.page)
         self.sender.add(QUESTIONS)
         header = EmbedHeaderView if self.embed else HeaderView
-        kinds: tuple[type[StepView], ...] = (header, NarrationView, PoolView, QueueView)
-        kinds += (HashMapView, RequestsView, LogView, OffloadView, MetricsView)
-        self.step_views = [kind(compact=compact, **sends) for kind in kinds]
+        self.step_views = [kind(compact=compact, **sends) for kind in (header, *PANELS)]
         self.header, self.narration, self.pool, self.queue, self.hash_map = self.step_views[:5]
         self.requests, self.log, self.offload, self.metrics = self.step_views[5:]
         self.code = CodeView(page=self.page, **sends)

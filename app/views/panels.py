@@ -52,3 +52,8 @@ class OffloadView(StepView):
 
 class MetricsView(StepView):
     stylesheet = SGLANG_CSS
+
+
+# A step's panels below its header, in the order the App makes them (app/page/layout.py).
+PANELS: tuple[type[StepView], ...] = (NarrationView, PoolView, QueueView, HashMapView)
+PANELS += (RequestsView, LogView, OffloadView, MetricsView)

@@ -9,27 +9,13 @@ from app.data.questions import all_questions
 from app.data.timelines import timeline_key
 from app.render.code_plan import code_parts
 from app.views.base import StepView
-from app.views.panels import (
-    EmbedHeaderView,
-    HashMapView,
-    HeaderView,
-    LogView,
-    MetricsView,
-    NarrationView,
-    OffloadView,
-    PoolView,
-    QueueView,
-    RequestsView,
-)
+from app.views.panels import PANELS, EmbedHeaderView, HeaderView
 from engine.lab.play.vllm.timeline import Timeline
 
 
 def step_views() -> dict[str, type[StepView]]:
     """Every StepView of the page, by the name the bundle gives its pages."""
-    views: list[type[StepView]] = [
-        *(HeaderView, EmbedHeaderView, PoolView, QueueView, HashMapView, RequestsView),
-        *(LogView, NarrationView, OffloadView, MetricsView),
-    ]
+    views: list[type[StepView]] = [HeaderView, EmbedHeaderView, *PANELS]
     return {view.__name__: view for view in views}
 
 
