@@ -1,6 +1,6 @@
 """Predict, then see: before a step that carries a lesson, a question about it.
 
-The questions and their answers come from the timeline (app/data/questions.py); every
+The questions and their answers come from the timeline (engine/lab/play/questions.py); every
 step's questions, in every mode of the scenario, are sent once in the page's document
 (views/sender.py), and the stepping page's quiz part (quiz.js) follows the player, so
 answering needs no Python (it works on the static site before Python is ready). The

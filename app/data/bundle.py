@@ -11,11 +11,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
-from app.data.questions import all_questions
 from app.data.timelines import scenario, split_key, timeline_key
 from app.data.url import timeline_query
 from app.playground.store import is_playground
 from app.render.engines import AnyTimeline, on_engine
+from engine.lab.play.questions import all_questions
 
 # The document's format (docs/document.md): a page reads only the version it was written for.
 DOCUMENT_VERSION = 1

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from app.render.content_files import load_toml, one_line
 from app.render.html import esc
+from engine.lab.shared.content import load_toml, one_line
 
 ANCHOR_PREFIX = "term-"
 # Beside an SGLang term in the glossary panel: the definition is SGLang's.

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from app.render.content_files import one_line
 from app.render.glossary import marked_terms, panel_texts, term
 from app.render.html import esc
 from engine.lab.play.vllm.event_labels import event_hash_labels, event_hashes, event_label
 from engine.lab.play.vllm.timeline import Timeline
+from engine.lab.shared.content import one_line
 
 # KV event types -> their glossary entries.
 EVENT_TERMS = {

@@ -16,9 +16,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 
-from app.render.content_files import load_toml, one_line
 from app.render.html import esc
 from engine.lab.play.scenario import scenario_names
+from engine.lab.shared.content import load_toml, one_line
 
 
 @dataclass(frozen=True)

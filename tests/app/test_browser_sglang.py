@@ -66,7 +66,7 @@ def test_the_engine_picker_switches_to_sglang_and_back_at_the_same_step(
     fcfs = sglang("fcfs")
     check_sglang_step(page, fcfs, 2)
     expect(page.get_by_role("radio", name="SGLang")).to_be_checked()
-    expect(quiz).to_be_visible()  # SGLang's steps ask their own (app/data/sglang_questions.py)
+    expect(quiz).to_be_visible()  # SGLang's steps ask their own (play/sglang/questions.py)
     # The mode picker offers SGLang's schedule policies, not vLLM's modes.
     expect(page.get_by_role("radio", name="fcfs")).to_be_checked()
     expect(page.get_by_role("radio", name="lpm")).to_be_visible()

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from app.data import timelines
 from app.data.bundle import bundle, steps_around
-from app.data.questions import all_questions
 from app.data.timelines import timeline_key
 from app.render.code_plan import code_parts
 from app.views.base import StepView
 from app.views.panels import PANELS, EmbedHeaderView, HeaderView
+from engine.lab.play.questions import all_questions
 from engine.lab.play.vllm.timeline import Timeline
 
 

@@ -8,7 +8,6 @@ import pytest
 
 from app.data import timelines
 from app.data.lab_presets import TRACES_PRESET, default_preset
-from app.data.questions import BLOCK_FATES, RESET_OPTIONS, all_questions, questions_at
 from app.data.url import START_PAGE, early_page_of, early_pages, lab_link, parse_link
 from app.page.layout import App
 from app.playground import store
@@ -21,6 +20,7 @@ from app.render.narration import render_narration
 from app.render.pool import render_pool
 from app.render.requests import render_requests
 from app.render.start_page import learning_path, render_start_page
+from engine.lab.play.questions import BLOCK_FATES, RESET_OPTIONS, all_questions, questions_at
 from engine.lab.play.scenario import scenario_names
 from tests.app.conftest import parse
 

@@ -4,10 +4,10 @@ before a same-text request offers the naive answer beside the right one."""
 from __future__ import annotations
 
 from app.data import timelines
-from app.data.questions import questions_at
 from app.render.chain import render_chain
 from app.render.hashmap import render_hash_map
 from app.render.pool import render_pool
+from engine.lab.play.questions import questions_at
 from tests.app.conftest import parse
 
 NAME = "image-in-the-prompt"

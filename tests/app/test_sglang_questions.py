@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from app.data import timelines
-from app.data.questions import MAX_HIT_QUESTIONS, Question, questions_at
+from engine.lab.play.questions import MAX_HIT_QUESTIONS, Question, questions_at
 from engine.lab.play.scenario import load_scenario, scenario_names
 from engine.lab.play.sglang.timeline import SGLangTimeline
 

@@ -10,7 +10,6 @@ import pytest
 
 from app.data import timelines
 from app.data.bundle import bundle
-from app.data.questions import all_questions
 from app.data.timelines import timeline_key
 from app.data.url import parse_link
 from app.page.layout import App
@@ -35,6 +34,7 @@ from app.views.panels import (
     QueueView,
     RequestsView,
 )
+from engine.lab.play.questions import all_questions
 from engine.lab.play.scenario import SGLANG_MODES
 from engine.lab.play.sglang.timeline import SGLangTimeline
 
@@ -98,7 +98,7 @@ def test_the_bundle_holds_sglangs_pages_code_and_questions() -> None:
         assert deck["pages"][deck["orders"][key][step]] == render_radix_tree(lpm, step)
         plan = sent["code"]["plans"][key][step]
         assert sent["code"]["frames"][plan["frame"]] == code_parts(lpm, step).frame
-    # SGLang's steps ask their own questions, about the tree (app/data/sglang_questions.py)
+    # SGLang's steps ask their own questions, about the tree (engine/lab/play/sglang/questions.py)
     assert sent["questions"][key] == all_questions(lpm)
     assert any(all_questions(lpm))
 

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from app.data import timelines
-from app.data.questions import questions_at
 from app.render.start_page import learning_path
+from engine.lab.play.questions import questions_at
 from tests.app.page_checks import check_step
 from tests.site.conftest import RECORDER_JS, PageRun, assert_clean, record, wait_interactive
 from tests.site.test_early_steps import EARLY_TIMEOUT_MS, HELD

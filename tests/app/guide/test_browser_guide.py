@@ -9,9 +9,9 @@ import pytest
 
 from app.components.step_page import EMBED_STORY_TABS, EMBED_TABS
 from app.data import timelines
-from app.data.questions import questions_at
 from app.render.glossary import glossary
 from app.render.start_page import learning_path
+from engine.lab.play.questions import questions_at
 from tests.app.page_checks import check_step, wait_for_step
 from tests.app.test_browser_serve import ARTIFACTS, Watched, open_app
 

@@ -1,6 +1,6 @@
 """Predict, then see, on SGLang: the questions a step of an SGLang timeline asks about
 the next one, answered by that step's facts and snapshot (engine/lab/sglang_facts.py),
-never written by hand. The counterpart of app/data/questions.py (vLLM's block pool):
+never written by hand. The counterpart of engine/lab/play/questions.py (vLLM's block pool):
 
 - a request admitted: how many prompt tokens its walk down the radix tree matches (its
   prefix_len), with what a learner would answer without the lesson among the options
@@ -14,7 +14,7 @@ never written by hand. The counterpart of app/data/questions.py (vLLM's block po
 
 from __future__ import annotations
 
-from app.data.questions import RESET_OPTIONS, Question, ask, few_hit_questions, token_options
+from engine.lab.play.questions import RESET_OPTIONS, Question, ask, few_hit_questions, token_options
 from engine.lab.play.sglang.snapshot import ROOT_ID, NodeRecord, SGLangSnapshot
 from engine.lab.play.sglang.timeline import SGLangStep, SGLangTimeline
 

@@ -29,12 +29,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any, cast
 
-from app.render.content_files import load_toml, one_line
-from app.render.engines import on_sglang
 from engine.lab.play.sglang.timeline import SGLangTimeline
 from engine.lab.play.vllm.narration import RequestFacts
 from engine.lab.play.vllm.snapshot import RequestRecord, Snapshot
 from engine.lab.play.vllm.timeline import Step, Timeline
+from engine.lab.shared.content import load_toml, one_line
 
 RESET_CALL = "reset_prefix_cache("
 # Each kind's words, from content/questions.toml.
@@ -285,10 +284,10 @@ def few_hit_questions(asked: list[Question]) -> list[Question]:
 
 def questions_at(timeline: Timeline | SGLangTimeline, step: int) -> tuple[Question, ...]:
     """The questions step `step` asks about step `step + 1` (none at the last step). An
-    SGLang timeline asks its own, about the radix tree (app/data/sglang_questions.py)."""
-    if on_sglang(timeline):
+    SGLang timeline asks its own, about the radix tree (engine/lab/play/sglang/questions.py)."""
+    if timeline.engine == SGLangTimeline.engine:
         # imported here: that module builds on this one's Question
-        from app.data.sglang_questions import sglang_questions_at
+        from engine.lab.play.sglang.questions import sglang_questions_at
 
         return sglang_questions_at(cast(SGLangTimeline, timeline), step)
     if step + 1 >= len(timeline.steps):

@@ -1,5 +1,5 @@
-"""The app's own texts under content/ (start page, glossary), read as the engine reads
-its scenarios: from the installed package, so Pyodide finds them in the wheel."""
+"""Texts under content/ (questions, start page, glossary), read as the scenarios are:
+from the installed package, so Pyodide finds them in the wheel."""
 
 from __future__ import annotations
 
