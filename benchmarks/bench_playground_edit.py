@@ -35,11 +35,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from playwright.sync_api import sync_playwright
 
-from app.playground.script_lines import parse_lines
 from app.static_site.layout import SITE_DIR
 from benchmarks.bench_site import served
 from engine.lab.play import playground_code
 from engine.lab.play.scenario_file import scenario_from_dict
+from engine.lab.play.script_lines import parse_lines
 from engine.lab.play.vllm.timeline import count_steps
 from tests.app.browser import chromium, panel_serve
 from tests.app.playground_checks import start_empty

@@ -41,7 +41,6 @@ sys.path.insert(0, str(ROOT))
 
 from app.playground.fields import LABELS  # noqa: E402
 from app.playground.fields import SCRIPT as SCRIPT_FIELD  # noqa: E402
-from app.playground.script_lines import parse_lines  # noqa: E402
 from app.playground.store import EMPTY  # noqa: E402
 from benchmarks.bench_site import (  # noqa: E402
     load,
@@ -51,6 +50,7 @@ from benchmarks.bench_site import (  # noqa: E402
 )
 from engine.lab.play import playground_code  # noqa: E402
 from engine.lab.play.scenario_file import scenario_from_dict  # noqa: E402
+from engine.lab.play.script_lines import parse_lines  # noqa: E402
 from engine.lab.play.vllm.timeline import build_timeline  # noqa: E402
 from tests.site.conftest import (  # noqa: E402
     CHROMIUM,

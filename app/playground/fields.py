@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from app.playground import store
-from app.playground.script_lines import field_places, format_lines, parse_numbered_lines
 from app.render.editor import EDITOR_HEADING, EDITOR_HELP
 from app.render.html import esc
 from engine.lab.play.scenario import SGLANG_MODES, ActionPlace, ScenarioError
@@ -23,6 +22,7 @@ from engine.lab.play.scenario_file import (
     MIN_BLOCK_SIZE,
     MIN_POOL_BLOCKS,
 )
+from engine.lab.play.script_lines import field_places, format_lines, parse_numbered_lines
 
 # The fields' names (editor.js's) and labels.
 TITLE, NUM_GPU_BLOCKS, BLOCK_SIZE = "title", "num_gpu_blocks", "block_size"

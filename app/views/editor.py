@@ -24,13 +24,13 @@ from app.data import timelines
 from app.host.errors import logged
 from app.playground import store
 from app.playground.fields import MESSAGES, edit, message_html, play, shown
-from app.playground.script_lines import field_places
 from app.playground.store import EMPTY
 from app.style.stylesheets import stylesheet
 from app.views.state import SimulatorState
 from engine.lab.play import toml_writer
 from engine.lab.play.scenario import ActionPlace, ScenarioError, scenario_data
 from engine.lab.play.scenario_file import MAX_FILE_BYTES, parse_toml
+from engine.lab.play.script_lines import field_places
 
 # The editor's stylesheet (editor.js draws the fields in the page's own elements).
 CSS = stylesheet("app.views", "editor.css")

@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-from app.playground.script_lines import format_lines, parse_lines
 from app.playground.store import EMPTY
 from app.render.code_plan import code_parts
 from app.render.prefill import follow, follow_page
 from app.render.prefill_inputs import FIELDS, model_texts
 from engine.lab.play import toml_writer
 from engine.lab.play.scenario_file import scenario_from_dict
+from engine.lab.play.script_lines import format_lines, parse_lines
 from engine.lab.play.vllm.timeline import Timeline, build_timeline
 from tests.app.conftest import parse
 from tests.app.page_checks import expected, read_page, wait_for_step

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from app.data.lab import preset
-from app.playground.script_lines import format_lines
 from app.views.lab_charts import CHARTS
 from engine.lab.play.scenario_file import scenario_from_dict
+from engine.lab.play.script_lines import format_lines
 from engine.lab.play.vllm.timeline import build_timeline
 from engine.lab.workload.vllm.runner import run_workload
 from engine.lab.workload.workload import workload_scenario

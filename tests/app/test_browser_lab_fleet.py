@@ -15,13 +15,13 @@ from app.data.fleet_lab import (
     DEFAULT_REPLICAS,
 )
 from app.data.trace_lab import shipped_trace, trace_path
-from app.playground.script_lines import format_lines
 from engine.lab.fleet.in_order import run_fleet_in_order
 from engine.lab.fleet.knobs import FleetKnobs
 from engine.lab.fleet.playground import replica_requests, request_id
 from engine.lab.fleet.routers import ROUTER_NAMES
 from engine.lab.play import playground_code
 from engine.lab.play.scenario_file import scenario_from_dict
+from engine.lab.play.script_lines import format_lines
 from engine.lab.play.vllm.timeline import build_timeline
 from tests.app import test_browser_serve as serve
 from tests.app.page_checks import wait_for_step

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from app.playground.script_lines import parse_lines
 from app.views.editor import fork
 from engine.lab.play.scenario_file import scenario_from_dict
+from engine.lab.play.script_lines import parse_lines
 from engine.lab.play.sglang.timeline import SGLangTimeline, build_sglang_timeline
 from tests.app import test_browser_serve as serve
 from tests.app.page_checks import check_sglang_step

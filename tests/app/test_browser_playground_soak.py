@@ -22,10 +22,10 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from app.playground.script_lines import format_lines, parse_lines
 from engine.lab.play import playground_code
 from engine.lab.play.scenario import Scenario, ScenarioError, load_scenario
 from engine.lab.play.scenario_file import scenario_from_dict
+from engine.lab.play.script_lines import format_lines, parse_lines
 from engine.lab.play.vllm.timeline import Timeline, build_timeline
 from tests.app import test_browser_serve as serve
 from tests.app.playground_checks import check_playground_step, field, open_fork, start_empty

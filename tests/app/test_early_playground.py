@@ -16,10 +16,10 @@ from app.data.url import link_query, parse_link
 from app.page.layout import App
 from app.playground import store
 from app.playground.fields import LABELS, MESSAGES, message_html, shown
-from app.playground.script_lines import parse_lines
 from app.playground.store import EMPTY
 from app.views.editor import fork
 from engine.lab.play import playground_code
+from engine.lab.play.script_lines import parse_lines
 from tests.app.playground_checks import SCRIPT
 from tests.app.test_layers import imported_by
 

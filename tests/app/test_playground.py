@@ -15,7 +15,6 @@ from app.data import timelines
 from app.data.url import parse_link
 from app.page.layout import App
 from app.playground import store
-from app.playground.script_lines import format_lines, parse_lines
 from app.playground.store import EMPTY
 from app.render.code_plan import SLOT
 from app.render.prefill_inputs import SEED_FLOPS
@@ -25,6 +24,7 @@ from app.views.editor import fork
 from engine.lab.play import toml_writer
 from engine.lab.play.scenario import ACTION_KINDS, MODES, scenario_names
 from engine.lab.play.scenario_file import scenario_from_dict
+from engine.lab.play.script_lines import format_lines, parse_lines
 from engine.lab.play.vllm.timeline import build_timeline
 from engine.lab.shared.prefill_cost import prefill_cost
 from tests.app.conftest import Element, parse
