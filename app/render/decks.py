@@ -16,9 +16,8 @@ from app.render.engines import AnyRender, per_engine
 from app.render.hashmap import render_hash_map
 from app.render.header import render_embed_header, render_header
 from app.render.kv_slots import render_kv_slots
-from app.render.log import render_log
 from app.render.metrics import render_metrics
-from app.render.narration import render_narration, render_narration_on_path
+from app.render.narration import render_log, render_narration, render_narration_on_path
 from app.render.offload import render_offload
 from app.render.pool import render_pool
 from app.render.prefill import follow_page

@@ -1,4 +1,5 @@
-"""What every renderer needs: escaping, and what changed at a step."""
+"""What every renderer needs: escaping, and what changed at a step; and the notice naming
+each deep-link parameter that was ignored."""
 
 from __future__ import annotations
 
@@ -54,3 +55,13 @@ def changed_at(
     previous, current = previous_and_current(timeline, step, records)
     before = {key(r): r for r in previous}
     return {key(r) for r in current if before.get(key(r)) != r}
+
+
+def render_notice(notices: tuple[str, ...]) -> str:
+    if not notices:
+        return ""
+    items = "".join(f"<li>{esc(n)}</li>" for n in notices)
+    return (
+        '<div class="notice" role="alert" data-testid="notice">'
+        f"<b>Some link parameters were ignored.</b><ul>{items}</ul></div>"
+    )

@@ -1,5 +1,6 @@
 """What this step did, as a call and its result, the narration text from `content/`,
-and the engine's health: a dead engine core and the auxiliary-output generations."""
+and the engine's health: a dead engine core and the auxiliary-output generations; and
+the log lines (vLLM-style, or SGLang's) up to the step, the newest in view."""
 
 from __future__ import annotations
 
@@ -113,3 +114,24 @@ def render_narration_on_path(timeline: Timeline | SGLangTimeline, step: int) -> 
         return render_narration(timeline, step, ("", "") if on_path else None)
     titles = {name: title for name, title, _ in built_in_scenarios()}
     return render_narration(timeline, step, (following, titles[following]))
+
+
+def render_log(timeline: Timeline | SGLangTimeline, step: int) -> str:
+    """Either engine's log lines (SGLang's: its prefill-batch and flush_cache lines)."""
+    lines = []
+    for index in range(step + 1):
+        for line in timeline.steps[index].snapshot.logs:
+            new = " new" if index == step else ""
+            lines.append(
+                f'<div class="line{new}" data-step="{index}">'
+                f'<span class="lvl-{esc(line.level)}">{esc(line.level)}</span> '
+                f"{esc(line.logger)}: {esc(line.message)}</div>"
+            )
+    body = "".join(lines) or '<div class="empty-note">no log lines yet</div>'
+    # column-reverse keeps the scroll position at the newest (last) line, without JS.
+    return (
+        f'<section class="box" aria-label="log">'
+        '<h3 class="panel-title">Log</h3>'
+        f'<div class="log mono" data-testid="log" role="log"><div>{body}</div></div>'
+        "</section>"
+    )

@@ -24,9 +24,8 @@ from app.render.code import function_range, highlighted_lines, highlighted_range
 from app.render.code_plan import CodePlan, Plan, code_parts, function_options
 from app.render.hashmap import render_hash_map
 from app.render.header import render_embed_header
-from app.render.log import render_log
 from app.render.metrics import render_metrics
-from app.render.narration import render_narration
+from app.render.narration import render_log, render_narration
 from app.render.offload import render_offload
 from app.render.pool import changed_blocks, render_pool
 from app.render.prefill import render_prefill, step_request

@@ -15,8 +15,7 @@ from hypothesis import strategies as st
 
 from app.render import glossary
 from app.render.kv_slots import changed_units, render_kv_slots
-from app.render.log import render_log
-from app.render.narration import render_narration
+from app.render.narration import render_log, render_narration
 from app.render.radix_tree import MAX_NODES, render_radix_tree
 from app.render.sglang_common import span_text, unit_ids, unit_states
 from app.render.sglang_header import render_sglang_embed_header, render_sglang_header
