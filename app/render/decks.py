@@ -13,7 +13,6 @@ from collections.abc import Iterable
 
 from app.render.chain import render_chain_picked
 from app.render.engines import AnyRender, per_engine
-from app.render.hashmap import render_hash_map
 from app.render.header import (
     render_embed_header,
     render_header,
@@ -23,8 +22,7 @@ from app.render.header import (
 from app.render.kv_slots import render_kv_slots
 from app.render.metrics import render_metrics, render_sglang_metrics
 from app.render.narration import render_log, render_narration, render_narration_on_path
-from app.render.offload import render_offload
-from app.render.pool import render_pool
+from app.render.pool import render_hash_map, render_offload, render_pool
 from app.render.prefill import follow_page
 from app.render.prefill_inputs import model_texts
 from app.render.queue import render_queue
