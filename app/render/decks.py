@@ -23,8 +23,7 @@ from app.render.kv_slots import render_kv_slots
 from app.render.metrics import render_metrics, render_sglang_metrics
 from app.render.narration import render_log, render_narration, render_narration_on_path
 from app.render.pool import render_hash_map, render_offload, render_pool
-from app.render.prefill import follow_page
-from app.render.prefill_inputs import model_texts
+from app.render.prefill import follow_page, model_texts
 from app.render.queue import render_queue
 from app.render.radix_tree import render_radix_tree
 from app.render.requests import render_requests, render_sglang_requests
