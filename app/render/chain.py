@@ -11,7 +11,7 @@ and what that means for one prompt.
 from __future__ import annotations
 
 from app.render.glossary import marked_terms, panel_texts, term
-from app.render.html import esc
+from app.render.html import esc, panel
 from engine.lab.play.vllm.snapshot import ChainLink, RequestRecord, Snapshot
 from engine.lab.play.vllm.timeline import Timeline
 from engine.lab.shared.hash_cost import HashCostReport
@@ -160,16 +160,10 @@ def render_chain(
     ids = {r.request_id for r in snapshot.requests}
     auto_a, _ = default_pair(snapshot)
     primary = primary if primary in ids else auto_a
-    head = (
-        '<section class="box" aria-label="hash chain">'
-        f'<h3 class="panel-title">{term("block-hash", "Hash chain")} · '
-        f"H(parent, tokens, {term('extra-keys')})</h3>"
-    )
+    title = f"{term('block-hash', 'Hash chain')} · H(parent, tokens, {term('extra-keys')})"
     if primary is None:
-        return (
-            head
-            + '<div data-testid="hash-chain" class="empty-note">no requests yet</div></section>'
-        )
+        empty = '<div data-testid="hash-chain" class="empty-note">no requests yet</div>'
+        return panel("hash chain", title, empty)
     a = snapshot.request(primary)
     if other == primary or (other is not None and other not in ids):
         other = None
@@ -198,15 +192,16 @@ def render_chain(
         + (f"<span></span><span>{esc(b.request_id)}</span>" if b else "")
         + "</div>"
     )
-    return (
-        head + f'<div data-testid="hash-chain" data-request="{esc(primary)}" '
+    return panel(
+        "hash chain",
+        title,
+        f'<div data-testid="hash-chain" data-request="{esc(primary)}" '
         f'data-other="{esc(other or "")}" data-blocks="{len(a.chain)}" '
         f'data-hashes="{esc(" ".join(a.block_hash_labels))}" '
         f'data-other-hashes="{esc(" ".join(b.block_hash_labels) if b else "")}">'
         + _summary(a, b)
         + f'<div class="chain{" two" if b else ""}">{columns}{"".join(rows)}</div>'
-        + "</div>"
-        f'<div class="note">{NOTE}</div></section>'
+        + f'</div><div class="note">{NOTE}</div>',
     )
 
 

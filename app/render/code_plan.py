@@ -20,7 +20,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
 from app.render.engines import AnyTimeline  # either engine: their steps carry the same traces
-from app.render.html import esc
+from app.render.html import esc, panel
 from app.style.theme import PYGMENTS_STYLE
 from engine.lab.play.line_tracer import FunctionTrace
 from engine.lab.play.vllm.variants import Counterpart, FunctionRef, counterpart
@@ -182,11 +182,12 @@ def code_parts(timeline: AnyTimeline, step: int, index: int | None = None) -> Co
     if index is None:
         index = focus_index(timeline, step)
     if index is None or not timeline.traced:
-        frame = (
-            f'<section class="box" data-testid="code-panel" data-step="{step}" aria-label="code">'
-            '<h3 class="panel-title">Code that ran</h3>'
+        said = (
             '<p class="empty-note">No engine code ran: step 0 is the state after the setup. '
-            "Step forward to see the functions each action runs.</p></section>"
+            "Step forward to see the functions each action runs.</p>"
+        )
+        frame = panel(
+            "code", "Code that ran", said, f' data-testid="code-panel" data-step="{step}"'
         )
         return CodeParts(frame, "", (), -1)
     trace = current.code[index]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from app.render.gaps import folded, runs_of
 from app.render.glossary import code_term, term
-from app.render.html import esc
+from app.render.html import esc, panel
 from app.render.radix_tree import node_units, run_text, unit_word
 from engine.lab.play.sglang.snapshot import ROOT_ID, SGLangSnapshot
 from engine.lab.play.sglang.timeline import SGLangTimeline
@@ -131,9 +131,9 @@ def render_kv_slots(timeline: SGLangTimeline, step: int) -> str:
         if page_size > 1
         else f" · {term('page-size')} 1"
     )
-    return (
-        '<section class="box" data-testid="kv-slots" aria-label="KV slot pool">'
-        f'<h3 class="panel-title">KV slot pool · {snapshot.num_slots:,} slots{unit_note}</h3>'
+    return panel(
+        "KV slot pool",
+        f"KV slot pool · {snapshot.num_slots:,} slots{unit_note}",
         f'<ol class="slots" data-testid="slot-runs" aria-label="{word} in order, '
         f'consecutive {word} alike as one run">{cells}</ol>'
         f'<ul class="legend" aria-label="legend">{legend}'
@@ -148,6 +148,6 @@ def render_kv_slots(timeline: SGLangTimeline, step: int) -> str:
         f"{code_term('evictable-leaf', 'evictable_size')} <b>{snapshot.evictable_size:,}</b> · "
         f"{code_term('lock-ref', 'protected_size')} <b>{snapshot.protected_size:,}</b> · "
         f"free <b>{len(snapshot.free_slots):,}</b> slots · held by requests <b>{held:,}</b> "
-        f"{unit_word(page_size, held)} (not in the tree)</div>"
-        "</section>"
+        f"{unit_word(page_size, held)} (not in the tree)</div>",
+        ' data-testid="kv-slots"',
     )

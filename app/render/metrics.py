@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from app.render.content_files import one_line
 from app.render.glossary import marked_terms, panel_texts, term
-from app.render.html import esc
+from app.render.html import esc, panel
 from app.render.radix_tree import span_text, unit_word
 from engine.lab.play.records import EventRecord
 from engine.lab.play.sglang.timeline import SGLangTimeline
@@ -55,14 +55,13 @@ def metrics_box(
         metric(marked_terms(label), value, one_line(hint)) for (label, hint), value in named
     )
     body = events or '<li class="empty-note">no KV events at this step</li>'
-    return (
-        '<section class="box" aria-label="prefix-cache metrics">'
-        f'<h3 class="panel-title">{title}</h3>'
+    return panel(
+        "prefix-cache metrics",
+        title,
         f'<dl class="metrics" data-testid="metrics" {attrs}>{cells}'
         f'</dl><div class="note">{note}</div>'
         '<h3 class="panel-title" style="margin-top:8px">KV events of this step</h3>'
-        f'<ul class="events" data-testid="events" aria-label="KV events">{body}</ul>'
-        "</section>"
+        f'<ul class="events" data-testid="events" aria-label="KV events">{body}</ul>',
     )
 
 

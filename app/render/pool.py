@@ -16,7 +16,7 @@ import ast
 
 from app.render.gaps import folded, runs_of
 from app.render.glossary import code_term, marked_terms, panel_texts
-from app.render.html import changed_at, esc
+from app.render.html import changed_at, esc, panel
 from engine.lab.play.vllm.snapshot import BlockRecord, Snapshot
 from engine.lab.play.vllm.timeline import Timeline
 
@@ -168,14 +168,13 @@ def render_pool(timeline: Timeline, step: int) -> str:
     legend += '<li><span class="swatch changed"></span>changed at this step</li>'
     held = sum(1 for b in snapshot.blocks if b.state == "held")
     runs_note = " · consecutive blocks alike shown as one run" if count >= RUNS_FROM else ""
-    return (
-        f'<section class="box" data-testid="pool" aria-label="GPU block pool">'
-        f'<h3 class="panel-title">GPU block pool · {count:,} blocks of '
-        f"{timeline.block_size} tokens{runs_note}</h3>"
+    return panel(
+        "GPU block pool",
+        f"GPU block pool · {count:,} blocks of {timeline.block_size} tokens{runs_note}",
         f'<ol class="pool{layout}{fixed}"{columns}>{cells}</ol>'
         f'<ul class="legend" aria-label="legend">{legend}</ul>'
-        f'<div class="usage">{held:,} held · usage {snapshot.usage:.0%} of the usable blocks</div>'
-        "</section>"
+        f'<div class="usage">{held:,} held · usage {snapshot.usage:.0%} of the usable blocks</div>',
+        ' data-testid="pool"',
     )
 
 
@@ -225,14 +224,13 @@ def render_hash_map(timeline: Timeline, step: int) -> str:
         if several
         else ""
     )
-    return (
-        f'<section class="box" aria-label="cached_block_hash_to_block">'
-        f'<h3 class="panel-title">{code_term("cached-block-hash-to-block")}</h3>'
+    return panel(
+        "cached_block_hash_to_block",
+        code_term("cached-block-hash-to-block"),
         '<div class="table-scroll tall"><table class="compact" data-testid="hash-map">'
         "<thead><tr><th>hash</th><th>block(s)</th>"
         + ("<th>extra keys</th>" if keyed else "")
-        + f"</tr></thead><tbody>{body}</tbody></table></div>{note}"
-        "</section>"
+        + f"</tr></thead><tbody>{body}</tbody></table></div>{note}",
     )
 
 
@@ -274,15 +272,15 @@ def render_offload(timeline: Timeline, step: int) -> str:
         or '<li class="empty-note">none</li>'
     )
     count = len(offload.cpu_blocks)
-    return (
-        f'<section class="box offload" data-testid="offload" '
-        f'data-stores="{len(offload.stores_in_flight)}" aria-label="CPU offload">'
-        f'<h3 class="panel-title">CPU offload pool · {count} blocks</h3>'
+    return panel(
+        "CPU offload",
+        f"CPU offload pool · {count} blocks",
         f'<ol class="pool fixed" style="--cols:{-(-count // 2)}">{cells}</ol>'
         '<div class="offload-grid">'
         f"<div><b>stores in flight</b> (each holds a ref on its GPU and CPU blocks)"
         f'<ul data-testid="stores">{stores}</ul></div>'
         f'<div><b>CPU hash map</b><ul data-testid="cpu-hash-map">{entries}</ul></div>'
-        f'<div><b>CPU free queue</b>, head first: <span class="mono">{queue}</span></div>'
-        "</div></section>"
+        f'<div><b>CPU free queue</b>, head first: <span class="mono">{queue}</span></div></div>',
+        f' data-testid="offload" data-stores="{len(offload.stores_in_flight)}"',
+        "box offload",
     )

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from app.render.gaps import folded, runs_of
 from app.render.glossary import marked_terms, panel_texts, term
-from app.render.html import changed_at, esc
+from app.render.html import changed_at, esc, panel
 from engine.lab.play.sglang.narration import node_label
 from engine.lab.play.sglang.snapshot import ROOT_ID, NodeRecord, SGLangSnapshot
 from engine.lab.play.sglang.timeline import SGLangTimeline
@@ -323,13 +323,13 @@ def render_radix_tree(timeline: SGLangTimeline, step: int) -> str:
     legend = "".join(
         f"<li>{marked_terms(item)}</li>" for item in panel_texts()["radix_tree"]["legend"]
     )
-    return (
-        '<section class="box" data-testid="radix-tree" aria-label="radix tree">'
-        f'<h3 class="panel-title">{term("radix-tree", "Radix tree")} · '
+    return panel(
+        "radix tree",
+        f"{term('radix-tree', 'Radix tree')} · "
         f"{len(snapshot.nodes) - 1:,} node{'' if len(snapshot.nodes) == 2 else 's'} · "
-        f"{snapshot.tree_tokens:,} tokens{fold_note}</h3>"
+        f"{snapshot.tree_tokens:,} tokens{fold_note}",
         f'<div class="tree-scroll"><ul class="rtree" role="tree" '
         f'aria-label="radix tree, root first, depth first">{"".join(items)}</ul></div>'
-        f'{evicted_note}<ul class="legend tree-legend" aria-label="legend">{legend}</ul>'
-        "</section>"
+        f'{evicted_note}<ul class="legend tree-legend" aria-label="legend">{legend}</ul>',
+        ' data-testid="radix-tree"',
     )

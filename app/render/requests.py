@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 
 from app.render.gaps import folded, runs_of
 from app.render.glossary import marked_terms, panel_texts
-from app.render.html import changed_at, esc
+from app.render.html import changed_at, esc, panel
 from app.render.radix_tree import span_text
 from engine.lab.play.sglang.narration import node_label
 from engine.lab.play.sglang.snapshot import SGLangRequestRecord
@@ -99,17 +99,16 @@ def requests_box(
     head = panel_texts()["requests"][engine]
     empty = f'<tr><td colspan="{len(head)}" class="empty-note">no requests yet</td></tr>'
     rows = rows or empty
-    return (
-        f'<section class="box" aria-label="requests">'
-        '<h3 class="panel-title">Requests</h3>'
+    return panel(
+        "requests",
+        "Requests",
         '<div class="table-scroll"><table class="compact" data-testid="requests"><thead><tr>'
         f"{marked_terms(''.join(head))}</tr></thead><tbody>{rows}</tbody></table></div>"
         '<div class="queues"><span data-testid="running">'
         f"<strong>running:</strong> {esc(', '.join(running) or 'none')}</span>"
         ' · <span data-testid="waiting"><strong>waiting:</strong> '
         f"{esc(', '.join(waiting) or 'none')}</span>"
-        f" · prefix-cache hits {hits} of {queries} tokens queried</div>"
-        f"{after}</section>"
+        f" · prefix-cache hits {hits} of {queries} tokens queried</div>{after}",
     )
 
 
