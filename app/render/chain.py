@@ -157,16 +157,13 @@ def render_chain(
     timeline: Timeline, step: int, primary: str | None = None, other: str | None = None
 ) -> str:
     snapshot = timeline.steps[step].snapshot
-    ids = {r.request_id for r in snapshot.requests}
-    auto_a, _ = default_pair(snapshot)
-    primary = primary if primary in ids else auto_a
+    # (no ``other``: none shown, not the newest requests' second)
+    primary, other = chain_pair(snapshot, (primary, NONE if other is None else other))
     title = f"{term('block-hash', 'Hash chain')} · H(parent, tokens, {term('extra-keys')})"
     if primary is None:
         empty = '<div data-testid="hash-chain" class="empty-note">no requests yet</div>'
         return panel("hash chain", title, empty)
     a = snapshot.request(primary)
-    if other == primary or (other is not None and other not in ids):
-        other = None
     b = snapshot.request(other) if other else None
     n = max(len(a.chain), len(b.chain) if b else 0)
 
