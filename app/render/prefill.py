@@ -165,19 +165,13 @@ def render_prefill(
         inputs.prompt_tokens, inputs.cached_tokens, inputs.flops_per_second, inputs.model
     )
     rows = (
-        (
-            "without cache",
-            format_flops(cost.flops_without_cache),
-            format_seconds(cost.seconds_without_cache),
-        ),
-        (
-            f"with {cost.cached_tokens:,} cached",
-            format_flops(cost.flops_with_cache),
-            format_seconds(cost.seconds_with_cache),
-        ),
+        ("without cache", cost.flops_without_cache, cost.seconds_without_cache),
+        (f"with {cost.cached_tokens:,} cached", cost.flops_with_cache, cost.seconds_with_cache),
     )
     table = "".join(
-        f"<tr><td>{a}</td><td class=num>{b}</td><td class=num>{c}</td></tr>" for a, b, c in rows
+        f"<tr><td>{what}</td><td class=num>{format_flops(flops)}</td>"
+        f"<td class=num>{format_seconds(seconds)}</td></tr>"
+        for what, flops, seconds in rows
     )
     return (
         head + f'<div data-testid="prefill-cost" data-valid="true" '
