@@ -10,11 +10,15 @@ and what that means for one prompt.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from app.render.glossary import marked_terms, panel_texts, term
 from app.render.html import esc, panel
 from engine.lab.play.vllm.snapshot import ChainLink, RequestRecord, Snapshot
 from engine.lab.play.vllm.timeline import Timeline
-from engine.lab.shared.hash_cost import HashCostReport
+
+if TYPE_CHECKING:  # (the decks import this module; the measuring is the chain view's)
+    from engine.lab.shared.hash_cost import HashCostReport
 
 # Chains longer than this show their first and last EDGE rows; the middle folds.
 COLLAPSE_FROM = 12
