@@ -23,7 +23,7 @@ from app.components.quiz import STORAGE_KEY
 from app.data.url import browser_names
 from app.host.errors import logged
 from app.playground.fields import EDITOR_TEXT
-from app.render.prefill_inputs import FIELDS, seed_texts
+from app.render.prefill import FIELDS, seed_texts
 from app.style.stylesheets import stylesheet
 from engine.lab.play.scenario import SGLANG_MODES
 

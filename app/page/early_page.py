@@ -25,8 +25,7 @@ from panel.custom import JSComponent, ReactiveESM
 from panel.viewable import Children, Viewable, Viewer
 
 from app.data import timelines, url
-from app.render.html import esc
-from app.render.notice import render_notice
+from app.render.html import esc, render_notice
 from app.style.stylesheets import stylesheet
 
 if TYPE_CHECKING:

@@ -26,8 +26,8 @@ from app.data.timelines import split_key
 from app.data.url import LAB, LinkState, link_query, parse_link, playground_query
 from app.playground.store import EMPTY, is_playground
 from app.render.glossary import render_glossary
+from app.render.html import render_notice
 from app.render.lab import render_lab_link
-from app.render.notice import render_notice
 from app.render.start_page import render_start_page
 from app.style.stylesheets import stylesheet
 from app.style.theme import CSS

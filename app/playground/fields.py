@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from app.playground import store
-from app.render.editor import EDITOR_HEADING, EDITOR_HELP
+from app.render.glossary import marked_terms, panel_texts
 from app.render.html import esc
 from engine.lab.play.scenario import SGLANG_MODES, ActionPlace, ScenarioError
 from engine.lab.play.scenario_file import (
@@ -49,8 +49,8 @@ MAX_FIELD_CHARS = MAX_FILE_BYTES
 # message, its heading and help, its buttons; the longest text a field takes.
 EDITOR_TEXT: dict[str, Any] = {
     "labels": LABELS,
-    "heading": EDITOR_HEADING,
-    "help": EDITOR_HELP,
+    "heading": marked_terms(panel_texts()["editor"]["heading"]),
+    "help": marked_terms(panel_texts()["editor"]["help"]),
     "export": "Export TOML",
     "import": "Import TOML",
     "empty": "Start empty",

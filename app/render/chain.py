@@ -3,15 +3,22 @@
 Two requests side by side, aligned by block position, with equal hashes marked:
 one token in front (prepend-token) or a salt (cache-salt) changes the first hash,
 and by the chain every hash after it. The hashes come from the snapshot; the app
-only compares their labels.
+only compares their labels. Below them, on request, what hashing a block costs as
+measured in the page's own Python (engine.lab.shared.hash_cost): a table per function,
+and what that means for one prompt.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from app.render.glossary import marked_terms, panel_texts, term
-from app.render.html import esc
+from app.render.html import esc, panel
 from engine.lab.play.vllm.snapshot import ChainLink, RequestRecord, Snapshot
 from engine.lab.play.vllm.timeline import Timeline
+
+if TYPE_CHECKING:  # (the decks import this module; the measuring is the chain view's)
+    from engine.lab.shared.hash_cost import HashCostReport
 
 # Chains longer than this show their first and last EDGE rows; the middle folds.
 COLLAPSE_FROM = 12
@@ -19,6 +26,8 @@ EDGE = 4
 SHOWN_TOKENS = 4  # tokens written out per block; the rest are in the tooltip
 NONE = ""  # the picker's "no second request"
 NOTE = marked_terms(panel_texts()["chain"]["note"])
+# The agent-prompt scenario's prompt: the lab's example of a long shared prefix.
+EXAMPLE_PROMPT_TOKENS = 2_200
 
 
 def default_pair(snapshot: Snapshot) -> tuple[str | None, str | None]:
@@ -152,22 +161,13 @@ def render_chain(
     timeline: Timeline, step: int, primary: str | None = None, other: str | None = None
 ) -> str:
     snapshot = timeline.steps[step].snapshot
-    ids = {r.request_id for r in snapshot.requests}
-    auto_a, _ = default_pair(snapshot)
-    primary = primary if primary in ids else auto_a
-    head = (
-        '<section class="box" aria-label="hash chain">'
-        f'<h3 class="panel-title">{term("block-hash", "Hash chain")} · '
-        f"H(parent, tokens, {term('extra-keys')})</h3>"
-    )
+    # (no ``other``: none shown, not the newest requests' second)
+    primary, other = chain_pair(snapshot, (primary, NONE if other is None else other))
+    title = f"{term('block-hash', 'Hash chain')} · H(parent, tokens, {term('extra-keys')})"
     if primary is None:
-        return (
-            head
-            + '<div data-testid="hash-chain" class="empty-note">no requests yet</div></section>'
-        )
+        empty = '<div data-testid="hash-chain" class="empty-note">no requests yet</div>'
+        return panel("hash chain", title, empty)
     a = snapshot.request(primary)
-    if other == primary or (other is not None and other not in ids):
-        other = None
     b = snapshot.request(other) if other else None
     n = max(len(a.chain), len(b.chain) if b else 0)
 
@@ -193,13 +193,44 @@ def render_chain(
         + (f"<span></span><span>{esc(b.request_id)}</span>" if b else "")
         + "</div>"
     )
-    return (
-        head + f'<div data-testid="hash-chain" data-request="{esc(primary)}" '
+    return panel(
+        "hash chain",
+        title,
+        f'<div data-testid="hash-chain" data-request="{esc(primary)}" '
         f'data-other="{esc(other or "")}" data-blocks="{len(a.chain)}" '
         f'data-hashes="{esc(" ".join(a.block_hash_labels))}" '
         f'data-other-hashes="{esc(" ".join(b.block_hash_labels) if b else "")}">'
         + _summary(a, b)
         + f'<div class="chain{" two" if b else ""}">{columns}{"".join(rows)}</div>'
-        + "</div>"
-        f'<div class="note">{NOTE}</div></section>'
+        + f'</div><div class="note">{NOTE}</div>',
+    )
+
+
+def render_hash_cost(report: HashCostReport, where: str) -> str:
+    rows = []
+    for cost in report.costs:
+        if cost.us_per_block is None:
+            shown = f"needs {esc(cost.needs)}, which this page does not have"
+            value = ""
+        else:
+            shown = f"{cost.us_per_block:,.2f} µs"
+            value = f' data-us="{cost.us_per_block:.4f}"'
+        rows.append(
+            f'<tr data-name="{esc(cost.name)}"{value}><td><code>{esc(cost.name)}</code></td>'
+            f"<td{' class=num' if value else ''}>{shown}</td><td>{esc(cost.what)}</td></tr>"
+        )
+    blocks = EXAMPLE_PROMPT_TOKENS // report.block_size
+    default = report.cost("sha256").us_per_block or 0.0
+    return (
+        '<section class="box hash-cost" data-testid="hash-cost" aria-label="hashing cost">'
+        f"<p>Per block of {report.block_size} tokens, the fastest of three runs over "
+        f"{report.blocks:,} chained blocks, measured {esc(where)} just now "
+        f"({term('hash-algo')} names vLLM's "
+        "choices):</p>"
+        '<table class="compact"><thead><tr><th>function</th><th class=num>per block</th>'
+        f"<th></th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        f'<p data-testid="hash-cost-example">A {EXAMPLE_PROMPT_TOKENS:,}-token prompt has '
+        f"{blocks:,} full blocks: at that rate, sha256 hashes them in about "
+        f"{blocks * default / 1000:,.2f} ms here, once, when the request is built.</p>"
+        "</section>"
     )

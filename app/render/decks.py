@@ -13,22 +13,20 @@ from collections.abc import Iterable
 
 from app.render.chain import render_chain_picked
 from app.render.engines import AnyRender, per_engine
-from app.render.hashmap import render_hash_map
-from app.render.header import render_embed_header, render_header
+from app.render.header import (
+    render_embed_header,
+    render_header,
+    render_sglang_embed_header,
+    render_sglang_header,
+)
 from app.render.kv_slots import render_kv_slots
-from app.render.log import render_log
-from app.render.metrics import render_metrics
-from app.render.narration import render_narration, render_narration_on_path
-from app.render.offload import render_offload
-from app.render.pool import render_pool
-from app.render.prefill import follow_page
-from app.render.prefill_inputs import model_texts
+from app.render.metrics import render_metrics, render_sglang_metrics
+from app.render.narration import render_log, render_narration, render_narration_on_path
+from app.render.pool import render_hash_map, render_offload, render_pool
+from app.render.prefill import follow_page, model_texts
 from app.render.queue import render_queue
 from app.render.radix_tree import render_radix_tree
-from app.render.requests import render_requests
-from app.render.sglang_header import render_sglang_embed_header, render_sglang_header
-from app.render.sglang_metrics import render_sglang_metrics
-from app.render.sglang_requests import render_sglang_requests
+from app.render.requests import render_requests, render_sglang_requests
 from engine.lab.play.vllm.timeline import Timeline
 
 # The decks of the hash chain and the prefill calculator (app/views/chain.py, prefill.py).

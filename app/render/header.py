@@ -1,4 +1,5 @@
-"""The header: which scenario this is, and a short "how to read this"."""
+"""The header: which scenario this is, and a short "how to read this"; on an SGLang
+timeline, whose prefix cache it is (SGLang's RadixCache), how big and how it is set."""
 
 from __future__ import annotations
 
@@ -7,11 +8,13 @@ from functools import cache, lru_cache
 from app.render.glossary import marked_terms, panel_texts
 from app.render.html import esc
 from engine.lab.play.scenario import load_scenario, scenario_names
+from engine.lab.play.sglang.timeline import SGLangTimeline
 from engine.lab.play.vllm.timeline import Timeline
 
 # The keyboard, as the player and keyboard.js take it (both engines' pages say it).
 KEYS = marked_terms(panel_texts()["keys"])
 HOW_TO_READ = (*map(marked_terms, panel_texts()["vllm"]["how_to_read"]), KEYS)
+SGLANG_HOW_TO_READ = (*map(marked_terms, panel_texts()["sglang"]["how_to_read"]), KEYS)
 
 
 @cache
@@ -98,3 +101,32 @@ def embed_header(
         + (f' <span class="modes-said" data-testid="embed-modes">{modes}</span>' if modes else "")
         + "</p></div>"
     )
+
+
+def sglang_summary(timeline: SGLangTimeline) -> str:
+    """The SGLang narration's ``tagline``, else the scenario summary's first sentence
+    (its others tell vLLM's side: "walks its block hashes")."""
+    tagline = dict(timeline.narration).get("tagline")
+    if tagline:
+        return " ".join(tagline.split())
+    first, dot, _ = " ".join(timeline.summary.split()).partition(". ")
+    return first + (dot.strip() if dot else "")
+
+
+def render_sglang_header(timeline: SGLangTimeline, step: int) -> str:
+    engine = (
+        f"SGLang 0.5.23 RadixCache · {timeline.mode} · page size {timeline.page_size} · "
+        f"{timeline.eviction_policy} eviction"
+    )
+    summary = sglang_summary(timeline)
+    return page_header(engine, timeline.title, summary, SGLANG_HOW_TO_READ, timeline.scenario)
+
+
+def render_sglang_embed_header(timeline: SGLangTimeline, step: int) -> str:
+    """The embed's header; its kicker: "SGLang's prefix cache · RadixCache of 60 KV
+    slots · page size 1"."""
+    kicker = esc(
+        f"SGLang's prefix cache · RadixCache of {timeline.num_slots:,} KV slots · "
+        f"page size {timeline.page_size}"
+    )
+    return embed_header(kicker, timeline.title, sglang_summary(timeline), timeline.narration)

@@ -1,4 +1,5 @@
-"""What every renderer needs: escaping, and what changed at a step."""
+"""What every renderer needs: escaping, what changed at a step, a panel's frame; and the
+notice naming each deep-link parameter that was ignored."""
 
 from __future__ import annotations
 
@@ -54,3 +55,21 @@ def changed_at(
     previous, current = previous_and_current(timeline, step, records)
     before = {key(r): r for r in previous}
     return {key(r) for r in current if before.get(key(r)) != r}
+
+
+def panel(label: str, title: str, body: str, attrs: str = "", classes: str = "box") -> str:
+    """A panel named ``label`` (``attrs``: its other attributes) under its ``title``."""
+    return (
+        f'<section class="{classes}"{attrs} aria-label="{label}">'
+        f'<h3 class="panel-title">{title}</h3>{body}</section>'
+    )
+
+
+def render_notice(notices: tuple[str, ...]) -> str:
+    if not notices:
+        return ""
+    items = "".join(f"<li>{esc(n)}</li>" for n in notices)
+    return (
+        '<div class="notice" role="alert" data-testid="notice">'
+        f"<b>Some link parameters were ignored.</b><ul>{items}</ul></div>"
+    )

@@ -7,15 +7,9 @@ from __future__ import annotations
 
 from app.render.gaps import folded, runs_of
 from app.render.glossary import code_term, term
-from app.render.html import esc
-from app.render.sglang_common import (
-    UNIT_STATES,
-    free_units,
-    run_text,
-    unit_ids,
-    unit_states,
-    unit_word,
-)
+from app.render.html import esc, panel
+from app.render.radix_tree import node_units, run_text, unit_word
+from engine.lab.play.sglang.snapshot import ROOT_ID, SGLangSnapshot
 from engine.lab.play.sglang.timeline import SGLangTimeline
 
 # The free list past this many runs of consecutive slots shows its front and back
@@ -25,6 +19,43 @@ EDGE = 8
 # The pool past this many runs shows its first and last EDGE runs and every run that
 # changed at the step, with a count between.
 POOL_RUNS_FULL = 64
+
+# Slot (or page) states, each with the word shown beside its colour.
+UNIT_STATES = {
+    "free": "free",
+    "held": "held by a request",
+    "protected": "in the tree, protected",
+    "evictable": "in the tree, evictable",
+}
+
+
+def unit_ids(snapshot: SGLangSnapshot) -> range:
+    """Every slot of the pool (slot 0, SGLang's padded slot, is not one), or every page."""
+    if snapshot.page_size == 1:
+        return range(1, snapshot.num_slots + 1)
+    return range(1, snapshot.num_slots // snapshot.page_size + 1)
+
+
+def free_units(snapshot: SGLangSnapshot) -> tuple[int, ...]:
+    """The free slots (pages) in the allocator's order: the front is taken first."""
+    return snapshot.free_pages if snapshot.page_size > 1 else snapshot.free_slots
+
+
+def unit_states(snapshot: SGLangSnapshot) -> dict[int, str]:
+    """Slot (page) -> its state: in the tree (protected while a lock holds its node,
+    evictable otherwise), free, or held by a request (its own slots, not in the tree)."""
+    page_size = snapshot.page_size
+    states = {unit: "free" for unit in free_units(snapshot)}
+    for request in snapshot.requests:
+        if request.status == "running":
+            slots = request.kv_row
+            units = slots if page_size == 1 else {s // page_size for s in slots}
+            states.update((u, "held") for u in units)
+    for node in snapshot.nodes:
+        if node.node_id != ROOT_ID:
+            state = "protected" if node.lock_ref > 0 else "evictable"
+            states.update((u, state) for u in node_units(node, page_size))
+    return states
 
 
 def changed_units(timeline: SGLangTimeline, step: int) -> set[int]:
@@ -100,9 +131,9 @@ def render_kv_slots(timeline: SGLangTimeline, step: int) -> str:
         if page_size > 1
         else f" · {term('page-size')} 1"
     )
-    return (
-        '<section class="box" data-testid="kv-slots" aria-label="KV slot pool">'
-        f'<h3 class="panel-title">KV slot pool · {snapshot.num_slots:,} slots{unit_note}</h3>'
+    return panel(
+        "KV slot pool",
+        f"KV slot pool · {snapshot.num_slots:,} slots{unit_note}",
         f'<ol class="slots" data-testid="slot-runs" aria-label="{word} in order, '
         f'consecutive {word} alike as one run">{cells}</ol>'
         f'<ul class="legend" aria-label="legend">{legend}'
@@ -117,6 +148,6 @@ def render_kv_slots(timeline: SGLangTimeline, step: int) -> str:
         f"{code_term('evictable-leaf', 'evictable_size')} <b>{snapshot.evictable_size:,}</b> · "
         f"{code_term('lock-ref', 'protected_size')} <b>{snapshot.protected_size:,}</b> · "
         f"free <b>{len(snapshot.free_slots):,}</b> slots · held by requests <b>{held:,}</b> "
-        f"{unit_word(page_size, held)} (not in the tree)</div>"
-        "</section>"
+        f"{unit_word(page_size, held)} (not in the tree)</div>",
+        ' data-testid="kv-slots"',
     )

@@ -1,9 +1,14 @@
-"""vLLM's prefix-cache counters (in tokens) up to this step, and this step's KV events."""
+"""The prefix-cache counters (in tokens) up to this step, and this step's KV events: vLLM's,
+and SGLang's, one line per event (a page-size-1 tree stores one hash per token, so an
+event's hashes are counted, not listed)."""
 
 from __future__ import annotations
 
 from app.render.glossary import marked_terms, panel_texts, term
-from app.render.html import esc
+from app.render.html import esc, panel
+from app.render.radix_tree import span_text, unit_word
+from engine.lab.play.records import EventRecord
+from engine.lab.play.sglang.timeline import SGLangTimeline
 from engine.lab.play.vllm.event_labels import event_hash_labels, event_hashes, event_label
 from engine.lab.play.vllm.timeline import Timeline
 from engine.lab.shared.content import one_line
@@ -50,14 +55,13 @@ def metrics_box(
         metric(marked_terms(label), value, one_line(hint)) for (label, hint), value in named
     )
     body = events or '<li class="empty-note">no KV events at this step</li>'
-    return (
-        '<section class="box" aria-label="prefix-cache metrics">'
-        f'<h3 class="panel-title">{title}</h3>'
+    return panel(
+        "prefix-cache metrics",
+        title,
         f'<dl class="metrics" data-testid="metrics" {attrs}>{cells}'
         f'</dl><div class="note">{note}</div>'
         '<h3 class="panel-title" style="margin-top:8px">KV events of this step</h3>'
-        f'<ul class="events" data-testid="events" aria-label="KV events">{body}</ul>'
-        "</section>"
+        f'<ul class="events" data-testid="events" aria-label="KV events">{body}</ul>',
     )
 
 
@@ -119,3 +123,53 @@ def render_metrics(timeline: Timeline, step: int) -> str:
     )
     events = render_events(timeline, step)
     return metrics_box("vllm", "Prefix-cache metrics", data, values, note, events)
+
+
+def _sglang_event(event: EventRecord, page_size: int) -> str:
+    fields = dict(event.fields)
+    hashes = fields.get("block_hashes") or []
+    parts = []
+    if hashes:
+        parts.append(f"{len(hashes)} {unit_word(page_size, len(hashes))}")
+    tokens = fields.get("token_ids")
+    if tokens:
+        parts.append(f'tokens <span class="mono">[{esc(span_text(tokens))}]</span>')
+    if event.type == "BlockStored":
+        parent = fields.get("parent_block_hash")
+        parts.append(
+            "under the root"
+            if parent is None
+            else f'parent <span class="mono">{esc(parent)}</span>'
+        )
+    return (
+        f'<li class="ev ev-{esc(event.type)}" data-type="{esc(event.type)}" '
+        f'data-hashes="{len(hashes)}"><b>{esc(event.type)}</b> {" · ".join(parts)}</li>'
+    )
+
+
+def render_sglang_metrics(timeline: SGLangTimeline, step: int) -> str:
+    snapshot = timeline.steps[step].snapshot
+    c = snapshot.counters
+    hit_rate = ratio(c.hits, c.queries)
+    data = {
+        "queries": c.queries,
+        "hits": c.hits,
+        "hit-rate": rate(hit_rate),
+        "evicted-tokens": c.evicted_tokens,
+        "evicted-nodes": c.evicted_nodes,
+        "splits": c.splits,
+        "resets": c.resets,
+    }
+    values = (
+        f"{c.queries:,}",
+        f"{c.hits:,}",
+        percent(hit_rate),
+        f"{c.evicted_tokens:,} tokens · {c.evicted_nodes:,} nodes",
+        f"{c.splits:,}",
+        f"{c.resets:,}",
+    )
+    note = (
+        "In tokens since the start; a hit is what the tree held of a prompt when it was admitted."
+    )
+    events = "".join(_sglang_event(e, snapshot.page_size) for e in snapshot.events)
+    return metrics_box("sglang", "Radix cache counters", data, values, note, events)

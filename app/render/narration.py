@@ -1,5 +1,6 @@
 """What this step did, as a call and its result, the narration text from `content/`,
-and the engine's health: a dead engine core and the auxiliary-output generations."""
+and the engine's health: a dead engine core and the auxiliary-output generations; and
+the log lines (vLLM-style, or SGLang's) up to the step, the newest in view."""
 
 from __future__ import annotations
 
@@ -9,11 +10,12 @@ from typing import cast
 from app.render.engines import on_sglang
 from app.render.glossary import link_terms, marked_terms, panel_texts
 from app.render.header import built_in_scenarios
-from app.render.html import esc
+from app.render.html import esc, panel
 from app.render.start_page import learning_path, next_on_path
 from engine.lab.play.sglang.timeline import SGLangTimeline
 from engine.lab.play.vllm.snapshot import AuxOutputRecord, Snapshot
 from engine.lab.play.vllm.timeline import Timeline
+from engine.lab.shared.content import one_line
 
 # Results that report a failure: a raised error, or an HTTP status of 400 or more.
 _FAILED = re.compile(r"^(\w+Error\b|HTTP [45]\d\d\b|not run\b)")
@@ -46,29 +48,18 @@ DEAD_BANNER = (
 )
 
 
-def render_next(name: str, title: str) -> str:
-    """The last step's way on: the next scenario on the path."""
-    return (
-        f'<p class="next-on-path" data-testid="next-on-path" data-scenario="{esc(name)}">'
-        f'Next on the path: <a href="?scenario={esc(name)}">{esc(title)}</a> →</p>'
-    )
-
-
-def render_way_on() -> str:
-    """The last scenario's way on: past the path, the labs and the playground."""
-    return (
-        '<p class="next-on-path" data-testid="next-on-path" data-scenario="">'
-        f"{marked_terms(panel_texts()['narration']['way_on'])}</p>"
-    )
-
-
 def way_on(following: tuple[str, str]) -> str:
-    return render_next(*following) if following[0] else render_way_on()
-
-
-def narration_text(timeline: Timeline | SGLangTimeline, step: int) -> str:
-    """The step's narration on either engine."""
-    return timeline.narration_text(timeline.steps[step])
+    """The last step's way on: the next scenario on the path (name, title), or after the
+    last one (no name), past the path: the labs and the playground."""
+    name, title = following
+    said = (
+        f'Next on the path: <a href="?scenario={esc(name)}">{esc(title)}</a> →'
+        if name
+        else marked_terms(panel_texts()["narration"]["way_on"])
+    )
+    return (
+        f'<p class="next-on-path" data-testid="next-on-path" data-scenario="{esc(name)}">{said}</p>'
+    )
 
 
 def render_narration(
@@ -82,7 +73,7 @@ def render_narration(
     vllm = None if on_sglang(timeline) else cast(Snapshot, snapshot)
     engine_dead = vllm is not None and vllm.engine_dead
     aux = vllm.aux_output if vllm is not None else None
-    text = " ".join(narration_text(timeline, step).split())  # TOML line breaks are not meaning
+    text = one_line(timeline.narration_text(current))
     call = "" if current.index == 0 else f"<code>{esc(current.label)}</code>"
     result = (
         f' <span class="{result_class(current.result)}">→ {esc(current.result)}</span>'
@@ -113,3 +104,21 @@ def render_narration_on_path(timeline: Timeline | SGLangTimeline, step: int) -> 
         return render_narration(timeline, step, ("", "") if on_path else None)
     titles = {name: title for name, title, _ in built_in_scenarios()}
     return render_narration(timeline, step, (following, titles[following]))
+
+
+def render_log(timeline: Timeline | SGLangTimeline, step: int) -> str:
+    """Either engine's log lines (SGLang's: its prefill-batch and flush_cache lines)."""
+    lines = []
+    for index in range(step + 1):
+        for line in timeline.steps[index].snapshot.logs:
+            new = " new" if index == step else ""
+            lines.append(
+                f'<div class="line{new}" data-step="{index}">'
+                f'<span class="lvl-{esc(line.level)}">{esc(line.level)}</span> '
+                f"{esc(line.logger)}: {esc(line.message)}</div>"
+            )
+    body = "".join(lines) or '<div class="empty-note">no log lines yet</div>'
+    # column-reverse keeps the scroll position at the newest (last) line, without JS.
+    return panel(
+        "log", "Log", f'<div class="log mono" data-testid="log" role="log"><div>{body}</div></div>'
+    )

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 
 from app.render.gaps import folded, runs_of
 from app.render.glossary import marked_terms, panel_texts
-from app.render.html import esc, previous_and_current
+from app.render.html import esc, panel, previous_and_current
 from engine.lab.play.vllm.timeline import Timeline
 
 # A longer queue is shown as runs of consecutive ids, and past 2 x EDGE runs, as its head,
@@ -124,15 +124,14 @@ def render_queue(timeline: Timeline, step: int) -> str:
         items = '<li class="empty-note" style="border:none">empty: every block is held</li>'
     counts = [f"{len(marks[name])} {said}" for name, (*_, said) in CHANGES.items() if marks[name]]
     change_note = f" · this step: {', '.join(counts)}" if counts else ""
-    return (
-        f'<section class="box" aria-label="free_block_queue">'
-        '<h3 class="panel-title"><code>free_block_queue</code> · head is reused first</h3>'
+    return panel(
+        "free_block_queue",
+        "<code>free_block_queue</code> · head is reused first",
         '<div class="fq">'
         '<span class="fq-end"><strong>head</strong>reused first →</span>'
         f'<ol class="fq-list" data-testid="free-queue" '
         f'aria-label="free blocks from head (reused first) to tail">{items}</ol>'
         '<span class="fq-end" style="text-align:right"><strong>tail</strong>reused last</span>'
         "</div>"
-        f'<div class="fq-caption">{len(snapshot.free_queue)} free{change_note} · {CAPTION}</div>'
-        "</section>"
+        f'<div class="fq-caption">{len(snapshot.free_queue)} free{change_note} · {CAPTION}</div>',
     )

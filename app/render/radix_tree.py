@@ -13,12 +13,12 @@ is one line too.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from app.render.gaps import folded, runs_of
 from app.render.glossary import marked_terms, panel_texts, term
-from app.render.html import changed_at, esc
-from app.render.sglang_common import node_units, span_text, unit_word
+from app.render.html import changed_at, esc, panel
 from engine.lab.play.sglang.narration import node_label
 from engine.lab.play.sglang.snapshot import ROOT_ID, NodeRecord, SGLangSnapshot
 from engine.lab.play.sglang.timeline import SGLangTimeline
@@ -34,6 +34,39 @@ SIBLING_EDGE = 3
 CHAIN_FOLD_FROM = 5
 # The walks whose path is "the path the step's match walked".
 MATCH_PHASES = ("priority", "admit")
+# A span of more runs than this shows its first and last SPAN_EDGE runs, a count between:
+# a 2,000-token node of scattered token ids stays one line.
+SPAN_FOLD_FROM = 5
+SPAN_EDGE = 2
+
+
+def run_text(run: range) -> str:
+    return str(run.start) if len(run) == 1 else f"{run.start}..{run.stop - 1}"
+
+
+def span_text(values: Sequence[int]) -> str:
+    """``1..16,201..206``: runs of consecutive values in their order; a long list of runs
+    folded to its ends (``1..4,9, … 40 more …, 97,99..120``)."""
+    if not values:
+        return "-"
+    text = folded(
+        runs_of(values, lambda _: 0, ()),
+        lambda run: run_text(run) + ",",
+        lambda count: f" … {count:,} more …, ",
+        SPAN_EDGE,
+        SPAN_FOLD_FROM,
+    )
+    return text.rstrip(",").replace(", …", " …")
+
+
+def unit_word(page_size: int, count: int = 2) -> str:
+    word = "slot" if page_size == 1 else "page"
+    return word if count == 1 else word + "s"
+
+
+def node_units(node: NodeRecord, page_size: int) -> tuple[int, ...]:
+    """The node's KV slots, or its pages when ``page_size > 1``."""
+    return node.pages if page_size > 1 else node.value
 
 
 # Each mark's word (its CSS class is m-NAME); the word is shown, so colour is never alone.
@@ -290,13 +323,13 @@ def render_radix_tree(timeline: SGLangTimeline, step: int) -> str:
     legend = "".join(
         f"<li>{marked_terms(item)}</li>" for item in panel_texts()["radix_tree"]["legend"]
     )
-    return (
-        '<section class="box" data-testid="radix-tree" aria-label="radix tree">'
-        f'<h3 class="panel-title">{term("radix-tree", "Radix tree")} · '
+    return panel(
+        "radix tree",
+        f"{term('radix-tree', 'Radix tree')} · "
         f"{len(snapshot.nodes) - 1:,} node{'' if len(snapshot.nodes) == 2 else 's'} · "
-        f"{snapshot.tree_tokens:,} tokens{fold_note}</h3>"
+        f"{snapshot.tree_tokens:,} tokens{fold_note}",
         f'<div class="tree-scroll"><ul class="rtree" role="tree" '
         f'aria-label="radix tree, root first, depth first">{"".join(items)}</ul></div>'
-        f'{evicted_note}<ul class="legend tree-legend" aria-label="legend">{legend}</ul>'
-        "</section>"
+        f'{evicted_note}<ul class="legend tree-legend" aria-label="legend">{legend}</ul>',
+        ' data-testid="radix-tree"',
     )

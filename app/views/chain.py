@@ -7,9 +7,8 @@ from typing import Any
 
 from app.data.timelines import timeline_key
 from app.host.runtime import in_pyodide
-from app.render.chain import NONE, Picked, render_chain_picked
+from app.render.chain import NONE, Picked, render_chain_picked, render_hash_cost
 from app.render.engines import per_engine
-from app.render.hash_cost import render_hash_cost
 from app.style.theme import CSS
 from app.views.base import TERM_CSS, PagePart, page_of, sender_of
 from engine.lab.play.vllm.timeline import Timeline

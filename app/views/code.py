@@ -7,8 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from app.data.timelines import timeline_key
-from app.render.code import style_defs
-from app.render.code_plan import CodeParts, code_parts
+from app.render.code_plan import CodeParts, code_parts, style_defs
 from app.style.theme import CSS
 from app.views.base import PagePart, page_of, sender_of
 from app.views.sender import CODE

@@ -6,8 +6,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from app.render.engines import per_engine
-from app.render.prefill import OWN_INPUTS, THE_EXAMPLE, follow_page, render_prefill
-from app.render.prefill_inputs import model_texts, parse_inputs
+from app.render.prefill import (
+    OWN_INPUTS,
+    THE_EXAMPLE,
+    follow_page,
+    model_texts,
+    parse_inputs,
+    render_prefill,
+)
 from app.style.theme import CSS
 from app.views.base import PagePart, page_of, sender_of
 from engine.lab.play.vllm.timeline import Timeline

@@ -13,8 +13,7 @@ import pytest
 
 from app.playground.store import EMPTY
 from app.render.code_plan import code_parts
-from app.render.prefill import follow, follow_page
-from app.render.prefill_inputs import FIELDS, model_texts
+from app.render.prefill import FIELDS, follow, follow_page, model_texts
 from engine.lab.play import toml_writer
 from engine.lab.play.scenario_file import scenario_from_dict
 from engine.lab.play.script_lines import format_lines, parse_lines

@@ -281,7 +281,7 @@ def test_the_early_page_says_what_the_live_page_says_of_an_address_it_corrects()
     if NODE is None:
         pytest.skip("no node to run the module")
     from app.page.early_page import addresses_facts
-    from app.render.notice import render_notice
+    from app.render.html import render_notice
 
     pages = {}
     for name, query in url.early_pages().items():

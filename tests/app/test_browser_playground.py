@@ -14,8 +14,7 @@ import pytest
 
 from app.data.bundle import sends_every_step
 from app.playground.store import EMPTY
-from app.render.hashmap import render_hash_map
-from app.render.pool import render_pool
+from app.render.pool import render_hash_map, render_pool
 from app.render.queue import render_queue
 from app.views.editor import fork
 from engine.lab.play.scenario_file import scenario_from_dict

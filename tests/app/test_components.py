@@ -20,17 +20,28 @@ from app.data.bundle import DOCUMENT_VERSION
 from app.data.url import parse_link
 from app.page.layout import App, empty_playground_href
 from app.render.chain import COLLAPSE_FROM, EDGE, default_pair, render_chain
-from app.render.code import function_range, highlighted_lines, highlighted_range, variant_of
-from app.render.code_plan import CodePlan, Plan, code_parts, function_options
-from app.render.hashmap import render_hash_map
+from app.render.code_plan import (
+    CodePlan,
+    Plan,
+    code_parts,
+    function_options,
+    function_range,
+    highlighted_lines,
+    highlighted_range,
+    variant_of,
+)
 from app.render.header import render_embed_header
-from app.render.log import render_log
 from app.render.metrics import render_metrics
-from app.render.narration import render_narration
-from app.render.offload import render_offload
-from app.render.pool import changed_blocks, render_pool
-from app.render.prefill import render_prefill, step_request
-from app.render.prefill_inputs import SEED_FLOPS, model_texts, parse_inputs, seed_texts
+from app.render.narration import render_log, render_narration
+from app.render.pool import changed_blocks, render_hash_map, render_offload, render_pool
+from app.render.prefill import (
+    SEED_FLOPS,
+    model_texts,
+    parse_inputs,
+    render_prefill,
+    seed_texts,
+    step_request,
+)
 from app.render.queue import queue_marks, render_queue
 from app.render.requests import render_requests
 from app.views.chain import ChainView

@@ -13,11 +13,10 @@ from app.page.layout import App
 from app.playground import store
 from app.render import glossary
 from app.render.chain import render_chain
-from app.render.hashmap import render_hash_map
 from app.render.header import render_header
 from app.render.metrics import render_metrics
 from app.render.narration import render_narration
-from app.render.pool import render_pool
+from app.render.pool import render_hash_map, render_pool
 from app.render.requests import render_requests
 from app.render.start_page import learning_path, render_start_page
 from engine.lab.play.questions import BLOCK_FATES, RESET_OPTIONS, all_questions, questions_at

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.render.hash_cost import EXAMPLE_PROMPT_TOKENS, render_hash_cost
+from app.render.chain import EXAMPLE_PROMPT_TOKENS, render_hash_cost
 from engine.lab.shared.hash_cost import HashCost, HashCostReport
 from tests.app.conftest import parse
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from app.data import timelines
 from app.render.chain import render_chain
-from app.render.hashmap import render_hash_map
-from app.render.pool import render_pool
+from app.render.pool import render_hash_map, render_pool
 from engine.lab.play.questions import questions_at
 from tests.app.conftest import parse
 

@@ -11,11 +11,9 @@ from app.data.bundle import sends_every_step
 from app.data.url import parse_link
 from app.page.layout import App
 from app.playground import store
-from app.render import hashmap as hashmap_render
+from app.render import pool as pool_render
 from app.render.code_plan import code_parts
-from app.render.hashmap import EDGE as MAP_EDGE
-from app.render.hashmap import render_hash_map
-from app.render.pool import RUNS_FROM, changed_blocks, render_pool
+from app.render.pool import MAP_EDGE, RUNS_FROM, changed_blocks, render_hash_map, render_pool
 from app.render.queue import render_queue
 from app.views.base import StepView
 from app.views.state import SimulatorState
@@ -110,7 +108,7 @@ def test_a_long_hash_map_shows_its_ends_and_every_entry_changed_at_the_step(
 ) -> None:
     # This timeline's map holds fewer entries than the built-in threshold: the mechanism
     # is tested with a lower one.
-    monkeypatch.setattr(hashmap_render, "FULL_UP_TO", 4 * MAP_EDGE)
+    monkeypatch.setattr(pool_render, "MAP_FULL_UP_TO", 4 * MAP_EDGE)
     longest = max(range(len(large.steps)), key=lambda s: len(large.steps[s].snapshot.hash_map))
     for step in (longest, len(large.steps) - 1):
         entries = large.steps[step].snapshot.hash_map

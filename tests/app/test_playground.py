@@ -17,7 +17,7 @@ from app.page.layout import App
 from app.playground import store
 from app.playground.store import EMPTY
 from app.render.code_plan import SLOT
-from app.render.prefill_inputs import SEED_FLOPS
+from app.render.prefill import SEED_FLOPS
 from app.views import base
 from app.views import sender as sending
 from app.views.editor import fork

@@ -14,14 +14,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.render import glossary
-from app.render.kv_slots import changed_units, render_kv_slots
-from app.render.log import render_log
-from app.render.narration import render_narration
-from app.render.radix_tree import MAX_NODES, render_radix_tree
-from app.render.sglang_common import span_text, unit_ids, unit_states
-from app.render.sglang_header import render_sglang_embed_header, render_sglang_header
-from app.render.sglang_metrics import render_sglang_metrics
-from app.render.sglang_requests import render_sglang_requests
+from app.render.header import render_sglang_embed_header, render_sglang_header
+from app.render.kv_slots import changed_units, render_kv_slots, unit_ids, unit_states
+from app.render.metrics import render_sglang_metrics
+from app.render.narration import render_log, render_narration
+from app.render.radix_tree import MAX_NODES, render_radix_tree, span_text
+from app.render.requests import render_sglang_requests
 from engine.lab.play.scenario import Scenario, load_scenario, parse_scenario, scenario_names
 from engine.lab.play.sglang.snapshot import ROOT_ID
 from engine.lab.play.sglang.timeline import SGLangTimeline, build_sglang_timeline

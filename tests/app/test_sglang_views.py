@@ -14,13 +14,12 @@ from app.data.timelines import timeline_key
 from app.data.url import parse_link
 from app.page.layout import App
 from app.render.code_plan import code_parts
+from app.render.header import render_sglang_embed_header, render_sglang_header
 from app.render.kv_slots import render_kv_slots
-from app.render.log import render_log
-from app.render.narration import render_narration
+from app.render.metrics import render_sglang_metrics
+from app.render.narration import render_log, render_narration
 from app.render.radix_tree import render_radix_tree
-from app.render.sglang_header import render_sglang_embed_header, render_sglang_header
-from app.render.sglang_metrics import render_sglang_metrics
-from app.render.sglang_requests import render_sglang_requests
+from app.render.requests import render_sglang_requests
 from app.views.base import StepView
 from app.views.panels import (
     EmbedHeaderView,
