@@ -100,13 +100,9 @@ def write_lock(pyodide_dir: Path, info: object, packages: LockPackages) -> None:
     (pyodide_dir / "pyodide-lock.json").write_text(json.dumps(lock, indent=1))
 
 
-def add_project_to_lock(
-    pyodide_dir: Path, packages: LockPackages, wheel: Path, install: list[str]
-) -> None:
+def add_project_to_lock(packages: LockPackages, wheel: Path, install: list[str]) -> None:
     """The project's wheel joins the lock, depending on what the app needs."""
     entry = lock_entry(wheel)
-    entry["depends"] = [n for n in install if n != canonical(str(entry["name"]))]
-    packages[canonical(str(entry["name"]))] = entry
-    check_lock_closed(packages)
-    lock = json.loads((pyodide_dir / "pyodide-lock.json").read_text())
-    write_lock(pyodide_dir, lock["info"], packages)
+    key = canonical(str(entry["name"]))
+    entry["depends"] = [n for n in install if n != key]
+    packages[key] = entry
