@@ -31,24 +31,20 @@ def shim(name: str) -> str:
     return (SHIMS / name).read_text(encoding="utf-8")
 
 
-def replace_once(text: str, old: str, new: str, where: str) -> str:
-    """Replace exactly one occurrence: a template change in Panel must stop the build."""
-    if text.count(old) != 1:
-        raise AssetError(f"unexpected {where}: {old!r} found {text.count(old)} times")
-    return text.replace(old, new)
+def replace_once(text: str, old: str | re.Pattern[str], new: str, where: str) -> str:
+    """``old`` (a string or a pattern) found exactly once, replaced by ``new``: none or
+    several (a template change in Panel) stop the build."""
+    pattern = old if isinstance(old, re.Pattern) else re.compile(re.escape(old))
+    text, count = pattern.subn(lambda _m: new, text)
+    if count != 1:
+        named = where if isinstance(old, re.Pattern) else f"{where}: {old!r}"
+        raise AssetError(f"unexpected {named} ({count} found)")
+    return text
 
 
 def insert(text: str, anchor: str, code: str, where: str, after: bool = True) -> str:
     """``code`` on its own line after (or before) the one ``anchor``."""
     return replace_once(text, anchor, f"{anchor}\n{code}" if after else f"{code}\n{anchor}", where)
-
-
-def sub_once(text: str, pattern: re.Pattern[str], new: str, missing: str) -> str:
-    """``pattern``'s one match replaced by ``new``; none or several stop the build."""
-    text, count = pattern.subn(lambda _m: new, text)
-    if count != 1:
-        raise AssetError(f"unexpected {missing} ({count} found)")
-    return text
 
 
 # --- the worker (main.js) ---------------------------------------------------------------
@@ -60,14 +56,11 @@ FUTURE_IMPORT = re.compile(r"(?<=\\n)from __future__ import [\w, ]+\\n")
 def hoist_future_imports(js: str) -> str:
     """Convert puts Panel's preamble before the app's code, so a `from __future__`
     import would not come first (a SyntaxError in the worker): move it up."""
-    futures = FUTURE_IMPORT.findall(js)
+    futures = "".join(dict.fromkeys(FUTURE_IMPORT.findall(js)))
     if not futures:
         return js
-    js = FUTURE_IMPORT.sub("", js)
-    if js.count(APP_CODE_START) != 1:
-        raise AssetError("unexpected worker JS: cannot find where the app's code starts")
-    head = js.index(APP_CODE_START) + len("runPythonAsync(`")
-    return js[:head] + "".join(dict.fromkeys(futures)) + js[head:]
+    hoisted = APP_CODE_START.replace("`", f"`{futures}", 1)
+    return replace_once(FUTURE_IMPORT.sub("", js), APP_CODE_START, hoisted, "worker JS")
 
 
 # The converted worker fetches and unpacks a resource archive (the project's wheel) and
@@ -84,27 +77,12 @@ MICROPIP_INSTALL = re.compile(
 )
 START_APPLICATION = "async function startApplication() {"
 
-
-def direct_install(js: str, install: list[str]) -> str:
-    js = sub_once(js, MICROPIP_LOAD, "", "worker JS: cannot find the micropip load")
-    installed = f"await installLocked({json.dumps(install)});"
-    js = sub_once(js, MICROPIP_INSTALL, installed, "worker JS: cannot find the micropip install")
-    return insert(js, START_APPLICATION, shim("install_locked.js"), "worker JS", after=False)
-
-
 # The worker applies a patch from the page through one Python global, which the next
 # message can replace before the code that reads it runs (shims/apply_patch.js).
 SHARED_PATCH = re.compile(
     r"self\.pyodide\.globals\.set\('patch', msg\.patch\)\s*"
     r"self\.pyodide\.runPythonAsync\(`[^`]*_convert_json_patch\(patch\)[^`]*`\)"
 )
-
-
-def apply_each_patch(js: str) -> str:
-    """Each patch from the page reaches Python as its own code's local."""
-    missing = "worker JS: cannot find how a patch is applied"
-    js = sub_once(js, SHARED_PATCH, "applyPatch(msg.patch)", missing)
-    return insert(js, START_APPLICATION, shim("apply_patch.js"), "worker JS", after=False)
 
 
 def patch_worker(js: str, install: list[str] | None = None) -> str:
@@ -119,12 +97,18 @@ def patch_worker(js: str, install: list[str] | None = None) -> str:
     )
     for old, new in STAGES.items():
         status = re.compile(rf"(['`]){re.escape(old)}\1")
-        js = sub_once(js, status, json.dumps(new), f"worker JS: status {old!r}")
+        js = replace_once(js, status, json.dumps(new), f"worker JS: status {old!r}")
     # A failed install must be visible in the console, not only in the status line.
     js = replace_once(js, "console.log(e)", "console.error(e)", "worker JS")
     if install is not None:
-        js = direct_install(js, install)
-    js = apply_each_patch(js)
+        js = replace_once(js, MICROPIP_LOAD, "", "worker JS: cannot find the micropip load")
+        installed = f"await installLocked({json.dumps(install)});"
+        missing = "worker JS: cannot find the micropip install"
+        js = replace_once(js, MICROPIP_INSTALL, installed, missing)
+        js = insert(js, START_APPLICATION, shim("install_locked.js"), "worker JS", after=False)
+    missing = "worker JS: cannot find how a patch is applied"
+    js = replace_once(js, SHARED_PATCH, "applyPatch(msg.patch)", missing)
+    js = insert(js, START_APPLICATION, shim("apply_patch.js"), "worker JS", after=False)
     # After the "app" status, before the app's code: the shim's stand-ins.
     anchor = f"msg: {json.dumps(STAGES['Executing code'])}}})"
     code = json.dumps(shim("worker_shim.py"))
@@ -132,20 +116,6 @@ def patch_worker(js: str, install: list[str] | None = None) -> str:
 
 
 # --- the page (index.html) --------------------------------------------------------------
-
-
-def script(name: str, **data: object) -> str:
-    """A shim as an inline <script>, its values in data- attributes (JSON unless text)."""
-    attributes = "".join(
-        f' data-{key}="{html_text.escape(value if isinstance(value, str) else json.dumps(value))}"'
-        for key, value in data.items()
-    )
-    return f"<script{attributes}>\n{shim(name)}</script>"
-
-
-def local_urls(text: str) -> str:
-    """Bokeh's and Panel's CDN addresses -> the site's own copies."""
-    return text.replace(BOKEH_CDN, f"./{LOCAL_BOKEH}").replace(PANEL_CDN, f"./{LOCAL_PANEL}")
 
 
 # While the worker is busy, the page queues a property's changes but sends any other
@@ -167,7 +137,7 @@ def queue_in_order(html: str) -> str:
         "}"
     )
     missing = "converted HTML: cannot find how a change waits"
-    html = sub_once(html, QUEUED_CHANGE, waits, missing)
+    html = replace_once(html, QUEUED_CHANGE, waits, missing)
     # Inside send_change, its one caller: a function of the page's script's top level
     # would be a page-wide global.
     return insert(html, SEND_CHANGE, shim("queue_in_order.js"), "converted HTML")
@@ -178,20 +148,19 @@ EARLY_WORKER = "document.querySelector('script[data-worker]').worker"
 
 
 def patch_html(html: str, worker_name: str, early: bool = True) -> str:
-    html = queue_in_order(local_urls(html))
+    # Bokeh's and Panel's CDN addresses -> the site's own copies.
+    html = html.replace(BOKEH_CDN, f"./{LOCAL_BOKEH}").replace(PANEL_CDN, f"./{LOCAL_PANEL}")
+    html = queue_in_order(html)
     # Without an icon link the browser asks for /favicon.ico, a 404.
     icon = f"./{LOCAL_PANEL}{PANEL_VERSION}/dist/images/favicon.ico"
     html = insert(html, "</head>", f'<link rel="icon" href="{icon}">', "HTML", after=False)
     created = f'new Worker("./{worker_name}.js")'
     if not early:
         # The worker sees its own URL, not the page's: hand it the page's location by name.
-        return replace_once(
-            html,
-            created,
-            f'new Worker("./{worker_name}.js", {{name: JSON.stringify(window.location)}})',
-            "converted HTML",
-        )
-    early_worker = script("early_worker.js", worker=f"./{worker_name}.js")
+        named = f"{created[:-1]}, {{name: JSON.stringify(window.location)}})"
+        return replace_once(html, created, named, "converted HTML")
+    script = html_text.escape(f"./{worker_name}.js")
+    early_worker = f'<script data-worker="{script}">\n{shim("early_worker.js")}</script>'
     html = insert(html, "</title>", early_worker, "converted HTML")
     return replace_once(html, created, EARLY_WORKER, "converted HTML")
 
@@ -239,7 +208,8 @@ LOADED_PYODIDE = 'console.log("Loaded pyodide!");'
 
 def patch_worker_early_playground(js: str, wheel: str) -> str:
     """For a playground link, the worker loads the project's `wheel` alone first and
-    answers the link's early page (shims/early_in_worker.js), then installs the app."""
+    answers the link's early page (shims/early_in_worker.js), then installs the app.
+    After patch_worker with `install`: the shim installs with its installLocked."""
     named = json.dumps({"wheel": wheel, "type": EARLY_MESSAGE})
     early = f"self.pclEarly = {named};\n{shim('early_in_worker.js')}"
     js = insert(js, START_APPLICATION, early, "worker JS", after=False)
