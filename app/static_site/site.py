@@ -20,13 +20,7 @@ from app.static_site.convert import app_requirements, convert, install_names
 from app.static_site.early_pages import early_pages, write_early_pages
 from app.static_site.fetch import cache_dir, pure_wheels, pyodide_dist_wheel, pyodide_tarball
 from app.static_site.layout import INDEX_HTML, LAZY_IMPORTS
-from app.static_site.lock import (
-    LockPackages,
-    add_project_to_lock,
-    check_lock_closed,
-    lock_entry,
-    write_lock,
-)
+from app.static_site.lock import LockPackages, add_project_to_lock, lock_entry, write_lock
 from app.static_site.patches import (
     SIDE_WORKER,
     patch_early_page,
@@ -130,7 +124,6 @@ def assemble(app: Path, project: Path | None, cache: Path, stage: Path, stock: b
         precompile_site(pyodide_dir, packages, cache, only)
     if shipped is not None and install is not None:
         add_project_to_lock(packages, shipped, install)
-    check_lock_closed(packages)
     write_lock(pyodide_dir, info, packages)
     converted = stage / f"{app.stem}.html"
     html = patch_html(converted.read_text(), app.stem, early=not stock)
