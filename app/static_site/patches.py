@@ -85,7 +85,9 @@ SHARED_PATCH = re.compile(
 )
 
 
-def patch_worker(js: str, install: list[str] | None = None) -> str:
+def patch_worker(js: str, install: list[str] | None = None, wheel: str | None = None) -> str:
+    """The converted worker, installing `install` from the lock (None: with micropip),
+    and with the project's `wheel` (in the lock: needs `install`) loaded first."""
     js = hoist_future_imports(js)
     js = re.sub(r'importScripts\("[^"]*"\)', 'importScripts("./pyodide/pyodide.js")', js, count=1)
     js = replace_once(
@@ -112,7 +114,8 @@ def patch_worker(js: str, install: list[str] | None = None) -> str:
     # After the "app" status, before the app's code: the shim's stand-ins.
     anchor = f"msg: {json.dumps(STAGES['Executing code'])}}})"
     code = json.dumps(shim("worker_shim.py"))
-    return insert(js, anchor, f"  await self.pyodide.runPythonAsync({code});", "worker JS")
+    js = insert(js, anchor, f"  await self.pyodide.runPythonAsync({code});", "worker JS")
+    return js if wheel is None else load_wheel_first(js, wheel)
 
 
 # --- the page (index.html) --------------------------------------------------------------
@@ -174,8 +177,7 @@ def patch_early_page(html: str, names: list[str], start: str, playground: bool =
     """Each address fetches its early page (app/page/early_page.js) and lays it out at
     once: the module starts first, and Bokeh's and Panel's 3 MB of JS no longer hold
     the page's first paint (they run, in order, once the page is parsed). With
-    ``playground``, a playground link's page (url.PLAYGROUND, among ``names``) is
-    filled by the app's worker (patch_worker_early_playground), in EARLY_MESSAGE's."""
+    ``playground``, the app's worker fills a playground link's page (load_wheel_first)."""
     from app.data import timelines, url  # the project's (see early_pages.early_pages)
 
     shipped = [name for name in names if name not in (start, url.PLAYGROUND)]
@@ -204,24 +206,18 @@ def patch_early_page(html: str, names: list[str], start: str, playground: bool =
 # The type of the messages between a playground link's early page and the app's worker.
 EARLY_MESSAGE = "pcl-early"
 LOADED_PYODIDE = 'console.log("Loaded pyodide!");'
-
-
-def patch_worker_early_playground(js: str, wheel: str) -> str:
-    """For a playground link, the worker loads the project's `wheel` alone first and
-    answers the link's early page (shims/early_in_worker.js), then installs the app.
-    After patch_worker with `install`: the shim installs with its installLocked."""
-    named = json.dumps({"wheel": wheel, "type": EARLY_MESSAGE})
-    early = f"self.pclEarly = {named};\n{shim('early_in_worker.js')}"
-    js = insert(js, START_APPLICATION, early, "worker JS", after=False)
-    return insert(js, LOADED_PYODIDE, "  await startEarlyPlayground();", "worker JS")
-
-
 # The workload lab's side worker (app/data/side_runs.py), written beside the app's worker.
 SIDE_WORKER = "side_worker.js"
 
 
-def patch_worker_side_runs(js: str, wheel: str) -> str:
-    """The app's worker names the lab's side worker and the project's `wheel`, which
-    that worker loads alone (shims/side_worker.js; app/data/side_runs.py reads the names)."""
-    names = json.dumps({"script": f"./{SIDE_WORKER}", "wheel": wheel})
-    return insert(js, LOADED_PYODIDE, f"  self.pclSideRuns = {names};", "worker JS")
+def load_wheel_first(js: str, wheel: str) -> str:
+    """The worker names the project's `wheel`, which two things load alone: for a
+    playground link, the worker itself once Pyodide is up (shims/early_in_worker.js, with
+    install_locked.js's installLocked), to answer the link's early page before it installs
+    the app; and the lab's side worker (shims/side_worker.js; app/data/side_runs.py)."""
+    early = json.dumps({"wheel": wheel, "type": EARLY_MESSAGE})
+    early_js = f"self.pclEarly = {early};\n{shim('early_in_worker.js')}"
+    js = insert(js, START_APPLICATION, early_js, "worker JS", after=False)
+    side = json.dumps({"script": f"./{SIDE_WORKER}", "wheel": wheel})
+    code = f"  self.pclSideRuns = {side};\n  await startEarlyPlayground();"
+    return insert(js, LOADED_PYODIDE, code, "worker JS")

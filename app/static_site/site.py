@@ -21,15 +21,7 @@ from app.static_site.early_pages import early_pages, write_early_pages
 from app.static_site.fetch import cache_dir, pure_wheels, pyodide_dist_wheel, pyodide_tarball
 from app.static_site.layout import INDEX_HTML, LAZY_IMPORTS
 from app.static_site.lock import LockPackages, add_project_to_lock, lock_entry, write_lock
-from app.static_site.patches import (
-    SIDE_WORKER,
-    patch_early_page,
-    patch_html,
-    patch_worker,
-    patch_worker_early_playground,
-    patch_worker_side_runs,
-    shim,
-)
+from app.static_site.patches import SIDE_WORKER, patch_early_page, patch_html, patch_worker, shim
 from app.static_site.pins import PYODIDE_VERSION, SDIST_WHEELS
 from app.static_site.precompress import precompress
 from app.static_site.runtime import take_official_wheels, unpack_core
@@ -48,22 +40,17 @@ def build_packages(
     if info["version"] != PYODIDE_VERSION:  # type: ignore[index]
         raise AssetError(f"corrupt asset pyodide@{PYODIDE_VERSION}: lock says {info}")
     packages = take_official_wheels(pyodide_dist_wheel(cache), official, pyodide_dir)
-    for key, entry in packages.items():
-        keep = slimmer(key, numpy=not stock)
-        if keep is not None:  # checked against the official lock on the way in
-            wheel = pyodide_dir / str(entry["file_name"])
-            rewrite_zip(wheel, wheel, keep)
-            entry["sha256"] = sha256_of(wheel)
     raw = pure_wheels(cache)
     built = {name: sdist_pure_wheel(cache, name) for name in SDIST_WHEELS}
     for name, path in {**raw, **built}.items():
-        target = pyodide_dir / path.name
-        keep = slimmer(name, numpy=not stock)
-        if keep is not None:
-            rewrite_zip(path, target, keep)
-        else:
-            shutil.copyfile(path, target)
-        packages[name] = lock_entry(target, lean=not stock)
+        shutil.copyfile(path, pyodide_dir / path.name)
+        packages[name] = lock_entry(pyodide_dir / path.name, lean=not stock)
+    for key, entry in packages.items():
+        keep = slimmer(key, numpy=not stock)
+        if keep is not None:  # (the lock's imports and depends stay as they are)
+            wheel = pyodide_dir / str(entry["file_name"])
+            rewrite_zip(wheel, wheel, keep)
+            entry["sha256"] = sha256_of(wheel)
     return info, packages, raw
 
 
@@ -135,13 +122,10 @@ def assemble(app: Path, project: Path | None, cache: Path, stage: Path, stock: b
     if project is not None:
         ship_traces(stage)
     worker = stage / f"{app.stem}.js"
-    js = patch_worker(worker.read_text(), install)
+    wheel_url = None if shipped is None else f"./pyodide/{shipped.name}"
+    worker.write_text(patch_worker(worker.read_text(), install, wheel_url))
     if shipped is not None:
-        wheel_url = f"./pyodide/{shipped.name}"
-        # A playground link's early page: the worker fills it, from the shipped wheel.
-        js = patch_worker_side_runs(patch_worker_early_playground(js, wheel_url), wheel_url)
         (stage / SIDE_WORKER).write_text(shim(SIDE_WORKER))
-    worker.write_text(js)
     if install is not None:
         (stage / f"{app.stem}.resources.zip").unlink(missing_ok=True)  # in the lock now
     copy_bokeh_js(raw["bokeh"], html, stage)
