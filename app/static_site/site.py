@@ -15,7 +15,7 @@ from pathlib import Path
 
 from app.static_site.assets import AssetError, log, sha256_of
 from app.static_site.bytecode import imported_sources, precompile, python312
-from app.static_site.cdn import check_local_refs, check_no_remote, copy_bokeh_js, copy_panel_dist
+from app.static_site.cdn import check_self_hosted, copy_bokeh_js, copy_panel_dist
 from app.static_site.convert import app_requirements, convert, install_names
 from app.static_site.early_pages import early_pages, write_early_pages
 from app.static_site.fetch import cache_dir, pure_wheels, pyodide_dist_wheel, pyodide_tarball
@@ -52,17 +52,6 @@ def build_packages(
             rewrite_zip(wheel, wheel, keep)
             entry["sha256"] = sha256_of(wheel)
     return info, packages, raw
-
-
-def precompile_site(
-    pyodide_dir: Path, packages: LockPackages, cache: Path, only: frozenset[str] | None
-) -> None:
-    """Compile what the app imports, in the stdlib and in each wheel (sourceless)."""
-    precompile(pyodide_dir / "python_stdlib.zip", cache, stdlib=True, only=only)
-    for entry in packages.values():
-        wheel = pyodide_dir / str(entry["file_name"])
-        precompile(wheel, cache, only=only)
-        entry["sha256"] = sha256_of(wheel)
 
 
 def build(app: Path, project: Path | None, out: Path, stock: bool = False) -> None:
@@ -106,9 +95,14 @@ def assemble(app: Path, project: Path | None, cache: Path, stage: Path, stock: b
         log(f"writing {app}'s early page at every address")
         pages, start = early_pages(playground=True)
     install = None if stock else install_names(reqs)
-    if install is not None and python312() is not None:
+    if not stock and python312() is not None:
+        # What the app imports, in the stdlib and in each wheel, sourceless.
         only = imported_sources(app, project, LAZY_IMPORTS if project else ())
-        precompile_site(pyodide_dir, packages, cache, only)
+        precompile(pyodide_dir / "python_stdlib.zip", cache, stdlib=True, only=only)
+        for entry in packages.values():
+            wheel = pyodide_dir / str(entry["file_name"])
+            precompile(wheel, cache, only=only)
+            entry["sha256"] = sha256_of(wheel)
     if shipped is not None and install is not None:
         add_project_to_lock(packages, shipped, install)
     write_lock(pyodide_dir, info, packages)
@@ -130,7 +124,6 @@ def assemble(app: Path, project: Path | None, cache: Path, stage: Path, stock: b
         (stage / f"{app.stem}.resources.zip").unlink(missing_ok=True)  # in the lock now
     copy_bokeh_js(raw["bokeh"], html, stage)
     copy_panel_dist(raw["panel"], html, stage)
-    check_no_remote(stage)
-    check_local_refs(stage)
+    check_self_hosted(stage)
     if not stock:
         precompress(stage)
