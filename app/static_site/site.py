@@ -90,10 +90,6 @@ def assemble(app: Path, project: Path | None, cache: Path, stage: Path, stock: b
         log(f"converting {app} (requirements: {names})")
         # Every address has its early page: none needs Panel's pre-render of a Bokeh document.
         convert(app, stage, reqs, project, prerender=shipped is None)
-    pages: dict[str, bytes] = {}
-    if shipped is not None:
-        log(f"writing {app}'s early page at every address")
-        pages, start = early_pages(playground=True)
     install = None if stock else install_names(reqs)
     if not stock and python312() is not None:
         # What the app imports, in the stdlib and in each wheel, sourceless.
@@ -108,7 +104,9 @@ def assemble(app: Path, project: Path | None, cache: Path, stage: Path, stock: b
     write_lock(pyodide_dir, info, packages)
     converted = stage / f"{app.stem}.html"
     html = patch_html(converted.read_text(), app.stem, early=not stock)
-    if pages:
+    if shipped is not None:
+        log(f"writing {app}'s early page at every address")
+        pages, start = early_pages(playground=True)
         html = patch_early_page(html, sorted(pages), start, playground=True)
         write_early_pages(stage, pages)
     converted.unlink()
