@@ -178,7 +178,7 @@ def patch_early_page(html: str, names: list[str], start: str, playground: bool =
     once: the module starts first, and Bokeh's and Panel's 3 MB of JS no longer hold
     the page's first paint (they run, in order, once the page is parsed). With
     ``playground``, the app's worker fills a playground link's page (load_wheel_first)."""
-    from app.data import timelines, url  # the project's (see early_pages.early_pages)
+    from app.data import timelines, url  # the project's (see write_early_pages)
 
     shipped = [name for name in names if name not in (start, url.PLAYGROUND)]
     config = [

@@ -17,7 +17,7 @@ from app.static_site.assets import AssetError, log, sha256_of
 from app.static_site.bytecode import imported_sources, precompile, python312
 from app.static_site.cdn import check_self_hosted, copy_bokeh_js, copy_panel_dist
 from app.static_site.convert import app_requirements, convert, install_names
-from app.static_site.early_pages import early_pages, write_early_pages
+from app.static_site.early_pages import write_early_pages
 from app.static_site.fetch import cache_dir, pure_wheels, pyodide_dist_wheel, pyodide_tarball
 from app.static_site.layout import INDEX_HTML, LAZY_IMPORTS
 from app.static_site.lock import LockPackages, add_project_to_lock, lock_entry, write_lock
@@ -106,9 +106,8 @@ def assemble(app: Path, project: Path | None, cache: Path, stage: Path, stock: b
     html = patch_html(converted.read_text(), app.stem, early=not stock)
     if shipped is not None:
         log(f"writing {app}'s early page at every address")
-        pages, start = early_pages(playground=True)
-        html = patch_early_page(html, sorted(pages), start, playground=True)
-        write_early_pages(stage, pages)
+        pages, start = write_early_pages(stage)
+        html = patch_early_page(html, pages, start, playground=True)
     converted.unlink()
     (stage / INDEX_HTML).write_text(html)
     if project is not None:
