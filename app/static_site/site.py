@@ -22,9 +22,9 @@ from app.static_site.fetch import cache_dir, pure_wheels, pyodide_dist_wheel, py
 from app.static_site.layout import INDEX_HTML, LAZY_IMPORTS
 from app.static_site.lock import LockPackages, add_project_to_lock, lock_entry, write_lock
 from app.static_site.patches import SIDE_WORKER, patch_early_page, patch_html, patch_worker, shim
-from app.static_site.pins import PYODIDE_VERSION, SDIST_WHEELS
+from app.static_site.pins import SDIST_WHEELS
 from app.static_site.precompress import precompress
-from app.static_site.runtime import take_official_wheels, unpack_core
+from app.static_site.runtime import unpack_pyodide
 from app.static_site.slim import slimmer
 from app.static_site.traces import ship_traces
 from app.static_site.wheels import project_wheel, rewrite_zip, sdist_pure_wheel
@@ -35,11 +35,8 @@ def build_packages(
 ) -> tuple[object, LockPackages, dict[str, Path]]:
     """Fill site/pyodide/ with the runtime and every wheel: (the lock's info, its
     packages, the unslimmed pure wheels)."""
-    official = unpack_core(pyodide_tarball(cache), pyodide_dir)
-    info = official["info"]
-    if info["version"] != PYODIDE_VERSION:  # type: ignore[index]
-        raise AssetError(f"corrupt asset pyodide@{PYODIDE_VERSION}: lock says {info}")
-    packages = take_official_wheels(pyodide_dist_wheel(cache), official, pyodide_dir)
+    tarball, dist_whl = pyodide_tarball(cache), pyodide_dist_wheel(cache)
+    info, packages = unpack_pyodide(tarball, dist_whl, pyodide_dir)
     raw = pure_wheels(cache)
     built = {name: sdist_pure_wheel(cache, name) for name in SDIST_WHEELS}
     for name, path in {**raw, **built}.items():
