@@ -24,7 +24,7 @@ from app.static_site.site import build
 EXIT_ASSET = 2
 
 
-def parse_args(argv: list[str]) -> argparse.Namespace:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("command", nargs="?", choices=("build", "serve"), default="build")
     parser.add_argument("--port", type=int, default=8000)
@@ -39,11 +39,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--no-project", action="store_true", help="ship no project wheel (a stock app)"
     )
-    return parser.parse_args(argv)
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(argv)
     project = None if args.no_project else args.project.resolve()
     try:
         if args.command == "build" or not (args.out / INDEX_HTML).exists():

@@ -364,7 +364,7 @@ def table(results: list[Figures]) -> str:
 
 STOCK_BUILD = (
     "import sys; from pathlib import Path; from app.static_site.site import build; "
-    "build(Path(sys.argv[1]), None, Path(sys.argv[2]), measures=frozenset())"
+    "build(Path(sys.argv[1]), None, Path(sys.argv[2]), stock=True)"
 )
 
 

@@ -20,13 +20,18 @@ from app.static_site.pins import BOKEH_VERSION, PANEL_VERSION
 REMOTE_URL = re.compile(r"""(?:src|href)\s*=\s*["'](?:https?:)?//[^"']+""")
 
 
-def check_no_remote(site: Path) -> None:
+def check_self_hosted(site: Path) -> None:
+    """No remote reference left, and every ./ reference in the page a file of the site."""
     for page in (site / INDEX_HTML, *site.glob("*.js")):
         text = page.read_text()
         found = REMOTE_URL.findall(text) + re.findall(r"importScripts\(\"https?://[^\"]+", text)
         found += [cdn for cdn in (BOKEH_CDN, PANEL_CDN) if cdn in text]  # in the copy's JSON
         if found:
             raise AssetError(f"remote reference left in {page.name}: {found[0]}")
+    html = (site / INDEX_HTML).read_text()
+    for ref in re.findall(r'(?:src|href)="\./([^"?#]+)', html):
+        if not (site / ref).is_file():
+            raise AssetError(f"missing asset {ref}: index.html names it, site/ lacks it")
 
 
 def copy_bokeh_js(bokeh_whl: Path, html: str, site: Path) -> None:
@@ -60,11 +65,3 @@ def copy_panel_dist(panel_whl: Path, html: str, site: Path) -> None:
             if rel != name and not name.endswith("/") and keep_panel_asset(rel, named):
                 (dest / rel).parent.mkdir(parents=True, exist_ok=True)
                 (dest / rel).write_bytes(zf.read(name))
-
-
-def check_local_refs(site: Path) -> None:
-    """Every ./ reference in the page must be a file of the site."""
-    html = (site / INDEX_HTML).read_text()
-    for ref in re.findall(r'(?:src|href)="\./([^"?#]+)', html):
-        if not (site / ref).is_file():
-            raise AssetError(f"missing asset {ref}: index.html names it, site/ lacks it")

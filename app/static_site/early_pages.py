@@ -17,38 +17,33 @@ from app.static_site.layout import BOKEH_CDN, EARLY_DIR, PANEL_CDN, ROOT
 EARLY_MODULES = ("app/page/early_page.js", "app/components/*.js")
 
 
-def packed(name: str, page: dict[str, Any]) -> bytes:
+def write_page(stage: Path, name: str, page: dict[str, Any]) -> None:
     text = json.dumps(page, separators=(",", ":"))
     if BOKEH_CDN in text or PANEL_CDN in text:
         raise AssetError(f"remote reference left in the early page {name}")
-    return gzip.compress(text.encode(), compresslevel=9, mtime=0)
+    packed = gzip.compress(text.encode(), compresslevel=9, mtime=0)
+    (stage / EARLY_DIR / f"{name}.json.gz").write_bytes(packed)
 
 
-def early_pages(playground: bool = False) -> tuple[dict[str, bytes], str]:
-    """Name -> gzipped early page of every address app/data/url.py names (and with
-    ``playground``, the page of every playground link, url.PLAYGROUND), and the start
-    page's name. Makes the App at each address in this process; `convert` has put the
-    project on sys.path."""
+def write_early_pages(stage: Path) -> tuple[list[str], str]:
+    """The gzipped early page of every address app/data/url.py names and of every
+    playground link (url.PLAYGROUND) in EARLY_DIR, and the modules beside the page, where
+    it imports them: (the pages' names, the start page's). Makes the App at each address
+    in this process; `convert` has put the project on sys.path."""
     from app.data import url  # the project's, on sys.path since convert()
     from app.page.early_page import early_page
     from app.page.layout import App, empty_playground_href
 
-    pages: dict[str, bytes] = {}
-    for name, query in url.early_pages().items():
-        pages[name] = packed(name, early_page(App(link=url.parse_link(query))))
-    if playground:  # laid out at the empty playground; the worker fills in the link's
-        app = App(link=url.parse_link(empty_playground_href()))
-        pages[url.PLAYGROUND] = packed(url.PLAYGROUND, early_page(app, playground=True))
-    return pages, url.START_PAGE
-
-
-def write_early_pages(stage: Path, pages: dict[str, bytes]) -> None:
-    """The pages in EARLY_DIR, and the modules beside the page, where it imports them."""
     (stage / EARLY_DIR).mkdir()
-    for name, packed in pages.items():
-        (stage / EARLY_DIR / f"{name}.json.gz").write_bytes(packed)
+    addresses = url.early_pages()
+    for name, query in addresses.items():
+        write_page(stage, name, early_page(App(link=url.parse_link(query))))
+    # Laid out at the empty playground; the worker fills in the link's.
+    app = App(link=url.parse_link(empty_playground_href()))
+    write_page(stage, url.PLAYGROUND, early_page(app, playground=True))
     for pattern in EARLY_MODULES:
         for source in sorted(ROOT.glob(pattern)):
             target = stage / source.relative_to(ROOT)
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(source, target)
+    return sorted([*addresses, url.PLAYGROUND]), url.START_PAGE

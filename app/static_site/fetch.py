@@ -60,14 +60,6 @@ def pyodide_tarball(cache: Path) -> Path:
 PIP_DOWNLOAD = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "-d"]
 
 
-def pip_download(specs: list[str], dest: Path, what: str) -> None:
-    """Pure wheels, as Pyodide's Python takes them."""
-    cmd = [*PIP_DOWNLOAD, str(dest), "--only-binary=:all:", "--python-version", "3.12"]
-    cmd += ["--platform", "any"]
-    cmd += ["--implementation", "py", "--abi", "none"]
-    run_fetch(cmd + specs, what, dest)
-
-
 # PyPI's simple index (PEP 691, JSON) lists a project's files with their sha256: the
 # pinned sdist is fetched as a file. `pip download` would build its metadata, and so its
 # build dependencies (for pyyaml: Cython, from source under --no-binary), only to fetch it.
@@ -81,15 +73,13 @@ def fetch_sdist(name: str, sha: str, target: Path, what: str) -> None:
     try:
         with urllib.request.urlopen(index, timeout=60) as response:
             files = json.load(response)["files"]
-        url = next(f["url"] for f in files if f.get("hashes", {}).get("sha256") == sha)
+        url = next((f["url"] for f in files if f.get("hashes", {}).get("sha256") == sha), None)
+        if url is None:
+            raise AssetError(f"missing asset {what}: PyPI lists no file with the pinned sha256")
         partial = target.with_suffix(".partial")
         with urllib.request.urlopen(url, timeout=600) as response, partial.open("wb") as out:
             shutil.copyfileobj(response, out)
         partial.replace(target)
-    except StopIteration:
-        raise AssetError(
-            f"missing asset {what}: PyPI lists no file with the pinned sha256"
-        ) from None
     except (OSError, ValueError, KeyError) as exc:
         raise AssetError(f"missing asset {what}: download failed ({exc})") from None
 
@@ -113,12 +103,13 @@ def pure_wheels(cache: Path) -> dict[str, Path]:
     paths = {n: dest / wheel_filename(n, v) for n, (v, _) in PURE_WHEELS.items()}
     missing = [f"{n}=={PURE_WHEELS[n][0]}" for n, p in paths.items() if not p.exists()]
     if missing:
-        pip_download(missing, dest, what=", ".join(missing))
+        # Pure wheels, as Pyodide's Python takes them.
+        cmd = [*PIP_DOWNLOAD, str(dest), "--only-binary=:all:", "--python-version", "3.12"]
+        cmd += ["--platform", "any", "--implementation", "py", "--abi", "none", *missing]
+        run_fetch(cmd, ", ".join(missing), dest)
     for name, path in paths.items():
         version, sha = PURE_WHEELS[name]
-        if not path.exists():
-            raise AssetError(f"missing asset {name}=={version}: {path.name} not in {dest}")
-        check_sha(path, sha, f"{name}=={version}")
+        cached(path, sha, f"{name}=={version}", lambda: None)
     return paths
 
 

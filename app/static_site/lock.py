@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import email
 import json
 import zipfile
 from pathlib import Path
@@ -30,18 +31,11 @@ def wheel_metadata(path: Path) -> tuple[str, str, list[str], list[str]]:
     """(name, version, Requires-Dist lines, top-level import names) of a wheel."""
     with zipfile.ZipFile(path) as zf:
         names = zf.namelist()
-        meta_name = next(n for n in names if n.endswith(".dist-info/METADATA"))
-        text = zf.read(meta_name).decode()
-    headers = text.split("\n\n", 1)[0].splitlines()
-    field = {"Name": "", "Version": ""}
-    requires = []
-    for line in headers:
-        key, _, value = line.partition(": ")
-        if key in field:
-            field[key] = value.strip()
-        elif key == "Requires-Dist":
-            requires.append(value.strip())
-    return field["Name"], field["Version"], requires, top_level_imports(names)
+        meta = email.message_from_bytes(
+            zf.read(next(n for n in names if n.endswith(".dist-info/METADATA")))
+        )
+    requires = [line.strip() for line in meta.get_all("Requires-Dist", [])]
+    return meta["Name"].strip(), meta["Version"].strip(), requires, top_level_imports(names)
 
 
 def top_level_imports(names: list[str]) -> list[str]:
@@ -60,16 +54,12 @@ def top_level_imports(names: list[str]) -> list[str]:
 def worker_depends(requires: list[str], lean: bool = True) -> list[str]:
     from packaging.requirements import Requirement  # panel depends on packaging
 
-    depends = []
+    depends = set()
     for line in requires:
         req = Requirement(line)
-        if req.marker is not None and not req.marker.evaluate(WORKER_MARKER_ENV):
-            continue
-        name = canonical(req.name)
-        lazy = LAZY_DEPENDENCIES if lean else frozenset()
-        if name not in DROPPED_DEPENDENCIES | lazy:
-            depends.append(name)
-    return sorted(set(depends))
+        if req.marker is None or req.marker.evaluate(WORKER_MARKER_ENV):
+            depends.add(canonical(req.name))
+    return sorted(depends - DROPPED_DEPENDENCIES - (LAZY_DEPENDENCIES if lean else set()))
 
 
 def lock_entry(path: Path, lean: bool = True) -> dict[str, object]:
@@ -87,26 +77,19 @@ def lock_entry(path: Path, lean: bool = True) -> dict[str, object]:
     }
 
 
-def check_lock_closed(packages: dict[str, dict[str, object]]) -> None:
-    """Every dependency the lock names must be shipped, or micropip asks PyPI."""
+def write_lock(pyodide_dir: Path, info: object, packages: LockPackages) -> None:
+    """The lock, once every dependency it names is shipped (or micropip would ask PyPI)."""
     for key, entry in packages.items():
         for dep in entry["depends"]:  # type: ignore[attr-defined]
             if dep not in packages:
                 raise AssetError(f"missing asset {dep} (needed by {key}): not shipped, not dropped")
-
-
-def write_lock(pyodide_dir: Path, info: object, packages: LockPackages) -> None:
     lock = {"info": info, "packages": dict(sorted(packages.items()))}
     (pyodide_dir / "pyodide-lock.json").write_text(json.dumps(lock, indent=1))
 
 
-def add_project_to_lock(
-    pyodide_dir: Path, packages: LockPackages, wheel: Path, install: list[str]
-) -> None:
+def add_project_to_lock(packages: LockPackages, wheel: Path, install: list[str]) -> None:
     """The project's wheel joins the lock, depending on what the app needs."""
     entry = lock_entry(wheel)
-    entry["depends"] = [n for n in install if n != canonical(str(entry["name"]))]
-    packages[canonical(str(entry["name"]))] = entry
-    check_lock_closed(packages)
-    lock = json.loads((pyodide_dir / "pyodide-lock.json").read_text())
-    write_lock(pyodide_dir, lock["info"], packages)
+    key = canonical(str(entry["name"]))
+    entry["depends"] = [n for n in install if n != key]
+    packages[key] = entry

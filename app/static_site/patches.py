@@ -31,24 +31,20 @@ def shim(name: str) -> str:
     return (SHIMS / name).read_text(encoding="utf-8")
 
 
-def replace_once(text: str, old: str, new: str, where: str) -> str:
-    """Replace exactly one occurrence: a template change in Panel must stop the build."""
-    if text.count(old) != 1:
-        raise AssetError(f"unexpected {where}: {old!r} found {text.count(old)} times")
-    return text.replace(old, new)
+def replace_once(text: str, old: str | re.Pattern[str], new: str, where: str) -> str:
+    """``old`` (a string or a pattern) found exactly once, replaced by ``new``: none or
+    several (a template change in Panel) stop the build."""
+    pattern = old if isinstance(old, re.Pattern) else re.compile(re.escape(old))
+    text, count = pattern.subn(lambda _m: new, text)
+    if count != 1:
+        named = where if isinstance(old, re.Pattern) else f"{where}: {old!r}"
+        raise AssetError(f"unexpected {named} ({count} found)")
+    return text
 
 
 def insert(text: str, anchor: str, code: str, where: str, after: bool = True) -> str:
     """``code`` on its own line after (or before) the one ``anchor``."""
     return replace_once(text, anchor, f"{anchor}\n{code}" if after else f"{code}\n{anchor}", where)
-
-
-def sub_once(text: str, pattern: re.Pattern[str], new: str, missing: str) -> str:
-    """``pattern``'s one match replaced by ``new``; none or several stop the build."""
-    text, count = pattern.subn(lambda _m: new, text)
-    if count != 1:
-        raise AssetError(f"unexpected {missing} ({count} found)")
-    return text
 
 
 # --- the worker (main.js) ---------------------------------------------------------------
@@ -60,14 +56,11 @@ FUTURE_IMPORT = re.compile(r"(?<=\\n)from __future__ import [\w, ]+\\n")
 def hoist_future_imports(js: str) -> str:
     """Convert puts Panel's preamble before the app's code, so a `from __future__`
     import would not come first (a SyntaxError in the worker): move it up."""
-    futures = FUTURE_IMPORT.findall(js)
+    futures = "".join(dict.fromkeys(FUTURE_IMPORT.findall(js)))
     if not futures:
         return js
-    js = FUTURE_IMPORT.sub("", js)
-    if js.count(APP_CODE_START) != 1:
-        raise AssetError("unexpected worker JS: cannot find where the app's code starts")
-    head = js.index(APP_CODE_START) + len("runPythonAsync(`")
-    return js[:head] + "".join(dict.fromkeys(futures)) + js[head:]
+    hoisted = APP_CODE_START.replace("`", f"`{futures}", 1)
+    return replace_once(FUTURE_IMPORT.sub("", js), APP_CODE_START, hoisted, "worker JS")
 
 
 # The converted worker fetches and unpacks a resource archive (the project's wheel) and
@@ -84,14 +77,6 @@ MICROPIP_INSTALL = re.compile(
 )
 START_APPLICATION = "async function startApplication() {"
 
-
-def direct_install(js: str, install: list[str]) -> str:
-    js = sub_once(js, MICROPIP_LOAD, "", "worker JS: cannot find the micropip load")
-    installed = f"await installLocked({json.dumps(install)});"
-    js = sub_once(js, MICROPIP_INSTALL, installed, "worker JS: cannot find the micropip install")
-    return insert(js, START_APPLICATION, shim("install_locked.js"), "worker JS", after=False)
-
-
 # The worker applies a patch from the page through one Python global, which the next
 # message can replace before the code that reads it runs (shims/apply_patch.js).
 SHARED_PATCH = re.compile(
@@ -100,14 +85,9 @@ SHARED_PATCH = re.compile(
 )
 
 
-def apply_each_patch(js: str) -> str:
-    """Each patch from the page reaches Python as its own code's local."""
-    missing = "worker JS: cannot find how a patch is applied"
-    js = sub_once(js, SHARED_PATCH, "applyPatch(msg.patch)", missing)
-    return insert(js, START_APPLICATION, shim("apply_patch.js"), "worker JS", after=False)
-
-
-def patch_worker(js: str, install: list[str] | None = None) -> str:
+def patch_worker(js: str, install: list[str] | None = None, wheel: str | None = None) -> str:
+    """The converted worker, installing `install` from the lock (None: with micropip),
+    and with the project's `wheel` (in the lock: needs `install`) loaded first."""
     js = hoist_future_imports(js)
     js = re.sub(r'importScripts\("[^"]*"\)', 'importScripts("./pyodide/pyodide.js")', js, count=1)
     js = replace_once(
@@ -119,33 +99,26 @@ def patch_worker(js: str, install: list[str] | None = None) -> str:
     )
     for old, new in STAGES.items():
         status = re.compile(rf"(['`]){re.escape(old)}\1")
-        js = sub_once(js, status, json.dumps(new), f"worker JS: status {old!r}")
+        js = replace_once(js, status, json.dumps(new), f"worker JS: status {old!r}")
     # A failed install must be visible in the console, not only in the status line.
     js = replace_once(js, "console.log(e)", "console.error(e)", "worker JS")
     if install is not None:
-        js = direct_install(js, install)
-    js = apply_each_patch(js)
+        js = replace_once(js, MICROPIP_LOAD, "", "worker JS: cannot find the micropip load")
+        installed = f"await installLocked({json.dumps(install)});"
+        missing = "worker JS: cannot find the micropip install"
+        js = replace_once(js, MICROPIP_INSTALL, installed, missing)
+        js = insert(js, START_APPLICATION, shim("install_locked.js"), "worker JS", after=False)
+    missing = "worker JS: cannot find how a patch is applied"
+    js = replace_once(js, SHARED_PATCH, "applyPatch(msg.patch)", missing)
+    js = insert(js, START_APPLICATION, shim("apply_patch.js"), "worker JS", after=False)
     # After the "app" status, before the app's code: the shim's stand-ins.
     anchor = f"msg: {json.dumps(STAGES['Executing code'])}}})"
     code = json.dumps(shim("worker_shim.py"))
-    return insert(js, anchor, f"  await self.pyodide.runPythonAsync({code});", "worker JS")
+    js = insert(js, anchor, f"  await self.pyodide.runPythonAsync({code});", "worker JS")
+    return js if wheel is None else load_wheel_first(js, wheel)
 
 
 # --- the page (index.html) --------------------------------------------------------------
-
-
-def script(name: str, **data: object) -> str:
-    """A shim as an inline <script>, its values in data- attributes (JSON unless text)."""
-    attributes = "".join(
-        f' data-{key}="{html_text.escape(value if isinstance(value, str) else json.dumps(value))}"'
-        for key, value in data.items()
-    )
-    return f"<script{attributes}>\n{shim(name)}</script>"
-
-
-def local_urls(text: str) -> str:
-    """Bokeh's and Panel's CDN addresses -> the site's own copies."""
-    return text.replace(BOKEH_CDN, f"./{LOCAL_BOKEH}").replace(PANEL_CDN, f"./{LOCAL_PANEL}")
 
 
 # While the worker is busy, the page queues a property's changes but sends any other
@@ -167,7 +140,7 @@ def queue_in_order(html: str) -> str:
         "}"
     )
     missing = "converted HTML: cannot find how a change waits"
-    html = sub_once(html, QUEUED_CHANGE, waits, missing)
+    html = replace_once(html, QUEUED_CHANGE, waits, missing)
     # Inside send_change, its one caller: a function of the page's script's top level
     # would be a page-wide global.
     return insert(html, SEND_CHANGE, shim("queue_in_order.js"), "converted HTML")
@@ -178,20 +151,19 @@ EARLY_WORKER = "document.querySelector('script[data-worker]').worker"
 
 
 def patch_html(html: str, worker_name: str, early: bool = True) -> str:
-    html = queue_in_order(local_urls(html))
+    # Bokeh's and Panel's CDN addresses -> the site's own copies.
+    html = html.replace(BOKEH_CDN, f"./{LOCAL_BOKEH}").replace(PANEL_CDN, f"./{LOCAL_PANEL}")
+    html = queue_in_order(html)
     # Without an icon link the browser asks for /favicon.ico, a 404.
     icon = f"./{LOCAL_PANEL}{PANEL_VERSION}/dist/images/favicon.ico"
     html = insert(html, "</head>", f'<link rel="icon" href="{icon}">', "HTML", after=False)
     created = f'new Worker("./{worker_name}.js")'
     if not early:
         # The worker sees its own URL, not the page's: hand it the page's location by name.
-        return replace_once(
-            html,
-            created,
-            f'new Worker("./{worker_name}.js", {{name: JSON.stringify(window.location)}})',
-            "converted HTML",
-        )
-    early_worker = script("early_worker.js", worker=f"./{worker_name}.js")
+        named = f"{created[:-1]}, {{name: JSON.stringify(window.location)}})"
+        return replace_once(html, created, named, "converted HTML")
+    script = html_text.escape(f"./{worker_name}.js")
+    early_worker = f'<script data-worker="{script}">\n{shim("early_worker.js")}</script>'
     html = insert(html, "</title>", early_worker, "converted HTML")
     return replace_once(html, created, EARLY_WORKER, "converted HTML")
 
@@ -205,9 +177,8 @@ def patch_early_page(html: str, names: list[str], start: str, playground: bool =
     """Each address fetches its early page (app/page/early_page.js) and lays it out at
     once: the module starts first, and Bokeh's and Panel's 3 MB of JS no longer hold
     the page's first paint (they run, in order, once the page is parsed). With
-    ``playground``, a playground link's page (url.PLAYGROUND, among ``names``) is
-    filled by the app's worker (patch_worker_early_playground), in EARLY_MESSAGE's."""
-    from app.data import timelines, url  # the project's (see early_pages.early_pages)
+    ``playground``, the app's worker fills a playground link's page (load_wheel_first)."""
+    from app.data import timelines, url  # the project's (see write_early_pages)
 
     shipped = [name for name in names if name not in (start, url.PLAYGROUND)]
     config = [
@@ -235,23 +206,18 @@ def patch_early_page(html: str, names: list[str], start: str, playground: bool =
 # The type of the messages between a playground link's early page and the app's worker.
 EARLY_MESSAGE = "pcl-early"
 LOADED_PYODIDE = 'console.log("Loaded pyodide!");'
-
-
-def patch_worker_early_playground(js: str, wheel: str) -> str:
-    """For a playground link, the worker loads the project's `wheel` alone first and
-    answers the link's early page (shims/early_in_worker.js), then installs the app."""
-    named = json.dumps({"wheel": wheel, "type": EARLY_MESSAGE})
-    early = f"self.pclEarly = {named};\n{shim('early_in_worker.js')}"
-    js = insert(js, START_APPLICATION, early, "worker JS", after=False)
-    return insert(js, LOADED_PYODIDE, "  await startEarlyPlayground();", "worker JS")
-
-
 # The workload lab's side worker (app/data/side_runs.py), written beside the app's worker.
 SIDE_WORKER = "side_worker.js"
 
 
-def patch_worker_side_runs(js: str, wheel: str) -> str:
-    """The app's worker names the lab's side worker and the project's `wheel`, which
-    that worker loads alone (shims/side_worker.js; app/data/side_runs.py reads the names)."""
-    names = json.dumps({"script": f"./{SIDE_WORKER}", "wheel": wheel})
-    return insert(js, LOADED_PYODIDE, f"  self.pclSideRuns = {names};", "worker JS")
+def load_wheel_first(js: str, wheel: str) -> str:
+    """The worker names the project's `wheel`, which two things load alone: for a
+    playground link, the worker itself once Pyodide is up (shims/early_in_worker.js, with
+    install_locked.js's installLocked), to answer the link's early page before it installs
+    the app; and the lab's side worker (shims/side_worker.js; app/data/side_runs.py)."""
+    early = json.dumps({"wheel": wheel, "type": EARLY_MESSAGE})
+    early_js = f"self.pclEarly = {early};\n{shim('early_in_worker.js')}"
+    js = insert(js, START_APPLICATION, early_js, "worker JS", after=False)
+    side = json.dumps({"script": f"./{SIDE_WORKER}", "wheel": wheel})
+    code = f"  self.pclSideRuns = {side};\n  await startEarlyPlayground();"
+    return insert(js, LOADED_PYODIDE, code, "worker JS")

@@ -22,8 +22,9 @@ CORE_FILES = (
 )
 
 
-def unpack_core(tarball: Path, dest: Path) -> dict[str, object]:
-    """Copy the runtime files; return the official lock."""
+def unpack_pyodide(tarball: Path, dist_whl: Path, dest: Path) -> tuple[object, LockPackages]:
+    """Copy the runtime's files and the listed wasm/pure wheels out of the distribution,
+    each checked against the official lock: (the lock's info, the wheels' entries)."""
     with tarfile.open(tarball) as tf:
         for name in CORE_FILES:
             member = tf.extractfile(f"package/{name}")
@@ -32,17 +33,13 @@ def unpack_core(tarball: Path, dest: Path) -> dict[str, object]:
             (dest / name).write_bytes(member.read())
         lock_file = tf.extractfile("package/pyodide-lock.json")
         assert lock_file is not None  # the npm package always carries its lock
-        lock: dict[str, object] = json.load(lock_file)
-    return lock
-
-
-def take_official_wheels(dist_whl: Path, official: dict[str, object], dest: Path) -> LockPackages:
-    """Copy the listed wasm/pure wheels out of the distribution, checked against the lock."""
-    packages: LockPackages = official["packages"]  # type: ignore[assignment]
+        lock = json.load(lock_file)
+    if lock["info"]["version"] != PYODIDE_VERSION:
+        raise AssetError(f"corrupt asset pyodide@{PYODIDE_VERSION}: lock says {lock['info']}")
     taken = {}
     with zipfile.ZipFile(dist_whl) as zf:
         for key in FROM_PYODIDE_DIST:
-            entry = packages[key]
+            entry = lock["packages"][key]
             data = zf.read(PYODIDE_DIST_PREFIX + str(entry["file_name"]))
             if hashlib.sha256(data).hexdigest() != entry["sha256"]:
                 raise AssetError(
@@ -51,4 +48,4 @@ def take_official_wheels(dist_whl: Path, official: dict[str, object], dest: Path
                 )
             (dest / str(entry["file_name"])).write_bytes(data)
             taken[key] = dict(entry)
-    return taken
+    return lock["info"], taken

@@ -1,12 +1,13 @@
 """The build: the runtime, the wheels, the converted page and its patches, in site/.
 
-`build` runs every part in order; `measures` (measures.py) are all on unless a
-benchmark builds its yardstick without them.
+`build` runs every part in order, with every load-time measure (docs/static-site.md)
+unless `stock`: the benchmark's yardstick (benchmarks/bench_site.py), a plain converted
+app (no .pyc, numpy whole, micropip, every package installed, no early start or early
+pages, no .gz twins).
 """
 
 from __future__ import annotations
 
-import json
 import shutil
 import tempfile
 import time
@@ -14,92 +15,43 @@ from pathlib import Path
 
 from app.static_site.assets import AssetError, log, sha256_of
 from app.static_site.bytecode import imported_sources, precompile, python312
-from app.static_site.cdn import check_local_refs, check_no_remote, copy_bokeh_js, copy_panel_dist
+from app.static_site.cdn import check_self_hosted, copy_bokeh_js, copy_panel_dist
 from app.static_site.convert import app_requirements, convert, install_names
-from app.static_site.early_pages import early_pages, write_early_pages
+from app.static_site.early_pages import write_early_pages
 from app.static_site.fetch import cache_dir, pure_wheels, pyodide_dist_wheel, pyodide_tarball
 from app.static_site.layout import INDEX_HTML, LAZY_IMPORTS
-from app.static_site.lock import (
-    LockPackages,
-    add_project_to_lock,
-    check_lock_closed,
-    lock_entry,
-    write_lock,
-)
-from app.static_site.measures import MEASURES
-from app.static_site.patches import (
-    SIDE_WORKER,
-    patch_early_page,
-    patch_html,
-    patch_worker,
-    patch_worker_early_playground,
-    patch_worker_side_runs,
-    shim,
-)
-from app.static_site.pins import PYODIDE_VERSION, SDIST_WHEELS
+from app.static_site.lock import LockPackages, add_project_to_lock, lock_entry, write_lock
+from app.static_site.patches import SIDE_WORKER, patch_early_page, patch_html, patch_worker, shim
+from app.static_site.pins import SDIST_WHEELS
 from app.static_site.precompress import precompress
-from app.static_site.runtime import take_official_wheels, unpack_core
+from app.static_site.runtime import unpack_pyodide
 from app.static_site.slim import slimmer
 from app.static_site.traces import ship_traces
 from app.static_site.wheels import project_wheel, rewrite_zip, sdist_pure_wheel
 
 
 def build_packages(
-    cache: Path, pyodide_dir: Path, measures: frozenset[str]
-) -> tuple[LockPackages, dict[str, Path]]:
-    """Fill site/pyodide/ with the runtime and every wheel: (lock packages, unslimmed wheels)."""
-    official = unpack_core(pyodide_tarball(cache), pyodide_dir)
-    info = official["info"]
-    if info["version"] != PYODIDE_VERSION:  # type: ignore[index]
-        raise AssetError(f"corrupt asset pyodide@{PYODIDE_VERSION}: lock says {info}")
-    packages = take_official_wheels(pyodide_dist_wheel(cache), official, pyodide_dir)
-    for key, entry in packages.items():
-        keep = slimmer(key, measures)
-        if keep is not None:  # checked against the official lock on the way in
-            wheel = pyodide_dir / str(entry["file_name"])
-            rewrite_zip(wheel, wheel, keep)
-            entry["sha256"] = sha256_of(wheel)
+    cache: Path, pyodide_dir: Path, stock: bool
+) -> tuple[object, LockPackages, dict[str, Path]]:
+    """Fill site/pyodide/ with the runtime and every wheel: (the lock's info, its
+    packages, the unslimmed pure wheels)."""
+    tarball, dist_whl = pyodide_tarball(cache), pyodide_dist_wheel(cache)
+    info, packages = unpack_pyodide(tarball, dist_whl, pyodide_dir)
     raw = pure_wheels(cache)
     built = {name: sdist_pure_wheel(cache, name) for name in SDIST_WHEELS}
     for name, path in {**raw, **built}.items():
-        target = pyodide_dir / path.name
-        keep = slimmer(name, measures)
-        if keep is not None:
-            rewrite_zip(path, target, keep)
-        else:
-            shutil.copyfile(path, target)
-        packages[name] = lock_entry(target, lean="lean" in measures)
-    check_lock_closed(packages)
-    write_lock(pyodide_dir, info, packages)
-    return packages, raw
+        shutil.copyfile(path, pyodide_dir / path.name)
+        packages[name] = lock_entry(pyodide_dir / path.name, lean=not stock)
+    for key, entry in packages.items():
+        keep = slimmer(key, numpy=not stock)
+        if keep is not None:  # (the lock's imports and depends stay as they are)
+            wheel = pyodide_dir / str(entry["file_name"])
+            rewrite_zip(wheel, wheel, keep)
+            entry["sha256"] = sha256_of(wheel)
+    return info, packages, raw
 
 
-def precompile_site(
-    pyodide_dir: Path,
-    packages: LockPackages,
-    cache: Path,
-    only: frozenset[str] | None,
-    sourceless: bool,
-) -> None:
-    """Compile what the app imports, in the stdlib and in each wheel; fix the lock."""
-    if python312() is None:
-        return
-    precompile(
-        pyodide_dir / "python_stdlib.zip",
-        cache,
-        stdlib=True,
-        only=only,
-        keep_sources=not sourceless,
-    )
-    for entry in packages.values():
-        wheel = pyodide_dir / str(entry["file_name"])
-        precompile(wheel, cache, only=only, keep_sources=not sourceless)
-        entry["sha256"] = sha256_of(wheel)
-    lock = json.loads((pyodide_dir / "pyodide-lock.json").read_text())
-    write_lock(pyodide_dir, lock["info"], packages)
-
-
-def build(app: Path, project: Path | None, out: Path, measures: frozenset[str] = MEASURES) -> None:
+def build(app: Path, project: Path | None, out: Path, stock: bool = False) -> None:
     """Build the site of `app` (with `project`'s wheel, if any) in `out`, all or nothing."""
     started = time.perf_counter()
     if not app.is_file():
@@ -109,7 +61,7 @@ def build(app: Path, project: Path | None, out: Path, measures: frozenset[str] =
     shutil.rmtree(stage, ignore_errors=True)
     (stage / "pyodide").mkdir(parents=True)
     try:
-        assemble(app, project, cache, stage, measures)
+        assemble(app, project, cache, stage, stock)
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)  # never leave a half-built site behind
         raise
@@ -119,60 +71,53 @@ def build(app: Path, project: Path | None, out: Path, measures: frozenset[str] =
     log(f"wrote {out}/ ({size / 1e6:.1f} MB) in {time.perf_counter() - started:.1f} s")
 
 
-def assemble(
-    app: Path, project: Path | None, cache: Path, stage: Path, measures: frozenset[str]
-) -> None:
-    packages, raw = build_packages(cache, stage / "pyodide", measures)
-    direct = "direct" in measures
-    shipped: Path | None = None
+def assemble(app: Path, project: Path | None, cache: Path, stage: Path, stock: bool) -> None:
+    pyodide_dir = stage / "pyodide"
+    info, packages, raw = build_packages(cache, pyodide_dir, stock)
+    shipped: Path | None = None  # the project's wheel, installed from the lock
     with tempfile.TemporaryDirectory(prefix="pcl-wheel-") as tmp:
         wheel, meta = project_wheel(project, Path(tmp)) if project else (None, None)
-        if wheel is not None and "pyc" in measures:
+        if wheel is not None and not stock:
             # Changes with every edit (not worth caching); keeps its sources: the code
             # panel shows the engine's own source.
             precompile(wheel, None, keep_sources=True)
-        if wheel is not None and direct:
-            shipped = Path(shutil.copyfile(wheel, stage / "pyodide" / wheel.name))
+            shipped = Path(shutil.copyfile(wheel, pyodide_dir / wheel.name))
         reqs = app_requirements(meta, wheel, packages)
         names = ", ".join(r.split(" @ ")[0] for r in reqs) or "none"
         log(f"converting {app} (requirements: {names})")
-        pages_on = project is not None and "pages" in measures
-        # A playground link's early page: the worker fills it, from the shipped wheel.
-        early_playground = pages_on and shipped is not None and {"playground", "early"} <= measures
         # Every address has its early page: none needs Panel's pre-render of a Bokeh document.
-        convert(app, stage, reqs, project, prerender=not pages_on)
-        pages: dict[str, bytes] = {}
-        if pages_on:
-            log(f"writing {app}'s early page at every address")
-            pages, start = early_pages(playground=early_playground)
-    if "pyc" in measures:
+        convert(app, stage, reqs, project, prerender=shipped is None)
+    install = None if stock else install_names(reqs)
+    if not stock and python312() is not None:
+        # What the app imports, in the stdlib and in each wheel, sourceless.
         only = imported_sources(app, project, LAZY_IMPORTS if project else ())
-        precompile_site(stage / "pyodide", packages, cache, only, "sourceless" in measures)
-    install = install_names(reqs) if direct else None
+        precompile(pyodide_dir / "python_stdlib.zip", cache, stdlib=True, only=only)
+        for entry in packages.values():
+            wheel = pyodide_dir / str(entry["file_name"])
+            precompile(wheel, cache, only=only)
+            entry["sha256"] = sha256_of(wheel)
     if shipped is not None and install is not None:
-        add_project_to_lock(stage / "pyodide", packages, shipped, install)
+        add_project_to_lock(packages, shipped, install)
+    write_lock(pyodide_dir, info, packages)
     converted = stage / f"{app.stem}.html"
-    html = patch_html(converted.read_text(), app.stem, early="early" in measures)
-    if pages:
-        html = patch_early_page(html, sorted(pages), start, playground=early_playground)
-        write_early_pages(stage, pages)
+    html = patch_html(converted.read_text(), app.stem, early=not stock)
+    if shipped is not None:
+        log(f"writing {app}'s early page at every address")
+        pages, start = write_early_pages(stage)
+        html = patch_early_page(html, pages, start, playground=True)
     converted.unlink()
     (stage / INDEX_HTML).write_text(html)
     if project is not None:
         ship_traces(stage)
     worker = stage / f"{app.stem}.js"
-    js = patch_worker(worker.read_text(), install)
-    if early_playground and shipped is not None:
-        js = patch_worker_early_playground(js, f"./pyodide/{shipped.name}")
+    wheel_url = None if shipped is None else f"./pyodide/{shipped.name}"
+    worker.write_text(patch_worker(worker.read_text(), install, wheel_url))
     if shipped is not None:
-        js = patch_worker_side_runs(js, f"./pyodide/{shipped.name}")
         (stage / SIDE_WORKER).write_text(shim(SIDE_WORKER))
-    worker.write_text(js)
     if install is not None:
         (stage / f"{app.stem}.resources.zip").unlink(missing_ok=True)  # in the lock now
     copy_bokeh_js(raw["bokeh"], html, stage)
     copy_panel_dist(raw["panel"], html, stage)
-    check_no_remote(stage)
-    check_local_refs(stage)
-    if "gzip" in measures:
+    check_self_hosted(stage)
+    if not stock:
         precompress(stage)

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from app.static_site.measures import MEASURES
-
 
 def keep_in_bokeh(path: str) -> bool:
     if path.startswith("bokeh/server/static/"):
@@ -59,7 +57,6 @@ SLIMMERS: dict[str, Callable[[str], bool]] = {
 }
 
 
-def slimmer(name: str, measures: frozenset[str] = MEASURES) -> Callable[[str], bool] | None:
-    if name == "numpy" and "numpy" not in measures:
-        return None
-    return SLIMMERS.get(name)
+def slimmer(name: str, numpy: bool = True) -> Callable[[str], bool] | None:
+    """What to keep of the wheel `name` (None: all of it); numpy whole unless `numpy`."""
+    return SLIMMERS.get(name) if numpy or name != "numpy" else None

@@ -27,8 +27,6 @@ from app.static_site.patches import (
     patch_early_page,
     patch_html,
     patch_worker,
-    patch_worker_early_playground,
-    patch_worker_side_runs,
     shim,
 )
 from app.static_site.pins import PANEL_VERSION
@@ -183,7 +181,7 @@ def test_a_playground_link_is_answered_early_by_the_apps_worker(
     converted: tuple[str, str], tmp_path: Path
 ) -> None:
     wheel = "./pyodide/prefix_cache_lab-0.1.0-py3-none-any.whl"
-    worker = patch_worker_early_playground(patch_worker(converted[1], ["panel"]), wheel)
+    worker = patch_worker(converted[1], ["panel"], wheel)
     assert shim("early_in_worker.js") in worker
     named = re.search(r"self\.pclEarly = (\{.*\});", worker)
     assert named is not None
@@ -212,7 +210,7 @@ def test_the_apps_worker_names_the_labs_side_worker_and_the_wheel(
     converted: tuple[str, str], tmp_path: Path
 ) -> None:
     wheel = "./pyodide/prefix_cache_lab-0.1.0-py3-none-any.whl"
-    worker = patch_worker_side_runs(patch_worker(converted[1], ["panel"]), wheel)
+    worker = patch_worker(converted[1], ["panel"], wheel)
     named = re.search(r"self\.pclSideRuns = (\{.*\});", worker)
     assert named is not None
     assert json.loads(named.group(1)) == {"script": f"./{SIDE_WORKER}", "wheel": wheel}

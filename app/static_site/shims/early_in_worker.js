@@ -5,6 +5,7 @@
 // {type, seq, request} -> {type, seq, answer} or {type, seq, error}; patches.py sets
 // self.pclEarly = {wheel, type} before this. The page asks before the wheel is in: its
 // requests wait here until then.
+/* global installLocked -- install_locked.js's, in the same worker */
 const earlyAsked = []
 let earlyAnswer = null
 self.addEventListener('message', (event) => {
@@ -18,13 +19,8 @@ async function startEarlyPlayground() {  // eslint-disable-line no-unused-vars
   const page = JSON.parse(self.name || '{}')
   if (!new URLSearchParams(page.search || '').get('playground')) { return }
   try {
-    const failed = []
     // A URL: this one wheel (the lock's entry depends on Panel, for the app).
-    await self.pyodide.loadPackage(new URL(wheel, self.location.href).href, {
-      messageCallback: () => {},
-      errorCallback: (msg) => { failed.push(msg) },
-    })
-    if (failed.length) { throw new Error(failed.join('; ')) }
+    await installLocked([new URL(wheel, self.location.href).href])
     const handle = self.pyodide.pyimport('app.data.early_playground').handle
     earlyAnswer = (seq, request) => {
       try {
