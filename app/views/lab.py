@@ -115,9 +115,7 @@ class LabView(LabGroup):
         super().__init__(preset_name, engine, notices, KNOB_TYPES, **params)
         self._preset = preset(preset_name)
         workload = self._preset.workload
-        self.knobs: dict[str, Any] = {
-            knob: knob_widget(knob, value) for knob, value in workload.knobs().items()
-        }
+        self.knobs = {knob: knob_widget(knob, value) for knob, value in workload.knobs().items()}
         self.overlay = at_once.Checkbox(label=self._overlay_label(), value=True)
         self.outcome = html_pane()
         # The sources' names: vLLM's as they always were.

@@ -28,6 +28,9 @@ from app.views.lab_link import LAB_CSS, STYLESHEETS
 # A row of controls that wraps: a phone is narrower than a row of knobs.
 WRAPPING: dict[str, Any] = {"flex_wrap": "wrap", "sizing_mode": "stretch_width"}
 T = TypeVar("T")
+# A row of a page's table of knobs: (name, widget class, label, value, width; None: the
+# widget's own).
+KnobRow = tuple[str, Callable[..., Any], str, Any, int | None]
 
 
 class Stoppable(Protocol):
@@ -48,6 +51,15 @@ def lab_group(name: str) -> str:
 def lab_query(preset: str, engine: str) -> str:
     """The address of a lab page: its preset and the engine knob's choice."""
     return urlencode({"lab": preset, "engine": ENGINE_WORDS[engine]})
+
+
+def knob_widgets(rows: Iterable[KnobRow]) -> dict[str, Any]:
+    """The knobs' widgets by name, made from their table's rows."""
+    widgets = {}
+    for name, kind, label, value, width in rows:
+        size = {} if width is None else {"width": width}
+        widgets[name] = kind(label=label, value=value, **size)
+    return widgets
 
 
 def update_changed(obj: param.Parameterized, **values: Any) -> None:
@@ -137,6 +149,8 @@ class LabGroup(pn.viewable.Viewer):
         self.stale_note = html_pane(visible=False, margin=(0, 10), css_classes=["lab-stale-note"])
         # The address follows the preset and the engine, so the link can be shared.
         self.address_bar = AddressBar(width=0, height=0, margin=0)
+        # The page's own knobs by name (the preset and the engine are LabGroup's).
+        self.knobs: dict[str, Any] = {}
         self._run: Stoppable | None = None
         self.roots: Sequence[pn.Column] = ()
         self.run_button.on_click(self._on_run)
@@ -169,10 +183,15 @@ class LabGroup(pn.viewable.Viewer):
             sizing_mode="stretch_width",
         )
 
-    def knob_row(self, **widgets: pn.viewable.Viewable | pn.viewable.Viewer) -> pn.FlexBox:
-        """A row of knobs that wraps: each widget, by its knob's name, above its message
-        (if the knob has one)."""
-        return pn.FlexBox(*(self.knob_cell(w, name) for name, w in widgets.items()), **WRAPPING)
+    def widget(self, name: str) -> Any:
+        """A knob's widget: the picker ("preset"), the engine or one of ``knobs``."""
+        if name in self.knobs:
+            return self.knobs[name]
+        return {"preset": self.preset_select, "engine": self.engine}[name]
+
+    def knob_row(self, *names: str) -> pn.FlexBox:
+        """A row of knobs that wraps: each widget above its message (if it has one)."""
+        return pn.FlexBox(*(self.knob_cell(self.widget(name), name) for name in names), **WRAPPING)
 
     def knob_cell(
         self, widget: pn.viewable.Viewable | pn.viewable.Viewer, name: str, **params: Any

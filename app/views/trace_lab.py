@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import panel as pn
 
-from app.components import at_once
+from app.components.at_once import FloatInput, IntInput, Select
 from app.data.lab import DEFAULT_ENGINE
 from app.data.lab_presets import TRACES_PRESET
 from app.data.trace_lab import (
@@ -41,7 +42,7 @@ from app.render.lab_traces import (
 )
 from app.style.theme import FOCUS_RING
 from app.views.lab_charts import SOURCE_KEYS, CurveChart, RunCharts
-from app.views.lab_controls import WRAPPING, LabGroup, html_pane, update_changed
+from app.views.lab_controls import WRAPPING, LabGroup, html_pane, knob_widgets, update_changed
 from engine.lab.traces.replay import InOrderReplay, trace_name_of
 from engine.lab.traces.request_trace import (
     TRACE_BLOCK_TOKENS,
@@ -57,8 +58,10 @@ YOUR_FILE = "your file"
 TIMED_CHARTS = (0, 2, 4, 5)
 # What the replay with time's runs are called in the charts' legends.
 TIMED_LABEL = "with time"
-# The knobs the curve depends on (the replay with time also on step_ms and capacity).
+# The knobs the curve depends on, and all of them (the replay with time's), in the order
+# the stale note names them.
 CURVE_KNOBS = ("trace", "requests", "block_size", "engine")
+ALL_KNOBS = (*CURVE_KNOBS, "step_ms", "capacity")
 # A timed knob's message goes beside its widget (the engine's names for them).
 TIMED_KNOB_CELLS = {"capacity_tokens": "capacity", "step_ms": "step_ms"}
 
@@ -76,26 +79,18 @@ class TraceLabView(LabGroup):
         knobs = ("requests", "block_size", "upload", "step_ms", "capacity")
         super().__init__(TRACES_PRESET, engine, notices, knobs, **params)
         shipped = available_traces()
-        self.trace_select = at_once.Select(
-            label="Trace",
-            options=[*shipped, YOUR_FILE],
-            value=shipped[0] if shipped else YOUR_FILE,
-            width=200,
+        trace = shipped[0] if shipped else YOUR_FILE
+        self.knobs = knob_widgets(
+            (
+                ("trace", partial(Select, options=[*shipped, YOUR_FILE]), "Trace", trace, 200),
+                ("requests", IntInput, "Requests (first N; 0: all)", DEFAULT_TRACE_REQUESTS, 200),
+                ("block_size", IntInput, "block_size (vLLM, tokens)", TRACE_BLOCK_TOKENS, 200),
+                ("step_ms", FloatInput, "Step time (ms, with time)", DEFAULT_STEP_MS, 200),
+                ("capacity", IntInput, "Capacity (tokens, with time)", DEFAULT_TIMED_CAPACITY, 200),
+            )
         )
-        self.requests = at_once.IntInput(
-            label="Requests (first N; 0: all)", value=DEFAULT_TRACE_REQUESTS, width=200
-        )
-        self.block_size = at_once.IntInput(
-            label="block_size (vLLM, tokens)", value=TRACE_BLOCK_TOKENS, width=200
-        )
-        self.upload = pn.widgets.FileInput(
+        self.knobs["upload"] = pn.widgets.FileInput(
             accept=".jsonl,.json,.gz", width=240, stylesheets=[FOCUS_RING]
-        )
-        self.step_ms = at_once.FloatInput(
-            label="Step time (ms, with time)", value=DEFAULT_STEP_MS, width=200
-        )
-        self.capacity = at_once.IntInput(
-            label="Capacity (tokens, with time)", value=DEFAULT_TIMED_CAPACITY, width=200
         )
         self.timed_button = pn.widgets.Button(
             label="Run with time", width=130, stylesheets=[FOCUS_RING]
@@ -117,10 +112,9 @@ class TraceLabView(LabGroup):
         # The last replay with time's runs (it and the curve play one at a time).
         self.timed: list[TimedTraceRun] | None = None
         self.timed_button.on_click(self._on_timed)
-        self.upload.param.watch(self._on_upload, "value")
-        inputs = (self.trace_select, self.requests, self.block_size, self.engine, self.step_ms)
-        for widget in (*inputs, self.capacity):
-            widget.param.watch(lambda _: self._show_staleness(), "value")
+        self.knobs["upload"].param.watch(self._on_upload, "value")
+        for name in ALL_KNOBS:
+            self.widget(name).param.watch(lambda _: self._show_staleness(), "value")
         # Hidden until a replay with time has runs to draw (no empty charts before).
         self.timed_box = pn.FlexBox(*self.timed_charts.cells(), visible=False, **WRAPPING)
         self.roots = self._build()
@@ -128,16 +122,7 @@ class TraceLabView(LabGroup):
     def _build(self) -> tuple[pn.Column, ...]:
         controls = self.controls_root(
             render_traces_intro(DEFAULT_TRACE_REQUESTS if in_pyodide() else None),
-            self.knob_row(
-                preset=self.preset_select,
-                trace=self.trace_select,
-                requests=self.requests,
-                block_size=self.block_size,
-                engine=self.engine,
-                upload=self.upload,
-                step_ms=self.step_ms,
-                capacity=self.capacity,
-            ),
+            self.knob_row("preset", *CURVE_KNOBS, "upload", "step_ms", "capacity"),
             self.buttons_row(self.timed_button),
         )
         timed = pn.Column(
@@ -156,17 +141,10 @@ class TraceLabView(LabGroup):
 
     def knob_values(self) -> dict[str, Any]:
         """The knobs as the stale note names them (the learner's file by its name)."""
-        trace = self.trace_select.value
-        if trace == YOUR_FILE:
-            trace = self.upload.filename or YOUR_FILE
-        return {
-            "trace": trace,
-            "requests": self.requests.value,
-            "block_size": self.block_size.value,
-            "engine": self.engine.value,
-            "step_ms": self.step_ms.value,
-            "capacity": self.capacity.value,
-        }
+        values = {name: self.widget(name).value for name in ALL_KNOBS}
+        if values["trace"] == YOUR_FILE:
+            values["trace"] = self.knobs["upload"].filename or YOUR_FILE
+        return values
 
     def _show_staleness(self, playing: bool = False) -> None:
         """Mark the results shown stale (dimmed, with a note naming the knobs they are
@@ -194,16 +172,16 @@ class TraceLabView(LabGroup):
             self.show_knob_error("upload", str(error))
             return
         self.show_knob_error("upload", "")
-        self.trace_select.value = YOUR_FILE
+        self.knobs["trace"].value = YOUR_FILE
 
     async def _entries(self) -> tuple[str, list[TraceEntry]] | None:
         """The trace's name and all its requests; None (and a message) when there is none."""
-        name = self.trace_select.value
+        name = self.knobs["trace"].value
         if name == YOUR_FILE:
             if self._uploaded is None:
                 self.show_knob_error("upload", "Choose a trace file (JSON lines, or gzipped)")
                 return None
-            filename = self.upload.filename or "your_trace.jsonl"
+            filename = self.knobs["upload"].filename or "your_trace.jsonl"
             return trace_name_of(filename), self._uploaded
         try:
             return name, list(await load_trace(name))
@@ -218,7 +196,7 @@ class TraceLabView(LabGroup):
         if chosen is None:
             return None
         name, entries = chosen
-        requests, block_size = self.requests.value, self.block_size.value
+        requests, block_size = self.knobs["requests"].value, self.knobs["block_size"].value
         found = check_trace_knobs(requests, block_size, len(entries))
         for knob in ("requests", "block_size"):
             self.show_knob_error(knob, found.get(knob, ""))
@@ -234,7 +212,7 @@ class TraceLabView(LabGroup):
         if chosen is None:
             return None
         _, entries, _, block_size = chosen
-        step_ms, capacity = self.step_ms.value, self.capacity.value
+        step_ms, capacity = self.knobs["step_ms"].value, self.knobs["capacity"].value
         found = timed_problems(entries, self.engines, capacity, block_size, step_ms)
         shown = {TIMED_KNOB_CELLS.get(knob, knob): message for knob, message in found.items()}
         for name in self.knob_errors:
