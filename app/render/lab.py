@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from app.render.content_files import load_toml
 from app.render.html import esc
 from app.render.metrics import render_metrics
 from app.render.pool import render_pool
@@ -17,6 +18,9 @@ from engine.lab.play.vllm.timeline import Timeline
 from engine.lab.workload.run import WorkloadRun
 from engine.lab.workload.workload import MAX_SCENARIO_BLOCKS
 
+# The labs' words (content/labs.toml), read once for the three labs.
+TEXTS = load_toml("labs.toml")
+LAB = TEXTS["lab"]
 # A run and what it is called: the learner's, then the overlaid one if any.
 LabelledRuns = Sequence[tuple[str, WorkloadRun]]
 
@@ -39,18 +43,6 @@ def render_numbers(runs: LabelledRuns) -> str:
     mixed = len(set(engines)) > 1
     # A ratio with nothing to divide by says why, once under the table (an empty chart
     # beside it says nothing, and a reason in each cell wraps on a phone).
-    absent = {
-        "survival_fraction": "no preempted request came back, so preempted_hits / "
-        "preempted_queries has nothing to divide",
-        "hit_rate": "no prefix-cache queries",
-    }
-    # What SGLang's modelled scheduler has no figure for, and why (its own reason).
-    not_on_sglang = {
-        "preemptions": "SGLang retracts requests rather than preempting them (their prompt "
-        "stays in the tree, their outputs' KV is freed, not cached), and the lab does not "
-        "count its retractions",
-        "survival_fraction": "SGLang retracts requests rather than preempting them",
-    }
     head = "".join(
         f'<th scope=col data-engine="{esc(run.engine)}">{esc(name)}</th>' for name, run in runs
     )
@@ -64,10 +56,10 @@ def render_numbers(runs: LabelledRuns) -> str:
             for s, engine in zip(summaries, engines, strict=True)
         )
         missing = {e for s, e in zip(summaries, engines, strict=True) if s[key] is None}
-        if missing == {"sglang"} and key in not_on_sglang:
-            reasons[label] = not_on_sglang[key]
+        if missing == {"sglang"} and f"sglang_{key}" in LAB:
+            reasons[label] = LAB[f"sglang_{key}"]
         elif missing:
-            reasons[label] = absent.get(key, "nothing to count")
+            reasons[label] = LAB.get(f"absent_{key}", "nothing to count")
         body.append(f"<tr><th scope=row>{esc(label)}</th>{cells}</tr>")
     notes = "".join(
         f'<p class="lab-note" data-testid="lab-absent">{esc(label.capitalize())}: n/a, '
@@ -94,13 +86,7 @@ def render_outcome(
     """The preset's expected outcome, its numbers filled in by this run, one paragraph
     per engine (``expected``: (the engine's name, or "" for vLLM alone, the text); None
     when the knobs differ from the preset's)."""
-    if expected is not None:
-        note = ""
-    else:
-        note = (
-            '<p class="lab-note">The knobs differ from the preset, so its expected outcome '
-            "may not hold; the numbers below are this run's.</p>"
-        )
+    note = "" if expected is not None else LAB["differs"]
     texts = "".join(
         (f'<h3 class="lab-engine">{esc(engine)}</h3>' if engine else "")
         + f'<p class="lab-expected" data-testid="lab-expected">{esc(text)}</p>'
@@ -152,11 +138,7 @@ def render_lab_notices(notices: Sequence[str]) -> str:
 
 def render_lab_intro() -> str:
     """The lab's heading: what it is, and the way back to the step-by-step simulator."""
-    return (
-        '<h1>Workload lab</h1><p class="lab-intro">Many requests through the same '
-        "engine, untraced: pick a preset, change its knobs, and watch the prefix "
-        'cache in charts. <a href="?">Back to the step-by-step simulator</a>.</p>'
-    )
+    return str(LAB["intro"])
 
 
 def render_knob_error(message: str) -> str:
@@ -175,11 +157,7 @@ def render_lab_link(preset: str) -> str:
 def render_lab_loading() -> str:
     """The lab's page while Python starts on the static site (the knobs and charts need
     it): what it is, and that it is loading (the status line below says how far)."""
-    return (
-        '<div data-testid="lab-loading"><h1>Workload lab</h1>'
-        "<p>Loading the workload lab… Many requests through the same engine, untraced, and "
-        "the prefix cache in charts.</p></div>"
-    )
+    return str(LAB["loading"])
 
 
 def render_step_view(timeline: Timeline, index: int, shown: int, last: int) -> str:
@@ -208,25 +186,13 @@ def step_hint(steppable: bool, vllms: bool = False) -> str:
     """How to see a step of the run, or why this run has no step view (``vllms``: say
     that the step is vLLM's, when SGLang's run is on the charts too)."""
     if not steppable:
-        return (
-            '<p class="lab-hint">Click-to-step needs a run small enough to draw block by '
-            f"block (a pool of at most {MAX_SCENARIO_BLOCKS} blocks and a few dozen "
-            "requests): this one is too big.</p>"
-        )
-    whose = "vLLM's " if vllms else "the "
-    return (
-        '<p class="lab-hint" data-testid="lab-hint">Click a chart at a step to see '
-        f"{whose}pool, free queue and requests after that step, below the charts.</p>"
-    )
+        return str(LAB["too_big_to_step"]).format(blocks=MAX_SCENARIO_BLOCKS)
+    return str(LAB["step_hint"]).format(whose="vLLM's " if vllms else "the ")
 
 
 def render_no_steps_on_sglang() -> str:
     """Why a run on SGLang alone has no step view and no playground link."""
-    return (
-        '<p class="lab-hint" data-testid="lab-no-steps">Click-to-step and the playground '
-        "step vLLM's engine, block by block: choose vLLM or both to step through this "
-        "workload.</p>"
-    )
+    return str(LAB["no_steps_on_sglang"])
 
 
 # The lab's way into the playground: the address is made by the caller

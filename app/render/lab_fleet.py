@@ -8,40 +8,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from app.render.html import esc
-from app.render.lab import progress_bar, render_no_playground
+from app.render.lab import TEXTS, progress_bar, render_no_playground
 from app.render.lab_traces import ENGINE_NAMES
 from engine.lab.fleet.result import FleetRun
 
-ROUTER_SOURCES = (
-    ("round-robin", "each replica in turn"),
-    ("least-loaded", "the fewest requests waiting and running"),
-    (
-        "prefix-aware",
-        "llm-d's precise prefix-cache scorer, Dynamo's KV router: a block-hash index per "
-        "replica fed only by its KV events, the longest prefix less a load term",
-    ),
-    (
-        "cache-aware",
-        "SGLang's router: an approximate tree per worker from the prompts it routed, "
-        "with its balance thresholds",
-    ),
-)
+FLEET = TEXTS["fleet"]
 
 
 def render_fleet_intro() -> str:
-    routers = "".join(f"<li><b>{esc(name)}</b>: {esc(what)}</li>" for name, what in ROUTER_SOURCES)
-    return (
-        '<div class="lab-intro" data-testid="fleet-intro">'
-        "<h2>A fleet: replicas behind a router</h2>"
-        "<p>The trace's first requests, in order (or by their timestamps, with time), over "
-        "replicas of the engine, the same capacity each. Each router picks a replica per "
-        "request from what it can know; the replica's own prefix cache decides what hits. "
-        "A router never reads a replica's pool: a <em>stale route</em> is one sent for a "
-        "prefix the replica had already evicted.</p>"
-        "<p>A small run in order on vLLM opens each replica's requests in the playground "
-        "(e.g. 16 requests over 2 replicas, 25,536 tokens each, block size 64).</p>"
-        f'<ul class="fleet-routers">{routers}</ul></div>'
-    )
+    routers = FLEET["routers"].items()
+    items = "".join(f"<li><b>{esc(name)}</b>: {esc(what)}</li>" for name, what in routers)
+    return str(FLEET["intro"]).format(routers=items)
 
 
 def render_fleet_progress(share: float, done: int, total: int) -> str:
@@ -91,14 +68,7 @@ def render_replica_links(
     if refusal is not None:
         return render_no_playground(refusal)
     items = "".join(_replica_item(link) for link in links)
-    return (
-        '<div class="fleet-playground" data-testid="fleet-playground">'
-        f"<h3>{esc(router)}'s replicas in the playground ({esc(engine)})</h3>"
-        "<p>Each replica's requests, in the order the router sent them, each served alone "
-        "as in the run: step through one and see which blocks each request finds cached. "
-        "Pick another router in <em>Replicas of</em> to compare.</p>"
-        f"<ul>{items}</ul></div>"
-    )
+    return str(FLEET["replicas"]).format(router=esc(router), engine=esc(engine), items=items)
 
 
 def _replica_item(link: ReplicaLink) -> str:

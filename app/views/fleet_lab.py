@@ -28,6 +28,7 @@ from app.data.trace_lab import available_traces, load_trace
 from app.host.errors import logged
 from app.render.lab import render_knob_error
 from app.render.lab_fleet import (
+    FLEET,
     render_fleet_done,
     render_fleet_intro,
     render_fleet_numbers,
@@ -126,7 +127,7 @@ class FleetLabView(LabGroup):
         self.status.object = progress(0.0)
         show = self.shows_progress(run, progress)
         playing = run.play(lambda share, _: show(share))
-        runs = await self.played(run, playing, "Stopped: the charts keep the last finished run.")
+        runs = await self.played(run, playing, FLEET["stopped"])
         if runs is None:
             return
         with pn.io.hold():

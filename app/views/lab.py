@@ -35,6 +35,7 @@ from app.data.lab_presets import TRACES_PRESET, default_preset, presets
 from app.data.url import lab_run_playground_href
 from app.host.errors import logged
 from app.render.lab import (
+    TEXTS,
     render_lab_intro,
     render_no_playground,
     render_no_steps_on_sglang,
@@ -53,30 +54,10 @@ from engine.lab.play.scenario import MODES, ScenarioError
 from engine.lab.workload.run import WorkloadRun
 from engine.lab.workload.workload import KNOB_TYPES, SALT_POLICIES, Workload
 
-# knob -> its label beside the widget
-KNOB_LABELS: dict[str, str] = {
-    "requests": "Requests",
-    "arrival": "Arrivals/step (0: all)",
-    "shared_tokens": "Shared prompt (tokens)",
-    "unique_tokens": "Unique part (tokens)",
-    "output_tokens": "Output (tokens)",
-    "num_gpu_blocks": "num_gpu_blocks",
-    "block_size": "block_size (tokens)",
-    "max_num_batched_tokens": "Token budget/step",
-    "salt": "cache_salt",
-    "users": "Users (salt per user)",
-    "prepend_token": "Prepend a per-request token",
-    "reset_step": "Reset before step (0: no)",
-    "reset_mode": "Reset mode",
-}
+# knob -> its label beside the widget, and the salt's choices (content/labs.toml)
+KNOB_LABELS: dict[str, str] = TEXTS["knob_labels"]
 assert set(KNOB_LABELS) == set(KNOB_TYPES)
-
-SALT_LABELS = {
-    "no salt": "none",
-    "one fixed salt": "fixed",
-    "a salt per user": "per-user",
-    "a fresh salt per request": "per-request",
-}
+SALT_LABELS: dict[str, str] = TEXTS["salt_labels"]
 assert set(SALT_LABELS.values()) == set(SALT_POLICIES)
 
 # A run still going after this long shows its progress and turns Stop on (a shorter
@@ -280,7 +261,7 @@ class LabView(LabGroup):
         with pn.io.hold():
             self._show_running(False)
             if result is None:
-                self.status.object = "Stopped: the charts still show the last finished run."
+                self.status.object = TEXTS["lab"]["stopped"]
                 self._show_staleness(playing=False)
             else:
                 self.show_result(result)

@@ -29,7 +29,7 @@ from app.components.chart_legend import ChartLegend
 from app.data.lab import chart_data, draws_nothing, means_nothing_on_sglang
 from app.data.trace_lab import TraceCurve, curve_columns
 from app.host.errors import logged
-from app.render.lab import LegendItem, render_chart_legend, render_empty_chart
+from app.render.lab import TEXTS, LegendItem, render_chart_legend, render_empty_chart
 from app.render.lab_traces import ENGINE_NAMES
 from app.views.lab_controls import update_changed
 from engine.lab.traces.replay import PAPER_LOCAL_CACHE_TOKENS, InOrderReplay
@@ -76,78 +76,21 @@ SERIES_COLORS = {
 # The name of each chart's invisible renderer that gives its ranges a span (make_figure).
 RANGE_ANCHOR = "range-anchor"
 
-# (title, y label, [(column, legend)], y from 0 to 1?)
-CHARTS: tuple[tuple[str, str, tuple[tuple[str, str], ...], bool], ...] = (
-    (
-        "Hit rate: prefix_cache_hits / prefix_cache_queries",
-        "hit rate",
-        (("cumulative_hit_rate", "cumulative"), ("hit_rate", "this step")),
-        True,
-    ),
-    (
-        "prefix_cache_queries and prefix_cache_hits (tokens, so far)",
-        "tokens",
-        (("cumulative_queries", "queries"), ("cumulative_hits", "hits")),
-        False,
-    ),
-    (
-        "Pool usage (blocks)",
-        "blocks",
-        (
-            ("held_blocks", "held"),
-            ("free_cached_blocks", "free, cached"),
-            ("free_empty_blocks", "free, empty"),
-        ),
-        False,
-    ),
-    ("Evictions per step (BlockRemoved)", "blocks", (("evictions", "evicted"),), False),
-    (
-        "Preemptions",
-        "requests",
-        (("cumulative_preemptions", "so far"), ("preemptions", "this step")),
-        False,
-    ),
-    (
-        "Survival fraction: preempted_hits / preempted_queries",
-        "fraction",
-        (("survival_fraction", "so far"),),
-        True,
-    ),
-    (
-        "Tokens to prefill (so far)",
-        "tokens",
-        (
-            ("cumulative_prefill_tokens_without_cache", "without the cache"),
-            ("cumulative_prefill_tokens", "with the cache"),
-        ),
-        False,
-    ),
+# (title, y label, [(column, legend)], y from 0 to 1?), from content/labs.toml
+CHARTS: tuple[tuple[str, str, tuple[tuple[str, str], ...], bool], ...] = tuple(
+    (c["title"], c["y_label"], tuple((col, text) for col, text in c["series"]), c["rate"])
+    for c in TEXTS["chart"]
 )
-# The charts whose title changes once SGLang's runs are on them (its pool counts KV
-# slots, drawn in blocks' worth: app/data/lab.py, chart_data).
-SGLANG_TITLES = {
-    2: "Pool usage (blocks; SGLang: KV slots / block_size)",
-    3: "Evictions per step (vLLM: BlockRemoved blocks; SGLang: evicted tokens / block_size)",
-}
+# The charts whose title changes once SGLang's runs are on them.
+SGLANG_TITLES = {i: c["sglang_title"] for i, c in enumerate(TEXTS["chart"]) if "sglang_title" in c}
 # Why a chart draws nothing, when each of its series is all zeros or absent (one per
 # chart, in CHARTS' order): said in one line instead of an empty frame.
-EMPTY_REASONS = (
-    "no prefix-cache hit",
-    "no prefix-cache query",
-    "no block in the pool",
-    "no block was evicted",
-    "no request was preempted",
-    "no preempted request came back to a cache hit",
-    "no token to prefill",
-)
-assert len(EMPTY_REASONS) == len(CHARTS)
+EMPTY_REASONS = tuple(c["empty"] for c in TEXTS["chart"])
 # Scatter, not lines: a per-step rate has gaps on steps that admitted nobody.
 SCATTER_COLUMNS = frozenset({"hit_rate"})
 LINE_DASHES = ("solid", "dotted", "dotdash")
 # Why a chart of what SGLang does not model draws nothing for it.
-NOT_ON_SGLANG = (
-    "SGLang retracts requests rather than preempting them, and their retractions are not charted"
-)
+NOT_ON_SGLANG: str = TEXTS["lab"]["not_on_sglang"]
 # The columns the charts draw: the only ones sent to the browser.
 CHART_COLUMNS = tuple(
     dict.fromkeys(["step", *(column for _, _, series, _ in CHARTS for column, _ in series)])
@@ -354,14 +297,15 @@ class CurveChart:
         }
         self.paper = ColumnDataSource({"x": [], "y": [], "label": []}, name="traces-source-paper")
         self.x_range = Range1d(start=256, end=10_000_000)
+        title, y_label, x_label = TEXTS["charts"]["curve"]
         self.figure = fig = lab_figure(
-            "Prefix cache hit rate against cache capacity (requests in order)",
-            "hit rate",
+            title,
+            y_label,
             rate=True,
             x_axis_type="log",
             x_range=self.x_range,
             height=TRACES_CHART_HEIGHT,
-            x_axis_label="cache capacity (tokens)",
+            x_axis_label=x_label,
         )
         self.pane = pn.pane.Bokeh(fig, sizing_mode="stretch_width")
         fig.xaxis.formatter = NumeralTickFormatter(format="0.[0]a")

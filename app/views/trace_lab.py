@@ -31,6 +31,7 @@ from app.host.errors import logged
 from app.host.runtime import in_pyodide
 from app.render.lab import render_knob_error
 from app.render.lab_traces import (
+    TRACES,
     render_curve_done,
     render_curve_progress,
     render_gap_sentences,
@@ -245,7 +246,7 @@ class TraceLabView(LabGroup):
             self.status.object = render_timed_progress(0.0)
             self._show_staleness(playing=True)
         playing = run.play(self.shows_progress(run, render_timed_progress))
-        runs = await self.played(run, playing, "Stopped: the replay with time did not finish.")
+        runs = await self.played(run, playing, TRACES["timed_stopped"])
         if runs is None:
             return
         with pn.io.hold():
@@ -296,8 +297,7 @@ class TraceLabView(LabGroup):
                 done = sum(len(p) for p in run.points.values())
                 self.status.object = render_curve_progress(run.progress, done, total)
 
-        stopped = "Stopped: the chart shows the points played so far."
-        curve = await self.played(run, run.play(show_point), stopped)
+        curve = await self.played(run, run.play(show_point), TRACES["curve_stopped"])
         if curve is None:
             return
         with pn.io.hold():
