@@ -1,7 +1,5 @@
-"""The workload lab's HTML: a run's headline numbers, the preset's expected outcome,
-the charts' legends, and the pool, queue, requests and counters after one engine step
-of a run, and the link that opens a run in the playground. It takes the runs and their
-labels as data (app/data/lab.py makes them)."""
+"""The workload lab's HTML, from runs and their labels as data (app/data/lab.py): a run's numbers,
+the expected outcome, the charts' legends, the step view and the playground link."""
 
 from __future__ import annotations
 
@@ -27,28 +25,15 @@ LabelledRuns = Sequence[tuple[str, WorkloadRun]]
 
 def render_numbers(runs: LabelledRuns) -> str:
     """The engine's headline numbers for the runs, side by side."""
-    rows = (
-        ("hit rate (cumulative)", "hit_rate", "{:.1%}"),
-        ("prefix_cache_hits", "hits", "{:,}"),
-        ("prefix_cache_queries", "queries", "{:,}"),
-        ("evictions", "evictions", "{:,}"),
-        ("preemptions", "preemptions", "{:,}"),
-        ("survival fraction", "survival_fraction", "{:.1%}"),
-        ("tokens prefilled", "prefill_tokens", "{:,}"),
-        ("tokens without the cache", "prefill_tokens_without_cache", "{:,}"),
-        ("engine steps", "steps", "{:,}"),
-    )
     summaries = [run.summary() for _, run in runs]
     engines = [run.engine for _, run in runs]
     mixed = len(set(engines)) > 1
-    # A ratio with nothing to divide by says why, once under the table (an empty chart
-    # beside it says nothing, and a reason in each cell wraps on a phone).
     head = "".join(
         f'<th scope=col data-engine="{esc(run.engine)}">{esc(name)}</th>' for name, run in runs
     )
     body = []
     reasons: dict[str, str] = {}
-    for label, key, fmt in rows:
+    for label, key, fmt in LAB["numbers"]:
         cells = "".join(
             f'<td data-key="{key}" data-engine="{esc(engine)}">'
             + ("n/a" if s[key] is None else esc(fmt.format(s[key]) + unit_of(key, engine, mixed)))
@@ -73,8 +58,7 @@ def render_numbers(runs: LabelledRuns) -> str:
 
 
 def unit_of(key: str, engine: str, mixed: bool) -> str:
-    """A figure's unit where the engines count differently: SGLang evicts tokens, vLLM
-    blocks (said only beside SGLang's: ``mixed``)."""
+    """A figure's unit where the engines count differently (SGLang evicts tokens, vLLM blocks)."""
     if key != "evictions":
         return ""
     return " tokens" if engine == "sglang" else " blocks" if mixed else ""
@@ -83,9 +67,7 @@ def unit_of(key: str, engine: str, mixed: bool) -> str:
 def render_outcome(
     title: str, expected: Sequence[tuple[str, str]] | None, runs: LabelledRuns
 ) -> str:
-    """The preset's expected outcome, its numbers filled in by this run, one paragraph
-    per engine (``expected``: (the engine's name, or "" for vLLM alone, the text); None
-    when the knobs differ from the preset's)."""
+    """The preset's expected outcome per engine (None: knobs not the preset's), and the numbers."""
     note = "" if expected is not None else LAB["differs"]
     texts = "".join(
         (f'<h3 class="lab-engine">{esc(engine)}</h3>' if engine else "")
@@ -113,22 +95,16 @@ def render_run_key(labels: Sequence[str]) -> str:
 
 
 def render_stale_note(changes: Sequence[str], playing: bool) -> str:
-    """The results shown are not the knobs': ``changes`` names each knob as it was for
-    them (e.g. "num_gpu_blocks = 20000"), ``playing`` whether the new knobs' run plays."""
+    """The results shown are not the knobs': ``changes`` names each knob as it was for them,
+    ``playing`` whether the new knobs' run plays."""
     then = f"the previous knobs: {', '.join(changes)}" if changes else "the previous knobs"
     now = " A run of the new knobs is playing." if playing else ""
-    return (
-        '<p class="lab-stale-note" role="status" data-testid="lab-stale">'
-        f"These results are for {esc(then)}.{esc(now)}</p>"
-    )
+    return str(LAB["stale"]).format(then=esc(then), now=esc(now))
 
 
 def render_empty_chart(title: str, reason: str) -> str:
     """One line instead of a chart whose series are all zero or absent."""
-    return (
-        f'<p class="chart-empty" data-testid="chart-empty"><strong>{esc(title)}</strong>: '
-        f"nothing to draw, {esc(reason)}.</p>"
-    )
+    return str(LAB["empty_chart"]).format(title=esc(title), reason=esc(reason))
 
 
 def render_lab_notices(notices: Sequence[str]) -> str:
@@ -148,21 +124,16 @@ def render_knob_error(message: str) -> str:
 
 def render_lab_link(preset: str) -> str:
     """The simulator's way into the lab, at ``preset``."""
-    return (
-        f'<a class="lab-link" data-testid="lab-link" href="?lab={esc(preset)}">'
-        "Workload lab: the same engine with hundreds of requests, in charts</a>"
-    )
+    return str(LAB["link"]).format(preset=esc(preset))
 
 
 def render_lab_loading() -> str:
-    """The lab's page while Python starts on the static site (the knobs and charts need
-    it): what it is, and that it is loading (the status line below says how far)."""
+    """The lab's page while Python starts on the static site."""
     return str(LAB["loading"])
 
 
 def render_step_view(timeline: Timeline, index: int, shown: int, last: int) -> str:
-    """The pool, free queue, requests and counters at step ``index`` of the run's
-    timeline: after engine step ``shown`` of ``last``."""
+    """The pool, queue, requests and counters after engine step ``shown`` (timeline ``index``)."""
     parts = (render_pool, render_queue, render_requests, render_metrics)
     return (
         f'<section class="lab-step" data-testid="lab-step" data-step="{shown}">'
@@ -183,8 +154,7 @@ def render_progress(share: float) -> str:
 
 
 def step_hint(steppable: bool, vllms: bool = False) -> str:
-    """How to see a step of the run, or why this run has no step view (``vllms``: say
-    that the step is vLLM's, when SGLang's run is on the charts too)."""
+    """How to see a step of the run (``vllms``: say it is vLLM's), or why this run has none."""
     if not steppable:
         return str(LAB["too_big_to_step"]).format(blocks=MAX_SCENARIO_BLOCKS)
     return str(LAB["step_hint"]).format(whose="vLLM's " if vllms else "the ")
@@ -199,22 +169,13 @@ def render_no_steps_on_sglang() -> str:
 # (app/data/url.py: lab_run_playground_href).
 def render_no_playground(reason: str) -> str:
     """Why this run cannot be opened in the playground."""
-    return (
-        '<p class="lab-playground" data-testid="lab-playground-reason">'
-        f"This run cannot be opened in the playground: {esc(reason)}.</p>"
-    )
+    return str(LAB["no_playground"]).format(reason=esc(reason))
 
 
 def render_open_in_playground(href: str, engine_step: int | None = None) -> str:
-    """The link to the run's playground (at the state after ``engine_step``, if the
-    learner picked one)."""
+    """The link to the run's playground (after ``engine_step``, if picked)."""
     where = "" if engine_step is None else f" after engine step {engine_step:,}"
-    return (
-        '<p class="lab-playground"><a data-testid="lab-playground-link" '
-        f'href="{esc(href)}" target="_blank" rel="noopener">Open this run in the '
-        f"playground{esc(where)}</a>: the same requests as a scenario you can step "
-        "through and edit.</p>"
-    )
+    return str(LAB["open_in_playground"]).format(href=esc(href), where=esc(where))
 
 
 @dataclass(frozen=True)
@@ -253,9 +214,8 @@ def legend_swatch(item: LegendItem) -> str:
 
 
 def render_chart_legend(title: str, items: Sequence[LegendItem], labels: Sequence[str]) -> str:
-    """A chart's legend: which run is solid and which dashed (``labels``: the runs' names),
-    then a button per series, which hides or shows it (components/chart_legend.js marks
-    the hidden ones)."""
+    """A chart's legend: which run is solid and which dashed, then a button per series that hides or
+    shows it (components/chart_legend.js)."""
     buttons = "".join(
         f'<li><button type="button" data-key="{esc(item.key)}" aria-pressed="true"'
         f' title="Hide or show this series">{legend_swatch(item)}{esc(item.label)}</button></li>'

@@ -1,11 +1,10 @@
-"""The fleet lab's HTML (`?lab=fleet`): the intro with each router's source, progress,
-and the table of each router's figures (the fleet's hit rate, the busiest replica's share
-of the requests, the stale routes). Pure: it takes the numbers as data."""
+"""The fleet lab's HTML (`?lab=fleet`): the intro, progress, the table of each router's figures and
+the replicas' playground links, from the numbers as data."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from app.render.html import esc
 from app.render.lab import TEXTS, progress_bar, render_no_playground
@@ -49,8 +48,7 @@ def render_fleet_numbers(runs: Mapping[tuple[str, str], FleetRun]) -> str:
 
 @dataclass(frozen=True)
 class ReplicaLink:
-    """A replica of a run: the requests it served and their hits, and the address of its
-    share in the playground (None: ``reason`` says why not)."""
+    """A replica of a run: its requests and hits, and its playground address (None: ``reason``)."""
 
     replica: int
     requests: int
@@ -63,8 +61,7 @@ class ReplicaLink:
 def render_replica_links(
     router: str, engine: str, refusal: str | None, links: Sequence[ReplicaLink]
 ) -> str:
-    """Each replica of the router's run as a link to its requests in the playground, or
-    in one line why the run does not open there."""
+    """Each replica of the run as a link to the playground, or why the run does not open there."""
     if refusal is not None:
         return render_no_playground(refusal)
     items = "".join(_replica_item(link) for link in links)
@@ -72,18 +69,7 @@ def render_replica_links(
 
 
 def _replica_item(link: ReplicaLink) -> str:
-    item = f'<li data-testid="fleet-replica-{link.replica}">'
-    if not link.requests:
-        return f"{item}Replica {link.replica}: the router sent it no request.</li>"
+    kind = "idle" if not link.requests else "refused" if link.href is None else "link"
     plural = "" if link.requests == 1 else "s"
-    hits = f"{link.hits:,} of {link.prompt_tokens:,} prompt tokens hit"
-    if link.href is None:
-        return (
-            f"{item}Replica {link.replica}: {link.requests:,} request{plural}, {hits}; "
-            f"not in the playground: {esc(link.reason)}.</li>"
-        )
-    return (
-        f'{item}<a href="{esc(link.href)}" target="_blank" rel="noopener">'
-        f"Replica {link.replica}'s {link.requests:,} request{plural} in the playground</a>: "
-        f"{hits}.</li>"
-    )
+    escaped = {"href": esc(link.href or ""), "reason": esc(link.reason), "plural": plural}
+    return str(FLEET[f"replica_{kind}"]).format(**{**asdict(link), **escaped})

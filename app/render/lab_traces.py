@@ -1,8 +1,6 @@
-"""The workload lab's "Real traces" HTML: the intro with the traces' source and licence,
-progress, and the sentence under the curve that says, in paper_gap's numbers
-(engine/lab/traces/paper_gap.py), how far the unlimited-capacity hit rate is from the paper's
-Table 2 ratio and why; and the replay with time's words and numbers (the workload lab's
-table). Pure: it takes the numbers as data."""
+"""The "Real traces" HTML: the intro, progress, the sentence under the curve that says in
+paper_gap's numbers how far the hit rate is from the paper's and why, and the replay with time's
+words and numbers. Pure: it takes the numbers as data."""
 
 from __future__ import annotations
 
@@ -96,8 +94,7 @@ def render_timed_progress(share: float) -> str:
 
 
 def render_timed_result(runs: Sequence[TimedTraceRun]) -> str:
-    """Each engine's numbers (the workload lab's table), the time the steps cover and
-    the requests left out (too large for the pool even alone)."""
+    """Each engine's numbers, the time its steps cover and the requests left out."""
     labelled = [(ENGINE_NAMES[run.engine], run) for run in runs]
     notes = "".join(
         f'<p class="lab-note" data-testid="timed-duration">{esc(ENGINE_NAMES[run.engine])}: '

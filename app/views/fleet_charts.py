@@ -38,8 +38,7 @@ def _bars(runs: Runs, engines: Sequence[str], value: str) -> dict[str, list[Any]
 
 
 def bar_chart(name: str, x_range: FactorRange, **params: Any) -> tuple[ColumnDataSource, figure]:
-    """A bar per router and engine, in the engine's colour, drawn from the source
-    ``fleet-{name}`` (its texts: CHARTS[f"fleet_{name}"])."""
+    """A bar per router and engine, in the engine's colour, from the source ``fleet-{name}``."""
     title, y_label = CHARTS[f"fleet_{name}"]
     source = ColumnDataSource({"x": [], "y": [], "color": []}, name=f"fleet-{name}")
     fig = lab_figure(title, y_label, x_range=x_range, **params)

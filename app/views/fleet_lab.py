@@ -1,8 +1,5 @@
-"""The fleet lab (`?lab=fleet`): a shipped trace's first requests over N replicas, the same
-capacity each, behind every router in turn (engine/lab/fleet/): the hit rate per router,
-each replica's load over the run, the stale routes; on vLLM's model, SGLang's or both.
-The runs are app/data/fleet_lab.py's, the charts app/views/fleet_charts.py's;
-app/views/lab_controls.py holds what the lab pages share."""
+"""The fleet lab (`?lab=fleet`): a shipped trace's first requests over N replicas behind every
+router in turn: the hit rate per router, each replica's load, the stale routes."""
 
 from __future__ import annotations
 
@@ -46,8 +43,7 @@ KNOBS = ("requests", "replicas", "capacity", "block_size", "load_weight", "event
 
 
 class FleetLabView(LabGroup):
-    """The fleet group: a trace, its first requests, the replicas, each one's capacity and
-    the prefix-aware router's knobs; every router run in turn, with progress and Stop."""
+    """The fleet group: a trace's first requests over replicas, every router in turn."""
 
     group = "fleet"
     cell_prefix = "fleet"
@@ -88,15 +84,8 @@ class FleetLabView(LabGroup):
             self.knob_row("preset", "trace", "engine", *KNOBS, "load_router", "timed"),
             self.buttons_row(),
         )
-        return (
-            controls,
-            self.results_root(
-                "lab-fleet",
-                pn.FlexBox(*self.charts.panes, **WRAPPING),
-                self.numbers,
-                self.playground,
-            ),
-        )
+        charts = pn.FlexBox(*self.charts.panes, **WRAPPING)
+        return controls, self.results_root("lab-fleet", charts, self.numbers, self.playground)
 
     def checked_knobs(self, entries: Sequence[TraceEntry]) -> FleetLabKnobs | None:
         fields = ("requests", "replicas", "capacity", "load_weight", "event_delay", "timed")
@@ -108,8 +97,7 @@ class FleetLabView(LabGroup):
         return None if found else knobs
 
     async def start(self) -> None:
-        """Every router's run over the knobs' slice (stopping one in progress), with
-        progress, then the charts and the table."""
+        """Every router's run over the knobs' slice, with progress, then the charts and table."""
         try:
             entries = list(await load_trace(self.knobs["trace"].value))
         except TraceError as error:

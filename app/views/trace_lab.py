@@ -1,9 +1,6 @@
-"""The workload lab's "Real traces" page (`?lab=real-traces`): a trace (shipped, or the
-learner's file), a slice, the block size and the engine as knobs; the hit-rate curve
-against capacity drawn point by point, with progress and Stop, and the gap to the paper;
-the slice replayed with time on the presets' charts. The runs are app/data/trace_lab.py's,
-the charts app/views/lab_charts.py's; app/views/lab_controls.py holds what this page and
-the presets' share."""
+"""The workload lab's "Real traces" page (`?lab=real-traces`): a trace, a slice, the block size and
+the engine as knobs; the hit-rate curve against capacity drawn point by point, and the gap to the
+paper; the slice replayed with time on the presets' charts."""
 
 from __future__ import annotations
 
@@ -68,8 +65,7 @@ TIMED_KNOB_CELLS = {"capacity_tokens": "capacity", "step_ms": "step_ms"}
 
 
 class TraceLabView(LabGroup):
-    """The "Real traces" group: a trace, a slice, the block size and the engine as knobs;
-    the curve drawn point by point, with progress and Stop; the gap to the paper."""
+    """The "Real traces" group: a trace, a slice, the block size and the engine as knobs."""
 
     group = "traces"
     cell_prefix = "traces"
@@ -106,7 +102,6 @@ class TraceLabView(LabGroup):
         # The replay with time: the workload lab's charts of a run (the overlay's sources
         # left empty) and its numbers.
         self.timed_charts = RunCharts(TIMED_CHARTS, lambda e, n: f"timed-source-{e}-{n}")
-        self.timed_sources = self.timed_charts.sources
         self.timed_charts.show_legends([TIMED_LABEL], None, self.engines)
         self.timed_intro = html_pane(render_timed_intro(CANNOT_SHOW))
         self.timed_numbers = html_pane()
@@ -133,12 +128,8 @@ class TraceLabView(LabGroup):
             sizing_mode="stretch_width",
             css_classes=["lab-timed"],
         )
-        return (
-            controls,
-            self.results_root(
-                "lab-traces", self.stale_note, self.curve_chart.pane, self.gap, timed
-            ),
-        )
+        results = (self.stale_note, self.curve_chart.pane, self.gap, timed)
+        return controls, self.results_root("lab-traces", *results)
 
     def knob_values(self) -> dict[str, Any]:
         """The knobs as the stale note names them (the learner's file by its name)."""
@@ -148,8 +139,7 @@ class TraceLabView(LabGroup):
         return values
 
     def _show_staleness(self, playing: bool = False) -> None:
-        """Mark the results shown stale (dimmed, with a note naming the knobs they are
-        for) the moment a knob differs from theirs; unmark them once it does not."""
+        """Mark the results stale the moment a knob differs from theirs, else unmark them."""
         now = self.knob_values()
         shown = ((self._curve_for, CURVE_KNOBS), (self._timed_for, tuple(now)))
         changes = [
@@ -191,8 +181,7 @@ class TraceLabView(LabGroup):
             return None
 
     async def checked_slice(self) -> tuple[str, list[TraceEntry], bool, int] | None:
-        """The trace's name, the slice the knobs ask for, whether it is the whole trace,
-        and the block size; each bad knob's message is shown beside it."""
+        """The trace's name, slice, whether it is whole, and block size; or None (and why)."""
         chosen = await self._entries()
         if chosen is None:
             return None
@@ -207,8 +196,7 @@ class TraceLabView(LabGroup):
         return name, entries[:count], count >= len(entries), block_size
 
     async def checked_timed_run(self) -> TraceTimedRun | None:
-        """The replay with time the knobs ask for; each bad knob's message is shown
-        beside it (one the page has no widget for, in the status line)."""
+        """The replay with time the knobs ask for; or None (and why, beside the knobs)."""
         chosen = await self.checked_slice()
         if chosen is None:
             return None
@@ -234,8 +222,7 @@ class TraceLabView(LabGroup):
         pn.state.execute(self.start_timed)
 
     async def start_timed(self) -> None:
-        """Replay the slice with time on the engines asked for (stopping a run in
-        progress), with progress, then draw each engine's run on the charts."""
+        """Replay the slice with time on the engines asked for, then draw the runs."""
         run = await self.checked_timed_run()
         if run is None:
             return

@@ -179,7 +179,7 @@ def test_the_page_replays_the_slice_with_time_on_the_lab_charts() -> None:
     asyncio.run(view.start_timed())
     assert view.timed is not None and not view.knob_errors["step_ms"].visible
     entries = list(shipped_trace("synthetic")[:20])
-    for played, source in zip(view.timed, view.timed_sources[::2], strict=True):
+    for played, source in zip(view.timed, view.timed_charts.sources[::2], strict=True):
         expected = run_trace_timed(entries, TimedKnobs(TIMED_CAPACITY, engine=played.engine))
         assert source.data["step"] == [float(s) for s in expected.series["step"]]
         assert source.data["cumulative_hit_rate"] == pytest.approx(
@@ -218,7 +218,7 @@ def test_both_engines_pools_are_drawn_in_one_unit() -> None:
     unit: the two pools of one capacity are the same height (SGLang's were 512 times
     vLLM's, whose line lay flat at zero)."""
     view = timed_view()
-    sources = dict(zip(SOURCE_KEYS, view.timed_sources, strict=True))
+    sources = dict(zip(SOURCE_KEYS, view.timed_charts.sources, strict=True))
     pools = {}
     for engine in ("vllm", "sglang"):
         data = sources[engine, "run"].data
