@@ -1,10 +1,9 @@
-"""Whole lab runs played beside the app's Python (a "side"), so that when a knob change needs both
-runs, the overlay's plays while the learner's plays in the app, and both are drawn together. On a
-server a side is a process, ``python -m app.data.side_runs``, importing the engine only
-(multiprocessing would import Panel again and fork from a server's threads); on the static site a
-second Pyodide worker (``side_worker.js``). Both take pickled workloads and answer with their
-runs. A side that is not ready, dies or fails is not fatal: the run plays in the app.
-``PCL_LAB_PROCESSES=0`` turns them off."""
+"""Whole lab runs played beside the app's Python (a "side"): when a knob change needs both runs, the
+overlay's plays there while the learner's plays in the app, and both are drawn together. A side
+is a process (``python -m app.data.side_runs``, the engine only: multiprocessing would import
+Panel again) or, on the static site, a Pyodide worker (``side_worker.js``), taking pickled
+workloads. One not ready, dead or failing is not fatal: the run plays in the app.
+``PCL_LAB_PROCESSES=0``: none."""
 
 from __future__ import annotations
 

@@ -38,12 +38,7 @@ def render_fleet_numbers(runs: Mapping[tuple[str, str], FleetRun]) -> str:
         "</tr>"
         for (engine, router), run in runs.items()
     )
-    return (
-        '<table class="lab-numbers fleet-numbers" data-testid="fleet-numbers">'
-        "<thead><tr><th>engine</th><th>router</th><th>hit rate</th>"
-        "<th>busiest replica</th><th>stale routes (of believed)</th></tr></thead>"
-        f"<tbody>{rows}</tbody></table>"
-    )
+    return str(FLEET["numbers"]).format(rows=rows)
 
 
 @dataclass(frozen=True)
