@@ -1,7 +1,5 @@
-"""The fleet lab (`?lab=fleet`), without widgets: its knobs checked, and a run that plays
-each router's fleet over a trace slice (engine/lab/fleet/), in order or with time, a few
-requests or engine steps per slice, so the page shows progress and Stop lands between
-slices (played for a learner, as the other labs' runs)."""
+"""The fleet lab (`?lab=fleet`), without widgets: its knobs checked, and a run of each router's
+fleet over a trace slice (engine/lab/fleet/), a slice at a time."""
 
 from __future__ import annotations
 
@@ -55,8 +53,7 @@ class FleetLabKnobs:
 def fleet_problems(
     knobs: FleetLabKnobs, available: int, entries: Sequence[TraceEntry] = ()
 ) -> dict[str, str]:
-    """A message per knob that cannot be used (none: the run can start); with time, also
-    the timed replay's own limits on ``entries`` (the slice)."""
+    """A message per knob that cannot be used (with time, also on the slice ``entries``)."""
     found: dict[str, str] = {}
     if knobs.requests is None or not 1 <= knobs.requests <= min(available, MAX_FLEET_REQUESTS):
         found["requests"] = (
@@ -83,9 +80,7 @@ def fleet_problems(
 
 
 def fleet_knobs(knobs: FleetLabKnobs, engine: str, router: str) -> FleetKnobs:
-    """The engine's fleet knobs: SGLang's page is vLLM's block here (by default the
-    trace's 512 tokens; its events and the router's index then hold a page per block, as
-    vLLM's)."""
+    """The engine's fleet knobs: SGLang's page is vLLM's block here."""
     return FleetKnobs(
         replicas=knobs.replicas,
         router=router,
@@ -152,8 +147,7 @@ class FleetLabRun(SlicedRun):
 def replica_links(
     entries: Sequence[TraceEntry], run: FleetRun
 ) -> tuple[str | None, list[ReplicaLink]]:
-    """Why no replica of the run opens in the playground (and no links), or None and a
-    link (or the reason there is none) per replica."""
+    """Why no replica opens in the playground, or None and a link (or why not) per replica."""
     refusal = fleet_playground_refusal(run)
     if refusal is not None:
         return refusal, []

@@ -1,12 +1,6 @@
 """The workload lab's logic, without widgets: knobs -> workloads -> runs -> chart columns.
-
-The engine does the work (engine/lab/workload/workload.py); this module only decides which runs
-the lab shows and turns a run's series into the columns a Bokeh ColumnDataSource
-takes. ``LabRun`` plays the runs in slices and awaits between them, so the page
-stays responsive, shows progress and can stop a long run. ``RunAhead`` plays, while
-the lab is idle, the runs of the knob changes the presets' experiments ask for next.
-The "Real traces" group's runs are app/data/trace_lab.py's.
-"""
+``LabRun`` plays the runs in slices (the page shows progress, Stop works), ``RunAhead`` the
+likely next ones while the lab is idle; the traces' are app/data/trace_lab.py's."""
 
 from __future__ import annotations
 
@@ -93,8 +87,7 @@ def check_knobs(values: Mapping[str, Any]) -> tuple[Workload | None, dict[str, s
 
 
 def engine_choice(word: str | None) -> tuple[str, str | None]:
-    """The engine knob's choice for the address's ``engine`` word (none: vLLM), and a
-    notice when the word is not one of them."""
+    """The engine knob's choice for the address's ``engine`` word, and a notice if it is not one."""
     choices = {known: choice for choice, known in ENGINE_WORDS.items()}
     if not word:
         return DEFAULT_ENGINE, None
@@ -109,10 +102,8 @@ def chart_data(
     columns: Sequence[str] = tuple(COLUMNS),
     block_size: int | None = None,
 ) -> ChartData:
-    """The series' columns as floats (no value: NaN, which Bokeh draws as a gap); a
-    chart sends only the columns it draws. SGLang's KV slots are drawn in blocks' worth
-    (SLOT_COLUMNS): of ``block_size`` tokens, vLLM's beside it (the traces' replay with
-    time, where SGLang's pages are of 1 token), else of its own run's block size."""
+    """The series' columns as floats (no value: NaN, a gap); SGLang's KV slots (SLOT_COLUMNS) in
+    blocks of ``block_size`` tokens, else of its run's block size."""
     if run is None:
         return {column: [] for column in columns}
     per_block = (block_size or run.workload.block_size) if run.engine == "sglang" else 1
@@ -127,15 +118,13 @@ def chart_data(
 
 
 def means_nothing_on_sglang(columns: Sequence[str]) -> bool:
-    """Whether every one of these columns is empty on SGLang (it retracts rather than
-    preempts, and the lab does not count retractions)."""
+    """Whether every one of these columns is empty on SGLang (it retracts rather than preempts)."""
     return all(column in NO_MEANING_ON_SGLANG for column in columns)
 
 
 @dataclass(frozen=True)
 class LabResult:
-    """What the lab shows: the learner's run and, if asked for, the overlaid one, on the
-    first engine asked for; ``more``: the same on each other engine."""
+    """What the lab shows: the learner's run and the overlaid one, per engine asked for."""
 
     preset: Preset
     run: WorkloadRun
@@ -170,8 +159,7 @@ class LabResult:
 
     @property
     def expected_outcomes(self) -> list[tuple[str, str]] | None:
-        """Each engine's expected outcome in its own words, with the engine's name ("" when
-        labels do not name engines); None once the knobs differ from the preset's."""
+        """Each engine's (name or "", expected outcome); None if the knobs are not the preset's."""
         if not self.is_preset:
             return None
         return [
@@ -192,8 +180,7 @@ class LabResult:
 
     @property
     def labelled_runs(self) -> list[tuple[str, WorkloadRun]]:
-        """The learner's run on each engine, then the overlaid one's, each with what it is
-        called (and, but for vLLM alone, its engine's name): one engine beside the other."""
+        """The learner's run on each engine, then the overlaid one's, each with its name."""
         labels = self.run_labels
         runs = []
         for index, label in enumerate(labels):
@@ -206,9 +193,7 @@ class LabResult:
 
     @property
     def run_label(self) -> str:
-        """What the learner's run is called beside the charts and in the table: the
-        preset's label (e.g. "no salt") only while the knobs are the preset's, else
-        the knobs that differ (with the salt changed, "no salt" would be false)."""
+        """The learner's run's name: the preset's label, or the knobs that differ from it."""
         if self.is_preset:
             return self.preset.label
         preset_knobs = self.preset.workload.knobs()
@@ -228,9 +213,7 @@ class LabResult:
         overlay: bool,
         engines: Sequence[str] = ("vllm",),
     ) -> list[str]:
-        """How the results differ from what the lab's controls ask for now, each as the
-        results have it ("num_gpu_blocks = 20000", "overlay on", "engine vLLM"): none
-        while they match."""
+        """How the results differ from the controls, as the results have it ("overlay on")."""
         changes = [] if preset.name == self.preset.name else [f"preset {self.preset.name}"]
         if tuple(engines) != self.engines:
             names = {v: k for k, v in ENGINE_CHOICES.items()}
@@ -244,16 +227,12 @@ class LabResult:
 
 
 def draws_nothing(runs: Sequence[WorkloadRun], columns: Sequence[str]) -> bool:
-    """Whether every value of these series is zero or absent in every run: a chart of
-    them would be an empty frame."""
+    """Whether every value of these series is zero or absent in every run."""
     return all(not v for run in runs for column in columns for v in run.series[column])
 
 
 class FinishedRuns:
-    """The last few finished runs by their workload, so a knob change reruns only
-    what it changed: the overlay keeps its run when a knob it overrides changes,
-    and a workload seen a moment ago (a knob set back, a run played ahead) is shown
-    at once. A run is its series, a few kB to a few hundred."""
+    """The last few finished runs by workload: a knob change reruns only what it changed."""
 
     def __init__(self, maxsize: int = 32) -> None:
         self.maxsize = maxsize
@@ -274,13 +253,7 @@ class FinishedRuns:
 
 
 class RunsInProgress:
-    """The runners of runs not finished yet, by workload, shared by every LabRun.
-
-    Two sessions asking for the same run at once (a workshop opening one preset) play
-    it once, and a run stopped part way (a knob changed again, a run played ahead
-    interrupted) goes on from where it stopped when it is asked for again. A runner
-    holds its pool and requests, so only a few are kept, and no large one.
-    """
+    """Unfinished runners, shared: a run plays once and goes on when asked for again."""
 
     def __init__(self, maxsize: int = 3) -> None:
         self.maxsize = maxsize
@@ -316,8 +289,7 @@ SIDE_RUNS = SideRuns(default_processes())
 
 
 def start_side_runs() -> None:
-    """Start the sides (app/data/side_runs.py) not started yet, so that the next knob change
-    finds them ready."""
+    """Start the sides not started yet, so that the next knob change finds them ready."""
     SIDE_RUNS.start()
 
 
@@ -326,13 +298,9 @@ _collector_pauses = 0
 
 @contextmanager
 def cycle_collector_paused() -> Iterator[None]:
-    """No cyclic garbage collection while any run plays (the pauses may overlap).
-
-    A run's objects live as long as the run (a 20,000-block pool, the requests), and
-    each collection walked them again: in the static site's Pyodide, collections took
-    about 150 ms of each round of three `shared-prefix` runs. A finished run's pool is
-    released (WorkloadRunner.release), so the run leaves no cycles behind for the
-    collector to find once it runs again."""
+    """No cyclic garbage collection while any run plays (the pauses may overlap): each collection
+    walked a run's pool and requests again (about 150 ms of three `shared-prefix` runs in
+    Pyodide)."""
     global _collector_pauses
     if _collector_pauses == 0 and not gc.isenabled():
         yield  # someone else turned it off: leave it so
@@ -349,8 +317,7 @@ def cycle_collector_paused() -> Iterator[None]:
 
 @contextmanager
 def played_for_a_learner() -> Iterator[None]:
-    """While a learner's run plays: runs ahead wait (``LabRun.playing_for_learners``) and
-    the cyclic collector is paused."""
+    """While a learner's run plays: runs ahead wait and the cyclic collector is paused."""
     LabRun.playing_for_learners += 1
     try:
         with cycle_collector_paused():
@@ -369,8 +336,7 @@ class Stepper(Protocol):
 
 
 class SlicedRun:
-    """A run played a slice at a time for a learner: between slices the page (and other
-    sessions) go on, and ``stop()`` ends the run at the next one."""
+    """A run played a slice at a time for a learner; ``stop()`` ends it at the next slice."""
 
     stopped = False
 
@@ -383,8 +349,7 @@ class SlicedRun:
         return not self.stopped
 
     async def _advance(self, stepper: Stepper, every: int, on_slice: Callable[[], None]) -> bool:
-        """Advance ``stepper`` to its end, ``every`` at a time, ``on_slice()`` after each
-        slice; False if stopped first."""
+        """Advance ``stepper`` to its end, ``every`` at a time; False if stopped first."""
         while not stepper.done:
             stepper.advance(every)
             on_slice()
@@ -394,16 +359,9 @@ class SlicedRun:
 
 
 class LabRun(SlicedRun):
-    """Plays the learner's workload (and the overlay's) a slice of steps at a time.
-
-    A workload that was run a moment ago is not run again (see FinishedRuns), and one
-    being played already is not played twice (see RunsInProgress). When both runs play
-    for a learner, the overlay's plays in a side (a process on a server, a second
-    Pyodide worker on the static site) where one is ready (see SideRuns). ``stop()``
-    ends it at the next slice; ``progress`` is the share of the work done over the runs
-    still to play here. A run played ``ahead`` goes in short slices and waits while any
-    run is played for a learner.
-    """
+    """Plays the learner's workload (and the overlay's) a slice of steps at a time, reusing
+    FinishedRuns and RunsInProgress; the overlay's plays in a side (SideRuns) where one is ready.
+    A run played ``ahead`` goes in short slices and waits while any run is played for a learner."""
 
     # Runs being played for a learner, in this process: runs played ahead wait.
     playing_for_learners = 0
@@ -419,8 +377,7 @@ class LabRun(SlicedRun):
         side: SideRuns | None = None,
         engines: Sequence[str] = ("vllm",),
     ) -> None:
-        """``finished``, ``in_progress``, ``side``: the stores and the sides to use
-        (default: the process's); ``engines``: the engines to play on, in order."""
+        """``finished``, ``in_progress``, ``side``: default, the process's."""
         self.preset = preset
         compare = preset.compare_workload(workload) if overlay else None
         self.workloads = [w for w in (workload, compare) if w is not None]
@@ -448,8 +405,7 @@ class LabRun(SlicedRun):
 
     @property
     def progress(self) -> float:
-        """The share of the work done: building the requests (hashing their prompts)
-        is the first half, running them to the end the second."""
+        """The share of the work done: building the requests, then running them."""
         total = 2 * sum(r.workload.requests for r in self.runners)
         done = sum(r.num_prepared + r.num_finished for r in self.runners)
         return done / total if total else 1.0
@@ -468,10 +424,8 @@ class LabRun(SlicedRun):
         on_progress: Callable[[float], None],
         on_learners_run: Callable[[WorkloadRun], None] | None = None,
     ) -> LabResult | None:
-        """Run to the end, awaiting between slices; None if stopped first.
-
-        ``on_learners_run`` gets the learner's run as soon as it is known when the
-        overlay's run has still to play, so the page can show it first."""
+        """Run to the end; None if stopped first. ``on_learners_run`` gets the learner's run first
+        when the overlay's has still to play."""
         with cycle_collector_paused() if self.ahead else played_for_a_learner():
             return await self._play(on_progress, on_learners_run)
 
@@ -544,9 +498,8 @@ class LabRun(SlicedRun):
         workload: Workload,
         on_progress: Callable[[float], None],
     ) -> WorkloadRun | None:
-        """The run a side plays (played here if that fails); None if stopped while it
-        plays, which it goes on doing (a Stop cannot reach it): its run is kept when it
-        comes, for the learner who sets the knob back."""
+        """The run a side plays (here if that fails); None if stopped (the run is kept when it
+        comes)."""
         while not waiting.done():
             await asyncio.wait([waiting], timeout=AHEAD_WAIT_S)
             if self.stopped:
@@ -563,8 +516,7 @@ class LabRun(SlicedRun):
         return self._kept(run)
 
     def _kept(self, run: WorkloadRun) -> WorkloadRun:
-        """The run as the finished runs keep it: another session's copy, if one is
-        there (the sessions share one), else this one, put there."""
+        """The run as the finished runs keep it (another session's copy, if there)."""
         known = self.finished.get(run.workload, run.engine)
         if known is not None:
             return known
@@ -578,9 +530,7 @@ class LabRun(SlicedRun):
 
 
 def likely_next(workload: Workload) -> list[Workload]:
-    """The knob changes the presets' experiments make (seed 004's lab): each other
-    cache-salt policy, the per-request token prepended or taken away, and, when the
-    run has a reset, each other reset mode."""
+    """The knob changes the presets' experiments make: salt, prepended token, reset mode."""
     salted = [workload.replace(salt=salt) for salt in SALT_POLICIES if salt != workload.salt]
     prepended = workload.replace(prepend_token=not workload.prepend_token)
     reset_modes = [
@@ -592,17 +542,9 @@ def likely_next(workload: Workload) -> list[Workload]:
 
 
 class RunAhead:
-    """Plays the runs of ``likely_next`` knob changes while the lab is idle, so the
-    learner who makes one sees its charts at once (a knob set to the same value
-    again reuses the run; see FinishedRuns). With the overlay off, the overlay's run
-    of the knobs shown comes first. Large runs are not played ahead.
-
-    ``stop()`` when the learner acts: a run interrupted part way is kept in
-    RUNS_IN_PROGRESS and goes on from there if the learner asks for it.
-
-    One RunAhead plays at a time in a process: with many sessions on one server, a
-    click then waits for one slice ahead at most, not for one slice of each session.
-    """
+    """Plays the runs of ``likely_next`` knob changes (first the overlay's, if off) while the lab is
+    idle, so they show at once; ``stop()`` when the learner acts. One plays at a time per
+    process, so a click waits for one slice ahead at most."""
 
     # The RunAhead playing now, in this process; the others wait for their turn.
     playing: RunAhead | None = None

@@ -1,24 +1,9 @@
-"""Whole lab runs played beside the app's Python, so that when a knob change needs both
-runs, the overlay's plays while the learner's plays in the app.
-
-Played one after the other, the two runs of a 200-request preset took about twice
-one run's time before the overlay's line moved; beside each other they end at about
-the same moment, and are drawn together.
-
-- On a server a side is a process, ``python -m app.data.side_runs``: it imports the engine
-  only, reads workloads (pickled) on its standard input and writes their runs on its
-  standard output. (multiprocessing's processes would import the server's main module
-  again, Panel and Bokeh included, and must not be forked from a server's threads.) It
-  ends when the server closes its input, or dies with it.
-- On the static site a side is a second Pyodide worker (``side_worker.js``, which the
-  site's worker names in ``self.pclSideRuns``): it loads Pyodide and the project's
-  wheel, not Panel, and answers the same pickled messages.
-
-The sides start once and serve every session; a run is sent only to a side that is
-ready (a new process takes about 0.2 s, a new Pyodide worker a few seconds), and a side
-that dies or fails is not fatal: ``submit`` then says None, or the run's future raises,
-and the run plays in the app as it did before. ``PCL_LAB_PROCESSES=0`` turns them off.
-"""
+"""Whole lab runs played beside the app's Python (a "side"): when a knob change needs both runs, the
+overlay's plays there while the learner's plays in the app, and both are drawn together. A side
+is a process (``python -m app.data.side_runs``, the engine only: multiprocessing would import
+Panel again) or, on the static site, a Pyodide worker (``side_worker.js``), taking pickled
+workloads. One not ready, dead or failing is not fatal: the run plays in the app.
+``PCL_LAB_PROCESSES=0``: none."""
 
 from __future__ import annotations
 
@@ -61,8 +46,8 @@ def _side_worker() -> Any:
 
 
 def default_processes() -> int:
-    """How many sides to start: ``PCL_LAB_PROCESSES`` if set; else one fewer than the
-    cores (one at least) on a server, and one in Pyodide where the page offers it."""
+    """How many sides: ``PCL_LAB_PROCESSES`` if set; else one fewer than the cores on a server, one
+    in Pyodide where the page offers it."""
     asked = os.environ.get("PCL_LAB_PROCESSES", "")
     if asked.isdigit():
         wanted = min(int(asked), MAX_PROCESSES)
@@ -184,8 +169,7 @@ class _SideWorker(_Side):
 
 
 class SideRuns:
-    """``processes`` sides that play whole runs; a run asked for while it is playing is
-    not played twice (the same future is given again)."""
+    """``processes`` sides playing whole runs; a run asked for twice gets one future."""
 
     def __init__(self, processes: int) -> None:
         self.processes = processes
@@ -194,9 +178,8 @@ class SideRuns:
         self._lock = threading.Lock()
 
     def start(self) -> None:
-        """Start the sides not started yet, and replace any that died after it was ready.
-        Called between runs, never by ``submit``: a side's start would compete with the
-        run."""
+        """Start the sides not started yet, and replace any that died after it was ready; never by
+        ``submit``: a side's start would compete with the run."""
         with self._lock:
             # One that died before it was ready would die again: it is not replaced.
             self.processes -= sum(not (side.alive or side.ready) for side in self._started)
@@ -214,8 +197,7 @@ class SideRuns:
             return any(side.alive and side.ready for side in self._started)
 
     def submit(self, workload: Workload) -> Future[WorkloadRun] | None:
-        """The future of the workload's run, played beside; None when it cannot be (no
-        side, none ready, or every one busy)."""
+        """The future of the workload's run, played beside; None when no side is ready and free."""
         if self.processes < 1:
             return None
         with self._lock:
@@ -256,10 +238,7 @@ def played(workload: Workload) -> tuple[str, Any]:
 
 
 def keep_collector_off() -> None:
-    """In a side, before its first workload. A side only plays runs, and each run
-    releases its pool when it ends (run_workload), so it leaves no cycles: the
-    collector would only walk the live run again and again (see
-    app.data.lab.cycle_collector_paused)."""
+    """In a side: each run releases its pool, so the collector would only walk the live run."""
     gc.disable()
 
 

@@ -1,9 +1,6 @@
-"""The workload lab's "Real traces" group, without widgets: the shipped traces (read on a
-server, fetched on the static site), the knobs' checks, a trace's hit-rate curve against
-capacity played point by point (engine/lab/traces/*/replay.py) and the slice replayed with
-time (engine/lab/traces/timed.py). As the presets' runs (app/data/lab.py): the learner's
-run makes runs ahead wait, pauses the cyclic collector, reports progress and stops on
-``stop()``."""
+"""The workload lab's "Real traces" group, without widgets: the shipped traces, the knobs' checks, a
+trace's hit-rate curve against capacity played point by point and the slice replayed with time,
+played for a learner as the presets' runs (app/data/lab.py)."""
 
 from __future__ import annotations
 
@@ -53,8 +50,7 @@ MIN_BLOCK_SIZE, MAX_BLOCK_SIZE = 16, 4_096
 
 
 def check_trace_knobs(requests: Any, block_size: Any, available: int) -> dict[str, str]:
-    """A message per trace knob that is wrong (none: the knobs can run); ``available``:
-    the trace's requests."""
+    """A message per trace knob that is wrong; ``available``: the trace's requests."""
     found: dict[str, str] = {}
     if requests is None or requests < 0:
         found["requests"] = "Requests: 0 (the whole trace) or more"
@@ -102,8 +98,7 @@ def available_traces() -> list[str]:
 
 
 async def load_trace(name: str) -> tuple[TraceEntry, ...]:
-    """A shipped trace's requests: read from disk on a server, fetched from the site's
-    origin in Pyodide (once). Raises TraceError if it cannot be had."""
+    """A shipped trace's requests: read on a server, fetched once in Pyodide; TraceError if none."""
     if not in_pyodide():
         return shipped_trace(name)
     if name not in _fetched_traces:
@@ -141,12 +136,9 @@ def curve_columns(points: Sequence[InOrderReplay]) -> ChartData:
 
 
 class TraceCurveRun(SlicedRun):
-    """Plays a trace's curve, one capacity (a slice) at a time, each engine in turn.
-
-    Played for a learner (runs ahead wait, the cyclic collector is paused); ``progress``
-    is the share of points done and ``stop()`` ends it. On a server a point plays in a
-    thread, so Stop reaches the engine's replay (its ``stop`` callback) within a few
-    hundred requests; in Pyodide, where there is no thread, Stop lands between points."""
+    """Plays a trace's curve, a point (capacity) at a time, each engine in turn. On a server a point
+    plays in a thread, so Stop reaches the replay within a few hundred requests; in Pyodide Stop
+    lands between points."""
 
     def __init__(
         self,
@@ -180,8 +172,7 @@ class TraceCurveRun(SlicedRun):
     async def play(
         self, on_point: Callable[[str, list[InOrderReplay]], None] = lambda *_: None
     ) -> TraceCurve | None:
-        """Every point of every engine's curve, ``on_point(engine, its points so far)``
-        as each is ready; None if stopped first."""
+        """Every engine's curve, ``on_point(engine, points)`` as each comes; None if stopped."""
         with played_for_a_learner():
             for engine in self.engines:
                 if not await self._play_curve(engine, on_point):
@@ -221,8 +212,7 @@ class TraceCurveRun(SlicedRun):
         return True
 
     def _gaps(self) -> dict[str, PaperGap]:
-        """The gap of each engine's last point, which holds the whole slice (nothing
-        evicted: the unlimited replay), to the paper's ratio (None for a slice)."""
+        """Each engine's gap to the paper's ratio, if its last point holds the whole slice."""
         ratio = PAPER_CACHE_RATIO.get(self.trace) if self.whole_trace else None
         gaps = {}
         for engine, points in self.points.items():
@@ -240,8 +230,7 @@ DEFAULT_TIMED_CAPACITY = PAPER_LOCAL_CACHE_TOKENS
 
 
 def timed_knobs(engine: str, capacity_tokens: int, block_size: int, step_ms: float) -> TimedKnobs:
-    """The timed replay's knobs on ``engine``: the page's block size is vLLM's (SGLang
-    keeps its own default page size, as the curve does)."""
+    """The timed replay's knobs on ``engine`` (the block size is vLLM's; SGLang keeps its own)."""
     return TimedKnobs(
         capacity_tokens,
         engine=engine,
@@ -257,8 +246,7 @@ def timed_problems(
     block_size: int,
     step_ms: float | None,
 ) -> dict[str, str]:
-    """Every timed knob that cannot be used with this slice on any of ``engines``: one
-    with no value, else by the engine's own reasons (``TimedKnobs.problems``)."""
+    """Every timed knob that cannot be used with this slice on any of ``engines``."""
     found: dict[str, str] = {}
     if step_ms is None:
         found["step_ms"] = "Step time needs a value (ms)"
@@ -274,10 +262,8 @@ def timed_problems(
 
 
 class TraceTimedRun(SlicedRun):
-    """Plays a slice with time on each engine in turn, a few engine steps per slice, so
-    the page shows progress and Stop lands between slices (played for a learner, as the
-    curve). Raises WorkloadError for a knob that cannot be used (``timed_problems`` says
-    which first)."""
+    """Plays a slice with time on each engine in turn, a few engine steps per slice (progress,
+    Stop). Raises WorkloadError for a knob ``timed_problems`` refuses."""
 
     def __init__(
         self,

@@ -1,13 +1,12 @@
-"""The workload lab's HTML: a run's headline numbers, the preset's expected outcome,
-the charts' legends, and the pool, queue, requests and counters after one engine step
-of a run, and the link that opens a run in the playground. It takes the runs and their
-labels as data (app/data/lab.py makes them)."""
+"""The workload lab's HTML, from runs and their labels as data (app/data/lab.py): a run's numbers,
+the expected outcome, the charts' legends, the step view and the playground link."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from app.render.content_files import load_toml
 from app.render.html import esc
 from app.render.metrics import render_metrics
 from app.render.pool import render_pool
@@ -17,46 +16,24 @@ from engine.lab.play.vllm.timeline import Timeline
 from engine.lab.workload.run import WorkloadRun
 from engine.lab.workload.workload import MAX_SCENARIO_BLOCKS
 
+# The labs' words (content/labs.toml), read once for the three labs.
+TEXTS = load_toml("labs.toml")
+LAB = TEXTS["lab"]
 # A run and what it is called: the learner's, then the overlaid one if any.
 LabelledRuns = Sequence[tuple[str, WorkloadRun]]
 
 
 def render_numbers(runs: LabelledRuns) -> str:
     """The engine's headline numbers for the runs, side by side."""
-    rows = (
-        ("hit rate (cumulative)", "hit_rate", "{:.1%}"),
-        ("prefix_cache_hits", "hits", "{:,}"),
-        ("prefix_cache_queries", "queries", "{:,}"),
-        ("evictions", "evictions", "{:,}"),
-        ("preemptions", "preemptions", "{:,}"),
-        ("survival fraction", "survival_fraction", "{:.1%}"),
-        ("tokens prefilled", "prefill_tokens", "{:,}"),
-        ("tokens without the cache", "prefill_tokens_without_cache", "{:,}"),
-        ("engine steps", "steps", "{:,}"),
-    )
     summaries = [run.summary() for _, run in runs]
     engines = [run.engine for _, run in runs]
     mixed = len(set(engines)) > 1
-    # A ratio with nothing to divide by says why, once under the table (an empty chart
-    # beside it says nothing, and a reason in each cell wraps on a phone).
-    absent = {
-        "survival_fraction": "no preempted request came back, so preempted_hits / "
-        "preempted_queries has nothing to divide",
-        "hit_rate": "no prefix-cache queries",
-    }
-    # What SGLang's modelled scheduler has no figure for, and why (its own reason).
-    not_on_sglang = {
-        "preemptions": "SGLang retracts requests rather than preempting them (their prompt "
-        "stays in the tree, their outputs' KV is freed, not cached), and the lab does not "
-        "count its retractions",
-        "survival_fraction": "SGLang retracts requests rather than preempting them",
-    }
     head = "".join(
         f'<th scope=col data-engine="{esc(run.engine)}">{esc(name)}</th>' for name, run in runs
     )
     body = []
     reasons: dict[str, str] = {}
-    for label, key, fmt in rows:
+    for label, key, fmt in LAB["numbers"]:
         cells = "".join(
             f'<td data-key="{key}" data-engine="{esc(engine)}">'
             + ("n/a" if s[key] is None else esc(fmt.format(s[key]) + unit_of(key, engine, mixed)))
@@ -64,10 +41,10 @@ def render_numbers(runs: LabelledRuns) -> str:
             for s, engine in zip(summaries, engines, strict=True)
         )
         missing = {e for s, e in zip(summaries, engines, strict=True) if s[key] is None}
-        if missing == {"sglang"} and key in not_on_sglang:
-            reasons[label] = not_on_sglang[key]
+        if missing == {"sglang"} and f"sglang_{key}" in LAB:
+            reasons[label] = LAB[f"sglang_{key}"]
         elif missing:
-            reasons[label] = absent.get(key, "nothing to count")
+            reasons[label] = LAB.get(f"absent_{key}", "nothing to count")
         body.append(f"<tr><th scope=row>{esc(label)}</th>{cells}</tr>")
     notes = "".join(
         f'<p class="lab-note" data-testid="lab-absent">{esc(label.capitalize())}: n/a, '
@@ -81,8 +58,7 @@ def render_numbers(runs: LabelledRuns) -> str:
 
 
 def unit_of(key: str, engine: str, mixed: bool) -> str:
-    """A figure's unit where the engines count differently: SGLang evicts tokens, vLLM
-    blocks (said only beside SGLang's: ``mixed``)."""
+    """A figure's unit where the engines count differently (SGLang evicts tokens, vLLM blocks)."""
     if key != "evictions":
         return ""
     return " tokens" if engine == "sglang" else " blocks" if mixed else ""
@@ -91,16 +67,8 @@ def unit_of(key: str, engine: str, mixed: bool) -> str:
 def render_outcome(
     title: str, expected: Sequence[tuple[str, str]] | None, runs: LabelledRuns
 ) -> str:
-    """The preset's expected outcome, its numbers filled in by this run, one paragraph
-    per engine (``expected``: (the engine's name, or "" for vLLM alone, the text); None
-    when the knobs differ from the preset's)."""
-    if expected is not None:
-        note = ""
-    else:
-        note = (
-            '<p class="lab-note">The knobs differ from the preset, so its expected outcome '
-            "may not hold; the numbers below are this run's.</p>"
-        )
+    """The preset's expected outcome per engine (None: knobs not the preset's), and the numbers."""
+    note = "" if expected is not None else LAB["differs"]
     texts = "".join(
         (f'<h3 class="lab-engine">{esc(engine)}</h3>' if engine else "")
         + f'<p class="lab-expected" data-testid="lab-expected">{esc(text)}</p>'
@@ -127,22 +95,16 @@ def render_run_key(labels: Sequence[str]) -> str:
 
 
 def render_stale_note(changes: Sequence[str], playing: bool) -> str:
-    """The results shown are not the knobs': ``changes`` names each knob as it was for
-    them (e.g. "num_gpu_blocks = 20000"), ``playing`` whether the new knobs' run plays."""
+    """The results shown are not the knobs': ``changes`` names each knob as it was for them,
+    ``playing`` whether the new knobs' run plays."""
     then = f"the previous knobs: {', '.join(changes)}" if changes else "the previous knobs"
     now = " A run of the new knobs is playing." if playing else ""
-    return (
-        '<p class="lab-stale-note" role="status" data-testid="lab-stale">'
-        f"These results are for {esc(then)}.{esc(now)}</p>"
-    )
+    return str(LAB["stale"]).format(then=esc(then), now=esc(now))
 
 
 def render_empty_chart(title: str, reason: str) -> str:
     """One line instead of a chart whose series are all zero or absent."""
-    return (
-        f'<p class="chart-empty" data-testid="chart-empty"><strong>{esc(title)}</strong>: '
-        f"nothing to draw, {esc(reason)}.</p>"
-    )
+    return str(LAB["empty_chart"]).format(title=esc(title), reason=esc(reason))
 
 
 def render_lab_notices(notices: Sequence[str]) -> str:
@@ -152,11 +114,7 @@ def render_lab_notices(notices: Sequence[str]) -> str:
 
 def render_lab_intro() -> str:
     """The lab's heading: what it is, and the way back to the step-by-step simulator."""
-    return (
-        '<h1>Workload lab</h1><p class="lab-intro">Many requests through the same '
-        "engine, untraced: pick a preset, change its knobs, and watch the prefix "
-        'cache in charts. <a href="?">Back to the step-by-step simulator</a>.</p>'
-    )
+    return str(LAB["intro"])
 
 
 def render_knob_error(message: str) -> str:
@@ -166,25 +124,16 @@ def render_knob_error(message: str) -> str:
 
 def render_lab_link(preset: str) -> str:
     """The simulator's way into the lab, at ``preset``."""
-    return (
-        f'<a class="lab-link" data-testid="lab-link" href="?lab={esc(preset)}">'
-        "Workload lab: the same engine with hundreds of requests, in charts</a>"
-    )
+    return str(LAB["link"]).format(preset=esc(preset))
 
 
 def render_lab_loading() -> str:
-    """The lab's page while Python starts on the static site (the knobs and charts need
-    it): what it is, and that it is loading (the status line below says how far)."""
-    return (
-        '<div data-testid="lab-loading"><h1>Workload lab</h1>'
-        "<p>Loading the workload lab… Many requests through the same engine, untraced, and "
-        "the prefix cache in charts.</p></div>"
-    )
+    """The lab's page while Python starts on the static site."""
+    return str(LAB["loading"])
 
 
 def render_step_view(timeline: Timeline, index: int, shown: int, last: int) -> str:
-    """The pool, free queue, requests and counters at step ``index`` of the run's
-    timeline: after engine step ``shown`` of ``last``."""
+    """The pool, queue, requests and counters after engine step ``shown`` (timeline ``index``)."""
     parts = (render_pool, render_queue, render_requests, render_metrics)
     return (
         f'<section class="lab-step" data-testid="lab-step" data-step="{shown}">'
@@ -205,50 +154,28 @@ def render_progress(share: float) -> str:
 
 
 def step_hint(steppable: bool, vllms: bool = False) -> str:
-    """How to see a step of the run, or why this run has no step view (``vllms``: say
-    that the step is vLLM's, when SGLang's run is on the charts too)."""
+    """How to see a step of the run (``vllms``: say it is vLLM's), or why this run has none."""
     if not steppable:
-        return (
-            '<p class="lab-hint">Click-to-step needs a run small enough to draw block by '
-            f"block (a pool of at most {MAX_SCENARIO_BLOCKS} blocks and a few dozen "
-            "requests): this one is too big.</p>"
-        )
-    whose = "vLLM's " if vllms else "the "
-    return (
-        '<p class="lab-hint" data-testid="lab-hint">Click a chart at a step to see '
-        f"{whose}pool, free queue and requests after that step, below the charts.</p>"
-    )
+        return str(LAB["too_big_to_step"]).format(blocks=MAX_SCENARIO_BLOCKS)
+    return str(LAB["step_hint"]).format(whose="vLLM's " if vllms else "the ")
 
 
 def render_no_steps_on_sglang() -> str:
     """Why a run on SGLang alone has no step view and no playground link."""
-    return (
-        '<p class="lab-hint" data-testid="lab-no-steps">Click-to-step and the playground '
-        "step vLLM's engine, block by block: choose vLLM or both to step through this "
-        "workload.</p>"
-    )
+    return str(LAB["no_steps_on_sglang"])
 
 
 # The lab's way into the playground: the address is made by the caller
 # (app/data/url.py: lab_run_playground_href).
 def render_no_playground(reason: str) -> str:
     """Why this run cannot be opened in the playground."""
-    return (
-        '<p class="lab-playground" data-testid="lab-playground-reason">'
-        f"This run cannot be opened in the playground: {esc(reason)}.</p>"
-    )
+    return str(LAB["no_playground"]).format(reason=esc(reason))
 
 
 def render_open_in_playground(href: str, engine_step: int | None = None) -> str:
-    """The link to the run's playground (at the state after ``engine_step``, if the
-    learner picked one)."""
+    """The link to the run's playground (after ``engine_step``, if picked)."""
     where = "" if engine_step is None else f" after engine step {engine_step:,}"
-    return (
-        '<p class="lab-playground"><a data-testid="lab-playground-link" '
-        f'href="{esc(href)}" target="_blank" rel="noopener">Open this run in the '
-        f"playground{esc(where)}</a>: the same requests as a scenario you can step "
-        "through and edit.</p>"
-    )
+    return str(LAB["open_in_playground"]).format(href=esc(href), where=esc(where))
 
 
 @dataclass(frozen=True)
@@ -287,9 +214,8 @@ def legend_swatch(item: LegendItem) -> str:
 
 
 def render_chart_legend(title: str, items: Sequence[LegendItem], labels: Sequence[str]) -> str:
-    """A chart's legend: which run is solid and which dashed (``labels``: the runs' names),
-    then a button per series, which hides or shows it (components/chart_legend.js marks
-    the hidden ones)."""
+    """A chart's legend: which run is solid and which dashed, then a button per series that hides or
+    shows it (components/chart_legend.js)."""
     buttons = "".join(
         f'<li><button type="button" data-key="{esc(item.key)}" aria-pressed="true"'
         f' title="Hide or show this series">{legend_swatch(item)}{esc(item.label)}</button></li>'

@@ -1,47 +1,23 @@
-"""The fleet lab's HTML (`?lab=fleet`): the intro with each router's source, progress,
-and the table of each router's figures (the fleet's hit rate, the busiest replica's share
-of the requests, the stale routes). Pure: it takes the numbers as data."""
+"""The fleet lab's HTML (`?lab=fleet`): the intro, progress, the table of each router's figures and
+the replicas' playground links, from the numbers as data."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from app.render.html import esc
-from app.render.lab import progress_bar, render_no_playground
+from app.render.lab import TEXTS, progress_bar, render_no_playground
 from app.render.lab_traces import ENGINE_NAMES
 from engine.lab.fleet.result import FleetRun
 
-ROUTER_SOURCES = (
-    ("round-robin", "each replica in turn"),
-    ("least-loaded", "the fewest requests waiting and running"),
-    (
-        "prefix-aware",
-        "llm-d's precise prefix-cache scorer, Dynamo's KV router: a block-hash index per "
-        "replica fed only by its KV events, the longest prefix less a load term",
-    ),
-    (
-        "cache-aware",
-        "SGLang's router: an approximate tree per worker from the prompts it routed, "
-        "with its balance thresholds",
-    ),
-)
+FLEET = TEXTS["fleet"]
 
 
 def render_fleet_intro() -> str:
-    routers = "".join(f"<li><b>{esc(name)}</b>: {esc(what)}</li>" for name, what in ROUTER_SOURCES)
-    return (
-        '<div class="lab-intro" data-testid="fleet-intro">'
-        "<h2>A fleet: replicas behind a router</h2>"
-        "<p>The trace's first requests, in order (or by their timestamps, with time), over "
-        "replicas of the engine, the same capacity each. Each router picks a replica per "
-        "request from what it can know; the replica's own prefix cache decides what hits. "
-        "A router never reads a replica's pool: a <em>stale route</em> is one sent for a "
-        "prefix the replica had already evicted.</p>"
-        "<p>A small run in order on vLLM opens each replica's requests in the playground "
-        "(e.g. 16 requests over 2 replicas, 25,536 tokens each, block size 64).</p>"
-        f'<ul class="fleet-routers">{routers}</ul></div>'
-    )
+    routers = FLEET["routers"].items()
+    items = "".join(f"<li><b>{esc(name)}</b>: {esc(what)}</li>" for name, what in routers)
+    return str(FLEET["intro"]).format(routers=items)
 
 
 def render_fleet_progress(share: float, done: int, total: int) -> str:
@@ -62,18 +38,12 @@ def render_fleet_numbers(runs: Mapping[tuple[str, str], FleetRun]) -> str:
         "</tr>"
         for (engine, router), run in runs.items()
     )
-    return (
-        '<table class="lab-numbers fleet-numbers" data-testid="fleet-numbers">'
-        "<thead><tr><th>engine</th><th>router</th><th>hit rate</th>"
-        "<th>busiest replica</th><th>stale routes (of believed)</th></tr></thead>"
-        f"<tbody>{rows}</tbody></table>"
-    )
+    return str(FLEET["numbers"]).format(rows=rows)
 
 
 @dataclass(frozen=True)
 class ReplicaLink:
-    """A replica of a run: the requests it served and their hits, and the address of its
-    share in the playground (None: ``reason`` says why not)."""
+    """A replica of a run: its requests and hits, and its playground address (None: ``reason``)."""
 
     replica: int
     requests: int
@@ -86,34 +56,15 @@ class ReplicaLink:
 def render_replica_links(
     router: str, engine: str, refusal: str | None, links: Sequence[ReplicaLink]
 ) -> str:
-    """Each replica of the router's run as a link to its requests in the playground, or
-    in one line why the run does not open there."""
+    """Each replica of the run as a link to the playground, or why the run does not open there."""
     if refusal is not None:
         return render_no_playground(refusal)
     items = "".join(_replica_item(link) for link in links)
-    return (
-        '<div class="fleet-playground" data-testid="fleet-playground">'
-        f"<h3>{esc(router)}'s replicas in the playground ({esc(engine)})</h3>"
-        "<p>Each replica's requests, in the order the router sent them, each served alone "
-        "as in the run: step through one and see which blocks each request finds cached. "
-        "Pick another router in <em>Replicas of</em> to compare.</p>"
-        f"<ul>{items}</ul></div>"
-    )
+    return str(FLEET["replicas"]).format(router=esc(router), engine=esc(engine), items=items)
 
 
 def _replica_item(link: ReplicaLink) -> str:
-    item = f'<li data-testid="fleet-replica-{link.replica}">'
-    if not link.requests:
-        return f"{item}Replica {link.replica}: the router sent it no request.</li>"
+    kind = "idle" if not link.requests else "refused" if link.href is None else "link"
     plural = "" if link.requests == 1 else "s"
-    hits = f"{link.hits:,} of {link.prompt_tokens:,} prompt tokens hit"
-    if link.href is None:
-        return (
-            f"{item}Replica {link.replica}: {link.requests:,} request{plural}, {hits}; "
-            f"not in the playground: {esc(link.reason)}.</li>"
-        )
-    return (
-        f'{item}<a href="{esc(link.href)}" target="_blank" rel="noopener">'
-        f"Replica {link.replica}'s {link.requests:,} request{plural} in the playground</a>: "
-        f"{hits}.</li>"
-    )
+    escaped = {"href": esc(link.href or ""), "reason": esc(link.reason), "plural": plural}
+    return str(FLEET[f"replica_{kind}"]).format(**{**asdict(link), **escaped})

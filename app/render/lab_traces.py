@@ -1,43 +1,24 @@
-"""The workload lab's "Real traces" HTML: the intro with the traces' source and licence,
-progress, and the sentence under the curve that says, in paper_gap's numbers
-(engine/lab/traces/paper_gap.py), how far the unlimited-capacity hit rate is from the paper's
-Table 2 ratio and why; and the replay with time's words and numbers (the workload lab's
-table). Pure: it takes the numbers as data."""
+"""The "Real traces" HTML: the intro, progress, the sentence under the curve that says in
+paper_gap's numbers how far the hit rate is from the paper's and why, and the replay with time's
+words and numbers. Pure: it takes the numbers as data."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
 from app.render.html import esc
-from app.render.lab import progress_bar, render_numbers
+from app.render.lab import TEXTS, progress_bar, render_numbers
 from engine.lab.traces.paper_gap import PaperGap
 from engine.lab.traces.timed import TimedTraceRun
 
 ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang"}
-TRACES_SOURCE_URL = "https://github.com/kvcache-ai/Mooncake"
-LICENSE_URL = "https://www.apache.org/licenses/LICENSE-2.0"
+TRACES = TEXTS["traces"]
 
 
 def render_traces_intro(site_slice: int | None = None) -> str:
     """What the group shows, where the traces come from and under which licence."""
-    site = (
-        f" In the browser the curve starts on the first {site_slice:,} requests (a whole "
-        "trace takes SGLang's model minutes in Pyodide): set Requests to 0 for all."
-        if site_slice
-        else ""
-    )
-    return (
-        '<div class="lab-intro" data-testid="traces-intro">'
-        "<h2>Real traces: Mooncake's requests through the cache</h2>"
-        "<p>Each request, one after another, looks up the prefix cache, allocates what it "
-        "misses, caches its full blocks and is freed, as in the Mooncake paper's Figure 9; "
-        f"one replay per pool capacity gives the hit rate against capacity.{esc(site)}</p>"
-        '<p class="lab-source" data-testid="traces-source">Traces: '
-        f'<a href="{TRACES_SOURCE_URL}" rel="noopener" target="_blank">Mooncake</a> '
-        "(FAST'25), released by Moonshot AI under the "
-        f'<a href="{LICENSE_URL}" rel="noopener" target="_blank">Apache License 2.0</a>.'
-        "</p></div>"
-    )
+    site = str(TRACES["site_slice"]).format(requests=site_slice) if site_slice else ""
+    return str(TRACES["intro"]).format(site=esc(site))
 
 
 def render_curve_progress(share: float, points: int, total: int) -> str:
@@ -105,14 +86,7 @@ def render_curve_done(requests: int, seconds: float, engines: int) -> str:
 
 def render_timed_intro(cannot_show: str) -> str:
     """What the replay with time does, and what it cannot show (said before any run)."""
-    return (
-        '<div class="lab-timed-intro" data-testid="timed-intro">'
-        "<h3>With time: the slice through the scheduler</h3>"
-        "<p>Run with time replays the slice's requests at their timestamps, one engine "
-        "step every Step time ms, each prefilling its input and decoding its output, at "
-        "a pool of Capacity tokens: the charts show each engine step, as a preset's run.</p>"
-        f'<p class="lab-note" data-testid="timed-cannot-show">{esc(cannot_show)}</p></div>'
-    )
+    return str(TRACES["timed_intro"]).format(cannot_show=esc(cannot_show))
 
 
 def render_timed_progress(share: float) -> str:
@@ -120,8 +94,7 @@ def render_timed_progress(share: float) -> str:
 
 
 def render_timed_result(runs: Sequence[TimedTraceRun]) -> str:
-    """Each engine's numbers (the workload lab's table), the time the steps cover and
-    the requests left out (too large for the pool even alone)."""
+    """Each engine's numbers, the time its steps cover and the requests left out."""
     labelled = [(ENGINE_NAMES[run.engine], run) for run in runs]
     notes = "".join(
         f'<p class="lab-note" data-testid="timed-duration">{esc(ENGINE_NAMES[run.engine])}: '

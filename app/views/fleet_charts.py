@@ -11,13 +11,15 @@ from bokeh.models import ColumnDataSource, FactorRange, Range1d
 from bokeh.palettes import Category20
 from bokeh.plotting import figure
 
+from app.render.lab import TEXTS
 from app.render.lab_traces import ENGINE_NAMES
 from app.views.lab_charts import ENGINE_COLORS, HALF, lab_figure
 from engine.lab.fleet.result import FleetRun
 from engine.lab.fleet.routers import ROUTER_NAMES
 
 Runs = Mapping[tuple[str, str], FleetRun]
-LOAD_TITLE = "Each replica's load as the router sees it"
+# [title, y axis(, x axis)] of each chart (content/labs.toml)
+CHARTS = TEXTS["charts"]
 NO_LOAD: dict[str, list[Any]] = {"xs": [], "ys": [], "color": [], "replica": []}
 
 
@@ -35,11 +37,9 @@ def _bars(runs: Runs, engines: Sequence[str], value: str) -> dict[str, list[Any]
     }
 
 
-def bar_chart(
-    name: str, title: str, y_label: str, x_range: FactorRange, **params: Any
-) -> tuple[ColumnDataSource, figure]:
-    """A bar per router and engine, in the engine's colour, drawn from the source
-    ``fleet-{name}``."""
+def bar_chart(name: str, x_range: FactorRange, **params: Any) -> tuple[ColumnDataSource, figure]:
+    """A bar per router and engine, in the engine's colour, from the source ``fleet-{name}``."""
+    title, y_label = CHARTS[f"fleet_{name}"]
     source = ColumnDataSource({"x": [], "y": [], "color": []}, name=f"fleet-{name}")
     fig = lab_figure(title, y_label, x_range=x_range, **params)
     fig.vbar(x="x", top="y", width=0.8, color="color", source=source, name=f"{name}-bars")
@@ -52,25 +52,16 @@ class FleetCharts:
 
     def __init__(self, engines: Sequence[str]) -> None:
         self.ranges = [FactorRange(factors=_factors(engines), range_padding=0.1) for _ in range(2)]
-        self.hit_source, self.hit_figure = bar_chart(
-            "hits",
-            "Prefix cache hit rate of the fleet, per router",
-            "hit rate",
-            self.ranges[0],
-            rate=True,
-        )
+        self.hit_source, self.hit_figure = bar_chart("hits", self.ranges[0], rate=True)
         self.stale_range = Range1d(start=0, end=1)
         self.stale_source, self.stale_figure = bar_chart(
-            "stale", "Stale routes per router", "routes", self.ranges[1], y_range=self.stale_range
+            "stale", self.ranges[1], y_range=self.stale_range
         )
         self.load_source = ColumnDataSource(dict(NO_LOAD), name="fleet-load")
         self.load_x, self.load_y = Range1d(start=0, end=1), Range1d(start=0, end=1)
+        title, y_label, x_label = CHARTS["fleet_load"]
         self.load_figure = lab_figure(
-            LOAD_TITLE,
-            "requests (of the last routes)",
-            x_range=self.load_x,
-            y_range=self.load_y,
-            x_axis_label="requests routed",
+            title, y_label, x_range=self.load_x, y_range=self.load_y, x_axis_label=x_label
         )
         self.load_figure.multi_line(
             xs="xs", ys="ys", line_color="color", line_width=2, source=self.load_source
@@ -93,12 +84,12 @@ class FleetCharts:
         if run is None:
             self.load_source.data = dict(NO_LOAD)
             return
-        timed = run.mode == "timed"
-        self.load_figure.title.text = (
-            "Each replica's requests waiting + running" if timed else LOAD_TITLE
-        )
-        self.load_figure.xaxis.axis_label = "time (ms)" if timed else "requests routed"
-        self.load_figure.yaxis.axis_label = "requests" if timed else "requests (of the last routes)"
+        title, y_label, x_label = CHARTS[
+            "fleet_timed_load" if run.mode == "timed" else "fleet_load"
+        ]
+        self.load_figure.title.text = title
+        self.load_figure.xaxis.axis_label = x_label
+        self.load_figure.yaxis.axis_label = y_label
         loads = run.series["load"]
         self.load_x.end = max([1, *run.series["x"]])
         self.load_y.end = max([1, *(max(load, default=0) for load in loads)]) + 1

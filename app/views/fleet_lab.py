@@ -1,17 +1,15 @@
-"""The fleet lab (`?lab=fleet`): a shipped trace's first requests over N replicas, the same
-capacity each, behind every router in turn (engine/lab/fleet/): the hit rate per router,
-each replica's load over the run, the stale routes; on vLLM's model, SGLang's or both.
-The runs are app/data/fleet_lab.py's, the charts app/views/fleet_charts.py's;
-app/views/lab_controls.py holds what the lab pages share."""
+"""The fleet lab (`?lab=fleet`): a shipped trace's first requests over N replicas behind every
+router in turn: the hit rate per router, each replica's load, the stale routes."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any
 
 import panel as pn
 
-from app.components import at_once
+from app.components.at_once import Checkbox, FloatInput, IntInput, Select
 from app.data.fleet_lab import (
     DEFAULT_FLEET_CAPACITY,
     DEFAULT_FLEET_REQUESTS,
@@ -27,6 +25,7 @@ from app.data.trace_lab import available_traces, load_trace
 from app.host.errors import logged
 from app.render.lab import render_knob_error
 from app.render.lab_fleet import (
+    FLEET,
     render_fleet_done,
     render_fleet_intro,
     render_fleet_numbers,
@@ -35,7 +34,7 @@ from app.render.lab_fleet import (
 )
 from app.render.lab_traces import ENGINE_NAMES
 from app.views.fleet_charts import FleetCharts
-from app.views.lab_controls import WRAPPING, LabGroup, html_pane
+from app.views.lab_controls import WRAPPING, LabGroup, html_pane, knob_widgets
 from engine.lab.fleet.result import FleetRun
 from engine.lab.fleet.routers import DEFAULT_LOAD_WEIGHT, ROUTER_NAMES
 from engine.lab.traces.request_trace import TRACE_BLOCK_TOKENS, TraceEntry, TraceError
@@ -44,8 +43,7 @@ KNOBS = ("requests", "replicas", "capacity", "block_size", "load_weight", "event
 
 
 class FleetLabView(LabGroup):
-    """The fleet group: a trace, its first requests, the replicas, each one's capacity and
-    the prefix-aware router's knobs; every router run in turn, with progress and Stop."""
+    """The fleet group: a trace's first requests over replicas, every router in turn."""
 
     group = "fleet"
     cell_prefix = "fleet"
@@ -55,29 +53,21 @@ class FleetLabView(LabGroup):
     ) -> None:
         super().__init__(FLEET_PRESET, engine, notices, KNOBS, **params)
         shipped = available_traces()
-        self.trace_select = at_once.Select(
-            label="Trace", options=shipped, value=shipped[0] if shipped else None, width=160
-        )
-        self.requests = at_once.IntInput(
-            label="Requests (first N)", value=DEFAULT_FLEET_REQUESTS, width=150
-        )
-        self.replicas = at_once.IntInput(label="Replicas", value=DEFAULT_REPLICAS, width=100)
-        self.capacity = at_once.IntInput(
-            label="Capacity each (tokens)", value=DEFAULT_FLEET_CAPACITY, width=170
-        )
-        self.block_size = at_once.IntInput(
-            label="Block size (tokens)", value=TRACE_BLOCK_TOKENS, width=130
-        )
-        self.load_weight = at_once.FloatInput(
-            label="Load weight (prefix-aware)", value=DEFAULT_LOAD_WEIGHT, width=180
-        )
-        self.event_delay = at_once.IntInput(
-            label="Event delay (requests, or steps)", value=0, width=200
-        )
-        self.timed = at_once.Checkbox(label="With time (25 ms engine steps)", value=False)
+        trace = shipped[0] if shipped else None
         # the router whose replicas the load chart and the playground links show
-        self.load_router = at_once.Select(
-            label="Replicas of", options=list(ROUTER_NAMES), value="prefix-aware", width=150
+        routers = partial(Select, options=list(ROUTER_NAMES))
+        self.knobs = knob_widgets(
+            (
+                ("trace", partial(Select, options=shipped), "Trace", trace, 160),
+                ("requests", IntInput, "Requests (first N)", DEFAULT_FLEET_REQUESTS, 150),
+                ("replicas", IntInput, "Replicas", DEFAULT_REPLICAS, 100),
+                ("capacity", IntInput, "Capacity each (tokens)", DEFAULT_FLEET_CAPACITY, 170),
+                ("block_size", IntInput, "Block size (tokens)", TRACE_BLOCK_TOKENS, 130),
+                ("load_weight", FloatInput, "Load weight (prefix-aware)", DEFAULT_LOAD_WEIGHT, 180),
+                ("event_delay", IntInput, "Event delay (requests, or steps)", 0, 200),
+                ("load_router", routers, "Replicas of", "prefix-aware", 150),
+                ("timed", Checkbox, "With time (25 ms engine steps)", False, None),
+            )
         )
         self.charts = FleetCharts(self.engines)
         self.numbers = html_pane()
@@ -85,47 +75,21 @@ class FleetLabView(LabGroup):
         self.runs: Mapping[tuple[str, str], FleetRun] = {}
         self._entries: Sequence[TraceEntry] = ()
         self._shown_engines: Sequence[str] = self.engines
-        self.load_router.param.watch(lambda _: self._redraw(), "value")
+        self.knobs["load_router"].param.watch(lambda _: self._redraw(), "value")
         self.roots = self._build()
 
     def _build(self) -> tuple[pn.Column, ...]:
         controls = self.controls_root(
             render_fleet_intro(),
-            self.knob_row(
-                preset=self.preset_select,
-                trace=self.trace_select,
-                engine=self.engine,
-                requests=self.requests,
-                replicas=self.replicas,
-                capacity=self.capacity,
-                block_size=self.block_size,
-                load_weight=self.load_weight,
-                event_delay=self.event_delay,
-                load_router=self.load_router,
-                timed=self.timed,
-            ),
+            self.knob_row("preset", "trace", "engine", *KNOBS, "load_router", "timed"),
             self.buttons_row(),
         )
-        return (
-            controls,
-            self.results_root(
-                "lab-fleet",
-                pn.FlexBox(*self.charts.panes, **WRAPPING),
-                self.numbers,
-                self.playground,
-            ),
-        )
+        charts = pn.FlexBox(*self.charts.panes, **WRAPPING)
+        return controls, self.results_root("lab-fleet", charts, self.numbers, self.playground)
 
     def checked_knobs(self, entries: Sequence[TraceEntry]) -> FleetLabKnobs | None:
-        knobs = FleetLabKnobs(
-            self.requests.value,
-            self.replicas.value,
-            self.capacity.value,
-            self.load_weight.value,
-            self.event_delay.value,
-            self.timed.value,
-            self.block_size.value,
-        )
+        fields = ("requests", "replicas", "capacity", "load_weight", "event_delay", "timed")
+        knobs = FleetLabKnobs(*(self.knobs[name].value for name in (*fields, "block_size")))
         requests = knobs.requests if isinstance(knobs.requests, int) else 0
         found = fleet_problems(knobs, len(entries), entries[: max(0, requests)])
         for name in KNOBS:
@@ -133,10 +97,9 @@ class FleetLabView(LabGroup):
         return None if found else knobs
 
     async def start(self) -> None:
-        """Every router's run over the knobs' slice (stopping one in progress), with
-        progress, then the charts and the table."""
+        """Every router's run over the knobs' slice, with progress, then the charts and table."""
         try:
-            entries = list(await load_trace(self.trace_select.value))
+            entries = list(await load_trace(self.knobs["trace"].value))
         except TraceError as error:
             self.status.object = render_knob_error(str(error))
             return
@@ -152,7 +115,7 @@ class FleetLabView(LabGroup):
         self.status.object = progress(0.0)
         show = self.shows_progress(run, progress)
         playing = run.play(lambda share, _: show(share))
-        runs = await self.played(run, playing, "Stopped: the charts keep the last finished run.")
+        runs = await self.played(run, playing, FLEET["stopped"])
         if runs is None:
             return
         with pn.io.hold():
@@ -163,13 +126,13 @@ class FleetLabView(LabGroup):
 
     @logged
     def _redraw(self) -> None:
-        self.charts.show(self.runs, self._shown_engines, self.load_router.value)
+        self.charts.show(self.runs, self._shown_engines, self.knobs["load_router"].value)
         self.numbers.object = render_fleet_numbers(self.runs) if self.runs else ""
         self.playground.object = self._replica_links()
 
     def _replica_links(self) -> str:
         """The shown router's replicas in the playground (vLLM's run if there is one)."""
-        router = self.load_router.value
+        router = self.knobs["load_router"].value
         engine = next((e for e in self._shown_engines if (e, router) in self.runs), None)
         if engine is None:
             return ""

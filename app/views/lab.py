@@ -1,12 +1,7 @@
-"""The workload lab page (`?lab=PRESET&engine=vllm|sglang|both`): a preset, its knobs and
-the engines, a run of them, Bokeh charts (app/views/lab_charts.py) with the preset's
-expected outcome, the step view and the playground link; and ``open_lab``, which opens
-the page the address asks for (the "Real traces" group is app/views/trace_lab.py's).
-
-A run plays in slices (app/data/lab.py), so the page shows progress and Stop works
-(app/views/lab_controls.py holds what this page and the traces' share); it only
-replaces the data of the charts' sources.
-"""
+"""The workload lab page (`?lab=PRESET&engine=vllm|sglang|both`): a preset, its knobs and the
+engines, a run of them played in slices, Bokeh charts (app/views/lab_charts.py) with the expected
+outcome, the step view and the playground link; and ``open_lab``, which opens the page (or group)
+the address asks for."""
 
 from __future__ import annotations
 
@@ -35,6 +30,7 @@ from app.data.lab_presets import TRACES_PRESET, default_preset, presets
 from app.data.url import lab_run_playground_href
 from app.host.errors import logged
 from app.render.lab import (
+    TEXTS,
     render_lab_intro,
     render_no_playground,
     render_no_steps_on_sglang,
@@ -53,30 +49,10 @@ from engine.lab.play.scenario import MODES, ScenarioError
 from engine.lab.workload.run import WorkloadRun
 from engine.lab.workload.workload import KNOB_TYPES, SALT_POLICIES, Workload
 
-# knob -> its label beside the widget
-KNOB_LABELS: dict[str, str] = {
-    "requests": "Requests",
-    "arrival": "Arrivals/step (0: all)",
-    "shared_tokens": "Shared prompt (tokens)",
-    "unique_tokens": "Unique part (tokens)",
-    "output_tokens": "Output (tokens)",
-    "num_gpu_blocks": "num_gpu_blocks",
-    "block_size": "block_size (tokens)",
-    "max_num_batched_tokens": "Token budget/step",
-    "salt": "cache_salt",
-    "users": "Users (salt per user)",
-    "prepend_token": "Prepend a per-request token",
-    "reset_step": "Reset before step (0: no)",
-    "reset_mode": "Reset mode",
-}
+# knob -> its label beside the widget, and the salt's choices (content/labs.toml)
+KNOB_LABELS: dict[str, str] = TEXTS["knob_labels"]
 assert set(KNOB_LABELS) == set(KNOB_TYPES)
-
-SALT_LABELS = {
-    "no salt": "none",
-    "one fixed salt": "fixed",
-    "a salt per user": "per-user",
-    "a fresh salt per request": "per-request",
-}
+SALT_LABELS: dict[str, str] = TEXTS["salt_labels"]
 assert set(SALT_LABELS.values()) == set(SALT_POLICIES)
 
 # A run still going after this long shows its progress and turns Stop on (a shorter
@@ -87,8 +63,9 @@ LONG_RUN_S = 1.0
 STALE_AFTER_S = 0.2
 # A knob's cell: three side by side in the lab's left column on a wide screen, four
 # at 800 px, two on a phone; wider cells share a row's spare room.
-KNOB_MIN_WIDTH = 168
-KNOB_MAX_WIDTH = 260
+KNOB_CELL: dict[str, Any] = dict(
+    min_width=168, max_width=260, sizing_mode="stretch_width", styles={"flex": "1 1 168px"}
+)
 
 
 def knob_widget(knob: str, value: Any) -> Any:
@@ -115,9 +92,7 @@ class LabView(LabGroup):
         super().__init__(preset_name, engine, notices, KNOB_TYPES, **params)
         self._preset = preset(preset_name)
         workload = self._preset.workload
-        self.knobs: dict[str, Any] = {
-            knob: knob_widget(knob, value) for knob, value in workload.knobs().items()
-        }
+        self.knobs = {knob: knob_widget(knob, value) for knob, value in workload.knobs().items()}
         self.overlay = at_once.Checkbox(label=self._overlay_label(), value=True)
         self.outcome = html_pane()
         # The sources' names: vLLM's as they always were.
@@ -125,13 +100,9 @@ class LabView(LabGroup):
             range(len(CHARTS)),
             lambda engine, run: f"lab-source-{'' if engine == 'vllm' else 'sglang-'}{run}",
         )
-        self.sources = self.charts.sources
-        self.figures = self.charts.figures
         # The hit-rate chart gives its legend's line naming the runs the room it takes, so
         # that the chart and its legend stay on the first screen (lab_page.css).
-        self.figures[0].height = HIT_RATE_CHART_HEIGHT
-        self.chart_panes = self.charts.panes
-        self.legends = self.charts.legends
+        self.charts.figures[0].height = HIT_RATE_CHART_HEIGHT
         labels = [self._preset.label]
         if self.overlay.value and self._preset.compare:
             labels.append(self._preset.compare_label)
@@ -146,32 +117,17 @@ class LabView(LabGroup):
 
         for widget in (self.engine, *self.knobs.values(), self.overlay):
             widget.param.watch(self._on_knob, "value")
-        for fig in self.figures:
+        for fig in self.charts.figures:
             fig.on_event(Tap, self._on_tap)
         self.roots = self._build()
 
     # -- layout ------------------------------------------------------------------
     def _build(self) -> tuple[pn.Column, ...]:
-        """The page as three layout roots: the controls; the hit-rate chart with the
-        preset's expected outcome; the other charts (lab_page.css places them).
-
-        When any part of a root changes size, Bokeh lays out that whole root again,
-        measuring every axis of every figure in it. The knobs' messages and the outcome's
-        text change size with most knob changes; in their own roots, they leave the six
-        charts of the last root alone (docs/performance.md). The first chart is kept
-        with the outcome so that, one under the other on a narrow screen, the knobs come
-        straight before a chart."""
-        knob_cells = [
-            self.knob_cell(
-                widget,
-                knob,
-                min_width=KNOB_MIN_WIDTH,
-                max_width=KNOB_MAX_WIDTH,
-                sizing_mode="stretch_width",
-                styles={"flex": f"1 1 {KNOB_MIN_WIDTH}px"},
-            )
-            for knob, widget in self.knobs.items()
-        ]
+        """The page as three layout roots: the controls; the hit-rate chart with the outcome; the
+        other charts. Bokeh lays out a whole root again when any part of it changes size: the
+        knobs' messages and the outcome, which change with most knob changes, leave the six
+        charts of the last root alone (docs/performance.md)."""
+        knob_cells = [self.knob_cell(w, knob, **KNOB_CELL) for knob, w in self.knobs.items()]
         # Rows that wrap: a phone is narrower than a preset and its overlay's label.
         controls = self.controls_root(
             render_lab_intro(),
@@ -180,23 +136,15 @@ class LabView(LabGroup):
             self.buttons_row(),
         )
         first, *others = self.charts.cells(whole_first=True)
+        outcome = (self.stale_note, first, self.outcome, self.hint)
         return (
             controls,
-            lab_root(
-                "lab-outcome",
-                self.stale_note,
-                first,
-                self.outcome,
-                self.hint,
-                margin=(0, 16, 0, 16),
-            ),
+            lab_root("lab-outcome", *outcome, margin=(0, 16, 0, 16)),
             self.results_root("lab-charts", pn.FlexBox(*others, **WRAPPING), self.step_view),
         )
 
     def _show_staleness(self, playing: bool) -> None:
-        """Mark the results shown as stale while they are not the knobs' (a bad knob, a
-        run of new knobs playing or stopped), with what they are for; unmark them once
-        they are. ``playing``: a run of the knobs is playing."""
+        """Mark the results stale while not the knobs' (``playing``: a run of them plays)."""
         if self.result is not None:
             knobs, overlay = self.knob_values(), self.overlay.value
             changes = self.result.changes_from(self._preset, knobs, overlay, self.engines)
@@ -241,8 +189,7 @@ class LabView(LabGroup):
             self._show_staleness(playing=False)
 
     async def start(self) -> None:
-        """Run the knobs' workload on the engines asked for (stopping a run in progress),
-        then show it."""
+        """Run the knobs' workload on the engines asked for (stopping any run), then show it."""
         workload = self.checked_workload()
         if workload is None:
             return
@@ -282,7 +229,7 @@ class LabView(LabGroup):
         with pn.io.hold():
             self._show_running(False)
             if result is None:
-                self.status.object = "Stopped: the charts still show the last finished run."
+                self.status.object = TEXTS["lab"]["stopped"]
                 self._show_staleness(playing=False)
             else:
                 self.show_result(result)
@@ -330,8 +277,7 @@ class LabView(LabGroup):
             update_changed(self.status, object=done_text(result))
 
     def _show_hint(self, step: int = 0, engine_step: int | None = None) -> None:
-        """How to see a step, and the link that opens the run as a playground at
-        timeline step ``step`` (after ``engine_step``, if the learner picked one)."""
+        """How to see a step, and the run's playground link at ``step`` (after ``engine_step``)."""
         assert self.result is not None
         run = self.result.run_of("vllm")
         if run is None:
@@ -365,8 +311,7 @@ class LabView(LabGroup):
 
 
 def done_text(result: LabResult) -> str:
-    """The status line once the runs are shown: the requests, and each engine's steps
-    (short: the line has room for about 50 characters)."""
+    """The status line once the runs are shown: the requests, and each engine's steps (short)."""
     requests = f"Done: {result.run.workload.requests:,} requests"
     if len(result.engines) == 1:
         return f"{requests} in {result.run.num_steps:,} engine steps."
@@ -379,28 +324,24 @@ def done_text(result: LabResult) -> str:
 def open_lab(
     preset_name: str, engine_word: str | None = None
 ) -> LabView | TraceLabView | FleetLabView:
-    """The lab at `?lab=PRESET&engine=WORD`: an unknown name opens the default preset, an
-    unknown engine vLLM, each with a notice. The first run starts once the page is
-    loaded; `?lab=real-traces` opens the traces' group, `?lab=fleet` the fleet's."""
+    """The lab at `?lab=PRESET&engine=WORD` (unknown: the default, with a notice)."""
     engine, engine_notice = engine_choice(engine_word)
     notices: list[str] = [engine_notice] if engine_notice else []
+    view: LabView | TraceLabView | FleetLabView
     if preset_name == TRACES_PRESET:
-        traces = TraceLabView(notices, engine)
-        pn.state.onload(traces.start)
-        return traces
-    if preset_name == FLEET_PRESET:
-        fleet = FleetLabView(notices, engine)
-        pn.state.onload(fleet.start)
-        return fleet
-    names = presets()
-    chosen = preset_name or default_preset()
-    if chosen not in names:
-        notices.append(
-            f"Ignored lab={preset_name!r}: not one of "
-            f"{', '.join([*names, TRACES_PRESET, FLEET_PRESET])}. "
-            f"Showing {default_preset()!r}."
-        )
-        chosen = default_preset()
-    view = LabView(chosen, notices, engine)
+        view = TraceLabView(notices, engine)
+    elif preset_name == FLEET_PRESET:
+        view = FleetLabView(notices, engine)
+    else:
+        names = presets()
+        chosen = preset_name or default_preset()
+        if chosen not in names:
+            notices.append(
+                f"Ignored lab={preset_name!r}: not one of "
+                f"{', '.join([*names, TRACES_PRESET, FLEET_PRESET])}. "
+                f"Showing {default_preset()!r}."
+            )
+            chosen = default_preset()
+        view = LabView(chosen, notices, engine)
     pn.state.onload(view.start)
     return view

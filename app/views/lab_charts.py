@@ -1,11 +1,6 @@
-"""The workload lab's Bokeh charts, built once: a run's data only replaces their sources'.
-
-``RunCharts``: charts of workload runs per engine step, four sources (SOURCE_KEYS: the
-learner's run, drawn solid, and the overlay, dashed; vLLM's and SGLang's in colours of
-their own), each chart with its legend (a ChartLegend) below it; the presets' page
-(app/views/lab.py) draws them all, the traces' page (app/views/trace_lab.py) the replay
-with time's few. ``CurveChart``: the traces' hit rate against capacity.
-"""
+"""The labs' Bokeh charts, built once: a run's data only replaces their sources'. ``RunCharts``:
+charts of workload runs per engine step (SOURCE_KEYS' four sources), each with its legend below
+it; ``CurveChart``: the traces' hit rate against capacity."""
 
 from __future__ import annotations
 
@@ -29,7 +24,7 @@ from app.components.chart_legend import ChartLegend
 from app.data.lab import chart_data, draws_nothing, means_nothing_on_sglang
 from app.data.trace_lab import TraceCurve, curve_columns
 from app.host.errors import logged
-from app.render.lab import LegendItem, render_chart_legend, render_empty_chart
+from app.render.lab import TEXTS, LegendItem, render_chart_legend, render_empty_chart
 from app.render.lab_traces import ENGINE_NAMES
 from app.views.lab_controls import update_changed
 from engine.lab.traces.replay import PAPER_LOCAL_CACHE_TOKENS, InOrderReplay
@@ -48,106 +43,30 @@ FIGURE: dict[str, Any] = {
     "output_backend": "canvas",
 }
 
-RUN_COLOR = "#2f5fd0"
-COMPARE_COLOR = "#e8590c"
-ENGINE_COLORS = {"vllm": RUN_COLOR, "sglang": COMPARE_COLOR}
 # The sources: (engine, run), the learner's run or the overlay's.
 SOURCE_KEYS = (("vllm", "run"), ("vllm", "compare"), ("sglang", "run"), ("sglang", "compare"))
-# Each source's colour (SGLang's apart from vLLM's, both legible on white), and the pool
-# chart's per series and engine.
-RUN_COLORS = {
-    ("vllm", "run"): RUN_COLOR,
-    ("vllm", "compare"): COMPARE_COLOR,
-    ("sglang", "run"): "#2b9348",
-    ("sglang", "compare"): "#c2185b",
-}
-SERIES_COLORS = {
-    "vllm": {
-        "held_blocks": "#2f5fd0",
-        "free_cached_blocks": "#1f8a4c",
-        "free_empty_blocks": "#9aa5b1",
-    },
-    "sglang": {
-        "held_blocks": "#7b3fb5",
-        "free_cached_blocks": "#a86b00",
-        "free_empty_blocks": "#c9b2dd",
-    },
-}
+# engine -> its runs' colours ("run", "compare") and the pool chart's, by column
+COLORS: dict[str, dict[str, str]] = TEXTS["colors"]
+ENGINE_COLORS = {"vllm": COLORS["vllm"]["run"], "sglang": COLORS["vllm"]["compare"]}
 # The name of each chart's invisible renderer that gives its ranges a span (make_figure).
 RANGE_ANCHOR = "range-anchor"
 
-# (title, y label, [(column, legend)], y from 0 to 1?)
-CHARTS: tuple[tuple[str, str, tuple[tuple[str, str], ...], bool], ...] = (
-    (
-        "Hit rate: prefix_cache_hits / prefix_cache_queries",
-        "hit rate",
-        (("cumulative_hit_rate", "cumulative"), ("hit_rate", "this step")),
-        True,
-    ),
-    (
-        "prefix_cache_queries and prefix_cache_hits (tokens, so far)",
-        "tokens",
-        (("cumulative_queries", "queries"), ("cumulative_hits", "hits")),
-        False,
-    ),
-    (
-        "Pool usage (blocks)",
-        "blocks",
-        (
-            ("held_blocks", "held"),
-            ("free_cached_blocks", "free, cached"),
-            ("free_empty_blocks", "free, empty"),
-        ),
-        False,
-    ),
-    ("Evictions per step (BlockRemoved)", "blocks", (("evictions", "evicted"),), False),
-    (
-        "Preemptions",
-        "requests",
-        (("cumulative_preemptions", "so far"), ("preemptions", "this step")),
-        False,
-    ),
-    (
-        "Survival fraction: preempted_hits / preempted_queries",
-        "fraction",
-        (("survival_fraction", "so far"),),
-        True,
-    ),
-    (
-        "Tokens to prefill (so far)",
-        "tokens",
-        (
-            ("cumulative_prefill_tokens_without_cache", "without the cache"),
-            ("cumulative_prefill_tokens", "with the cache"),
-        ),
-        False,
-    ),
+# (title, y label, [(column, legend)], y from 0 to 1?), from content/labs.toml
+Chart = tuple[str, str, tuple[tuple[str, str], ...], bool]
+CHARTS: tuple[Chart, ...] = tuple(
+    (c["title"], c["y_label"], tuple((col, text) for col, text in c["series"]), c["rate"])
+    for c in TEXTS["chart"]
 )
-# The charts whose title changes once SGLang's runs are on them (its pool counts KV
-# slots, drawn in blocks' worth: app/data/lab.py, chart_data).
-SGLANG_TITLES = {
-    2: "Pool usage (blocks; SGLang: KV slots / block_size)",
-    3: "Evictions per step (vLLM: BlockRemoved blocks; SGLang: evicted tokens / block_size)",
-}
+# The charts whose title changes once SGLang's runs are on them.
+SGLANG_TITLES = {i: c["sglang_title"] for i, c in enumerate(TEXTS["chart"]) if "sglang_title" in c}
 # Why a chart draws nothing, when each of its series is all zeros or absent (one per
 # chart, in CHARTS' order): said in one line instead of an empty frame.
-EMPTY_REASONS = (
-    "no prefix-cache hit",
-    "no prefix-cache query",
-    "no block in the pool",
-    "no block was evicted",
-    "no request was preempted",
-    "no preempted request came back to a cache hit",
-    "no token to prefill",
-)
-assert len(EMPTY_REASONS) == len(CHARTS)
+EMPTY_REASONS = tuple(c["empty"] for c in TEXTS["chart"])
 # Scatter, not lines: a per-step rate has gaps on steps that admitted nobody.
 SCATTER_COLUMNS = frozenset({"hit_rate"})
 LINE_DASHES = ("solid", "dotted", "dotdash")
 # Why a chart of what SGLang does not model draws nothing for it.
-NOT_ON_SGLANG = (
-    "SGLang retracts requests rather than preempting them, and their retractions are not charted"
-)
+NOT_ON_SGLANG: str = TEXTS["lab"]["not_on_sglang"]
 # The columns the charts draw: the only ones sent to the browser.
 CHART_COLUMNS = tuple(
     dict.fromkeys(["step", *(column for _, _, series, _ in CHARTS for column, _ in series)])
@@ -165,8 +84,7 @@ def rate_range() -> Range1d:
 
 
 def lab_figure(title: str, y_label: str, rate: bool = False, **params: Any) -> figure:
-    """A lab chart, ``CHART_HEIGHT`` high unless ``params`` say otherwise; a ``rate``
-    on its whole 0..1 scale, in per cent."""
+    """A lab chart, ``CHART_HEIGHT`` high unless ``params`` say otherwise; a ``rate`` 0..1, in %."""
     if rate:
         params["y_range"] = rate_range()
     fig = figure(title=title, y_axis_label=y_label, **{"height": CHART_HEIGHT, **FIGURE, **params})
@@ -176,16 +94,11 @@ def lab_figure(title: str, y_label: str, rate: bool = False, **params: Any) -> f
 
 
 def make_figure(
-    title: str,
-    y_label: str,
-    series: Sequence[tuple[str, str]],
-    unit_range: bool,
-    sources: Sequence[ColumnDataSource],
-    steps: DataRange1d,
+    chart: Chart, sources: Sequence[ColumnDataSource], steps: DataRange1d
 ) -> tuple[figure, EngineItems]:
-    """A chart of every run's series (``sources`` in SOURCE_KEYS' order), and its legend's
-    items (drawn in HTML below it by ChartLegend: Bokeh's legend cost every repaint a
-    forced layout). ``steps`` is the engine-step axis, shared by every chart."""
+    """A chart of every run's series, and its legend's items (drawn in HTML by ChartLegend: Bokeh's
+    legend cost every repaint a forced layout)."""
+    title, y_label, series, unit_range = chart
     fig = lab_figure(title, y_label, unit_range, x_range=steps, x_axis_label="engine step")
     if not unit_range:
         # Counts start at 0 even when they stay 0, and are whole numbers: a chart of zeros
@@ -196,25 +109,22 @@ def make_figure(
     items: EngineItems = []
     for index, (column, legend_text) in enumerate(series):
         for source, (engine, name) in zip(sources, SOURCE_KEYS, strict=True):
-            by_series = SERIES_COLORS[engine]
-            color = by_series.get(column, RUN_COLORS[engine, name])
+            colors = COLORS[engine]
+            color = colors.get(column, colors[name])
             scatter = column in SCATTER_COLUMNS
             dash = "solid" if name == "run" else "dashed"
             item = LegendItem(
                 key=f"{column}/{'' if engine == 'vllm' else 'sglang-'}{name}",
                 label=f"{legend_text} ({dash})",
                 color=color,
-                dash=dash if index == 0 or column in by_series else LINE_DASHES[index],
+                dash=dash if index == 0 or column in colors else LINE_DASHES[index],
                 marker=("circle" if name == "run" else "triangle") if scatter else None,
                 alpha=0.6 if scatter else 1.0 if index == 0 else 0.75,
             )
             items.append((engine, name, item))
-            drawn: dict[str, Any] = {
-                "source": source,
-                "color": color,
-                "alpha": item.alpha,
-                "name": item.key,
-            }
+            drawn: dict[str, Any] = dict(
+                source=source, color=color, alpha=item.alpha, name=item.key
+            )
             if item.marker is not None:
                 fig.scatter("step", column, size=5, marker=item.marker, **drawn)
             else:
@@ -230,9 +140,8 @@ def make_figure(
 def shown_items(
     items: EngineItems, overlay: bool, engines: Sequence[str], columns: Sequence[str]
 ) -> list[LegendItem]:
-    """The legend lists the series of the engines shown, the overlay's only while it is
-    drawn, none of SGLang's where it has no value (``columns`` it does not model); each
-    names its engine but for vLLM alone."""
+    """The legend's series: the engines shown, the overlay's only while drawn, none of SGLang's
+    where it has no value; each names its engine but for vLLM alone."""
     named = tuple(engines) != ("vllm",)
     return [
         replace(item, label=f"{ENGINE_NAMES[engine]} {item.label}") if named else item
@@ -254,9 +163,8 @@ def empty_reason(reason: str, runs: int, engines: Sequence[str], columns: Sequen
 
 
 class RunCharts:
-    """Charts of workload runs (``indices`` into CHARTS) on one engine-step axis, each with
-    its legend below it, drawn from a source per SOURCE_KEYS (named by ``source_name(engine,
-    run)``)."""
+    """Charts of workload runs (``indices`` into CHARTS) on one engine-step axis, each with its
+    legend, drawn from a source per SOURCE_KEYS."""
 
     def __init__(self, indices: Sequence[int], source_name: Callable[[str, str], str]) -> None:
         self.indices = list(indices)
@@ -269,7 +177,7 @@ class RunCharts:
         # One step axis for all: a chart with no value to draw (no preemption) still
         # shows the run's steps, and zooming one chart zooms them all.
         steps = DataRange1d()
-        charts = [make_figure(*CHARTS[index], self.sources, steps) for index in self.indices]
+        charts = [make_figure(CHARTS[index], self.sources, steps) for index in self.indices]
         self.figures = [fig for fig, _ in charts]
         # Hidden while its chart has nothing to draw (its legend then says so).
         self.panes = [pn.pane.Bokeh(fig, sizing_mode="stretch_width") for fig in self.figures]
@@ -280,8 +188,7 @@ class RunCharts:
             legend.param.watch(functools.partial(self._on_hidden, fig), "hidden")
 
     def cells(self, whole_first: bool = False) -> list[pn.Column]:
-        """Each chart above its legend, in a column half a row of charts wide (the first
-        one, if ``whole_first``, as wide as its root)."""
+        """Each chart above its legend, half a row wide (the first whole, if ``whole_first``)."""
         return [
             pn.Column(
                 pane,
@@ -296,9 +203,8 @@ class RunCharts:
     def chart(
         self, key: tuple[str, str], run: WorkloadRun | None, block_size: int | None = None
     ) -> None:
-        """Put a run on the source for ``key`` (engine, "run" or "compare"; None: no data),
-        unless that run is on it already (an overlay reused, a run shown first); SGLang's
-        slots in blocks of ``block_size`` tokens (chart_data)."""
+        """Put a run on the source for ``key`` (None: no data) unless it is there already; SGLang's
+        slots in blocks of ``block_size`` tokens."""
         index = SOURCE_KEYS.index(key)
         if self._charted[index] is not run:
             self._charted[index] = run
@@ -319,9 +225,8 @@ class RunCharts:
         runs: Sequence[WorkloadRun] | None,
         engines: Sequence[str],
     ) -> None:
-        """Each chart's legend names the runs (``labels``, on each of ``engines``); a chart
-        whose series are all zero or absent in ``runs`` is hidden, and its legend says so
-        in one line. The charts of SGLang's KV slots say how they are drawn."""
+        """Each chart's legend names the runs (``labels`` on ``engines``); a chart that draws
+        nothing in ``runs`` is hidden, and its legend says why."""
         overlay = len(labels) > 1
         count = len(labels) * len(engines)
         for index, fig, pane, legend, items in zip(
@@ -344,8 +249,7 @@ class RunCharts:
 
 
 class CurveChart:
-    """Hit rate against capacity (log x), one line per engine, the paper's one node's
-    local cache (dashed) and its Table 2 ratio (a diamond beside the curve's top)."""
+    """Hit rate against capacity (log x), a line per engine, the paper's cache and ratio."""
 
     def __init__(self) -> None:
         self.sources = {
@@ -354,14 +258,15 @@ class CurveChart:
         }
         self.paper = ColumnDataSource({"x": [], "y": [], "label": []}, name="traces-source-paper")
         self.x_range = Range1d(start=256, end=10_000_000)
+        title, y_label, x_label = TEXTS["charts"]["curve"]
         self.figure = fig = lab_figure(
-            "Prefix cache hit rate against cache capacity (requests in order)",
-            "hit rate",
+            title,
+            y_label,
             rate=True,
             x_axis_type="log",
             x_range=self.x_range,
             height=TRACES_CHART_HEIGHT,
-            x_axis_label="cache capacity (tokens)",
+            x_axis_label=x_label,
         )
         self.pane = pn.pane.Bokeh(fig, sizing_mode="stretch_width")
         fig.xaxis.formatter = NumeralTickFormatter(format="0.[0]a")

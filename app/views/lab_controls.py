@@ -1,9 +1,7 @@
-"""What every lab page shares (app/views/lab.py: the presets' LabView;
-app/views/trace_lab.py: the "Real traces" TraceLabView; app/views/fleet_lab.py: the
-fleet's FleetLabView): the preset picker, the engine knob, Run, Stop and the status line
-with its progress bar, the notices, the knobs' cells and messages, the mark on results
-that are not the knobs', the layout roots, the address, and how a run is started,
-shown playing and stopped. One piece, so that the pages look and behave alike."""
+"""What every lab page shares (the presets' LabView, the traces' TraceLabView, the fleet's
+FleetLabView): the picker, the engine knob, Run, Stop, the status line, the notices, the knobs'
+cells and messages, the stale mark, the layout roots, the address, and how a run is started,
+shown playing and stopped."""
 
 from __future__ import annotations
 
@@ -28,6 +26,9 @@ from app.views.lab_link import LAB_CSS, STYLESHEETS
 # A row of controls that wraps: a phone is narrower than a row of knobs.
 WRAPPING: dict[str, Any] = {"flex_wrap": "wrap", "sizing_mode": "stretch_width"}
 T = TypeVar("T")
+# A row of a page's table of knobs: (name, widget class, label, value, width; None: the
+# widget's own).
+KnobRow = tuple[str, Callable[..., Any], str, Any, int | None]
 
 
 class Stoppable(Protocol):
@@ -35,8 +36,7 @@ class Stoppable(Protocol):
 
 
 def lab_picker_options() -> list[str]:
-    """The preset picker's choices: every workload preset, then the traces' group and the
-    fleet's."""
+    """The preset picker's choices: every workload preset, then the traces' and the fleet's."""
     return [*presets(), TRACES_PRESET, FLEET_PRESET]
 
 
@@ -50,17 +50,24 @@ def lab_query(preset: str, engine: str) -> str:
     return urlencode({"lab": preset, "engine": ENGINE_WORDS[engine]})
 
 
+def knob_widgets(rows: Iterable[KnobRow]) -> dict[str, Any]:
+    """The knobs' widgets by name, made from their table's rows."""
+    widgets = {}
+    for name, kind, label, value, width in rows:
+        size = {} if width is None else {"width": width}
+        widgets[name] = kind(label=label, value=value, **size)
+    return widgets
+
+
 def update_changed(obj: param.Parameterized, **values: Any) -> None:
-    """Set only the values that differ: a knob change checks every knob twice, and each
-    parameter set, even to the same value, costs Panel's machinery a fraction of a ms."""
+    """Set only the values that differ: each set costs Panel a fraction of a ms."""
     changed = {name: value for name, value in values.items() if getattr(obj, name) != value}
     if changed:
         obj.param.update(**changed)
 
 
 def html_pane(text: str = "", **params: Any) -> pn.pane.HTML:
-    """A pane of a lab page's HTML, in the lab's style, as wide as its column (unless
-    ``params`` say otherwise)."""
+    """A pane of a lab page's HTML, in the lab's style, as wide as its column."""
     return pn.pane.HTML(
         text, **{"stylesheets": STYLESHEETS, "sizing_mode": "stretch_width", **params}
     )
@@ -84,9 +91,8 @@ def lab_root(role: str, *children: Any, margin: tuple[int, ...]) -> pn.Column:
 
 
 class LabGroup(pn.viewable.Viewer):
-    """A lab page: ``roots`` served one by one, a run started by ``start`` (Run, or a knob)
-    and stopped by Stop, the engine knob, the picker that opens another preset, and the
-    message below each of the page's ``knobs``."""
+    """A lab page: ``roots`` served one by one, a run started by ``start`` and stopped by Stop, the
+    engine knob, the picker, and a message below each of its ``knobs``."""
 
     # lab_group's name of this page's group
     group: ClassVar[str] = "presets"
@@ -137,6 +143,8 @@ class LabGroup(pn.viewable.Viewer):
         self.stale_note = html_pane(visible=False, margin=(0, 10), css_classes=["lab-stale-note"])
         # The address follows the preset and the engine, so the link can be shared.
         self.address_bar = AddressBar(width=0, height=0, margin=0)
+        # The page's own knobs by name (the preset and the engine are LabGroup's).
+        self.knobs: dict[str, Any] = {}
         self._run: Stoppable | None = None
         self.roots: Sequence[pn.Column] = ()
         self.run_button.on_click(self._on_run)
@@ -169,10 +177,15 @@ class LabGroup(pn.viewable.Viewer):
             sizing_mode="stretch_width",
         )
 
-    def knob_row(self, **widgets: pn.viewable.Viewable | pn.viewable.Viewer) -> pn.FlexBox:
-        """A row of knobs that wraps: each widget, by its knob's name, above its message
-        (if the knob has one)."""
-        return pn.FlexBox(*(self.knob_cell(w, name) for name, w in widgets.items()), **WRAPPING)
+    def widget(self, name: str) -> Any:
+        """A knob's widget: the picker ("preset"), the engine or one of ``knobs``."""
+        if name in self.knobs:
+            return self.knobs[name]
+        return {"preset": self.preset_select, "engine": self.engine}[name]
+
+    def knob_row(self, *names: str) -> pn.FlexBox:
+        """A row of knobs that wraps: each widget above its message (if it has one)."""
+        return pn.FlexBox(*(self.knob_cell(self.widget(name), name) for name in names), **WRAPPING)
 
     def knob_cell(
         self, widget: pn.viewable.Viewable | pn.viewable.Viewer, name: str, **params: Any
@@ -188,9 +201,8 @@ class LabGroup(pn.viewable.Viewer):
         update_changed(pane, object=render_knob_error(message), visible=bool(message))
 
     def show_stale(self, changes: Sequence[str], playing: bool) -> None:
-        """Mark the results shown (the roots after the controls) as stale while
-        ``changes`` name the knobs as they were for them, with a note that says so;
-        ``playing``: a run of the knobs is playing. No changes: unmark them."""
+        """Mark the results shown (the roots after the controls) as stale, with a note naming
+        ``changes`` (none: unmark them); ``playing``: a run of the knobs plays."""
         stale = bool(changes)
         with pn.io.hold():
             note = render_stale_note(changes, playing) if stale else ""
@@ -204,8 +216,7 @@ class LabGroup(pn.viewable.Viewer):
 
     @logged
     def _on_preset(self, event: Any) -> None:
-        """A preset of another group (the traces' or the fleet's from a workload preset,
-        or back) opens as a new page; one of this group's is loaded here."""
+        """A preset of another group opens as a new page; one of this group's is loaded here."""
         if lab_group(event.new) == self.group:
             self.load_preset(event.new)
         else:
@@ -226,8 +237,7 @@ class LabGroup(pn.viewable.Viewer):
         self._run = run
 
     def end(self, run: Stoppable) -> bool:
-        """Whether ``run``, ended or stopped, was still the page's (no newer run took over);
-        from now on it is not."""
+        """Whether ``run`` was still the page's run; from now on it is not."""
         if run is not self._run:
             return False
         self._run = None
@@ -236,8 +246,7 @@ class LabGroup(pn.viewable.Viewer):
     def shows_progress(
         self, run: Stoppable, text: Callable[[float], str]
     ) -> Callable[[float], None]:
-        """A run's progress callback: the status line says ``text(share)`` while ``run``
-        is the page's run."""
+        """A progress callback that shows ``text(share)`` while ``run`` is the page's run."""
 
         def show(share: float) -> None:
             if run is self._run:
@@ -246,8 +255,8 @@ class LabGroup(pn.viewable.Viewer):
         return show
 
     async def played(self, run: Stoppable, play: Awaitable[T | None], stopped: str) -> T | None:
-        """``play``, ``run`` played as the page's run with Stop on: what it gives, or None
-        when a newer run took over or it was stopped (the status line says ``stopped``)."""
+        """``play`` as the page's run with Stop on: what it gives, or None when a newer run took
+        over or it was stopped (the status line says ``stopped``)."""
         self.begin(run)
         self.set_running(True)
         result = await play
@@ -271,10 +280,8 @@ class LabGroup(pn.viewable.Viewer):
             self._run.stop()
 
     def serve(self, title: str) -> None:
-        """Serve the layout roots, and neither a Location (the query was read before;
-        AddressBar writes the address) nor a BrowserInfo (nothing reads them): the static
-        site's page holds as many root elements as the main app's at most
-        (tests/site/test_site_lab.py would fail on more)."""
+        """Serve the layout roots, with neither a Location nor a BrowserInfo: the static site's page
+        holds no more root elements than the main app's (tests/site/test_site_lab.py)."""
         with pn.config.set(browser_info=False):
             for index, root in enumerate(self.roots):
                 root.servable(title=title if index == 0 else None, location=False)
@@ -287,10 +294,8 @@ class LabGroup(pn.viewable.Viewer):
 
 
 def attach_shared_models(document: Document) -> None:
-    """Attach again the models the document's roots share (the charts' sources and step
-    axis). Panel detaches each root's models from their document before adding it,
-    and Bokeh attaches only models new to the document: shared ones stayed detached,
-    and their changes never reached the page."""
+    """Attach again the models the roots share (the charts' sources and step axis): Panel detaches
+    each root's models before adding it, and Bokeh attaches only new ones."""
     for model in document.models:
         if model.document is None:
             model._attach_document(document)

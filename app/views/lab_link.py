@@ -1,7 +1,5 @@
-"""The way into the workload lab from the other pages (the start page, the stepping
-page), and the lab's stylesheets: light, so that a page without the lab does not import
-the lab's views and charts (app/views/lab.py and what it imports, with Bokeh's plotting:
-about 0.4 s of the static site's start in Pyodide)."""
+"""The way into the workload lab from the other pages, and the lab's stylesheets: light, so that a
+page without the lab does not import Bokeh's plotting (0.4 s in Pyodide)."""
 
 from __future__ import annotations
 

@@ -1,19 +1,17 @@
-"""The workload lab's "Real traces" page (`?lab=real-traces`): a trace (shipped, or the
-learner's file), a slice, the block size and the engine as knobs; the hit-rate curve
-against capacity drawn point by point, with progress and Stop, and the gap to the paper;
-the slice replayed with time on the presets' charts. The runs are app/data/trace_lab.py's,
-the charts app/views/lab_charts.py's; app/views/lab_controls.py holds what this page and
-the presets' share."""
+"""The workload lab's "Real traces" page (`?lab=real-traces`): a trace, a slice, the block size and
+the engine as knobs; the hit-rate curve against capacity drawn point by point, and the gap to the
+paper; the slice replayed with time on the presets' charts."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import panel as pn
 
-from app.components import at_once
+from app.components.at_once import FloatInput, IntInput, Select
 from app.data.lab import DEFAULT_ENGINE
 from app.data.lab_presets import TRACES_PRESET
 from app.data.trace_lab import (
@@ -30,6 +28,7 @@ from app.host.errors import logged
 from app.host.runtime import in_pyodide
 from app.render.lab import render_knob_error
 from app.render.lab_traces import (
+    TRACES,
     render_curve_done,
     render_curve_progress,
     render_gap_sentences,
@@ -41,7 +40,7 @@ from app.render.lab_traces import (
 )
 from app.style.theme import FOCUS_RING
 from app.views.lab_charts import SOURCE_KEYS, CurveChart, RunCharts
-from app.views.lab_controls import WRAPPING, LabGroup, html_pane, update_changed
+from app.views.lab_controls import WRAPPING, LabGroup, html_pane, knob_widgets, update_changed
 from engine.lab.traces.replay import InOrderReplay, trace_name_of
 from engine.lab.traces.request_trace import (
     TRACE_BLOCK_TOKENS,
@@ -57,15 +56,16 @@ YOUR_FILE = "your file"
 TIMED_CHARTS = (0, 2, 4, 5)
 # What the replay with time's runs are called in the charts' legends.
 TIMED_LABEL = "with time"
-# The knobs the curve depends on (the replay with time also on step_ms and capacity).
+# The knobs the curve depends on, and all of them (the replay with time's), in the order
+# the stale note names them.
 CURVE_KNOBS = ("trace", "requests", "block_size", "engine")
+ALL_KNOBS = (*CURVE_KNOBS, "step_ms", "capacity")
 # A timed knob's message goes beside its widget (the engine's names for them).
 TIMED_KNOB_CELLS = {"capacity_tokens": "capacity", "step_ms": "step_ms"}
 
 
 class TraceLabView(LabGroup):
-    """The "Real traces" group: a trace, a slice, the block size and the engine as knobs;
-    the curve drawn point by point, with progress and Stop; the gap to the paper."""
+    """The "Real traces" group: a trace, a slice, the block size and the engine as knobs."""
 
     group = "traces"
     cell_prefix = "traces"
@@ -76,26 +76,18 @@ class TraceLabView(LabGroup):
         knobs = ("requests", "block_size", "upload", "step_ms", "capacity")
         super().__init__(TRACES_PRESET, engine, notices, knobs, **params)
         shipped = available_traces()
-        self.trace_select = at_once.Select(
-            label="Trace",
-            options=[*shipped, YOUR_FILE],
-            value=shipped[0] if shipped else YOUR_FILE,
-            width=200,
+        trace = shipped[0] if shipped else YOUR_FILE
+        self.knobs = knob_widgets(
+            (
+                ("trace", partial(Select, options=[*shipped, YOUR_FILE]), "Trace", trace, 200),
+                ("requests", IntInput, "Requests (first N; 0: all)", DEFAULT_TRACE_REQUESTS, 200),
+                ("block_size", IntInput, "block_size (vLLM, tokens)", TRACE_BLOCK_TOKENS, 200),
+                ("step_ms", FloatInput, "Step time (ms, with time)", DEFAULT_STEP_MS, 200),
+                ("capacity", IntInput, "Capacity (tokens, with time)", DEFAULT_TIMED_CAPACITY, 200),
+            )
         )
-        self.requests = at_once.IntInput(
-            label="Requests (first N; 0: all)", value=DEFAULT_TRACE_REQUESTS, width=200
-        )
-        self.block_size = at_once.IntInput(
-            label="block_size (vLLM, tokens)", value=TRACE_BLOCK_TOKENS, width=200
-        )
-        self.upload = pn.widgets.FileInput(
+        self.knobs["upload"] = pn.widgets.FileInput(
             accept=".jsonl,.json,.gz", width=240, stylesheets=[FOCUS_RING]
-        )
-        self.step_ms = at_once.FloatInput(
-            label="Step time (ms, with time)", value=DEFAULT_STEP_MS, width=200
-        )
-        self.capacity = at_once.IntInput(
-            label="Capacity (tokens, with time)", value=DEFAULT_TIMED_CAPACITY, width=200
         )
         self.timed_button = pn.widgets.Button(
             label="Run with time", width=130, stylesheets=[FOCUS_RING]
@@ -110,17 +102,15 @@ class TraceLabView(LabGroup):
         # The replay with time: the workload lab's charts of a run (the overlay's sources
         # left empty) and its numbers.
         self.timed_charts = RunCharts(TIMED_CHARTS, lambda e, n: f"timed-source-{e}-{n}")
-        self.timed_sources = self.timed_charts.sources
         self.timed_charts.show_legends([TIMED_LABEL], None, self.engines)
         self.timed_intro = html_pane(render_timed_intro(CANNOT_SHOW))
         self.timed_numbers = html_pane()
         # The last replay with time's runs (it and the curve play one at a time).
         self.timed: list[TimedTraceRun] | None = None
         self.timed_button.on_click(self._on_timed)
-        self.upload.param.watch(self._on_upload, "value")
-        inputs = (self.trace_select, self.requests, self.block_size, self.engine, self.step_ms)
-        for widget in (*inputs, self.capacity):
-            widget.param.watch(lambda _: self._show_staleness(), "value")
+        self.knobs["upload"].param.watch(self._on_upload, "value")
+        for name in ALL_KNOBS:
+            self.widget(name).param.watch(lambda _: self._show_staleness(), "value")
         # Hidden until a replay with time has runs to draw (no empty charts before).
         self.timed_box = pn.FlexBox(*self.timed_charts.cells(), visible=False, **WRAPPING)
         self.roots = self._build()
@@ -128,16 +118,7 @@ class TraceLabView(LabGroup):
     def _build(self) -> tuple[pn.Column, ...]:
         controls = self.controls_root(
             render_traces_intro(DEFAULT_TRACE_REQUESTS if in_pyodide() else None),
-            self.knob_row(
-                preset=self.preset_select,
-                trace=self.trace_select,
-                requests=self.requests,
-                block_size=self.block_size,
-                engine=self.engine,
-                upload=self.upload,
-                step_ms=self.step_ms,
-                capacity=self.capacity,
-            ),
+            self.knob_row("preset", *CURVE_KNOBS, "upload", "step_ms", "capacity"),
             self.buttons_row(self.timed_button),
         )
         timed = pn.Column(
@@ -147,30 +128,18 @@ class TraceLabView(LabGroup):
             sizing_mode="stretch_width",
             css_classes=["lab-timed"],
         )
-        return (
-            controls,
-            self.results_root(
-                "lab-traces", self.stale_note, self.curve_chart.pane, self.gap, timed
-            ),
-        )
+        results = (self.stale_note, self.curve_chart.pane, self.gap, timed)
+        return controls, self.results_root("lab-traces", *results)
 
     def knob_values(self) -> dict[str, Any]:
         """The knobs as the stale note names them (the learner's file by its name)."""
-        trace = self.trace_select.value
-        if trace == YOUR_FILE:
-            trace = self.upload.filename or YOUR_FILE
-        return {
-            "trace": trace,
-            "requests": self.requests.value,
-            "block_size": self.block_size.value,
-            "engine": self.engine.value,
-            "step_ms": self.step_ms.value,
-            "capacity": self.capacity.value,
-        }
+        values = {name: self.widget(name).value for name in ALL_KNOBS}
+        if values["trace"] == YOUR_FILE:
+            values["trace"] = self.knobs["upload"].filename or YOUR_FILE
+        return values
 
     def _show_staleness(self, playing: bool = False) -> None:
-        """Mark the results shown stale (dimmed, with a note naming the knobs they are
-        for) the moment a knob differs from theirs; unmark them once it does not."""
+        """Mark the results stale the moment a knob differs from theirs, else unmark them."""
         now = self.knob_values()
         shown = ((self._curve_for, CURVE_KNOBS), (self._timed_for, tuple(now)))
         changes = [
@@ -194,16 +163,16 @@ class TraceLabView(LabGroup):
             self.show_knob_error("upload", str(error))
             return
         self.show_knob_error("upload", "")
-        self.trace_select.value = YOUR_FILE
+        self.knobs["trace"].value = YOUR_FILE
 
     async def _entries(self) -> tuple[str, list[TraceEntry]] | None:
         """The trace's name and all its requests; None (and a message) when there is none."""
-        name = self.trace_select.value
+        name = self.knobs["trace"].value
         if name == YOUR_FILE:
             if self._uploaded is None:
                 self.show_knob_error("upload", "Choose a trace file (JSON lines, or gzipped)")
                 return None
-            filename = self.upload.filename or "your_trace.jsonl"
+            filename = self.knobs["upload"].filename or "your_trace.jsonl"
             return trace_name_of(filename), self._uploaded
         try:
             return name, list(await load_trace(name))
@@ -212,13 +181,12 @@ class TraceLabView(LabGroup):
             return None
 
     async def checked_slice(self) -> tuple[str, list[TraceEntry], bool, int] | None:
-        """The trace's name, the slice the knobs ask for, whether it is the whole trace,
-        and the block size; each bad knob's message is shown beside it."""
+        """The trace's name, slice, whether it is whole, and block size; or None (and why)."""
         chosen = await self._entries()
         if chosen is None:
             return None
         name, entries = chosen
-        requests, block_size = self.requests.value, self.block_size.value
+        requests, block_size = self.knobs["requests"].value, self.knobs["block_size"].value
         found = check_trace_knobs(requests, block_size, len(entries))
         for knob in ("requests", "block_size"):
             self.show_knob_error(knob, found.get(knob, ""))
@@ -228,13 +196,12 @@ class TraceLabView(LabGroup):
         return name, entries[:count], count >= len(entries), block_size
 
     async def checked_timed_run(self) -> TraceTimedRun | None:
-        """The replay with time the knobs ask for; each bad knob's message is shown
-        beside it (one the page has no widget for, in the status line)."""
+        """The replay with time the knobs ask for; or None (and why, beside the knobs)."""
         chosen = await self.checked_slice()
         if chosen is None:
             return None
         _, entries, _, block_size = chosen
-        step_ms, capacity = self.step_ms.value, self.capacity.value
+        step_ms, capacity = self.knobs["step_ms"].value, self.knobs["capacity"].value
         found = timed_problems(entries, self.engines, capacity, block_size, step_ms)
         shown = {TIMED_KNOB_CELLS.get(knob, knob): message for knob, message in found.items()}
         for name in self.knob_errors:
@@ -255,8 +222,7 @@ class TraceLabView(LabGroup):
         pn.state.execute(self.start_timed)
 
     async def start_timed(self) -> None:
-        """Replay the slice with time on the engines asked for (stopping a run in
-        progress), with progress, then draw each engine's run on the charts."""
+        """Replay the slice with time on the engines asked for, then draw the runs."""
         run = await self.checked_timed_run()
         if run is None:
             return
@@ -267,7 +233,7 @@ class TraceLabView(LabGroup):
             self.status.object = render_timed_progress(0.0)
             self._show_staleness(playing=True)
         playing = run.play(self.shows_progress(run, render_timed_progress))
-        runs = await self.played(run, playing, "Stopped: the replay with time did not finish.")
+        runs = await self.played(run, playing, TRACES["timed_stopped"])
         if runs is None:
             return
         with pn.io.hold():
@@ -318,8 +284,7 @@ class TraceLabView(LabGroup):
                 done = sum(len(p) for p in run.points.values())
                 self.status.object = render_curve_progress(run.progress, done, total)
 
-        stopped = "Stopped: the chart shows the points played so far."
-        curve = await self.played(run, run.play(show_point), stopped)
+        curve = await self.played(run, run.play(show_point), TRACES["curve_stopped"])
         if curve is None:
             return
         with pn.io.hold():

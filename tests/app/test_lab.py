@@ -131,18 +131,18 @@ def test_the_view_runs_a_preset_and_only_changes_the_sources_data() -> None:
     view = LabView("fresh-salt")
     for knob, value in SMALL_KNOBS.items():
         view.knobs[knob].value = value
-    sources, figures = list(view.sources), list(view.figures)
+    sources, figures = list(view.charts.sources), list(view.charts.figures)
     play(view)
     assert view.result is not None
-    assert view.sources == sources and view.figures == figures  # the same models
+    assert view.charts.sources == sources and view.charts.figures == figures  # the same models
     run, compare = view.result.run, view.result.compare
     assert compare is not None
-    assert view.sources[0].data["cumulative_hits"][-1] == 0  # fresh salt: nothing hits
-    assert view.sources[1].data["cumulative_hits"][-1] == compare.summary()["hits"] > 0
+    assert view.charts.sources[0].data["cumulative_hits"][-1] == 0  # fresh salt: nothing hits
+    assert view.charts.sources[1].data["cumulative_hits"][-1] == compare.summary()["hits"] > 0
     assert run.workload.salt == "per-request" and compare.workload.salt == "none"
     view.overlay.value = False
     play(view)
-    assert view.sources[1].data["step"] == []
+    assert view.charts.sources[1].data["step"] == []
 
 
 def test_a_run_on_the_served_page_sends_the_charts_new_data() -> None:
@@ -297,7 +297,7 @@ def test_a_rerun_sends_only_the_charted_columns_and_leaves_the_buttons_alone() -
     assert changed == []
     assert view.stop_button.disabled and not view.run_button.disabled
     drawn = {column for _, _, series, _ in CHARTS for column, _ in series}
-    assert set(view.sources[0].data) == drawn | {"step"} < set(COLUMNS)
+    assert set(view.charts.sources[0].data) == drawn | {"step"} < set(COLUMNS)
     assert "Done" in view.status.object
 
 
@@ -333,15 +333,15 @@ def test_a_small_run_links_to_the_playground_at_the_step_shown_and_a_big_one_say
 def test_count_charts_tick_at_whole_numbers() -> None:
     """A chart of counts that stay 0 (no preemptions) labels 0 and 1, not "0, 0, 1, 1"."""
     view = LabView("shared-prefix")
-    counts = [fig for fig, chart in zip(view.figures, CHARTS, strict=True) if not chart[3]]
+    counts = [fig for fig, chart in zip(view.charts.figures, CHARTS, strict=True) if not chart[3]]
     assert counts and all(fig.yaxis[0].ticker.min_interval == 1 for fig in counts)
-    rates = [fig for fig, chart in zip(view.figures, CHARTS, strict=True) if chart[3]]
+    rates = [fig for fig, chart in zip(view.charts.figures, CHARTS, strict=True) if chart[3]]
     assert rates and all(fig.yaxis[0].ticker.min_interval != 1 for fig in rates)
 
 
 def legend_of(view: LabView, index: int) -> list[tuple[str, str, str]]:
     """A chart's legend as (series key, label, pressed) per button."""
-    page = parse(view.legends[index].html)
+    page = parse(view.charts.legends[index].html)
     return [
         (button.attrs["data-key"], button.text, button.attrs["aria-pressed"])
         for button in page.with_attr("data-key")
@@ -355,9 +355,9 @@ def test_each_chart_has_a_legend_of_the_series_it_draws() -> None:
     for knob, value in SMALL_KNOBS.items():
         view.knobs[knob].value = value
     play(view)
-    drawn = [index for index, pane in enumerate(view.chart_panes) if pane.visible]
+    drawn = [index for index, pane in enumerate(view.charts.panes) if pane.visible]
     assert drawn
-    for index, (fig, chart) in enumerate(zip(view.figures, CHARTS, strict=True)):
+    for index, (fig, chart) in enumerate(zip(view.charts.figures, CHARTS, strict=True)):
         if index not in drawn:
             continue
         legend = legend_of(view, index)
@@ -377,7 +377,7 @@ def run_keys(view: LabView) -> list[str]:
     """The line naming the solid and dashed runs in each legend (of a chart drawn)."""
     return [
         key.text
-        for legend, pane in zip(view.legends, view.chart_panes, strict=True)
+        for legend, pane in zip(view.charts.legends, view.charts.panes, strict=True)
         if pane.visible
         for key in parse(legend.html).find_all(data_testid="lab-key")
     ]
@@ -388,13 +388,13 @@ def test_each_charts_legend_names_its_solid_and_dashed_runs() -> None:
     for knob, value in SMALL_KNOBS.items():
         view.knobs[knob].value = value
     play(view)
-    drawn = sum(pane.visible for pane in view.chart_panes)
+    drawn = sum(pane.visible for pane in view.charts.panes)
     assert drawn >= 4
     both = "Solid: your knobs (4 changed) · dashed: fresh salt per request"
     assert run_keys(view) == [both] * drawn
     view.overlay.value = False
     play(view)
-    drawn = sum(pane.visible for pane in view.chart_panes)
+    drawn = sum(pane.visible for pane in view.charts.panes)
     assert run_keys(view) == ["Solid: your knobs (4 changed)"] * drawn
 
 
@@ -408,23 +408,23 @@ def test_a_chart_with_nothing_to_draw_says_so_in_one_line() -> None:
     titles = [chart[0] for chart in CHARTS]
     empty = {
         title: parse(legend.html).find_all(data_testid="chart-empty")
-        for title, legend in zip(titles, view.legends, strict=True)
+        for title, legend in zip(titles, view.charts.legends, strict=True)
     }
     hidden = [
-        title for title, pane in zip(titles, view.chart_panes, strict=True) if not pane.visible
+        title for title, pane in zip(titles, view.charts.panes, strict=True) if not pane.visible
     ]
     assert set(hidden) == {title for title, found in empty.items() if found}
     assert "Preemptions" in hidden and titles[0] not in hidden
     (line,) = empty["Preemptions"]
     assert line.text == "Preemptions: nothing to draw, no request was preempted in either run."
-    assert not parse(view.legends[titles.index("Preemptions")].html).with_attr("data-key")
+    assert not parse(view.charts.legends[titles.index("Preemptions")].html).with_attr("data-key")
     survival = next(t for t in titles if t.startswith("Survival"))
     assert survival in hidden
 
     preempting = LabView("preemption-survival")
     play(preempting)
     assert preempting.result is not None and preempting.result.run.summary()["preemptions"] > 0
-    assert preempting.chart_panes[titles.index("Preemptions")].visible
+    assert preempting.charts.panes[titles.index("Preemptions")].visible
 
 
 def test_results_that_no_longer_match_the_knobs_are_marked_stale(
@@ -469,11 +469,11 @@ def test_results_that_no_longer_match_the_knobs_are_marked_stale(
 
 def test_a_legend_button_hides_and_shows_its_series() -> None:
     view = LabView("shared-prefix")
-    fig, legend = view.figures[2], view.legends[2]
+    fig, legend = view.charts.figures[2], view.charts.legends[2]
     legend.hidden = ["held_blocks/compare"]
     hidden = {r.name for r in fig.renderers if not r.visible}
     assert hidden == {"held_blocks/compare", RANGE_ANCHOR}
-    assert all(r.visible for other in view.figures[:2] for r in series(other))
+    assert all(r.visible for other in view.charts.figures[:2] for r in series(other))
     legend.hidden = []
     assert all(r.visible for r in series(fig))
 
@@ -658,7 +658,7 @@ def test_the_view_plays_ahead_once_a_run_is_shown_and_stops_when_a_knob_moves(
     view.knobs["salt"].value = "per-user"  # a run played ahead: shown without playing
     play(view)
     assert view.result is not None and view.result.run.workload.salt == "per-user"
-    assert view.sources[0].data["step"] == chart_data(view.result.run)["step"]
+    assert view.charts.sources[0].data["step"] == chart_data(view.result.run)["step"]
     # Neither run was played again (the runs ahead of this one are new runners).
     shown = view.result.run.workload, view.result.compare and view.result.compare.workload
     assert not set(shown) & set(built) and view.status.object.startswith("Done:")

@@ -106,7 +106,7 @@ def both_engines_view(name: str, small: bool = True) -> LabView:
 def test_both_engines_lines_are_on_the_same_charts_and_each_legend_names_its_engine() -> None:
     view = both_engines_view("shared-prefix")
     assert view.result is not None
-    sources = dict(zip(SOURCE_KEYS, view.sources, strict=True))
+    sources = dict(zip(SOURCE_KEYS, view.charts.sources, strict=True))
     sglang, sglang_compare = view.result.run_of("sglang"), view.result.run_of("sglang", True)
     assert sglang is not None and sglang_compare is not None
     expected = chart_data(sglang)
@@ -121,11 +121,11 @@ def test_both_engines_lines_are_on_the_same_charts_and_each_legend_names_its_eng
         for style in ("solid", "dashed")
     ]
     # The chart of the pool says how SGLang's slots are drawn.
-    assert "SGLang: KV slots / block_size" in view.figures[2].title.text
+    assert "SGLang: KV slots / block_size" in view.charts.figures[2].title.text
     # Preemptions: none on vLLM here, retractions not charted on SGLang: the line says both.
     said = [
         tag.text
-        for legend in view.legends
+        for legend in view.charts.legends
         for tag in parse(legend.html).find_all(data_testid="chart-empty")
     ]
     assert any(
@@ -174,7 +174,7 @@ def test_sglang_alone_says_the_step_view_is_vllms_and_preemptions_are_not_modell
     assert not view.step_view.visible
     said = [
         legend.html
-        for legend, pane in zip(view.legends, view.chart_panes, strict=True)
+        for legend, pane in zip(view.charts.legends, view.charts.panes, strict=True)
         if not pane.visible
     ]
     assert said and all("rather than preempting" in text for text in said)

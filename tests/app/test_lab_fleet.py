@@ -30,12 +30,12 @@ REQUESTS = 120
 def ran(engine: str, requests: int, replicas: int, capacity: int, **more: object) -> FleetLabView:
     """The page after a run over the conversation trace with these knobs."""
     view = FleetLabView(engine=engine)
-    view.trace_select.value = "conversation"
-    view.requests.value = requests
-    view.replicas.value = replicas
-    view.capacity.value = capacity
+    view.knobs["trace"].value = "conversation"
+    view.knobs["requests"].value = requests
+    view.knobs["replicas"].value = replicas
+    view.knobs["capacity"].value = capacity
     for knob, value in more.items():
-        getattr(view, knob).value = value
+        view.knobs[knob].value = value
     asyncio.run(view.start())
     return view
 
@@ -64,14 +64,14 @@ def test_the_page_shows_each_routers_fleet_run() -> None:
     loads = view.charts.load_source.data
     assert loads["ys"] == view.runs["vllm", "prefix-aware"].series["load"]
     assert len(loads["ys"]) == 4 and loads["replica"][3] == "replica 3"
-    view.load_router.value = "cache-aware"
+    view.knobs["load_router"].value = "cache-aware"
     assert view.charts.load_source.data["ys"] == view.runs["vllm", "cache-aware"].series["load"]
 
 
 def test_a_bad_knob_gets_its_message_and_runs_nothing() -> None:
     view = FleetLabView()
-    view.requests.value = REQUESTS
-    view.replicas.value = 17
+    view.knobs["requests"].value = REQUESTS
+    view.knobs["replicas"].value = 17
     asyncio.run(view.start())
     assert "Replicas from 1 to 16" in view.knob_errors["replicas"].object
     assert view.knob_errors["replicas"].visible and not view.runs
@@ -113,7 +113,7 @@ def test_with_time_the_page_shows_the_timed_fleets() -> None:
     assert view.runs["vllm", "least-loaded"].series["load"] == expected.series["load"]
     assert view.charts.load_figure.xaxis[0].axis_label == "time (ms)"
     # the replay with time's own limits, beside the knob
-    view.requests.value = 2_000
+    view.knobs["requests"].value = 2_000
     asyncio.run(view.start())
     assert "more than 5,000,000" in view.knob_errors["requests"].object
 
@@ -122,7 +122,7 @@ def test_a_small_run_opens_each_replica_in_the_playground() -> None:
     view = ran("both", 16, 2, 25_536, block_size=64)
     entries = list(shipped_trace("conversation")[:16])
     for router in ("prefix-aware", "round-robin"):
-        view.load_router.value = router
+        view.knobs["load_router"].value = router
         run = view.runs["vllm", router]
         links = parse(view.playground.object)
         assert f"{router}'s replicas in the playground (vLLM)" in links.text
@@ -134,11 +134,11 @@ def test_a_small_run_opens_each_replica_in_the_playground() -> None:
             for replica in range(2)
         ]
     # too large: one line says why, and no link
-    view.block_size.value = 512
-    view.capacity.value = 1_000_000
+    view.knobs["block_size"].value = 512
+    view.knobs["capacity"].value = 1_000_000
     asyncio.run(view.start())
     assert "its blocks are 512 tokens" in view.playground.object
     assert "<a " not in view.playground.object
-    view.timed.value = True
+    view.knobs["timed"].value = True
     asyncio.run(view.start())
     assert "with time the requests of a replica overlap" in view.playground.object

@@ -167,19 +167,19 @@ def test_the_timed_knobs_say_what_is_wrong() -> None:
 def test_the_page_replays_the_slice_with_time_on_the_lab_charts() -> None:
     view = TraceLabView(engine="both")
     assert CANNOT_SHOW in parse(view.timed_intro.object).text
-    view.trace_select.value = "synthetic"
-    view.requests.value = 20
-    view.capacity.value = TIMED_CAPACITY
-    view.step_ms.value = 0.0
+    view.knobs["trace"].value = "synthetic"
+    view.knobs["requests"].value = 20
+    view.knobs["capacity"].value = TIMED_CAPACITY
+    view.knobs["step_ms"].value = 0.0
     asyncio.run(view.start_timed())
     assert view.timed is None
     assert "step_ms must be a positive number" in view.knob_errors["step_ms"].object
 
-    view.step_ms.value = 25.0
+    view.knobs["step_ms"].value = 25.0
     asyncio.run(view.start_timed())
     assert view.timed is not None and not view.knob_errors["step_ms"].visible
     entries = list(shipped_trace("synthetic")[:20])
-    for played, source in zip(view.timed, view.timed_sources[::2], strict=True):
+    for played, source in zip(view.timed, view.timed_charts.sources[::2], strict=True):
         expected = run_trace_timed(entries, TimedKnobs(TIMED_CAPACITY, engine=played.engine))
         assert source.data["step"] == [float(s) for s in expected.series["step"]]
         assert source.data["cumulative_hit_rate"] == pytest.approx(
@@ -199,9 +199,9 @@ def test_the_page_replays_the_slice_with_time_on_the_lab_charts() -> None:
 def timed_view() -> TraceLabView:
     """The page after a replay with time of 20 requests on both engines."""
     view = TraceLabView(engine="both")
-    view.trace_select.value = "synthetic"
-    view.requests.value = 20
-    view.capacity.value = TIMED_CAPACITY
+    view.knobs["trace"].value = "synthetic"
+    view.knobs["requests"].value = 20
+    view.knobs["capacity"].value = TIMED_CAPACITY
     asyncio.run(view.start_timed())
     assert view.timed is not None
     return view
@@ -218,7 +218,7 @@ def test_both_engines_pools_are_drawn_in_one_unit() -> None:
     unit: the two pools of one capacity are the same height (SGLang's were 512 times
     vLLM's, whose line lay flat at zero)."""
     view = timed_view()
-    sources = dict(zip(SOURCE_KEYS, view.timed_sources, strict=True))
+    sources = dict(zip(SOURCE_KEYS, view.timed_charts.sources, strict=True))
     pools = {}
     for engine in ("vllm", "sglang"):
         data = sources[engine, "run"].data
@@ -232,18 +232,18 @@ def test_a_changed_knob_marks_the_results_stale_at_once() -> None:
     view = timed_view()
     root = view.roots[1]
     assert not view.stale_note.visible and STALE not in root.css_classes
-    view.requests.value = 30
+    view.knobs["requests"].value = 30
     assert view.stale_note.visible and STALE in root.css_classes
     assert "requests = 20" in view.stale_note.object
     view.engine.value = "vLLM"
     assert "engine = both" in view.stale_note.object
-    view.requests.value, view.engine.value = 20, "both"
+    view.knobs["requests"].value, view.engine.value = 20, "both"
     assert not view.stale_note.visible and STALE not in root.css_classes
 
 
 def test_a_new_curve_drops_a_replay_with_time_of_another_slice() -> None:
     view = timed_view()
-    view.requests.value = 10
+    view.knobs["requests"].value = 10
     asyncio.run(view.start())
     assert view.timed is None and not view.timed_box.visible
     assert not view.stale_note.visible
