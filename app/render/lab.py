@@ -6,13 +6,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from app.render.content_files import load_toml
 from app.render.html import esc
 from app.render.metrics import render_metrics
 from app.render.pool import render_pool
 from app.render.queue import render_queue
 from app.render.requests import render_requests
 from engine.lab.play.vllm.timeline import Timeline
+from engine.lab.shared.content import load_toml
 from engine.lab.workload.run import WorkloadRun
 from engine.lab.workload.workload import MAX_SCENARIO_BLOCKS
 
