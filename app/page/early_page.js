@@ -18,8 +18,6 @@ import * as stepPage from '../components/step_page.js'
 
 // The stepping page's module: the live page takes its element over (show).
 const STEPPING_PAGE = 'step_page.js'
-// The playground page's stepping page, by its name (early_page.py: the worker fills it).
-const PLAYER = 'player'
 // What a component does not read anew when the live model takes over (earlyModel).
 const NOT_READ_ANEW = ['document_json', 'reply_json', 'remove']
 // The longest the page waits for the live stepping page to take it over, once Panel is up.
@@ -90,53 +88,47 @@ function earlyModel(values, answer, waited) {
   return { model, remove: () => fire('remove'), give, reply, attach }
 }
 
-// Lays the page out; `named` gets its named parts (early_page.py): {el, model, give,
-// reply, attach} of a component; `steppers` the stepping page's ({el, made, early}), which
-// the live page takes over; `asks` = {answer, waited} the components' requests before
-// Python (earlyModel).
-function layOut(page, sheets, { removes, named, steppers, asks }) {
-  const sheet = (id) => sheets[id]
-  function outer(node) {
-    const el = document.createElement('div')
-    for (const [name, value] of Object.entries(node.style)) { el.style.setProperty(name, value) }
-    el.classList.add(...node.classes)
-    return el
-  }
+// Lays the page out; `steppers` gets the stepping page's ({made, early}: its early model
+// {model, give, reply, attach}), which the live page takes over; `asks` = {answer, waited}
+// the components' requests before Python (earlyModel).
+function layOut(page, sheets, { removes, steppers, asks }) {
   function shadow(el, node) {
     const root = el.attachShadow({ mode: 'open' })
-    root.adoptedStyleSheets = [0, ...node.sheets].map(sheet)  // 0: part_host.css, as Bokeh's
+    // 0: part_host.css, as Bokeh's
+    root.adoptedStyleSheets = [0, ...node.sheets].map((id) => sheets[id])
     return root
   }
-  function component(node) {
-    const el = outer(node)
+  function component(el, node) {
     const early = earlyModel(node.model, asks.answer, asks.waited)
     removes.push(early.remove)
     const made = COMPONENTS[node.esm].render({ model: early.model, view: { el } })
     shadow(el, node).append(made)
-    if (node.name) { named[node.name] = { el, ...early } }
-    if (node.esm === STEPPING_PAGE) { steppers.push({ el, made, early, layout: node.model.layout }) }
-    return el
+    if (node.esm === STEPPING_PAGE) { steppers.push({ made, early, layout: node.model.layout }) }
   }
-  function html(node) {
-    const el = outer(node)
+  function html(el, node) {
     const div = document.createElement('div')
     div.innerHTML = node.html
     shadow(el, node).append(div)
-    return el
   }
-  // The page: a column of components and HTML panes (early_page.py).
-  const column = outer(page.root)
-  column.append(...page.root.children.map((node) => (node.esm ? component(node) : html(node))))
-  if (page.root.sheets.length) { column.dataset.sheets = page.root.sheets.join(' ') }
+  // The page: a column of components and HTML panes (early_page.py), which fill it
+  // (early_page.css).
+  const column = document.createElement('div')
+  column.className = page.root.classes.join(' ')
+  Object.entries(page.root.style).forEach(([name, value]) => column.style.setProperty(name, value))
+  for (const node of page.root.children) {
+    const el = document.createElement('div')
+    if (node.esm) { component(el, node) } else { html(el, node) }
+    column.append(el)
+  }
   return column
 }
 
 // Lays the page out over the loading page, at `at` ({key, step}, or {} for the start
-// page); null if Python is there already, else its named parts (layOut). `answer(request)`
-// may answer a request before Python (the playground's worker); any other waits, and the
-// note says so. The live stepping page takes this one's over as it renders (LIVE_EVENT):
-// the same element, player and position, its requests now Python's. Any other page (the
-// start page) goes once the live page has rendered.
+// page); null if Python is there already, else its stepping page's (layOut), if any.
+// `answer(request)` may answer a request before Python (the playground's worker); any other
+// waits, and the note says so. The live stepping page takes this one's over as it renders
+// (LIVE_EVENT): the same element, player and position, its requests now Python's. Any
+// other page (the start page) goes once the live page has rendered.
 function show(page, at, answer = () => false) {
   const body = document.body
   if (!body.classList.contains('pn-loading')) { return null }  // live already
@@ -148,23 +140,15 @@ function show(page, at, answer = () => false) {
   const style = document.createElement('style')
   style.textContent = page.style
   document.head.append(style)
-  // The boxes' own stylesheets (the full page's columns: layout.css) are the page's.
-  const boxSheets = new Set()
   const steps = page.hint !== undefined  // a scenario's or a playground's, not the start page
   const status = steps ? statusNote(page.hint) : null
   const waited = () => { if (status) { status.say(page.asked_hint) } }
   const removes = []
-  const named = {}
   const steppers = []
   const host = document.createElement('div')
   host.className = 'pcl-early-page'
   if (steps) { body.classList.add(EARLY) }
-  host.append(layOut(page, sheets, { removes, named, steppers, asks: { answer, waited } }))
-  for (const el of host.querySelectorAll('[data-sheets]')) {
-    el.dataset.sheets.split(' ').forEach((id) => boxSheets.add(Number(id)))
-  }
-  const pageSheets = [...boxSheets].map((id) => sheets[id])
-  document.adoptedStyleSheets = [...document.adoptedStyleSheets, ...pageSheets]
+  host.append(layOut(page, sheets, { removes, steppers, asks: { answer, waited } }))
   body.prepend(host)
   if (status) { body.append(status.note) }
   // The player opens where the address says (it is already there).
@@ -197,7 +181,6 @@ function show(page, at, answer = () => false) {
     watcher.disconnect()
     if (host.isConnected) { leave() }
     style.remove()
-    document.adoptedStyleSheets = document.adoptedStyleSheets.filter((s) => !pageSheets.includes(s))
     body.classList.remove(EARLY)
     if (status) { status.stop(); status.note.remove() }
   }
@@ -214,7 +197,7 @@ function show(page, at, answer = () => false) {
   document.addEventListener(LIVE_EVENT, takenOver)
   const watcher = new MutationObserver(settle)
   watcher.observe(body, { attributes: true, attributeFilter: ['class'] })
-  return named
+  return steppers[0]
 }
 
 // The app's worker, asked: request -> a promise of its answer (JSON both ways).
@@ -242,7 +225,7 @@ function asking(worker, type) {
 // writes into the address (Python opens it from there), or the editor's messages.
 function showPlayground(page, worker, type) {
   const askWorker = asking(worker, type)
-  const stepping = page.root.children.find((node) => node.name === PLAYER)
+  const stepping = page.root.children.find((node) => node.esm === STEPPING_PAGE)
   const decks = stepping.model.decks
   let serial = 1  // one per document the worker makes (the player tells them apart)
   const nextSerial = () => (serial += 1)
@@ -276,8 +259,8 @@ function showPlayground(page, worker, type) {
     if (!opened) { return }  // an address Python answers (a notice)
     stepping.model.document_json = JSON.stringify(opened.document)
     stepping.model.editor = { ...stepping.model.editor, fields: opened.fields }
-    const named = show(page, {}, answer)
-    if (named) { player = named[PLAYER] }
+    const shown = show(page, {}, answer)
+    if (shown) { player = shown.early }
   }).catch((error) => console.warn('early page: Python will show this link', error))
 }
 

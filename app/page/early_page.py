@@ -10,7 +10,7 @@ app/page/early_page.js lays that out with plain elements and runs each
 component's own `render`, so the page steps, switches modes and scenarios before
 Pyodide has started. The layout itself is written once, in layout.py.
 
-A playground link's page is the App's at the empty playground, its stepping page named
+A playground link's page is the App's at the empty playground, its document left out
 (the early page fills its document and its editor's fields at run time, from the app's
 worker: app/data/early_playground.py, for the link's own playground).
 """
@@ -38,8 +38,6 @@ PLAYGROUND_HINT = (
 )
 # Said once the learner asks what only Python answers (a request waits: early_page.js).
 ASKED_HINT = "Asked: the answer comes once Python has started."
-# The playground page's stepping page, filled at run time by its name (early_page.js).
-PLAYER = "player"
 # Stands where the notice's items go in its frames (early_notices).
 NOTICE_ITEM = "PCLITEM"
 # The base of every component's shadow root, as Bokeh's on the live page.
@@ -51,10 +49,8 @@ STYLE = stylesheet("app.page", "early_page.css") + stylesheet("app.components", 
 class EarlyPage:
     """One page's tree of nodes, with every stylesheet written once (`sheets`)."""
 
-    def __init__(self, named: dict[int, str] | None = None) -> None:
+    def __init__(self) -> None:
         self.sheets: list[str] = []
-        # id(object) -> its name: the early page fills these parts (kept if hidden)
-        self.named = named or {}
         self._sheet_index: dict[str, int] = {}
         self.sheet_ids([HOST_SHEET])  # sheet 0: every shadow root's (early_page.js)
 
@@ -68,60 +64,23 @@ class EarlyPage:
         return ids
 
     def page(self, app: Viewer) -> Node:
-        """The App's page: a column of components and HTML panes, each shown one a node."""
+        """The App's page: a column of components and HTML panes, each shown one a node.
+        The column's own width, margin and styles; its parts fill it (early_page.css)."""
         column = app.__panel__()
         if not isinstance(column, pn.Column):
             raise TypeError(f"the early page lays out a column, not {type(column).__name__}")
-        node = self._outer(column)
-        node["style"].update({"display": "flex", "flex-direction": "column"})
-        node.update(box="column", children=[self._part(o) for o in column.objects if o.visible])
-        return node
+        # Its `styles` centre it with their own margin: Panel keeps its margin's sides, inside.
+        style = {**column.styles, "max-width": f"{column.max_width}px"}
+        style["padding"] = f"0 {column.margin[1]}px"
+        parts = [self._part(o) for o in column.objects if o.visible]
+        return {"style": style, "classes": list(column.css_classes), "children": parts}
 
     def _part(self, obj: Viewable) -> Node:
-        if isinstance(obj, JSComponent):
-            node = self._component(obj)
-        elif isinstance(obj, pn.pane.HTML):
-            node = {**self._outer(obj), "html": str(obj.object or "")}
-        else:
+        sheets = self.sheet_ids([s for s in obj.stylesheets if isinstance(s, str)])
+        if isinstance(obj, pn.pane.HTML):
+            return {"sheets": sheets, "html": str(obj.object or "")}
+        if not isinstance(obj, JSComponent):
             raise TypeError(f"the early page cannot lay out {type(obj).__name__}")
-        if id(obj) in self.named:
-            node["name"] = self.named[id(obj)]
-        return node
-
-    def _outer(self, obj: Viewable) -> Node:
-        """What Panel puts on the element around an object in a column: size, margin,
-        classes, styles."""
-        style: dict[str, str] = {}
-        margin = obj.margin
-        if margin is not None:
-            sides = (margin,) * 4 if isinstance(margin, int) else tuple(margin)
-            if len(sides) == 2:
-                sides = (sides[0], sides[1], sides[0], sides[1])
-            if "margin" in (obj.styles or {}):
-                # A page's `styles` centre it with their own margin: Panel keeps the
-                # sides of its margin, inside.
-                style["padding"] = f"0 {sides[1]}px 0 {sides[3]}px"
-            else:
-                style["margin"] = " ".join(f"{side}px" for side in sides)
-        for name in ("width", "height", "min_width", "max_width", "min_height", "max_height"):
-            value = getattr(obj, name, None)
-            if value is not None:
-                style[name.replace("_", "-")] = f"{value}px"
-        # Inline, as Panel sets them on each element: they win over a stylesheet's
-        # `:host` rules (the theme's).
-        if obj.sizing_mode in ("stretch_width", "stretch_both"):
-            style["width"] = "auto"
-            style["align-self"] = "stretch"  # (across the column)
-        else:
-            style.setdefault("width", "auto")
-            style["flex"] = "0 0 auto"
-        style.setdefault("max-width", "100%")  # (a long line wraps within its row)
-        style["box-sizing"] = "border-box"
-        style.update({key: str(value) for key, value in (obj.styles or {}).items()})
-        sheets = [s for s in obj.stylesheets if isinstance(s, str)]
-        return {"style": style, "classes": list(obj.css_classes), "sheets": self.sheet_ids(sheets)}
-
-    def _component(self, obj: JSComponent) -> Node:
         cls = type(obj)
         model: dict[str, Any] = {}
         for name, parameter in cls.param.objects(instance=False).items():
@@ -132,24 +91,9 @@ class EarlyPage:
                 # (a component's Panel children would need Panel's layout before Python)
                 raise TypeError(f"the early page draws no Panel child ({cls.__name__}.{name})")
             model[name] = getattr(obj, name)
-        node = self._outer(obj)
-        own = [s for s in getattr(cls, "_stylesheets", []) if isinstance(s, str)]
-        node["sheets"] = self.sheet_ids(own) + node["sheets"]
-        node.update({"esm": cls._esm, "model": json.loads(json.dumps(model, default=str))})
-        return node
-
-
-def playground_parts(app: App) -> dict[int, str]:
-    """id -> name of the part of a playground's page the early page fills: the stepping
-    page (its document and its editor's fields)."""
-    return {id(app.page): PLAYER}
-
-
-def blank_player(page: Node) -> None:
-    """The page's document left out (the worker fills it, for the link's playground)."""
-    for part in page["children"]:
-        if part.get("name") == PLAYER:
-            part["model"]["document_json"] = "{}"
+        own = self.sheet_ids([s for s in getattr(cls, "_stylesheets", []) if isinstance(s, str)])
+        model = json.loads(json.dumps(model, default=str))
+        return {"sheets": own + sheets, "esm": cls._esm, "model": model}
 
 
 def early_notices(scenario: str) -> dict[str, Any]:
@@ -167,16 +111,17 @@ def early_notices(scenario: str) -> dict[str, Any]:
 def early_page(app: App, playground: bool = False) -> dict[str, Any]:
     """The early page of the App at one address: its tree, its stylesheets, and for a
     scenario's page what tells whether an address is its own (early_page.js). With
-    ``playground``, the page of every playground link: the App at a playground, with
-    the parts filled at run time named and its document left out."""
-    page = EarlyPage(playground_parts(app) if playground else None)
+    ``playground``, the page of every playground link: the App at a playground, its
+    stepping page's document left out."""
+    page = EarlyPage()
     drawn: dict[str, Any] = {
         "root": page.page(app),
         "sheets": page.sheets,
         "style": STYLE,
     }
     if playground:
-        blank_player(drawn["root"])
+        (stepping,) = drawn["root"]["children"]  # (the worker fills its document)
+        stepping["model"]["document_json"] = "{}"
         drawn.update(playground=True, hint=PLAYGROUND_HINT, asked_hint=ASKED_HINT)
     elif not app.start and app.state is not None:
         drawn.update(

@@ -30,8 +30,9 @@ def test_every_scenario_has_an_early_page_in_both_layouts() -> None:
 
 
 def early_nodes(node: dict[str, Any]) -> list[dict[str, Any]]:
-    """An early page's column and each part in it (early_page.py): no deeper tree."""
-    assert node["box"] == "column"
+    """An early page's column and each part in it (early_page.py): no deeper tree. The
+    column carries the App's class, which early_page.css lays out as a column."""
+    assert "prefix-cache-lab" in node["classes"]
     assert all("children" not in part for part in node["children"])
     return [node, *node["children"]]
 
