@@ -11,6 +11,10 @@ import os
 
 import pytest
 
+# The shared checks' asserts say what differed, as a test module's do.
+pytest.register_assert_rewrite("tests.app.page_checks", "tests.app.playground_checks")
+pytest.register_assert_rewrite("tests.app.lab_checks")
+
 LONG_HINT = "long by nature: run with --long (bash tests/run.sh --long)"
 
 
