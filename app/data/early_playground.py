@@ -44,11 +44,6 @@ def untraced_timeline(name: str, mode: str) -> AnyTimeline:
     return build_timeline(scenario, mode, trace=False)
 
 
-def lasts(name: str) -> dict[str, int]:
-    """Timeline key -> last step of every mode of a playground (as SimulatorState.lasts)."""
-    return {f"{name}/{m}": store.last_step(name, m) for m in timelines.modes(name)}
-
-
 def pages(
     name: str,
     mode: str,
@@ -66,7 +61,7 @@ def pages(
     renders = deck_renders(decks, compact=False)
     sent = bundle((timeline,), renders, at, around_only, code=False)
     held = held_steps((timeline,), at, around_only)
-    head = document_head(at, serial, lasts(name), held)
+    head = document_head(at, serial, timelines.lasts(name), held)
     return {**head, "views": sent["views"], "questions": sent["questions"]}
 
 

@@ -51,6 +51,11 @@ def _built_in_timeline(name: str, mode: str) -> AnyTimeline:
     return build_timeline(scenario(name), mode)
 
 
+def lasts(name: str) -> dict[str, int]:
+    """Timeline key -> last step of every mode of a scenario (a playground's unbuilt)."""
+    return {f"{name}/{mode}": last_step(name, mode) for mode in modes(name)}
+
+
 def engine_of(mode: str) -> str:
     """The engine a mode plays on: SGLang's schedule policies, else vLLM."""
     return "sglang" if mode in SGLANG_MODES else "vllm"
