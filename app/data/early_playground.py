@@ -30,18 +30,12 @@ from app.data.url import parse_link
 from app.playground import fields, store
 from app.render.decks import deck_renders
 from app.render.engines import AnyTimeline
-from engine.lab.play.scenario import SGLANG_MODES
-from engine.lab.play.sglang.timeline import build_sglang_timeline
-from engine.lab.play.vllm.timeline import build_timeline
 
 
 @lru_cache(maxsize=16)  # a name is a hash of the playground's data: it never changes
 def untraced_timeline(name: str, mode: str) -> AnyTimeline:
     """The timeline without the lines that ran: no deck here shows them."""
-    scenario = store.get(name).scenario
-    if mode in SGLANG_MODES:
-        return build_sglang_timeline(scenario, mode, trace=False)
-    return build_timeline(scenario, mode, trace=False)
+    return store.build(store.get(name).scenario, mode, trace=False)
 
 
 def pages(
