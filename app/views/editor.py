@@ -53,11 +53,6 @@ def fork(name: str) -> dict[str, Any]:
     return data
 
 
-def _numbers(data: Mapping[str, Any]) -> list[int]:
-    """The script's line numbers as the field shows data loaded whole: one action a line."""
-    return list(range(1, len(data.get("steps", [])) + 1))
-
-
 class PlaygroundEditor(param.Parameterized):
     """The editor's Python half (see the module): it answers the page's `edit`, `import`,
     `export` and `empty` requests and writes the page's `editor` (shown, fields, messages)
@@ -102,16 +97,6 @@ class PlaygroundEditor(param.Parameterized):
         self._play(data)
         self._write()
 
-    def edit(self, **texts: Any) -> dict[str, str]:
-        """The learner changed these fields (name -> text; `sglang` -> a bool): the
-        fields played, and each field's message (as the reply to the page says it)."""
-        self.fields = {**self.fields, **texts}
-        playground, data, messages = edit(self._data, self.fields)
-        self.messages.update(messages)
-        if playground is not None and data is not None:
-            self._opens(data, playground)
-        return messages
-
     def import_file(self, raw: bytes) -> None:
         """A TOML file the learner picked: loaded and played, or its message."""
         try:
@@ -126,16 +111,19 @@ class PlaygroundEditor(param.Parameterized):
             return
         self.load(data)
 
-    def toml(self) -> str:
-        """The playground shown, as a scenario file."""
-        return toml_writer.dumps(self._data)
-
     # -- the page's requests ----------------------------------------------------
     def _answer_edit(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """The learner changed these fields (name -> text; `sglang` -> a bool): the
+        fields played, and each field's message."""
         texts = request.get("fields")
         if not isinstance(texts, dict):
             return {"error": "No fields to play"}
-        return {"messages": self._html(self.edit(**texts))}
+        self.fields = {**self.fields, **texts}
+        playground, data, messages = edit(self._data, self.fields)
+        self.messages.update(messages)
+        if playground is not None and data is not None:
+            self._opens(data, playground)
+        return {"messages": self._html(messages)}
 
     def _answer_import(self, request: Mapping[str, Any]) -> dict[str, Any]:
         size, data = request.get("size"), request.get("data")
@@ -149,7 +137,7 @@ class PlaygroundEditor(param.Parameterized):
         return {"messages": self._html(self.messages)}
 
     def _answer_export(self, _request: Mapping[str, Any]) -> dict[str, Any]:
-        return {"toml": self.toml(), "filename": EXPORT_NAME}
+        return {"toml": toml_writer.dumps(self._data), "filename": EXPORT_NAME}
 
     def _answer_empty(self, _request: Mapping[str, Any]) -> dict[str, Any]:
         self.load(EMPTY)
@@ -159,7 +147,8 @@ class PlaygroundEditor(param.Parameterized):
     def _play(self, data: Mapping[str, Any], where: ActionPlace | None = None) -> None:
         """Play ``data``; ``where`` names its actions by their lines in the fields (by
         default, the lines the fields show for data loaded whole)."""
-        places = where or field_places(None, _numbers(data))
+        # (data loaded whole: one action a line)
+        places = where or field_places(None, list(range(1, len(data.get("steps", [])) + 1)))
         playground, messages = play(data, places)
         self.messages.update(messages)
         if playground is not None:
