@@ -16,6 +16,7 @@ from urllib.parse import urlencode
 import panel as pn
 import param
 
+from app.components.glossary import SHEETS as GLOSSARY_SHEETS
 from app.components.glossary import Glossary
 from app.components.quiz import QUIZ_SHEETS
 from app.components.start_page import StartPage
@@ -145,7 +146,7 @@ class App(pn.viewable.Viewer):
             "mode": [CSS],
             "player": [CSS],
             "quiz": QUIZ_SHEETS,
-            "glossary": Glossary.own_sheets(),
+            "glossary": GLOSSARY_SHEETS,
             "tabs": [stylesheet("app.components", "panel_tabs.css")],
             "ways": list(LAB_STYLESHEETS),
             "notice": [CSS],
