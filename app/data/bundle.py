@@ -40,10 +40,6 @@ class Deck:
     pages: tuple[str, ...]
     orders: Mapping[str, tuple[int | None, ...]]  # timeline key -> index into pages, per step
 
-    def page(self, key: str, step: int) -> str:
-        index = self.orders[key][step]
-        return "" if index is None else self.pages[index]
-
 
 def sends_every_step(timeline: AnyTimeline) -> bool:
     """Whether the page gets every step of the timeline (the pool's cells a page draws
