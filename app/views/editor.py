@@ -28,7 +28,7 @@ from app.playground.store import EMPTY
 from app.style.stylesheets import stylesheet
 from app.views.state import SimulatorState
 from engine.lab.play import toml_writer
-from engine.lab.play.scenario import ActionPlace, ScenarioError, scenario_data
+from engine.lab.play.scenario import ScenarioError, scenario_data
 from engine.lab.play.scenario_file import MAX_FILE_BYTES, parse_toml
 from engine.lab.play.script_lines import field_places
 
@@ -92,9 +92,14 @@ class PlaygroundEditor(param.Parameterized):
 
     def load(self, data: Mapping[str, Any]) -> None:
         """Show ``data`` in the fields and play it as it is (an imported file plays
-        exactly as `python -m engine --file` plays it)."""
+        exactly as `python -m engine --file` plays it), its actions named by the lines the
+        fields show (one action a line)."""
         self._show(data)
-        self._play(data)
+        places = field_places(None, list(range(1, len(data.get("steps", [])) + 1)))
+        playground, messages = play(data, places)
+        self.messages.update(messages)
+        if playground is not None:
+            self._opens(dict(data), playground)
         self._write()
 
     def import_file(self, raw: bytes) -> None:
@@ -144,16 +149,6 @@ class PlaygroundEditor(param.Parameterized):
         return {}
 
     # -- fields <-> data --------------------------------------------------------
-    def _play(self, data: Mapping[str, Any], where: ActionPlace | None = None) -> None:
-        """Play ``data``; ``where`` names its actions by their lines in the fields (by
-        default, the lines the fields show for data loaded whole)."""
-        # (data loaded whole: one action a line)
-        places = where or field_places(None, list(range(1, len(data.get("steps", [])) + 1)))
-        playground, messages = play(data, places)
-        self.messages.update(messages)
-        if playground is not None:
-            self._opens(dict(data), playground)
-
     def _opens(self, data: dict[str, Any], playground: store.Playground) -> None:
         """The fields' playground opens as the state's scenario (its mode if it has it)."""
         self._data, self._played = data, playground.scenario.name
