@@ -49,18 +49,15 @@ def current_query() -> str:
     return "?" + "&".join(pairs) if pairs else ""
 
 
-def create_app() -> App:
-    # (in Pyodide the static site's early page holds the builder's document)
-    return App(link=parse_link(current_query()), prebuilt=in_pyodide())
-
-
 if pn.state.curdoc is not None:  # a page being served or converted (not an import)
     serve_panel_assets_locally(pn.state.curdoc)
     # Panel takes a string and extends its base template with it (Bokeh types a Template).
     pn.state.curdoc.template = PAGE_TEMPLATE  # type: ignore[assignment]
 lab_preset = lab_link(current_query())
 if lab_preset is None:
-    create_app().servable(title="Prefix Cache Lab · BlockPool")
+    # (in Pyodide the static site's early page holds the builder's document)
+    simulator = App(link=parse_link(current_query()), prebuilt=in_pyodide())
+    simulator.servable(title="Prefix Cache Lab · BlockPool")
 else:
     # Only the lab's pages import the lab (its views and charts: about 0.4 s in Pyodide).
     from app.views.lab import open_lab

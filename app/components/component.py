@@ -37,23 +37,14 @@ class SkipsEchoes:
     def _server_change(
         self, doc: Document, ref: str, subpath: str | None, attr: str, old: Any, new: Any
     ) -> None:
-        if subpath is None and self.holds_already(attr, new):
-            return
-        super()._server_change(doc, ref, subpath, attr, old, new)  # type: ignore[misc]
-
-    def holds_already(self, attr: str, new: Any) -> bool:
-        """Whether the model's ``attr`` set to ``new`` is what Python's parameter of that
-        name holds (a component's data properties are its parameters, by name and value)."""
+        # (a component's data properties are its parameters, by name and value)
         try:
-            return attr in self.param and bool(getattr(self, attr) == new)
+            echo = subpath is None and attr in self.param and bool(getattr(self, attr) == new)
         except Exception:  # a value that cannot be compared is taken as a change
-            return False
+            echo = False
+        if not echo:
+            super()._server_change(doc, ref, subpath, attr, old, new)  # type: ignore[misc]
 
 
 class AppComponent(SkipsEchoes, JSComponent):
     """A JSComponent that does not hear its own changes back."""
-
-    @classmethod
-    def own_sheets(cls) -> list[str]:
-        """Its own stylesheets' texts (a part of the stepping page adopts them too)."""
-        return [sheet for sheet in getattr(cls, "_stylesheets", []) if isinstance(sheet, str)]

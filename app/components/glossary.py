@@ -11,6 +11,9 @@ from app.components.component import AppComponent
 from app.style.stylesheets import stylesheet
 from app.style.theme import FOCUS_RING
 
+# (a part of the stepping page adopts them too)
+SHEETS = [FOCUS_RING, stylesheet("app.components", "glossary.css")]
+
 
 class Glossary(AppComponent):
     """The glossary panel; a click on any term on the page opens it at that entry."""
@@ -18,4 +21,4 @@ class Glossary(AppComponent):
     html = param.String(default="", doc="The panel (render_glossary)")
 
     _esm = "glossary.js"
-    _stylesheets: ClassVar[list[str]] = [FOCUS_RING, stylesheet("app.components", "glossary.css")]
+    _stylesheets: ClassVar[list[str]] = SHEETS

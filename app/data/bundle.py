@@ -7,7 +7,7 @@ needs to open it. A step not sent is JSON null (NOT_SENT): a large timeline
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
@@ -40,34 +40,12 @@ class Deck:
     pages: tuple[str, ...]
     orders: Mapping[str, tuple[int | None, ...]]  # timeline key -> index into pages, per step
 
-    @classmethod
-    def of(cls, per_timeline: Mapping[str, Sequence[str | None]]) -> Deck:
-        """A step whose page is None is not sent (NOT_SENT): a large timeline's deck
-        holds only the pages around the shown step (views/sender.py)."""
-        index: dict[str, int] = {}
-        orders = {
-            key: tuple(
-                NOT_SENT if page is None else index.setdefault(page, len(index))
-                for page in per_step
-            )
-            for key, per_step in per_timeline.items()
-        }
-        return cls(tuple(index), orders)
-
-    def page(self, key: str, step: int) -> str:
-        index = self.orders[key][step]
-        return "" if index is None else self.pages[index]
-
-
-def pool_units(timeline: AnyTimeline) -> int:
-    """The pool's cells a page draws: vLLM's blocks, SGLang's slots or pages."""
-    return on_engine(timeline, lambda t: t.num_gpu_blocks, lambda t: t.num_slots // t.page_size)
-
 
 def sends_every_step(timeline: AnyTimeline) -> bool:
-    """Whether the page gets every step of the timeline (below SENT_AROUND_FROM) or only
-    the steps around the shown one."""
-    return pool_units(timeline) * len(timeline.steps) < SENT_AROUND_FROM
+    """Whether the page gets every step of the timeline (the pool's cells a page draws
+    times its steps below SENT_AROUND_FROM) or only the steps around the shown one."""
+    cells = on_engine(timeline, lambda t: t.num_gpu_blocks, lambda t: t.num_slots // t.page_size)
+    return cells * len(timeline.steps) < SENT_AROUND_FROM
 
 
 def steps_around(timeline: AnyTimeline, step: int) -> range:
@@ -91,14 +69,17 @@ def render_deck(
     at: tuple[str, int] = ("", 0),
     around_only: bool = False,
 ) -> Deck:
-    """One view's pages of every timeline: the steps not sent are NOT_SENT (sent_steps)."""
-    per_timeline: dict[str, list[str | None]] = {}
+    """One view's pages of every timeline, each distinct page once; a step not sent
+    (sent_steps) is NOT_SENT: a large timeline's deck holds only the steps around ``at``."""
+    index: dict[str, int] = {}
+    orders: dict[str, tuple[int | None, ...]] = {}
     for timeline in timelines:
         sent = sent_steps(timeline, at, around_only)
-        per_timeline[timeline_key(timeline)] = [
-            render(timeline, s) if s in sent else NOT_SENT for s in range(len(timeline.steps))
-        ]
-    return Deck.of(per_timeline)
+        orders[timeline_key(timeline)] = tuple(
+            index.setdefault(render(timeline, s), len(index)) if s in sent else NOT_SENT
+            for s in range(len(timeline.steps))
+        )
+    return Deck(tuple(index), orders)
 
 
 def bundle(

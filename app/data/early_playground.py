@@ -30,23 +30,12 @@ from app.data.url import parse_link
 from app.playground import fields, store
 from app.render.decks import deck_renders
 from app.render.engines import AnyTimeline
-from engine.lab.play.scenario import SGLANG_MODES
-from engine.lab.play.sglang.timeline import build_sglang_timeline
-from engine.lab.play.vllm.timeline import build_timeline
 
 
 @lru_cache(maxsize=16)  # a name is a hash of the playground's data: it never changes
 def untraced_timeline(name: str, mode: str) -> AnyTimeline:
     """The timeline without the lines that ran: no deck here shows them."""
-    scenario = store.get(name).scenario
-    if mode in SGLANG_MODES:
-        return build_sglang_timeline(scenario, mode, trace=False)
-    return build_timeline(scenario, mode, trace=False)
-
-
-def lasts(name: str) -> dict[str, int]:
-    """Timeline key -> last step of every mode of a playground (as SimulatorState.lasts)."""
-    return {f"{name}/{m}": store.last_step(name, m) for m in timelines.modes(name)}
+    return store.build(store.get(name).scenario, mode, trace=False)
 
 
 def pages(
@@ -66,7 +55,7 @@ def pages(
     renders = deck_renders(decks, compact=False)
     sent = bundle((timeline,), renders, at, around_only, code=False)
     held = held_steps((timeline,), at, around_only)
-    head = document_head(at, serial, lasts(name), held)
+    head = document_head(at, serial, timelines.lasts(name), held)
     return {**head, "views": sent["views"], "questions": sent["questions"]}
 
 

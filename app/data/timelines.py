@@ -16,8 +16,6 @@ from functools import cache
 from app.playground import store as playground
 from app.render.engines import AnyTimeline
 from engine.lab.play.scenario import SGLANG_MODES, Scenario, load_scenario, scenario_names
-from engine.lab.play.sglang.timeline import build_sglang_timeline
-from engine.lab.play.vllm.timeline import build_timeline
 
 DEFAULT_SCENARIO = "reset"
 
@@ -46,9 +44,12 @@ def _built_in(name: str) -> Scenario:
 
 @cache
 def _built_in_timeline(name: str, mode: str) -> AnyTimeline:
-    if mode in SGLANG_MODES:
-        return build_sglang_timeline(scenario(name), mode)
-    return build_timeline(scenario(name), mode)
+    return playground.build(scenario(name), mode)
+
+
+def lasts(name: str) -> dict[str, int]:
+    """Timeline key -> last step of every mode of a scenario (a playground's unbuilt)."""
+    return {f"{name}/{mode}": last_step(name, mode) for mode in modes(name)}
 
 
 def engine_of(mode: str) -> str:

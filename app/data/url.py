@@ -12,7 +12,7 @@ in a link never breaks the page.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
@@ -51,7 +51,7 @@ class LinkState:
     mode: str
     step: int
     embed: bool = False
-    notices: tuple[str, ...] = field(default=())
+    notices: tuple[str, ...] = ()
     start: bool = False  # the start page: the address names no position
     quiz: bool | None = None  # `quiz=1` / `quiz=0`; None: the layout's default
 

@@ -16,6 +16,7 @@ from urllib.parse import urlencode
 import panel as pn
 import param
 
+from app.components.glossary import SHEETS as GLOSSARY_SHEETS
 from app.components.glossary import Glossary
 from app.components.quiz import QUIZ_SHEETS
 from app.components.start_page import StartPage
@@ -77,7 +78,6 @@ class App(pn.viewable.Viewer):
         if "state" not in params:
             params["state"] = SimulatorState()
         super().__init__(embed=link.embed, start=link.start, **params)
-        self.asks_in_embed = self.embed and link.quiz is True
         if self.start:
             self.glossary = Glossary(html=render_glossary(), sizing_mode="stretch_width", margin=0)
             self.start_page = StartPage(
@@ -90,7 +90,8 @@ class App(pn.viewable.Viewer):
                 ),
                 sizing_mode="stretch_width",
             )
-            self._layout = self._build_start()
+            page = (self.start_page, lab_link_pane(), self.glossary)
+            self._layout = self._page(*page, width=PAGE_WIDTH, margin=(10, 16))
             return
         if link.scenario:
             self.state.open(link.scenario, link.mode, link.step)
@@ -102,7 +103,7 @@ class App(pn.viewable.Viewer):
         self.sender = Sender(state)
         self.page = StepPage(
             layout=EMBED if compact else PAGE,
-            quiz_in_tabs=self.asks_in_embed,
+            quiz_in_tabs=self.embed and link.quiz is True,
             scenario_options=scenario_options() if len(timelines.names()) > 1 else [],
             ways_html=render_lab_link(default_preset()),
             notice_html=render_notice(link.notices) if link.notices else "",
@@ -136,7 +137,7 @@ class App(pn.viewable.Viewer):
         """Each part's stylesheets (step_page.js), every text once."""
         compact = [COMPACT_CSS] if self.embed else []
         parts: dict[str, list[str]] = {
-            **{view.name_in_bundle: view.stylesheets for view in self.step_views},
+            **{view.part: view.stylesheets for view in self.step_views},
             "code": list(self.code.stylesheets),
             "chain": [*self.chain.stylesheets, *compact],
             "prefill": [*self.prefill.stylesheets, *compact],
@@ -145,7 +146,7 @@ class App(pn.viewable.Viewer):
             "mode": [CSS],
             "player": [CSS],
             "quiz": QUIZ_SHEETS,
-            "glossary": Glossary.own_sheets(),
+            "glossary": GLOSSARY_SHEETS,
             "tabs": [stylesheet("app.components", "panel_tabs.css")],
             "ways": list(LAB_STYLESHEETS),
             "notice": [CSS],
@@ -205,11 +206,6 @@ class App(pn.viewable.Viewer):
             styles={"margin": "0 auto", "gap": "8px"},
             margin=margin,
             css_classes=["prefix-cache-lab", "embed" if self.embed else "page"],
-        )
-
-    def _build_start(self) -> pn.viewable.Viewable:
-        return self._page(
-            self.start_page, lab_link_pane(), self.glossary, width=PAGE_WIDTH, margin=(10, 16)
         )
 
     def _show_playground_button(self, *_: object) -> None:

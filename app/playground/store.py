@@ -71,14 +71,18 @@ def get(name: str) -> Playground:
     return _kept[name]
 
 
-def timeline(name: str, mode: str) -> Timeline | SGLangTimeline:
+def build(scenario: Scenario, mode: str, trace: bool = True) -> Timeline | SGLangTimeline:
     """A mode's timeline: SGLang's schedule policies (SGLANG_MODES) play on SGLang's model
     (the scenario must list it in ``engines``), any other mode on vLLM's."""
+    if mode in SGLANG_MODES:
+        return build_sglang_timeline(scenario, mode, trace)
+    return build_timeline(scenario, mode, trace)
+
+
+def timeline(name: str, mode: str) -> Timeline | SGLangTimeline:
+    """A playground mode's timeline (build), kept."""
     key, scenario = (name, mode), get(name).scenario
-    built = _timelines.get(key)
-    if built is None:
-        sglang = mode in SGLANG_MODES
-        built = build_sglang_timeline(scenario, mode) if sglang else build_timeline(scenario, mode)
+    built = _timelines.get(key) or build(scenario, mode)
     _keep(_timelines, key, built)
     _keep(_last_steps, _count_key(name, mode), len(built.steps) - 1)
     return built

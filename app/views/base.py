@@ -52,6 +52,13 @@ class PagePart(param.Parameterized):
     sender = param.ClassSelector(class_=Sender, doc="The App's one sender")
     page = param.ClassSelector(class_=StepPage, doc="The stepping page")
 
+    part = ""  # its pages' name in the document (a view's: its class's)
+
+    @property
+    def html(self) -> str:
+        """What the browser shows at the current step (for tests)."""
+        return self.sender.page(self.part, self.state.key, self.state.step)
+
 
 class StepView(PagePart):
     """A declaration: a subclass says how its part looks (its stylesheets); its pure
@@ -69,8 +76,8 @@ class StepView(PagePart):
 
     def __init__(self, **params: object) -> None:
         super().__init__(**params)
-        self.name_in_bundle = type(self).__name__
-        sender_of(self).add(self.name_in_bundle, self.pages())
+        self.part = type(self).__name__
+        sender_of(self).add(self.part, self.pages())
 
     @property
     def stylesheets(self) -> list[str]:
@@ -84,10 +91,4 @@ class StepView(PagePart):
     def pages(self) -> Render:
         """What the sender renders the view's pages with: its `render`, or its layout's
         (the full page's narration offers the next scenario on the path)."""
-        name = type(self).__name__
-        return deck_render(name, self.compact) if name in DECKS else self.render
-
-    @property
-    def html(self) -> str:
-        """What the browser shows at the current step (for tests)."""
-        return self.sender.page(self.name_in_bundle, self.state.key, self.state.step)
+        return deck_render(self.part, self.compact) if self.part in DECKS else self.render

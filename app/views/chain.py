@@ -20,6 +20,7 @@ class ChainView(PagePart):
     shown, so stepping never waits for Python and Python never follows a step. A pick
     (from the browser, per timeline) re-renders that timeline's pages."""
 
+    part = "chain"
     stylesheets = (CSS, TERM_CSS)
 
     def __init__(self, **params: object) -> None:
@@ -28,7 +29,7 @@ class ChainView(PagePart):
         self._picked: dict[str, Picked] = {}
         page_of(self).answer("chain", self._answer_pick)
         self.page.answer("measure", self._answer_measure)
-        sender_of(self).add("chain", per_engine(self._page))  # none on SGLang
+        sender_of(self).add(self.part, per_engine(self._page))  # none on SGLang
 
     def _page(self, timeline: Timeline, step: int) -> str:
         return render_chain_picked(
@@ -47,7 +48,7 @@ class ChainView(PagePart):
         self._picked[str(key)] = (str(primary or "") or None, str(other or "") or NONE)
         step = request.get("step")
         at = (str(key), step) if isinstance(step, int) else None
-        return {"views": {"chain": self.sender.deck("chain", at)}}
+        return {"views": {self.part: self.sender.deck(self.part, at)}}
 
     def pick(self, primary: str | None, other: str | None = None) -> dict[str, Any]:
         """Pick in the open timeline, as the browser's pickers do."""
@@ -57,7 +58,3 @@ class ChainView(PagePart):
     def _answer_measure(self, _request: Mapping[str, Any]) -> dict[str, Any]:
         where = "in your browser's Python (Pyodide)" if in_pyodide() else "on this server"
         return {"html": render_hash_cost(measure_hash_cost(), where)}
-
-    @property
-    def html(self) -> str:
-        return self.sender.page("chain", self.state.key, self.state.step)

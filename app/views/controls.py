@@ -17,7 +17,7 @@ from app.views.base import PagePart, page_of, sender_of
 
 def scenario_options() -> list[list[str]]:
     """[name, title], in the list's order: the learner picks by what a scenario shows."""
-    return [[n, timelines.scenario(n).title] for n in timelines.names()]
+    return [[name, title] for name, title in timelines.titles().items()]
 
 
 class Controls(PagePart):

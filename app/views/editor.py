@@ -28,7 +28,7 @@ from app.playground.store import EMPTY
 from app.style.stylesheets import stylesheet
 from app.views.state import SimulatorState
 from engine.lab.play import toml_writer
-from engine.lab.play.scenario import ActionPlace, ScenarioError, scenario_data
+from engine.lab.play.scenario import ScenarioError, scenario_data
 from engine.lab.play.scenario_file import MAX_FILE_BYTES, parse_toml
 from engine.lab.play.script_lines import field_places
 
@@ -51,11 +51,6 @@ def fork(name: str) -> dict[str, Any]:
     data["title"] = f"{data.get('title', name)} (playground)"
     data["summary"] = f"Your copy of the {name!r} scenario: change the pool or the script."
     return data
-
-
-def _numbers(data: Mapping[str, Any]) -> list[int]:
-    """The script's line numbers as the field shows data loaded whole: one action a line."""
-    return list(range(1, len(data.get("steps", [])) + 1))
 
 
 class PlaygroundEditor(param.Parameterized):
@@ -97,20 +92,15 @@ class PlaygroundEditor(param.Parameterized):
 
     def load(self, data: Mapping[str, Any]) -> None:
         """Show ``data`` in the fields and play it as it is (an imported file plays
-        exactly as `python -m engine --file` plays it)."""
+        exactly as `python -m engine --file` plays it), its actions named by the lines the
+        fields show (one action a line)."""
         self._show(data)
-        self._play(data)
-        self._write()
-
-    def edit(self, **texts: Any) -> dict[str, str]:
-        """The learner changed these fields (name -> text; `sglang` -> a bool): the
-        fields played, and each field's message (as the reply to the page says it)."""
-        self.fields = {**self.fields, **texts}
-        playground, data, messages = edit(self._data, self.fields)
+        places = field_places(None, list(range(1, len(data.get("steps", [])) + 1)))
+        playground, messages = play(data, places)
         self.messages.update(messages)
-        if playground is not None and data is not None:
-            self._opens(data, playground)
-        return messages
+        if playground is not None:
+            self._opens(dict(data), playground)
+        self._write()
 
     def import_file(self, raw: bytes) -> None:
         """A TOML file the learner picked: loaded and played, or its message."""
@@ -126,16 +116,19 @@ class PlaygroundEditor(param.Parameterized):
             return
         self.load(data)
 
-    def toml(self) -> str:
-        """The playground shown, as a scenario file."""
-        return toml_writer.dumps(self._data)
-
     # -- the page's requests ----------------------------------------------------
     def _answer_edit(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """The learner changed these fields (name -> text; `sglang` -> a bool): the
+        fields played, and each field's message."""
         texts = request.get("fields")
         if not isinstance(texts, dict):
             return {"error": "No fields to play"}
-        return {"messages": self._html(self.edit(**texts))}
+        self.fields = {**self.fields, **texts}
+        playground, data, messages = edit(self._data, self.fields)
+        self.messages.update(messages)
+        if playground is not None and data is not None:
+            self._opens(data, playground)
+        return {"messages": self._html(messages)}
 
     def _answer_import(self, request: Mapping[str, Any]) -> dict[str, Any]:
         size, data = request.get("size"), request.get("data")
@@ -149,22 +142,13 @@ class PlaygroundEditor(param.Parameterized):
         return {"messages": self._html(self.messages)}
 
     def _answer_export(self, _request: Mapping[str, Any]) -> dict[str, Any]:
-        return {"toml": self.toml(), "filename": EXPORT_NAME}
+        return {"toml": toml_writer.dumps(self._data), "filename": EXPORT_NAME}
 
     def _answer_empty(self, _request: Mapping[str, Any]) -> dict[str, Any]:
         self.load(EMPTY)
         return {}
 
     # -- fields <-> data --------------------------------------------------------
-    def _play(self, data: Mapping[str, Any], where: ActionPlace | None = None) -> None:
-        """Play ``data``; ``where`` names its actions by their lines in the fields (by
-        default, the lines the fields show for data loaded whole)."""
-        places = where or field_places(None, _numbers(data))
-        playground, messages = play(data, places)
-        self.messages.update(messages)
-        if playground is not None:
-            self._opens(dict(data), playground)
-
     def _opens(self, data: dict[str, Any], playground: store.Playground) -> None:
         """The fields' playground opens as the state's scenario (its mode if it has it)."""
         self._data, self._played = data, playground.scenario.name

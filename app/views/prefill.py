@@ -27,6 +27,7 @@ class PrefillView(PagePart):
     browser) until the learner types or picks the example; then it shows their inputs at
     every step, until "This step's request" follows the steps again."""
 
+    part = "prefill"
     stylesheets = (CSS,)
 
     def __init__(self, **params: object) -> None:
@@ -35,7 +36,7 @@ class PrefillView(PagePart):
         self._base = model_texts()  # the fields a followed request leaves as they were
         self._own = ""  # the learner's page, the same at every step
         page_of(self).answer("prefill", self._answer_act)
-        sender_of(self).add("prefill", per_engine(self._page))
+        sender_of(self).add(self.part, per_engine(self._page))
 
     def _page(self, timeline: Timeline, step: int) -> str:
         """Followed, or the learner's inputs at every step."""
@@ -55,13 +56,8 @@ class PrefillView(PagePart):
             self._own = render_prefill(parse_inputs(texts), SOURCES[str(what)], texts)
         key, step = request.get("key"), request.get("step")
         at = (key, step) if isinstance(key, str) and isinstance(step, int) else None
-        return {"views": {"prefill": self.sender.deck("prefill", at)}}
+        return {"views": {self.part: self.sender.deck(self.part, at)}}
 
     def act(self, what: str, texts: Mapping[str, str]) -> dict[str, Any]:
         """Type, pick the example or follow the step, as the browser's calculator does."""
         return self.page.request({"ask": "prefill", "what": what, "texts": dict(texts)})
-
-    @property
-    def html(self) -> str:
-        """What the browser shows at the current step (for tests)."""
-        return self.sender.page("prefill", self.state.key, self.state.step)

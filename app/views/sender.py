@@ -117,7 +117,8 @@ class Sender:
             self._make({view}, self._at())
         deck = self.decks.get(view)
         order = deck.orders.get(key, ()) if deck else ()
-        return deck.page(key, step) if deck and 0 <= step < len(order) else ""
+        index = order[step] if 0 <= step < len(order) else None
+        return "" if deck is None or index is None else deck.pages[index]
 
     def steps(self, key: str, step: int) -> dict[str, Any]:
         """The pages around ``step`` of timeline ``key`` (a large one's), as the page asks."""

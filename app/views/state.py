@@ -11,7 +11,7 @@ from __future__ import annotations
 import param
 
 from app.data import timelines
-from app.playground.store import counted_last_step, is_playground, last_step
+from app.playground.store import counted_last_step, is_playground
 from engine.lab.play.scenario import MODES, SGLANG_MODES
 from engine.lab.play.sglang.timeline import SGLangStep, SGLangTimeline
 from engine.lab.play.vllm.timeline import Step, Timeline
@@ -69,9 +69,7 @@ class SimulatorState(param.Parameterized):
     @property
     def lasts(self) -> dict[str, int]:
         """Timeline key -> last step, for every mode of the open scenario."""
-        if is_playground(self.scenario):  # without building the other modes' pages
-            return {f"{self.scenario}/{m}": last_step(self.scenario, m) for m in self.modes}
-        return {timelines.timeline_key(t): len(t.steps) - 1 for t in self.scenario_timelines}
+        return timelines.lasts(self.scenario)
 
     @property
     def counted_lasts(self) -> dict[str, int | None]:
@@ -80,21 +78,12 @@ class SimulatorState(param.Parameterized):
         moment later, after the shown mode's pages)."""
         if is_playground(self.scenario):
             return {
-                f"{self.scenario}/{m}": self.last_of(m)
+                f"{self.scenario}/{m}": self.last_step
                 if m == self.mode
                 else counted_last_step(self.scenario, m)
                 for m in self.modes
             }
         return dict(self.lasts)
-
-    def last_of(self, mode: str) -> int:
-        """The last step of one mode of the open scenario (a playground's other modes
-        are counted by playing them)."""
-        if mode == self.mode and self.timeline is not None:
-            return self.last_step
-        if is_playground(self.scenario):
-            return last_step(self.scenario, mode)
-        return timelines.last_step(self.scenario, mode)
 
     # -- the learner's actions ------------------------------------------------
     def open(self, scenario: str, mode: str, step: int) -> None:
