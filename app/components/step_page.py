@@ -23,15 +23,17 @@ from app.components.quiz import STORAGE_KEY
 from app.data.url import browser_names
 from app.host.errors import logged
 from app.playground.fields import EDITOR_TEXT
+from app.render.glossary import panel_texts
 from app.render.prefill import FIELDS, seed_texts
 from app.style.stylesheets import stylesheet
 from engine.lab.play.scenario import SGLANG_MODES
 
+# The page's words (content/panels.toml).
+WORDS = panel_texts()["page"]
 # The player (player.js): steps per second offered by the speed control, and their labels.
 SPEEDS: dict[str, float] = {"0.5 steps/s": 0.5, "1 step/s": 1.0, "2 steps/s": 2.0, "4 steps/s": 4.0}
 # The buttons' names (the browser tests find them by name).
-RESTART, BACK, FORWARD, PLAY, PAUSE = "Restart", "Step back", "Step forward", "Play", "Pause"
-BUTTON_NAMES = (RESTART, BACK, FORWARD, PLAY, PAUSE)
+BUTTON_NAMES = tuple(WORDS["buttons"])
 # The keys that move the player (keyboard.js), and the move of player.js's each asks for.
 KEY_MOVES: dict[str, str] = {
     "ArrowLeft": "back",
@@ -45,18 +47,8 @@ ENGINE_NAMES = (("vllm", "vLLM"), ("sglang", "SGLang"))
 
 # The full page, or the write-up's 800x900 figure (its deep dives in tabs).
 PAGE, EMBED = "page", "embed"
-# The embed's tabs, in the order step_page.js lays out their panels.
-EMBED_TABS = (
-    "The cache",
-    "Code",
-    "Metrics & events",
-    "Hash chain",
-    "Prefill cost",
-    "CPU offload",
-    "Glossary",
-)
-# With `quiz=1`, the embed's question takes the narration's place, one tab away.
-EMBED_STORY_TABS = ("This step", "Predict the next")
+# The embed's tabs; with `quiz=1`, its question one tab away from the narration.
+EMBED_TABS, EMBED_STORY_TABS = tuple(WORDS["embed_tabs"]), tuple(WORDS["story_tabs"])
 # Python's reply to a request (its `id` is added).
 Answer = Callable[[Mapping[str, Any]], dict[str, Any]]
 
@@ -83,7 +75,7 @@ class StepPage(FileComponent):
     # The page around the controls.
     ways_html = param.String(default="", constant=True, doc="The way to the labs")
     notice_html = param.String(default="", constant=True, doc="What the address got wrong")
-    fork_label = param.String(default="Edit a copy", constant=True)
+    fork_label = param.String(default=WORDS["fork"], constant=True)
     fork_shown = param.Boolean(default=False, doc="Edit a copy: not on a playground")
     glossary_html = param.String(default="", constant=True, doc="The glossary panel")
 
@@ -102,9 +94,8 @@ class StepPage(FileComponent):
         default=[list(item) for item in SPEEDS.items()], constant=True, doc="[label, steps/s]"
     )
     names = param.List(default=list(BUTTON_NAMES), constant=True, doc="The buttons' names")
-    skip_text = param.String(  # (the page's first tab stop: to Step forward)
-        default="Skip to the step controls", constant=True, doc="The skip link's words"
-    )
+    # (the skip link: the page's first tab stop, to Step forward)
+    skip_text = param.String(default=WORDS["skip"], constant=True, doc="The skip link's words")
     skip_style = param.String(
         default=stylesheet("app.components", "skip_link.css"), constant=True, doc="Its CSS"
     )
@@ -113,27 +104,25 @@ class StepPage(FileComponent):
 
     # The pickers.
     scenario_options = param.List(default=[], doc="[name, title] of every built-in scenario")
-    scenario_label = param.String(default="Scenario", constant=True)
-    mode_label = param.String(default="Mode", constant=True)
-    engine_label = param.String(default="Engine", constant=True)
+    scenario_label = param.String(default=WORDS["scenario"], constant=True)
+    mode_label = param.String(default=WORDS["mode"], constant=True)
+    engine_label = param.String(default=WORDS["engine"], constant=True)
     engines = param.List(
         default=[list(pair) for pair in ENGINE_NAMES], constant=True, doc="[engine, name]"
     )
     sglang_modes = param.List(default=list(SGLANG_MODES), constant=True)
 
     # The code panel (code_panel.js).
-    code_label = param.String(
-        default="Functions that ran at this step (in the order entered)", constant=True
-    )
+    code_label = param.String(default=WORDS["code"], constant=True)
 
     # The hash chain (chain_deck.js).
-    measure_label = param.String(default="Measure the hashing cost here", constant=True)
+    measure_label = param.String(default=WORDS["measure"], constant=True)
 
     # The prefill calculator (prefill_deck.js).
     prefill_labels = param.Dict(default=dict(FIELDS), constant=True, doc="Field -> its label")
     seed = param.Dict(default=seed_texts(), constant=True, doc="The agent-prompt example")
-    seed_label = param.String(default="Agent-prompt example (2,200 / 2,000)", constant=True)
-    from_step_label = param.String(default="This step's request", constant=True)
+    seed_label = param.String(default=WORDS["seed"], constant=True)
+    from_step_label = param.String(default=WORDS["from_step"], constant=True)
 
     # The questions (quiz.js).
     storage_key = param.String(default=STORAGE_KEY, constant=True)

@@ -24,17 +24,11 @@ from engine.lab.play.scenario_file import (
 )
 from engine.lab.play.script_lines import field_places, format_lines, parse_numbered_lines
 
-# The fields' names (editor.js's) and labels.
+# The fields' names (editor.js's) and labels (content/panels.toml, as all its words).
 TITLE, NUM_GPU_BLOCKS, BLOCK_SIZE = "title", "num_gpu_blocks", "block_size"
 SGLANG, SETUP, SCRIPT = "sglang", "setup", "script"
-LABELS = {
-    TITLE: "Title",
-    NUM_GPU_BLOCKS: "GPU blocks (num_gpu_blocks)",
-    BLOCK_SIZE: "Block size (tokens)",
-    SGLANG: "Also on SGLang",
-    SETUP: "Setup (runs before step 0)",
-    SCRIPT: "Script (one action per line)",
-}
+TEXTS = panel_texts()["editor"]
+LABELS: dict[str, str] = TEXTS["labels"]
 # The fields with a message beside them (the editor shows it only when it says something).
 MESSAGES = (NUM_GPU_BLOCKS, BLOCK_SIZE, "engines", SETUP, SCRIPT, "file")
 
@@ -45,15 +39,12 @@ DEFAULT_SGLANG: dict[str, Any] = {"modes": list(SGLANG_MODES)}
 # default of 5,000 characters cannot hold 500 add_request lines), and a text the browser
 # cut at this length is refused with a message, never played cut short.
 MAX_FIELD_CHARS = MAX_FILE_BYTES
-# The playground editor's words (editor.js): its fields' labels, the fields with a
-# message, its heading and help, its buttons; the longest text a field takes.
+# The playground editor's words (editor.js): its fields' labels, its heading and help,
+# its buttons; the longest text a field takes.
 EDITOR_TEXT: dict[str, Any] = {
-    "labels": LABELS,
-    "heading": marked_terms(panel_texts()["editor"]["heading"]),
-    "help": marked_terms(panel_texts()["editor"]["help"]),
-    "export": "Export TOML",
-    "import": "Import TOML",
-    "empty": "Start empty",
+    **TEXTS,
+    "heading": marked_terms(TEXTS["heading"]),
+    "help": marked_terms(TEXTS["help"]),
     "max_chars": MAX_FIELD_CHARS,
     "max_bytes": MAX_FILE_BYTES,
 }

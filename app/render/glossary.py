@@ -109,6 +109,20 @@ def marked_terms(text: str) -> str:
     return MARKED_TERM.sub(lambda m: link[m[1]](m[2], m[3]), one_line(text))
 
 
+@cache
+def _marked(key: str) -> str:
+    found: Any = panel_texts()
+    for part in key.split("."):
+        found = found[part]
+    return marked_terms(found)
+
+
+def said(key: str, **fields: object) -> str:
+    """The text of content/panels.toml at ``key`` ("pool.usage"), its marked terms
+    linked, its named ``fields`` filled in (str.format)."""
+    return _marked(key).format(**fields)
+
+
 def render_glossary(open_: bool = False) -> str:
     items = "".join(
         f'<dt id="{ANCHOR_PREFIX}{esc(t.key)}" data-term-entry="{esc(t.key)}" tabindex="-1">'

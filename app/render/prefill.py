@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from app.render.glossary import marked_terms, panel_texts
+from app.render.glossary import panel_texts, said
 from app.render.html import esc
 from engine.lab.play.vllm.snapshot import RequestRecord, Snapshot
 from engine.lab.play.vllm.timeline import Timeline
@@ -25,18 +25,9 @@ SEED_PROMPT = 2200
 SEED_CACHED = 2000
 SEED_FLOPS = 445e12
 # Where the fields' numbers come from, when not from a step's request (follow).
-OWN_INPUTS = marked_terms(panel_texts()["prefill"]["own_inputs"])
-THE_EXAMPLE = marked_terms(panel_texts()["prefill"]["the_example"])
+OWN_INPUTS, THE_EXAMPLE = said("prefill.own_inputs"), said("prefill.the_example")
 
-FIELDS: dict[str, str] = {  # name -> label
-    "num_parameters": "P (parameters)",
-    "num_layers": "L (layers)",
-    "num_heads": "h (query heads)",
-    "head_dim": "d_h (head dim)",
-    "prompt_tokens": "prompt tokens",
-    "cached_tokens": "cached prefix (tokens)",
-    "flops_per_second": "achieved FLOP/s",
-}
+FIELDS: dict[str, str] = panel_texts()["prefill"]["fields"]  # name -> label
 INTEGER_FIELDS = frozenset(
     {"num_layers", "num_heads", "head_dim", "prompt_tokens", "cached_tokens"}
 )
@@ -103,10 +94,7 @@ def parse_inputs(texts: dict[str, str]) -> PrefillInputs | list[str]:
             errors.append(f"{FIELDS[name]} must be {'at least 0' if minimum == 0 else 'positive'}.")
     prompt, cached = values.get("prompt_tokens"), values.get("cached_tokens")
     if prompt is not None and cached is not None and cached >= 0 and cached >= prompt >= 1:
-        errors.append(
-            "The cached prefix must be shorter than the prompt: vLLM recomputes at least "
-            "the last token to get its logits."
-        )
+        errors.append(said("prefill.cached_too_long"))
     if errors:
         return errors
     model = ModelShape(
@@ -190,7 +178,7 @@ def render_prefill(
         f'<div class="metric"><dt>time saved</dt><dd data-k="saved">'
         f"{format_seconds(cost.seconds_saved)}</dd></div></dl>"
         "</div>"
-        f'<div class="note">{marked_terms(panel_texts()["prefill"]["note"])}</div></section>'
+        f'<div class="note">{said("prefill.note")}</div></section>'
     )
 
 
@@ -199,19 +187,19 @@ def follow(snapshot: Snapshot, base: dict[str, str]) -> tuple[dict[str, str], st
     admitted request (the learner's model and FLOP/s kept), or else the agent-prompt example."""
     request = step_request(snapshot)
     if request is None:
-        return seed_texts(), "No request admitted yet: the agent-prompt example."
+        return seed_texts(), said("prefill.no_request")
     texts = {
         **base,
         "prompt_tokens": str(request.num_prompt_tokens),
         "cached_tokens": str(request.num_cached_tokens),
         "flops_per_second": base.get("flops_per_second") or seed_texts()["flops_per_second"],
     }
-    source = (
-        f"From request <b>{esc(request.request_id)}</b>, the latest admitted: "
-        f"{request.num_prompt_tokens} prompt tokens, num_cached_tokens "
-        f"{request.num_cached_tokens}."
+    return texts, said(
+        "prefill.from_request",
+        request=esc(request.request_id),
+        prompt=request.num_prompt_tokens,
+        cached=request.num_cached_tokens,
     )
-    return texts, source
 
 
 def follow_page(timeline: Timeline, step: int, base: dict[str, str]) -> str:
