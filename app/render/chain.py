@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from app.render.glossary import marked_terms, panel_texts, term
+from app.render.glossary import said, term
 from app.render.html import esc, panel
 from engine.lab.play.vllm.snapshot import ChainLink, RequestRecord, Snapshot
 from engine.lab.play.vllm.timeline import Timeline
@@ -25,7 +25,6 @@ COLLAPSE_FROM = 12
 EDGE = 4
 SHOWN_TOKENS = 4  # tokens written out per block; the rest are in the tooltip
 NONE = ""  # the picker's "no second request"
-NOTE = marked_terms(panel_texts()["chain"]["note"])
 # The agent-prompt scenario's prompt: the lab's example of a long shared prefix.
 EXAMPLE_PROMPT_TOKENS = 2_200
 
@@ -202,7 +201,7 @@ def render_chain(
         f'data-other-hashes="{esc(" ".join(b.block_hash_labels) if b else "")}">'
         + _summary(a, b)
         + f'<div class="chain{" two" if b else ""}">{columns}{"".join(rows)}</div>'
-        + f'</div><div class="note">{NOTE}</div>',
+        + f'</div><div class="note">{said("chain.note")}</div>',
     )
 
 
@@ -220,17 +219,16 @@ def render_hash_cost(report: HashCostReport, where: str) -> str:
             f"<td{' class=num' if value else ''}>{shown}</td><td>{esc(cost.what)}</td></tr>"
         )
     blocks = EXAMPLE_PROMPT_TOKENS // report.block_size
-    default = report.cost("sha256").us_per_block or 0.0
+    ms = blocks * (report.cost("sha256").us_per_block or 0.0) / 1000
+    measured = said(
+        "chain.measured", size=report.block_size, blocks=report.blocks, where=esc(where)
+    )
     return (
         '<section class="box hash-cost" data-testid="hash-cost" aria-label="hashing cost">'
-        f"<p>Per block of {report.block_size} tokens, the fastest of three runs over "
-        f"{report.blocks:,} chained blocks, measured {esc(where)} just now "
-        f"({term('hash-algo')} names vLLM's "
-        "choices):</p>"
+        f"<p>{measured}</p>"
         '<table class="compact"><thead><tr><th>function</th><th class=num>per block</th>'
         f"<th></th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
-        f'<p data-testid="hash-cost-example">A {EXAMPLE_PROMPT_TOKENS:,}-token prompt has '
-        f"{blocks:,} full blocks: at that rate, sha256 hashes them in about "
-        f"{blocks * default / 1000:,.2f} ms here, once, when the request is built.</p>"
+        '<p data-testid="hash-cost-example">'
+        f"{said('chain.example', tokens=EXAMPLE_PROMPT_TOKENS, blocks=blocks, ms=ms)}</p>"
         "</section>"
     )

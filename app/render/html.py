@@ -57,6 +57,11 @@ def changed_at(
     return {key(r) for r in current if before.get(key(r)) != r}
 
 
+def plural(count: int) -> str:
+    """The s of a plural ("1 node", "2 nodes")."""
+    return "" if count == 1 else "s"
+
+
 def panel(label: str, title: str, body: str, attrs: str = "", classes: str = "box") -> str:
     """A panel named ``label`` (``attrs``: its other attributes) under its ``title``."""
     return (

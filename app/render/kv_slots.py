@@ -6,7 +6,7 @@ of thousands of slots stays a few lines."""
 from __future__ import annotations
 
 from app.render.gaps import folded, runs_of
-from app.render.glossary import code_term, term
+from app.render.glossary import code_term, panel_texts, said
 from app.render.html import esc, panel
 from app.render.radix_tree import node_units, run_text, unit_word
 from engine.lab.play.sglang.snapshot import ROOT_ID, SGLangSnapshot
@@ -21,12 +21,7 @@ EDGE = 8
 POOL_RUNS_FULL = 64
 
 # Slot (or page) states, each with the word shown beside its colour.
-UNIT_STATES = {
-    "free": "free",
-    "held": "held by a request",
-    "protected": "in the tree, protected",
-    "evictable": "in the tree, evictable",
-}
+UNIT_STATES: dict[str, str] = panel_texts()["kv_slots"]["states"]
 
 
 def unit_ids(snapshot: SGLangSnapshot) -> range:
@@ -126,14 +121,10 @@ def render_kv_slots(timeline: SGLangTimeline, step: int) -> str:
         f'<li><span class="swatch s-{state}"></span>{esc(text)}</li>'
         for state, text in UNIT_STATES.items()
     )
-    unit_note = (
-        f" · {term('page-size')} {page_size}: {len(ids):,} pages"
-        if page_size > 1
-        else f" · {term('page-size')} 1"
-    )
+    pages = f": {len(ids):,} pages" if page_size > 1 else ""
     return panel(
         "KV slot pool",
-        f"KV slot pool · {snapshot.num_slots:,} slots{unit_note}",
+        said("kv_slots.title", slots=snapshot.num_slots, page_size=page_size, pages=pages),
         f'<ol class="slots" data-testid="slot-runs" aria-label="{word} in order, '
         f'consecutive {word} alike as one run">{cells}</ol>'
         f'<ul class="legend" aria-label="legend">{legend}'

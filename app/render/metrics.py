@@ -4,8 +4,8 @@ event's hashes are counted, not listed)."""
 
 from __future__ import annotations
 
-from app.render.glossary import marked_terms, panel_texts, term
-from app.render.html import esc, panel
+from app.render.glossary import marked_terms, panel_texts, said, term
+from app.render.html import esc, panel, plural
 from app.render.radix_tree import span_text, unit_word
 from engine.lab.play.records import EventRecord
 from engine.lab.play.sglang.timeline import SGLangTimeline
@@ -116,11 +116,7 @@ def render_metrics(timeline: Timeline, step: int) -> str:
         percent(survival),
         f"{stats.resets:,}",
     )
-    note = (
-        f"Counters in tokens since the start ({stats.requests} new "
-        f"request{'' if stats.requests == 1 else 's'}); a request with "
-        f"{term('skip-reading-prefix-cache')} set skips the lookup and counts in neither."
-    )
+    note = said("metrics.notes.vllm", requests=stats.requests, s=plural(stats.requests))
     events = render_events(timeline, step)
     return metrics_box("vllm", "Prefix-cache metrics", data, values, note, events)
 
@@ -168,8 +164,6 @@ def render_sglang_metrics(timeline: SGLangTimeline, step: int) -> str:
         f"{c.splits:,}",
         f"{c.resets:,}",
     )
-    note = (
-        "In tokens since the start; a hit is what the tree held of a prompt when it was admitted."
-    )
+    note = said("metrics.notes.sglang")
     events = "".join(_sglang_event(e, snapshot.page_size) for e in snapshot.events)
     return metrics_box("sglang", "Radix cache counters", data, values, note, events)

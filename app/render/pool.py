@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 
 from app.render.gaps import folded, runs_of
-from app.render.glossary import code_term, marked_terms, panel_texts
+from app.render.glossary import code_term, marked_terms, panel_texts, said
 from app.render.html import changed_at, esc, panel
 from engine.lab.play.vllm.snapshot import BlockRecord, Snapshot
 from engine.lab.play.vllm.timeline import Timeline
@@ -194,12 +194,18 @@ def render_hash_map(timeline: Timeline, step: int) -> str:
             f"#{b}</span>"
             for i, b in enumerate(entry.block_ids)
         )
+        text = extra_keys.get(entry.hash_label)
+        extra = (
+            f'<td class="xk-cell mono" title="{esc(text)}">{esc(short_extra_keys(text))}</td>'
+            if text
+            else '<td class="xk-cell"></td>'
+        )
         return (
             f'<tr data-hash="{esc(entry.hash_label)}" '
             f'data-block-id="{" ".join(str(b) for b in entry.block_ids)}"'
             f"{' class=changed' if entry.block_hash in changed_hashes else ''}>"
             f'<td class="mono" title="{esc(entry.block_hash)}">{esc(entry.hash_label)}</td>'
-            f"<td>{chips}</td>{_extra_cell(extra_keys.get(entry.hash_label)) if keyed else ''}</tr>"
+            f"<td>{chips}</td>{extra if keyed else ''}</tr>"
         )
 
     # A long map shows its first and last entries and every entry changed at the step.
@@ -218,12 +224,7 @@ def render_hash_map(timeline: Timeline, step: int) -> str:
         rows or f'<tr><td colspan="{columns}" class="empty-note">empty: nothing can hit</td></tr>'
     )
     several = any(len(e.block_ids) > 1 for e in snapshot.hash_map)
-    note = (
-        '<div class="note">Several blocks under one hash: a lookup returns the first '
-        "(underlined).</div>"
-        if several
-        else ""
-    )
+    note = f'<div class="note">{said("pool.several")}</div>' if several else ""
     return panel(
         "cached_block_hash_to_block",
         code_term("cached-block-hash-to-block"),
@@ -232,12 +233,6 @@ def render_hash_map(timeline: Timeline, step: int) -> str:
         + ("<th>extra keys</th>" if keyed else "")
         + f"</tr></thead><tbody>{body}</tbody></table></div>{note}",
     )
-
-
-def _extra_cell(text: str | None) -> str:
-    if not text:
-        return '<td class="xk-cell"></td>'
-    return f'<td class="xk-cell mono" title="{esc(text)}">{esc(short_extra_keys(text))}</td>'
 
 
 def render_offload(timeline: Timeline, step: int) -> str:

@@ -17,8 +17,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from app.render.gaps import folded, runs_of
-from app.render.glossary import marked_terms, panel_texts, term
-from app.render.html import changed_at, esc, panel
+from app.render.glossary import marked_terms, panel_texts, said, term
+from app.render.html import changed_at, esc, panel, plural
 from engine.lab.play.sglang.narration import node_label
 from engine.lab.play.sglang.snapshot import ROOT_ID, NodeRecord, SGLangSnapshot
 from engine.lab.play.sglang.timeline import SGLangTimeline
@@ -69,14 +69,8 @@ def node_units(node: NodeRecord, page_size: int) -> tuple[int, ...]:
     return node.pages if page_size > 1 else node.value
 
 
-# Each mark's word (its CSS class is m-NAME); the word is shown, so colour is never alone.
-MARK_WORDS = {
-    "walked": "matched",  # on the path of a match (lpm's ranking or admission)
-    "split": "split here",  # made by a split
-    "cut": "cut by the split",  # the lower part of a split (keeps the rest of its key)
-    "inserted": "inserted",
-    "changed": "changed",  # its record differs from the previous step's
-}
+# Each mark's word (its CSS class is m-NAME): the word is shown, so colour is never alone.
+MARK_WORDS: dict[str, str] = panel_texts()["radix_tree"]["marks"]
 # Mark -> the ids of the nodes the step marked so (only nodes in the snapshot matter).
 TreeMarks = dict[str, set[int]]
 
@@ -259,13 +253,11 @@ def _fold_row(row: Row, tokens: int, walked: int, changed: int) -> str:
     """A line for nodes not drawn; ``walked``, ``changed``: how many of them the step's
     match walked, and how many changed at the step."""
     count = len(row.hidden)
-    on_path = f", {walked:,} of them on the match path" if walked else ""
-    what = (
-        f"… {count:,} more node{'' if count == 1 else 's'} here ({tokens:,} tokens"
-        + (f", {changed:,} changed at this step)" if changed else ")")
-        if row.kind == "children"
-        else f"… a chain of {count:,} single-child node{'' if count == 1 else 's'} "
-        f"({tokens:,} tokens{on_path}) …"
+    # the children's line says how many changed at the step; the chain's, how many it walked
+    also = changed if row.kind == "children" else walked
+    said_also = f", {said(f'radix_tree.{row.kind}_also', n=also)}" if also else ""
+    what = said(
+        f"radix_tree.{row.kind}", count=count, s=plural(count), tokens=tokens, also=said_also
     )
     return (
         f'<li role="treeitem" aria-level="{row.level}" class="fold{" m-walked" if walked else ""}" '
@@ -308,26 +300,21 @@ def render_radix_tree(timeline: SGLangTimeline, step: int) -> str:
         for e in current.facts.evictions
     )
     evicted_note = (
-        f'<div class="note evicted-note" data-testid="evicted">Evicted at this step '
-        f"({term('evictable-leaf', 'evictable leaves')}, least recently used first): "
+        f'<div class="note evicted-note" data-testid="evicted">{said("radix_tree.evicted")} '
         f"<ul>{evicted}</ul></div>"
         if evicted
         else ""
     )
-    folded = len(shown) < len(snapshot.nodes)
-    fold_note = (
-        f" · {len(shown) - 1} of them drawn: the step's own, then those nearest the root"
-        if folded
-        else ""
-    )
+    count, drawn = len(snapshot.nodes) - 1, len(shown) - 1
+    fold_note = f" · {said('radix_tree.drawn', drawn=drawn)}" if drawn < count else ""
+    tokens = snapshot.tree_tokens
+    title = said("radix_tree.title", nodes=count, s=plural(count), tokens=tokens, drawn=fold_note)
     legend = "".join(
         f"<li>{marked_terms(item)}</li>" for item in panel_texts()["radix_tree"]["legend"]
     )
     return panel(
         "radix tree",
-        f"{term('radix-tree', 'Radix tree')} · "
-        f"{len(snapshot.nodes) - 1:,} node{'' if len(snapshot.nodes) == 2 else 's'} · "
-        f"{snapshot.tree_tokens:,} tokens{fold_note}",
+        title,
         f'<div class="tree-scroll"><ul class="rtree" role="tree" '
         f'aria-label="radix tree, root first, depth first">{"".join(items)}</ul></div>'
         f'{evicted_note}<ul class="legend tree-legend" aria-label="legend">{legend}</ul>',
