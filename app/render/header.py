@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from functools import cache, lru_cache
 
-from app.render.glossary import marked_terms, panel_texts
+from app.render.glossary import marked_terms, panel_texts, said
 from app.render.html import esc
 from engine.lab.play.scenario import load_scenario, scenario_names
 from engine.lab.play.sglang.timeline import SGLangTimeline
@@ -47,9 +47,8 @@ def scenario_list(current: str) -> str:
 
 
 def render_header(timeline: Timeline, step: int) -> str:
-    return page_header(
-        "vLLM v1 BlockPool", timeline.title, timeline.summary, HOW_TO_READ, timeline.scenario
-    )
+    kicker = said("kicker.vllm")
+    return page_header(kicker, timeline.title, timeline.summary, HOW_TO_READ, timeline.scenario)
 
 
 def page_header(
@@ -75,7 +74,7 @@ def render_embed_header(timeline: Timeline, step: int) -> str:
     """The write-up's figure names itself: vLLM's prefix cache, the scenario's one line,
     and what its modes do, in the scenario's own words (its narration's ``tagline`` and
     ``modes``; the summary's first sentence where it has no tagline)."""
-    kicker = f"vLLM's prefix cache · BlockPool of {timeline.num_gpu_blocks} blocks"
+    kicker = said("kicker.vllm_embed", blocks=timeline.num_gpu_blocks)
     return embed_header(kicker, timeline.title, timeline.summary, timeline.narration)
 
 
@@ -114,19 +113,13 @@ def sglang_summary(timeline: SGLangTimeline) -> str:
 
 
 def render_sglang_header(timeline: SGLangTimeline, step: int) -> str:
-    engine = (
-        f"SGLang 0.5.23 RadixCache · {timeline.mode} · page size {timeline.page_size} · "
-        f"{timeline.eviction_policy} eviction"
-    )
+    policy, size = timeline.eviction_policy, timeline.page_size
+    kicker = said("kicker.sglang", mode=timeline.mode, page_size=size, policy=policy)
     summary = sglang_summary(timeline)
-    return page_header(engine, timeline.title, summary, SGLANG_HOW_TO_READ, timeline.scenario)
+    return page_header(kicker, timeline.title, summary, SGLANG_HOW_TO_READ, timeline.scenario)
 
 
 def render_sglang_embed_header(timeline: SGLangTimeline, step: int) -> str:
-    """The embed's header; its kicker: "SGLang's prefix cache · RadixCache of 60 KV
-    slots · page size 1"."""
-    kicker = esc(
-        f"SGLang's prefix cache · RadixCache of {timeline.num_slots:,} KV slots · "
-        f"page size {timeline.page_size}"
-    )
+    size = timeline.page_size
+    kicker = esc(said("kicker.sglang_embed", slots=timeline.num_slots, page_size=size))
     return embed_header(kicker, timeline.title, sglang_summary(timeline), timeline.narration)
