@@ -20,6 +20,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
 from app.render.engines import AnyTimeline  # either engine: their steps carry the same traces
+from app.render.glossary import said
 from app.render.html import esc, panel
 from app.style.theme import PYGMENTS_STYLE
 from engine.lab.play.line_tracer import FunctionTrace
@@ -182,12 +183,9 @@ def code_parts(timeline: AnyTimeline, step: int, index: int | None = None) -> Co
     if index is None:
         index = focus_index(timeline, step)
     if index is None or not timeline.traced:
-        said = (
-            '<p class="empty-note">No engine code ran: step 0 is the state after the setup. '
-            "Step forward to see the functions each action runs.</p>"
-        )
+        nothing = f'<p class="empty-note">{said("code.nothing_ran")}</p>'
         frame = panel(
-            "code", "Code that ran", said, f' data-testid="code-panel" data-step="{step}"'
+            "code", "Code that ran", nothing, f' data-testid="code-panel" data-step="{step}"'
         )
         return CodeParts(frame, "", (), -1)
     trace = current.code[index]

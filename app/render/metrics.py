@@ -65,12 +65,6 @@ def metrics_box(
     )
 
 
-def event_type(name: str) -> str:
-    """The event's type, linked to its glossary entry when it has one."""
-    key = EVENT_TERMS.get(name)
-    return term(key, name) if key else esc(name)
-
-
 def render_events(timeline: Timeline, step: int) -> str:
     events = timeline.steps[step].snapshot.events
     labels = event_hash_labels(timeline, step) if events else {}
@@ -84,10 +78,12 @@ def render_events(timeline: Timeline, step: int) -> str:
         )
         medium = fields.get("medium")
         where = f' <span class="muted">{esc(medium)}</span>' if medium else ""
+        key = EVENT_TERMS.get(event.type)  # the type, linked to its glossary entry if any
+        kind = term(key, event.type) if key else esc(event.type)
         items.append(
             f'<li class="ev ev-{esc(event.type)}" data-type="{esc(event.type)}" '
             f'data-hashes="{esc(" ".join(shown))}">'
-            f"<b>{event_type(event.type)}</b>{where} {chips}</li>"
+            f"<b>{kind}</b>{where} {chips}</li>"
         )
     return "".join(items)
 

@@ -8,9 +8,9 @@ import re
 from typing import cast
 
 from app.render.engines import on_sglang
-from app.render.glossary import link_terms, marked_terms, panel_texts
+from app.render.glossary import link_terms, marked_terms, panel_texts, said
 from app.render.header import built_in_scenarios
-from app.render.html import esc, panel
+from app.render.html import esc, panel, plural
 from app.render.start_page import learning_path, next_on_path
 from engine.lab.play.sglang.timeline import SGLangTimeline
 from engine.lab.play.vllm.snapshot import AuxOutputRecord, Snapshot
@@ -29,16 +29,13 @@ def result_class(result: str) -> str:
 
 def render_aux(aux: AuxOutputRecord) -> str:
     apart = aux.scheduler_generation != aux.worker_generation
+    differ, s = " (they differ)" if apart else "", plural(aux.outputs_in_flight)
     return (
         f'<div class="aux{" apart" if apart else ""}" data-testid="aux-output" '
         f'data-scheduler-generation="{aux.scheduler_generation}" '
         f'data-worker-generation="{aux.worker_generation}" '
         f'data-in-flight="{aux.outputs_in_flight}">'
-        f"Auxiliary outputs · generation: scheduler <b>{aux.scheduler_generation}</b>, "
-        f"worker <b>{aux.worker_generation}</b>"
-        f"{' (they differ)' if apart else ''} · "
-        f"<b>{aux.outputs_in_flight}</b> output{'' if aux.outputs_in_flight == 1 else 's'} "
-        "in flight</div>"
+        f"{said('narration.aux', aux=aux, differ=differ, s=s)}</div>"
     )
 
 

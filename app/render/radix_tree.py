@@ -86,10 +86,6 @@ def tree_marks(timeline: SGLangTimeline, step: int) -> TreeMarks:
     }
 
 
-def marks_of(marks: TreeMarks, node_id: int) -> tuple[str, ...]:
-    return tuple(name for name, ids in marks.items() if node_id in ids)
-
-
 def shown_nodes(snapshot: SGLangSnapshot, keep: set[int]) -> set[int]:
     """The nodes to draw: all of a small tree; of a large one, ``keep`` and their
     ancestors, then the nodes nearest the root (each node's first and last children)
@@ -192,6 +188,11 @@ def tree_rows(snapshot: SGLangSnapshot, shown: set[int], marked: set[int]) -> It
     yield from visit(ROOT_ID, 1)
 
 
+def extra_key_tag(key: str | None) -> str:
+    """The extra_key a node or a request is under, if any."""
+    return "" if key is None else f' <span class="ns-tag">extra_key <b>{esc(key)}</b></span>'
+
+
 def _node_row(node: NodeRecord, level: int, marks: tuple[str, ...], page_size: int) -> str:
     root = node.node_id == ROOT_ID
     label = node_label(node.node_id)
@@ -206,11 +207,7 @@ def _node_row(node: NodeRecord, level: int, marks: tuple[str, ...], page_size: i
     badges = "".join(f'<span class="badge b-{k}">{esc(w)}</span>' for k, w in states)
     # the namespace is said once, on the top node of its subtree (and to screen readers
     # on every node)
-    namespace = (
-        f' <span class="ns-tag">extra_key <b>{esc(node.extra_key)}</b></span>'
-        if node.extra_key is not None and node.parent == ROOT_ID
-        else ""
-    )
+    namespace = extra_key_tag(node.extra_key) if node.parent == ROOT_ID else ""
     if root:
         body = (
             '<span class="nid">root</span> <span class="fact">lock_ref '
@@ -289,11 +286,8 @@ def render_radix_tree(timeline: SGLangTimeline, step: int) -> str:
             changed = sum(1 for n in row.hidden if n in marks["changed"])
             items.append(_fold_row(row, tokens, walked, changed))
         else:
-            items.append(
-                _node_row(
-                    row.node, row.level, marks_of(marks, row.node.node_id), snapshot.page_size
-                )
-            )
+            node_marks = tuple(m for m, ids in marks.items() if row.node.node_id in ids)
+            items.append(_node_row(row.node, row.level, node_marks, snapshot.page_size))
     evicted = "".join(
         f'<li data-evicted="{e.node}">{node_label(e.node)}: {e.tokens} tokens, '
         f"{unit_word(1, len(e.slots))} [{esc(span_text(e.slots))}] back to the pool</li>"

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from app.render.gaps import folded, runs_of
 from app.render.glossary import marked_terms, panel_texts
 from app.render.html import changed_at, esc, panel
-from app.render.radix_tree import span_text
+from app.render.radix_tree import extra_key_tag, span_text
 from engine.lab.play.sglang.narration import node_label
 from engine.lab.play.sglang.snapshot import SGLangRequestRecord
 from engine.lab.play.sglang.timeline import SGLangTimeline
@@ -129,11 +129,6 @@ def _sglang_row(request: SGLangRequestRecord, changed: bool, nodes: set[int]) ->
         for part, what in ((tree, "tree"), (own, "own"))
         if part
     )
-    namespace = (
-        f' <span class="ns-tag">extra_key <b>{esc(request.extra_key)}</b></span>'
-        if request.extra_key is not None
-        else ""
-    )
     return (
         f'<tr data-request-id="{esc(request.request_id)}" data-status="{esc(request.status)}" '
         f'data-hit="{request.hit_tokens}" data-matched="{request.num_matched_prefix_tokens}" '
@@ -141,7 +136,7 @@ def _sglang_row(request: SGLangRequestRecord, changed: bool, nodes: set[int]) ->
         f'data-locked="{"" if request.locked_node is None else request.locked_node}" '
         f'data-slots="{" ".join(map(str, request.kv_row))}"'
         f"{' class=changed' if changed else ''}>"
-        f"<td><b>{esc(request.request_id)}</b>{namespace}</td>"
+        f"<td><b>{esc(request.request_id)}</b>{extra_key_tag(request.extra_key)}</td>"
         f'<td><span class="status {STATUS_CLASS[request.status]}">{esc(request.status)}</span></td>'
         f'<td class="num nowrap">{request.num_prompt_tokens} + {request.num_output_tokens}</td>'
         f'<td class="num">{hit}</td>'
