@@ -31,7 +31,7 @@ from engine.lab.play.scenario import SGLANG_MODES
 # The page's words (content/panels.toml).
 WORDS = panel_texts()["page"]
 # The player (player.js): steps per second offered by the speed control, and their labels.
-SPEEDS: dict[str, float] = {"0.5 steps/s": 0.5, "1 step/s": 1.0, "2 steps/s": 2.0, "4 steps/s": 4.0}
+SPEEDS: dict[str, float] = dict(WORDS["speeds"])
 # The buttons' names (the browser tests find them by name).
 BUTTON_NAMES = tuple(WORDS["buttons"])
 # The keys that move the player (keyboard.js), and the move of player.js's each asks for.

@@ -10,6 +10,7 @@ and what that means for one prompt.
 
 from __future__ import annotations
 
+from itertools import zip_longest
 from typing import TYPE_CHECKING
 
 from app.render.glossary import said, term
@@ -132,16 +133,10 @@ def _row(index: int, a: ChainLink | None, b: ChainLink | None, compare: bool) ->
 
 
 def _summary(a: RequestRecord, b: RequestRecord | None) -> str:
-    cached = (
-        f"hit {a.num_cached_tokens} tokens at admission"
-        if a.num_cached_tokens >= 0
-        else "not admitted yet"
-    )
-    salt = f" · cache_salt {esc(a.cache_salt)!r}" if a.cache_salt else ""
-    text = (
-        f"<b>{esc(a.request_id)}</b>: {len(a.chain)} full blocks of {a.num_tokens} tokens · "
-        f"{cached}{salt}"
-    )
+    hit = a.num_cached_tokens
+    cached = said("chain.hit", tokens=hit) if hit >= 0 else said("chain.not_admitted")
+    cached += f" · cache_salt {esc(a.cache_salt)!r}" if a.cache_salt else ""
+    text = said("chain.summary", a=a, id=esc(a.request_id), blocks=len(a.chain), cached=cached)
     if b is not None:
         pairs = list(zip(a.chain, b.chain, strict=False))
         equal = sum(1 for x, y in pairs if x.hash_label == y.hash_label)
@@ -168,14 +163,9 @@ def render_chain(
         return panel("hash chain", title, empty)
     a = snapshot.request(primary)
     b = snapshot.request(other) if other else None
-    n = max(len(a.chain), len(b.chain) if b else 0)
-
-    def link(chain: tuple[ChainLink, ...], i: int) -> ChainLink | None:
-        return chain[i] if i < len(chain) else None
-
-    rows = [
-        _row(i, link(a.chain, i), link(b.chain, i) if b else None, b is not None) for i in range(n)
-    ]
+    pairs = zip_longest(a.chain, b.chain if b else ())
+    rows = [_row(i, x, y, b is not None) for i, (x, y) in enumerate(pairs)]
+    n = len(rows)
     if n > COLLAPSE_FROM:
         middle = rows[EDGE : n - EDGE]
         same = sum(1 for r in middle if 'data-same="true"' in r)

@@ -130,16 +130,11 @@ def pool_cells(
     """Every block's cell, or from RUNS_FROM blocks, a cell per run of look-alike blocks
     (a block alone in its run keeps its own cell, hash and all)."""
     keys = extra_keys or {}
+    ids = [b.block_id for b in blocks]
     if len(blocks) < RUNS_FROM:
-        return "".join(
-            block_cell(b, b.block_id in changed, extra_keys=keys.get(b.hash_label or ""))
-            for b in blocks
-        )
-    runs = runs_of(
-        [b.block_id for b in blocks],
-        lambda i: (blocks[i].state, blocks[i].ref_cnt, i in changed),
-        (),
-    )
+        runs = [range(i, i + 1) for i in ids]
+    else:
+        runs = runs_of(ids, lambda i: (blocks[i].state, blocks[i].ref_cnt, i in changed), ())
     return "".join(
         block_cell(
             blocks[run.start],
