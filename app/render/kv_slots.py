@@ -26,8 +26,6 @@ UNIT_STATES: dict[str, str] = panel_texts()["kv_slots"]["states"]
 
 def unit_ids(snapshot: SGLangSnapshot) -> range:
     """Every slot of the pool (slot 0, SGLang's padded slot, is not one), or every page."""
-    if snapshot.page_size == 1:
-        return range(1, snapshot.num_slots + 1)
     return range(1, snapshot.num_slots // snapshot.page_size + 1)
 
 
@@ -43,9 +41,7 @@ def unit_states(snapshot: SGLangSnapshot) -> dict[int, str]:
     states = {unit: "free" for unit in free_units(snapshot)}
     for request in snapshot.requests:
         if request.status == "running":
-            slots = request.kv_row
-            units = slots if page_size == 1 else {s // page_size for s in slots}
-            states.update((u, "held") for u in units)
+            states.update((s // page_size, "held") for s in request.kv_row)
     for node in snapshot.nodes:
         if node.node_id != ROOT_ID:
             state = "protected" if node.lock_ref > 0 else "evictable"
@@ -62,10 +58,7 @@ def changed_units(timeline: SGLangTimeline, step: int) -> set[int]:
     before = unit_states(timeline.steps[step - 1].snapshot)
     now = unit_states(current.snapshot)
     page_size = current.snapshot.page_size
-    touched = {
-        s // page_size if page_size > 1 else s
-        for s in (*current.facts.allocated, *current.facts.freed)
-    }
+    touched = {s // page_size for s in (*current.facts.allocated, *current.facts.freed)}
     return {u for u in unit_ids(current.snapshot) if before.get(u) != now.get(u)} | touched
 
 

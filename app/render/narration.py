@@ -49,13 +49,10 @@ def way_on(following: tuple[str, str]) -> str:
     """The last step's way on: the next scenario on the path (name, title), or after the
     last one (no name), past the path: the labs and the playground."""
     name, title = following
-    said = (
-        f'Next on the path: <a href="?scenario={esc(name)}">{esc(title)}</a> →'
-        if name
-        else marked_terms(panel_texts()["narration"]["way_on"])
-    )
+    words = said("narration.next", name=esc(name), title=esc(title)) if name else ""
     return (
-        f'<p class="next-on-path" data-testid="next-on-path" data-scenario="{esc(name)}">{said}</p>'
+        f'<p class="next-on-path" data-testid="next-on-path" data-scenario="{esc(name)}">'
+        f"{words or said('narration.way_on')}</p>"
     )
 
 
