@@ -39,9 +39,8 @@ def highlighted_lines(text: str) -> tuple[str, ...]:
     out = highlight(
         text, PythonLexer(stripnl=False), HtmlFormatter(nowrap=True, style=PYGMENTS_STYLE)
     )
-    lines = out.split("\n")
     # Pygments may drop or add a trailing newline; line i of the text is lines[i-1].
-    return tuple(lines)
+    return tuple(out.split("\n"))
 
 
 @cache
@@ -196,11 +195,8 @@ def code_parts(timeline: AnyTimeline, step: int, index: int | None = None) -> Co
         heading = f" · {variant.label}"
     if variant is not None and diff:
         heading += f", shown against {variant.other_label}"
-        old, new = (
-            (variant.other_label, variant.label)
-            if variant.other_is_old
-            else (variant.label, variant.other_label)
-        )
+        labels = (variant.label, variant.other_label)
+        old, new = labels[::-1] if variant.other_is_old else labels
         diff_note = (
             f'<span class="k-del">only in {esc(old)}</span>'
             f'<span class="k-add">only in {esc(new)}</span>'
@@ -239,14 +235,7 @@ class Plan:
     def as_dict(self) -> dict[str, object]:
         """As the browser reads it (code_panel.js), by name. (Not dataclasses.asdict, which
         deep-copies every field, on every step of every edit.)"""
-        return {
-            "frame": self.frame,
-            "body": self.body,
-            "ran": list(self.ran),
-            "current": self.current,
-            "labels": list(self.labels),
-            "focus": self.focus,
-        }
+        return {**vars(self), "ran": list(self.ran), "labels": list(self.labels)}
 
 
 @dataclass(frozen=True)
