@@ -29,10 +29,6 @@ def percent(value: float | None) -> str:
     return "—" if value is None else f"{value:.1%}"
 
 
-def metric(label: str, value: str, hint: str) -> str:
-    return f'<div class="metric" title="{esc(hint)}"><dt>{label}</dt><dd>{value}</dd></div>'
-
-
 def rate(value: float | None) -> str:
     """A ratio as a data- attribute: empty when there is none."""
     return "" if value is None else f"{value:.6f}"
@@ -52,7 +48,9 @@ def metrics_box(
     attrs = " ".join(f'data-{key}="{value}"' for key, value in data.items())
     named = zip(panel_texts()["metrics"][engine], values, strict=True)
     cells = "".join(
-        metric(marked_terms(label), value, one_line(hint)) for (label, hint), value in named
+        f'<div class="metric" title="{esc(one_line(hint))}"><dt>{marked_terms(label)}</dt>'
+        f"<dd>{value}</dd></div>"
+        for (label, hint), value in named
     )
     body = events or '<li class="empty-note">no KV events at this step</li>'
     return panel(
