@@ -60,8 +60,7 @@ def span_text(values: Sequence[int]) -> str:
 
 
 def unit_word(page_size: int, count: int = 2) -> str:
-    word = "slot" if page_size == 1 else "page"
-    return word if count == 1 else word + "s"
+    return ("slot" if page_size == 1 else "page") + plural(count)
 
 
 def node_units(node: NodeRecord, page_size: int) -> tuple[int, ...]:
