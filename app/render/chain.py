@@ -56,14 +56,12 @@ def chain_pair(snapshot: Snapshot, picked: Picked = (None, None)) -> tuple[str |
     return a, b
 
 
-def _options(ids: list[str], chosen: str, none: bool) -> str:
-    first = [f'<option value="{NONE}"{" selected" if chosen == NONE else ""}>(none)</option>']
+def _options(ids: list[str], chosen: str) -> str:
+    """A picker's options, ``chosen`` selected (NONE reads "(none)")."""
     return "".join(
-        (first if none else [])
-        + [
-            f'<option value="{esc(i)}"{" selected" if i == chosen else ""}>{esc(i)}</option>'
-            for i in ids
-        ]
+        f'<option value="{esc(i)}"{" selected" if i == chosen else ""}>{esc(i) or "(none)"}'
+        "</option>"
+        for i in ids
     )
 
 
@@ -78,10 +76,10 @@ def render_chain_pickers(snapshot: Snapshot, a: str | None, b: str | None) -> st
         '<div class="chain-pickers">'
         '<label class="picker"><span>Request</span>'
         '<select data-pick="primary" aria-label="Request">'
-        f"{_options(ids, a or '', none=False)}</select></label>"
+        f"{_options(ids, a or '')}</select></label>"
         '<label class="picker"><span>Compare with</span>'
         '<select data-pick="other" aria-label="Compare with">'
-        f"{_options(ids, b or NONE, none=True)}</select></label></div>"
+        f"{_options([NONE, *ids], b or NONE)}</select></label></div>"
     )
 
 
@@ -117,13 +115,8 @@ def _formula(link: ChainLink | None, state: str) -> str:
 def _row(index: int, a: ChainLink | None, b: ChainLink | None, compare: bool) -> str:
     same = a is not None and b is not None and a.hash_label == b.hash_label
     state = "same" if same else "diff"
-    marker = ""
-    if compare:
-        marker = (
-            '<span class="cmp same" title="equal hashes">=</span>'
-            if same
-            else '<span class="cmp diff" title="different hashes">≠</span>'
-        )
+    title, sign = ("equal hashes", "=") if same else ("different hashes", "≠")
+    marker = f'<span class="cmp {state}" title="{title}">{sign}</span>' if compare else ""
     other = _formula(b, state) if compare else ""
     return (
         f'<div class="crow" data-index="{index}" data-same="{str(same).lower()}">'
