@@ -68,8 +68,8 @@ def node_units(node: NodeRecord, page_size: int) -> tuple[int, ...]:
     return node.pages if page_size > 1 else node.value
 
 
-# Each mark's word (its CSS class is m-NAME): the word is shown, so colour is never alone.
-MARK_WORDS: dict[str, str] = panel_texts()["radix_tree"]["marks"]
+# Each badge's word (a node's state, a mark's): the word is shown, so colour is never alone.
+BADGES: dict[str, str] = panel_texts()["radix_tree"]["badges"]
 # Mark -> the ids of the nodes the step marked so (only nodes in the snapshot matter).
 TreeMarks = dict[str, set[int]]
 
@@ -197,12 +197,8 @@ def _node_row(node: NodeRecord, level: int, marks: tuple[str, ...], page_size: i
     label = node_label(node.node_id)
     units = node_units(node, page_size)
     protected = node.lock_ref > 0 and not root
-    states = []
-    if node.evictable_leaf:
-        states.append(("evictable", "evictable leaf"))
-    elif protected:
-        states.append(("protected", "protected"))
-    states += [(m, MARK_WORDS[m]) for m in marks]
+    lock_state = ("evictable",) if node.evictable_leaf else ("protected",) if protected else ()
+    states = [(b, BADGES[b]) for b in (*lock_state, *marks)]
     badges = "".join(f'<span class="badge b-{k}">{esc(w)}</span>' for k, w in states)
     # the namespace is said once, on the top node of its subtree (and to screen readers
     # on every node)
@@ -229,10 +225,7 @@ def _node_row(node: NodeRecord, level: int, marks: tuple[str, ...], page_size: i
             + (f", extra_key {node.extra_key}" if node.extra_key is not None else "")
             + "".join(f", {w}" for _, w in states)
         )
-    classes = " ".join(
-        ["node", *(f"m-{m}" for m in marks)]
-        + (["evictable"] if node.evictable_leaf else ["protected"] if protected else [])
-    )
+    classes = " ".join(["node", *(f"m-{m}" for m in marks), *lock_state])
     return (
         f'<li role="treeitem" aria-level="{level}" aria-label="{esc(spoken)}" '
         f'class="{classes}" style="--d:{level - 1}" data-node-id="{node.node_id}" '
