@@ -11,7 +11,6 @@ from urllib.parse import urlencode
 from app.data.lab import SlicedRun, played_for_a_learner
 from app.data.trace_lab import MAX_BLOCK_SIZE, MIN_BLOCK_SIZE
 from app.data.url import playground_query
-from app.render.lab_fleet import ReplicaLink
 from engine.lab.fleet.in_order import InOrderFleet
 from engine.lab.fleet.knobs import MAX_REPLICAS, FleetKnobs
 from engine.lab.fleet.playground import (
@@ -146,8 +145,9 @@ class FleetLabRun(SlicedRun):
 
 def replica_links(
     entries: Sequence[TraceEntry], run: FleetRun
-) -> tuple[str | None, list[ReplicaLink]]:
-    """Why no replica opens in the playground, or None and a link (or why not) per replica."""
+) -> tuple[str | None, list[dict[str, Any]]]:
+    """Why no replica opens in the playground, or None and per replica its requests, hits and
+    prompt tokens, its ``kind`` (idle, link or refused) and its ``href`` or ``reason``."""
     refusal = fleet_playground_refusal(run)
     if refusal is not None:
         return refusal, []
@@ -162,5 +162,7 @@ def replica_links(
             except ScenarioError as error:
                 reason = str(error)
         tokens = sum(entries[i].input_length for i in served)
-        links.append(ReplicaLink(replica, len(served), figures.hits, tokens, href, reason))
+        kind = "link" if href else "refused" if served else "idle"
+        figures_of: dict[str, Any] = dict(replica=replica, requests=len(served), hits=figures.hits)
+        links.append(figures_of | dict(prompt_tokens=tokens, kind=kind, href=href, reason=reason))
     return None, links

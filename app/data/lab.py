@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from app.data.side_runs import SideRuns, default_processes
 from app.host.runtime import in_pyodide
-from app.render.lab_traces import ENGINE_NAMES
+from app.render.lab import ENGINE_NAMES
 from engine.lab.play.scenario import MODES
 from engine.lab.play.vllm.timeline import Timeline, build_timeline
 from engine.lab.workload.presets import Preset, load_preset

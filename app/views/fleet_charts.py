@@ -11,8 +11,7 @@ from bokeh.models import ColumnDataSource, FactorRange, Range1d
 from bokeh.palettes import Category20
 from bokeh.plotting import figure
 
-from app.render.lab import TEXTS
-from app.render.lab_traces import ENGINE_NAMES
+from app.render.lab import ENGINE_NAMES, TEXTS
 from app.views.lab_charts import ENGINE_COLORS, HALF, lab_figure
 from engine.lab.fleet.result import FleetRun
 from engine.lab.fleet.routers import ROUTER_NAMES

@@ -23,16 +23,16 @@ from app.data.fleet_lab import (
 from app.data.lab import DEFAULT_ENGINE
 from app.data.trace_lab import available_traces, load_trace
 from app.host.errors import logged
-from app.render.lab import render_knob_error
-from app.render.lab_fleet import (
+from app.render.lab import (
+    ENGINE_NAMES,
     FLEET,
-    render_fleet_done,
+    lab_text,
     render_fleet_intro,
     render_fleet_numbers,
-    render_fleet_progress,
+    render_knob_error,
+    render_progress,
     render_replica_links,
 )
-from app.render.lab_traces import ENGINE_NAMES
 from app.views.fleet_charts import FleetCharts
 from app.views.lab_controls import WRAPPING, LabGroup, html_pane, knob_widgets
 from engine.lab.fleet.result import FleetRun
@@ -110,7 +110,7 @@ class FleetLabView(LabGroup):
         run = FleetLabRun(entries[: knobs.requests], engines, knobs)
 
         def progress(share: float) -> str:
-            return render_fleet_progress(share, len(run.runs), len(run.points))
+            return render_progress(share, "fleet", done=len(run.runs), total=len(run.points))
 
         self.status.object = progress(0.0)
         show = self.shows_progress(run, progress)
@@ -122,7 +122,9 @@ class FleetLabView(LabGroup):
             self.runs, self._shown_engines, self._entries = runs, engines, run.entries
             self.charts.set_engines(engines)
             self._redraw()
-            self.status.object = render_fleet_done(knobs.requests, knobs.replicas, len(runs))
+            self.status.object = lab_text(
+                "fleet", "done", requests=knobs.requests, replicas=knobs.replicas, runs=len(runs)
+            )
 
     @logged
     def _redraw(self) -> None:

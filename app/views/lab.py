@@ -31,16 +31,14 @@ from app.data.url import lab_run_playground_href
 from app.host.errors import logged
 from app.render.lab import (
     TEXTS,
-    render_lab_intro,
-    render_no_playground,
-    render_no_steps_on_sglang,
+    engine_steps,
+    lab_text,
     render_open_in_playground,
     render_outcome,
     render_progress,
     render_step_view,
     step_hint,
 )
-from app.render.lab_traces import ENGINE_NAMES
 from app.views.fleet_lab import FleetLabView
 from app.views.lab_charts import CHARTS, HIT_RATE_CHART_HEIGHT, SOURCE_KEYS, RunCharts
 from app.views.lab_controls import WRAPPING, LabGroup, html_pane, lab_root, update_changed
@@ -130,7 +128,7 @@ class LabView(LabGroup):
         knob_cells = [self.knob_cell(w, knob, **KNOB_CELL) for knob, w in self.knobs.items()]
         # Rows that wrap: a phone is narrower than a preset and its overlay's label.
         controls = self.controls_root(
-            render_lab_intro(),
+            lab_text("lab", "intro"),
             pn.FlexBox(self.preset_select, self.engine, self.overlay, **WRAPPING),
             pn.FlexBox(*knob_cells, **WRAPPING),
             self.buttons_row(),
@@ -199,7 +197,7 @@ class LabView(LabGroup):
         run = LabRun(self._preset, workload, self.overlay.value, engines=engines)
         self.begin(run)
         if run.runners:
-            self.status.object = render_progress(0.0)
+            self.status.object = render_progress(0.0, "lab")
         started = time.perf_counter()
 
         marked = False
@@ -214,7 +212,7 @@ class LabView(LabGroup):
                 self._show_staleness(playing=True)
             if took > LONG_RUN_S:
                 self._show_running(True)
-                self.status.object = render_progress(share)
+                self.status.object = render_progress(share, "lab")
 
         def show_learners_run(learners: WorkloadRun) -> None:
             # The overlay's run plays next: the learner's own lines move first. (A
@@ -281,13 +279,13 @@ class LabView(LabGroup):
         assert self.result is not None
         run = self.result.run_of("vllm")
         if run is None:
-            update_changed(self.hint, object=render_no_steps_on_sglang())
+            update_changed(self.hint, object=lab_text("lab", "no_steps_on_sglang"))
             return
         try:
             href = lab_run_playground_href(run.workload, run.num_steps, step)
             link = render_open_in_playground(href, engine_step)
         except ScenarioError as error:
-            link = render_no_playground(str(error))
+            link = lab_text("lab", "no_playground", reason=str(error))
         hint = step_hint(self._steps is not None, vllms=self.result.names_engines)
         update_changed(self.hint, object=hint + link)
 
@@ -312,13 +310,11 @@ class LabView(LabGroup):
 
 def done_text(result: LabResult) -> str:
     """The status line once the runs are shown: the requests, and each engine's steps (short)."""
-    requests = f"Done: {result.run.workload.requests:,} requests"
+    requests = result.run.workload.requests
     if len(result.engines) == 1:
-        return f"{requests} in {result.run.num_steps:,} engine steps."
-    steps = ", ".join(
-        f"{ENGINE_NAMES[run.engine]} {run.num_steps:,} steps" for run, _ in result.engine_runs
-    )
-    return f"{requests}: {steps}."
+        return lab_text("lab", "done_one", requests=requests, steps=result.run.num_steps)
+    steps = engine_steps([run for run, _ in result.engine_runs])
+    return lab_text("lab", "done", requests=requests, steps=steps)
 
 
 def open_lab(

@@ -24,8 +24,7 @@ from app.components.chart_legend import ChartLegend
 from app.data.lab import chart_data, draws_nothing, means_nothing_on_sglang
 from app.data.trace_lab import TraceCurve, curve_columns
 from app.host.errors import logged
-from app.render.lab import TEXTS, LegendItem, render_chart_legend, render_empty_chart
-from app.render.lab_traces import ENGINE_NAMES
+from app.render.lab import ENGINE_NAMES, TEXTS, LegendItem, lab_text, render_chart_legend
 from app.views.lab_controls import update_changed
 from engine.lab.traces.replay import PAPER_LOCAL_CACHE_TOKENS, InOrderReplay
 from engine.lab.workload.run import WorkloadRun
@@ -240,7 +239,8 @@ class RunCharts:
             columns = [column for column, _ in chart[2]]
             empty = runs is not None and draws_nothing(runs, columns)
             if empty:
-                html = render_empty_chart(title, empty_reason(reason, count, engines, columns))
+                why = empty_reason(reason, count, engines, columns)
+                html = lab_text("lab", "empty_chart", title=title, reason=why)
             else:
                 shown = shown_items(items, overlay, engines, columns)
                 html = render_chart_legend(title, shown, labels)

@@ -26,17 +26,14 @@ from app.data.trace_lab import (
 )
 from app.host.errors import logged
 from app.host.runtime import in_pyodide
-from app.render.lab import render_knob_error
-from app.render.lab_traces import (
+from app.render.lab import (
     TRACES,
-    render_curve_done,
-    render_curve_progress,
+    engine_steps,
+    lab_text,
     render_gap_sentences,
-    render_timed_done,
-    render_timed_intro,
-    render_timed_progress,
+    render_knob_error,
+    render_progress,
     render_timed_result,
-    render_traces_intro,
 )
 from app.style.theme import FOCUS_RING
 from app.views.lab_charts import SOURCE_KEYS, CurveChart, RunCharts
@@ -62,6 +59,10 @@ CURVE_KNOBS = ("trace", "requests", "block_size", "engine")
 ALL_KNOBS = (*CURVE_KNOBS, "step_ms", "capacity")
 # A timed knob's message goes beside its widget (the engine's names for them).
 TIMED_KNOB_CELLS = {"capacity_tokens": "capacity", "step_ms": "step_ms"}
+
+
+def timed_progress(share: float) -> str:
+    return render_progress(share, "traces", "timed_progress")
 
 
 class TraceLabView(LabGroup):
@@ -103,7 +104,7 @@ class TraceLabView(LabGroup):
         # left empty) and its numbers.
         self.timed_charts = RunCharts(TIMED_CHARTS, lambda e, n: f"timed-source-{e}-{n}")
         self.timed_charts.show_legends([TIMED_LABEL], None, self.engines)
-        self.timed_intro = html_pane(render_timed_intro(CANNOT_SHOW))
+        self.timed_intro = html_pane(lab_text("traces", "timed_intro", cannot_show=CANNOT_SHOW))
         self.timed_numbers = html_pane()
         # The last replay with time's runs (it and the curve play one at a time).
         self.timed: list[TimedTraceRun] | None = None
@@ -116,8 +117,9 @@ class TraceLabView(LabGroup):
         self.roots = self._build()
 
     def _build(self) -> tuple[pn.Column, ...]:
+        site = lab_text("traces", "site_slice", requests=DEFAULT_TRACE_REQUESTS)
         controls = self.controls_root(
-            render_traces_intro(DEFAULT_TRACE_REQUESTS if in_pyodide() else None),
+            lab_text("traces", "intro", site=site if in_pyodide() else ""),
             self.knob_row("preset", *CURVE_KNOBS, "upload", "step_ms", "capacity"),
             self.buttons_row(self.timed_button),
         )
@@ -230,9 +232,9 @@ class TraceLabView(LabGroup):
         with pn.io.hold():
             self._timed_for = None
             self._show_timed([])
-            self.status.object = render_timed_progress(0.0)
+            self.status.object = timed_progress(0.0)
             self._show_staleness(playing=True)
-        playing = run.play(self.shows_progress(run, render_timed_progress))
+        playing = run.play(self.shows_progress(run, timed_progress))
         runs = await self.played(run, playing, TRACES["timed_stopped"])
         if runs is None:
             return
@@ -240,7 +242,8 @@ class TraceLabView(LabGroup):
             self.timed = runs
             self._timed_for = asked
             self._show_timed(runs)
-            self.status.object = render_timed_done(len(run.entries), runs)
+            steps, requests = engine_steps(runs), len(run.entries)
+            self.status.object = lab_text("traces", "timed_done", requests=requests, steps=steps)
             self._show_staleness()
 
     def _show_timed(self, runs: Sequence[TimedTraceRun]) -> None:
@@ -267,7 +270,9 @@ class TraceLabView(LabGroup):
         with pn.io.hold():
             self.curve_chart.clear(run.capacities)
             self.gap.object = ""
-            self.status.object = render_curve_progress(0.0, 0, total)
+            self.status.object = render_progress(
+                0.0, "traces", "curve_progress", points=0, total=total
+            )
             self._curve_for = None  # the curve drawn from now on is the knobs'
             if self._timed_for is not None and any(
                 self._timed_for[knob] != asked[knob] for knob in CURVE_KNOBS
@@ -282,7 +287,9 @@ class TraceLabView(LabGroup):
             with pn.io.hold():
                 self.curve_chart.show_points(engine, points)
                 done = sum(len(p) for p in run.points.values())
-                self.status.object = render_curve_progress(run.progress, done, total)
+                self.status.object = render_progress(
+                    run.progress, "traces", "curve_progress", points=done, total=total
+                )
 
         curve = await self.played(run, run.play(show_point), TRACES["curve_stopped"])
         if curve is None:
@@ -292,6 +299,6 @@ class TraceLabView(LabGroup):
             self._show_staleness()
             self.curve_chart.show_paper_ratio(curve)
             self.gap.object = render_gap_sentences(curve.gaps, curve.whole_trace, curve.requests)
-            self.status.object = render_curve_done(
-                curve.requests, time.perf_counter() - started, len(curve.points)
-            )
+            took = time.perf_counter() - started
+            done = "curve_done" if len(curve.points) == 1 else "curves_done"
+            self.status.object = lab_text("traces", done, requests=curve.requests, seconds=took)
