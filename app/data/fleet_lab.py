@@ -3,8 +3,7 @@ fleet over a trace slice (engine/lab/fleet/), a slice at a time."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlencode
 
@@ -38,15 +37,10 @@ STEPS_PER_SLICE = 40
 TIMED_CELLS = {"requests": "requests", "capacity_tokens": "capacity"}
 
 
-@dataclass(frozen=True)
-class FleetLabKnobs:
-    requests: Any
-    replicas: Any
-    capacity_tokens: Any
-    load_weight: Any
-    event_delay: Any
-    timed: bool = False  # with time (the trace's timestamps, 25 ms engine steps)
-    block_size: Any = TRACE_BLOCK_TOKENS  # vLLM's block, SGLang's page
+# The page's knobs by their cells' names: requests, replicas, capacity (tokens), block_size
+# (vLLM's block, SGLang's page), load_weight, event_delay, and timed (with time: the trace's
+# timestamps, 25 ms engine steps).
+FleetLabKnobs = Mapping[str, Any]
 
 
 def fleet_problems(
@@ -54,25 +48,24 @@ def fleet_problems(
 ) -> dict[str, str]:
     """A message per knob that cannot be used (with time, also on the slice ``entries``)."""
     found: dict[str, str] = {}
-    if knobs.requests is None or not 1 <= knobs.requests <= min(available, MAX_FLEET_REQUESTS):
-        found["requests"] = (
-            f"Requests from 1 to {min(available, MAX_FLEET_REQUESTS):,} (the first N of the trace)"
-        )
-    if knobs.replicas is None or not 1 <= knobs.replicas <= MAX_REPLICAS:
+    most = min(available, MAX_FLEET_REQUESTS)
+    if knobs["requests"] is None or not 1 <= knobs["requests"] <= most:
+        found["requests"] = f"Requests from 1 to {most:,} (the first N of the trace)"
+    if knobs["replicas"] is None or not 1 <= knobs["replicas"] <= MAX_REPLICAS:
         found["replicas"] = f"Replicas from 1 to {MAX_REPLICAS}"
-    block_size = knobs.block_size
+    block_size = knobs["block_size"]
     if block_size is None or not MIN_BLOCK_SIZE <= block_size <= MAX_BLOCK_SIZE:
         found["block_size"] = f"Block size from {MIN_BLOCK_SIZE} to {MAX_BLOCK_SIZE:,} tokens"
         block_size = TRACE_BLOCK_TOKENS
-    if knobs.capacity_tokens is None or knobs.capacity_tokens < block_size:
+    if knobs["capacity"] is None or knobs["capacity"] < block_size:
         found["capacity"] = f"Capacity: at least one {block_size:,}-token block"
-    if knobs.load_weight is None or not knobs.load_weight >= 0:
+    if knobs["load_weight"] is None or not knobs["load_weight"] >= 0:
         found["load_weight"] = "Load weight: a number, 0 or more"
-    if knobs.event_delay is None or knobs.event_delay < 0:
+    if knobs["event_delay"] is None or knobs["event_delay"] < 0:
         found["event_delay"] = "Event delay: 0 or more requests"
-    if knobs.timed and entries and not found:
+    if knobs["timed"] and entries and not found:
         for engine in ("vllm", "sglang"):
-            timed = TimedKnobs(knobs.capacity_tokens, engine, knobs.block_size)
+            timed = TimedKnobs(knobs["capacity"], engine, knobs["block_size"])
             for knob, message in timed.problems(entries).items():
                 found.setdefault(TIMED_CELLS.get(knob, "requests"), message)
     return found
@@ -81,13 +74,13 @@ def fleet_problems(
 def fleet_knobs(knobs: FleetLabKnobs, engine: str, router: str) -> FleetKnobs:
     """The engine's fleet knobs: SGLang's page is vLLM's block here."""
     return FleetKnobs(
-        replicas=knobs.replicas,
+        replicas=knobs["replicas"],
         router=router,
         engine=engine,
-        capacity_tokens=knobs.capacity_tokens,
-        block_size=knobs.block_size,
-        load_weight=float(knobs.load_weight),
-        event_delay=knobs.event_delay,
+        capacity_tokens=knobs["capacity"],
+        block_size=knobs["block_size"],
+        load_weight=float(knobs["load_weight"]),
+        event_delay=knobs["event_delay"],
     )
 
 
@@ -122,8 +115,8 @@ class FleetLabRun(SlicedRun):
     ) -> dict[tuple[str, str], FleetRun] | None:
         """Each (engine, router)'s run, in order; None if stopped first."""
         with played_for_a_learner():
-            timed = self.knobs.timed
-            hashed = None if timed else HashedTrace.of(self.entries, self.knobs.block_size)
+            timed = self.knobs["timed"]
+            hashed = None if timed else HashedTrace.of(self.entries, self.knobs["block_size"])
             for engine, router in self.points:
                 knobs = fleet_knobs(self.knobs, engine, router)
                 fleet: InOrderFleet | TimedFleet

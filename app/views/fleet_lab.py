@@ -15,7 +15,6 @@ from app.data.fleet_lab import (
     DEFAULT_FLEET_REQUESTS,
     DEFAULT_REPLICAS,
     FLEET_PRESET,
-    FleetLabKnobs,
     FleetLabRun,
     fleet_problems,
     replica_links,
@@ -87,10 +86,9 @@ class FleetLabView(LabGroup):
         charts = pn.FlexBox(*self.charts.panes, **WRAPPING)
         return controls, self.results_root("lab-fleet", charts, self.numbers, self.playground)
 
-    def checked_knobs(self, entries: Sequence[TraceEntry]) -> FleetLabKnobs | None:
-        fields = ("requests", "replicas", "capacity", "load_weight", "event_delay", "timed")
-        knobs = FleetLabKnobs(*(self.knobs[name].value for name in (*fields, "block_size")))
-        requests = knobs.requests if isinstance(knobs.requests, int) else 0
+    def checked_knobs(self, entries: Sequence[TraceEntry]) -> dict[str, Any] | None:
+        knobs = {name: self.knobs[name].value for name in (*KNOBS, "timed")}
+        requests = knobs["requests"] if isinstance(knobs["requests"], int) else 0
         found = fleet_problems(knobs, len(entries), entries[: max(0, requests)])
         for name in KNOBS:
             self.show_knob_error(name, found.get(name, ""))
@@ -107,7 +105,7 @@ class FleetLabView(LabGroup):
         if knobs is None:
             return
         engines = self.engines
-        run = FleetLabRun(entries[: knobs.requests], engines, knobs)
+        run = FleetLabRun(entries[: knobs["requests"]], engines, knobs)
 
         def progress(share: float) -> str:
             return render_progress(share, "fleet", done=len(run.runs), total=len(run.points))
@@ -122,9 +120,8 @@ class FleetLabView(LabGroup):
             self.runs, self._shown_engines, self._entries = runs, engines, run.entries
             self.charts.set_engines(engines)
             self._redraw()
-            self.status.object = lab_text(
-                "fleet", "done", requests=knobs.requests, replicas=knobs.replicas, runs=len(runs)
-            )
+            done = {name: knobs[name] for name in ("requests", "replicas")}
+            self.status.object = lab_text("fleet", "done", runs=len(runs), **done)
 
     @logged
     def _redraw(self) -> None:

@@ -22,7 +22,7 @@ from bokeh.plotting import figure
 
 from app.components.chart_legend import ChartLegend
 from app.data.lab import chart_data, draws_nothing, means_nothing_on_sglang
-from app.data.trace_lab import TraceCurve, curve_columns
+from app.data.trace_lab import TraceCurveRun, curve_columns
 from app.host.errors import logged
 from app.render.lab import ENGINE_NAMES, TEXTS, LegendItem, lab_text, render_chart_legend
 from app.views.lab_controls import update_changed
@@ -320,7 +320,7 @@ class CurveChart:
     def show_points(self, engine: str, points: Sequence[InOrderReplay]) -> None:
         self.sources[engine].data = curve_columns(points)
 
-    def show_paper_ratio(self, curve: TraceCurve) -> None:
+    def show_paper_ratio(self, curve: TraceCurveRun) -> None:
         """The paper's ratio beside the curve's top, for a whole trace's curve only."""
         ratio = curve.paper_ratio
         if ratio is not None:

@@ -6,7 +6,7 @@ shown playing and stopped."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import Any, ClassVar, TypeVar
 from urllib.parse import urlencode
 
 import panel as pn
@@ -16,7 +16,7 @@ from bokeh.document import Document
 from app.components import at_once
 from app.components.address_bar import AddressBar
 from app.data.fleet_lab import FLEET_PRESET
-from app.data.lab import ENGINE_CHOICES, ENGINE_WORDS
+from app.data.lab import ENGINE_CHOICES, ENGINE_WORDS, SlicedRun
 from app.data.lab_presets import TRACES_PRESET, presets
 from app.host.errors import logged
 from app.render.lab import render_knob_error, render_lab_notices, render_stale_note
@@ -29,10 +29,6 @@ T = TypeVar("T")
 # A row of a page's table of knobs: (name, widget class, label, value, width; None: the
 # widget's own).
 KnobRow = tuple[str, Callable[..., Any], str, Any, int | None]
-
-
-class Stoppable(Protocol):
-    def stop(self) -> None: ...
 
 
 def lab_picker_options() -> list[str]:
@@ -145,7 +141,7 @@ class LabGroup(pn.viewable.Viewer):
         self.address_bar = AddressBar(width=0, height=0, margin=0)
         # The page's own knobs by name (the preset and the engine are LabGroup's).
         self.knobs: dict[str, Any] = {}
-        self._run: Stoppable | None = None
+        self._run: SlicedRun | None = None
         self.roots: Sequence[pn.Column] = ()
         self.run_button.on_click(self._on_run)
         self.stop_button.on_click(self._on_stop)
@@ -230,13 +226,13 @@ class LabGroup(pn.viewable.Viewer):
         self.stop_button.disabled = not running
         self.run_button.disabled = running or not can_run
 
-    def begin(self, run: Stoppable) -> None:
+    def begin(self, run: SlicedRun) -> None:
         """``run`` is the page's run from now on: the one in progress is stopped."""
         if self._run is not None:
             self._run.stop()
         self._run = run
 
-    def end(self, run: Stoppable) -> bool:
+    def end(self, run: SlicedRun) -> bool:
         """Whether ``run`` was still the page's run; from now on it is not."""
         if run is not self._run:
             return False
@@ -244,7 +240,7 @@ class LabGroup(pn.viewable.Viewer):
         return True
 
     def shows_progress(
-        self, run: Stoppable, text: Callable[[float], str]
+        self, run: SlicedRun, text: Callable[[float], str]
     ) -> Callable[[float], None]:
         """A progress callback that shows ``text(share)`` while ``run`` is the page's run."""
 
@@ -254,7 +250,7 @@ class LabGroup(pn.viewable.Viewer):
 
         return show
 
-    async def played(self, run: Stoppable, play: Awaitable[T | None], stopped: str) -> T | None:
+    async def played(self, run: SlicedRun, play: Awaitable[T | None], stopped: str) -> T | None:
         """``play`` as the page's run with Stop on: what it gives, or None when a newer run took
         over or it was stopped (the status line says ``stopped``)."""
         self.begin(run)

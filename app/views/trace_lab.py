@@ -298,7 +298,8 @@ class TraceLabView(LabGroup):
             self._curve_for = asked
             self._show_staleness()
             self.curve_chart.show_paper_ratio(curve)
-            self.gap.object = render_gap_sentences(curve.gaps, curve.whole_trace, curve.requests)
+            requests = len(curve.entries)
+            self.gap.object = render_gap_sentences(curve.gaps, curve.whole_trace, requests)
             took = time.perf_counter() - started
             done = "curve_done" if len(curve.points) == 1 else "curves_done"
-            self.status.object = lab_text("traces", done, requests=curve.requests, seconds=took)
+            self.status.object = lab_text("traces", done, requests=requests, seconds=took)
