@@ -111,7 +111,7 @@ class FleetLabRun(SlicedRun):
         return min(1.0, done / total) if total else 1.0
 
     async def play(
-        self, on_progress: Callable[[float, dict[tuple[str, str], FleetRun]], None]
+        self, on_progress: Callable[[float], None]
     ) -> dict[tuple[str, str], FleetRun] | None:
         """Each (engine, router)'s run, in order; None if stopped first."""
         with played_for_a_learner():
@@ -126,13 +126,11 @@ class FleetLabRun(SlicedRun):
                     fleet = InOrderFleet(self.entries, knobs, hashed if engine == "vllm" else None)
                 self._fleet = fleet
                 every = STEPS_PER_SLICE if timed else REQUESTS_PER_SLICE
-                if not await self._advance(
-                    fleet, every, lambda: on_progress(self.progress, self.runs)
-                ):
+                if not await self._advance(fleet, every, lambda: on_progress(self.progress)):
                     return None
                 self.runs[engine, router] = fleet.result()
                 self._fleet = None
-                on_progress(self.progress, self.runs)
+                on_progress(self.progress)
         return self.runs
 
 

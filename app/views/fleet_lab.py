@@ -196,17 +196,14 @@ class FleetLabView(LabGroup):
         def progress(share: float) -> str:
             return render_progress(share, "fleet", done=len(run.runs), total=len(run.points))
 
-        self.status.object = progress(0.0)
-        show = self.shows_progress(run, progress)
-        playing = run.play(lambda share, _: show(share))
-        runs = await self.played(run, playing, FLEET["stopped"])
-        if runs is None:
-            return
-        with pn.io.hold():
+        def show(runs: dict[tuple[str, str], FleetRun]) -> None:
             self.runs, self._shown_engines, self._entries = runs, engines, run.entries
             self._redraw()
             done = {name: knobs[name] for name in ("requests", "replicas")}
             self.status.object = lab_text("fleet", "done", runs=len(runs), **done)
+
+        self.status.object = progress(0.0)
+        await self.play_run(run, run.play, progress, FLEET["stopped"], show)
 
     @logged
     def _redraw(self) -> None:

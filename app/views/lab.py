@@ -5,7 +5,6 @@ the address asks for."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -110,7 +109,6 @@ class LabView(LabGroup):
         self._steps: RunSteps | None = None
         self.result: LabResult | None = None
         self._ahead: RunAhead | None = None
-        self._running = False  # Stop is on: the run has taken long enough to be stopped
         self._loading_preset = False
 
         for widget in (self.engine, *self.knobs.values(), self.overlay):
@@ -141,7 +139,7 @@ class LabView(LabGroup):
             self.results_root("lab-charts", pn.FlexBox(*others, **WRAPPING), self.step_view),
         )
 
-    def _show_staleness(self, playing: bool) -> None:
+    def show_staleness(self, playing: bool = False) -> None:
         """Mark the results stale while not the knobs' (``playing``: a run of them plays)."""
         if self.result is not None:
             knobs, overlay = self.knob_values(), self.overlay.value
@@ -161,7 +159,7 @@ class LabView(LabGroup):
         workload, found = check_knobs(self.knob_values())
         for knob in self.knobs:
             self.show_knob_error(knob, found.get(knob, ""))
-        update_changed(self.run_button, disabled=bool(found) or self._running)
+        update_changed(self.run_button, disabled=bool(found) or self.running)
         return None if found else workload
 
     def load_preset(self, name: str) -> None:
@@ -184,7 +182,7 @@ class LabView(LabGroup):
         if self.checked_workload() is not None:
             pn.state.execute(self.start)
         else:
-            self._show_staleness(playing=False)
+            self.show_staleness(playing=False)
 
     async def start(self) -> None:
         """Run the knobs' workload on the engines asked for (stopping any run), then show it."""
@@ -195,24 +193,8 @@ class LabView(LabGroup):
             self._ahead.stop()
         engines = self.engines
         run = LabRun(self._preset, workload, self.overlay.value, engines=engines)
-        self.begin(run)
         if run.runners:
             self.status.object = render_progress(0.0, "lab")
-        started = time.perf_counter()
-
-        marked = False
-
-        def show_progress(share: float) -> None:
-            # Each button or status change costs the page a layout of the controls' root
-            # (and, in Pyodide, Panel's bookkeeping), so a short run changes none.
-            nonlocal marked
-            took = time.perf_counter() - started
-            if not marked and took > STALE_AFTER_S:
-                marked = True
-                self._show_staleness(playing=True)
-            if took > LONG_RUN_S:
-                self._show_running(True)
-                self.status.object = render_progress(share, "lab")
 
         def show_learners_run(learners: WorkloadRun) -> None:
             # The overlay's run plays next: the learner's own lines move first. (A
@@ -221,17 +203,8 @@ class LabView(LabGroup):
                 with pn.io.hold():
                     self.charts.chart((learners.engine, "run"), learners)
 
-        result = await run.play(show_progress, show_learners_run)
-        if not self.end(run):
-            return  # a newer run took over
-        with pn.io.hold():
-            self._show_running(False)
-            if result is None:
-                self.status.object = TEXTS["lab"]["stopped"]
-                self._show_staleness(playing=False)
-            else:
-                self.show_result(result)
-        if result is not None:
+        def show(result: LabResult) -> None:
+            self.show_result(result)
             # While the learner reads the charts, the runs of the knob changes the
             # seed's experiments make next play, so they show at once. This RunAhead
             # itself, not whichever is newest when the callback runs: a quick next
@@ -248,11 +221,18 @@ class LabView(LabGroup):
 
             pn.state.execute(play_ahead)
 
-    def _show_running(self, running: bool) -> None:
-        """Stop on and Run off while a run goes on (Run stays off for bad knobs)."""
-        if self._running != running:
-            self._running = running
-            self.set_running(running, can_run=self.checked_workload() is not None)
+        await self.play_run(
+            run,
+            lambda on_progress: run.play(on_progress, show_learners_run),
+            lambda share: render_progress(share, "lab"),
+            TEXTS["lab"]["stopped"],
+            show,
+            long_after=LONG_RUN_S,
+            stale_after=STALE_AFTER_S,
+        )
+
+    def can_run(self) -> bool:
+        return self.checked_workload() is not None
 
     def show_result(self, result: LabResult) -> None:
         """Put a finished run on the charts: new data, the same figures."""
@@ -265,7 +245,7 @@ class LabView(LabGroup):
             self.outcome.object = render_outcome(
                 result.preset.title, result.expected_outcomes, runs
             )
-            self._show_staleness(playing=False)
+            self.show_staleness(playing=False)
             # The step view and the playground step vLLM's engine (SGLang's run has no
             # timeline to step here).
             vllm = result.run_of("vllm")

@@ -97,7 +97,7 @@ def test_stop_stops_the_run() -> None:
     run = FleetLabRun(entries, ("vllm",), knobs(REQUESTS, 2, 600_000, 1.0, 0))
     seen: list[float] = []
 
-    def stop_soon(share: float, runs: object) -> None:
+    def stop_soon(share: float) -> None:
         seen.append(share)
         if len(seen) == 3:
             run.stop()
