@@ -151,9 +151,6 @@ class TraceCurveRun(SlicedRun):
         done = sum(len(points) for points in self.points.values())
         return done / (len(self.capacities) * len(self.engines))
 
-    def _is_stopped(self) -> bool:
-        return self.stopped
-
     async def _call(self, work: Callable[[], Any]) -> Any:
         if in_pyodide():
             return work()
@@ -174,7 +171,6 @@ class TraceCurveRun(SlicedRun):
         self, engine: str, on_point: Callable[[str, list[InOrderReplay]], None]
     ) -> bool:
         """Every point of the engine's curve; False if stopped first."""
-        stop = self._is_stopped
         if engine == "vllm":
             hashed = await self._call(lambda: HashedTrace.of(self.entries, self.block_size))
             if self.stopped:
@@ -183,8 +179,8 @@ class TraceCurveRun(SlicedRun):
 
             def one(capacity: int = capacity) -> InOrderReplay:
                 if engine == "vllm":
-                    return replay_in_order(hashed, capacity, stop=stop)
-                return replay_in_order_sglang(self.entries, capacity, stop=stop)
+                    return replay_in_order(hashed, capacity, stop=lambda: self.stopped)
+                return replay_in_order_sglang(self.entries, capacity, stop=lambda: self.stopped)
 
             point = await self._call(one)
             if self.stopped or not point.completed:

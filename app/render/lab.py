@@ -293,7 +293,7 @@ def render_fleet_numbers(runs: Mapping[tuple[str, str], FleetRun]) -> str:
 
 
 def render_replica_links(
-    router: str, engine: str, refusal: str | None, links: Sequence[Mapping[str, Any]]
+    run: FleetRun, refusal: str | None, links: Sequence[Mapping[str, Any]]
 ) -> str:
     """Each replica of the run as a link to the playground (``links``: each replica's figures and
     its ``href``, None: ``reason``), or why the run does not open there."""
@@ -303,4 +303,5 @@ def render_replica_links(
         lab_text("fleet", f"replica_{link['kind']}", plural="s" * (link["requests"] != 1), **link)
         for link in links
     )
-    return lab_text("fleet", "replicas", router=router, engine=engine, items=Html(items))
+    engine = ENGINE_NAMES[run.engine]
+    return lab_text("fleet", "replicas", router=run.router, engine=engine, items=Html(items))

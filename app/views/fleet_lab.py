@@ -98,14 +98,14 @@ class FleetCharts:
             for fig in (self.hit_figure, self.load_figure, self.stale_figure)
         ]
 
-    def show(self, runs: Runs, engines: Sequence[str], load_router: str) -> None:
+    def show(self, runs: Runs, engines: Sequence[str], run: FleetRun | None) -> None:
+        """The runs' bars on ``engines``, and ``run``'s replicas' load."""
         for factor_range in self.ranges:
             factor_range.factors = _factors(engines)
         self.hit_source.data = _bars(runs, engines, "hit_rate")
         stale = _bars(runs, engines, "stale_routes")
         self.stale_source.data = stale
         self.stale_range.end = max([1.0, *stale["y"]]) * 1.1
-        run = next((runs[e, load_router] for e in engines if (e, load_router) in runs), None)
         if run is None:
             self.load_source.data = dict(NO_LOAD)
             return
@@ -207,15 +207,13 @@ class FleetLabView(LabGroup):
 
     @logged
     def _redraw(self) -> None:
-        self.charts.show(self.runs, self._shown_engines, self.knobs["load_router"].value)
-        self.numbers.object = render_fleet_numbers(self.runs) if self.runs else ""
-        self.playground.object = self._replica_links()
-
-    def _replica_links(self) -> str:
-        """The shown router's replicas in the playground (vLLM's run if there is one)."""
+        """The runs, and the shown router's replicas (vLLM's run if there is one): their load and
+        their requests in the playground."""
         router = self.knobs["load_router"].value
-        engine = next((e for e in self._shown_engines if (e, router) in self.runs), None)
-        if engine is None:
-            return ""
-        refusal, links = replica_links(self._entries, self.runs[engine, router])
-        return render_replica_links(router, ENGINE_NAMES[engine], refusal, links)
+        shown = (self.runs.get((engine, router)) for engine in self._shown_engines)
+        run = next((run for run in shown if run is not None), None)
+        self.charts.show(self.runs, self._shown_engines, run)
+        self.numbers.object = render_fleet_numbers(self.runs) if self.runs else ""
+        self.playground.object = (
+            "" if run is None else render_replica_links(run, *replica_links(self._entries, run))
+        )
