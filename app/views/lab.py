@@ -297,17 +297,14 @@ def done_text(result: LabResult) -> str:
     return lab_text("lab", "done", requests=requests, steps=steps)
 
 
-def open_lab(
-    preset_name: str, engine_word: str | None = None
-) -> LabView | TraceLabView | FleetLabView:
+def open_lab(preset_name: str, engine_word: str | None = None) -> LabGroup:
     """The lab at `?lab=PRESET&engine=WORD` (unknown: the default, with a notice)."""
     engine, engine_notice = engine_choice(engine_word)
     notices: list[str] = [engine_notice] if engine_notice else []
-    view: LabView | TraceLabView | FleetLabView
-    if preset_name == TRACES_PRESET:
-        view = TraceLabView(notices, engine)
-    elif preset_name == FLEET_PRESET:
-        view = FleetLabView(notices, engine)
+    pages = {TRACES_PRESET: TraceLabView, FLEET_PRESET: FleetLabView}
+    view: LabGroup
+    if preset_name in pages:
+        view = pages[preset_name](notices, engine)
     else:
         names = presets()
         chosen = preset_name or default_preset()
