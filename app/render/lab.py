@@ -74,8 +74,7 @@ def render_numbers(runs: LabelledRuns) -> str:
             reasons[label] = LAB.get(f"absent_{key}", "nothing to count")
         body.append(f"<tr><th scope=row>{esc(label)}</th>{cells}</tr>")
     notes = "".join(
-        f'<p class="lab-note" data-testid="lab-absent">{esc(label.capitalize())}: n/a, '
-        f"{esc(why)}.</p>"
+        lab_text("lab", "absent", label=label.capitalize(), why=why)
         for label, why in reasons.items()
     )
     return (
@@ -118,9 +117,8 @@ def render_run_key(labels: Sequence[str]) -> str:
 def render_stale_note(changes: Sequence[str], playing: bool) -> str:
     """The results shown are not the knobs': ``changes`` names each knob as it was for them,
     ``playing`` whether the new knobs' run plays."""
-    then = f"the previous knobs: {', '.join(changes)}" if changes else "the previous knobs"
-    now = " A run of the new knobs is playing." if playing else ""
-    return str(LAB["stale"]).format(then=esc(then), now=esc(now))
+    then = lab_text("lab", "stale_changes", changes=", ".join(changes)) if changes else ""
+    return lab_text("lab", "stale", then=Html(then), now=LAB["stale_playing"] if playing else "")
 
 
 def render_lab_notices(notices: Sequence[str]) -> str:
@@ -146,12 +144,8 @@ def render_lab_loading() -> str:
 def render_step_view(timeline: Timeline, index: int, shown: int, last: int) -> str:
     """The pool, queue, requests and counters after engine step ``shown`` (timeline ``index``)."""
     parts = (render_pool, render_queue, render_requests, render_metrics)
-    return (
-        f'<section class="lab-step" data-testid="lab-step" data-step="{shown}">'
-        f"<h2>After engine step {shown} of {last}</h2>"
-        + "".join(render(timeline, index) for render in parts)
-        + "</section>"
-    )
+    panels = Html("".join(render(timeline, index) for render in parts))
+    return lab_text("lab", "step_view", shown=shown, last=last, panels=panels)
 
 
 def render_progress(share: float, group: str, key: str = "progress", **values: Any) -> str:
