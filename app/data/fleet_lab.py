@@ -3,15 +3,13 @@ fleet over a trace slice (engine/lab/fleet/), a slice at a time."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlencode
 
 from app.data.lab import SlicedRun, played_for_a_learner
 from app.data.trace_lab import MAX_BLOCK_SIZE, MIN_BLOCK_SIZE
 from app.data.url import playground_query
-from app.render.lab_fleet import ReplicaLink
 from engine.lab.fleet.in_order import InOrderFleet
 from engine.lab.fleet.knobs import MAX_REPLICAS, FleetKnobs
 from engine.lab.fleet.playground import (
@@ -39,15 +37,10 @@ STEPS_PER_SLICE = 40
 TIMED_CELLS = {"requests": "requests", "capacity_tokens": "capacity"}
 
 
-@dataclass(frozen=True)
-class FleetLabKnobs:
-    requests: Any
-    replicas: Any
-    capacity_tokens: Any
-    load_weight: Any
-    event_delay: Any
-    timed: bool = False  # with time (the trace's timestamps, 25 ms engine steps)
-    block_size: Any = TRACE_BLOCK_TOKENS  # vLLM's block, SGLang's page
+# The page's knobs by their cells' names: requests, replicas, capacity (tokens), block_size
+# (vLLM's block, SGLang's page), load_weight, event_delay, and timed (with time: the trace's
+# timestamps, 25 ms engine steps).
+FleetLabKnobs = Mapping[str, Any]
 
 
 def fleet_problems(
@@ -55,25 +48,24 @@ def fleet_problems(
 ) -> dict[str, str]:
     """A message per knob that cannot be used (with time, also on the slice ``entries``)."""
     found: dict[str, str] = {}
-    if knobs.requests is None or not 1 <= knobs.requests <= min(available, MAX_FLEET_REQUESTS):
-        found["requests"] = (
-            f"Requests from 1 to {min(available, MAX_FLEET_REQUESTS):,} (the first N of the trace)"
-        )
-    if knobs.replicas is None or not 1 <= knobs.replicas <= MAX_REPLICAS:
+    most = min(available, MAX_FLEET_REQUESTS)
+    if knobs["requests"] is None or not 1 <= knobs["requests"] <= most:
+        found["requests"] = f"Requests from 1 to {most:,} (the first N of the trace)"
+    if knobs["replicas"] is None or not 1 <= knobs["replicas"] <= MAX_REPLICAS:
         found["replicas"] = f"Replicas from 1 to {MAX_REPLICAS}"
-    block_size = knobs.block_size
+    block_size = knobs["block_size"]
     if block_size is None or not MIN_BLOCK_SIZE <= block_size <= MAX_BLOCK_SIZE:
         found["block_size"] = f"Block size from {MIN_BLOCK_SIZE} to {MAX_BLOCK_SIZE:,} tokens"
         block_size = TRACE_BLOCK_TOKENS
-    if knobs.capacity_tokens is None or knobs.capacity_tokens < block_size:
+    if knobs["capacity"] is None or knobs["capacity"] < block_size:
         found["capacity"] = f"Capacity: at least one {block_size:,}-token block"
-    if knobs.load_weight is None or not knobs.load_weight >= 0:
+    if knobs["load_weight"] is None or not knobs["load_weight"] >= 0:
         found["load_weight"] = "Load weight: a number, 0 or more"
-    if knobs.event_delay is None or knobs.event_delay < 0:
+    if knobs["event_delay"] is None or knobs["event_delay"] < 0:
         found["event_delay"] = "Event delay: 0 or more requests"
-    if knobs.timed and entries and not found:
+    if knobs["timed"] and entries and not found:
         for engine in ("vllm", "sglang"):
-            timed = TimedKnobs(knobs.capacity_tokens, engine, knobs.block_size)
+            timed = TimedKnobs(knobs["capacity"], engine, knobs["block_size"])
             for knob, message in timed.problems(entries).items():
                 found.setdefault(TIMED_CELLS.get(knob, "requests"), message)
     return found
@@ -82,13 +74,13 @@ def fleet_problems(
 def fleet_knobs(knobs: FleetLabKnobs, engine: str, router: str) -> FleetKnobs:
     """The engine's fleet knobs: SGLang's page is vLLM's block here."""
     return FleetKnobs(
-        replicas=knobs.replicas,
+        replicas=knobs["replicas"],
         router=router,
         engine=engine,
-        capacity_tokens=knobs.capacity_tokens,
-        block_size=knobs.block_size,
-        load_weight=float(knobs.load_weight),
-        event_delay=knobs.event_delay,
+        capacity_tokens=knobs["capacity"],
+        block_size=knobs["block_size"],
+        load_weight=float(knobs["load_weight"]),
+        event_delay=knobs["event_delay"],
     )
 
 
@@ -119,12 +111,12 @@ class FleetLabRun(SlicedRun):
         return min(1.0, done / total) if total else 1.0
 
     async def play(
-        self, on_progress: Callable[[float, dict[tuple[str, str], FleetRun]], None]
+        self, on_progress: Callable[[float], None]
     ) -> dict[tuple[str, str], FleetRun] | None:
         """Each (engine, router)'s run, in order; None if stopped first."""
         with played_for_a_learner():
-            timed = self.knobs.timed
-            hashed = None if timed else HashedTrace.of(self.entries, self.knobs.block_size)
+            timed = self.knobs["timed"]
+            hashed = None if timed else HashedTrace.of(self.entries, self.knobs["block_size"])
             for engine, router in self.points:
                 knobs = fleet_knobs(self.knobs, engine, router)
                 fleet: InOrderFleet | TimedFleet
@@ -134,20 +126,19 @@ class FleetLabRun(SlicedRun):
                     fleet = InOrderFleet(self.entries, knobs, hashed if engine == "vllm" else None)
                 self._fleet = fleet
                 every = STEPS_PER_SLICE if timed else REQUESTS_PER_SLICE
-                if not await self._advance(
-                    fleet, every, lambda: on_progress(self.progress, self.runs)
-                ):
+                if not await self._advance(fleet, every, lambda: on_progress(self.progress)):
                     return None
                 self.runs[engine, router] = fleet.result()
                 self._fleet = None
-                on_progress(self.progress, self.runs)
+                on_progress(self.progress)
         return self.runs
 
 
 def replica_links(
     entries: Sequence[TraceEntry], run: FleetRun
-) -> tuple[str | None, list[ReplicaLink]]:
-    """Why no replica opens in the playground, or None and a link (or why not) per replica."""
+) -> tuple[str | None, list[dict[str, Any]]]:
+    """Why no replica opens in the playground, or None and per replica its requests, hits and
+    prompt tokens, its ``kind`` (idle, link or refused) and its ``href`` or ``reason``."""
     refusal = fleet_playground_refusal(run)
     if refusal is not None:
         return refusal, []
@@ -162,5 +153,7 @@ def replica_links(
             except ScenarioError as error:
                 reason = str(error)
         tokens = sum(entries[i].input_length for i in served)
-        links.append(ReplicaLink(replica, len(served), figures.hits, tokens, href, reason))
+        kind = "link" if href else "refused" if served else "idle"
+        figures_of: dict[str, Any] = dict(replica=replica, requests=len(served), hits=figures.hits)
+        links.append(figures_of | dict(prompt_tokens=tokens, kind=kind, href=href, reason=reason))
     return None, links

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from app.data.side_runs import SideRuns, default_processes
 from app.host.runtime import in_pyodide
-from app.render.lab_traces import ENGINE_NAMES
+from app.render.lab import ENGINE_NAMES
 from engine.lab.play.scenario import MODES
 from engine.lab.play.vllm.timeline import Timeline, build_timeline
 from engine.lab.workload.presets import Preset, load_preset
@@ -231,6 +231,13 @@ def draws_nothing(runs: Sequence[WorkloadRun], columns: Sequence[str]) -> bool:
     return all(not v for run in runs for column in columns for v in run.series[column])
 
 
+def keep_recent(store: OrderedDict[Any, Any], key: Any, maxsize: int) -> None:
+    """``key`` is the store's most recent; the least recent beyond ``maxsize`` go."""
+    store.move_to_end(key)
+    while len(store) > maxsize:
+        store.popitem(last=False)
+
+
 class FinishedRuns:
     """The last few finished runs by workload: a knob change reruns only what it changed."""
 
@@ -241,15 +248,12 @@ class FinishedRuns:
     def get(self, workload: Workload, engine: str = "vllm") -> WorkloadRun | None:
         run = self._runs.get((engine, workload))
         if run is not None:
-            self._runs.move_to_end((engine, workload))
+            keep_recent(self._runs, (engine, workload), self.maxsize)
         return run
 
     def put(self, run: WorkloadRun) -> None:
-        key = (run.engine, run.workload)
-        self._runs[key] = run
-        self._runs.move_to_end(key)
-        while len(self._runs) > self.maxsize:
-            self._runs.popitem(last=False)
+        self._runs[run.engine, run.workload] = run
+        keep_recent(self._runs, (run.engine, run.workload), self.maxsize)
 
 
 class RunsInProgress:
@@ -267,9 +271,7 @@ class RunsInProgress:
             if workload.total_tokens > AHEAD_MAX_TOKENS:
                 return runner
             self._runners[key] = runner
-        self._runners.move_to_end(key)
-        while len(self._runners) > self.maxsize:
-            self._runners.popitem(last=False)
+        keep_recent(self._runners, key, self.maxsize)
         return runner
 
     def __contains__(self, workload: Workload) -> bool:

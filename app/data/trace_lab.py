@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -111,22 +110,6 @@ async def load_trace(name: str) -> tuple[TraceEntry, ...]:
     return _fetched_traces[name]
 
 
-@dataclass(frozen=True)
-class TraceCurve:
-    """A trace's hit-rate curves, one per engine, as far as they were played."""
-
-    trace: str  # the paper's name ("conversation"), or the learner's file's
-    requests: int  # in the slice
-    whole_trace: bool  # the slice is the whole trace (only then compared to the paper)
-    capacities: list[int]
-    points: dict[str, list[InOrderReplay]]  # engine -> one replay per capacity, in order
-    gaps: dict[str, PaperGap]  # engine -> the gap at unlimited capacity (whole curves only)
-
-    @property
-    def paper_ratio(self) -> float | None:
-        return PAPER_CACHE_RATIO.get(self.trace) if self.whole_trace else None
-
-
 def curve_columns(points: Sequence[InOrderReplay]) -> ChartData:
     """A curve's points as a chart's columns (capacity in tokens, hit rate)."""
     return {
@@ -136,9 +119,9 @@ def curve_columns(points: Sequence[InOrderReplay]) -> ChartData:
 
 
 class TraceCurveRun(SlicedRun):
-    """Plays a trace's curve, a point (capacity) at a time, each engine in turn. On a server a point
-    plays in a thread, so Stop reaches the replay within a few hundred requests; in Pyodide Stop
-    lands between points."""
+    """Plays a trace's hit-rate curves, one per engine in turn, a point (capacity) at a time. On a
+    server a point plays in a thread, so Stop reaches the replay within a few hundred requests; in
+    Pyodide Stop lands between points."""
 
     def __init__(
         self,
@@ -148,21 +131,25 @@ class TraceCurveRun(SlicedRun):
         block_size: int = TRACE_BLOCK_TOKENS,
         engines: Sequence[str] = ("vllm",),
     ) -> None:
-        self.trace = trace
+        self.trace = trace  # the paper's name ("conversation"), or the learner's file's
         self.entries = list(entries)
-        self.whole_trace = whole_trace
+        self.whole_trace = whole_trace  # only then compared to the paper
         self.block_size = block_size
         self.engines = list(engines)
         self.capacities = capacities_for(self.entries, block_size)
+        # engine -> one replay per capacity, in order; the gap at unlimited capacity (whole
+        # curves only)
         self.points: dict[str, list[InOrderReplay]] = {engine: [] for engine in self.engines}
+        self.gaps: dict[str, PaperGap] = {}
+
+    @property
+    def paper_ratio(self) -> float | None:
+        return PAPER_CACHE_RATIO.get(self.trace) if self.whole_trace else None
 
     @property
     def progress(self) -> float:
         done = sum(len(points) for points in self.points.values())
         return done / (len(self.capacities) * len(self.engines))
-
-    def _is_stopped(self) -> bool:
-        return self.stopped
 
     async def _call(self, work: Callable[[], Any]) -> Any:
         if in_pyodide():
@@ -171,26 +158,19 @@ class TraceCurveRun(SlicedRun):
 
     async def play(
         self, on_point: Callable[[str, list[InOrderReplay]], None] = lambda *_: None
-    ) -> TraceCurve | None:
+    ) -> TraceCurveRun | None:
         """Every engine's curve, ``on_point(engine, points)`` as each comes; None if stopped."""
         with played_for_a_learner():
             for engine in self.engines:
                 if not await self._play_curve(engine, on_point):
                     return None
-        return TraceCurve(
-            self.trace,
-            len(self.entries),
-            self.whole_trace,
-            self.capacities,
-            self.points,
-            self._gaps(),
-        )
+        self.gaps = self._gaps()
+        return self
 
     async def _play_curve(
         self, engine: str, on_point: Callable[[str, list[InOrderReplay]], None]
     ) -> bool:
         """Every point of the engine's curve; False if stopped first."""
-        stop = self._is_stopped
         if engine == "vllm":
             hashed = await self._call(lambda: HashedTrace.of(self.entries, self.block_size))
             if self.stopped:
@@ -199,8 +179,8 @@ class TraceCurveRun(SlicedRun):
 
             def one(capacity: int = capacity) -> InOrderReplay:
                 if engine == "vllm":
-                    return replay_in_order(hashed, capacity, stop=stop)
-                return replay_in_order_sglang(self.entries, capacity, stop=stop)
+                    return replay_in_order(hashed, capacity, stop=lambda: self.stopped)
+                return replay_in_order_sglang(self.entries, capacity, stop=lambda: self.stopped)
 
             point = await self._call(one)
             if self.stopped or not point.completed:
@@ -213,8 +193,7 @@ class TraceCurveRun(SlicedRun):
 
     def _gaps(self) -> dict[str, PaperGap]:
         """Each engine's gap to the paper's ratio, if its last point holds the whole slice."""
-        ratio = PAPER_CACHE_RATIO.get(self.trace) if self.whole_trace else None
-        gaps = {}
+        ratio, gaps = self.paper_ratio, {}
         for engine, points in self.points.items():
             last = points[-1]
             if not (last.evictions or last.skipped_requests):

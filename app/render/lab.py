@@ -1,10 +1,13 @@
-"""The workload lab's HTML, from runs and their labels as data (app/data/lab.py): a run's numbers,
-the expected outcome, the charts' legends, the step view and the playground link."""
+"""The three labs' HTML, from runs and their labels as data (app/data/): a run's numbers, the
+expected outcome, the charts' legends, the step view and the playground link; the "Real traces"
+gap to the paper and the replay with time's numbers; the fleet's table and replicas. Their words
+are content/labs.toml's templates, filled here by ``lab_text``."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from app.render.html import esc
 from app.render.metrics import render_metrics
@@ -16,11 +19,35 @@ from engine.lab.shared.content import load_toml
 from engine.lab.workload.run import WorkloadRun
 from engine.lab.workload.workload import MAX_SCENARIO_BLOCKS
 
+if TYPE_CHECKING:  # the other pages import this module, but not the traces' or the fleet's
+    from engine.lab.fleet.result import FleetRun
+    from engine.lab.traces.paper_gap import PaperGap
+    from engine.lab.traces.timed import TimedTraceRun
+
 # The labs' words (content/labs.toml), read once for the three labs.
 TEXTS = load_toml("labs.toml")
-LAB = TEXTS["lab"]
+LAB, TRACES, FLEET = TEXTS["lab"], TEXTS["traces"], TEXTS["fleet"]
+ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang"}
 # A run and what it is called: the learner's, then the overlaid one if any.
 LabelledRuns = Sequence[tuple[str, WorkloadRun]]
+
+
+class Html(str):
+    """A value that ``lab_text`` puts in its template as it is: HTML already."""
+
+
+def lab_text(group: str, key: str, **values: Any) -> str:
+    """Content/labs.toml's [group] ``key``, filled with ``values`` (text escaped)."""
+    escaped = {name: esc(v) if type(v) is str else v for name, v in values.items()}
+    return str(TEXTS[group][key]).format(**escaped)
+
+
+def engine_steps(runs: Sequence[WorkloadRun]) -> str:
+    """Each run's engine and its steps, for a status line."""
+    return ", ".join(
+        lab_text("lab", "engine_steps", engine=ENGINE_NAMES[run.engine], steps=run.num_steps)
+        for run in runs
+    )
 
 
 def render_numbers(runs: LabelledRuns) -> str:
@@ -47,8 +74,7 @@ def render_numbers(runs: LabelledRuns) -> str:
             reasons[label] = LAB.get(f"absent_{key}", "nothing to count")
         body.append(f"<tr><th scope=row>{esc(label)}</th>{cells}</tr>")
     notes = "".join(
-        f'<p class="lab-note" data-testid="lab-absent">{esc(label.capitalize())}: n/a, '
-        f"{esc(why)}.</p>"
+        lab_text("lab", "absent", label=label.capitalize(), why=why)
         for label, why in reasons.items()
     )
     return (
@@ -81,40 +107,23 @@ def render_outcome(
     )
 
 
-def run_key_text(labels: Sequence[str]) -> str:
-    """Which run is drawn solid and which dashed (the learner's first, then the overlay's)."""
-    key = f"Solid: {labels[0]}"
-    if len(labels) > 1:
-        key += f" · dashed: {labels[1]}"
-    return key
-
-
 def render_run_key(labels: Sequence[str]) -> str:
-    """The runs a chart draws, named above its legend's series."""
-    return f'<p class="lab-key" data-testid="lab-key">{esc(run_key_text(labels))}</p>'
+    """The runs a chart draws, named above its legend's series: the learner's solid, then the
+    overlay's dashed."""
+    dashed = "".join(lab_text("lab", "run_key_dashed", label=label) for label in labels[1:2])
+    return lab_text("lab", "run_key", label=labels[0], dashed=Html(dashed))
 
 
 def render_stale_note(changes: Sequence[str], playing: bool) -> str:
     """The results shown are not the knobs': ``changes`` names each knob as it was for them,
     ``playing`` whether the new knobs' run plays."""
-    then = f"the previous knobs: {', '.join(changes)}" if changes else "the previous knobs"
-    now = " A run of the new knobs is playing." if playing else ""
-    return str(LAB["stale"]).format(then=esc(then), now=esc(now))
-
-
-def render_empty_chart(title: str, reason: str) -> str:
-    """One line instead of a chart whose series are all zero or absent."""
-    return str(LAB["empty_chart"]).format(title=esc(title), reason=esc(reason))
+    then = lab_text("lab", "stale_changes", changes=", ".join(changes)) if changes else ""
+    return lab_text("lab", "stale", then=Html(then), now=LAB["stale_playing"] if playing else "")
 
 
 def render_lab_notices(notices: Sequence[str]) -> str:
     """Each address parameter the lab ignored, one alert each."""
     return "".join(f'<p class="notice" role="alert">{esc(n)}</p>' for n in notices)
-
-
-def render_lab_intro() -> str:
-    """The lab's heading: what it is, and the way back to the step-by-step simulator."""
-    return str(LAB["intro"])
 
 
 def render_knob_error(message: str) -> str:
@@ -135,22 +144,14 @@ def render_lab_loading() -> str:
 def render_step_view(timeline: Timeline, index: int, shown: int, last: int) -> str:
     """The pool, queue, requests and counters after engine step ``shown`` (timeline ``index``)."""
     parts = (render_pool, render_queue, render_requests, render_metrics)
-    return (
-        f'<section class="lab-step" data-testid="lab-step" data-step="{shown}">'
-        f"<h2>After engine step {shown} of {last}</h2>"
-        + "".join(render(timeline, index) for render in parts)
-        + "</section>"
-    )
+    panels = Html("".join(render(timeline, index) for render in parts))
+    return lab_text("lab", "step_view", shown=shown, last=last, panels=panels)
 
 
-def progress_bar(share: float, text: str) -> str:
-    """A lab's status line while a run plays: the bar at ``share``, then ``text``."""
+def render_progress(share: float, group: str, key: str = "progress", **values: Any) -> str:
+    """A lab's status line while a run plays: the bar at ``share``, then [group]'s ``key`` text."""
+    text = lab_text(group, key, share=share, **values)
     return f'<progress max="100" value="{share * 100:.0f}"></progress> {text}'
-
-
-def render_progress(share: float) -> str:
-    done = f"{share:.0%} done (building the requests, then running them)"
-    return progress_bar(share, f"Running… {done}")
 
 
 def step_hint(steppable: bool, vllms: bool = False) -> str:
@@ -160,22 +161,10 @@ def step_hint(steppable: bool, vllms: bool = False) -> str:
     return str(LAB["step_hint"]).format(whose="vLLM's " if vllms else "the ")
 
 
-def render_no_steps_on_sglang() -> str:
-    """Why a run on SGLang alone has no step view and no playground link."""
-    return str(LAB["no_steps_on_sglang"])
-
-
-# The lab's way into the playground: the address is made by the caller
-# (app/data/url.py: lab_run_playground_href).
-def render_no_playground(reason: str) -> str:
-    """Why this run cannot be opened in the playground."""
-    return str(LAB["no_playground"]).format(reason=esc(reason))
-
-
 def render_open_in_playground(href: str, engine_step: int | None = None) -> str:
     """The link to the run's playground (after ``engine_step``, if picked)."""
-    where = "" if engine_step is None else f" after engine step {engine_step:,}"
-    return str(LAB["open_in_playground"]).format(href=esc(href), where=esc(where))
+    where = "" if engine_step is None else lab_text("lab", "after_step", step=engine_step)
+    return lab_text("lab", "open_in_playground", href=href, where=where)
 
 
 @dataclass(frozen=True)
@@ -225,3 +214,88 @@ def render_chart_legend(title: str, items: Sequence[LegendItem], labels: Sequenc
         render_run_key(labels)
         + f'<ul class="chart-legend" aria-label="{esc(title)}: series">{buttons}</ul>'
     )
+
+
+def gap_sentence(gap: PaperGap, whole_trace: bool, requests: int) -> str:
+    """One engine's unlimited-capacity hit rate against the paper's ratio, in words."""
+    words: dict[str, str] = TRACES["gap"]
+    values = {**gap.to_dict(), "engine": ENGINE_NAMES.get(gap.engine, gap.engine)}
+    found = words["found"].format(**values)
+    if not whole_trace:
+        return words["slice"].format(found=found, requests=requests)
+    if gap.paper_cache_ratio is None or gap.gap_tokens is None:
+        return words["no_ratio"].format(found=found)
+    whole_blocks = gap.block_size != 1
+    values |= {
+        "points": abs(values["gap_rate"]) * 100,
+        "direction": words["above" if gap.gap_tokens < 0 else "below"],
+        "gap_size": abs(gap.gap_tokens),
+        "last": words["last_block" if whole_blocks else "last_token"],
+        "granularity": words["granularity"].format(**values) if whole_blocks else "",
+    }
+    return words["gap"].format(found=found, **values)
+
+
+def render_gap_sentences(gaps: Mapping[str, PaperGap], whole_trace: bool, requests: int) -> str:
+    """The sentence under the chart, one per engine drawn."""
+    if not gaps:
+        return ""
+    sentences = "".join(
+        lab_text("traces", "gap_p", engine=engine, text=gap_sentence(gap, whole_trace, requests))
+        for engine, gap in gaps.items()
+    )
+    return f'<div class="lab-traces-gap">{sentences}</div>'
+
+
+def render_timed_result(runs: Sequence[TimedTraceRun]) -> str:
+    """Each engine's numbers, the time its steps cover and the requests left out."""
+    notes = "".join(
+        lab_text(
+            "traces",
+            "timed_duration",
+            engine=ENGINE_NAMES[run.engine],
+            steps=run.num_steps,
+            step_ms=run.step_ms,
+            seconds=run.summary()["duration_ms"] / 1000,
+            skipped=lab_text("traces", "timed_skipped", skipped=run.skipped_requests)
+            if run.skipped_requests
+            else "",
+        )
+        for run in runs
+    )
+    numbers = render_numbers([(ENGINE_NAMES[run.engine], run) for run in runs])
+    return f'<div class="lab-timed-result">{numbers}{notes}</div>'
+
+
+def render_fleet_intro() -> str:
+    routers = FLEET["routers"].items()
+    items = "".join(f"<li><b>{esc(name)}</b>: {esc(what)}</li>" for name, what in routers)
+    return lab_text("fleet", "intro", routers=Html(items))
+
+
+def render_fleet_numbers(runs: Mapping[tuple[str, str], FleetRun]) -> str:
+    """A row per (engine, router): hit rate, busiest replica's share, stale routes."""
+    rows = "".join(
+        "<tr>"
+        f"<td>{esc(ENGINE_NAMES.get(engine, engine))}</td><td>{esc(router)}</td>"
+        f"<td>{run.hit_rate:.1%}</td><td>{run.max_replica_share:.0%}</td>"
+        f"<td>{run.stale_routes:,} of {run.believed_routes:,}</td>"
+        "</tr>"
+        for (engine, router), run in runs.items()
+    )
+    return lab_text("fleet", "numbers", rows=Html(rows))
+
+
+def render_replica_links(
+    run: FleetRun, refusal: str | None, links: Sequence[Mapping[str, Any]]
+) -> str:
+    """Each replica of the run as a link to the playground (``links``: each replica's figures and
+    its ``href``, None: ``reason``), or why the run does not open there."""
+    if refusal is not None:
+        return lab_text("lab", "no_playground", reason=refusal)
+    items = "".join(
+        lab_text("fleet", f"replica_{link['kind']}", plural="s" * (link["requests"] != 1), **link)
+        for link in links
+    )
+    engine = ENGINE_NAMES[run.engine]
+    return lab_text("fleet", "replicas", router=run.router, engine=engine, items=Html(items))

@@ -1,5 +1,5 @@
 """The fleet lab (`?lab=fleet`): a shipped trace's first requests over N replicas behind every
-router in turn: the hit rate per router, each replica's load, the stale routes."""
+router in turn: the hit rate per router, each replica's load, the stale routes (Bokeh charts)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,9 @@ from functools import partial
 from typing import Any
 
 import panel as pn
+from bokeh.models import ColumnDataSource, FactorRange, Range1d
+from bokeh.palettes import Category20
+from bokeh.plotting import figure
 
 from app.components.at_once import Checkbox, FloatInput, IntInput, Select
 from app.data.fleet_lab import (
@@ -15,7 +18,6 @@ from app.data.fleet_lab import (
     DEFAULT_FLEET_REQUESTS,
     DEFAULT_REPLICAS,
     FLEET_PRESET,
-    FleetLabKnobs,
     FleetLabRun,
     fleet_problems,
     replica_links,
@@ -23,23 +25,106 @@ from app.data.fleet_lab import (
 from app.data.lab import DEFAULT_ENGINE
 from app.data.trace_lab import available_traces, load_trace
 from app.host.errors import logged
-from app.render.lab import render_knob_error
-from app.render.lab_fleet import (
+from app.render.lab import (
+    ENGINE_NAMES,
     FLEET,
-    render_fleet_done,
+    TEXTS,
+    lab_text,
     render_fleet_intro,
     render_fleet_numbers,
-    render_fleet_progress,
+    render_knob_error,
+    render_progress,
     render_replica_links,
 )
-from app.render.lab_traces import ENGINE_NAMES
-from app.views.fleet_charts import FleetCharts
+from app.views.lab_charts import ENGINE_COLORS, HALF, lab_figure
 from app.views.lab_controls import WRAPPING, LabGroup, html_pane, knob_widgets
 from engine.lab.fleet.result import FleetRun
 from engine.lab.fleet.routers import DEFAULT_LOAD_WEIGHT, ROUTER_NAMES
 from engine.lab.traces.request_trace import TRACE_BLOCK_TOKENS, TraceEntry, TraceError
 
+Runs = Mapping[tuple[str, str], FleetRun]
+# [title, y axis(, x axis)] of each chart (content/labs.toml)
+CHARTS = TEXTS["charts"]
 KNOBS = ("requests", "replicas", "capacity", "block_size", "load_weight", "event_delay")
+NO_LOAD: dict[str, list[Any]] = {"xs": [], "ys": [], "color": [], "replica": []}
+
+
+def _factors(engines: Sequence[str]) -> list[tuple[str, str]]:
+    return [(router, ENGINE_NAMES[engine]) for router in ROUTER_NAMES for engine in engines]
+
+
+def _bars(runs: Runs, engines: Sequence[str], value: str) -> dict[str, list[Any]]:
+    """A bar per router and engine with a run: its ``value``, in the engine's colour."""
+    shown = [(r, e) for r in ROUTER_NAMES for e in engines if (e, r) in runs]
+    return {
+        "x": [(router, ENGINE_NAMES[engine]) for router, engine in shown],
+        "y": [float(getattr(runs[engine, router], value)) for router, engine in shown],
+        "color": [ENGINE_COLORS[engine] for _, engine in shown],
+    }
+
+
+def bar_chart(name: str, x_range: FactorRange, **params: Any) -> tuple[ColumnDataSource, figure]:
+    """A bar per router and engine, in the engine's colour, from the source ``fleet-{name}``."""
+    title, y_label = CHARTS[f"fleet_{name}"]
+    source = ColumnDataSource({"x": [], "y": [], "color": []}, name=f"fleet-{name}")
+    fig = lab_figure(title, y_label, x_range=x_range, **params)
+    fig.vbar(x="x", top="y", width=0.8, color="color", source=source, name=f"{name}-bars")
+    fig.xaxis.major_label_orientation = 0.9
+    return source, fig
+
+
+class FleetCharts:
+    """The fleet's three Bokeh charts: the hit rate per router (a bar per engine), the stale routes
+    per router, and each replica's load over the run for one router."""
+
+    def __init__(self, engines: Sequence[str]) -> None:
+        self.ranges = [FactorRange(factors=_factors(engines), range_padding=0.1) for _ in range(2)]
+        self.hit_source, self.hit_figure = bar_chart("hits", self.ranges[0], rate=True)
+        self.stale_range = Range1d(start=0, end=1)
+        self.stale_source, self.stale_figure = bar_chart(
+            "stale", self.ranges[1], y_range=self.stale_range
+        )
+        self.load_source = ColumnDataSource(dict(NO_LOAD), name="fleet-load")
+        self.load_x, self.load_y = Range1d(start=0, end=1), Range1d(start=0, end=1)
+        title, y_label, x_label = CHARTS["fleet_load"]
+        self.load_figure = lab_figure(
+            title, y_label, x_range=self.load_x, y_range=self.load_y, x_axis_label=x_label
+        )
+        self.load_figure.multi_line(
+            xs="xs", ys="ys", line_color="color", line_width=2, source=self.load_source
+        )
+        self.panes = [
+            pn.pane.Bokeh(fig, sizing_mode="stretch_width", styles=HALF)
+            for fig in (self.hit_figure, self.load_figure, self.stale_figure)
+        ]
+
+    def show(self, runs: Runs, engines: Sequence[str], run: FleetRun | None) -> None:
+        """The runs' bars on ``engines``, and ``run``'s replicas' load."""
+        for factor_range in self.ranges:
+            factor_range.factors = _factors(engines)
+        self.hit_source.data = _bars(runs, engines, "hit_rate")
+        stale = _bars(runs, engines, "stale_routes")
+        self.stale_source.data = stale
+        self.stale_range.end = max([1.0, *stale["y"]]) * 1.1
+        if run is None:
+            self.load_source.data = dict(NO_LOAD)
+            return
+        title, y_label, x_label = CHARTS[
+            "fleet_timed_load" if run.mode == "timed" else "fleet_load"
+        ]
+        self.load_figure.title.text = title
+        self.load_figure.xaxis.axis_label = x_label
+        self.load_figure.yaxis.axis_label = y_label
+        loads = run.series["load"]
+        self.load_x.end = max([1, *run.series["x"]])
+        self.load_y.end = max([1, *(max(load, default=0) for load in loads)]) + 1
+        palette = Category20[20]
+        self.load_source.data = {
+            "xs": [run.series["x"]] * len(loads),
+            "ys": loads,
+            "color": [palette[i % 20] for i in range(len(loads))],
+            "replica": [f"replica {i}" for i in range(len(loads))],
+        }
 
 
 class FleetLabView(LabGroup):
@@ -87,10 +172,9 @@ class FleetLabView(LabGroup):
         charts = pn.FlexBox(*self.charts.panes, **WRAPPING)
         return controls, self.results_root("lab-fleet", charts, self.numbers, self.playground)
 
-    def checked_knobs(self, entries: Sequence[TraceEntry]) -> FleetLabKnobs | None:
-        fields = ("requests", "replicas", "capacity", "load_weight", "event_delay", "timed")
-        knobs = FleetLabKnobs(*(self.knobs[name].value for name in (*fields, "block_size")))
-        requests = knobs.requests if isinstance(knobs.requests, int) else 0
+    def checked_knobs(self, entries: Sequence[TraceEntry]) -> dict[str, Any] | None:
+        knobs = {name: self.knobs[name].value for name in (*KNOBS, "timed")}
+        requests = knobs["requests"] if isinstance(knobs["requests"], int) else 0
         found = fleet_problems(knobs, len(entries), entries[: max(0, requests)])
         for name in KNOBS:
             self.show_knob_error(name, found.get(name, ""))
@@ -107,34 +191,29 @@ class FleetLabView(LabGroup):
         if knobs is None:
             return
         engines = self.engines
-        run = FleetLabRun(entries[: knobs.requests], engines, knobs)
+        run = FleetLabRun(entries[: knobs["requests"]], engines, knobs)
 
         def progress(share: float) -> str:
-            return render_fleet_progress(share, len(run.runs), len(run.points))
+            return render_progress(share, "fleet", done=len(run.runs), total=len(run.points))
+
+        def show(runs: dict[tuple[str, str], FleetRun]) -> None:
+            self.runs, self._shown_engines, self._entries = runs, engines, run.entries
+            self._redraw()
+            done = {name: knobs[name] for name in ("requests", "replicas")}
+            self.status.object = lab_text("fleet", "done", runs=len(runs), **done)
 
         self.status.object = progress(0.0)
-        show = self.shows_progress(run, progress)
-        playing = run.play(lambda share, _: show(share))
-        runs = await self.played(run, playing, FLEET["stopped"])
-        if runs is None:
-            return
-        with pn.io.hold():
-            self.runs, self._shown_engines, self._entries = runs, engines, run.entries
-            self.charts.set_engines(engines)
-            self._redraw()
-            self.status.object = render_fleet_done(knobs.requests, knobs.replicas, len(runs))
+        await self.play_run(run, run.play, progress, FLEET["stopped"], show)
 
     @logged
     def _redraw(self) -> None:
-        self.charts.show(self.runs, self._shown_engines, self.knobs["load_router"].value)
-        self.numbers.object = render_fleet_numbers(self.runs) if self.runs else ""
-        self.playground.object = self._replica_links()
-
-    def _replica_links(self) -> str:
-        """The shown router's replicas in the playground (vLLM's run if there is one)."""
+        """The runs, and the shown router's replicas (vLLM's run if there is one): their load and
+        their requests in the playground."""
         router = self.knobs["load_router"].value
-        engine = next((e for e in self._shown_engines if (e, router) in self.runs), None)
-        if engine is None:
-            return ""
-        refusal, links = replica_links(self._entries, self.runs[engine, router])
-        return render_replica_links(router, ENGINE_NAMES[engine], refusal, links)
+        shown = (self.runs.get((engine, router)) for engine in self._shown_engines)
+        run = next((run for run in shown if run is not None), None)
+        self.charts.show(self.runs, self._shown_engines, run)
+        self.numbers.object = render_fleet_numbers(self.runs) if self.runs else ""
+        self.playground.object = (
+            "" if run is None else render_replica_links(run, *replica_links(self._entries, run))
+        )

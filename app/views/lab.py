@@ -5,7 +5,6 @@ the address asks for."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -31,16 +30,14 @@ from app.data.url import lab_run_playground_href
 from app.host.errors import logged
 from app.render.lab import (
     TEXTS,
-    render_lab_intro,
-    render_no_playground,
-    render_no_steps_on_sglang,
+    engine_steps,
+    lab_text,
     render_open_in_playground,
     render_outcome,
     render_progress,
     render_step_view,
     step_hint,
 )
-from app.render.lab_traces import ENGINE_NAMES
 from app.views.fleet_lab import FleetLabView
 from app.views.lab_charts import CHARTS, HIT_RATE_CHART_HEIGHT, SOURCE_KEYS, RunCharts
 from app.views.lab_controls import WRAPPING, LabGroup, html_pane, lab_root, update_changed
@@ -112,7 +109,6 @@ class LabView(LabGroup):
         self._steps: RunSteps | None = None
         self.result: LabResult | None = None
         self._ahead: RunAhead | None = None
-        self._running = False  # Stop is on: the run has taken long enough to be stopped
         self._loading_preset = False
 
         for widget in (self.engine, *self.knobs.values(), self.overlay):
@@ -130,7 +126,7 @@ class LabView(LabGroup):
         knob_cells = [self.knob_cell(w, knob, **KNOB_CELL) for knob, w in self.knobs.items()]
         # Rows that wrap: a phone is narrower than a preset and its overlay's label.
         controls = self.controls_root(
-            render_lab_intro(),
+            lab_text("lab", "intro"),
             pn.FlexBox(self.preset_select, self.engine, self.overlay, **WRAPPING),
             pn.FlexBox(*knob_cells, **WRAPPING),
             self.buttons_row(),
@@ -143,7 +139,7 @@ class LabView(LabGroup):
             self.results_root("lab-charts", pn.FlexBox(*others, **WRAPPING), self.step_view),
         )
 
-    def _show_staleness(self, playing: bool) -> None:
+    def show_staleness(self, playing: bool = False) -> None:
         """Mark the results stale while not the knobs' (``playing``: a run of them plays)."""
         if self.result is not None:
             knobs, overlay = self.knob_values(), self.overlay.value
@@ -163,7 +159,7 @@ class LabView(LabGroup):
         workload, found = check_knobs(self.knob_values())
         for knob in self.knobs:
             self.show_knob_error(knob, found.get(knob, ""))
-        update_changed(self.run_button, disabled=bool(found) or self._running)
+        update_changed(self.run_button, disabled=bool(found) or self.running)
         return None if found else workload
 
     def load_preset(self, name: str) -> None:
@@ -186,7 +182,7 @@ class LabView(LabGroup):
         if self.checked_workload() is not None:
             pn.state.execute(self.start)
         else:
-            self._show_staleness(playing=False)
+            self.show_staleness(playing=False)
 
     async def start(self) -> None:
         """Run the knobs' workload on the engines asked for (stopping any run), then show it."""
@@ -197,24 +193,8 @@ class LabView(LabGroup):
             self._ahead.stop()
         engines = self.engines
         run = LabRun(self._preset, workload, self.overlay.value, engines=engines)
-        self.begin(run)
         if run.runners:
-            self.status.object = render_progress(0.0)
-        started = time.perf_counter()
-
-        marked = False
-
-        def show_progress(share: float) -> None:
-            # Each button or status change costs the page a layout of the controls' root
-            # (and, in Pyodide, Panel's bookkeeping), so a short run changes none.
-            nonlocal marked
-            took = time.perf_counter() - started
-            if not marked and took > STALE_AFTER_S:
-                marked = True
-                self._show_staleness(playing=True)
-            if took > LONG_RUN_S:
-                self._show_running(True)
-                self.status.object = render_progress(share)
+            self.status.object = render_progress(0.0, "lab")
 
         def show_learners_run(learners: WorkloadRun) -> None:
             # The overlay's run plays next: the learner's own lines move first. (A
@@ -223,17 +203,8 @@ class LabView(LabGroup):
                 with pn.io.hold():
                     self.charts.chart((learners.engine, "run"), learners)
 
-        result = await run.play(show_progress, show_learners_run)
-        if not self.end(run):
-            return  # a newer run took over
-        with pn.io.hold():
-            self._show_running(False)
-            if result is None:
-                self.status.object = TEXTS["lab"]["stopped"]
-                self._show_staleness(playing=False)
-            else:
-                self.show_result(result)
-        if result is not None:
+        def show(result: LabResult) -> None:
+            self.show_result(result)
             # While the learner reads the charts, the runs of the knob changes the
             # seed's experiments make next play, so they show at once. This RunAhead
             # itself, not whichever is newest when the callback runs: a quick next
@@ -250,11 +221,18 @@ class LabView(LabGroup):
 
             pn.state.execute(play_ahead)
 
-    def _show_running(self, running: bool) -> None:
-        """Stop on and Run off while a run goes on (Run stays off for bad knobs)."""
-        if self._running != running:
-            self._running = running
-            self.set_running(running, can_run=self.checked_workload() is not None)
+        await self.play_run(
+            run,
+            lambda on_progress: run.play(on_progress, show_learners_run),
+            lambda share: render_progress(share, "lab"),
+            TEXTS["lab"]["stopped"],
+            show,
+            long_after=LONG_RUN_S,
+            stale_after=STALE_AFTER_S,
+        )
+
+    def can_run(self) -> bool:
+        return self.checked_workload() is not None
 
     def show_result(self, result: LabResult) -> None:
         """Put a finished run on the charts: new data, the same figures."""
@@ -267,7 +245,7 @@ class LabView(LabGroup):
             self.outcome.object = render_outcome(
                 result.preset.title, result.expected_outcomes, runs
             )
-            self._show_staleness(playing=False)
+            self.show_staleness(playing=False)
             # The step view and the playground step vLLM's engine (SGLang's run has no
             # timeline to step here).
             vllm = result.run_of("vllm")
@@ -281,13 +259,13 @@ class LabView(LabGroup):
         assert self.result is not None
         run = self.result.run_of("vllm")
         if run is None:
-            update_changed(self.hint, object=render_no_steps_on_sglang())
+            update_changed(self.hint, object=lab_text("lab", "no_steps_on_sglang"))
             return
         try:
             href = lab_run_playground_href(run.workload, run.num_steps, step)
             link = render_open_in_playground(href, engine_step)
         except ScenarioError as error:
-            link = render_no_playground(str(error))
+            link = lab_text("lab", "no_playground", reason=str(error))
         hint = step_hint(self._steps is not None, vllms=self.result.names_engines)
         update_changed(self.hint, object=hint + link)
 
@@ -312,26 +290,21 @@ class LabView(LabGroup):
 
 def done_text(result: LabResult) -> str:
     """The status line once the runs are shown: the requests, and each engine's steps (short)."""
-    requests = f"Done: {result.run.workload.requests:,} requests"
+    requests = result.run.workload.requests
     if len(result.engines) == 1:
-        return f"{requests} in {result.run.num_steps:,} engine steps."
-    steps = ", ".join(
-        f"{ENGINE_NAMES[run.engine]} {run.num_steps:,} steps" for run, _ in result.engine_runs
-    )
-    return f"{requests}: {steps}."
+        return lab_text("lab", "done_one", requests=requests, steps=result.run.num_steps)
+    steps = engine_steps([run for run, _ in result.engine_runs])
+    return lab_text("lab", "done", requests=requests, steps=steps)
 
 
-def open_lab(
-    preset_name: str, engine_word: str | None = None
-) -> LabView | TraceLabView | FleetLabView:
+def open_lab(preset_name: str, engine_word: str | None = None) -> LabGroup:
     """The lab at `?lab=PRESET&engine=WORD` (unknown: the default, with a notice)."""
     engine, engine_notice = engine_choice(engine_word)
     notices: list[str] = [engine_notice] if engine_notice else []
-    view: LabView | TraceLabView | FleetLabView
-    if preset_name == TRACES_PRESET:
-        view = TraceLabView(notices, engine)
-    elif preset_name == FLEET_PRESET:
-        view = FleetLabView(notices, engine)
+    pages = {TRACES_PRESET: TraceLabView, FLEET_PRESET: FleetLabView}
+    view: LabGroup
+    if preset_name in pages:
+        view = pages[preset_name](notices, engine)
     else:
         names = presets()
         chosen = preset_name or default_preset()

@@ -22,10 +22,9 @@ from bokeh.plotting import figure
 
 from app.components.chart_legend import ChartLegend
 from app.data.lab import chart_data, draws_nothing, means_nothing_on_sglang
-from app.data.trace_lab import TraceCurve, curve_columns
+from app.data.trace_lab import TraceCurveRun, curve_columns
 from app.host.errors import logged
-from app.render.lab import TEXTS, LegendItem, render_chart_legend, render_empty_chart
-from app.render.lab_traces import ENGINE_NAMES
+from app.render.lab import ENGINE_NAMES, TEXTS, LegendItem, lab_text, render_chart_legend
 from app.views.lab_controls import update_changed
 from engine.lab.traces.replay import PAPER_LOCAL_CACHE_TOKENS, InOrderReplay
 from engine.lab.workload.run import WorkloadRun
@@ -51,17 +50,10 @@ ENGINE_COLORS = {"vllm": COLORS["vllm"]["run"], "sglang": COLORS["vllm"]["compar
 # The name of each chart's invisible renderer that gives its ranges a span (make_figure).
 RANGE_ANCHOR = "range-anchor"
 
-# (title, y label, [(column, legend)], y from 0 to 1?), from content/labs.toml
-Chart = tuple[str, str, tuple[tuple[str, str], ...], bool]
-CHARTS: tuple[Chart, ...] = tuple(
-    (c["title"], c["y_label"], tuple((col, text) for col, text in c["series"]), c["rate"])
-    for c in TEXTS["chart"]
-)
-# The charts whose title changes once SGLang's runs are on them.
-SGLANG_TITLES = {i: c["sglang_title"] for i, c in enumerate(TEXTS["chart"]) if "sglang_title" in c}
-# Why a chart draws nothing, when each of its series is all zeros or absent (one per
-# chart, in CHARTS' order): said in one line instead of an empty frame.
-EMPTY_REASONS = tuple(c["empty"] for c in TEXTS["chart"])
+# Each chart's title, y label, series ([column, legend]), whether its y is a rate from 0 to 1,
+# why it draws nothing (said in one line instead of an empty frame) and its title once
+# SGLang's runs are on it, if another (content/labs.toml).
+CHARTS: list[dict[str, Any]] = TEXTS["chart"]
 # Scatter, not lines: a per-step rate has gaps on steps that admitted nobody.
 SCATTER_COLUMNS = frozenset({"hit_rate"})
 LINE_DASHES = ("solid", "dotted", "dotdash")
@@ -69,7 +61,7 @@ LINE_DASHES = ("solid", "dotted", "dotdash")
 NOT_ON_SGLANG: str = TEXTS["lab"]["not_on_sglang"]
 # The columns the charts draw: the only ones sent to the browser.
 CHART_COLUMNS = tuple(
-    dict.fromkeys(["step", *(column for _, _, series, _ in CHARTS for column, _ in series)])
+    dict.fromkeys(["step", *(column for chart in CHARTS for column, _ in chart["series"])])
 )
 # A chart's share of a row of charts: two side by side on a wide screen.
 HALF = {"flex": "1 1 520px"}
@@ -94,11 +86,13 @@ def lab_figure(title: str, y_label: str, rate: bool = False, **params: Any) -> f
 
 
 def make_figure(
-    chart: Chart, sources: Sequence[ColumnDataSource], steps: DataRange1d
+    chart: dict[str, Any], sources: Sequence[ColumnDataSource], steps: DataRange1d
 ) -> tuple[figure, EngineItems]:
     """A chart of every run's series, and its legend's items (drawn in HTML by ChartLegend: Bokeh's
     legend cost every repaint a forced layout)."""
-    title, y_label, series, unit_range = chart
+    title, y_label, series, unit_range = (
+        chart[key] for key in ("title", "y_label", "series", "rate")
+    )
     fig = lab_figure(title, y_label, unit_range, x_range=steps, x_axis_label="engine step")
     if not unit_range:
         # Counts start at 0 even when they stay 0, and are whole numbers: a chart of zeros
@@ -232,15 +226,18 @@ class RunCharts:
         for index, fig, pane, legend, items in zip(
             self.indices, self.figures, self.panes, self.legends, self.legend_items, strict=True
         ):
-            chart, reason = CHARTS[index], EMPTY_REASONS[index]
-            title = SGLANG_TITLES.get(index, chart[0]) if "sglang" in engines else chart[0]
+            chart = CHARTS[index]
+            title = chart["title"]
+            if "sglang" in engines:
+                title = chart.get("sglang_title", title)
             heading = fig.title
             if isinstance(heading, Title) and heading.text != title:
                 heading.text = title
-            columns = [column for column, _ in chart[2]]
+            columns = [column for column, _ in chart["series"]]
             empty = runs is not None and draws_nothing(runs, columns)
             if empty:
-                html = render_empty_chart(title, empty_reason(reason, count, engines, columns))
+                why = empty_reason(chart["empty"], count, engines, columns)
+                html = lab_text("lab", "empty_chart", title=title, reason=why)
             else:
                 shown = shown_items(items, overlay, engines, columns)
                 html = render_chart_legend(title, shown, labels)
@@ -320,7 +317,7 @@ class CurveChart:
     def show_points(self, engine: str, points: Sequence[InOrderReplay]) -> None:
         self.sources[engine].data = curve_columns(points)
 
-    def show_paper_ratio(self, curve: TraceCurve) -> None:
+    def show_paper_ratio(self, curve: TraceCurveRun) -> None:
         """The paper's ratio beside the curve's top, for a whole trace's curve only."""
         ratio = curve.paper_ratio
         if ratio is not None:

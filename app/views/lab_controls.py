@@ -5,8 +5,9 @@ shown playing and stopped."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import Any, ClassVar, TypeVar
 from urllib.parse import urlencode
 
 import panel as pn
@@ -16,7 +17,7 @@ from bokeh.document import Document
 from app.components import at_once
 from app.components.address_bar import AddressBar
 from app.data.fleet_lab import FLEET_PRESET
-from app.data.lab import ENGINE_CHOICES, ENGINE_WORDS
+from app.data.lab import ENGINE_CHOICES, ENGINE_WORDS, SlicedRun
 from app.data.lab_presets import TRACES_PRESET, presets
 from app.host.errors import logged
 from app.render.lab import render_knob_error, render_lab_notices, render_stale_note
@@ -29,10 +30,6 @@ T = TypeVar("T")
 # A row of a page's table of knobs: (name, widget class, label, value, width; None: the
 # widget's own).
 KnobRow = tuple[str, Callable[..., Any], str, Any, int | None]
-
-
-class Stoppable(Protocol):
-    def stop(self) -> None: ...
 
 
 def lab_picker_options() -> list[str]:
@@ -145,7 +142,8 @@ class LabGroup(pn.viewable.Viewer):
         self.address_bar = AddressBar(width=0, height=0, margin=0)
         # The page's own knobs by name (the preset and the engine are LabGroup's).
         self.knobs: dict[str, Any] = {}
-        self._run: Stoppable | None = None
+        self._run: SlicedRun | None = None
+        self.running = False  # Stop is on
         self.roots: Sequence[pn.Column] = ()
         self.run_button.on_click(self._on_run)
         self.stop_button.on_click(self._on_stop)
@@ -225,47 +223,67 @@ class LabGroup(pn.viewable.Viewer):
     def load_preset(self, name: str) -> None:
         """Show another of this group's presets (the traces' and the fleet's have one)."""
 
-    def set_running(self, running: bool, can_run: bool = True) -> None:
-        """Stop on and Run off while a run goes on (Run stays off when it cannot run)."""
-        self.stop_button.disabled = not running
-        self.run_button.disabled = running or not can_run
+    def can_run(self) -> bool:
+        """Whether the knobs can run (Run stays off while they cannot)."""
+        return True
 
-    def begin(self, run: Stoppable) -> None:
-        """``run`` is the page's run from now on: the one in progress is stopped."""
+    def show_running(self, running: bool) -> None:
+        """Stop on and Run off while a run goes on."""
+        if self.running != running:
+            self.running = running
+            self.stop_button.disabled = not running
+            self.run_button.disabled = running or not self.can_run()
+
+    def show_staleness(self, playing: bool = False) -> None:
+        """Mark the results stale while they are not the knobs' (``playing``: a run of the knobs
+        plays)."""
+
+    async def play_run(
+        self,
+        run: SlicedRun,
+        play: Callable[[Callable[[float], None]], Awaitable[T | None]],
+        progress: Callable[[float], str],
+        stopped: str,
+        show: Callable[[T], None],
+        long_after: float = 0.0,
+        stale_after: float | None = None,
+    ) -> None:
+        """A run's life on the page: ``play(on_progress)`` as the page's run (the one in progress
+        stopped); once it has played ``long_after`` s, Stop on and ``progress(share)`` in the
+        status line, and the results marked stale once it has played ``stale_after`` s (None:
+        the page marks them); at its end, unless a newer run took over, ``show`` what it gave,
+        or the status line says ``stopped``."""
         if self._run is not None:
             self._run.stop()
         self._run = run
+        started, marked = time.perf_counter(), False
 
-    def end(self, run: Stoppable) -> bool:
-        """Whether ``run`` was still the page's run; from now on it is not."""
+        def on_progress(share: float) -> None:
+            # Each button or status change costs the page a layout of the controls' root
+            # (and, in Pyodide, Panel's bookkeeping), so a short run changes none.
+            nonlocal marked
+            took = time.perf_counter() - started
+            if stale_after is not None and not marked and took > stale_after:
+                marked = True
+                self.show_staleness(playing=True)
+            if run is self._run and took >= long_after:
+                self.show_running(True)
+                update_changed(self.status, object=progress(share))
+
+        if not long_after:
+            self.show_running(True)
+        result = await play(on_progress)
         if run is not self._run:
-            return False
+            return  # a newer run took over
         self._run = None
-        return True
-
-    def shows_progress(
-        self, run: Stoppable, text: Callable[[float], str]
-    ) -> Callable[[float], None]:
-        """A progress callback that shows ``text(share)`` while ``run`` is the page's run."""
-
-        def show(share: float) -> None:
-            if run is self._run:
-                update_changed(self.status, object=text(share))
-
-        return show
-
-    async def played(self, run: Stoppable, play: Awaitable[T | None], stopped: str) -> T | None:
-        """``play`` as the page's run with Stop on: what it gives, or None when a newer run took
-        over or it was stopped (the status line says ``stopped``)."""
-        self.begin(run)
-        self.set_running(True)
-        result = await play
-        if not self.end(run):
-            return None
-        self.set_running(False)
-        if result is None:
-            self.status.object = stopped
-        return result
+        with pn.io.hold():
+            self.show_running(False)
+            if result is None:
+                self.status.object = stopped
+                if stale_after is not None:
+                    self.show_staleness()
+            else:
+                show(result)
 
     async def start(self) -> None:
         raise NotImplementedError

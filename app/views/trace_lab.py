@@ -5,7 +5,7 @@ paper; the slice replayed with time on the presets' charts."""
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from typing import Any
 
@@ -26,17 +26,14 @@ from app.data.trace_lab import (
 )
 from app.host.errors import logged
 from app.host.runtime import in_pyodide
-from app.render.lab import render_knob_error
-from app.render.lab_traces import (
+from app.render.lab import (
     TRACES,
-    render_curve_done,
-    render_curve_progress,
+    engine_steps,
+    lab_text,
     render_gap_sentences,
-    render_timed_done,
-    render_timed_intro,
-    render_timed_progress,
+    render_knob_error,
+    render_progress,
     render_timed_result,
-    render_traces_intro,
 )
 from app.style.theme import FOCUS_RING
 from app.views.lab_charts import SOURCE_KEYS, CurveChart, RunCharts
@@ -62,6 +59,10 @@ CURVE_KNOBS = ("trace", "requests", "block_size", "engine")
 ALL_KNOBS = (*CURVE_KNOBS, "step_ms", "capacity")
 # A timed knob's message goes beside its widget (the engine's names for them).
 TIMED_KNOB_CELLS = {"capacity_tokens": "capacity", "step_ms": "step_ms"}
+
+
+def timed_progress(share: float) -> str:
+    return render_progress(share, "traces", "timed_progress")
 
 
 class TraceLabView(LabGroup):
@@ -103,21 +104,22 @@ class TraceLabView(LabGroup):
         # left empty) and its numbers.
         self.timed_charts = RunCharts(TIMED_CHARTS, lambda e, n: f"timed-source-{e}-{n}")
         self.timed_charts.show_legends([TIMED_LABEL], None, self.engines)
-        self.timed_intro = html_pane(render_timed_intro(CANNOT_SHOW))
+        self.timed_intro = html_pane(lab_text("traces", "timed_intro", cannot_show=CANNOT_SHOW))
         self.timed_numbers = html_pane()
         # The last replay with time's runs (it and the curve play one at a time).
         self.timed: list[TimedTraceRun] | None = None
         self.timed_button.on_click(self._on_timed)
         self.knobs["upload"].param.watch(self._on_upload, "value")
         for name in ALL_KNOBS:
-            self.widget(name).param.watch(lambda _: self._show_staleness(), "value")
+            self.widget(name).param.watch(lambda _: self.show_staleness(), "value")
         # Hidden until a replay with time has runs to draw (no empty charts before).
         self.timed_box = pn.FlexBox(*self.timed_charts.cells(), visible=False, **WRAPPING)
         self.roots = self._build()
 
     def _build(self) -> tuple[pn.Column, ...]:
+        site = lab_text("traces", "site_slice", requests=DEFAULT_TRACE_REQUESTS)
         controls = self.controls_root(
-            render_traces_intro(DEFAULT_TRACE_REQUESTS if in_pyodide() else None),
+            lab_text("traces", "intro", site=site if in_pyodide() else ""),
             self.knob_row("preset", *CURVE_KNOBS, "upload", "step_ms", "capacity"),
             self.buttons_row(self.timed_button),
         )
@@ -138,7 +140,7 @@ class TraceLabView(LabGroup):
             values["trace"] = self.knobs["upload"].filename or YOUR_FILE
         return values
 
-    def _show_staleness(self, playing: bool = False) -> None:
+    def show_staleness(self, playing: bool = False) -> None:
         """Mark the results stale the moment a knob differs from theirs, else unmark them."""
         now = self.knob_values()
         shown = ((self._curve_for, CURVE_KNOBS), (self._timed_for, tuple(now)))
@@ -213,8 +215,8 @@ class TraceLabView(LabGroup):
             return None
         return TraceTimedRun(entries, self.engines, capacity, block_size, step_ms)
 
-    def set_running(self, running: bool, can_run: bool = True) -> None:
-        super().set_running(running, can_run)
+    def show_running(self, running: bool) -> None:
+        super().show_running(running)
         self.timed_button.disabled = running
 
     @logged
@@ -230,18 +232,18 @@ class TraceLabView(LabGroup):
         with pn.io.hold():
             self._timed_for = None
             self._show_timed([])
-            self.status.object = render_timed_progress(0.0)
-            self._show_staleness(playing=True)
-        playing = run.play(self.shows_progress(run, render_timed_progress))
-        runs = await self.played(run, playing, TRACES["timed_stopped"])
-        if runs is None:
-            return
-        with pn.io.hold():
+            self.status.object = timed_progress(0.0)
+            self.show_staleness(playing=True)
+
+        def show(runs: list[TimedTraceRun]) -> None:
             self.timed = runs
             self._timed_for = asked
             self._show_timed(runs)
-            self.status.object = render_timed_done(len(run.entries), runs)
-            self._show_staleness()
+            steps, requests = engine_steps(runs), len(run.entries)
+            self.status.object = lab_text("traces", "timed_done", requests=requests, steps=steps)
+            self.show_staleness()
+
+        await self.play_run(run, run.play, timed_progress, TRACES["timed_stopped"], show)
 
     def _show_timed(self, runs: Sequence[TimedTraceRun]) -> None:
         """Each engine's run with time on the charts (none: empty charts) and its numbers."""
@@ -264,34 +266,40 @@ class TraceLabView(LabGroup):
         started = time.perf_counter()
         total = len(run.capacities) * len(run.engines)
         asked = self.knob_values()
+
+        def progress(share: float) -> str:
+            done = sum(len(p) for p in run.points.values())
+            return render_progress(share, "traces", "curve_progress", points=done, total=total)
+
         with pn.io.hold():
             self.curve_chart.clear(run.capacities)
             self.gap.object = ""
-            self.status.object = render_curve_progress(0.0, 0, total)
+            self.status.object = progress(0.0)
             self._curve_for = None  # the curve drawn from now on is the knobs'
             if self._timed_for is not None and any(
                 self._timed_for[knob] != asked[knob] for knob in CURVE_KNOBS
             ):  # a replay with time of another slice or engine is not left beside it
                 self._timed_for, self.timed = None, None
                 self._show_timed([])
-            self._show_staleness(playing=True)
+            self.show_staleness(playing=True)
 
-        def show_point(engine: str, points: list[InOrderReplay]) -> None:
-            if run is not self._run:
-                return
-            with pn.io.hold():
-                self.curve_chart.show_points(engine, points)
-                done = sum(len(p) for p in run.points.values())
-                self.status.object = render_curve_progress(run.progress, done, total)
+        def play(on_progress: Callable[[float], None]) -> Awaitable[TraceCurveRun | None]:
+            def show_point(engine: str, points: list[InOrderReplay]) -> None:
+                if run is self._run:
+                    with pn.io.hold():
+                        self.curve_chart.show_points(engine, points)
+                        on_progress(run.progress)
 
-        curve = await self.played(run, run.play(show_point), TRACES["curve_stopped"])
-        if curve is None:
-            return
-        with pn.io.hold():
+            return run.play(show_point)
+
+        def show(curve: TraceCurveRun) -> None:
             self._curve_for = asked
-            self._show_staleness()
+            self.show_staleness()
             self.curve_chart.show_paper_ratio(curve)
-            self.gap.object = render_gap_sentences(curve.gaps, curve.whole_trace, curve.requests)
-            self.status.object = render_curve_done(
-                curve.requests, time.perf_counter() - started, len(curve.points)
-            )
+            requests = len(curve.entries)
+            self.gap.object = render_gap_sentences(curve.gaps, curve.whole_trace, requests)
+            took = time.perf_counter() - started
+            done = "curve_done" if len(curve.points) == 1 else "curves_done"
+            self.status.object = lab_text("traces", done, requests=requests, seconds=took)
+
+        await self.play_run(run, play, progress, TRACES["curve_stopped"], show)

@@ -76,8 +76,8 @@ def test_chart_data_draws_no_value_as_a_gap() -> None:
     assert math.isnan(data["survival_fraction"][0])  # nobody was preempted
     assert data["cumulative_hits"] == [float(v) for v in run.series["cumulative_hits"]]
     assert chart_data(None)["step"] == []
-    for _, _, series, _ in CHARTS:
-        assert {column for column, _ in series} <= set(COLUMNS)
+    for chart in CHARTS:
+        assert {column for column, _ in chart["series"]} <= set(COLUMNS)
 
 
 def test_a_lab_run_stops_when_asked() -> None:
@@ -296,7 +296,7 @@ def test_a_rerun_sends_only_the_charted_columns_and_leaves_the_buttons_alone() -
     play(view)
     assert changed == []
     assert view.stop_button.disabled and not view.run_button.disabled
-    drawn = {column for _, _, series, _ in CHARTS for column, _ in series}
+    drawn = {column for chart in CHARTS for column, _ in chart["series"]}
     assert set(view.charts.sources[0].data) == drawn | {"step"} < set(COLUMNS)
     assert "Done" in view.status.object
 
@@ -333,9 +333,10 @@ def test_a_small_run_links_to_the_playground_at_the_step_shown_and_a_big_one_say
 def test_count_charts_tick_at_whole_numbers() -> None:
     """A chart of counts that stay 0 (no preemptions) labels 0 and 1, not "0, 0, 1, 1"."""
     view = LabView("shared-prefix")
-    counts = [fig for fig, chart in zip(view.charts.figures, CHARTS, strict=True) if not chart[3]]
+    charts = list(zip(view.charts.figures, CHARTS, strict=True))
+    counts = [fig for fig, chart in charts if not chart["rate"]]
     assert counts and all(fig.yaxis[0].ticker.min_interval == 1 for fig in counts)
-    rates = [fig for fig, chart in zip(view.charts.figures, CHARTS, strict=True) if chart[3]]
+    rates = [fig for fig, chart in charts if chart["rate"]]
     assert rates and all(fig.yaxis[0].ticker.min_interval != 1 for fig in rates)
 
 
@@ -365,7 +366,7 @@ def test_each_chart_has_a_legend_of_the_series_it_draws() -> None:
         vllms = [name for name in series_names(fig) if "/sglang-" not in name]
         assert [key for key, _, _ in legend] == vllms
         assert [label for _, label, _ in legend] == [
-            f"{text} ({style})" for _, text in chart[2] for style in ("solid", "dashed")
+            f"{text} ({style})" for _, text in chart["series"] for style in ("solid", "dashed")
         ]
     view.overlay.value = False
     play(view)
@@ -405,7 +406,7 @@ def test_a_chart_with_nothing_to_draw_says_so_in_one_line() -> None:
     for knob, value in SMALL_KNOBS.items():
         view.knobs[knob].value = value
     play(view)
-    titles = [chart[0] for chart in CHARTS]
+    titles = [chart["title"] for chart in CHARTS]
     empty = {
         title: parse(legend.html).find_all(data_testid="chart-empty")
         for title, legend in zip(titles, view.charts.legends, strict=True)

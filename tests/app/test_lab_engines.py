@@ -116,7 +116,7 @@ def test_both_engines_lines_are_on_the_same_charts_and_each_legend_names_its_eng
     labels = [label for _, label, _ in legend_of(view, 0)]
     assert labels == [
         f"{engine} {text} ({style})"
-        for _, text in CHARTS[0][2]
+        for _, text in CHARTS[0]["series"]
         for engine in ("vLLM", "SGLang")
         for style in ("solid", "dashed")
     ]

@@ -8,7 +8,7 @@ import asyncio
 
 import pytest
 
-from app.data.fleet_lab import FLEET_PRESET, FleetLabKnobs, FleetLabRun, fleet_problems
+from app.data.fleet_lab import FLEET_PRESET, FleetLabRun, fleet_problems
 from app.data.trace_lab import shipped_trace, trace_path
 from app.views.fleet_lab import FleetLabView
 from app.views.lab import open_lab
@@ -78,18 +78,26 @@ def test_a_bad_knob_gets_its_message_and_runs_nothing() -> None:
     assert "Done" not in view.status.object
 
 
+def knobs(
+    requests: int, replicas: int, capacity: int, load_weight: float, event_delay: int
+) -> dict:
+    """The fleet page's knobs, in order (a trace's block size, without time)."""
+    given = dict(requests=requests, replicas=replicas, capacity=capacity, load_weight=load_weight)
+    return given | dict(event_delay=event_delay, block_size=512, timed=False)
+
+
 def test_knob_messages() -> None:
-    found = fleet_problems(FleetLabKnobs(0, 0, 100, -1.0, -1), available=500)
+    found = fleet_problems(knobs(0, 0, 100, -1.0, -1), available=500)
     assert set(found) == {"requests", "replicas", "capacity", "load_weight", "event_delay"}
-    assert fleet_problems(FleetLabKnobs(300, 4, 1_000_000, 1.0, 0), available=500) == {}
+    assert fleet_problems(knobs(300, 4, 1_000_000, 1.0, 0), available=500) == {}
 
 
 def test_stop_stops_the_run() -> None:
     entries = list(shipped_trace("conversation")[:REQUESTS])
-    run = FleetLabRun(entries, ("vllm",), FleetLabKnobs(REQUESTS, 2, 600_000, 1.0, 0))
+    run = FleetLabRun(entries, ("vllm",), knobs(REQUESTS, 2, 600_000, 1.0, 0))
     seen: list[float] = []
 
-    def stop_soon(share: float, runs: object) -> None:
+    def stop_soon(share: float) -> None:
         seen.append(share)
         if len(seen) == 3:
             run.stop()

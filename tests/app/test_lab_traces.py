@@ -19,7 +19,7 @@ from app.data.trace_lab import (
     timed_problems,
     trace_path,
 )
-from app.render.lab_traces import gap_sentence, render_gap_sentences
+from app.render.lab import gap_sentence, render_gap_sentences
 from app.views.lab_charts import SOURCE_KEYS
 from app.views.lab_controls import STALE
 from app.views.trace_lab import TraceLabView
