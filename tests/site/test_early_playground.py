@@ -80,6 +80,17 @@ def open_early(held_page: Any, query: str) -> tuple[Any, Any, Any, Any]:
     return page, run, release, early
 
 
+def wait_for_live_code(page: Any, step: int) -> None:
+    """Wait until the live page's code panel shows ``step``. Python opened the link the
+    worker was started with (its mode, its playground), so the player asks it for the
+    learner's timeline, whose code then shows: until that answer (seconds on a busy
+    machine) the views are the early page's, at the learner's step, and the code panel
+    is empty, as before Python. An empty panel names no step: wait_for_step passes."""
+    expect(page.get_by_test_id("code-panel")).to_have_attribute(
+        "data-step", str(step), timeout=HANDOVER_TIMEOUT_MS
+    )
+
+
 def test_a_playground_link_steps_before_python_and_the_live_page_keeps_the_mode_and_step(
     held_page: Any,
 ) -> None:
@@ -102,6 +113,7 @@ def test_a_playground_link_steps_before_python_and_the_live_page_keeps_the_mode_
     expect(early).to_have_count(0, timeout=HANDOVER_TIMEOUT_MS)
     # No flicker: the live page opened where the learner was.
     assert page.get_by_test_id("step-counter").inner_text() == f"Step 4 / {len(preempt.steps) - 1}"
+    wait_for_live_code(page, 4)  # (Python opened the link's mode: keep, at step 2)
     check_playground_step(page, preempt, 4)
     expect(page.get_by_role("radio", name="preempt")).to_be_checked()
     page.wait_for_url("**mode=preempt&step=4**")  # Python learnt the mode and step
@@ -171,13 +183,7 @@ def test_an_edit_before_python_plays_at_once_and_the_live_page_takes_it_over(
     release.set()
     wait_interactive(page, run)
     expect(early).to_have_count(0, timeout=HANDOVER_TIMEOUT_MS)
-    # Python opened the link's playground (the address the worker started with); the
-    # player asks it for the edited one in the address, whose code then shows (the views
-    # keep the edited pages meanwhile). On a busy machine that answer comes after the
-    # counter is right: the code panel says when it is in.
-    expect(page.get_by_test_id("code-panel")).to_have_attribute(
-        "data-step", "3", timeout=HANDOVER_TIMEOUT_MS
-    )
+    wait_for_live_code(page, 3)  # (Python opened the link's playground, not the edited one)
     check_playground_step(page, edited, 3)
     expect(field(page, LABEL)).to_have_value(edited_script)
     page.get_by_role("button", name="Step forward").click()
