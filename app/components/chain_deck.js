@@ -18,7 +18,6 @@ export function render({ model, view }) {
       .then(({ views }) => { if (views) { ask({ views }) } })
   })
   const measure = el('button', 'measure', model.measure_label)
-  measure.type = 'button'
   const measured = el('div')
   measure.addEventListener('click', () => {
     measure.disabled = true  // (a few seconds of hashing)

@@ -1,7 +1,16 @@
 // An element of the page's own, with its class and its text (text, never HTML: escaped).
+// A button is a plain one (never a form's submit).
 export function el(tag, className = '', text = undefined) {
   const node = document.createElement(tag)
   if (className) { node.className = className }
   if (text !== undefined) { node.textContent = text }
+  if (tag === 'button') { node.type = 'button' }
+  return node
+}
+
+// A <div> of that class around `children`.
+export function box(className, ...children) {
+  const node = el('div', className)
+  node.append(...children)
   return node
 }

@@ -1,4 +1,4 @@
-import { el } from './dom.js'
+import { box, el } from './dom.js'
 
 // The playground editor, a part of the stepping page (app/views/editor.py is its Python
 // half): the learner's pool and script. A change of any field asks Python to play the
@@ -36,7 +36,7 @@ export function render({ model, view }) {
     return said[name]
   }
   const field = (name) => {
-    const box = el('div', `pg-field pg-field-${name}`)
+    const item = el('div', `pg-field pg-field-${name}`)
     const label = el('label', 'pg-label')
     const control = name === CHECKBOX ? el('input') : el(TEXT_FIELDS[name])
     control.id = `pg-${name}`
@@ -45,47 +45,37 @@ export function render({ model, view }) {
     control.setAttribute('aria-label', text.labels[name])
     if (name === CHECKBOX) {
       control.type = 'checkbox'
-      box.append(control, label)
+      item.append(control, label)
       control.addEventListener('change', edit)
     } else {
       if (control.tagName === 'INPUT') { control.type = 'text' }
       control.maxLength = text.max_chars  // (a longer text is refused, never played cut)
       control.spellcheck = false
-      box.append(label, control)
+      item.append(label, control)
       control.addEventListener('input', edit)
     }
     controls[name] = control
-    return box
+    return item
   }
-  const row = (className, ...parts) => {
-    const box = el('div', className)
-    box.append(...parts)
-    return box
-  }
-  const button = (label) => {
-    const b = el('button', 'pg-button', label)
-    b.type = 'button'
-    return b
-  }
-  const exporting = button(text.export)
+  const exporting = el('button', 'pg-button', text.export)
   const importing = el('input')
   importing.type = 'file'
   importing.accept = '.toml'
   importing.setAttribute('aria-label', text.import)
   const importLabel = el('label', 'pg-import')
   importLabel.append(el('span', 'pg-label', text.import), importing)
-  const empty = button(text.empty)
+  const empty = el('button', 'pg-button', text.empty)
   root.append(
     field('title'),
-    row('pg-pool',
-      row('pg-pool-field', field('num_gpu_blocks'), message('num_gpu_blocks')),
-      row('pg-pool-field', field('block_size'), message('block_size'))),
+    box('pg-pool',
+      box('pg-pool-field', field('num_gpu_blocks'), message('num_gpu_blocks')),
+      box('pg-pool-field', field('block_size'), message('block_size'))),
     field(CHECKBOX), message('engines'),
     field('setup'), message('setup'),
     field('script'), message('script'),
   )
   root.insertAdjacentHTML('beforeend', text.help)
-  root.append(row('pg-buttons', exporting, importLabel, empty), message('file'))
+  root.append(box('pg-buttons', exporting, importLabel, empty), message('file'))
 
   // Each field's message (HTML from Python: escaped there), shown when it says something.
   function say(messages) {

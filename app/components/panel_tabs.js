@@ -49,7 +49,6 @@ export function render({ model }) {
     const children = model.get_child('objects')
     buttons = model.labels.map((label, i) => {
       const b = el('button', 'tab', label)
-      b.type = 'button'
       b.setAttribute('role', 'tab')
       b.dataset.testid = 'tab'
       b.addEventListener('click', () => { select(i); remember(model.labels, label) })

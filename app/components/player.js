@@ -17,7 +17,7 @@ const parsed = (text) => { try { return JSON.parse(text || '{}') } catch { retur
 export function render({ model }) {
   const [RESTART, BACK, FORWARD, PLAY, PAUSE] = model.names
   const bar = el('div', 'player')
-  const button = (text, kind) => Object.assign(el('button', 'btn ' + kind, text), { type: 'button' })
+  const button = (text, kind) => el('button', 'btn ' + kind, text)
   const restart = button(RESTART, 'plain')
   const back = button(BACK, 'plain')
   const forward = button(FORWARD, 'primary')

@@ -48,7 +48,6 @@ export function render({ model, view }) {
   })
   const button = (caption, onClick) => {
     const b = el('button', 'measure', caption)
-    b.type = 'button'
     b.addEventListener('click', onClick)
     return b
   }

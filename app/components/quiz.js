@@ -53,7 +53,6 @@ export function render({ model }) {
     const given = saved.answers[id]
     q.options.forEach((text, i) => {
       const button = el('button', 'option', text)
-      button.type = 'button'
       button.dataset.index = String(i)
       if (given) {
         button.disabled = true

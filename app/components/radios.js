@@ -1,36 +1,43 @@
-// A captioned group of radio buttons (the mode and engine pickers): fills `group` with
-// `caption` and one radio per [value, text] of `options`; picking one calls `pick(value)`,
-// then `after()` (the player may refuse a pick, so the caller re-checks what it shows).
+// The mode and engine pickers' captioned groups of radio buttons.
 import { follow } from './position.js'
 import { el } from './dom.js'
 
 let groups = 0  // radio names must not collide between pickers on one page
-
-export function radioGroup(label) {
-  const group = el('div', 'modes')
-  group.setAttribute('role', 'radiogroup')
-  group.setAttribute('aria-label', label)
-  return { group, name: `pcl-radio-${++groups}` }
-}
 
 // A picker part of the stepping page (the modes, the engines): at each position
 // announced, `shown(at)` gives its [value, text] options and the value checked; the
 // radios are built anew when the options change. Fewer than two options: nothing to
 // pick, and the whole part hides, margins included.
 export function pickerPart({ model, view }, shown, pick) {
-  const radios = radioGroup(model.label)
-  const group = radios.group
+  const group = el('div', 'modes')
+  group.setAttribute('role', 'radiogroup')
+  group.setAttribute('aria-label', model.label)
+  const name = `pcl-radio-${++groups}`
   let inputs = []
   let built = ''  // the options shown, as one string
   let value = null  // the value checked
   const check = () => { for (const input of inputs) { input.checked = input.value === value } }
+  const radio = ([option, text]) => {
+    const label = el('label', 'mode')
+    const input = el('input')
+    input.type = 'radio'
+    input.name = name
+    input.value = option
+    input.addEventListener('change', () => {
+      if (input.checked) { pick(option) }
+      check()  // (the player may refuse a pick)
+    })
+    label.append(input, document.createTextNode(text))
+    return label
+  }
   follow(model, (at) => {
     const now = shown(at)
     value = now.value
     const names = now.options.map(([v]) => v).join('/')
     if (names !== built) {
       built = names
-      inputs = fillRadios(radios, model.label, now.options, pick, check)
+      group.replaceChildren(el('span', 'modes-label', model.label), ...now.options.map(radio))
+      inputs = [...group.querySelectorAll('input')]
     }
     const hidden = now.options.length < 2 ? 'none' : ''
     group.style.display = hidden
@@ -38,27 +45,6 @@ export function pickerPart({ model, view }, shown, pick) {
     check()
   })
   return group
-}
-
-export function fillRadios({ group, name }, caption, options, pick, after) {
-  const label = el('span', 'modes-label', caption)
-  const inputs = []
-  const items = options.map(([value, text]) => {
-    const option = el('label', 'mode')
-    const input = el('input')
-    input.type = 'radio'
-    input.name = name
-    input.value = value
-    input.addEventListener('change', () => {
-      if (input.checked) { pick(value) }
-      after()
-    })
-    inputs.push(input)
-    option.append(input, document.createTextNode(text))
-    return option
-  })
-  group.replaceChildren(label, ...items)
-  return inputs
 }
 
 // Arrow keys on a radio group check the next radio, so they would pick it: in `group`

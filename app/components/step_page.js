@@ -2,7 +2,6 @@ import * as player from './player.js'
 import * as scenarioPicker from './scenario_picker.js'
 import * as enginePicker from './engine_picker.js'
 import * as modePicker from './mode_picker.js'
-import * as stepDeck from './step_deck.js'
 import * as codePanel from './code_panel.js'
 import * as chainDeck from './chain_deck.js'
 import * as prefillDeck from './prefill_deck.js'
@@ -14,7 +13,8 @@ import * as playgroundEditor from './editor.js'
 import { requester } from './requests.js'
 import { ask } from './position.js'
 import { takeOver } from './early.js'
-import { el } from './dom.js'
+import { deckSlot } from './deck_slot.js'
+import { box, el } from './dom.js'
 
 // The stepping page (step_page.py): every view of a scenario, laid out here. Each part is
 // a module that was a component of its own; it gets a view of this one model (`part`):
@@ -77,7 +77,7 @@ export function render({ model }) {
     root.append(module.render({ model: part(model, options), view: { el: host } }))
     return host
   }
-  const deck = (name) => mount(name, stepDeck, { values: { view: name } })
+  const deck = (name) => mount(name, { render: deckSlot }, { values: { view: name } })
   // HTML that needs no Python and no step (the labs' link, the address's notice).
   const html = (name, text) => {
     const [host, root] = shadowed(name)
@@ -87,16 +87,14 @@ export function render({ model }) {
   }
 
   // The controls: the pickers and the step bar.
-  const pickers = el('div', 'pickers')
-  pickers.append(
+  const pickers = box('pickers',
     mount('scenario', scenarioPicker,
       { names: { options: 'scenario_options', label: 'scenario_label' } },
       model.scenario_options.length > 1 ? '' : 'gone'),
     mount('engine', enginePicker, { names: { label: 'engine_label' } }),
     mount('mode', modePicker, { names: { label: 'mode_label' } }),
   )
-  const controls = el('div', 'controls')
-  controls.append(pickers, mount('player', player, { values: { ask: request } }))
+  const controls = box('controls', pickers, mount('player', player, { values: { ask: request } }))
 
   const code = mount('code', codePanel, {
     names: { picker_label: 'code_label' }, values: { ask: request },
@@ -114,19 +112,14 @@ export function render({ model }) {
   const page = el('div', `step-page ${embed ? 'embed' : 'page'}`)
   const tabs = (labels, objects, dense = false) =>
     mount('tabs', panelTabs, { values: { labels, active: 0, dense, children: { objects } } })
-  const column = (className, ...parts) => {
-    const box = el('div', className)
-    box.append(...parts)
-    return box
-  }
   if (embed) {
     const story = model.quiz_in_tabs
       ? [tabs(model.story_tabs, [narration, questions], true)]
       : [narration, questions]
     // (styled inline: the tabs draw their panels in their own shadow root)
-    const cache = column('cache',
-      column('cache-column', deck('PoolView'), deck('QueueView'), deck('LogView')),
-      column('cache-column', deck('HashMapView'), deck('RequestsView')))
+    const cache = box('cache',
+      box('cache-column', deck('PoolView'), deck('QueueView'), deck('LogView')),
+      box('cache-column', deck('HashMapView'), deck('RequestsView')))
     Object.assign(cache.style, CACHE_STYLE)
     cache.childNodes.forEach((each, i) => Object.assign(each.style, CACHE_COLUMN_STYLE[i]))
     page.append(deck('EmbedHeaderView'), notice, controls, ...story,
@@ -136,21 +129,17 @@ export function render({ model }) {
   } else {
     // The lab's link and "Edit a copy" share a line: the pool stays on a projector's first
     // screen (1280x720).
-    const ways = el('div', 'ways')
-    const lab = html('ways', model.ways_html)
-    const fork = el('button', 'fork')
-    fork.type = 'button'
-    fork.textContent = model.fork_label
+    const fork = el('button', 'fork', model.fork_label)
     fork.addEventListener('click', () => ask({ fork: true }))  // (player.js asks Python)
     const showFork = () => { fork.hidden = !model.fork_shown }
     showFork()
     model.on('fork_shown', showFork)
-    ways.append(lab, fork)
+    const ways = box('ways', html('ways', model.ways_html), fork)
     const editor = mount('editor', playgroundEditor, { values: { ask: request } }, 'editor')
-    const views = column('views', editor,
-      column('views-pool', deck('PoolView'), deck('OffloadView'), deck('QueueView'),
+    const views = box('views', editor,
+      box('views-pool', deck('PoolView'), deck('OffloadView'), deck('QueueView'),
         deck('HashMapView'), deck('RequestsView'), chain),
-      column('views-more', code, deck('MetricsView'), deck('LogView'), prefill, terms))
+      box('views-more', code, deck('MetricsView'), deck('LogView'), prefill, terms))
     page.append(deck('HeaderView'), ways, notice, controls, narration, questions, views, keys)
   }
   return page

@@ -29,7 +29,7 @@ Render = Callable[[AnyTimeline, int], str]
 
 
 # In an order: this step's page is not in the browser yet (JSON null); the view's slot
-# keeps showing what it shows until Python sends it (step_deck.js).
+# keeps showing what it shows until Python sends it (deck_slot.js).
 NOT_SENT = None
 
 
