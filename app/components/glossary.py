@@ -8,11 +8,10 @@ from typing import ClassVar
 import param
 
 from app.components.component import AppComponent
-from app.style.stylesheets import stylesheet
-from app.style.theme import FOCUS_RING
+from app.style.theme import component_sheets
 
 # (a part of the stepping page adopts them too)
-SHEETS = [FOCUS_RING, stylesheet("app.components", "glossary.css")]
+SHEETS = component_sheets("glossary.css")
 
 
 class Glossary(AppComponent):

@@ -10,9 +10,8 @@ learner can switch it off; off in the embed unless its address says `quiz=1`.
 
 from __future__ import annotations
 
-from app.style.stylesheets import stylesheet
-from app.style.theme import FOCUS_RING
+from app.style.theme import component_sheets
 
 STORAGE_KEY = "pcl-quiz"
 # The quiz part's stylesheets on the stepping page.
-QUIZ_SHEETS = [FOCUS_RING, stylesheet("app.components", "quiz.css")]
+QUIZ_SHEETS = component_sheets("quiz.css")

@@ -31,7 +31,7 @@ from app.render.html import render_notice
 from app.render.lab import render_lab_link
 from app.render.start_page import render_start_page
 from app.style.stylesheets import stylesheet
-from app.style.theme import CSS
+from app.style.theme import CSS, HOST
 from app.views.base import COMPACT_CSS
 from app.views.chain import ChainView
 from app.views.code import CodeView
@@ -147,7 +147,7 @@ class App(pn.viewable.Viewer):
             "player": [CSS],
             "quiz": QUIZ_SHEETS,
             "glossary": GLOSSARY_SHEETS,
-            "tabs": [stylesheet("app.components", "panel_tabs.css")],
+            "tabs": [HOST, stylesheet("app.components", "panel_tabs.css")],
             "ways": list(LAB_STYLESHEETS),
             "notice": [CSS],
             "editor": [CSS, EDITOR_CSS],
