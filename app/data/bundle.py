@@ -127,9 +127,10 @@ def bundle(
 
 def held_steps(
     timelines: tuple[AnyTimeline, ...], at: tuple[str, int], around_only: bool = False
-) -> dict[str, range]:
-    """Timeline key -> the steps a document made at ``at`` holds (sent_steps)."""
-    return {timeline_key(t): sent_steps(t, at, around_only) for t in timelines}
+) -> dict[str, list[int]]:
+    """Timeline key -> [first, end) of the steps a document made at ``at`` holds (sent_steps)."""
+    sent = {timeline_key(t): sent_steps(t, at, around_only) for t in timelines}
+    return {key: [steps.start, steps.stop] for key, steps in sent.items()}
 
 
 class DocumentHead(TypedDict):
@@ -149,7 +150,7 @@ def document_head(
     at: tuple[str, int],
     serial: int,
     lasts: Mapping[str, int | None],
-    held: Mapping[str, range],
+    held: Mapping[str, list[int]],
     keep: bool = False,
 ) -> DocumentHead:
     """A document's head for a set of timelines opened at ``at`` (``keep``: where the
@@ -160,7 +161,7 @@ def document_head(
         serial=serial,
         at=list(at),
         keep=keep,
-        held={key: [steps.start, steps.stop] for key, steps in held.items()},
+        held=dict(held),
         scenario=named["scenario"],
         lasts=named["lasts"],
         queries=named["queries"],

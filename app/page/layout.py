@@ -24,8 +24,8 @@ from app.components.step_page import EMBED, PAGE, StepPage
 from app.data import timelines
 from app.data.lab_presets import TRACES_PRESET, default_preset
 from app.data.timelines import split_key
-from app.data.url import LAB, LinkState, link_query, parse_link, playground_query
-from app.playground.store import EMPTY, is_playground
+from app.data.url import LAB, LinkState, empty_playground_href, link_query, parse_link
+from app.playground.store import is_playground
 from app.render.glossary import render_glossary
 from app.render.html import render_notice
 from app.render.lab import render_lab_link
@@ -44,7 +44,6 @@ from app.views.panels import PANELS, EmbedHeaderView, HeaderView
 from app.views.prefill import PrefillView
 from app.views.sender import QUESTIONS, Sender
 from app.views.state import SimulatorState
-from engine.lab.play import playground_code
 
 PAGE_WIDTH = 1280
 # The base of each part's shadow root on the stepping page, as Bokeh's.
@@ -56,11 +55,6 @@ PART_HOST_CSS = stylesheet("app.style", "part_host.css")
 PAGE_TEMPLATE = resources.files("app.page").joinpath("page.html").read_text("utf-8")
 PAGE_CSS = stylesheet("app.page", "page.css")
 EMBED_WIDTH = 800
-
-
-def empty_playground_href() -> str:
-    """The address of the playground's empty scenario (the editor's "Start empty")."""
-    return "?" + urlencode(playground_query(playground_code.encode(EMPTY), "default", 0))
 
 
 class App(pn.viewable.Viewer):

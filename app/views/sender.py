@@ -38,7 +38,7 @@ class Sender:
         self._parts: dict[str, Render | None] = {}  # part -> a view's render (None: code...)
         self.decks: dict[str, Deck] = {}  # per view: the pages the page holds
         self.sent: dict[str, Any] = {}  # the document's parts (its code, bodies, questions)
-        self.held: dict[str, range] = {}  # timeline key -> the steps the page holds
+        self.held: dict[str, list[int]] = {}  # timeline key -> [first, end) of the steps held
         self._timelines: tuple[Timeline, ...] = ()
         # (part, timeline, step) -> its page: a large timeline's steps asked one after
         # another share all but one step with the last answer
@@ -108,7 +108,8 @@ class Sender:
 
     def holds(self, key: str, step: int) -> bool:
         """Whether the last document (and the answers since) holds this position's pages."""
-        return step in self.held.get(key, range(0))
+        first, end = self.held.get(key, (0, 0))
+        return first <= step < end
 
     def page(self, view: str, key: str, step: int) -> str:
         """A view's page at this position as the page has it ("" if it has none)."""
@@ -133,7 +134,7 @@ class Sender:
         self._make(set(self._parts), (key, step))
         return {
             "serial": self._serial,
-            "held": {k: [steps.start, steps.stop] for k, steps in self.held.items()},
+            "held": self.held,
             "views": {name: self._deck_json(name) for name in self.views},
             **{name: self.sent[name] for name in (CODE, "bodies") if name in self.sent},
         }
