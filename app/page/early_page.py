@@ -26,7 +26,8 @@ from panel.viewable import Children, Viewable, Viewer
 
 from app.data import timelines, url
 from app.render.html import esc, render_notice
-from app.style.stylesheets import stylesheet
+from app.style.stylesheets import sheet_ids, stylesheet
+from app.style.theme import PART_HOST
 
 if TYPE_CHECKING:
     from app.page.layout import App
@@ -40,28 +41,15 @@ PLAYGROUND_HINT = (
 ASKED_HINT = "Asked: the answer comes once Python has started."
 # Stands where the notice's items go in its frames (early_notices).
 NOTICE_ITEM = "PCLITEM"
-# The base of every component's shadow root, as Bokeh's on the live page.
-HOST_SHEET = stylesheet("app.style", "part_host.css")
 # The page's style while it works before Python.
 STYLE = stylesheet("app.page", "early_page.css") + stylesheet("app.components", "status_note.css")
 
 
 class EarlyPage:
-    """One page's tree of nodes, with every stylesheet written once (`sheets`)."""
+    """One page's tree of nodes, with every stylesheet written once (`index`)."""
 
     def __init__(self) -> None:
-        self.sheets: list[str] = []
-        self._sheet_index: dict[str, int] = {}
-        self.sheet_ids([HOST_SHEET])  # sheet 0: every shadow root's (early_page.js)
-
-    def sheet_ids(self, texts: list[str]) -> list[int]:
-        ids = []
-        for text in texts:
-            if text not in self._sheet_index:
-                self._sheet_index[text] = len(self.sheets)
-                self.sheets.append(text)
-            ids.append(self._sheet_index[text])
-        return ids
+        self.index = {PART_HOST: 0}  # text -> its place; 0: every shadow root's (early_page.js)
 
     def page(self, app: Viewer) -> Node:
         """The App's page: a column of components and HTML panes, each shown one a node.
@@ -76,7 +64,7 @@ class EarlyPage:
         return {"style": style, "classes": list(column.css_classes), "children": parts}
 
     def _part(self, obj: Viewable) -> Node:
-        sheets = self.sheet_ids([s for s in obj.stylesheets if isinstance(s, str)])
+        sheets = sheet_ids([s for s in obj.stylesheets if isinstance(s, str)], self.index)
         if isinstance(obj, pn.pane.HTML):
             return {"sheets": sheets, "html": str(obj.object or "")}
         if not isinstance(obj, JSComponent):
@@ -91,9 +79,9 @@ class EarlyPage:
                 # (a component's Panel children would need Panel's layout before Python)
                 raise TypeError(f"the early page draws no Panel child ({cls.__name__}.{name})")
             model[name] = getattr(obj, name)
-        own = self.sheet_ids([s for s in getattr(cls, "_stylesheets", []) if isinstance(s, str)])
+        own = [s for s in getattr(cls, "_stylesheets", []) if isinstance(s, str)]
         model = json.loads(json.dumps(model, default=str))
-        return {"sheets": own + sheets, "esm": cls._esm, "model": model}
+        return {"sheets": sheet_ids(own, self.index) + sheets, "esm": cls._esm, "model": model}
 
 
 def early_notices(scenario: str) -> dict[str, Any]:
@@ -116,7 +104,7 @@ def early_page(app: App, playground: bool = False) -> dict[str, Any]:
     page = EarlyPage()
     drawn: dict[str, Any] = {
         "root": page.page(app),
-        "sheets": page.sheets,
+        "sheets": list(page.index),
         "style": STYLE,
     }
     if playground:

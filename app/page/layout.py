@@ -30,8 +30,8 @@ from app.render.glossary import render_glossary
 from app.render.html import render_notice
 from app.render.lab import render_lab_link
 from app.render.start_page import render_start_page
-from app.style.stylesheets import stylesheet
-from app.style.theme import CSS, HOST
+from app.style.stylesheets import sheet_ids, stylesheet
+from app.style.theme import CSS, HOST, PART_HOST
 from app.views.base import COMPACT_CSS
 from app.views.chain import ChainView
 from app.views.code import CodeView
@@ -46,8 +46,6 @@ from app.views.sender import QUESTIONS, Sender
 from app.views.state import SimulatorState
 
 PAGE_WIDTH = 1280
-# The base of each part's shadow root on the stepping page, as Bokeh's.
-PART_HOST_CSS = stylesheet("app.style", "part_host.css")
 # The page's <head> (main.py): a phone lays the page out at its own width (without a
 # viewport tag it lays out 980 px and shrinks the text to about 40%), and reads no text
 # under 14 px there (page.css). Read as package files: Pyodide runs main.py with no
@@ -147,13 +145,9 @@ class App(pn.viewable.Viewer):
             "editor": [CSS, EDITOR_CSS],
         }
         index: dict[str, int] = {}
-
-        def ids(sheets: list[str]) -> list[int]:
-            for text in (PART_HOST_CSS, *sheets):
-                index.setdefault(text, len(index))
-            return [index[text] for text in (PART_HOST_CSS, *sheets)]
-
-        part_sheets = {name: ids(sheets) for name, sheets in parts.items()}
+        part_sheets = {
+            name: sheet_ids([PART_HOST, *sheets], index) for name, sheets in parts.items()
+        }
         with param.edit_constant(self.page):
             self.page.param.update(
                 sheets=list(index), part_sheets=part_sheets, decks=self.sender.views

@@ -11,6 +11,9 @@ from app.style.stylesheets import stylesheet
 # The focus ring (2 px), alone for each of Panel's own widgets the app makes and for
 # the components with a stylesheet of their own; first in the theme.
 FOCUS_RING = stylesheet("app.style", "focus_ring.css")
+# The base of each part's shadow root on the stepping page and of each component's on the
+# static site's early page, as Bokeh's.
+PART_HOST = stylesheet("app.style", "part_host.css")
 # Every component's root (host.css), in the theme and in each component's own sheets.
 HOST = stylesheet("app.style", "host.css")
 CSS = FOCUS_RING + HOST + stylesheet("app.style", "theme.css")
