@@ -14,3 +14,21 @@ export function box(className, ...children) {
   node.append(...children)
   return node
 }
+
+// A stylesheet to adopt in a shadow root.
+export function cssSheet(text) {
+  const sheet = new CSSStyleSheet()
+  sheet.replaceSync(text)
+  return sheet
+}
+
+// A <style> in the page's <head>; with an `id`, once (the one there is kept).
+export function addStyle(css, id = '') {
+  const there = id ? document.getElementById(id) : null
+  if (there) { return there }
+  const style = el('style')
+  if (id) { style.id = id }
+  style.textContent = css
+  document.head.append(style)
+  return style
+}

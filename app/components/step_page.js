@@ -14,7 +14,7 @@ import { requester } from './requests.js'
 import { ask } from './position.js'
 import { takeOver } from './early.js'
 import { deckSlot } from './deck_slot.js'
-import { box, el } from './dom.js'
+import { box, cssSheet, el } from './dom.js'
 
 // The stepping page (step_page.py): every view of a scenario, laid out here. Each part is
 // a module that was a component of its own; it gets a view of this one model (`part`):
@@ -55,21 +55,13 @@ export function render({ model }) {
   if (early) { return early }
   const embed = model.layout === 'embed'
   const request = requester(model)  // Python's answers to the learner's picks
-  const made = new Map()  // CSS text index -> its sheet, made once for every part
-  const sheet = (index) => {
-    if (!made.has(index)) {
-      const each = new CSSStyleSheet()
-      each.replaceSync(model.sheets[index])
-      made.set(index, each)
-    }
-    return made.get(index)
-  }
+  const sheets = model.sheets.map(cssSheet)  // each made once, for every part
   // A part in a shadow root of its own, with its own stylesheets, as when it was a
   // component: `host` is its element on the page (a deck hides it when it has no page).
   function shadowed(name, className = '') {
     const host = el('div', `part part-${name} ${className}`.trim())
     const root = host.attachShadow({ mode: 'open' })
-    root.adoptedStyleSheets = (model.part_sheets[name] || []).map(sheet)
+    root.adoptedStyleSheets = (model.part_sheets[name] || []).map((index) => sheets[index])
     return [host, root]
   }
   function mount(name, module, options = {}, className = '') {

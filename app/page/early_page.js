@@ -12,6 +12,7 @@ import { currentQuery, noticeHtml, openedAt, pageName } from '../components/addr
 import { EARLY, LIVE_EVENT } from '../components/early.js'
 import { ask } from '../components/position.js'
 import { statusNote } from '../components/status_note.js'
+import { addStyle, cssSheet } from '../components/dom.js'
 import * as glossary from '../components/glossary.js'
 import * as startPage from '../components/start_page.js'
 import * as stepPage from '../components/step_page.js'
@@ -132,14 +133,8 @@ function layOut(page, sheets, { removes, steppers, asks }) {
 function show(page, at, answer = () => false) {
   const body = document.body
   if (!body.classList.contains('pn-loading')) { return null }  // live already
-  const sheets = page.sheets.map((text) => {
-    const sheet = new CSSStyleSheet()
-    sheet.replaceSync(text)
-    return sheet
-  })
-  const style = document.createElement('style')
-  style.textContent = page.style
-  document.head.append(style)
+  const sheets = page.sheets.map(cssSheet)
+  const style = addStyle(page.style)
   const steps = page.hint !== undefined  // a scenario's or a playground's, not the start page
   const status = steps ? statusNote(page.hint) : null
   const waited = () => { if (status) { status.say(page.asked_hint) } }
