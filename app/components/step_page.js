@@ -1,7 +1,6 @@
 import * as player from './player.js'
 import * as scenarioPicker from './scenario_picker.js'
-import * as enginePicker from './engine_picker.js'
-import * as modePicker from './mode_picker.js'
+import * as pickerParts from './pickers.js'
 import * as codePanel from './code_panel.js'
 import * as chainDeck from './chain_deck.js'
 import * as prefillDeck from './prefill_deck.js'
@@ -64,12 +63,12 @@ export function render({ model }) {
     root.adoptedStyleSheets = (model.part_sheets[name] || []).map((index) => sheets[index])
     return [host, root]
   }
-  function mount(name, module, options = {}, className = '') {
+  function mount(name, render, options = {}, className = '') {
     const [host, root] = shadowed(name, className)
-    root.append(module.render({ model: part(model, options), view: { el: host } }))
+    root.append(render({ model: part(model, options), view: { el: host } }))
     return host
   }
-  const deck = (name) => mount(name, { render: deckSlot }, { values: { view: name } })
+  const deck = (name) => mount(name, deckSlot, { values: { view: name } })
   // HTML that needs no Python and no step (the labs' link, the address's notice).
   const html = (name, text) => {
     const [host, root] = shadowed(name)
@@ -80,30 +79,31 @@ export function render({ model }) {
 
   // The controls: the pickers and the step bar.
   const pickers = box('pickers',
-    mount('scenario', scenarioPicker,
+    mount('scenario', scenarioPicker.render,
       { names: { options: 'scenario_options', label: 'scenario_label' } },
       model.scenario_options.length > 1 ? '' : 'gone'),
-    mount('engine', enginePicker, { names: { label: 'engine_label' } }),
-    mount('mode', modePicker, { names: { label: 'mode_label' } }),
+    mount('engine', pickerParts.engines, { names: { label: 'engine_label' } }),
+    mount('mode', pickerParts.modes, { names: { label: 'mode_label' } }),
   )
-  const controls = box('controls', pickers, mount('player', player, { values: { ask: request } }))
+  const controls = box('controls', pickers,
+    mount('player', player.render, { values: { ask: request } }))
 
-  const code = mount('code', codePanel, {
+  const code = mount('code', codePanel.render, {
     names: { picker_label: 'code_label' }, values: { ask: request },
   })
-  const chain = mount('chain', chainDeck, { values: { view: 'chain', ask: request } })
-  const prefill = mount('prefill', prefillDeck, {
+  const chain = mount('chain', chainDeck.render, { values: { view: 'chain', ask: request } })
+  const prefill = mount('prefill', prefillDeck.render, {
     names: { labels: 'prefill_labels' }, values: { view: 'prefill', ask: request },
   })
-  const questions = mount('quiz', quiz, { values: { compact: embed } })
-  const terms = mount('glossary', glossary, { names: { html: 'glossary_html' } })
+  const questions = mount('quiz', quiz.render, { values: { compact: embed } })
+  const terms = mount('glossary', glossary.render, { names: { html: 'glossary_html' } })
   const narration = deck('NarrationView')
   const notice = html('notice', model.notice_html)
-  const keys = mount('keyboard', keyboard)
+  const keys = mount('keyboard', keyboard.render)
 
   const page = el('div', `step-page ${embed ? 'embed' : 'page'}`)
   const tabs = (labels, objects, dense = false) =>
-    mount('tabs', panelTabs, { values: { labels, active: 0, dense, children: { objects } } })
+    mount('tabs', panelTabs.render, { values: { labels, active: 0, dense, children: { objects } } })
   if (embed) {
     const story = model.quiz_in_tabs
       ? [tabs(model.story_tabs, [narration, questions], true)]
@@ -127,7 +127,7 @@ export function render({ model }) {
     showFork()
     model.on('fork_shown', showFork)
     const ways = box('ways', html('ways', model.ways_html), fork)
-    const editor = mount('editor', playgroundEditor, { values: { ask: request } }, 'editor')
+    const editor = mount('editor', playgroundEditor.render, { values: { ask: request } }, 'editor')
     const views = box('views', editor,
       box('views-pool', deck('PoolView'), deck('OffloadView'), deck('QueueView'),
         deck('HashMapView'), deck('RequestsView'), chain),
