@@ -99,7 +99,7 @@ export function render({ model }) {
   const terms = mount('glossary', glossary.render, { names: { html: 'glossary_html' } })
   const narration = deck('NarrationView')
   const notice = html('notice', model.notice_html)
-  const keys = mount('keyboard', keyboard.render)
+  model.on('remove', keyboard.followKeys(model.key_moves))
 
   const page = el('div', `step-page ${embed ? 'embed' : 'page'}`)
   const tabs = (labels, objects, dense = false) =>
@@ -116,8 +116,7 @@ export function render({ model }) {
     cache.childNodes.forEach((each, i) => Object.assign(each.style, CACHE_COLUMN_STYLE[i]))
     page.append(deck('EmbedHeaderView'), notice, controls, ...story,
       tabs(model.embed_tabs,
-        [cache, code, deck('MetricsView'), chain, prefill, deck('OffloadView'), terms]),
-      keys)
+        [cache, code, deck('MetricsView'), chain, prefill, deck('OffloadView'), terms]))
   } else {
     // The lab's link and "Edit a copy" share a line: the pool stays on a projector's first
     // screen (1280x720).
@@ -132,7 +131,7 @@ export function render({ model }) {
       box('views-pool', deck('PoolView'), deck('OffloadView'), deck('QueueView'),
         deck('HashMapView'), deck('RequestsView'), chain),
       box('views-more', code, deck('MetricsView'), deck('LogView'), prefill, terms))
-    page.append(deck('HeaderView'), ways, notice, controls, narration, questions, views, keys)
+    page.append(deck('HeaderView'), ways, notice, controls, narration, questions, views)
   }
   return page
 }
