@@ -45,43 +45,39 @@ NOTICE_ITEM = "PCLITEM"
 STYLE = stylesheet("app.page", "early_page.css") + stylesheet("app.components", "status_note.css")
 
 
-class EarlyPage:
-    """One page's tree of nodes, with every stylesheet written once (`index`)."""
+def page_node(app: Viewer, index: dict[str, int]) -> Node:
+    """The App's page: a column of components and HTML panes, each shown one a node, their
+    stylesheets as places in ``index`` (sheet_ids). The column's own width, margin and
+    styles; its parts fill it (early_page.css)."""
+    column = app.__panel__()
+    if not isinstance(column, pn.Column):
+        raise TypeError(f"the early page lays out a column, not {type(column).__name__}")
+    # Its `styles` centre it with their own margin: Panel keeps its margin's sides, inside.
+    style = {**column.styles, "max-width": f"{column.max_width}px"}
+    style["padding"] = f"0 {column.margin[1]}px"
+    parts = [part_node(o, index) for o in column.objects if o.visible]
+    return {"style": style, "classes": list(column.css_classes), "children": parts}
 
-    def __init__(self) -> None:
-        self.index = {PART_HOST: 0}  # text -> its place; 0: every shadow root's (early_page.js)
 
-    def page(self, app: Viewer) -> Node:
-        """The App's page: a column of components and HTML panes, each shown one a node.
-        The column's own width, margin and styles; its parts fill it (early_page.css)."""
-        column = app.__panel__()
-        if not isinstance(column, pn.Column):
-            raise TypeError(f"the early page lays out a column, not {type(column).__name__}")
-        # Its `styles` centre it with their own margin: Panel keeps its margin's sides, inside.
-        style = {**column.styles, "max-width": f"{column.max_width}px"}
-        style["padding"] = f"0 {column.margin[1]}px"
-        parts = [self._part(o) for o in column.objects if o.visible]
-        return {"style": style, "classes": list(column.css_classes), "children": parts}
-
-    def _part(self, obj: Viewable) -> Node:
-        sheets = sheet_ids([s for s in obj.stylesheets if isinstance(s, str)], self.index)
-        if isinstance(obj, pn.pane.HTML):
-            return {"sheets": sheets, "html": str(obj.object or "")}
-        if not isinstance(obj, JSComponent):
-            raise TypeError(f"the early page cannot lay out {type(obj).__name__}")
-        cls = type(obj)
-        model: dict[str, Any] = {}
-        for name, parameter in cls.param.objects(instance=False).items():
-            owner = parameter.owner
-            if not (isinstance(owner, type) and issubclass(owner, ReactiveESM)):
-                continue  # Panel's own (size, margin, styles): the element's, not the model's
-            if isinstance(parameter, Children):
-                # (a component's Panel children would need Panel's layout before Python)
-                raise TypeError(f"the early page draws no Panel child ({cls.__name__}.{name})")
-            model[name] = getattr(obj, name)
-        own = [s for s in getattr(cls, "_stylesheets", []) if isinstance(s, str)]
-        model = json.loads(json.dumps(model, default=str))
-        return {"sheets": sheet_ids(own, self.index) + sheets, "esm": cls._esm, "model": model}
+def part_node(obj: Viewable, index: dict[str, int]) -> Node:
+    sheets = sheet_ids([s for s in obj.stylesheets if isinstance(s, str)], index)
+    if isinstance(obj, pn.pane.HTML):
+        return {"sheets": sheets, "html": str(obj.object or "")}
+    if not isinstance(obj, JSComponent):
+        raise TypeError(f"the early page cannot lay out {type(obj).__name__}")
+    cls = type(obj)
+    model: dict[str, Any] = {}
+    for name, parameter in cls.param.objects(instance=False).items():
+        owner = parameter.owner
+        if not (isinstance(owner, type) and issubclass(owner, ReactiveESM)):
+            continue  # Panel's own (size, margin, styles): the element's, not the model's
+        if isinstance(parameter, Children):
+            # (a component's Panel children would need Panel's layout before Python)
+            raise TypeError(f"the early page draws no Panel child ({cls.__name__}.{name})")
+        model[name] = getattr(obj, name)
+    own = [s for s in getattr(cls, "_stylesheets", []) if isinstance(s, str)]
+    model = json.loads(json.dumps(model, default=str))
+    return {"sheets": sheet_ids(own, index) + sheets, "esm": cls._esm, "model": model}
 
 
 def early_notices(scenario: str) -> dict[str, Any]:
@@ -101,12 +97,9 @@ def early_page(app: App, playground: bool = False) -> dict[str, Any]:
     scenario's page what tells whether an address is its own (early_page.js). With
     ``playground``, the page of every playground link: the App at a playground, its
     stepping page's document left out."""
-    page = EarlyPage()
-    drawn: dict[str, Any] = {
-        "root": page.page(app),
-        "sheets": list(page.index),
-        "style": STYLE,
-    }
+    index = {PART_HOST: 0}  # sheet 0: every shadow root's (early_page.js)
+    drawn: dict[str, Any] = {"root": page_node(app, index), "style": STYLE}
+    drawn["sheets"] = list(index)
     if playground:
         (stepping,) = drawn["root"]["children"]  # (the worker fills its document)
         stepping["model"]["document_json"] = "{}"
