@@ -7,13 +7,13 @@
 // says what the page waits for.
 import { queryParameter, startAsked } from './address.js'
 import { statusNote } from './status_note.js'
-import { addStyle } from './dom.js'
+import { addStyle, el } from './dom.js'
 
 const LIFTED = 'pcl-start'
 const LAB_WAIT = 'pcl-lab-wait'
 
 export function render({ model }) {
-  const host = document.createElement('div')
+  const host = el('div')
   const show = () => { host.innerHTML = model.html }
   model.on('html', show)
   show()
@@ -22,8 +22,7 @@ export function render({ model }) {
   if (queryParameter(model.address.lab) !== null) {
     addStyle(model.lab_css, 'pcl-lab-style')
     const { note, stop } = statusNote(model.lab_hint)
-    const loading = document.createElement('div')
-    loading.className = 'pcl-lab-loading'
+    const loading = el('div', 'pcl-lab-loading')
     loading.innerHTML = model.lab_html
     body.classList.add(LAB_WAIT)
     body.append(loading, note)

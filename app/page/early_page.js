@@ -12,7 +12,7 @@ import { currentQuery, noticeHtml, openedAt, pageName } from '../components/addr
 import { EARLY, LIVE_EVENT } from '../components/early.js'
 import { ask } from '../components/position.js'
 import { statusNote } from '../components/status_note.js'
-import { addStyle, cssSheet } from '../components/dom.js'
+import { addStyle, cssSheet, el } from '../components/dom.js'
 import * as glossary from '../components/glossary.js'
 import * as startPage from '../components/start_page.js'
 import * as stepPage from '../components/step_page.js'
@@ -93,33 +93,32 @@ function earlyModel(values, answer, waited) {
 // {model, give, reply, attach}), which the live page takes over; `asks` = {answer, waited}
 // the components' requests before Python (earlyModel).
 function layOut(page, sheets, { removes, steppers, asks }) {
-  function shadow(el, node) {
-    const root = el.attachShadow({ mode: 'open' })
+  function shadow(host, node) {
+    const root = host.attachShadow({ mode: 'open' })
     // 0: part_host.css, as Bokeh's
     root.adoptedStyleSheets = [0, ...node.sheets].map((id) => sheets[id])
     return root
   }
-  function component(el, node) {
+  function component(host, node) {
     const early = earlyModel(node.model, asks.answer, asks.waited)
     removes.push(early.remove)
-    const made = COMPONENTS[node.esm].render({ model: early.model, view: { el } })
-    shadow(el, node).append(made)
+    const made = COMPONENTS[node.esm].render({ model: early.model, view: { el: host } })
+    shadow(host, node).append(made)
     if (node.esm === STEPPING_PAGE) { steppers.push({ made, early, layout: node.model.layout }) }
   }
-  function html(el, node) {
-    const div = document.createElement('div')
+  function html(host, node) {
+    const div = el('div')
     div.innerHTML = node.html
-    shadow(el, node).append(div)
+    shadow(host, node).append(div)
   }
   // The page: a column of components and HTML panes (early_page.py), which fill it
   // (early_page.css).
-  const column = document.createElement('div')
-  column.className = page.root.classes.join(' ')
+  const column = el('div', page.root.classes.join(' '))
   Object.entries(page.root.style).forEach(([name, value]) => column.style.setProperty(name, value))
   for (const node of page.root.children) {
-    const el = document.createElement('div')
-    if (node.esm) { component(el, node) } else { html(el, node) }
-    column.append(el)
+    const host = el('div')
+    if (node.esm) { component(host, node) } else { html(host, node) }
+    column.append(host)
   }
   return column
 }
@@ -140,19 +139,14 @@ function show(page, at, answer = () => false) {
   const waited = () => { if (status) { status.say(page.asked_hint) } }
   const removes = []
   const steppers = []
-  const host = document.createElement('div')
-  host.className = 'pcl-early-page'
+  const host = el('div', 'pcl-early-page')
   if (steps) { body.classList.add(EARLY) }
   host.append(layOut(page, sheets, { removes, steppers, asks: { answer, waited } }))
   body.prepend(host)
   if (status) { body.append(status.note) }
   // The player opens where the address says (it is already there).
   if (at.key !== undefined) { ask({ key: at.key, step: at.step, address: false }) }
-  if (steps) {
-    const room = document.createElement('div')
-    room.className = 'pcl-early-room'
-    host.append(room)
-  }
+  if (steps) { host.append(el('div', 'pcl-early-room')) }
   // The stepping page's fate once Python is up: 'waiting' for the live page to take it
   // over, 'taken' (its element lives on in the live page), or 'left' (not taken in time).
   let stepping = steppers.length ? 'waiting' : 'left'
