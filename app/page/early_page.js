@@ -93,32 +93,26 @@ function earlyModel(values, answer, waited) {
 // {model, give, reply, attach}), which the live page takes over; `asks` = {answer, waited}
 // the components' requests before Python (earlyModel).
 function layOut(page, sheets, { removes, steppers, asks }) {
-  function shadow(host, node) {
-    const root = host.attachShadow({ mode: 'open' })
-    // 0: part_host.css, as Bokeh's
-    root.adoptedStyleSheets = [0, ...node.sheets].map((id) => sheets[id])
-    return root
-  }
-  function component(host, node) {
-    const early = earlyModel(node.model, asks.answer, asks.waited)
-    removes.push(early.remove)
-    const made = COMPONENTS[node.esm].render({ model: early.model, view: { el: host } })
-    shadow(host, node).append(made)
-    if (node.esm === STEPPING_PAGE) { steppers.push({ made, early, layout: node.model.layout }) }
-  }
-  function html(host, node) {
-    const div = el('div')
-    div.innerHTML = node.html
-    shadow(host, node).append(div)
-  }
   // The page: a column of components and HTML panes (early_page.py), which fill it
-  // (early_page.css).
+  // (early_page.css), each in a shadow root (sheet 0: part_host.css, as Bokeh's).
   const column = el('div', page.root.classes.join(' '))
   Object.entries(page.root.style).forEach(([name, value]) => column.style.setProperty(name, value))
   for (const node of page.root.children) {
     const host = el('div')
-    if (node.esm) { component(host, node) } else { html(host, node) }
+    const root = host.attachShadow({ mode: 'open' })
+    root.adoptedStyleSheets = [0, ...node.sheets].map((id) => sheets[id])
     column.append(host)
+    if (!node.esm) {
+      const div = el('div')
+      div.innerHTML = node.html
+      root.append(div)
+      continue
+    }
+    const early = earlyModel(node.model, asks.answer, asks.waited)
+    removes.push(early.remove)
+    const made = COMPONENTS[node.esm].render({ model: early.model, view: { el: host } })
+    root.append(made)
+    if (node.esm === STEPPING_PAGE) { steppers.push({ made, early, layout: node.model.layout }) }
   }
   return column
 }
