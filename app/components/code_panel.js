@@ -1,14 +1,13 @@
 import { follow } from './position.js'
-import { el } from './dom.js'
+import { box, el } from './dom.js'
 
 export function render({ model }) {
-  const root = el('div')
   const label = el('label', 'picker')
   const picker = el('select')
   label.append(el('span', '', model.picker_label), picker)
   label.style.display = 'none'  // until a step's functions are there (setOptions)
   const host = el('div')
-  root.append(label, host)
+  const root = box('', label, host)
   const body = el('div', 'code mono')
   body.setAttribute('role', 'list')
   let frameShown = null

@@ -8,6 +8,13 @@ export function el(tag, className = '', text = undefined) {
   return node
 }
 
+// A plain button that calls `onClick` when pressed.
+export function button(className, text, onClick) {
+  const node = el('button', className, text)
+  node.addEventListener('click', onClick)
+  return node
+}
+
 // A <div> of that class around `children`.
 export function box(className, ...children) {
   const node = el('div', className)

@@ -1,4 +1,4 @@
-import { box, el } from './dom.js'
+import { box, button, el } from './dom.js'
 
 // The playground editor, a part of the stepping page (app/views/editor.py is its Python
 // half): the learner's pool and script. A change of any field asks Python to play the
@@ -64,7 +64,7 @@ export function render({ model, view }) {
   importing.setAttribute('aria-label', text.import)
   const importLabel = el('label', 'pg-import')
   importLabel.append(el('span', 'pg-label', text.import), importing)
-  const empty = el('button', 'pg-button', text.empty)
+  const empty = button('pg-button', text.empty, () => model.ask({ ask: 'empty' }))
   root.append(
     field('title'),
     box('pg-pool',
@@ -117,7 +117,6 @@ export function render({ model, view }) {
     importing.value = ''  // (the same file picked again is a new pick)
     model.ask(request).then((reply) => say(reply.messages))
   })
-  empty.addEventListener('click', () => model.ask({ ask: 'empty' }))
 
   // What Python writes: shown or not, and the fields anew when it opened a playground.
   let serial = null

@@ -1,4 +1,4 @@
-import { el } from './dom.js'
+import { box, el } from './dom.js'
 import { store, stored } from './storage.js'
 
 // Tabs: one panel shown, the others one click away (the embed's panels take turns to fit
@@ -13,11 +13,10 @@ const remembered = (labels) => stored(CHOSEN + labels.join('|'), 'sessionStorage
 const remember = (labels, label) => store(CHOSEN + labels.join('|'), label, 'sessionStorage')
 
 export function render({ model }) {
-  const root = el('div', model.dense ? 'tabs dense' : 'tabs')
   const list = el('div', 'tablist')
   list.setAttribute('role', 'tablist')
   const panels = el('div', 'panels')
-  root.append(list, panels)
+  const root = box(model.dense ? 'tabs dense' : 'tabs', list, panels)
   const chosen = model.labels.indexOf(remembered(model.labels))
   let active = chosen >= 0 ? chosen : model.active
   let buttons = []

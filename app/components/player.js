@@ -1,7 +1,7 @@
 import { addressWriter, addressedIn, currentQuery, onBackForward } from './address.js'
 import { ASK_EVENT, AT_EVENT } from './position.js'
 import { addSkipLink } from './skip_link.js'
-import { el } from './dom.js'
+import { box, el } from './dom.js'
 
 // The player: the one owner of the learner's position (timeline, step, Play, speed), and
 // the step bar it draws. The rules of stepping live here only: steps stay within 0..last,
@@ -26,16 +26,13 @@ export function render({ model }) {
   const speedPicker = el('select')
   for (const [text, value] of model.speeds) { speedPicker.append(new Option(text, String(value))) }
   speedLabel.append(el('span', '', 'Speed'), speedPicker)
-  const buttons = el('div', 'buttons')
-  buttons.append(restart, back, forward, play, speedLabel)
   const scrub = Object.assign(el('input'), { type: 'range', min: '0' })
   scrub.setAttribute('aria-label', 'Step')
   const counter = el('div', 'counter')
   counter.dataset.testid = 'step-counter'
   counter.setAttribute('aria-live', 'polite')
-  const track = el('div', 'track')
-  track.append(scrub, counter)
-  bar.append(buttons, track)
+  bar.append(box('buttons', restart, back, forward, play, speedLabel),
+    box('track', scrub, counter))
 
   let doc = parsed(model.document_json)  // at, lasts, queries, held, views, code, questions
   // Python's head of the document the static site's early page holds (`prebuilt`): kept

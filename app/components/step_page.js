@@ -13,7 +13,7 @@ import { requester } from './requests.js'
 import { ask } from './position.js'
 import { takeOver } from './early.js'
 import { deckSlot } from './deck_slot.js'
-import { box, cssSheet, el } from './dom.js'
+import { box, button, cssSheet, el } from './dom.js'
 
 // The stepping page (step_page.py): every view of a scenario, laid out here. Each part is
 // a module that was a component of its own; it gets a view of this one model (`part`):
@@ -120,8 +120,7 @@ export function render({ model }) {
   } else {
     // The lab's link and "Edit a copy" share a line: the pool stays on a projector's first
     // screen (1280x720).
-    const fork = el('button', 'fork', model.fork_label)
-    fork.addEventListener('click', () => ask({ fork: true }))  // (player.js asks Python)
+    const fork = button('fork', model.fork_label, () => ask({ fork: true }))  // (the player asks)
     const showFork = () => { fork.hidden = !model.fork_shown }
     showFork()
     model.on('fork_shown', showFork)
