@@ -8,7 +8,7 @@ Python holds no position. A large timeline (SENT_AROUND_FROM) sends the steps ar
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -53,7 +53,7 @@ class Sender:
         """Write ``page``'s `document_json` now (``prebuilt``: see `publish`) and at each new
         set of timelines; answer its `steps` requests."""
         self.write = lambda text: setattr(page, "document_json", text)
-        page.answer("steps", self._answer_steps)
+        page.answer("steps", lambda request: self.steps(request.get("key"), request.get("step")))
         self.publish(keep=False, prebuilt=prebuilt)
 
     @property
@@ -121,12 +121,8 @@ class Sender:
         index = order[step] if 0 <= step < len(order) else None
         return "" if deck is None or index is None else deck.pages[index]
 
-    def steps(self, key: str, step: int) -> dict[str, Any]:
+    def steps(self, key: Any, step: Any) -> dict[str, Any]:
         """The pages around ``step`` of timeline ``key`` (a large one's), as the page asks."""
-        return self._answer_steps({"key": key, "step": step})
-
-    def _answer_steps(self, request: Mapping[str, Any]) -> dict[str, Any]:
-        key, step = request.get("key"), request.get("step")
         keys = {timeline_key(t): t for t in self._timelines}
         if key not in keys or not isinstance(step, int) or split_key(key)[0] != self.state.scenario:
             return {}  # a timeline since left, or a malformed request
