@@ -64,7 +64,6 @@ function earlyModel(values, answer, waited) {
       waiting.push(request)
       waited()
     },
-    get_child(name) { return live ? live.get_child(name) : [] },
     when_live(callback) { onLive.push(callback) },
   }
   const model = new Proxy(own, {
