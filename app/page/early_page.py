@@ -1,18 +1,13 @@
 """The static site's page before Python: the app's own layout, written down as plain data.
 
-The builder (app/static_site/early_pages.py) makes the App at every address it ships,
-in CPython, and writes what this module reads off its Panel objects: the page's column
-with its CSS, and in it each browser component as the name of its .js file and the
-values of its parameters (the stepping page's among them: its document holds every step
-of every mode) and each HTML pane as its HTML. There is no Panel widget to stand in for:
-the stepping page's controls, the playground's editor among them, are its own.
-app/page/early_page.js lays that out with plain elements and runs each
-component's own `render`, so the page steps, switches modes and scenarios before
-Pyodide has started. The layout itself is written once, in layout.py.
-
-A playground link's page is the App's at the empty playground, its document left out
-(the early page fills its document and its editor's fields at run time, from the app's
-worker: app/data/early_playground.py, for the link's own playground).
+The builder (app/static_site/early_pages.py) makes the App at every address it ships and
+writes what this module reads off its Panel objects: the page's column with its CSS, each
+browser component as its .js file and its parameters' values (the stepping page's document
+holds every step of every mode), each HTML pane as its HTML; no Panel widget stands in for
+anything. app/page/early_page.js lays it out and runs each component's own `render` before
+Pyodide has started: the layout is written once, in layout.py. A playground link's page is
+the App's at the empty playground, its document left out (the app's worker fills it in:
+app/data/early_playground.py).
 """
 
 from __future__ import annotations
