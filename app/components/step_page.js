@@ -40,13 +40,6 @@ function part(model, { names = {}, values = {} } = {}) {
   })
 }
 
-// The embed's first tab: the cache's panels side by side, each column at least 280 px.
-const CACHE_STYLE = { display: 'flex', flexWrap: 'wrap', gap: '8px', alignItems: 'flex-start' }
-const CACHE_COLUMN_STYLE = [
-  { display: 'flex', flexDirection: 'column', gap: '6px', minWidth: '280px', flex: '1 1 380px' },
-  { display: 'flex', flexDirection: 'column', gap: '6px', minWidth: '280px', flex: '1 1 340px' },
-]
-
 export function render({ model }) {
   // On the static site this page was drawn before Python (app/page/early_page.js): it
   // becomes the live one, and Python answers its requests from now on.
@@ -108,12 +101,10 @@ export function render({ model }) {
     const story = model.quiz_in_tabs
       ? [tabs(model.story_tabs, [narration, questions], true)]
       : [narration, questions]
-    // (styled inline: the tabs draw their panels in their own shadow root)
+    // (styled by panel_tabs.css: the tabs draw their panels in their own shadow root)
     const cache = box('cache',
       box('cache-column', deck('PoolView'), deck('QueueView'), deck('LogView')),
       box('cache-column', deck('HashMapView'), deck('RequestsView')))
-    Object.assign(cache.style, CACHE_STYLE)
-    cache.childNodes.forEach((each, i) => Object.assign(each.style, CACHE_COLUMN_STYLE[i]))
     page.append(deck('EmbedHeaderView'), notice, controls, ...story,
       tabs(model.embed_tabs,
         [cache, code, deck('MetricsView'), chain, prefill, deck('OffloadView'), terms]))
