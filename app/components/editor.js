@@ -57,7 +57,16 @@ export function render({ model, view }) {
     controls[name] = control
     return item
   }
-  const exporting = el('button', 'pg-button', text.export)
+  const exporting = button('pg-button', text.export, () => {
+    model.ask({ ask: 'export' }).then(({ toml, filename }) => {
+      if (toml === undefined) { return }
+      const link = el('a')
+      link.href = URL.createObjectURL(new Blob([toml], { type: 'application/toml' }))
+      link.download = filename
+      link.click()
+      setTimeout(() => URL.revokeObjectURL(link.href), 10_000)
+    })
+  })
   const importing = el('input')
   importing.type = 'file'
   importing.accept = '.toml'
@@ -99,16 +108,6 @@ export function render({ model, view }) {
       })
   }
 
-  exporting.addEventListener('click', () => {
-    model.ask({ ask: 'export' }).then(({ toml, filename }) => {
-      if (toml === undefined) { return }
-      const link = el('a')
-      link.href = URL.createObjectURL(new Blob([toml], { type: 'application/toml' }))
-      link.download = filename
-      link.click()
-      setTimeout(() => URL.revokeObjectURL(link.href), 10_000)
-    })
-  })
   importing.addEventListener('change', async () => {
     const file = importing.files[0]
     if (!file) { return }

@@ -1,7 +1,7 @@
 import { addressWriter, addressedIn, currentQuery, onBackForward } from './address.js'
 import { ASK_EVENT, AT_EVENT } from './position.js'
 import { addSkipLink } from './skip_link.js'
-import { box, el } from './dom.js'
+import { box, button, el } from './dom.js'
 
 // The player: the one owner of the learner's position (timeline, step, Play, speed), and
 // the step bar it draws. The rules of stepping live here only: steps stay within 0..last,
@@ -17,11 +17,12 @@ const parsed = (text) => { try { return JSON.parse(text || '{}') } catch { retur
 export function render({ model }) {
   const [RESTART, BACK, FORWARD, PLAY, PAUSE] = model.names
   const bar = el('div', 'player')
-  const button = (text, kind) => el('button', 'btn ' + kind, text)
-  const restart = button(RESTART, 'plain')
-  const back = button(BACK, 'plain')
-  const forward = button(FORWARD, 'primary')
-  const play = button(PLAY, 'play')
+  // A button of the step bar: its move (`moves`, below) when pressed.
+  const stepButton = (text, kind, move) => button('btn ' + kind, text, () => moves[move]())
+  const restart = stepButton(RESTART, 'plain', 'restart')
+  const back = stepButton(BACK, 'plain', 'back')
+  const forward = stepButton(FORWARD, 'primary', 'forward')
+  const play = stepButton(PLAY, 'play', 'play')
   const speedLabel = el('label', 'speed')
   const speedPicker = el('select')
   for (const [text, value] of model.speeds) { speedPicker.append(new Option(text, String(value))) }
@@ -148,18 +149,13 @@ export function render({ model }) {
     timer = setInterval(tick, 1000 / speed)
     show()
   }
-  const togglePlay = () => { if (timer === null) { start() } else { pause(); show() } }
   const moves = {
     restart: () => { pause(); go(key, 0) },
     back: () => { pause(); go(key, step - 1) },
     forward: tick,
     end: () => { pause(); go(key, lastOf(key)) },
-    play: togglePlay,
+    play: () => { if (timer === null) { start() } else { pause(); show() } },
   }
-  restart.addEventListener('click', moves.restart)
-  back.addEventListener('click', moves.back)
-  forward.addEventListener('click', moves.forward)
-  play.addEventListener('click', togglePlay)
   scrub.addEventListener('input', () => { pause(); go(key, Number(scrub.value)) })
   speedPicker.addEventListener('change', () => {
     speed = Number(speedPicker.value)
