@@ -10,9 +10,6 @@ import param
 from app.components.component import AppComponent
 from app.style.theme import component_sheets
 
-# (a part of the stepping page adopts them too)
-SHEETS = component_sheets("glossary.css")
-
 
 class Glossary(AppComponent):
     """The glossary panel; a click on any term on the page opens it at that entry."""
@@ -20,4 +17,4 @@ class Glossary(AppComponent):
     html = param.String(default="", doc="The panel (render_glossary)")
 
     _esm = "glossary.js"
-    _stylesheets: ClassVar[list[str]] = SHEETS
+    _stylesheets: ClassVar[list[str]] = component_sheets("glossary.css")

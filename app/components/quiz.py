@@ -10,8 +10,4 @@ learner can switch it off; off in the embed unless its address says `quiz=1`.
 
 from __future__ import annotations
 
-from app.style.theme import component_sheets
-
 STORAGE_KEY = "pcl-quiz"
-# The quiz part's stylesheets on the stepping page.
-QUIZ_SHEETS = component_sheets("quiz.css")

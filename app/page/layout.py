@@ -16,9 +16,7 @@ from urllib.parse import urlencode
 import panel as pn
 import param
 
-from app.components.glossary import SHEETS as GLOSSARY_SHEETS
 from app.components.glossary import Glossary
-from app.components.quiz import QUIZ_SHEETS
 from app.components.start_page import StartPage
 from app.components.step_page import EMBED, PAGE, StepPage
 from app.data import timelines
@@ -31,7 +29,7 @@ from app.render.html import render_notice
 from app.render.lab import render_lab_link
 from app.render.start_page import render_start_page
 from app.style.stylesheets import sheet_ids, stylesheet
-from app.style.theme import CSS, HOST, PART_HOST
+from app.style.theme import CSS, HOST, PART_HOST, component_sheets
 from app.views.base import COMPACT_CSS
 from app.views.chain import ChainView
 from app.views.code import CodeView
@@ -137,8 +135,8 @@ class App(pn.viewable.Viewer):
             "engine": [CSS],
             "mode": [CSS],
             "player": [CSS],
-            "quiz": QUIZ_SHEETS,
-            "glossary": GLOSSARY_SHEETS,
+            "quiz": component_sheets("quiz.css"),
+            "glossary": component_sheets("glossary.css"),
             "tabs": [HOST, stylesheet("app.components", "panel_tabs.css")],
             "ways": list(LAB_STYLESHEETS),
             "notice": [CSS],
