@@ -12,8 +12,6 @@ from app.style.theme import component_sheets
 
 
 class Glossary(AppComponent):
-    """The glossary panel; a click on any term on the page opens it at that entry."""
-
     html = param.String(default="", doc="The panel (render_glossary)")
 
     _esm = "glossary.js"

@@ -11,14 +11,13 @@ export function render({ model, view }) {
   const inputs = {}
   for (const [name, caption] of Object.entries(model.labels)) {
     const label = el('label', 'field')
-    const text = el('span', '', caption)
     const input = el('input')
     input.type = 'text'
     input.name = name
     // Named by its caption alone (a label around it would add its value to its name).
     input.setAttribute('aria-label', caption)
     input.spellcheck = false
-    label.append(text, input)
+    label.append(el('span', '', caption), input)
     fields.append(label)
     inputs[name] = input
   }

@@ -40,6 +40,9 @@ class Deck:
     pages: tuple[str, ...]
     orders: Mapping[str, tuple[int | None, ...]]  # timeline key -> index into pages, per step
 
+    def as_json(self) -> dict[str, Any]:
+        return {"pages": self.pages, "orders": self.orders}
+
 
 def sends_every_step(timeline: AnyTimeline) -> bool:
     """Whether the page gets every step of the timeline (the pool's cells a page draws
@@ -107,7 +110,7 @@ def bundle(
     key = next(iter(lasts), at[0])  # (a prebuilt document's head names no timeline)
     opened = split_key(key)[0] if key else ""
     sent: dict[str, Any] = {
-        "views": {name: {"pages": d.pages, "orders": d.orders} for name, d in decks.items()},
+        "views": {name: deck.as_json() for name, deck in decks.items()},
         "lasts": dict(lasts),
         "queries": {key: timeline_query(*split_key(key)) for key in lasts},
         "scenario": [opened, scenario_title(opened)] if opened else [],

@@ -94,7 +94,7 @@ class Sender:
         lasts = state.lasts if all(map(sends_every_step, self._timelines)) else state.counted_lasts
         keep = self._keep if keep is None else keep
         head = document_head(at, self._serial, lasts, self.held, keep)
-        views = {name: self._deck_json(name) for name in self.views}
+        views = {name: self.decks[name].as_json() for name in self.views}
         sent = {name: self.sent[name] for name in (CODE, "bodies", QUESTIONS) if name in self.sent}
         self.write(to_json({**head, "views": views, **sent}))
 
@@ -104,7 +104,7 @@ class Sender:
         self._render_open_timelines()
         self._pages = {made: page for made, page in self._pages.items() if made[0] != part}
         self._make({part}, at if at is not None and self.holds(*at) else self._at())
-        return self._deck_json(part)
+        return self.decks[part].as_json()
 
     def holds(self, key: str, step: int) -> bool:
         """Whether the last document (and the answers since) holds this position's pages."""
@@ -131,7 +131,7 @@ class Sender:
         return {
             "serial": self._serial,
             "held": self.held,
-            "views": {name: self._deck_json(name) for name in self.views},
+            "views": {name: self.decks[name].as_json() for name in self.views},
             **{name: self.sent[name] for name in (CODE, "bodies") if name in self.sent},
         }
 
@@ -186,7 +186,3 @@ class Sender:
             return self._pages[made]
 
         return page
-
-    def _deck_json(self, name: str) -> dict[str, Any]:
-        deck = self.decks[name]
-        return {"pages": deck.pages, "orders": deck.orders}
