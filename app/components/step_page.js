@@ -16,11 +16,9 @@ import { deckSlot } from './deck_slot.js'
 import { box, button, cssSheet, el } from './dom.js'
 
 // The stepping page (step_page.py): every view of a scenario, laid out here. Each part is
-// a module that was a component of its own; it gets a view of this one model (`part`):
-// its own names for the page's parameters, and values of its own.
-
-// A part's model: `names` maps a name the part reads or writes to the page's parameter,
-// `values` are the part's own (constants, its children).
+// a module that was a component of its own; its model is a view of this one (`part`):
+// `names` maps a name the part reads to the page's parameter, `values` are its own
+// (constants, its children).
 function part(model, { names = {}, values = {} } = {}) {
   const real = (name) => names[name] || name
   return new Proxy({}, {
