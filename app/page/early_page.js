@@ -210,16 +210,11 @@ function showPlayground(page, worker, type) {
   const stepping = page.root.children.find((node) => node.esm === STEPPING_PAGE)
   const decks = stepping.model.decks
   let serial = 1  // one per document the worker makes (the player tells them apart)
-  const nextSerial = () => (serial += 1)
   let player = null  // the stepping page's early model
-  const where = () => {
-    let at = null
-    ask({ reply: (position) => { at = position } })
-    return at
-  }
   // A request of the stepping page the worker answers: all of a timeline's pages, an edit.
   const answer = (request) => {
-    const at = where()
+    let at = null
+    ask({ reply: (position) => { at = position } })  // the player's position now
     let asked
     if (request.ask === 'steps' || request.ask === 'mode') {
       const key = request.ask === 'steps' ? request.key
@@ -230,7 +225,8 @@ function showPlayground(page, worker, type) {
     } else {
       return false
     }
-    askWorker({ ...asked, decks, serial: nextSerial() }).then((answered) => {
+    serial += 1
+    askWorker({ ...asked, decks, serial }).then((answered) => {
       // (an edit that cannot be played keeps the last valid timeline)
       if (answered.document) { player.give('document_json', JSON.stringify(answered.document)) }
       player.reply(request, { messages: answered.messages })
