@@ -1,13 +1,9 @@
-"""Keeps the address bar on the workload lab's preset (app/views/lab.py), so the link
-can be shared. (A scenario's page writes its own: the player, player.js.)
-
-The browser's one reader and writer of the address (address.js) writes the query a
-moment after the last change, replacing the entry (Panel's Location model would push one
-at every change, and message the server back); other query parameters are kept. Setting
-``load`` opens that query as a new page (the lab's preset picker, from a group of presets
-to the other: each is a page of its own), so the lab has no entry of its own to go Back
-or Forward to: it sends Python nothing.
-"""
+"""Keeps the address bar on the workload lab's preset (app/views/lab.py), so the link can
+be shared (a scenario's page writes its own: player.js). address.js writes the query a
+moment after the last change, replacing the entry, other parameters kept (Panel's Location
+model would push one at every change, and message the server back); ``load`` opens a query
+as a new page (the lab's other group of presets): the lab has no entry of its own for Back
+or Forward, and sends Python nothing (address_bar.js)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,11 @@
 import { deckSlot } from './deck_slot.js'
 import { ask } from './position.js'
-import { el } from './dom.js'
+import { box, button, el } from './dom.js'
 
 // The hash chain (app/views/chain.py answers its picks): the step deck's page, whose pickers ask Python for the
 // chain's pages anew, and the button that measures the hashing cost in the page's own
 // Python.
 export function render({ model, view }) {
-  const root = el('div')
   const deck = deckSlot({ model, view })
   deck.addEventListener('change', (event) => {
     if (!event.target.matches('select[data-pick]')) { return }
@@ -17,16 +16,13 @@ export function render({ model, view }) {
     model.ask({ ask: 'chain', key, step, primary: value('primary'), other: value('other') })
       .then(({ views }) => { if (views) { ask({ views }) } })
   })
-  const measure = el('button', 'measure', model.measure_label)
-  measure.type = 'button'
   const measured = el('div')
-  measure.addEventListener('click', () => {
+  const measure = button('measure', model.measure_label, () => {
     measure.disabled = true  // (a few seconds of hashing)
     model.ask({ ask: 'measure' }).then(({ html }) => {
       measured.innerHTML = html || ''
       measure.disabled = false
     })
   })
-  root.append(deck, measure, measured)
-  return root
+  return box('', deck, measure, measured)
 }

@@ -1,20 +1,18 @@
 import { follow } from './position.js'
-import { el } from './dom.js'
+import { box, el } from './dom.js'
 
 export function render({ model }) {
-  const root = el('div')
   const label = el('label', 'picker')
   const picker = el('select')
   label.append(el('span', '', model.picker_label), picker)
   label.style.display = 'none'  // until a step's functions are there (setOptions)
   const host = el('div')
-  root.append(label, host)
+  const root = box('', label, host)
   const body = el('div', 'code mono')
   body.setAttribute('role', 'list')
   let frameShown = null
   let bodyShown = null
-  let optionsShown = null
-  let optionsStep = null
+  let optionsShown = null  // the step and the labels the picker shows
 
   // The player's position, with the document's code: {frames, bodies, plans}.
   let heard = { key: '', step: 0, code: { frames: [], bodies: [], plans: {} } }
@@ -63,11 +61,9 @@ export function render({ model }) {
     // announced again (a large timeline's steps arriving) keeps the
     // learner's pick: it came after the pick and says nothing against it.
     const labels = plan ? plan.labels : []
-    const where = at.key + '@' + at.step
-    const text = JSON.stringify(labels)
-    if (optionsStep === where && optionsShown === text) { return }
-    optionsStep = where
-    optionsShown = text
+    const shown = `${at.key}@${at.step} ${JSON.stringify(labels)}`
+    if (optionsShown === shown) { return }
+    optionsShown = shown
     picker.replaceChildren(...labels.map((name, index) => new Option(name, String(index))))
     if (plan) { picker.value = String(plan.focus) }
     label.style.display = labels.length ? '' : 'none'

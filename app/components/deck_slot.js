@@ -1,8 +1,8 @@
 import { rememberDetails, restoreDetails } from './remember_details.js'
 import { follow } from './position.js'
 
-// A view's slot: its page of the page's document at the player's position.
-// The step deck is this alone; the hash chain's and the prefill calculator's add to it.
+// A view's slot: its page of the page's document at the player's position (a view's
+// part of the stepping page; the hash chain's and the prefill calculator's add to it).
 export function deckSlot({ model, view }) {
   const host = document.createElement('div')
   rememberDetails(host)

@@ -1,4 +1,4 @@
-import { el } from './dom.js'
+import { box, button, el } from './dom.js'
 
 // The playground editor, a part of the stepping page (app/views/editor.py is its Python
 // half): the learner's pool and script. A change of any field asks Python to play the
@@ -36,7 +36,7 @@ export function render({ model, view }) {
     return said[name]
   }
   const field = (name) => {
-    const box = el('div', `pg-field pg-field-${name}`)
+    const item = el('div', `pg-field pg-field-${name}`)
     const label = el('label', 'pg-label')
     const control = name === CHECKBOX ? el('input') : el(TEXT_FIELDS[name])
     control.id = `pg-${name}`
@@ -45,47 +45,46 @@ export function render({ model, view }) {
     control.setAttribute('aria-label', text.labels[name])
     if (name === CHECKBOX) {
       control.type = 'checkbox'
-      box.append(control, label)
+      item.append(control, label)
       control.addEventListener('change', edit)
     } else {
       if (control.tagName === 'INPUT') { control.type = 'text' }
       control.maxLength = text.max_chars  // (a longer text is refused, never played cut)
       control.spellcheck = false
-      box.append(label, control)
+      item.append(label, control)
       control.addEventListener('input', edit)
     }
     controls[name] = control
-    return box
+    return item
   }
-  const row = (className, ...parts) => {
-    const box = el('div', className)
-    box.append(...parts)
-    return box
-  }
-  const button = (label) => {
-    const b = el('button', 'pg-button', label)
-    b.type = 'button'
-    return b
-  }
-  const exporting = button(text.export)
+  const exporting = button('pg-button', text.export, () => {
+    model.ask({ ask: 'export' }).then(({ toml, filename }) => {
+      if (toml === undefined) { return }
+      const link = el('a')
+      link.href = URL.createObjectURL(new Blob([toml], { type: 'application/toml' }))
+      link.download = filename
+      link.click()
+      setTimeout(() => URL.revokeObjectURL(link.href), 10_000)
+    })
+  })
   const importing = el('input')
   importing.type = 'file'
   importing.accept = '.toml'
   importing.setAttribute('aria-label', text.import)
   const importLabel = el('label', 'pg-import')
   importLabel.append(el('span', 'pg-label', text.import), importing)
-  const empty = button(text.empty)
+  const empty = button('pg-button', text.empty, () => model.ask({ ask: 'empty' }))
   root.append(
     field('title'),
-    row('pg-pool',
-      row('pg-pool-field', field('num_gpu_blocks'), message('num_gpu_blocks')),
-      row('pg-pool-field', field('block_size'), message('block_size'))),
+    box('pg-pool',
+      box('pg-pool-field', field('num_gpu_blocks'), message('num_gpu_blocks')),
+      box('pg-pool-field', field('block_size'), message('block_size'))),
     field(CHECKBOX), message('engines'),
     field('setup'), message('setup'),
     field('script'), message('script'),
   )
   root.insertAdjacentHTML('beforeend', text.help)
-  root.append(row('pg-buttons', exporting, importLabel, empty), message('file'))
+  root.append(box('pg-buttons', exporting, importLabel, empty), message('file'))
 
   // Each field's message (HTML from Python: escaped there), shown when it says something.
   function say(messages) {
@@ -109,16 +108,6 @@ export function render({ model, view }) {
       })
   }
 
-  exporting.addEventListener('click', () => {
-    model.ask({ ask: 'export' }).then(({ toml, filename }) => {
-      if (toml === undefined) { return }
-      const link = el('a')
-      link.href = URL.createObjectURL(new Blob([toml], { type: 'application/toml' }))
-      link.download = filename
-      link.click()
-      setTimeout(() => URL.revokeObjectURL(link.href), 10_000)
-    })
-  })
   importing.addEventListener('change', async () => {
     const file = importing.files[0]
     if (!file) { return }
@@ -127,7 +116,6 @@ export function render({ model, view }) {
     importing.value = ''  // (the same file picked again is a new pick)
     model.ask(request).then((reply) => say(reply.messages))
   })
-  empty.addEventListener('click', () => model.ask({ ask: 'empty' }))
 
   // What Python writes: shown or not, and the fields anew when it opened a playground.
   let serial = null

@@ -8,17 +8,11 @@ from typing import ClassVar
 import param
 
 from app.components.component import AppComponent
-from app.style.stylesheets import stylesheet
-from app.style.theme import FOCUS_RING
-
-# (a part of the stepping page adopts them too)
-SHEETS = [FOCUS_RING, stylesheet("app.components", "glossary.css")]
+from app.style.theme import component_sheets
 
 
 class Glossary(AppComponent):
-    """The glossary panel; a click on any term on the page opens it at that entry."""
-
     html = param.String(default="", doc="The panel (render_glossary)")
 
     _esm = "glossary.js"
-    _stylesheets: ClassVar[list[str]] = SHEETS
+    _stylesheets: ClassVar[list[str]] = component_sheets("glossary.css")

@@ -16,27 +16,20 @@ const takesSpace = (target) => ['BUTTON', 'SELECT'].includes(target.tagName) ||
   (target.tagName === 'INPUT' && ['radio', 'checkbox', 'button'].includes(target.type)) ||
   target.getAttribute('role') === 'button'
 
-// key -> the player's move (the model's key_moves)
-let keyMoves = {}
-
-function onKey(event) {
-  if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) { return }
-  const move = keyMoves[event.key]
-  if (!move) { return }
-  const target = event.composedPath()[0]
-  if (target && target.nodeType === 1) {
-    if (typingIn(target) || isSlider(target)) { return }
-    if (event.key === ' ' && takesSpace(target)) { return }
+// Asks the player for the move of each key (`keyMoves`, key -> move) until it is stopped.
+export function followKeys(keyMoves) {
+  const onKey = (event) => {
+    if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) { return }
+    const move = keyMoves[event.key]
+    if (!move) { return }
+    const target = event.composedPath()[0]
+    if (target && target.nodeType === 1) {
+      if (typingIn(target) || isSlider(target)) { return }
+      if (event.key === ' ' && takesSpace(target)) { return }
+    }
+    event.preventDefault()  // an arrow on a radio or a select must not switch it
+    ask({ move })
   }
-  event.preventDefault()  // an arrow on a radio or a select must not switch it
-  ask({ move })
-}
-
-export function render({ model }) {
-  keyMoves = model.key_moves
   document.addEventListener('keydown', onKey)
-  model.on('remove', () => document.removeEventListener('keydown', onKey))
-  const el = document.createElement('div')
-  el.style.display = 'none'
-  return el
+  return () => document.removeEventListener('keydown', onKey)
 }

@@ -1,4 +1,5 @@
-import { el } from './dom.js'
+import { box, el } from './dom.js'
+import { store, stored } from './storage.js'
 
 // Tabs: one panel shown, the others one click away (the embed's panels take turns to fit
 // 800x900); plain JavaScript, so they work before Python. A tab whose panel has nothing
@@ -8,19 +9,14 @@ const CONCEAL_EVENT = 'pcl-conceal'  // sent by a panel with nothing to show (qu
 // The tab a learner chose, kept for this browser tab: on the static site the live page
 // replaces the early page, whose tabs work before Python, and opens on it too.
 const CHOSEN = 'pcl-tab:'
-function remembered(labels) {
-  try { return window.sessionStorage.getItem(CHOSEN + labels.join('|')) } catch { return null }
-}
-function remember(labels, label) {
-  try { window.sessionStorage.setItem(CHOSEN + labels.join('|'), label) } catch { /* private mode */ }
-}
+const remembered = (labels) => stored(CHOSEN + labels.join('|'), 'sessionStorage')
+const remember = (labels, label) => store(CHOSEN + labels.join('|'), label, 'sessionStorage')
 
 export function render({ model }) {
-  const root = el('div', model.dense ? 'tabs dense' : 'tabs')
   const list = el('div', 'tablist')
   list.setAttribute('role', 'tablist')
   const panels = el('div', 'panels')
-  root.append(list, panels)
+  const root = box(model.dense ? 'tabs dense' : 'tabs', list, panels)
   const chosen = model.labels.indexOf(remembered(model.labels))
   let active = chosen >= 0 ? chosen : model.active
   let buttons = []
@@ -49,7 +45,6 @@ export function render({ model }) {
     const children = model.get_child('objects')
     buttons = model.labels.map((label, i) => {
       const b = el('button', 'tab', label)
-      b.type = 'button'
       b.setAttribute('role', 'tab')
       b.dataset.testid = 'tab'
       b.addEventListener('click', () => { select(i); remember(model.labels, label) })

@@ -1,7 +1,7 @@
 import { addressWriter, addressedIn, currentQuery, onBackForward } from './address.js'
 import { ASK_EVENT, AT_EVENT } from './position.js'
 import { addSkipLink } from './skip_link.js'
-import { el } from './dom.js'
+import { box, button, el } from './dom.js'
 
 // The player: the one owner of the learner's position (timeline, step, Play, speed), and
 // the step bar it draws. The rules of stepping live here only: steps stay within 0..last,
@@ -17,25 +17,23 @@ const parsed = (text) => { try { return JSON.parse(text || '{}') } catch { retur
 export function render({ model }) {
   const [RESTART, BACK, FORWARD, PLAY, PAUSE] = model.names
   const bar = el('div', 'player')
-  const button = (text, kind) => Object.assign(el('button', 'btn ' + kind, text), { type: 'button' })
-  const restart = button(RESTART, 'plain')
-  const back = button(BACK, 'plain')
-  const forward = button(FORWARD, 'primary')
-  const play = button(PLAY, 'play')
+  // A button of the step bar: its move (`moves`, below) when pressed.
+  const stepButton = (text, kind, move) => button('btn ' + kind, text, () => moves[move]())
+  const restart = stepButton(RESTART, 'plain', 'restart')
+  const back = stepButton(BACK, 'plain', 'back')
+  const forward = stepButton(FORWARD, 'primary', 'forward')
+  const play = stepButton(PLAY, 'play', 'play')
   const speedLabel = el('label', 'speed')
   const speedPicker = el('select')
   for (const [text, value] of model.speeds) { speedPicker.append(new Option(text, String(value))) }
   speedLabel.append(el('span', '', 'Speed'), speedPicker)
-  const buttons = el('div', 'buttons')
-  buttons.append(restart, back, forward, play, speedLabel)
   const scrub = Object.assign(el('input'), { type: 'range', min: '0' })
   scrub.setAttribute('aria-label', 'Step')
   const counter = el('div', 'counter')
   counter.dataset.testid = 'step-counter'
   counter.setAttribute('aria-live', 'polite')
-  const track = el('div', 'track')
-  track.append(scrub, counter)
-  bar.append(buttons, track)
+  bar.append(box('buttons', restart, back, forward, play, speedLabel),
+    box('track', scrub, counter))
 
   let doc = parsed(model.document_json)  // at, lasts, queries, held, views, code, questions
   // Python's head of the document the static site's early page holds (`prebuilt`): kept
@@ -151,18 +149,13 @@ export function render({ model }) {
     timer = setInterval(tick, 1000 / speed)
     show()
   }
-  const togglePlay = () => { if (timer === null) { start() } else { pause(); show() } }
   const moves = {
     restart: () => { pause(); go(key, 0) },
     back: () => { pause(); go(key, step - 1) },
     forward: tick,
     end: () => { pause(); go(key, lastOf(key)) },
-    play: togglePlay,
+    play: () => { if (timer === null) { start() } else { pause(); show() } },
   }
-  restart.addEventListener('click', moves.restart)
-  back.addEventListener('click', moves.back)
-  forward.addEventListener('click', moves.forward)
-  play.addEventListener('click', togglePlay)
   scrub.addEventListener('input', () => { pause(); go(key, Number(scrub.value)) })
   speedPicker.addEventListener('change', () => {
     speed = Number(speedPicker.value)

@@ -1,25 +1,23 @@
 import { deckSlot } from './deck_slot.js'
 import { ask, follow } from './position.js'
-import { el } from './dom.js'
+import { box, button, el } from './dom.js'
 
 // The prefill calculator (app/views/prefill.py answers its acts): the step deck's page, the fields it follows
 // while the learner has not typed, and the two buttons. An act asks Python for the
 // calculator's pages anew.
 export function render({ model, view }) {
-  const root = el('div')
   const deck = deckSlot({ model, view })
   const fields = el('div', 'prefill-fields')
   const inputs = {}
   for (const [name, caption] of Object.entries(model.labels)) {
     const label = el('label', 'field')
-    const text = el('span', '', caption)
     const input = el('input')
     input.type = 'text'
     input.name = name
     // Named by its caption alone (a label around it would add its value to its name).
     input.setAttribute('aria-label', caption)
     input.spellcheck = false
-    label.append(text, input)
+    label.append(el('span', '', caption), input)
     fields.append(label)
     inputs[name] = input
   }
@@ -46,20 +44,13 @@ export function render({ model, view }) {
     following = false
     act('own')
   })
-  const button = (caption, onClick) => {
-    const b = el('button', 'measure', caption)
-    b.type = 'button'
-    b.addEventListener('click', onClick)
-    return b
-  }
-  const buttons = el('div', 'prefill-buttons')
-  buttons.append(
-    button(model.from_step_label, () => {
+  const buttons = box('prefill-buttons',
+    button('measure', model.from_step_label, () => {
       following = true
       act('step')
       sync()
     }),
-    button(model.seed_label, () => {
+    button('measure', model.seed_label, () => {
       following = false
       fill(model.seed)
       act('example')
@@ -69,6 +60,5 @@ export function render({ model, view }) {
     at = { key: position.key, step: position.step }
     sync()
   })
-  root.append(deck, fields, buttons)
-  return root
+  return box('', deck, fields, buttons)
 }

@@ -1,6 +1,7 @@
 import { isTrue, queryParameter } from './address.js'
 import { follow } from './position.js'
 import { el } from './dom.js'
+import { store, stored } from './storage.js'
 
 // Predict, then see (quiz.py): the questions of the step shown, answered in the browser,
 // at the position the player (player.js) announces.
@@ -10,11 +11,9 @@ const REVEAL_EVENT = 'pcl-reveal'
 const CONCEAL_EVENT = 'pcl-conceal'
 
 function load(name) {
-  try { return JSON.parse(window.localStorage.getItem(name)) || {} } catch { return {} }
+  try { return JSON.parse(stored(name)) || {} } catch { return {} }
 }
-function save(name, value) {
-  try { window.localStorage.setItem(name, JSON.stringify(value)) } catch { /* private mode */ }
-}
+const save = (name, value) => store(name, JSON.stringify(value))
 
 export function render({ model }) {
   const root = el('section', 'quiz')
@@ -53,7 +52,6 @@ export function render({ model }) {
     const given = saved.answers[id]
     q.options.forEach((text, i) => {
       const button = el('button', 'option', text)
-      button.type = 'button'
       button.dataset.index = String(i)
       if (given) {
         button.disabled = true

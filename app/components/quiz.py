@@ -10,9 +10,4 @@ learner can switch it off; off in the embed unless its address says `quiz=1`.
 
 from __future__ import annotations
 
-from app.style.stylesheets import stylesheet
-from app.style.theme import FOCUS_RING
-
 STORAGE_KEY = "pcl-quiz"
-# The quiz part's stylesheets on the stepping page.
-QUIZ_SHEETS = [FOCUS_RING, stylesheet("app.components", "quiz.css")]

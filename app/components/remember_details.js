@@ -2,28 +2,14 @@
 // closed, across steps, scenarios and visits: a collapsed "How to read this" stays
 // collapsed. Kept in localStorage; where the browser refuses it (a sandboxed frame,
 // storage off) the page's own default holds.
+import { store, stored } from './storage.js'
+
 const PREFIX = 'pcl.details.'
-
-function stored(name) {
-  try {
-    return window.localStorage.getItem(PREFIX + name)
-  } catch {
-    return null
-  }
-}
-
-function store(name, open) {
-  try {
-    window.localStorage.setItem(PREFIX + name, open ? 'open' : 'closed')
-  } catch {
-    // not remembered: the next page opens as it is written
-  }
-}
 
 // Apply the remembered choices to a page just put in.
 export function restoreDetails(root) {
   for (const details of root.querySelectorAll('details[data-remember]')) {
-    const choice = stored(details.dataset.remember)
+    const choice = stored(PREFIX + details.dataset.remember)
     if (choice !== null) { details.open = choice === 'open' }
   }
 }
@@ -33,7 +19,7 @@ export function rememberDetails(root) {
   root.addEventListener('toggle', (event) => {
     const details = event.target
     if (details instanceof HTMLDetailsElement && details.dataset.remember) {
-      store(details.dataset.remember, details.open)
+      store(PREFIX + details.dataset.remember, details.open ? 'open' : 'closed')
     }
   }, true)
 }

@@ -2,15 +2,12 @@
 // focus, for a keyboard that would otherwise pass about a dozen stops first. One per
 // page, outside Panel's shadow roots (a #fragment cannot reach into them): it focuses
 // the control it is given.
+import { addStyle } from './dom.js'
+
 const LINK_ID = 'pcl-skip-link'
 
 export function addSkipLink(target, text, style) {
-  if (!document.getElementById(LINK_ID + '-style')) {
-    const sheet = document.createElement('style')
-    sheet.id = LINK_ID + '-style'
-    sheet.textContent = style
-    document.head.append(sheet)
-  }
+  addStyle(style, LINK_ID + '-style')
   document.getElementById(LINK_ID)?.remove()  // (a page replaced: the newest control)
   const link = document.createElement('a')
   link.id = LINK_ID

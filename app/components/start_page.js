@@ -7,22 +7,22 @@
 // says what the page waits for.
 import { queryParameter, startAsked } from './address.js'
 import { statusNote } from './status_note.js'
+import { addStyle, el } from './dom.js'
 
 const LIFTED = 'pcl-start'
 const LAB_WAIT = 'pcl-lab-wait'
 
 export function render({ model }) {
-  const host = document.createElement('div')
+  const host = el('div')
   const show = () => { host.innerHTML = model.html }
   model.on('html', show)
   show()
   const body = document.body
   if (!body.classList.contains('pn-loading')) { return host }
   if (queryParameter(model.address.lab) !== null) {
-    addStyle('pcl-lab-style', model.lab_css)
+    addStyle(model.lab_css, 'pcl-lab-style')
     const { note, stop } = statusNote(model.lab_hint)
-    const loading = document.createElement('div')
-    loading.className = 'pcl-lab-loading'
+    const loading = el('div', 'pcl-lab-loading')
     loading.innerHTML = model.lab_html
     body.classList.add(LAB_WAIT)
     body.append(loading, note)
@@ -33,18 +33,9 @@ export function render({ model }) {
       body.classList.remove(LAB_WAIT)
     })
   } else if (startAsked(model.address)) {  // not this copy for an address whose own is missing
-    addStyle('pcl-start-style', model.veil_css)
+    addStyle(model.veil_css, 'pcl-start-style')
     body.classList.add(LIFTED)
     model.on('remove', () => body.classList.remove(LIFTED))
   }
   return host
-}
-
-function addStyle(id, css) {
-  if (!document.getElementById(id)) {
-    const style = document.createElement('style')
-    style.id = id
-    style.textContent = css
-    document.head.append(style)
-  }
 }

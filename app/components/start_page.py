@@ -12,7 +12,7 @@ from app.components.esm import FileComponent
 from app.data.url import browser_names
 from app.render.lab import render_lab_loading
 from app.style.stylesheets import stylesheet
-from app.style.theme import FOCUS_RING
+from app.style.theme import component_sheets
 
 # `?lab=` shows this page's copy on the static site (the lab has none): what it waits for.
 LAB_HINT = (
@@ -43,4 +43,4 @@ class StartPage(FileComponent):
     address = param.Dict(default=browser_names(), constant=True, doc="url.py's (address.js)")
 
     _esm = "start_page.js"
-    _stylesheets: ClassVar[list[str]] = [FOCUS_RING, stylesheet("app.components", "start_page.css")]
+    _stylesheets: ClassVar[list[str]] = component_sheets("start_page.css")

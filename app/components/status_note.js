@@ -1,12 +1,12 @@
 // The status line at the page's foot while Python starts on the static site: Panel's
 // loading stage, then `hint` (or what `say` says since). It follows the stage until `stop()`.
+import { el } from './dom.js'
+
 export function statusNote(hint) {
-  const note = document.createElement('div')
-  note.className = 'pcl-early-note'
+  const note = el('div', 'pcl-early-note')
   note.setAttribute('role', 'status')
   note.dataset.testid = 'early-note'
-  const stage = document.createElement('span')
-  stage.className = 'stage'
+  const stage = el('span', 'stage')
   const words = document.createTextNode(hint)
   note.append(stage, words)
   const copyStage = () => {

@@ -1,8 +1,6 @@
 import * as player from './player.js'
 import * as scenarioPicker from './scenario_picker.js'
-import * as enginePicker from './engine_picker.js'
-import * as modePicker from './mode_picker.js'
-import * as stepDeck from './step_deck.js'
+import * as pickerParts from './pickers.js'
 import * as codePanel from './code_panel.js'
 import * as chainDeck from './chain_deck.js'
 import * as prefillDeck from './prefill_deck.js'
@@ -14,14 +12,13 @@ import * as playgroundEditor from './editor.js'
 import { requester } from './requests.js'
 import { ask } from './position.js'
 import { takeOver } from './early.js'
-import { el } from './dom.js'
+import { deckSlot } from './deck_slot.js'
+import { box, button, cssSheet, el } from './dom.js'
 
 // The stepping page (step_page.py): every view of a scenario, laid out here. Each part is
-// a module that was a component of its own; it gets a view of this one model (`part`):
-// its own names for the page's parameters, and values of its own.
-
-// A part's model: `names` maps a name the part reads or writes to the page's parameter,
-// `values` are the part's own (constants, its children).
+// a module that was a component of its own; its model is a view of this one (`part`):
+// `names` maps a name the part reads to the page's parameter, `values` are its own
+// (constants, its children).
 function part(model, { names = {}, values = {} } = {}) {
   const real = (name) => names[name] || name
   return new Proxy({}, {
@@ -41,13 +38,6 @@ function part(model, { names = {}, values = {} } = {}) {
   })
 }
 
-// The embed's first tab: the cache's panels side by side, each column at least 280 px.
-const CACHE_STYLE = { display: 'flex', flexWrap: 'wrap', gap: '8px', alignItems: 'flex-start' }
-const CACHE_COLUMN_STYLE = [
-  { display: 'flex', flexDirection: 'column', gap: '6px', minWidth: '280px', flex: '1 1 380px' },
-  { display: 'flex', flexDirection: 'column', gap: '6px', minWidth: '280px', flex: '1 1 340px' },
-]
-
 export function render({ model }) {
   // On the static site this page was drawn before Python (app/page/early_page.js): it
   // becomes the live one, and Python answers its requests from now on.
@@ -55,29 +45,21 @@ export function render({ model }) {
   if (early) { return early }
   const embed = model.layout === 'embed'
   const request = requester(model)  // Python's answers to the learner's picks
-  const made = new Map()  // CSS text index -> its sheet, made once for every part
-  const sheet = (index) => {
-    if (!made.has(index)) {
-      const each = new CSSStyleSheet()
-      each.replaceSync(model.sheets[index])
-      made.set(index, each)
-    }
-    return made.get(index)
-  }
+  const sheets = model.sheets.map(cssSheet)  // each made once, for every part
   // A part in a shadow root of its own, with its own stylesheets, as when it was a
   // component: `host` is its element on the page (a deck hides it when it has no page).
   function shadowed(name, className = '') {
     const host = el('div', `part part-${name} ${className}`.trim())
     const root = host.attachShadow({ mode: 'open' })
-    root.adoptedStyleSheets = (model.part_sheets[name] || []).map(sheet)
+    root.adoptedStyleSheets = (model.part_sheets[name] || []).map((index) => sheets[index])
     return [host, root]
   }
-  function mount(name, module, options = {}, className = '') {
+  function mount(name, render, options = {}, className = '') {
     const [host, root] = shadowed(name, className)
-    root.append(module.render({ model: part(model, options), view: { el: host } }))
+    root.append(render({ model: part(model, options), view: { el: host } }))
     return host
   }
-  const deck = (name) => mount(name, stepDeck, { values: { view: name } })
+  const deck = (name) => mount(name, deckSlot, { values: { view: name } })
   // HTML that needs no Python and no step (the labs' link, the address's notice).
   const html = (name, text) => {
     const [host, root] = shadowed(name)
@@ -87,71 +69,57 @@ export function render({ model }) {
   }
 
   // The controls: the pickers and the step bar.
-  const pickers = el('div', 'pickers')
-  pickers.append(
-    mount('scenario', scenarioPicker,
+  const pickers = box('pickers',
+    mount('scenario', scenarioPicker.render,
       { names: { options: 'scenario_options', label: 'scenario_label' } },
       model.scenario_options.length > 1 ? '' : 'gone'),
-    mount('engine', enginePicker, { names: { label: 'engine_label' } }),
-    mount('mode', modePicker, { names: { label: 'mode_label' } }),
+    mount('engine', pickerParts.engines, { names: { label: 'engine_label' } }),
+    mount('mode', pickerParts.modes, { names: { label: 'mode_label' } }),
   )
-  const controls = el('div', 'controls')
-  controls.append(pickers, mount('player', player, { values: { ask: request } }))
+  const controls = box('controls', pickers,
+    mount('player', player.render, { values: { ask: request } }))
 
-  const code = mount('code', codePanel, {
+  const code = mount('code', codePanel.render, {
     names: { picker_label: 'code_label' }, values: { ask: request },
   })
-  const chain = mount('chain', chainDeck, { values: { view: 'chain', ask: request } })
-  const prefill = mount('prefill', prefillDeck, {
+  const chain = mount('chain', chainDeck.render, { values: { view: 'chain', ask: request } })
+  const prefill = mount('prefill', prefillDeck.render, {
     names: { labels: 'prefill_labels' }, values: { view: 'prefill', ask: request },
   })
-  const questions = mount('quiz', quiz, { values: { compact: embed } })
-  const terms = mount('glossary', glossary, { names: { html: 'glossary_html' } })
+  const questions = mount('quiz', quiz.render, { values: { compact: embed } })
+  const terms = mount('glossary', glossary.render, { names: { html: 'glossary_html' } })
   const narration = deck('NarrationView')
   const notice = html('notice', model.notice_html)
-  const keys = mount('keyboard', keyboard)
+  model.on('remove', keyboard.followKeys(model.key_moves))
 
   const page = el('div', `step-page ${embed ? 'embed' : 'page'}`)
   const tabs = (labels, objects, dense = false) =>
-    mount('tabs', panelTabs, { values: { labels, active: 0, dense, children: { objects } } })
-  const column = (className, ...parts) => {
-    const box = el('div', className)
-    box.append(...parts)
-    return box
-  }
+    mount('tabs', panelTabs.render, { values: { labels, active: 0, dense, children: { objects } } })
   if (embed) {
     const story = model.quiz_in_tabs
       ? [tabs(model.story_tabs, [narration, questions], true)]
       : [narration, questions]
-    // (styled inline: the tabs draw their panels in their own shadow root)
-    const cache = column('cache',
-      column('cache-column', deck('PoolView'), deck('QueueView'), deck('LogView')),
-      column('cache-column', deck('HashMapView'), deck('RequestsView')))
-    Object.assign(cache.style, CACHE_STYLE)
-    cache.childNodes.forEach((each, i) => Object.assign(each.style, CACHE_COLUMN_STYLE[i]))
+    // (styled by panel_tabs.css: the tabs draw their panels in their own shadow root)
+    const cache = box('cache',
+      box('cache-column', deck('PoolView'), deck('QueueView'), deck('LogView')),
+      box('cache-column', deck('HashMapView'), deck('RequestsView')))
     page.append(deck('EmbedHeaderView'), notice, controls, ...story,
       tabs(model.embed_tabs,
-        [cache, code, deck('MetricsView'), chain, prefill, deck('OffloadView'), terms]),
-      keys)
+        [cache, code, deck('MetricsView'), chain, prefill, deck('OffloadView'), terms]))
   } else {
     // The lab's link and "Edit a copy" share a line: the pool stays on a projector's first
     // screen (1280x720).
-    const ways = el('div', 'ways')
-    const lab = html('ways', model.ways_html)
-    const fork = el('button', 'fork')
-    fork.type = 'button'
-    fork.textContent = model.fork_label
-    fork.addEventListener('click', () => ask({ fork: true }))  // (player.js asks Python)
+    const fork = button('fork', model.fork_label, () => ask({ fork: true }))  // (the player asks)
     const showFork = () => { fork.hidden = !model.fork_shown }
     showFork()
     model.on('fork_shown', showFork)
-    ways.append(lab, fork)
-    const editor = mount('editor', playgroundEditor, { values: { ask: request } }, 'editor')
-    const views = column('views', editor,
-      column('views-pool', deck('PoolView'), deck('OffloadView'), deck('QueueView'),
+    const ways = box('ways', html('ways', model.ways_html), fork)
+    const editor = mount('editor', playgroundEditor.render, { values: { ask: request } }, 'editor')
+    const views = box('views', editor,
+      box('views-pool', deck('PoolView'), deck('OffloadView'), deck('QueueView'),
         deck('HashMapView'), deck('RequestsView'), chain),
-      column('views-more', code, deck('MetricsView'), deck('LogView'), prefill, terms))
-    page.append(deck('HeaderView'), ways, notice, controls, narration, questions, views, keys)
+      box('views-more', code, deck('MetricsView'), deck('LogView'), prefill, terms))
+    page.append(deck('HeaderView'), ways, notice, controls, narration, questions, views)
   }
   return page
 }

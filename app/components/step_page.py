@@ -1,6 +1,6 @@
 """The stepping page: one browser component that lays out and draws every view of a
 scenario from one document (app/data/bundle.py) in its own HTML and CSS (step_page.js,
-.css). Each part (player.js, step_deck.js, code_panel.js, editor.js, ...) draws in a
+.css). Each part (player.js, deck_slot.js, code_panel.js, editor.js, ...) draws in a
 shadow root of its own (`sheets`) from a view of this model (step_page.js's `part`).
 
 Python holds no position: the page writes none of these parameters. It asks Python, over

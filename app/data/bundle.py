@@ -29,7 +29,7 @@ Render = Callable[[AnyTimeline, int], str]
 
 
 # In an order: this step's page is not in the browser yet (JSON null); the view's slot
-# keeps showing what it shows until Python sends it (step_deck.js).
+# keeps showing what it shows until Python sends it (deck_slot.js).
 NOT_SENT = None
 
 
@@ -39,6 +39,9 @@ class Deck:
 
     pages: tuple[str, ...]
     orders: Mapping[str, tuple[int | None, ...]]  # timeline key -> index into pages, per step
+
+    def as_json(self) -> dict[str, Any]:
+        return {"pages": self.pages, "orders": self.orders}
 
 
 def sends_every_step(timeline: AnyTimeline) -> bool:
@@ -107,7 +110,7 @@ def bundle(
     key = next(iter(lasts), at[0])  # (a prebuilt document's head names no timeline)
     opened = split_key(key)[0] if key else ""
     sent: dict[str, Any] = {
-        "views": {name: {"pages": d.pages, "orders": d.orders} for name, d in decks.items()},
+        "views": {name: deck.as_json() for name, deck in decks.items()},
         "lasts": dict(lasts),
         "queries": {key: timeline_query(*split_key(key)) for key in lasts},
         "scenario": [opened, scenario_title(opened)] if opened else [],
@@ -127,9 +130,10 @@ def bundle(
 
 def held_steps(
     timelines: tuple[AnyTimeline, ...], at: tuple[str, int], around_only: bool = False
-) -> dict[str, range]:
-    """Timeline key -> the steps a document made at ``at`` holds (sent_steps)."""
-    return {timeline_key(t): sent_steps(t, at, around_only) for t in timelines}
+) -> dict[str, list[int]]:
+    """Timeline key -> [first, end) of the steps a document made at ``at`` holds (sent_steps)."""
+    sent = {timeline_key(t): sent_steps(t, at, around_only) for t in timelines}
+    return {key: [steps.start, steps.stop] for key, steps in sent.items()}
 
 
 class DocumentHead(TypedDict):
@@ -149,7 +153,7 @@ def document_head(
     at: tuple[str, int],
     serial: int,
     lasts: Mapping[str, int | None],
-    held: Mapping[str, range],
+    held: Mapping[str, list[int]],
     keep: bool = False,
 ) -> DocumentHead:
     """A document's head for a set of timelines opened at ``at`` (``keep``: where the
@@ -160,7 +164,7 @@ def document_head(
         serial=serial,
         at=list(at),
         keep=keep,
-        held={key: [steps.start, steps.stop] for key, steps in held.items()},
+        held=dict(held),
         scenario=named["scenario"],
         lasts=named["lasts"],
         queries=named["queries"],

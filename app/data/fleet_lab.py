@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
-from urllib.parse import urlencode
 
 from app.data.lab import SlicedRun, played_for_a_learner
 from app.data.trace_lab import MAX_BLOCK_SIZE, MIN_BLOCK_SIZE
-from app.data.url import playground_query
+from app.data.url import playground_href
 from engine.lab.fleet.in_order import InOrderFleet
 from engine.lab.fleet.knobs import MAX_REPLICAS, FleetKnobs
 from engine.lab.fleet.playground import (
@@ -149,7 +148,7 @@ def replica_links(
         if served:
             try:
                 code = replica_playground_code(entries, run, replica)
-                href = "?" + urlencode(playground_query(code, "default", None))
+                href = playground_href(code)
             except ScenarioError as error:
                 reason = str(error)
         tokens = sum(entries[i].input_length for i in served)

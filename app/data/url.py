@@ -189,11 +189,21 @@ def playground_query(code: str, mode: str, step: int | None) -> dict[str, str]:
     return query if step is None else {**query, "step": str(step)}
 
 
+def playground_href(code: str, step: int | None = None) -> str:
+    """The address that opens the playground ``code`` holds in its default mode, at
+    ``step`` (None: the address names no step)."""
+    return "?" + urlencode(playground_query(code, "default", step))
+
+
+def empty_playground_href() -> str:
+    """The address of the playground's empty scenario (the editor's "Start empty")."""
+    return playground_href(playground_code.encode(playground.EMPTY), 0)
+
+
 def lab_run_playground_href(workload: Workload, num_steps: int, step: int = 0) -> str:
     """The address that opens a lab run as a playground at timeline step ``step``.
     Raises ScenarioError when the run cannot be a playground scenario."""
-    code = workload_playground_code(workload, num_steps)
-    return "?" + urlencode(playground_query(code, "default", step))
+    return playground_href(workload_playground_code(workload, num_steps), step)
 
 
 def early_page_name(scenario: str, embed: bool) -> str:

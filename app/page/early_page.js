@@ -12,6 +12,7 @@ import { currentQuery, noticeHtml, openedAt, pageName } from '../components/addr
 import { EARLY, LIVE_EVENT } from '../components/early.js'
 import { ask } from '../components/position.js'
 import { statusNote } from '../components/status_note.js'
+import { addStyle, cssSheet, el } from '../components/dom.js'
 import * as glossary from '../components/glossary.js'
 import * as startPage from '../components/start_page.js'
 import * as stepPage from '../components/step_page.js'
@@ -63,7 +64,6 @@ function earlyModel(values, answer, waited) {
       waiting.push(request)
       waited()
     },
-    get_child(name) { return live ? live.get_child(name) : [] },
     when_live(callback) { onLive.push(callback) },
   }
   const model = new Proxy(own, {
@@ -92,33 +92,26 @@ function earlyModel(values, answer, waited) {
 // {model, give, reply, attach}), which the live page takes over; `asks` = {answer, waited}
 // the components' requests before Python (earlyModel).
 function layOut(page, sheets, { removes, steppers, asks }) {
-  function shadow(el, node) {
-    const root = el.attachShadow({ mode: 'open' })
-    // 0: part_host.css, as Bokeh's
-    root.adoptedStyleSheets = [0, ...node.sheets].map((id) => sheets[id])
-    return root
-  }
-  function component(el, node) {
-    const early = earlyModel(node.model, asks.answer, asks.waited)
-    removes.push(early.remove)
-    const made = COMPONENTS[node.esm].render({ model: early.model, view: { el } })
-    shadow(el, node).append(made)
-    if (node.esm === STEPPING_PAGE) { steppers.push({ made, early, layout: node.model.layout }) }
-  }
-  function html(el, node) {
-    const div = document.createElement('div')
-    div.innerHTML = node.html
-    shadow(el, node).append(div)
-  }
   // The page: a column of components and HTML panes (early_page.py), which fill it
-  // (early_page.css).
-  const column = document.createElement('div')
-  column.className = page.root.classes.join(' ')
+  // (early_page.css), each in a shadow root (sheet 0: part_host.css, as Bokeh's).
+  const column = el('div', page.root.classes.join(' '))
   Object.entries(page.root.style).forEach(([name, value]) => column.style.setProperty(name, value))
   for (const node of page.root.children) {
-    const el = document.createElement('div')
-    if (node.esm) { component(el, node) } else { html(el, node) }
-    column.append(el)
+    const host = el('div')
+    const root = host.attachShadow({ mode: 'open' })
+    root.adoptedStyleSheets = [0, ...node.sheets].map((id) => sheets[id])
+    column.append(host)
+    if (!node.esm) {
+      const div = el('div')
+      div.innerHTML = node.html
+      root.append(div)
+      continue
+    }
+    const early = earlyModel(node.model, asks.answer, asks.waited)
+    removes.push(early.remove)
+    const made = COMPONENTS[node.esm].render({ model: early.model, view: { el: host } })
+    root.append(made)
+    if (node.esm === STEPPING_PAGE) { steppers.push({ made, early, layout: node.model.layout }) }
   }
   return column
 }
@@ -132,32 +125,21 @@ function layOut(page, sheets, { removes, steppers, asks }) {
 function show(page, at, answer = () => false) {
   const body = document.body
   if (!body.classList.contains('pn-loading')) { return null }  // live already
-  const sheets = page.sheets.map((text) => {
-    const sheet = new CSSStyleSheet()
-    sheet.replaceSync(text)
-    return sheet
-  })
-  const style = document.createElement('style')
-  style.textContent = page.style
-  document.head.append(style)
+  const sheets = page.sheets.map(cssSheet)
+  const style = addStyle(page.style)
   const steps = page.hint !== undefined  // a scenario's or a playground's, not the start page
   const status = steps ? statusNote(page.hint) : null
   const waited = () => { if (status) { status.say(page.asked_hint) } }
   const removes = []
   const steppers = []
-  const host = document.createElement('div')
-  host.className = 'pcl-early-page'
+  const host = el('div', 'pcl-early-page')
   if (steps) { body.classList.add(EARLY) }
   host.append(layOut(page, sheets, { removes, steppers, asks: { answer, waited } }))
   body.prepend(host)
   if (status) { body.append(status.note) }
   // The player opens where the address says (it is already there).
   if (at.key !== undefined) { ask({ key: at.key, step: at.step, address: false }) }
-  if (steps) {
-    const room = document.createElement('div')
-    room.className = 'pcl-early-room'
-    host.append(room)
-  }
+  if (steps) { host.append(el('div', 'pcl-early-room')) }
   // The stepping page's fate once Python is up: 'waiting' for the live page to take it
   // over, 'taken' (its element lives on in the live page), or 'left' (not taken in time).
   let stepping = steppers.length ? 'waiting' : 'left'
@@ -228,16 +210,11 @@ function showPlayground(page, worker, type) {
   const stepping = page.root.children.find((node) => node.esm === STEPPING_PAGE)
   const decks = stepping.model.decks
   let serial = 1  // one per document the worker makes (the player tells them apart)
-  const nextSerial = () => (serial += 1)
   let player = null  // the stepping page's early model
-  const where = () => {
-    let at = null
-    ask({ reply: (position) => { at = position } })
-    return at
-  }
   // A request of the stepping page the worker answers: all of a timeline's pages, an edit.
   const answer = (request) => {
-    const at = where()
+    let at = null
+    ask({ reply: (position) => { at = position } })  // the player's position now
     let asked
     if (request.ask === 'steps' || request.ask === 'mode') {
       const key = request.ask === 'steps' ? request.key
@@ -248,7 +225,8 @@ function showPlayground(page, worker, type) {
     } else {
       return false
     }
-    askWorker({ ...asked, decks, serial: nextSerial() }).then((answered) => {
+    serial += 1
+    askWorker({ ...asked, decks, serial }).then((answered) => {
       // (an edit that cannot be played keeps the last valid timeline)
       if (answered.document) { player.give('document_json', JSON.stringify(answered.document)) }
       player.reply(request, { messages: answered.messages })

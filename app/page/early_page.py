@@ -1,18 +1,13 @@
 """The static site's page before Python: the app's own layout, written down as plain data.
 
-The builder (app/static_site/early_pages.py) makes the App at every address it ships,
-in CPython, and writes what this module reads off its Panel objects: the page's column
-with its CSS, and in it each browser component as the name of its .js file and the
-values of its parameters (the stepping page's among them: its document holds every step
-of every mode) and each HTML pane as its HTML. There is no Panel widget to stand in for:
-the stepping page's controls, the playground's editor among them, are its own.
-app/page/early_page.js lays that out with plain elements and runs each
-component's own `render`, so the page steps, switches modes and scenarios before
-Pyodide has started. The layout itself is written once, in layout.py.
-
-A playground link's page is the App's at the empty playground, its document left out
-(the early page fills its document and its editor's fields at run time, from the app's
-worker: app/data/early_playground.py, for the link's own playground).
+The builder (app/static_site/early_pages.py) makes the App at every address it ships and
+writes what this module reads off its Panel objects: the page's column with its CSS, each
+browser component as its .js file and its parameters' values (the stepping page's document
+holds every step of every mode), each HTML pane as its HTML; no Panel widget stands in for
+anything. app/page/early_page.js lays it out and runs each component's own `render` before
+Pyodide has started: the layout is written once, in layout.py. A playground link's page is
+the App's at the empty playground, its document left out (the app's worker fills it in:
+app/data/early_playground.py).
 """
 
 from __future__ import annotations
@@ -26,7 +21,8 @@ from panel.viewable import Children, Viewable, Viewer
 
 from app.data import timelines, url
 from app.render.html import esc, render_notice
-from app.style.stylesheets import stylesheet
+from app.style.stylesheets import sheet_ids, stylesheet
+from app.style.theme import PART_HOST
 
 if TYPE_CHECKING:
     from app.page.layout import App
@@ -40,60 +36,43 @@ PLAYGROUND_HINT = (
 ASKED_HINT = "Asked: the answer comes once Python has started."
 # Stands where the notice's items go in its frames (early_notices).
 NOTICE_ITEM = "PCLITEM"
-# The base of every component's shadow root, as Bokeh's on the live page.
-HOST_SHEET = stylesheet("app.style", "part_host.css")
 # The page's style while it works before Python.
 STYLE = stylesheet("app.page", "early_page.css") + stylesheet("app.components", "status_note.css")
 
 
-class EarlyPage:
-    """One page's tree of nodes, with every stylesheet written once (`sheets`)."""
+def page_node(app: Viewer, index: dict[str, int]) -> Node:
+    """The App's page: a column of components and HTML panes, each shown one a node, their
+    stylesheets as places in ``index`` (sheet_ids). The column's own width, margin and
+    styles; its parts fill it (early_page.css)."""
+    column = app.__panel__()
+    if not isinstance(column, pn.Column):
+        raise TypeError(f"the early page lays out a column, not {type(column).__name__}")
+    # Its `styles` centre it with their own margin: Panel keeps its margin's sides, inside.
+    style = {**column.styles, "max-width": f"{column.max_width}px"}
+    style["padding"] = f"0 {column.margin[1]}px"
+    parts = [part_node(o, index) for o in column.objects if o.visible]
+    return {"style": style, "classes": list(column.css_classes), "children": parts}
 
-    def __init__(self) -> None:
-        self.sheets: list[str] = []
-        self._sheet_index: dict[str, int] = {}
-        self.sheet_ids([HOST_SHEET])  # sheet 0: every shadow root's (early_page.js)
 
-    def sheet_ids(self, texts: list[str]) -> list[int]:
-        ids = []
-        for text in texts:
-            if text not in self._sheet_index:
-                self._sheet_index[text] = len(self.sheets)
-                self.sheets.append(text)
-            ids.append(self._sheet_index[text])
-        return ids
-
-    def page(self, app: Viewer) -> Node:
-        """The App's page: a column of components and HTML panes, each shown one a node.
-        The column's own width, margin and styles; its parts fill it (early_page.css)."""
-        column = app.__panel__()
-        if not isinstance(column, pn.Column):
-            raise TypeError(f"the early page lays out a column, not {type(column).__name__}")
-        # Its `styles` centre it with their own margin: Panel keeps its margin's sides, inside.
-        style = {**column.styles, "max-width": f"{column.max_width}px"}
-        style["padding"] = f"0 {column.margin[1]}px"
-        parts = [self._part(o) for o in column.objects if o.visible]
-        return {"style": style, "classes": list(column.css_classes), "children": parts}
-
-    def _part(self, obj: Viewable) -> Node:
-        sheets = self.sheet_ids([s for s in obj.stylesheets if isinstance(s, str)])
-        if isinstance(obj, pn.pane.HTML):
-            return {"sheets": sheets, "html": str(obj.object or "")}
-        if not isinstance(obj, JSComponent):
-            raise TypeError(f"the early page cannot lay out {type(obj).__name__}")
-        cls = type(obj)
-        model: dict[str, Any] = {}
-        for name, parameter in cls.param.objects(instance=False).items():
-            owner = parameter.owner
-            if not (isinstance(owner, type) and issubclass(owner, ReactiveESM)):
-                continue  # Panel's own (size, margin, styles): the element's, not the model's
-            if isinstance(parameter, Children):
-                # (a component's Panel children would need Panel's layout before Python)
-                raise TypeError(f"the early page draws no Panel child ({cls.__name__}.{name})")
-            model[name] = getattr(obj, name)
-        own = self.sheet_ids([s for s in getattr(cls, "_stylesheets", []) if isinstance(s, str)])
-        model = json.loads(json.dumps(model, default=str))
-        return {"sheets": own + sheets, "esm": cls._esm, "model": model}
+def part_node(obj: Viewable, index: dict[str, int]) -> Node:
+    sheets = sheet_ids([s for s in obj.stylesheets if isinstance(s, str)], index)
+    if isinstance(obj, pn.pane.HTML):
+        return {"sheets": sheets, "html": str(obj.object or "")}
+    if not isinstance(obj, JSComponent):
+        raise TypeError(f"the early page cannot lay out {type(obj).__name__}")
+    cls = type(obj)
+    model: dict[str, Any] = {}
+    for name, parameter in cls.param.objects(instance=False).items():
+        owner = parameter.owner
+        if not (isinstance(owner, type) and issubclass(owner, ReactiveESM)):
+            continue  # Panel's own (size, margin, styles): the element's, not the model's
+        if isinstance(parameter, Children):
+            # (a component's Panel children would need Panel's layout before Python)
+            raise TypeError(f"the early page draws no Panel child ({cls.__name__}.{name})")
+        model[name] = getattr(obj, name)
+    own = [s for s in getattr(cls, "_stylesheets", []) if isinstance(s, str)]
+    model = json.loads(json.dumps(model, default=str))
+    return {"sheets": sheet_ids(own, index) + sheets, "esm": cls._esm, "model": model}
 
 
 def early_notices(scenario: str) -> dict[str, Any]:
@@ -113,12 +92,9 @@ def early_page(app: App, playground: bool = False) -> dict[str, Any]:
     scenario's page what tells whether an address is its own (early_page.js). With
     ``playground``, the page of every playground link: the App at a playground, its
     stepping page's document left out."""
-    page = EarlyPage()
-    drawn: dict[str, Any] = {
-        "root": page.page(app),
-        "sheets": page.sheets,
-        "style": STYLE,
-    }
+    index = {PART_HOST: 0}  # sheet 0: every shadow root's (early_page.js)
+    drawn: dict[str, Any] = {"root": page_node(app, index), "style": STYLE}
+    drawn["sheets"] = list(index)
     if playground:
         (stepping,) = drawn["root"]["children"]  # (the worker fills its document)
         stepping["model"]["document_json"] = "{}"

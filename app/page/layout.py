@@ -16,22 +16,20 @@ from urllib.parse import urlencode
 import panel as pn
 import param
 
-from app.components.glossary import SHEETS as GLOSSARY_SHEETS
 from app.components.glossary import Glossary
-from app.components.quiz import QUIZ_SHEETS
 from app.components.start_page import StartPage
 from app.components.step_page import EMBED, PAGE, StepPage
 from app.data import timelines
 from app.data.lab_presets import TRACES_PRESET, default_preset
 from app.data.timelines import split_key
-from app.data.url import LAB, LinkState, link_query, parse_link, playground_query
-from app.playground.store import EMPTY, is_playground
+from app.data.url import LAB, LinkState, empty_playground_href, link_query, parse_link
+from app.playground.store import is_playground
 from app.render.glossary import render_glossary
 from app.render.html import render_notice
 from app.render.lab import render_lab_link
 from app.render.start_page import render_start_page
-from app.style.stylesheets import stylesheet
-from app.style.theme import CSS
+from app.style.stylesheets import sheet_ids, stylesheet
+from app.style.theme import CSS, HOST, PART_HOST, component_sheets
 from app.views.base import COMPACT_CSS
 from app.views.chain import ChainView
 from app.views.code import CodeView
@@ -44,11 +42,8 @@ from app.views.panels import PANELS, EmbedHeaderView, HeaderView
 from app.views.prefill import PrefillView
 from app.views.sender import QUESTIONS, Sender
 from app.views.state import SimulatorState
-from engine.lab.play import playground_code
 
 PAGE_WIDTH = 1280
-# The base of each part's shadow root on the stepping page, as Bokeh's.
-PART_HOST_CSS = stylesheet("app.style", "part_host.css")
 # The page's <head> (main.py): a phone lays the page out at its own width (without a
 # viewport tag it lays out 980 px and shrinks the text to about 40%), and reads no text
 # under 14 px there (page.css). Read as package files: Pyodide runs main.py with no
@@ -56,11 +51,6 @@ PART_HOST_CSS = stylesheet("app.style", "part_host.css")
 PAGE_TEMPLATE = resources.files("app.page").joinpath("page.html").read_text("utf-8")
 PAGE_CSS = stylesheet("app.page", "page.css")
 EMBED_WIDTH = 800
-
-
-def empty_playground_href() -> str:
-    """The address of the playground's empty scenario (the editor's "Start empty")."""
-    return "?" + urlencode(playground_query(playground_code.encode(EMPTY), "default", 0))
 
 
 class App(pn.viewable.Viewer):
@@ -145,21 +135,17 @@ class App(pn.viewable.Viewer):
             "engine": [CSS],
             "mode": [CSS],
             "player": [CSS],
-            "quiz": QUIZ_SHEETS,
-            "glossary": GLOSSARY_SHEETS,
-            "tabs": [stylesheet("app.components", "panel_tabs.css")],
+            "quiz": component_sheets("quiz.css"),
+            "glossary": component_sheets("glossary.css"),
+            "tabs": [HOST, stylesheet("app.components", "panel_tabs.css")],
             "ways": list(LAB_STYLESHEETS),
             "notice": [CSS],
             "editor": [CSS, EDITOR_CSS],
         }
         index: dict[str, int] = {}
-
-        def ids(sheets: list[str]) -> list[int]:
-            for text in (PART_HOST_CSS, *sheets):
-                index.setdefault(text, len(index))
-            return [index[text] for text in (PART_HOST_CSS, *sheets)]
-
-        part_sheets = {name: ids(sheets) for name, sheets in parts.items()}
+        part_sheets = {
+            name: sheet_ids([PART_HOST, *sheets], index) for name, sheets in parts.items()
+        }
         with param.edit_constant(self.page):
             self.page.param.update(
                 sheets=list(index), part_sheets=part_sheets, decks=self.sender.views

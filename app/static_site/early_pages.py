@@ -32,14 +32,14 @@ def write_early_pages(stage: Path) -> tuple[list[str], str]:
     in this process; `convert` has put the project on sys.path."""
     from app.data import url  # the project's, on sys.path since convert()
     from app.page.early_page import early_page
-    from app.page.layout import App, empty_playground_href
+    from app.page.layout import App
 
     (stage / EARLY_DIR).mkdir()
     addresses = url.early_pages()
     for name, query in addresses.items():
         write_page(stage, name, early_page(App(link=url.parse_link(query))))
     # Laid out at the empty playground; the worker fills in the link's.
-    app = App(link=url.parse_link(empty_playground_href()))
+    app = App(link=url.parse_link(url.empty_playground_href()))
     write_page(stage, url.PLAYGROUND, early_page(app, playground=True))
     for pattern in EARLY_MODULES:
         for source in sorted(ROOT.glob(pattern)):

@@ -113,7 +113,7 @@ def assemble(app: Path, project: Path | None, cache: Path, stage: Path, stock: b
     wheel_url = None if shipped is None else f"./pyodide/{shipped.name}"
     worker.write_text(patch_worker(worker.read_text(), install, wheel_url))
     if shipped is not None:
-        (stage / SIDE_WORKER).write_text(shim(SIDE_WORKER))
+        (stage / SIDE_WORKER).write_text(shim("install_locked.js") + shim(SIDE_WORKER))
     if install is not None:
         (stage / f"{app.stem}.resources.zip").unlink(missing_ok=True)  # in the lock now
     copy_bokeh_js(raw["bokeh"], html, stage)

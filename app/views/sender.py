@@ -8,7 +8,7 @@ Python holds no position. A large timeline (SENT_AROUND_FROM) sends the steps ar
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -38,7 +38,7 @@ class Sender:
         self._parts: dict[str, Render | None] = {}  # part -> a view's render (None: code...)
         self.decks: dict[str, Deck] = {}  # per view: the pages the page holds
         self.sent: dict[str, Any] = {}  # the document's parts (its code, bodies, questions)
-        self.held: dict[str, range] = {}  # timeline key -> the steps the page holds
+        self.held: dict[str, list[int]] = {}  # timeline key -> [first, end) of the steps held
         self._timelines: tuple[Timeline, ...] = ()
         # (part, timeline, step) -> its page: a large timeline's steps asked one after
         # another share all but one step with the last answer
@@ -53,7 +53,7 @@ class Sender:
         """Write ``page``'s `document_json` now (``prebuilt``: see `publish`) and at each new
         set of timelines; answer its `steps` requests."""
         self.write = lambda text: setattr(page, "document_json", text)
-        page.answer("steps", self._answer_steps)
+        page.answer("steps", lambda request: self.steps(request.get("key"), request.get("step")))
         self.publish(keep=False, prebuilt=prebuilt)
 
     @property
@@ -94,7 +94,7 @@ class Sender:
         lasts = state.lasts if all(map(sends_every_step, self._timelines)) else state.counted_lasts
         keep = self._keep if keep is None else keep
         head = document_head(at, self._serial, lasts, self.held, keep)
-        views = {name: self._deck_json(name) for name in self.views}
+        views = {name: self.decks[name].as_json() for name in self.views}
         sent = {name: self.sent[name] for name in (CODE, "bodies", QUESTIONS) if name in self.sent}
         self.write(to_json({**head, "views": views, **sent}))
 
@@ -104,11 +104,12 @@ class Sender:
         self._render_open_timelines()
         self._pages = {made: page for made, page in self._pages.items() if made[0] != part}
         self._make({part}, at if at is not None and self.holds(*at) else self._at())
-        return self._deck_json(part)
+        return self.decks[part].as_json()
 
     def holds(self, key: str, step: int) -> bool:
         """Whether the last document (and the answers since) holds this position's pages."""
-        return step in self.held.get(key, range(0))
+        first, end = self.held.get(key, (0, 0))
+        return first <= step < end
 
     def page(self, view: str, key: str, step: int) -> str:
         """A view's page at this position as the page has it ("" if it has none)."""
@@ -120,12 +121,8 @@ class Sender:
         index = order[step] if 0 <= step < len(order) else None
         return "" if deck is None or index is None else deck.pages[index]
 
-    def steps(self, key: str, step: int) -> dict[str, Any]:
+    def steps(self, key: Any, step: Any) -> dict[str, Any]:
         """The pages around ``step`` of timeline ``key`` (a large one's), as the page asks."""
-        return self._answer_steps({"key": key, "step": step})
-
-    def _answer_steps(self, request: Mapping[str, Any]) -> dict[str, Any]:
-        key, step = request.get("key"), request.get("step")
         keys = {timeline_key(t): t for t in self._timelines}
         if key not in keys or not isinstance(step, int) or split_key(key)[0] != self.state.scenario:
             return {}  # a timeline since left, or a malformed request
@@ -133,8 +130,8 @@ class Sender:
         self._make(set(self._parts), (key, step))
         return {
             "serial": self._serial,
-            "held": {k: [steps.start, steps.stop] for k, steps in self.held.items()},
-            "views": {name: self._deck_json(name) for name in self.views},
+            "held": self.held,
+            "views": {name: self.decks[name].as_json() for name in self.views},
             **{name: self.sent[name] for name in (CODE, "bodies") if name in self.sent},
         }
 
@@ -189,7 +186,3 @@ class Sender:
             return self._pages[made]
 
         return page
-
-    def _deck_json(self, name: str) -> dict[str, Any]:
-        deck = self.decks[name]
-        return {"pages": deck.pages, "orders": deck.orders}

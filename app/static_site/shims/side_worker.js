@@ -2,18 +2,14 @@
 // Python runtime that plays the overlay's run while the app's worker plays the
 // learner's. It loads Pyodide and the project's wheel alone (this worker's name), never
 // Panel; says it is ready; then answers each pickled workload with its pickled run, in
-// the order they came.
+// the order they came. (site.py writes install_locked.js before it.)
+/* global installLocked -- install_locked.js's, in the same file */
 importScripts('./pyodide/pyodide.js')
 
 const started = (async () => {
-  const pyodide = await loadPyodide()
-  const failed = []
-  await pyodide.loadPackage(new URL(self.name, self.location.href).href, {
-    messageCallback: () => {},
-    errorCallback: (msg) => { failed.push(msg) },
-  })
-  if (failed.length) { throw new Error(failed.join('; ')) }
-  const side = pyodide.pyimport('app.data.side_runs')
+  self.pyodide = await loadPyodide()
+  await installLocked([new URL(self.name, self.location.href).href])
+  const side = self.pyodide.pyimport('app.data.side_runs')
   const ready = side.worker_ready()
   self.postMessage(ready, [ready.buffer])
   self.pclAnswered = 0  // how many runs it played (the site's tests read it)
