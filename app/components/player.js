@@ -54,6 +54,9 @@ export function render({ model }) {
   // The mode shown when the page last asked Python for a document (a scenario, a copy):
   // a mode picked since, before the document came, is meant for it.
   let modeAsked = null
+  // Python asked at the handover for the address's document (the learner's timeline): the
+  // learner's moves since count.
+  let handedOver = false
 
   const names = model.address  // app/data/url.py's
   // The position the address names, if the document holds its timeline.
@@ -197,9 +200,9 @@ export function render({ model }) {
   const stopFollowing = onBackForward(popped)
 
   // A new document from Python: an edit's keeps the mode and step where it has them; a
-  // mode's opens at the step the learner is on; one Python was asked for (a scenario, an
-  // address, a copy) opens at its `at`, in
-  // the mode the learner picked meanwhile if there was one.
+  // mode's opens at the step the learner is on, as does the handover's (`when_live`) if it
+  // holds the learner's timeline; one Python was asked for (a scenario, an address, a copy)
+  // opens at its `at`, in the mode the learner picked meanwhile if there was one.
   model.on('document_json', () => {
     const next = parsed(model.document_json)
     if (next.serial === doc.serial) { return }
@@ -208,14 +211,16 @@ export function render({ model }) {
     const pickedSince = modeAsked !== null && modeOf(key) !== modeAsked
     const before = key
     const wanted = waiting
+    const stays = handedOver
     doc = next
     waiting = null
     modeAsked = null
+    handedOver = false
     if (next.keep && holds(kept)) {
       key = kept
     } else if (wanted !== null && holds(wanted)) {
       key = wanted  // the mode it waited for, at the step the learner moved to meanwhile
-    } else {
+    } else if (!(stays && holds(key))) {
       [key, step] = next.at
     }
     if (key !== before) { pause() }
@@ -233,14 +238,19 @@ export function render({ model }) {
   // The live page took this page over (the static site: early_page.js): the builder's
   // document stays if Python's is its head, else Python's replaces it (or the early
   // worker's); the learner's position stays if the document holds that timeline (a key
-  // names one timeline), else Python opens the address.
+  // names one timeline), else Python opens the address, and until it answers the early
+  // page's document stays, the learner's moves on it kept (`handedOver`).
   if (model.when_live) {
     model.when_live(() => {
       address.flush()
+      const early = doc
       const next = parsed(model.document_json)
       if (!holdsPrebuilt(next)) { doc = next.prebuilt ? {} : next }
       waiting = null
-      if (holds(key)) { go(key, step, false) } else { popped() }
+      if (holds(key)) { go(key, step, false); return }
+      doc = { ...early, serial: null }  // (no serial of Python's: its next document is new)
+      handedOver = true
+      model.ask({ ask: 'open', query: currentQuery() })
     })
   }
   show()

@@ -22,7 +22,7 @@ from engine.lab.play.vllm.timeline import Timeline, build_timeline
 from tests.app.page_checks import expected
 from tests.app.test_browser_playground import SCRIPT, check_playground_step, field, typed
 from tests.site.conftest import wait_interactive
-from tests.site.test_early_steps import held_page, python_live
+from tests.site.test_early_steps import LIVE_DOCUMENT_JS, held_page, python_live
 
 expect = pytest.importorskip("playwright.sync_api").expect
 
@@ -119,6 +119,49 @@ def test_a_playground_link_steps_before_python_and_the_live_page_keeps_the_mode_
     page.wait_for_url("**mode=preempt&step=4**")  # Python learnt the mode and step
     page.get_by_role("button", name="Step forward").click()
     check_playground_step(page, preempt, 5)
+
+
+# Once the early page shows: each message the page posts to a worker after the early page
+# has gone (the live page's, to Python) waits, in order, until the test calls
+# `__letPythonHear()`: Python answers as late as the test wants.
+HOLD_PYTHON_JS = """() => {
+  const post = Worker.prototype.postMessage
+  const held = []
+  window.__letPythonHear = () => {
+    Worker.prototype.postMessage = post
+    held.splice(0).forEach(([worker, args]) => post.apply(worker, args))
+  }
+  Worker.prototype.postMessage = function (...args) {
+    if (document.querySelector('.pcl-early-page')) { return post.apply(this, args) }
+    held.push([this, args])
+  }
+}"""
+
+
+def test_a_step_while_python_opens_the_learners_mode_counts(held_page: Any) -> None:
+    """Python's first document holds the link's mode only (keep): at the handover the
+    player asks Python for the learner's (preempt). Until Python answers (seconds on a
+    busy machine; held back here), the page shows the early page's timeline, a step
+    moves the counter and the views together, and Python's answer keeps that step."""
+    data = typed(20, 4, SCRIPT)
+    preempt = build_timeline(scenario_from_dict(data), "preempt")
+    page, run, release, early = open_early(held_page, link(data, "keep", 2))
+    early.get_by_role("button", name="Step forward").click()
+    early.get_by_role("radio", name="preempt").check()
+    early.get_by_role("button", name="Step forward").click()
+    check_early_step(early, preempt, 4)
+    page.evaluate(HOLD_PYTHON_JS)
+
+    release.set()
+    wait_interactive(page, run)
+    assert f"{preempt.scenario}/preempt" not in page.evaluate(LIVE_DOCUMENT_JS)["held"]
+    page.get_by_role("button", name="Step forward").click()
+    check_early_step(page, preempt, 5)  # (the code panel empty, as before Python)
+    page.evaluate("() => window.__letPythonHear()")
+    wait_for_live_code(page, 5)
+    check_playground_step(page, preempt, 5)
+    expect(page.get_by_role("radio", name="preempt")).to_be_checked()
+    page.wait_for_url("**mode=preempt&step=5**")
 
 
 BOTH_ENGINES_SCRIPT = (
