@@ -11,7 +11,7 @@ import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
-from app.static_site.assets import AssetError, check_sha, log
+from app.static_site.assets import AssetError, log, sha256_of
 from app.static_site.pins import (
     PURE_WHEELS,
     PYODIDE_DIST_PACKAGE,
@@ -47,7 +47,13 @@ def cached(path: Path, sha: str, what: str, fetch: Callable[[], None]) -> Path:
         fetch()
     if not path.exists():
         raise AssetError(f"missing asset {what}: not in {path.parent}")
-    return check_sha(path, sha, what)
+    actual = sha256_of(path)
+    if actual != sha:
+        raise AssetError(
+            f"corrupt asset {what}: {path} has sha256 {actual[:12]}..., pinned "
+            f"{sha[:12]}... (delete it to fetch it again)"
+        )
+    return path
 
 
 def pyodide_tarball(cache: Path) -> Path:

@@ -78,8 +78,10 @@ def lock_entry(path: Path, lean: bool = True) -> dict[str, object]:
 
 
 def write_lock(pyodide_dir: Path, info: object, packages: LockPackages) -> None:
-    """The lock, once every dependency it names is shipped (or micropip would ask PyPI)."""
+    """The lock, once every dependency it names is shipped (or micropip would ask PyPI),
+    with each wheel's sha256 as shipped (slimmed, compiled)."""
     for key, entry in packages.items():
+        entry["sha256"] = sha256_of(pyodide_dir / str(entry["file_name"]))
         for dep in entry["depends"]:  # type: ignore[attr-defined]
             if dep not in packages:
                 raise AssetError(f"missing asset {dep} (needed by {key}): not shipped, not dropped")

@@ -173,11 +173,12 @@ SET_LOG_LEVEL = '<script type="text/javascript">\n  Bokeh.set_log_level("info");
 HEAD_SCRIPT = re.compile(r'<script type="text/javascript" src="([^"]+)"></script>')
 
 
-def patch_early_page(html: str, names: list[str], start: str, playground: bool = False) -> str:
+def patch_early_page(html: str, names: list[str], start: str) -> str:
     """Each address fetches its early page (app/page/early_page.js) and lays it out at
     once: the module starts first, and Bokeh's and Panel's 3 MB of JS no longer hold
-    the page's first paint (they run, in order, once the page is parsed). With
-    ``playground``, the app's worker fills a playground link's page (load_wheel_first)."""
+    the page's first paint (they run, in order, once the page is parsed). With a
+    playground's page in ``names``, the app's worker fills a playground link's page
+    (load_wheel_first)."""
     from app.data import timelines, url  # the project's (see write_early_pages)
 
     shipped = [name for name in names if name not in (start, url.PLAYGROUND)]
@@ -186,7 +187,7 @@ def patch_early_page(html: str, names: list[str], start: str, playground: bool =
         start,
         timelines.default_scenario(),
         url.browser_names(),
-        url.PLAYGROUND if playground else None,
+        url.PLAYGROUND if url.PLAYGROUND in names else None,
         EARLY_MESSAGE,
     ]
     data = html_text.escape(json.dumps([config, EARLY_DIR]))

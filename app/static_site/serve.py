@@ -62,12 +62,9 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
             super().log_message(format, *args)
 
 
-def make_server(
-    site: Path, port: int, host: str = "127.0.0.1", handler: type[SiteHandler] = SiteHandler
-) -> http.server.ThreadingHTTPServer:
-    return http.server.ThreadingHTTPServer(
-        (host, port), functools.partial(handler, directory=str(site))
-    )
+def make_server(site: Path, port: int) -> http.server.ThreadingHTTPServer:
+    handler = functools.partial(SiteHandler, directory=str(site))
+    return http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
 
 
 def serve(site: Path, port: int) -> None:

@@ -13,7 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from app.static_site.assets import AssetError, log, sha256_of
+from app.static_site.assets import AssetError, log
 from app.static_site.bytecode import imported_sources, precompile, python312
 from app.static_site.cdn import check_self_hosted, copy_bokeh_js, copy_panel_dist
 from app.static_site.convert import app_requirements, convert, install_names
@@ -25,7 +25,7 @@ from app.static_site.patches import SIDE_WORKER, patch_early_page, patch_html, p
 from app.static_site.pins import SDIST_WHEELS
 from app.static_site.precompress import precompress
 from app.static_site.runtime import unpack_pyodide
-from app.static_site.slim import slimmer
+from app.static_site.slim import SLIMMERS
 from app.static_site.traces import ship_traces
 from app.static_site.wheels import project_wheel, rewrite_zip, sdist_pure_wheel
 
@@ -43,11 +43,10 @@ def build_packages(
         shutil.copyfile(path, pyodide_dir / path.name)
         packages[name] = lock_entry(pyodide_dir / path.name, lean=not stock)
     for key, entry in packages.items():
-        keep = slimmer(key, numpy=not stock)
+        keep = SLIMMERS.get(key) if key != "numpy" or not stock else None  # stock: numpy whole
         if keep is not None:  # (the lock's imports and depends stay as they are)
             wheel = pyodide_dir / str(entry["file_name"])
             rewrite_zip(wheel, wheel, keep)
-            entry["sha256"] = sha256_of(wheel)
     return info, packages, raw
 
 
@@ -93,9 +92,7 @@ def assemble(app: Path, project: Path | None, cache: Path, stage: Path, stock: b
         only = imported_sources(app, project, LAZY_IMPORTS if project else ())
         precompile(pyodide_dir / "python_stdlib.zip", cache, stdlib=True, only=only)
         for entry in packages.values():
-            wheel = pyodide_dir / str(entry["file_name"])
-            precompile(wheel, cache, only=only)
-            entry["sha256"] = sha256_of(wheel)
+            precompile(pyodide_dir / str(entry["file_name"]), cache, only=only)
     if shipped is not None and install is not None:
         add_project_to_lock(packages, shipped, install)
     write_lock(pyodide_dir, info, packages)
@@ -104,7 +101,7 @@ def assemble(app: Path, project: Path | None, cache: Path, stage: Path, stock: b
     if shipped is not None:
         log(f"writing {app}'s early page at every address")
         pages, start = write_early_pages(stage)
-        html = patch_early_page(html, pages, start, playground=True)
+        html = patch_early_page(html, pages, start)
     converted.unlink()
     (stage / INDEX_HTML).write_text(html)
     if project is not None:

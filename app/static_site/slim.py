@@ -55,8 +55,3 @@ SLIMMERS: dict[str, Callable[[str], bool]] = {
     "pygments": keep_in_pygments,
     "numpy": keep_in_numpy,
 }
-
-
-def slimmer(name: str, numpy: bool = True) -> Callable[[str], bool] | None:
-    """What to keep of the wheel `name` (None: all of it); numpy whole unless `numpy`."""
-    return SLIMMERS.get(name) if numpy or name != "numpy" else None
