@@ -18,16 +18,14 @@ from app.static_site.bytecode import imported_sources, precompile, python312
 from app.static_site.cdn import check_self_hosted, copy_bokeh_js, copy_panel_dist
 from app.static_site.convert import app_requirements, convert, install_names
 from app.static_site.early_pages import write_early_pages
-from app.static_site.fetch import cache_dir, pure_wheels, pyodide_dist_wheel, pyodide_tarball
+from app.static_site.fetch import cache_dir, pure_wheels, unpack_pyodide
 from app.static_site.layout import INDEX_HTML, LAZY_IMPORTS
 from app.static_site.lock import LockPackages, add_project_to_lock, lock_entry, write_lock
 from app.static_site.patches import SIDE_WORKER, patch_early_page, patch_html, patch_worker, shim
 from app.static_site.pins import SDIST_WHEELS
-from app.static_site.precompress import precompress
-from app.static_site.runtime import unpack_pyodide
-from app.static_site.slim import SLIMMERS
+from app.static_site.serve import precompress
 from app.static_site.traces import ship_traces
-from app.static_site.wheels import project_wheel, rewrite_zip, sdist_pure_wheel
+from app.static_site.wheels import SLIMMERS, project_wheel, rewrite_zip, sdist_pure_wheel
 
 
 def build_packages(
@@ -35,8 +33,7 @@ def build_packages(
 ) -> tuple[object, LockPackages, dict[str, Path]]:
     """Fill site/pyodide/ with the runtime and every wheel: (the lock's info, its
     packages, the unslimmed pure wheels)."""
-    tarball, dist_whl = pyodide_tarball(cache), pyodide_dist_wheel(cache)
-    info, packages = unpack_pyodide(tarball, dist_whl, pyodide_dir)
+    info, packages = unpack_pyodide(cache, pyodide_dir)
     raw = pure_wheels(cache)
     built = {name: sdist_pure_wheel(cache, name) for name in SDIST_WHEELS}
     for name, path in {**raw, **built}.items():
