@@ -51,19 +51,16 @@ def top_level_imports(names: list[str]) -> list[str]:
     return sorted(tops)
 
 
-def worker_depends(requires: list[str], lean: bool = True) -> list[str]:
+def lock_entry(path: Path, lean: bool = True) -> dict[str, object]:
+    """A wheel's entry, depending on what it requires in the worker (`lean`: not the lazy)."""
     from packaging.requirements import Requirement  # panel depends on packaging
 
-    depends = set()
-    for line in requires:
-        req = Requirement(line)
-        if req.marker is None or req.marker.evaluate(WORKER_MARKER_ENV):
-            depends.add(canonical(req.name))
-    return sorted(depends - DROPPED_DEPENDENCIES - (LAZY_DEPENDENCIES if lean else set()))
-
-
-def lock_entry(path: Path, lean: bool = True) -> dict[str, object]:
     name, version, requires, imports = wheel_metadata(path)
+    reqs = [Requirement(line) for line in requires]
+    needed = {
+        canonical(r.name) for r in reqs if r.marker is None or r.marker.evaluate(WORKER_MARKER_ENV)
+    }
+    dropped = DROPPED_DEPENDENCIES | (LAZY_DEPENDENCIES if lean else set())
     return {
         "name": name,
         "version": version,
@@ -72,7 +69,7 @@ def lock_entry(path: Path, lean: bool = True) -> dict[str, object]:
         "sha256": sha256_of(path),
         "package_type": "package",
         "imports": imports,
-        "depends": worker_depends(requires, lean),
+        "depends": sorted(needed - dropped),
         "unvendored_tests": False,
     }
 
@@ -87,11 +84,3 @@ def write_lock(pyodide_dir: Path, info: object, packages: LockPackages) -> None:
                 raise AssetError(f"missing asset {dep} (needed by {key}): not shipped, not dropped")
     lock = {"info": info, "packages": dict(sorted(packages.items()))}
     (pyodide_dir / "pyodide-lock.json").write_text(json.dumps(lock, indent=1))
-
-
-def add_project_to_lock(packages: LockPackages, wheel: Path, install: list[str]) -> None:
-    """The project's wheel joins the lock, depending on what the app needs."""
-    entry = lock_entry(wheel)
-    key = canonical(str(entry["name"]))
-    entry["depends"] = [n for n in install if n != key]
-    packages[key] = entry

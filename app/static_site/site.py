@@ -13,14 +13,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from app.static_site.assets import AssetError, log
+from app.static_site.assets import AssetError, canonical, log
 from app.static_site.bytecode import imported_sources, precompile, python312
 from app.static_site.cdn import check_self_hosted, copy_bokeh_js, copy_panel_dist
 from app.static_site.convert import app_requirements, convert, install_names
 from app.static_site.early_pages import write_early_pages
 from app.static_site.fetch import cache_dir, pure_wheels, unpack_pyodide
 from app.static_site.layout import INDEX_HTML, LAZY_IMPORTS
-from app.static_site.lock import LockPackages, add_project_to_lock, lock_entry, write_lock
+from app.static_site.lock import LockPackages, lock_entry, write_lock
 from app.static_site.patches import SIDE_WORKER, patch_early_page, patch_html, patch_worker, shim
 from app.static_site.pins import SDIST_WHEELS
 from app.static_site.serve import precompress
@@ -90,8 +90,10 @@ def assemble(app: Path, project: Path | None, cache: Path, stage: Path, stock: b
         precompile(pyodide_dir / "python_stdlib.zip", cache, stdlib=True, only=only)
         for entry in packages.values():
             precompile(pyodide_dir / str(entry["file_name"]), cache, only=only)
-    if shipped is not None and install is not None:
-        add_project_to_lock(packages, shipped, install)
+    if shipped is not None and install is not None:  # depending on what the app needs
+        entry = lock_entry(shipped)
+        key = canonical(str(entry["name"]))
+        packages[key] = {**entry, "depends": [n for n in install if n != key]}
     write_lock(pyodide_dir, info, packages)
     converted = stage / f"{app.stem}.html"
     html = patch_html(converted.read_text(), app.stem, early=not stock)
