@@ -35,10 +35,6 @@ def wheel_metadata(path: Path) -> tuple[str, str, list[str], list[str]]:
             zf.read(next(n for n in names if n.endswith(".dist-info/METADATA")))
         )
     requires = [line.strip() for line in meta.get_all("Requires-Dist", [])]
-    return meta["Name"].strip(), meta["Version"].strip(), requires, top_level_imports(names)
-
-
-def top_level_imports(names: list[str]) -> list[str]:
     tops = set()
     for name in names:
         first, _, rest = name.partition("/")
@@ -48,7 +44,7 @@ def top_level_imports(names: list[str]) -> list[str]:
             tops.add(first)
         elif not rest and first.endswith(".py"):
             tops.add(first[:-3])
-    return sorted(tops)
+    return meta["Name"].strip(), meta["Version"].strip(), requires, sorted(tops)
 
 
 def lock_entry(path: Path, lean: bool = True) -> dict[str, object]:
