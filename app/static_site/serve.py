@@ -92,9 +92,11 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
             super().log_message(format, *args)
 
 
-def make_server(site: Path, port: int) -> http.server.ThreadingHTTPServer:
-    handler = functools.partial(SiteHandler, directory=str(site))
-    return http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+def make_server(
+    site: Path, port: int, handler: type[SiteHandler] = SiteHandler
+) -> http.server.ThreadingHTTPServer:
+    served = functools.partial(handler, directory=str(site))
+    return http.server.ThreadingHTTPServer(("127.0.0.1", port), served)
 
 
 def serve(site: Path, port: int) -> None:
