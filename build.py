@@ -3,11 +3,7 @@
     python build.py                  build site/ from app/main.py
     python build.py serve [--port N] serve site/ on 127.0.0.1 (builds it first if missing)
 
-Every byte the page loads is served from site/: the Pyodide runtime, the wasm and
-pure-Python wheels, Bokeh's and Panel's JS/CSS and the project's own wheel. Downloads
-are pinned by version and sha256 and cached (PCL_CACHE_DIR, default
-~/.cache/prefix-cache-lab/), so a rebuild works offline. The builder's parts are in
-app/static_site/.
+The builder's parts are in app/static_site/; docs/static-site.md describes the site.
 """
 
 from __future__ import annotations
@@ -41,11 +37,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     project = None if args.no_project else args.project.resolve()
+    out = args.out.resolve()
     try:
-        if args.command == "build" or not (args.out / INDEX_HTML).exists():
-            build(args.app.resolve(), project, args.out.resolve())
+        if args.command == "build" or not (out / INDEX_HTML).exists():
+            build(args.app.resolve(), project, out)
         if args.command == "serve":
-            serve(args.out.resolve(), args.port)
+            serve(out, args.port)
     except AssetError as exc:
         print(f"build.py: {exc}", file=sys.stderr)
         return EXIT_ASSET

@@ -1,7 +1,7 @@
 // The start page (start_page.py): plain links, nothing here needs Python.
 // On the static site its early page (app/page/early_page.js) sits under Panel's loading
 // veil until Python is ready; the page already works, so the veil is lifted (the page's
-// own stylesheet, start_veil.css) while <body> keeps Panel's loading class until the
+// own stylesheet, loading_veil.css) while <body> keeps Panel's loading class until the
 // live page arrives. The workload lab (`?lab=`) has no early page and opens on this one:
 // there the lab's own loading page covers it (start_lab_wait.css), and a status line
 // says what the page waits for.

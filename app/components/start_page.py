@@ -24,12 +24,13 @@ LAB_HINT = (
 class StartPage(FileComponent):
     html = param.String(default="", doc="The page (render_start_page)")
     veil_css = param.String(
-        default=stylesheet("app.components", "start_veil.css"),
+        default=stylesheet("app.components", "loading_veil.css"),
         constant=True,
         doc="The page-level rule that lifts the loading veil from the early page",
     )
     lab_css = param.String(
-        default=stylesheet("app.components", "start_lab_wait.css")
+        default=stylesheet("app.components", "loading_veil.css")
+        + stylesheet("app.components", "start_lab_wait.css")
         + stylesheet("app.components", "status_note.css"),
         constant=True,
         doc="The page-level rules while a `?lab=` address waits for Python under the veil",

@@ -37,7 +37,11 @@ ASKED_HINT = "Asked: the answer comes once Python has started."
 # Stands where the notice's items go in its frames (early_notices).
 NOTICE_ITEM = "PCLITEM"
 # The page's style while it works before Python.
-STYLE = stylesheet("app.page", "early_page.css") + stylesheet("app.components", "status_note.css")
+STYLE = (
+    stylesheet("app.components", "loading_veil.css")
+    + stylesheet("app.page", "early_page.css")
+    + stylesheet("app.components", "status_note.css")
+)
 
 
 def page_node(app: Viewer, index: dict[str, int]) -> Node:

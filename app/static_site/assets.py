@@ -22,13 +22,3 @@ def sha256_of(path: Path) -> str:
 
 def canonical(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
-
-
-def check_sha(path: Path, expected: str, what: str) -> Path:
-    actual = sha256_of(path)
-    if actual != expected:
-        raise AssetError(
-            f"corrupt asset {what}: {path} has sha256 {actual[:12]}..., pinned "
-            f"{expected[:12]}... (delete it to fetch it again)"
-        )
-    return path

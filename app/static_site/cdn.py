@@ -28,8 +28,7 @@ def check_self_hosted(site: Path) -> None:
         found += [cdn for cdn in (BOKEH_CDN, PANEL_CDN) if cdn in text]  # in the copy's JSON
         if found:
             raise AssetError(f"remote reference left in {page.name}: {found[0]}")
-    html = (site / INDEX_HTML).read_text()
-    for ref in re.findall(r'(?:src|href)="\./([^"?#]+)', html):
+    for ref in re.findall(r'(?:src|href)="\./([^"?#]+)', (site / INDEX_HTML).read_text()):
         if not (site / ref).is_file():
             raise AssetError(f"missing asset {ref}: index.html names it, site/ lacks it")
 

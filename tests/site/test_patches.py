@@ -196,7 +196,7 @@ def test_a_playground_link_is_answered_early_by_the_apps_worker(
 
     # The page names the playground's early page and the messages' type.
     names = ["eviction-order", "playground", "start"]
-    page = patch_early_page(patch_html(converted[0], "main"), names, "start", playground=True)
+    page = patch_early_page(patch_html(converted[0], "main"), names, "start")
     data = re.search(r'<script type="module" async data-early-pages="([^"]*)">', page)
     assert data is not None
     (shipped, *_rest, playground, kind), _folder = json.loads(html_text.unescape(data.group(1)))
