@@ -18,7 +18,7 @@ from app.components.step_page import KEY_MOVES, StepPage
 from app.data import timelines
 from app.data.bundle import DOCUMENT_VERSION
 from app.data.url import parse_link
-from app.page.layout import App, empty_playground_href
+from app.page.layout import App, empty_playground_href, scenario_options
 from app.render.chain import COLLAPSE_FROM, EDGE, default_pair, render_chain
 from app.render.code_plan import (
     CodePlan,
@@ -46,7 +46,6 @@ from app.render.queue import queue_marks, render_queue
 from app.render.requests import render_requests
 from app.views.chain import ChainView
 from app.views.code import CodeView
-from app.views.controls import scenario_options
 from app.views.panels import HeaderView
 from app.views.prefill import PrefillView
 from app.views.state import SimulatorState
