@@ -105,15 +105,15 @@ class App(pn.viewable.Viewer):
             sizing_mode="stretch_width",
             margin=0,
         )
-        sends = {"state": state, "sender": self.sender}
+        sends = {"state": state, "sender": self.sender, "page": self.page}
         self.sender.add(QUESTIONS)
         header = EmbedHeaderView if self.embed else HeaderView
         self.step_views = [kind(compact=compact, **sends) for kind in (header, *PANELS)]
         self.header, self.narration, self.pool, self.queue, self.hash_map = self.step_views[:5]
         self.offload = self.step_views[-2]
-        self.code = CodeView(page=self.page, **sends)
-        self.chain = ChainView(page=self.page, **sends)
-        self.prefill = PrefillView(page=self.page, **sends)
+        self.code = CodeView(**sends)
+        self.chain = ChainView(**sends)
+        self.prefill = PrefillView(**sends)
         self.playground = PlaygroundEditor(self.page, shown=not compact, state=state)
         self.page.answer("pick", self._pick)
         self.page.answer("fork", self._fork)
