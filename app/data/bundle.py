@@ -99,13 +99,15 @@ def bundle(
     step): ``views`` (name -> pure render) each as distinct pages and per-step orders,
     the code panel's frames, bodies and plans (``code``; ``held``: the frames and bodies
     the browser holds, kept at their indices), the questions per step (``questions``),
-    and for the player what names the timelines (``named``). ``around_only``: every
-    timeline as if it were large (the first part of a bundle whose rest follows on the
-    next tick)."""
+    the steps it holds of each timeline ([first, end): sent_steps) and for the player
+    what names the timelines (``named``). ``around_only``: every timeline as if it were
+    large (the first part of a bundle whose rest follows on the next tick)."""
     keyed = {timeline_key(t): t for t in timelines}
+    steps = {key: sent_steps(t, at, around_only) for key, t in keyed.items()}
     decks = {name: render_deck(each, timelines, at, around_only) for name, each in views.items()}
     sent: dict[str, Any] = {
         "views": {name: deck.as_json() for name, deck in decks.items()},
+        "held": {key: [held.start, held.stop] for key, held in steps.items()},
         **named({key: len(t.steps) - 1 for key, t in keyed.items()}, at[0]),
     }
     if code:
@@ -113,20 +115,12 @@ def bundle(
         # has not installed when it answers a playground link's early page)
         from app.render.code_plan import CodePlan
 
-        plan = CodePlan.of(keyed, lambda t: sent_steps(t, at, around_only), *held)
+        plan = CodePlan.of(keyed, lambda t: steps[timeline_key(t)], *held)
         sent["code"] = {"frames": plan.frames, "plans": plan.as_dicts()}
         sent["bodies"] = plan.bodies
     if questions:
         sent["questions"] = {key: all_questions(t) for key, t in keyed.items()}
     return sent
-
-
-def held_steps(
-    timelines: tuple[AnyTimeline, ...], at: tuple[str, int], around_only: bool = False
-) -> dict[str, list[int]]:
-    """Timeline key -> [first, end) of the steps a document made at ``at`` holds (sent_steps)."""
-    sent = {timeline_key(t): sent_steps(t, at, around_only) for t in timelines}
-    return {key: [steps.start, steps.stop] for key, steps in sent.items()}
 
 
 def named(lasts: Mapping[str, int | None], key: str) -> dict[str, Any]:

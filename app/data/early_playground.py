@@ -24,7 +24,7 @@ from functools import lru_cache
 from typing import Any
 
 from app.data import timelines
-from app.data.bundle import bundle, document_head, held_steps
+from app.data.bundle import bundle, document_head
 from app.data.timelines import split_key, timeline_key
 from app.data.url import parse_link
 from app.playground import fields, store
@@ -54,8 +54,7 @@ def pages(
     at = (timeline_key(timeline), step)
     renders = deck_renders(decks, compact=False)
     sent = bundle((timeline,), renders, at, around_only, code=False)
-    held = held_steps((timeline,), at, around_only)
-    head = document_head(at, serial, timelines.lasts(name), held)
+    head = document_head(at, serial, timelines.lasts(name), sent["held"])
     return {**head, "views": sent["views"], "questions": sent["questions"]}
 
 

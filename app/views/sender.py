@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from app.data.bundle import Deck, Render, bundle, document_head, held_steps, sends_every_step
+from app.data.bundle import Deck, Render, bundle, document_head, sends_every_step
 from app.data.timelines import split_key, timeline_key
 from app.render.engines import AnyTimeline as Timeline  # either engine's
 from app.views.state import SimulatorState
@@ -169,7 +169,7 @@ class Sender:
             if name in made:
                 self.sent[name] = made[name]
         if parts >= set(self._parts):  # (one part made anew holds the steps the others do)
-            self.held = held_steps(self._timelines, at)
+            self.held = made["held"]
         # A large timeline's pages around the step are kept for the next answer; a small
         # one's every page is in the decks.
         near = range(at[1] - 1, at[1] + 2)
