@@ -114,7 +114,7 @@ class App(pn.viewable.Viewer):
         self.code = CodeView(**sends)
         self.chain = ChainView(**sends)
         self.prefill = PrefillView(**sends)
-        self.playground = PlaygroundEditor(self.page, shown=not compact, state=state)
+        self.playground = PlaygroundEditor(shown=not compact, **sends)
         self.page.answer("pick", self._pick)
         self.page.answer("fork", self._fork)
         self.page.answer("open", self._reopen)

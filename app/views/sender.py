@@ -45,14 +45,14 @@ class Sender:
         self._pages: dict[tuple[str, int, int], str] = {}
         self._serial = 0  # one per document
         self._keep = True  # a document made outside a request keeps the page's position
-        self.write = lambda _text: None  # into the page's `document_json` (connect)
+        self.write = lambda _document: None  # into the page's `document_json` (connect)
         # Other timelines (a scenario, an edit, a playground's mode): a new document.
         state.param.watch(lambda *_: self.publish(), ["timeline"])
 
     def connect(self, page: Any, prebuilt: bool = False) -> None:
         """Write ``page``'s `document_json` now (``prebuilt``: see `publish`) and at each new
         set of timelines; answer its `steps` requests."""
-        self.write = lambda text: setattr(page, "document_json", text)
+        self.write = lambda document: setattr(page, "document_json", to_json(document))
         page.answer("steps", lambda request: self.steps(request.get("key"), request.get("step")))
         self.publish(keep=False, prebuilt=prebuilt)
 
@@ -86,7 +86,7 @@ class Sender:
             return
         at, self._serial = self._at(), self._serial + 1
         if prebuilt:  # (its scenario and serial: no timeline named)
-            self.write(to_json({**document_head(at, self._serial, {}, {}), "prebuilt": True}))
+            self.write({**document_head(at, self._serial, {}, {}), "prebuilt": True})
             return
         if not self.holds(*at) or not self._same(state.scenario_timelines):
             self._timelines, self._pages = state.scenario_timelines, {}
@@ -94,9 +94,7 @@ class Sender:
         lasts = state.lasts if all(map(sends_every_step, self._timelines)) else state.counted_lasts
         keep = self._keep if keep is None else keep
         head = document_head(at, self._serial, lasts, self.held, keep)
-        views = {name: self.decks[name].as_json() for name in self.views}
-        sent = {name: self.sent[name] for name in (CODE, "bodies", QUESTIONS) if name in self.sent}
-        self.write(to_json({**head, "views": views, **sent}))
+        self.write({**head, **self._sent(CODE, "bodies", QUESTIONS)})
 
     def deck(self, part: str, at: tuple[str, int] | None = None) -> dict[str, Any]:
         """The part's pages anew (a learner's pick changed them), for a reply: the steps the
@@ -128,12 +126,12 @@ class Sender:
             return {}  # a timeline since left, or a malformed request
         step = max(0, min(step, len(keys[key].steps) - 1))
         self._make(set(self._parts), (key, step))
-        return {
-            "serial": self._serial,
-            "held": self.held,
-            "views": {name: self.decks[name].as_json() for name in self.views},
-            **{name: self.sent[name] for name in (CODE, "bodies") if name in self.sent},
-        }
+        return {"serial": self._serial, "held": self.held, **self._sent(CODE, "bodies")}
+
+    def _sent(self, *parts: str) -> dict[str, Any]:
+        """Every view's pages and these parts of the document, as the page gets them."""
+        views = {name: self.decks[name].as_json() for name in self.views}
+        return {"views": views, **{name: self.sent[name] for name in parts if name in self.sent}}
 
     def _at(self) -> tuple[str, int]:
         return self.state.key, self.state.step
