@@ -8,7 +8,6 @@ needs to open it. A step not sent is JSON null (NOT_SENT): a large timeline
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from app.data.timelines import scenario, split_key, timeline_key
@@ -31,17 +30,6 @@ Render = Callable[[AnyTimeline, int], str]
 # In an order: this step's page is not in the browser yet (JSON null); the view's slot
 # keeps showing what it shows until Python sends it (deck_slot.js).
 NOT_SENT = None
-
-
-@dataclass(frozen=True)
-class Deck:
-    """Distinct pages, and which page each step of each timeline shows."""
-
-    pages: tuple[str, ...]
-    orders: Mapping[str, tuple[int | None, ...]]  # timeline key -> index into pages, per step
-
-    def as_json(self) -> dict[str, Any]:
-        return {"pages": self.pages, "orders": self.orders}
 
 
 def sends_every_step(timeline: AnyTimeline) -> bool:
@@ -71,9 +59,10 @@ def render_deck(
     timelines: tuple[AnyTimeline, ...],
     at: tuple[str, int] = ("", 0),
     around_only: bool = False,
-) -> Deck:
-    """One view's pages of every timeline, each distinct page once; a step not sent
-    (sent_steps) is NOT_SENT: a large timeline's deck holds only the steps around ``at``."""
+) -> dict[str, Any]:
+    """One view's deck: its distinct pages of every timeline, each once ("pages"), and
+    per timeline key the index of each step's page ("orders"); a step not sent (sent_steps)
+    is NOT_SENT: a large timeline's deck holds only the steps around ``at``."""
     index: dict[str, int] = {}
     orders: dict[str, tuple[int | None, ...]] = {}
     for timeline in timelines:
@@ -82,7 +71,7 @@ def render_deck(
             index.setdefault(render(timeline, s), len(index)) if s in sent else NOT_SENT
             for s in range(len(timeline.steps))
         )
-    return Deck(tuple(index), orders)
+    return {"pages": tuple(index), "orders": orders}
 
 
 def bundle(
@@ -104,9 +93,10 @@ def bundle(
     large (the first part of a bundle whose rest follows on the next tick)."""
     keyed = {timeline_key(t): t for t in timelines}
     steps = {key: sent_steps(t, at, around_only) for key, t in keyed.items()}
-    decks = {name: render_deck(each, timelines, at, around_only) for name, each in views.items()}
     sent: dict[str, Any] = {
-        "views": {name: deck.as_json() for name, deck in decks.items()},
+        "views": {
+            name: render_deck(each, timelines, at, around_only) for name, each in views.items()
+        },
         "held": {key: [held.start, held.stop] for key, held in steps.items()},
         **named({key: len(t.steps) - 1 for key, t in keyed.items()}, at[0]),
     }

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from app.data.bundle import Deck, Render, bundle, document_head, sends_every_step
+from app.data.bundle import Render, bundle, document_head, sends_every_step
 from app.data.timelines import split_key, timeline_key
 from app.render.engines import AnyTimeline as Timeline  # either engine's
 from app.views.state import SimulatorState
@@ -36,7 +36,7 @@ class Sender:
     def __init__(self, state: SimulatorState) -> None:
         self.state = state
         self._parts: dict[str, Render | None] = {}  # part -> a view's render (None: code...)
-        self.decks: dict[str, Deck] = {}  # per view: the pages the page holds
+        self.decks: dict[str, dict[str, Any]] = {}  # per view: the pages the page holds
         self.sent: dict[str, Any] = {}  # the document's parts (its code, bodies, questions)
         self.held: dict[str, list[int]] = {}  # timeline key -> [first, end) of the steps held
         self._timelines: tuple[Timeline, ...] = ()
@@ -102,7 +102,7 @@ class Sender:
         self._render_open_timelines()
         self._pages = {made: page for made, page in self._pages.items() if made[0] != part}
         self._make({part}, at if at is not None and self.holds(*at) else self._at())
-        return self.decks[part].as_json()
+        return self.decks[part]
 
     def holds(self, key: str, step: int) -> bool:
         """Whether the last document (and the answers since) holds this position's pages."""
@@ -115,9 +115,9 @@ class Sender:
             self._render_open_timelines()
             self._make({view}, self._at())
         deck = self.decks.get(view)
-        order = deck.orders.get(key, ()) if deck else ()
+        order = deck["orders"].get(key, ()) if deck else ()
         index = order[step] if 0 <= step < len(order) else None
-        return "" if deck is None or index is None else deck.pages[index]
+        return "" if deck is None or index is None else deck["pages"][index]
 
     def steps(self, key: Any, step: Any) -> dict[str, Any]:
         """The pages around ``step`` of timeline ``key`` (a large one's), as the page asks."""
@@ -130,7 +130,7 @@ class Sender:
 
     def _sent(self, *parts: str) -> dict[str, Any]:
         """Every view's pages and these parts of the document, as the page gets them."""
-        views = {name: self.decks[name].as_json() for name in self.views}
+        views = {name: self.decks[name] for name in self.views}
         return {"views": views, **{name: self.sent[name] for name in parts if name in self.sent}}
 
     def _at(self) -> tuple[str, int]:
@@ -161,8 +161,7 @@ class Sender:
             questions=QUESTIONS in parts,
             held=(frames, bodies),
         )
-        for name, deck in made["views"].items():
-            self.decks[name] = Deck(deck["pages"], deck["orders"])
+        self.decks.update(made["views"])
         for name in (CODE, "bodies", QUESTIONS):
             if name in made:
                 self.sent[name] = made[name]
