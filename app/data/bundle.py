@@ -8,8 +8,7 @@ needs to open it. A step not sent is JSON null (NOT_SENT): a large timeline
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import Any
 
 from app.data.timelines import scenario, split_key, timeline_key
 from app.data.url import timeline_query
@@ -31,17 +30,6 @@ Render = Callable[[AnyTimeline, int], str]
 # In an order: this step's page is not in the browser yet (JSON null); the view's slot
 # keeps showing what it shows until Python sends it (deck_slot.js).
 NOT_SENT = None
-
-
-@dataclass(frozen=True)
-class Deck:
-    """Distinct pages, and which page each step of each timeline shows."""
-
-    pages: tuple[str, ...]
-    orders: Mapping[str, tuple[int | None, ...]]  # timeline key -> index into pages, per step
-
-    def as_json(self) -> dict[str, Any]:
-        return {"pages": self.pages, "orders": self.orders}
 
 
 def sends_every_step(timeline: AnyTimeline) -> bool:
@@ -71,9 +59,10 @@ def render_deck(
     timelines: tuple[AnyTimeline, ...],
     at: tuple[str, int] = ("", 0),
     around_only: bool = False,
-) -> Deck:
-    """One view's pages of every timeline, each distinct page once; a step not sent
-    (sent_steps) is NOT_SENT: a large timeline's deck holds only the steps around ``at``."""
+) -> dict[str, Any]:
+    """One view's deck: its distinct pages of every timeline, each once ("pages"), and
+    per timeline key the index of each step's page ("orders"); a step not sent (sent_steps)
+    is NOT_SENT: a large timeline's deck holds only the steps around ``at``."""
     index: dict[str, int] = {}
     orders: dict[str, tuple[int | None, ...]] = {}
     for timeline in timelines:
@@ -82,7 +71,7 @@ def render_deck(
             index.setdefault(render(timeline, s), len(index)) if s in sent else NOT_SENT
             for s in range(len(timeline.steps))
         )
-    return Deck(tuple(index), orders)
+    return {"pages": tuple(index), "orders": orders}
 
 
 def bundle(
@@ -94,33 +83,29 @@ def bundle(
     code: bool = True,
     questions: bool = True,
     held: tuple[tuple[str, ...], tuple[str, ...]] = ((), ()),
-    lasts: Mapping[str, int | None] | None = None,
 ) -> dict[str, Any]:
     """What ``timelines`` send to the page with the learner at ``at`` (timeline key,
     step): ``views`` (name -> pure render) each as distinct pages and per-step orders,
     the code panel's frames, bodies and plans (``code``; ``held``: the frames and bodies
     the browser holds, kept at their indices), the questions per step (``questions``),
-    and for the player the scenario's [name, title], each timeline's last step
-    (``lasts``, default the timelines': a playground counts its modes not built) and the
-    address parameters that name it. ``around_only``: every timeline as if it were
+    the steps it holds of each timeline ([first, end): sent_steps) and for the player
+    what names the timelines (``named``). ``around_only``: every timeline as if it were
     large (the first part of a bundle whose rest follows on the next tick)."""
     keyed = {timeline_key(t): t for t in timelines}
-    decks = {name: render_deck(each, timelines, at, around_only) for name, each in views.items()}
-    lasts = lasts or {key: len(t.steps) - 1 for key, t in keyed.items()}
-    key = next(iter(lasts), at[0])  # (a prebuilt document's head names no timeline)
-    opened = split_key(key)[0] if key else ""
+    steps = {key: sent_steps(t, at, around_only) for key, t in keyed.items()}
     sent: dict[str, Any] = {
-        "views": {name: deck.as_json() for name, deck in decks.items()},
-        "lasts": dict(lasts),
-        "queries": {key: timeline_query(*split_key(key)) for key in lasts},
-        "scenario": [opened, scenario_title(opened)] if opened else [],
+        "views": {
+            name: render_deck(each, timelines, at, around_only) for name, each in views.items()
+        },
+        "held": {key: [held.start, held.stop] for key, held in steps.items()},
+        **named({key: len(t.steps) - 1 for key, t in keyed.items()}, at[0]),
     }
     if code:
         # (imported here: the code panel needs pygments, which the static site's worker
         # has not installed when it answers a playground link's early page)
         from app.render.code_plan import CodePlan
 
-        plan = CodePlan.of(keyed, lambda t: sent_steps(t, at, around_only), *held)
+        plan = CodePlan.of(keyed, lambda t: steps[timeline_key(t)], *held)
         sent["code"] = {"frames": plan.frames, "plans": plan.as_dicts()}
         sent["bodies"] = plan.bodies
     if questions:
@@ -128,25 +113,17 @@ def bundle(
     return sent
 
 
-def held_steps(
-    timelines: tuple[AnyTimeline, ...], at: tuple[str, int], around_only: bool = False
-) -> dict[str, list[int]]:
-    """Timeline key -> [first, end) of the steps a document made at ``at`` holds (sent_steps)."""
-    sent = {timeline_key(t): sent_steps(t, at, around_only) for t in timelines}
-    return {key: [steps.start, steps.stop] for key, steps in sent.items()}
-
-
-class DocumentHead(TypedDict):
-    """A document's fields besides its pages (docs/document.md)."""
-
-    version: int  # DOCUMENT_VERSION
-    serial: int  # its number on the page
-    at: list[Any]  # [timeline key, step]: where it opens
-    keep: bool  # an edit's: the page keeps its mode and step where the document has them
-    held: dict[str, list[int]]  # timeline key -> [first, end) of the steps it holds
-    scenario: list[str]  # [name, title]
-    lasts: dict[str, int | None]  # timeline key -> last step (None: not played yet)
-    queries: dict[str, dict[str, str]]  # timeline key -> the address parameters naming it
+def named(lasts: Mapping[str, int | None], key: str) -> dict[str, Any]:
+    """What names a set of timelines for the player: the scenario's [name, title], each
+    timeline's last step (``lasts``: None where a playground's mode is not counted yet)
+    and the address parameters that name it; ``key`` names the scenario of a set with none
+    (a prebuilt document's head)."""
+    opened = split_key(next(iter(lasts), key))[0]
+    return {
+        "scenario": [opened, scenario_title(opened)] if opened else [],
+        "lasts": dict(lasts),
+        "queries": {key: timeline_query(*split_key(key)) for key in lasts},
+    }
 
 
 def document_head(
@@ -155,20 +132,12 @@ def document_head(
     lasts: Mapping[str, int | None],
     held: Mapping[str, list[int]],
     keep: bool = False,
-) -> DocumentHead:
-    """A document's head for a set of timelines opened at ``at`` (``keep``: where the
-    page is, if it holds that mode), with the steps it holds of each (``held``)."""
-    named = bundle((), {}, at, code=False, questions=False, lasts=lasts)
-    return DocumentHead(
-        version=DOCUMENT_VERSION,
-        serial=serial,
-        at=list(at),
-        keep=keep,
-        held=dict(held),
-        scenario=named["scenario"],
-        lasts=named["lasts"],
-        queries=named["queries"],
-    )
+) -> dict[str, Any]:
+    """A document's head (its fields besides its pages: docs/document.md) for a set of
+    timelines opened at ``at`` (``keep``: where the page is, if it holds that mode), with
+    the steps it holds of each (``held``)."""
+    head = {"version": DOCUMENT_VERSION, "serial": serial, "at": list(at), "keep": keep}
+    return {**head, "held": dict(held), **named(lasts, at[0])}
 
 
 def scenario_title(name: str) -> str:

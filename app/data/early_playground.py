@@ -1,16 +1,13 @@
 """A playground link's document before Panel is installed: what the static site's worker
 answers the link's early page with.
 
-A playground link (`?scenario=playground&playground=CODE`) names the learner's own
-scenario, so the builder cannot write its steps down. The engine, the renders
-(app/render/decks.py) and the bundle (app/data/bundle.py) need no package, so the app's
-Pyodide worker loads this project's wheel alone first and answers with this module
-(app/static_site/shims/early_in_worker.js) while Panel and Bokeh install. Its answers
-are documents as the App's sender writes them (app/data/bundle.py, docs/document.md),
-for the decks the early page lays out: the link's playground at its mode and step, a
-mode the learner picks, and a script the learner edits, played as the live editor plays
-it (app/playground/fields.py, every field): a new playground, whose address the player
-writes, so the live page opens it from the address. The timelines are untraced (about 5x cheaper
+A playground link names the learner's own scenario, so the builder cannot write its
+steps down. The engine, the renders and the bundle need no package, so the app's Pyodide
+worker loads this project's wheel alone first and answers with this module
+(app/static_site/shims/early_in_worker.js) while Panel and Bokeh install: documents as
+the App's sender writes them (docs/document.md), and an edit played as the live editor
+plays it (app/playground/fields.py): a new playground, whose address the player writes,
+so the live page opens it from the address. The timelines are untraced (about 5x cheaper
 to build), so the code panel's part is left out: the code panel waits for Python.
 
 `handle` takes and returns JSON text: the worker passes strings only.
@@ -24,7 +21,7 @@ from functools import lru_cache
 from typing import Any
 
 from app.data import timelines
-from app.data.bundle import bundle, document_head, held_steps
+from app.data.bundle import bundle, document_head
 from app.data.timelines import split_key, timeline_key
 from app.data.url import parse_link
 from app.playground import fields, store
@@ -54,8 +51,7 @@ def pages(
     at = (timeline_key(timeline), step)
     renders = deck_renders(decks, compact=False)
     sent = bundle((timeline,), renders, at, around_only, code=False)
-    held = held_steps((timeline,), at, around_only)
-    head = document_head(at, serial, timelines.lasts(name), held)
+    head = document_head(at, serial, timelines.lasts(name), sent["held"])
     return {**head, "views": sent["views"], "questions": sent["questions"]}
 
 

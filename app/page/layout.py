@@ -33,7 +33,6 @@ from app.style.theme import CSS, HOST, PART_HOST, component_sheets
 from app.views.base import COMPACT_CSS
 from app.views.chain import ChainView
 from app.views.code import CodeView
-from app.views.controls import Controls, scenario_options
 from app.views.editor import CSS as EDITOR_CSS
 from app.views.editor import PlaygroundEditor
 from app.views.lab_link import STYLESHEETS as LAB_STYLESHEETS
@@ -51,6 +50,11 @@ PAGE_WIDTH = 1280
 PAGE_TEMPLATE = resources.files("app.page").joinpath("page.html").read_text("utf-8")
 PAGE_CSS = stylesheet("app.page", "page.css")
 EMBED_WIDTH = 800
+
+
+def scenario_options() -> list[list[str]]:
+    """[name, title], in the list's order: the learner picks by what a scenario shows."""
+    return [[name, title] for name, title in timelines.titles().items()]
 
 
 class App(pn.viewable.Viewer):
@@ -101,17 +105,17 @@ class App(pn.viewable.Viewer):
             sizing_mode="stretch_width",
             margin=0,
         )
-        sends = {"state": state, "sender": self.sender}
-        self.controls = Controls(state=state, sender=self.sender, page=self.page)
+        sends = {"state": state, "sender": self.sender, "page": self.page}
         self.sender.add(QUESTIONS)
         header = EmbedHeaderView if self.embed else HeaderView
         self.step_views = [kind(compact=compact, **sends) for kind in (header, *PANELS)]
         self.header, self.narration, self.pool, self.queue, self.hash_map = self.step_views[:5]
-        self.requests, self.log, self.offload, self.metrics = self.step_views[5:]
-        self.code = CodeView(page=self.page, **sends)
-        self.chain = ChainView(page=self.page, **sends)
-        self.prefill = PrefillView(page=self.page, **sends)
-        self.playground = PlaygroundEditor(self.page, shown=not compact, state=state)
+        self.offload = self.step_views[-2]
+        self.code = CodeView(**sends)
+        self.chain = ChainView(**sends)
+        self.prefill = PrefillView(**sends)
+        self.playground = PlaygroundEditor(shown=not compact, **sends)
+        self.page.answer("pick", self._pick)
         self.page.answer("fork", self._fork)
         self.page.answer("open", self._reopen)
         self.page.answer("mode", self._open_mode)
@@ -150,6 +154,15 @@ class App(pn.viewable.Viewer):
             self.page.param.update(
                 sheets=list(index), part_sheets=part_sheets, decks=self.sender.views
             )
+
+    def _pick(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """A scenario picked in the page's picker: its document, opened at its start."""
+        name = request.get("name")
+        if name not in timelines.names():
+            return {"error": f"No scenario is named {str(name)[:40]!r}"}
+        with self.sender.opening():
+            self.state.open(str(name), timelines.modes(str(name))[0], 0)
+        return {}
 
     def _fork(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """Edit a copy: the playground's editor opens with the scenario's copy, at the

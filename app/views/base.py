@@ -25,25 +25,6 @@ TERM_CSS = stylesheet("app.views", "term.css")
 COMPACT_CSS = stylesheet("app.views", "compact.css")
 
 
-def sender_of(view: Any) -> Sender:
-    """The view's `sender`, or its own one where it was made without an App (tests)."""
-    if view.sender is None:
-        view.sender = Sender(view.state)
-    elif view.state is None:
-        view.state = view.sender.state
-    sender: Sender = view.sender
-    return sender
-
-
-def page_of(view: Any) -> StepPage:
-    """The view's stepping page, or one of its own where it was made without an App
-    (tests)."""
-    if view.page is None:
-        view.page = StepPage()
-    page: StepPage = view.page
-    return page
-
-
 class PagePart(param.Parameterized):
     """A part of the stepping page on Python's side: what Python opened, the App's one
     sender, and the page whose requests it answers."""
@@ -53,6 +34,14 @@ class PagePart(param.Parameterized):
     page = param.ClassSelector(class_=StepPage, doc="The stepping page")
 
     part = ""  # its pages' name in the document (a view's: its class's)
+
+    def __init__(self, **params: object) -> None:
+        super().__init__(**params)
+        if self.sender is None:  # made without an App (tests): a sender and page of its own
+            assert self.state is not None
+            self.sender = Sender(self.state)
+            self.page = self.page or StepPage()
+        self.state = self.sender.state
 
     @property
     def html(self) -> str:
@@ -71,13 +60,13 @@ class StepView(PagePart):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        cls.part = cls.__name__
         if "render" not in vars(cls) and cls.__name__ in DECKS:
             cls.render = staticmethod(DECKS[cls.__name__])  # type: ignore[method-assign]
 
     def __init__(self, **params: object) -> None:
         super().__init__(**params)
-        self.part = type(self).__name__
-        sender_of(self).add(self.part, self.pages())
+        self.sender.add(self.part, self.pages())
 
     @property
     def stylesheets(self) -> list[str]:

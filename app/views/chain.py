@@ -10,7 +10,7 @@ from app.host.runtime import in_pyodide
 from app.render.chain import NONE, Picked, render_chain_picked, render_hash_cost
 from app.render.engines import per_engine
 from app.style.theme import CSS
-from app.views.base import TERM_CSS, PagePart, page_of, sender_of
+from app.views.base import TERM_CSS, PagePart
 from engine.lab.play.vllm.timeline import Timeline
 from engine.lab.shared.hash_cost import measure_hash_cost
 
@@ -27,9 +27,9 @@ class ChainView(PagePart):
         super().__init__(**params)
         # The learner's picks, per timeline key: they name that timeline's requests.
         self._picked: dict[str, Picked] = {}
-        page_of(self).answer("chain", self._answer_pick)
+        self.page.answer("chain", self._answer_pick)
         self.page.answer("measure", self._answer_measure)
-        sender_of(self).add(self.part, per_engine(self._page))  # none on SGLang
+        self.sender.add(self.part, per_engine(self._page))  # none on SGLang
 
     def _page(self, timeline: Timeline, step: int) -> str:
         return render_chain_picked(

@@ -9,7 +9,7 @@ from typing import Any
 from app.data.timelines import timeline_key
 from app.render.code_plan import CodeParts, code_parts, style_defs
 from app.style.theme import CSS
-from app.views.base import PagePart, page_of, sender_of
+from app.views.base import PagePart
 from app.views.sender import CODE
 
 # Pygments first, so the app's own rules (backgrounds of ran lines) win.
@@ -25,8 +25,8 @@ class CodeView(PagePart):
     def __init__(self, **params: object) -> None:
         super().__init__(**params)
         self._picked: dict[str, Any] = {}  # the last function picked, as answered
-        page_of(self).answer("code", self._answer_pick)
-        sender_of(self).add(CODE)
+        self.page.answer("code", self._answer_pick)
+        self.sender.add(CODE)
 
     def _answer_pick(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """The learner picked a function other than the step's focus: its code."""

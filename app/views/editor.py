@@ -17,16 +17,13 @@ import binascii
 from collections.abc import Mapping
 from typing import Any
 
-import param
-
-from app.components.step_page import StepPage
 from app.data import timelines
 from app.host.errors import logged
 from app.playground import store
 from app.playground.fields import MESSAGES, edit, message_html, play, shown
 from app.playground.store import EMPTY
 from app.style.stylesheets import stylesheet
-from app.views.state import SimulatorState
+from app.views.base import PagePart
 from engine.lab.play import toml_writer
 from engine.lab.play.scenario import ScenarioError, scenario_data
 from engine.lab.play.scenario_file import MAX_FILE_BYTES, parse_toml
@@ -36,8 +33,6 @@ from engine.lab.play.script_lines import field_places
 CSS = stylesheet("app.views", "editor.css")
 # What an import says of a file past a scenario file's size.
 TOO_LARGE = f"the file is larger than {MAX_FILE_BYTES:,} bytes"
-# What the export's download is called.
-EXPORT_NAME = "playground.toml"
 
 
 def fork(name: str) -> dict[str, Any]:
@@ -53,16 +48,13 @@ def fork(name: str) -> dict[str, Any]:
     return data
 
 
-class PlaygroundEditor(param.Parameterized):
+class PlaygroundEditor(PagePart):
     """The editor's Python half (see the module): it answers the page's `edit`, `import`,
     `export` and `empty` requests and writes the page's `editor` (shown, fields, messages)
     when it opens a playground itself. ``shown``: False in the compact layout (no editor)."""
 
-    state = param.ClassSelector(class_=SimulatorState)
-
-    def __init__(self, page: StepPage, shown: bool = True, **params: object) -> None:
+    def __init__(self, shown: bool = True, **params: object) -> None:
         super().__init__(**params)
-        self.page = page
         self._shown = shown
         self._data: dict[str, Any] = {}  # the last valid data
         self._played = ""  # the name of the playground the fields last played
@@ -75,7 +67,7 @@ class PlaygroundEditor(param.Parameterized):
             ("export", self._answer_export),
             ("empty", self._answer_empty),
         ):
-            page.answer(ask, answer)
+            self.page.answer(ask, answer)
         self.state.param.watch(self._opened, "scenario")
         self._opened()
 
@@ -142,7 +134,7 @@ class PlaygroundEditor(param.Parameterized):
         return {"messages": self._html(self.messages)}
 
     def _answer_export(self, _request: Mapping[str, Any]) -> dict[str, Any]:
-        return {"toml": toml_writer.dumps(self._data), "filename": EXPORT_NAME}
+        return {"toml": toml_writer.dumps(self._data), "filename": "playground.toml"}
 
     def _answer_empty(self, _request: Mapping[str, Any]) -> dict[str, Any]:
         self.load(EMPTY)

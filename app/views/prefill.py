@@ -15,7 +15,7 @@ from app.render.prefill import (
     render_prefill,
 )
 from app.style.theme import CSS
-from app.views.base import PagePart, page_of, sender_of
+from app.views.base import PagePart
 from engine.lab.play.vllm.timeline import Timeline
 
 # An act of the learner's (prefill_deck.js) -> where the numbers come from.
@@ -35,8 +35,8 @@ class PrefillView(PagePart):
         self._follow = True  # follow the step's request until the learner types
         self._base = model_texts()  # the fields a followed request leaves as they were
         self._own = ""  # the learner's page, the same at every step
-        page_of(self).answer("prefill", self._answer_act)
-        sender_of(self).add(self.part, per_engine(self._page))
+        self.page.answer("prefill", self._answer_act)
+        self.sender.add(self.part, per_engine(self._page))
 
     def _page(self, timeline: Timeline, step: int) -> str:
         """Followed, or the learner's inputs at every step."""

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from app.data.bundle import Deck, Render, bundle, document_head, held_steps, sends_every_step
+from app.data.bundle import Render, bundle, document_head, sends_every_step
 from app.data.timelines import split_key, timeline_key
 from app.render.engines import AnyTimeline as Timeline  # either engine's
 from app.views.state import SimulatorState
@@ -36,7 +36,7 @@ class Sender:
     def __init__(self, state: SimulatorState) -> None:
         self.state = state
         self._parts: dict[str, Render | None] = {}  # part -> a view's render (None: code...)
-        self.decks: dict[str, Deck] = {}  # per view: the pages the page holds
+        self.decks: dict[str, dict[str, Any]] = {}  # per view: the pages the page holds
         self.sent: dict[str, Any] = {}  # the document's parts (its code, bodies, questions)
         self.held: dict[str, list[int]] = {}  # timeline key -> [first, end) of the steps held
         self._timelines: tuple[Timeline, ...] = ()
@@ -45,14 +45,14 @@ class Sender:
         self._pages: dict[tuple[str, int, int], str] = {}
         self._serial = 0  # one per document
         self._keep = True  # a document made outside a request keeps the page's position
-        self.write = lambda _text: None  # into the page's `document_json` (connect)
+        self.write = lambda _document: None  # into the page's `document_json` (connect)
         # Other timelines (a scenario, an edit, a playground's mode): a new document.
         state.param.watch(lambda *_: self.publish(), ["timeline"])
 
     def connect(self, page: Any, prebuilt: bool = False) -> None:
         """Write ``page``'s `document_json` now (``prebuilt``: see `publish`) and at each new
         set of timelines; answer its `steps` requests."""
-        self.write = lambda text: setattr(page, "document_json", text)
+        self.write = lambda document: setattr(page, "document_json", to_json(document))
         page.answer("steps", lambda request: self.steps(request.get("key"), request.get("step")))
         self.publish(keep=False, prebuilt=prebuilt)
 
@@ -86,7 +86,7 @@ class Sender:
             return
         at, self._serial = self._at(), self._serial + 1
         if prebuilt:  # (its scenario and serial: no timeline named)
-            self.write(to_json({**document_head(at, self._serial, {}, {}), "prebuilt": True}))
+            self.write({**document_head(at, self._serial, {}, {}), "prebuilt": True})
             return
         if not self.holds(*at) or not self._same(state.scenario_timelines):
             self._timelines, self._pages = state.scenario_timelines, {}
@@ -94,9 +94,7 @@ class Sender:
         lasts = state.lasts if all(map(sends_every_step, self._timelines)) else state.counted_lasts
         keep = self._keep if keep is None else keep
         head = document_head(at, self._serial, lasts, self.held, keep)
-        views = {name: self.decks[name].as_json() for name in self.views}
-        sent = {name: self.sent[name] for name in (CODE, "bodies", QUESTIONS) if name in self.sent}
-        self.write(to_json({**head, "views": views, **sent}))
+        self.write({**head, **self._sent(CODE, "bodies", QUESTIONS)})
 
     def deck(self, part: str, at: tuple[str, int] | None = None) -> dict[str, Any]:
         """The part's pages anew (a learner's pick changed them), for a reply: the steps the
@@ -104,7 +102,7 @@ class Sender:
         self._render_open_timelines()
         self._pages = {made: page for made, page in self._pages.items() if made[0] != part}
         self._make({part}, at if at is not None and self.holds(*at) else self._at())
-        return self.decks[part].as_json()
+        return self.decks[part]
 
     def holds(self, key: str, step: int) -> bool:
         """Whether the last document (and the answers since) holds this position's pages."""
@@ -117,9 +115,9 @@ class Sender:
             self._render_open_timelines()
             self._make({view}, self._at())
         deck = self.decks.get(view)
-        order = deck.orders.get(key, ()) if deck else ()
+        order = deck["orders"].get(key, ()) if deck else ()
         index = order[step] if 0 <= step < len(order) else None
-        return "" if deck is None or index is None else deck.pages[index]
+        return "" if deck is None or index is None else deck["pages"][index]
 
     def steps(self, key: Any, step: Any) -> dict[str, Any]:
         """The pages around ``step`` of timeline ``key`` (a large one's), as the page asks."""
@@ -128,12 +126,12 @@ class Sender:
             return {}  # a timeline since left, or a malformed request
         step = max(0, min(step, len(keys[key].steps) - 1))
         self._make(set(self._parts), (key, step))
-        return {
-            "serial": self._serial,
-            "held": self.held,
-            "views": {name: self.decks[name].as_json() for name in self.views},
-            **{name: self.sent[name] for name in (CODE, "bodies") if name in self.sent},
-        }
+        return {"serial": self._serial, "held": self.held, **self._sent(CODE, "bodies")}
+
+    def _sent(self, *parts: str) -> dict[str, Any]:
+        """Every view's pages and these parts of the document, as the page gets them."""
+        views = {name: self.decks[name] for name in self.views}
+        return {"views": views, **{name: self.sent[name] for name in parts if name in self.sent}}
 
     def _at(self) -> tuple[str, int]:
         return self.state.key, self.state.step
@@ -163,13 +161,12 @@ class Sender:
             questions=QUESTIONS in parts,
             held=(frames, bodies),
         )
-        for name, deck in made["views"].items():
-            self.decks[name] = Deck(deck["pages"], deck["orders"])
+        self.decks.update(made["views"])
         for name in (CODE, "bodies", QUESTIONS):
             if name in made:
                 self.sent[name] = made[name]
         if parts >= set(self._parts):  # (one part made anew holds the steps the others do)
-            self.held = held_steps(self._timelines, at)
+            self.held = made["held"]
         # A large timeline's pages around the step are kept for the next answer; a small
         # one's every page is in the decks.
         near = range(at[1] - 1, at[1] + 2)

@@ -18,7 +18,7 @@ from app.components.step_page import KEY_MOVES, StepPage
 from app.data import timelines
 from app.data.bundle import DOCUMENT_VERSION
 from app.data.url import parse_link
-from app.page.layout import App, empty_playground_href
+from app.page.layout import App, empty_playground_href, scenario_options
 from app.render.chain import COLLAPSE_FROM, EDGE, default_pair, render_chain
 from app.render.code_plan import (
     CodePlan,
@@ -46,7 +46,6 @@ from app.render.queue import queue_marks, render_queue
 from app.render.requests import render_requests
 from app.views.chain import ChainView
 from app.views.code import CodeView
-from app.views.controls import scenario_options
 from app.views.panels import HeaderView
 from app.views.prefill import PrefillView
 from app.views.state import SimulatorState
@@ -561,7 +560,7 @@ def test_every_scenario_renders_every_step(name: str, mode: str) -> None:
     # Views only for what the scenario has.
     # (an empty page hides its part in the browser: deck_slot.js)
     offload = app.sender.decks["OffloadView"]
-    assert any(offload.pages) == (timeline.steps[0].snapshot.offload is not None)
+    assert any(offload["pages"]) == (timeline.steps[0].snapshot.offload is not None)
 
 
 def watch_views(app: App) -> list[str]:
@@ -585,19 +584,19 @@ def test_a_new_scenario_sends_every_page_of_every_mode_once() -> None:
     app.page.request({"ask": "pick", "name": "reset"})
     deck = app.sender.decks["PoolView"]
     modes = timelines.scenario("reset").modes
-    assert set(deck.orders) == {f"reset/{m}" for m in modes}
-    assert len(set(deck.pages)) == len(deck.pages)  # each distinct page sent once
+    assert set(deck["orders"]) == {f"reset/{m}" for m in modes}
+    assert len(set(deck["pages"])) == len(deck["pages"])  # each distinct page sent once
     for mode in modes:
         timeline = timelines.timeline("reset", mode)
-        assert [deck.pages[i] for i in deck.orders[f"reset/{mode}"]] == [
+        assert [deck["pages"][i] for i in deck["orders"][f"reset/{mode}"]] == [
             render_pool(timeline, s) for s in range(len(timeline.steps))
         ]
     assert app.page.opened["at"] == ["reset/default", 0]
     # The document carries the deck as it is here.
     bundled = app.page.opened["views"]["PoolView"]
-    assert bundled["pages"] == list(deck.pages) and set(bundled["orders"]) == set(deck.orders)
+    assert bundled["pages"] == list(deck["pages"]) and set(bundled["orders"]) == set(deck["orders"])
     # Modes share what they show alike: fewer pages than steps in all.
-    assert len(deck.pages) < sum(len(order) for order in deck.orders.values())
+    assert len(deck["pages"]) < sum(len(order) for order in deck["orders"].values())
 
 
 # -- metrics and KV events ---------------------------------------------------------------
@@ -787,7 +786,7 @@ def test_chain_view_keeps_each_timelines_picks_to_itself() -> None:
     assert shown() == ("B", "A")
     reply = view.pick("A", "")  # "(none)"
     assert shown() == ("A", "")
-    assert tuple(reply["views"]["chain"]["pages"]) == view.sender.decks["chain"].pages
+    assert tuple(reply["views"]["chain"]["pages"]) == view.sender.decks["chain"]["pages"]
     state.mode = "keep"
     assert shown() == ("B", "A")
     state.mode = "default"
@@ -884,7 +883,7 @@ def test_prefill_view_steps_in_the_browser_while_it_follows() -> None:
     reply = app.prefill.act("own", {**model_texts(), "num_layers": "64"})  # one page, every step
     assert set(reply["views"]["prefill"]["pages"]) == {app.prefill.html, ""}
     # One page at every step of vLLM's timelines; SGLang's have none (the view hides there).
-    assert set(app.sender.decks["prefill"].pages) == {app.prefill.html, ""}
+    assert set(app.sender.decks["prefill"]["pages"]) == {app.prefill.html, ""}
     assert "Your inputs" in app.prefill.html
 
 
