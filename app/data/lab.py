@@ -407,9 +407,13 @@ class LabRun(SlicedRun):
 
     @property
     def progress(self) -> float:
-        """The share of the work done: building the requests, then running them."""
+        """The share of the work done: building the requests, then running them (the
+        overlay's, played beside, done when it comes)."""
         total = 2 * sum(r.workload.requests for r in self.runners)
         done = sum(r.num_prepared + r.num_finished for r in self.runners)
+        if self._beside is not None:
+            total += 2 * self.workloads[1].requests
+            done += 2 * self.workloads[1].requests if self._beside.done() else 0
         return done / total if total else 1.0
 
     async def _between_slices(self) -> bool:
@@ -504,6 +508,8 @@ class LabRun(SlicedRun):
         comes)."""
         while not waiting.done():
             await asyncio.wait([waiting], timeout=AHEAD_WAIT_S)
+            # (a slow side must still turn Stop on and say the run is not done)
+            on_progress(self.progress)
             if self.stopped:
                 waiting.add_done_callback(self._keep_played_beside)
                 return None

@@ -123,6 +123,23 @@ def test_a_stop_while_the_overlay_plays_beside_ends_the_run_at_once_and_keeps_it
     asyncio.run(stop_then_wait())
 
 
+def test_a_slow_side_still_reports_progress_so_stop_turns_on(side: SideRuns) -> None:
+    """While the overlay's run is awaited from a side, the page still hears of the run
+    (its Stop turns on after a second) and is not told it is done; Stop then ends it."""
+    shares: list[float] = []
+    with paused(side):
+        lab_run = both_to_play(side)
+
+        def heard(share: float) -> None:
+            shares.append(share)
+            if len(shares) >= 20:
+                lab_run.stop()
+
+        assert asyncio.run(lab_run.play(heard)) is None
+    waited = shares[-10:]  # (the learner's run is played by then: only the side is awaited)
+    assert len(shares) >= 20 and all(share == 0.5 for share in waited), shares
+
+
 def test_a_side_process_that_dies_leaves_the_run_to_be_played_here(side: SideRuns) -> None:
     process = side._started[0].process
     with paused(side):
