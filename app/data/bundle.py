@@ -8,7 +8,7 @@ needs to open it. A step not sent is JSON null (NOT_SENT): a large timeline
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 from app.data.timelines import scenario, split_key, timeline_key
 from app.data.url import timeline_query
@@ -113,17 +113,34 @@ def bundle(
     return sent
 
 
-def named(lasts: Mapping[str, int | None], key: str) -> dict[str, Any]:
-    """What names a set of timelines for the player: the scenario's [name, title], each
-    timeline's last step (``lasts``: None where a playground's mode is not counted yet)
-    and the address parameters that name it; ``key`` names the scenario of a set with none
-    (a prebuilt document's head)."""
+class Named(TypedDict):
+    """What names a set of timelines for the player (docs/document.md)."""
+
+    scenario: list[str]  # [name, title]
+    lasts: dict[str, int | None]  # timeline key -> last step (None: not played yet)
+    queries: dict[str, dict[str, str]]  # timeline key -> the address parameters naming it
+
+
+class DocumentHead(Named):
+    """A document's fields besides its pages (docs/document.md)."""
+
+    version: int  # DOCUMENT_VERSION
+    serial: int  # its number on the page
+    at: list[Any]  # [timeline key, step]: where it opens
+    keep: bool  # an edit's: the page keeps its mode and step where the document has them
+    held: dict[str, list[int]]  # timeline key -> [first, end) of the steps it holds
+
+
+def named(lasts: Mapping[str, int | None], key: str) -> Named:
+    """The scenario's [name, title], each timeline's last step (``lasts``: None where a
+    playground's mode is not counted yet) and the address parameters that name it; ``key``
+    names the scenario of a set with none (a prebuilt document's head)."""
     opened = split_key(next(iter(lasts), key))[0]
-    return {
-        "scenario": [opened, scenario_title(opened)] if opened else [],
-        "lasts": dict(lasts),
-        "queries": {key: timeline_query(*split_key(key)) for key in lasts},
-    }
+    return Named(
+        scenario=[opened, scenario_title(opened)] if opened else [],
+        lasts=dict(lasts),
+        queries={key: timeline_query(*split_key(key)) for key in lasts},
+    )
 
 
 def document_head(
@@ -132,12 +149,17 @@ def document_head(
     lasts: Mapping[str, int | None],
     held: Mapping[str, list[int]],
     keep: bool = False,
-) -> dict[str, Any]:
-    """A document's head (its fields besides its pages: docs/document.md) for a set of
-    timelines opened at ``at`` (``keep``: where the page is, if it holds that mode), with
-    the steps it holds of each (``held``)."""
-    head = {"version": DOCUMENT_VERSION, "serial": serial, "at": list(at), "keep": keep}
-    return {**head, "held": dict(held), **named(lasts, at[0])}
+) -> DocumentHead:
+    """A document's head for a set of timelines opened at ``at`` (``keep``: where the page
+    is, if it holds that mode), with the steps it holds of each (``held``)."""
+    return DocumentHead(
+        version=DOCUMENT_VERSION,
+        serial=serial,
+        at=list(at),
+        keep=keep,
+        held=dict(held),
+        **named(lasts, at[0]),
+    )
 
 
 def scenario_title(name: str) -> str:
