@@ -27,16 +27,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / SITE_DIR, help="site folder")
     parser.add_argument("--app", type=Path, default=ROOT / APP_SCRIPT, help="Panel script")
     parser.add_argument(
-        "--project",
-        type=Path,
-        default=ROOT,
-        help="folder with the pyproject.toml whose wheel the app imports",
-    )
-    parser.add_argument(
-        "--no-project", action="store_true", help="ship no project wheel (a stock app)"
+        "--no-project",
+        action="store_true",
+        help="a stock app: no project wheel, none of the load-time measures",
     )
     args = parser.parse_args(argv)
-    project = None if args.no_project else args.project.resolve()
+    project = None if args.no_project else ROOT
     out = args.out.resolve()
     try:
         if args.command == "build" or not (out / INDEX_HTML).exists():

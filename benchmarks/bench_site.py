@@ -362,17 +362,11 @@ def table(results: list[Figures]) -> str:
     return "\n".join(rows)
 
 
-STOCK_BUILD = (
-    "import sys; from pathlib import Path; from app.static_site.site import build; "
-    "build(Path(sys.argv[1]), None, Path(sys.argv[2]), stock=True)"
-)
-
-
 def build_site(app: Path, out: Path, project: bool) -> None:
     cmd = [sys.executable, str(ROOT / "build.py"), "build", "--app", str(app), "--out", str(out)]
     if not project:
         # The yardstick is a plain converted app: none of the builder's load-time measures.
-        cmd = [sys.executable, "-c", STOCK_BUILD, str(app), str(out)]
+        cmd.append("--no-project")
     env = dict(os.environ)
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=env, cwd=ROOT)
     if proc.returncode:

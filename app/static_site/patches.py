@@ -147,15 +147,12 @@ def patch_html(html: str, worker_name: str, early: bool = True) -> str:
     # Without an icon link the browser asks for /favicon.ico, a 404.
     icon = f"./{LOCAL_PANEL}{PANEL_VERSION}/dist/images/favicon.ico"
     html = insert(html, "</head>", f'<link rel="icon" href="{icon}">', "HTML", after=False)
-    created = f'new Worker("./{worker_name}.js")'
     if not early:
-        # The worker sees its own URL, not the page's: hand it the page's location by name.
-        named = f"{created[:-1]}, {{name: JSON.stringify(window.location)}})"
-        return replace_once(html, created, named, "converted HTML")
+        return html  # a stock app: Panel's own worker
     script = html_text.escape(f"./{worker_name}.js")
     early_worker = f'<script data-worker="{script}">\n{shim("early_worker.js")}</script>'
     html = insert(html, "</title>", early_worker, "converted HTML")
-    return replace_once(html, created, EARLY_WORKER, "converted HTML")
+    return replace_once(html, f'new Worker("./{worker_name}.js")', EARLY_WORKER, "converted HTML")
 
 
 # Bokeh's and Panel's scripts in the converted page's <head>, each parser-blocking.

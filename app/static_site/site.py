@@ -1,26 +1,25 @@
 """The build: the runtime, the wheels, the converted page and its patches, in site/.
 
 `build` runs every part in order, with every load-time measure (docs/static-site.md)
-unless `stock`: the benchmark's yardstick (benchmarks/bench_site.py), a plain converted
-app (no .pyc, numpy whole, micropip, every package installed, no early start or early
-pages, no .gz twins).
+when it ships a project's wheel; without one, a stock app: the benchmark's yardstick
+(benchmarks/bench_site.py), a plain converted app (no .pyc, numpy whole, micropip, every
+package installed, no early start or early pages, no .gz twins).
 """
 
 from __future__ import annotations
 
 import shutil
-import tempfile
 import time
 from pathlib import Path
 
 from app.static_site.assets import AssetError, canonical, log
 from app.static_site.bytecode import imported_sources, precompile, python312
 from app.static_site.cdn import check_self_hosted, copy_bokeh_js, copy_panel_dist
-from app.static_site.convert import app_requirements, convert
+from app.static_site.convert import convert, lock_names
 from app.static_site.early_pages import write_early_pages
 from app.static_site.fetch import cache_dir, pure_wheels, unpack_pyodide
 from app.static_site.layout import INDEX_HTML, LAZY_IMPORTS
-from app.static_site.lock import lock_entry, write_lock
+from app.static_site.lock import LockPackages, lock_entry, write_lock
 from app.static_site.patches import SIDE_WORKER, patch_early_page, patch_html, patch_worker, shim
 from app.static_site.pins import SDIST_WHEELS
 from app.static_site.serve import precompress
@@ -28,8 +27,9 @@ from app.static_site.traces import ship_traces
 from app.static_site.wheels import SLIMMERS, project_wheel, rewrite_zip, sdist_pure_wheel
 
 
-def build(app: Path, project: Path | None, out: Path, stock: bool = False) -> None:
-    """Build the site of `app` (with `project`'s wheel, if any) in `out`, all or nothing."""
+def build(app: Path, project: Path | None, out: Path) -> None:
+    """Build the site of `app` in `out`, all or nothing: with `project`'s wheel, or (None)
+    as a stock app."""
     started = time.perf_counter()
     if not app.is_file():
         raise AssetError(f"missing asset app script {app}")
@@ -38,7 +38,7 @@ def build(app: Path, project: Path | None, out: Path, stock: bool = False) -> No
     shutil.rmtree(stage, ignore_errors=True)
     (stage / "pyodide").mkdir(parents=True)
     try:
-        assemble(app, project, cache, stage, stock)
+        assemble(app, project, cache, stage)
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)  # never leave a half-built site behind
         raise
@@ -48,7 +48,7 @@ def build(app: Path, project: Path | None, out: Path, stock: bool = False) -> No
     log(f"wrote {out}/ ({size / 1e6:.1f} MB) in {time.perf_counter() - started:.1f} s")
 
 
-def assemble(app: Path, project: Path | None, cache: Path, stage: Path, stock: bool) -> None:
+def assemble(app: Path, project: Path | None, cache: Path, stage: Path) -> None:
     # site/pyodide/: the runtime and every wheel (raw: the pure ones, unslimmed).
     pyodide_dir = stage / "pyodide"
     info, packages = unpack_pyodide(cache, pyodide_dir)
@@ -56,56 +56,54 @@ def assemble(app: Path, project: Path | None, cache: Path, stage: Path, stock: b
     built = {name: sdist_pure_wheel(cache, name) for name in SDIST_WHEELS}
     for name, path in {**raw, **built}.items():
         shutil.copyfile(path, pyodide_dir / path.name)
-        packages[name] = lock_entry(pyodide_dir / path.name, lean=not stock)
+        packages[name] = lock_entry(pyodide_dir / path.name, lean=project is not None)
     for key, entry in packages.items():
-        keep = SLIMMERS.get(key) if key != "numpy" or not stock else None  # stock: numpy whole
+        keep = SLIMMERS.get(key) if key != "numpy" or project else None  # stock: numpy whole
         if keep is not None:  # (the lock's imports and depends stay as they are)
             slimmed = pyodide_dir / str(entry["file_name"])
             rewrite_zip(slimmed, slimmed, keep)
-    shipped: Path | None = None  # the project's wheel, installed from the lock
-    with tempfile.TemporaryDirectory(prefix="pcl-wheel-") as tmp:
-        wheel, meta = project_wheel(project, Path(tmp)) if project else (None, None)
-        if wheel is not None and not stock:
-            # Changes with every edit (not worth caching); keeps its sources: the code
-            # panel shows the engine's own source.
-            precompile(wheel, None, keep_sources=True)
-            shipped = Path(shutil.copyfile(wheel, pyodide_dir / wheel.name))
-        reqs, loaded = app_requirements(meta, wheel, packages)
-        names = ", ".join(r.split(" @ ")[0] for r in reqs) or "none"
-        log(f"converting {app} (requirements: {names})")
-        # Every address has its early page: none needs Panel's pre-render of a Bokeh document.
-        convert(app, stage, reqs, project, prerender=shipped is None)
-    install = None if stock else loaded
-    if not stock and python312() is not None:
-        # What the app imports, in the stdlib and in each wheel, sourceless.
-        only = imported_sources(app, project, LAZY_IMPORTS if project else ())
-        precompile(pyodide_dir / "python_stdlib.zip", cache, stdlib=True, only=only)
-        for entry in packages.values():
-            precompile(pyodide_dir / str(entry["file_name"]), cache, only=only)
-    if shipped is not None and install is not None:  # depending on what the app needs
-        entry = lock_entry(shipped)
-        key = canonical(str(entry["name"]))
-        packages[key] = {**entry, "depends": [n for n in install if n != key]}
+    log(f"converting {app}")
+    # Every address has its early page: none needs Panel's pre-render of a Bokeh document.
+    convert(app, stage, prerender=project is None)
+    locked = None if project is None else ship_project(app, project, cache, pyodide_dir, packages)
     write_lock(pyodide_dir, info, packages)
     converted = stage / f"{app.stem}.html"
-    html = patch_html(converted.read_text(), app.stem, early=not stock)
-    if shipped is not None:
+    html = patch_html(converted.read_text(), app.stem, early=project is not None)
+    if project is not None:
         log(f"writing {app}'s early page at every address")
         pages, start = write_early_pages(stage)
         html = patch_early_page(html, pages, start)
+        ship_traces(stage)
+        (stage / SIDE_WORKER).write_text(shim("install_locked.js") + shim(SIDE_WORKER))
     converted.unlink()
     (stage / INDEX_HTML).write_text(html)
-    if project is not None:
-        ship_traces(stage)
     worker = stage / f"{app.stem}.js"
-    wheel_url = None if shipped is None else f"./pyodide/{shipped.name}"
+    install, wheel_url = locked or (None, None)
     worker.write_text(patch_worker(worker.read_text(), install, wheel_url))
-    if shipped is not None:
-        (stage / SIDE_WORKER).write_text(shim("install_locked.js") + shim(SIDE_WORKER))
-    if install is not None:
-        (stage / f"{app.stem}.resources.zip").unlink(missing_ok=True)  # in the lock now
     copy_bokeh_js(raw["bokeh"], html, stage)
     copy_panel_dist(raw["panel"], html, stage)
     check_self_hosted(stage)
-    if not stock:
+    if project is not None:
         precompress(stage)
+
+
+def ship_project(
+    app: Path, project: Path, cache: Path, pyodide_dir: Path, packages: LockPackages
+) -> tuple[list[str], str]:
+    """The project's wheel in the lock, depending on what the app needs, and every wheel
+    compiled to what the app imports: (the lock's names the worker installs, the wheel)."""
+    wheel, meta = project_wheel(project, pyodide_dir)
+    # Changes with every edit (not worth caching); keeps its sources: the code panel shows
+    # the engine's own source.
+    precompile(wheel, None, keep_sources=True)
+    install = lock_names(meta, packages)
+    if python312() is not None:
+        # What the app imports, in the stdlib and in each wheel, sourceless.
+        only = imported_sources(app, project, LAZY_IMPORTS)
+        precompile(pyodide_dir / "python_stdlib.zip", cache, stdlib=True, only=only)
+        for entry in packages.values():
+            precompile(pyodide_dir / str(entry["file_name"]), cache, only=only)
+    entry = lock_entry(wheel)
+    key = canonical(str(entry["name"]))
+    packages[key] = {**entry, "depends": [n for n in install if n != key]}
+    return install, f"./pyodide/{wheel.name}"

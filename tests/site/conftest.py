@@ -2,7 +2,7 @@
 
 Environment overrides (all optional):
     PCL_SITE_REUSE=1      reuse an existing site/ instead of running build.py
-    PCL_SITE_APP, PCL_SITE_PROJECT, PCL_SITE_DIR   build another app (e.g. a stand-in)
+    PCL_SITE_APP, PCL_SITE_DIR   build another app (e.g. a stand-in)
     PCL_SITE_NO_PROJECT=1 ship no project wheel (stock Panel app)
     PCL_SITE_LABEL        name of the artifacts written to test-artifacts/
 """
@@ -129,7 +129,7 @@ class PageRun:
 def site_target() -> SiteTarget:
     env = os.environ
     app = Path(env.get("PCL_SITE_APP") or ROOT / layout.APP_SCRIPT)
-    project = None if env.get("PCL_SITE_NO_PROJECT") else Path(env.get("PCL_SITE_PROJECT") or ROOT)
+    project = None if env.get("PCL_SITE_NO_PROJECT") else ROOT
     out = Path(env.get("PCL_SITE_DIR") or ROOT / layout.SITE_DIR)
     return SiteTarget(app, project, out, env.get("PCL_SITE_LABEL", "site"))
 
@@ -151,7 +151,7 @@ def built_site() -> SiteTarget:
         "--out",
         str(target.out),
     ]
-    cmd += ["--no-project"] if target.project is None else ["--project", str(target.project)]
+    cmd += ["--no-project"] if target.project is None else []
     started = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
     assert proc.returncode == 0, f"build.py failed:\n{proc.stdout}\n{proc.stderr}"

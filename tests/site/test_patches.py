@@ -102,11 +102,9 @@ def test_the_page_starts_the_worker_early_from_its_own_copy(converted: tuple[str
     assert f"./cdn/panel/{PANEL_VERSION}/dist/images/favicon.ico" in page
 
 
-def test_without_the_early_start_the_worker_learns_the_page_address(
-    converted: tuple[str, str],
-) -> None:
+def test_a_stock_app_starts_panels_own_worker(converted: tuple[str, str]) -> None:
     page = patch_html(converted[0], "main", early=False)
-    assert 'new Worker("./main.js", {name: JSON.stringify(window.location)})' in page
+    assert 'new Worker("./main.js")' in page
     assert "data-worker" not in page
 
 
