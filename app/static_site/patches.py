@@ -52,14 +52,9 @@ def insert(text: str, anchor: str, code: str, where: str, after: bool = True) ->
 APP_CODE_START = "runPythonAsync(`\\nimport asyncio\\n"
 FUTURE_IMPORT = re.compile(r"(?<=\\n)from __future__ import [\w, ]+\\n")
 
-# The converted worker fetches and unpacks a resource archive (the project's wheel) and
-# has micropip resolve and install the requirements. Every package is in the lock, so
-# shims/install_locked.js installs them without micropip.
-MICROPIP_LOAD = re.compile(
-    r"  const data_archives = .*?\n  }\n  await self\.pyodide\.loadPackage\(\"micropip\"\);\n"
-    r"|  await self\.pyodide\.loadPackage\(\"micropip\"\);\n",
-    re.S,
-)
+# The converted worker has micropip resolve and install the requirements. Every package is
+# in the lock, so shims/install_locked.js installs them without micropip.
+MICROPIP_LOAD = 'await self.pyodide.loadPackage("micropip");'
 MICROPIP_INSTALL = re.compile(
     r"await self\.pyodide\.runPythonAsync\(`\s*import micropip\s*"
     r"await micropip\.install\(\[[^\]]*\]\);\s*`\);"
@@ -74,9 +69,9 @@ SHARED_PATCH = re.compile(
 )
 
 
-def patch_worker(js: str, install: list[str] | None = None, wheel: str | None = None) -> str:
-    """The converted worker, installing `install` from the lock (None: with micropip),
-    and with the project's `wheel` (in the lock: needs `install`) loaded first."""
+def patch_worker(js: str, locked: tuple[list[str], str] | None = None) -> str:
+    """The converted worker, installing ``locked``'s names from the lock after the
+    project's wheel alone (load_wheel_first), or (None: a stock app) with micropip."""
     # Convert puts Panel's preamble before the app's code, so a `from __future__` import
     # would not come first (a SyntaxError in the worker): move it up.
     futures = "".join(dict.fromkeys(FUTURE_IMPORT.findall(js)))
@@ -96,20 +91,21 @@ def patch_worker(js: str, install: list[str] | None = None, wheel: str | None = 
         js = replace_once(js, status, json.dumps(new), f"worker JS: status {old!r}")
     # A failed install must be visible in the console, not only in the status line.
     js = replace_once(js, "console.log(e)", "console.error(e)", "worker JS")
-    if install is not None:
-        js = replace_once(js, MICROPIP_LOAD, "", "worker JS: cannot find the micropip load")
+    missing = "worker JS: cannot find how a patch is applied"
+    js = replace_once(js, SHARED_PATCH, "applyPatch(msg.patch)", missing)
+    before_start = [shim("apply_patch.js")]
+    if locked is not None:
+        install, wheel = locked
+        js, early_js = load_wheel_first(js, wheel)
         installed = f"await installLocked({json.dumps(install)});"
         missing = "worker JS: cannot find the micropip install"
         js = replace_once(js, MICROPIP_INSTALL, installed, missing)
-        js = insert(js, START_APPLICATION, shim("install_locked.js"), "worker JS", after=False)
-    missing = "worker JS: cannot find how a patch is applied"
-    js = replace_once(js, SHARED_PATCH, "applyPatch(msg.patch)", missing)
-    js = insert(js, START_APPLICATION, shim("apply_patch.js"), "worker JS", after=False)
+        before_start = [shim("install_locked.js"), *before_start, early_js]
+    js = insert(js, START_APPLICATION, "\n".join(before_start), "worker JS", after=False)
     # After the "app" status, before the app's code: the shim's stand-ins.
     anchor = f"msg: {json.dumps(STAGES['Executing code'])}}})"
     code = json.dumps(shim("worker_shim.py"))
-    js = insert(js, anchor, f"  await self.pyodide.runPythonAsync({code});", "worker JS")
-    return js if wheel is None else load_wheel_first(js, wheel)
+    return insert(js, anchor, f"  await self.pyodide.runPythonAsync({code});", "worker JS")
 
 
 # --- the page (index.html) --------------------------------------------------------------
@@ -193,19 +189,19 @@ def patch_early_page(html: str, names: list[str], start: str) -> str:
 
 # The type of the messages between a playground link's early page and the app's worker.
 EARLY_MESSAGE = "pcl-early"
-LOADED_PYODIDE = 'console.log("Loaded pyodide!");'
 # The workload lab's side worker (app/data/side_runs.py), written beside the app's worker.
 SIDE_WORKER = "side_worker.js"
 
 
-def load_wheel_first(js: str, wheel: str) -> str:
+def load_wheel_first(js: str, wheel: str) -> tuple[str, str]:
     """The worker names the project's `wheel`, which two things load alone: for a
-    playground link, the worker itself once Pyodide is up (shims/early_in_worker.js, with
-    install_locked.js's installLocked), to answer the link's early page before it installs
-    the app; and the lab's side worker (shims/side_worker.js; app/data/side_runs.py)."""
+    playground link, the worker itself once Pyodide is up, where micropip loaded
+    (shims/early_in_worker.js, with install_locked.js's installLocked), to answer the
+    link's early page before it installs the app; and the lab's side worker
+    (shims/side_worker.js; app/data/side_runs.py). Gives the worker and the code for
+    before its startApplication."""
     early = json.dumps({"wheel": wheel, "type": EARLY_MESSAGE})
-    early_js = f"self.pclEarly = {early};\n{shim('early_in_worker.js')}"
-    js = insert(js, START_APPLICATION, early_js, "worker JS", after=False)
     side = json.dumps({"script": f"./{SIDE_WORKER}", "wheel": wheel})
-    code = f"  self.pclSideRuns = {side};\n  await startEarlyPlayground();"
-    return insert(js, LOADED_PYODIDE, code, "worker JS")
+    code = f"self.pclSideRuns = {side};\n  await startEarlyPlayground();"
+    js = replace_once(js, MICROPIP_LOAD, code, "worker JS: cannot find the micropip load")
+    return js, f"self.pclEarly = {early};\n{shim('early_in_worker.js')}"

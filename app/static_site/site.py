@@ -78,8 +78,7 @@ def assemble(app: Path, project: Path | None, cache: Path, stage: Path) -> None:
     converted.unlink()
     (stage / INDEX_HTML).write_text(html)
     worker = stage / f"{app.stem}.js"
-    install, wheel_url = locked or (None, None)
-    worker.write_text(patch_worker(worker.read_text(), install, wheel_url))
+    worker.write_text(patch_worker(worker.read_text(), locked))
     copy_bokeh_js(raw["bokeh"], html, stage)
     copy_panel_dist(raw["panel"], html, stage)
     check_self_hosted(stage)

@@ -38,6 +38,7 @@ import panel as pn
 pn.pane.HTML("<b>tiny</b>").servable()
 """
 NODE = shutil.which("node")
+WHEEL = "./pyodide/prefix_cache_lab-0.1.0-py3-none-any.whl"
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +71,7 @@ def check_js(code: str, tmp_path: Path, name: str) -> None:
 def test_the_worker_installs_from_the_lock_and_runs_the_shim(
     converted: tuple[str, str], tmp_path: Path
 ) -> None:
-    worker = patch_worker(converted[1], install=["bokeh", "panel", "param"])
+    worker = patch_worker(converted[1], (["bokeh", "panel", "param"], WHEEL))
     assert "micropip.install" not in worker
     assert 'loadPackage("micropip")' not in worker
     assert 'await installLocked(["bokeh", "panel", "param"]);' in worker
@@ -86,7 +87,7 @@ def test_the_worker_installs_from_the_lock_and_runs_the_shim(
 def test_the_worker_keeps_micropip_without_the_direct_install(
     converted: tuple[str, str], tmp_path: Path
 ) -> None:
-    worker = patch_worker(converted[1], install=None)
+    worker = patch_worker(converted[1])
     assert "micropip.install" in worker
     assert "installLocked" not in worker
     check_js(worker, tmp_path, "worker.js")
@@ -139,7 +140,7 @@ def test_each_patch_from_the_page_reaches_python_as_its_own(
 ) -> None:
     """Not through one global that the next message replaces before Python reads it."""
     assert "self.pyodide.globals.set('patch', msg.patch)" in converted[1]
-    worker = patch_worker(converted[1], install=["panel"])
+    worker = patch_worker(converted[1], (["panel"], WHEEL))
     assert "globals.set('patch'" not in worker
     assert "applyPatch(msg.patch)\n    self.postMessage({type: 'idle'})" in worker
     assert worker.index(shim("apply_patch.js")) < worker.index("async function startApplication")
@@ -178,12 +179,11 @@ console.log(JSON.stringify(queue.map((e) => e.click ? `click ${e.click}` :
 def test_a_playground_link_is_answered_early_by_the_apps_worker(
     converted: tuple[str, str], tmp_path: Path
 ) -> None:
-    wheel = "./pyodide/prefix_cache_lab-0.1.0-py3-none-any.whl"
-    worker = patch_worker(converted[1], ["panel"], wheel)
+    worker = patch_worker(converted[1], (["panel"], WHEEL))
     assert shim("early_in_worker.js") in worker
     named = re.search(r"self\.pclEarly = (\{.*\});", worker)
     assert named is not None
-    assert json.loads(named.group(1)) == {"wheel": wheel, "type": EARLY_MESSAGE}
+    assert json.loads(named.group(1)) == {"wheel": WHEEL, "type": EARLY_MESSAGE}
     # At the worker's start, it hears the page's requests; once Pyodide is up, before the
     # installs, it loads the wheel alone and answers them, then installs the app's packages.
     call = "await startEarlyPlayground();"
@@ -207,11 +207,10 @@ def test_a_playground_link_is_answered_early_by_the_apps_worker(
 def test_the_apps_worker_names_the_labs_side_worker_and_the_wheel(
     converted: tuple[str, str], tmp_path: Path
 ) -> None:
-    wheel = "./pyodide/prefix_cache_lab-0.1.0-py3-none-any.whl"
-    worker = patch_worker(converted[1], ["panel"], wheel)
+    worker = patch_worker(converted[1], (["panel"], WHEEL))
     named = re.search(r"self\.pclSideRuns = (\{.*\});", worker)
     assert named is not None
-    assert json.loads(named.group(1)) == {"script": f"./{SIDE_WORKER}", "wheel": wheel}
+    assert json.loads(named.group(1)) == {"script": f"./{SIDE_WORKER}", "wheel": WHEEL}
     # Before the app starts, which may start the side worker.
     assert worker.index(named.group(0)) < worker.index('await installLocked(["panel"]);')
     check_js(worker, tmp_path, "worker.js")
