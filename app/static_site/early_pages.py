@@ -25,18 +25,16 @@ def write_page(stage: Path, name: str, page: dict[str, Any]) -> None:
     (stage / EARLY_DIR / f"{name}.json.gz").write_bytes(packed)
 
 
-def write_early_pages(stage: Path) -> tuple[list[str], str]:
+def write_early_pages(stage: Path) -> None:
     """The gzipped early page of every address app/data/url.py names and of every
     playground link (url.PLAYGROUND) in EARLY_DIR, and the modules beside the page, where
-    it imports them: (the pages' names, the start page's). Makes the App at each address
-    in this process; `convert` has put the project on sys.path."""
-    from app.data import url  # the project's, on sys.path since convert()
+    it imports them. Makes the App at each address in this process."""
+    from app.data import url
     from app.page.early_page import early_page
     from app.page.layout import App
 
     (stage / EARLY_DIR).mkdir()
-    addresses = url.early_pages()
-    for name, query in addresses.items():
+    for name, query in url.early_pages().items():
         write_page(stage, name, early_page(App(link=url.parse_link(query))))
     # Laid out at the empty playground; the worker fills in the link's.
     app = App(link=url.parse_link(url.empty_playground_href()))
@@ -46,4 +44,3 @@ def write_early_pages(stage: Path) -> tuple[list[str], str]:
             target = stage / source.relative_to(ROOT)
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(source, target)
-    return sorted([*addresses, url.PLAYGROUND]), url.START_PAGE

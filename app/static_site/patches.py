@@ -130,9 +130,15 @@ SEND_CHANGE = "function send_change(jsdoc, event) {"
 
 # The worker early_worker.js started, on its own <script> tag (no page-wide global).
 EARLY_WORKER = "document.querySelector('script[data-worker]').worker"
+# Bokeh's and Panel's scripts in the converted page's <head>, each parser-blocking.
+SET_LOG_LEVEL = '<script type="text/javascript">\n  Bokeh.set_log_level("info");\n</script>'
+HEAD_SCRIPT = re.compile(r'<script type="text/javascript" src="([^"]+)"></script>')
 
 
 def patch_html(html: str, worker_name: str, early: bool = True) -> str:
+    """The converted page on the site's own copies, each event waiting in order while
+    the worker is busy; and unless a stock app (not ``early``), the worker started first
+    and each address's early page laid out before Bokeh (early_page_module)."""
     # Bokeh's and Panel's CDN addresses -> the site's own copies.
     html = html.replace(BOKEH_CDN, f"./{LOCAL_BOKEH}").replace(PANEL_CDN, f"./{LOCAL_PANEL}")
     missing = "converted HTML: cannot find how a change waits"
@@ -142,49 +148,42 @@ def patch_html(html: str, worker_name: str, early: bool = True) -> str:
     html = insert(html, SEND_CHANGE, shim("queue_in_order.js"), "converted HTML")
     # Without an icon link the browser asks for /favicon.ico, a 404.
     icon = f"./{LOCAL_PANEL}{PANEL_VERSION}/dist/images/favicon.ico"
-    html = insert(html, "</head>", f'<link rel="icon" href="{icon}">', "HTML", after=False)
-    if not early:
-        return html  # a stock app: Panel's own worker
-    script = html_text.escape(f"./{worker_name}.js")
-    early_worker = f'<script data-worker="{script}">\n{shim("early_worker.js")}</script>'
-    html = insert(html, "</title>", early_worker, "converted HTML")
-    return replace_once(html, f'new Worker("./{worker_name}.js")', EARLY_WORKER, "converted HTML")
+    head = [f'<link rel="icon" href="{icon}">']
+    if early:
+        script = html_text.escape(f"./{worker_name}.js")
+        early_worker = f'<script data-worker="{script}">\n{shim("early_worker.js")}</script>'
+        head = [early_page_module(), early_worker, *head]
+        created = f'new Worker("./{worker_name}.js")'
+        html = replace_once(html, created, EARLY_WORKER, "converted HTML")
+        # It runs as the page is parsed, before the deferred Bokeh; "info" is BokehJS's
+        # default.
+        html = replace_once(html, SET_LOG_LEVEL, "", "converted HTML")
+        html, count = HEAD_SCRIPT.subn(
+            r'<script type="text/javascript" src="\1" defer></script>', html
+        )
+        if count < 2:
+            raise AssetError(f"unexpected converted HTML: {count} script tags to defer")
+    return insert(html, "</title>", "\n".join(head), "converted HTML")
 
 
-# Bokeh's and Panel's scripts in the converted page's <head>, each parser-blocking.
-SET_LOG_LEVEL = '<script type="text/javascript">\n  Bokeh.set_log_level("info");\n</script>'
-HEAD_SCRIPT = re.compile(r'<script type="text/javascript" src="([^"]+)"></script>')
-
-
-def patch_early_page(html: str, names: list[str], start: str) -> str:
+def early_page_module() -> str:
     """Each address fetches its early page (app/page/early_page.js) and lays it out at
     once: the module starts first, and Bokeh's and Panel's 3 MB of JS no longer hold
-    the page's first paint (they run, in order, once the page is parsed). With a
-    playground's page in ``names``, the app's worker fills a playground link's page
-    (load_wheel_first)."""
-    from app.data import timelines, url  # the project's (see write_early_pages)
+    the page's first paint (they run, in order, once the page is parsed). The app's
+    worker fills a playground link's page (load_wheel_first)."""
+    from app.data import timelines, url
 
-    shipped = [name for name in names if name not in (start, url.PLAYGROUND)]
     config = [
-        shipped,
-        start,
+        sorted(name for name in url.early_pages() if name != url.START_PAGE),
+        url.START_PAGE,
         timelines.default_scenario(),
         url.browser_names(),
-        url.PLAYGROUND if url.PLAYGROUND in names else None,
+        url.PLAYGROUND,
         EARLY_MESSAGE,
     ]
     data = html_text.escape(json.dumps([config, EARLY_DIR]))
     start_js = shim("early_page_start.js")
-    module = f'<script type="module" async data-early-pages="{data}">\n{start_js}</script>'
-    html = insert(html, "</title>", module, "converted HTML")
-    # It runs as the page is parsed, before the deferred Bokeh; "info" is BokehJS's default.
-    html = replace_once(html, SET_LOG_LEVEL, "", "converted HTML")
-    deferred, count = HEAD_SCRIPT.subn(
-        r'<script type="text/javascript" src="\1" defer></script>', html
-    )
-    if count < 2:
-        raise AssetError(f"unexpected converted HTML: {count} script tags to defer")
-    return deferred
+    return f'<script type="module" async data-early-pages="{data}">\n{start_js}</script>'
 
 
 # The type of the messages between a playground link's early page and the app's worker.

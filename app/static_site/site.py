@@ -20,7 +20,7 @@ from app.static_site.early_pages import write_early_pages
 from app.static_site.fetch import cache_dir, pure_wheels, unpack_pyodide
 from app.static_site.layout import INDEX_HTML, LAZY_IMPORTS
 from app.static_site.lock import LockPackages, lock_entry, write_lock
-from app.static_site.patches import SIDE_WORKER, patch_early_page, patch_html, patch_worker, shim
+from app.static_site.patches import SIDE_WORKER, patch_html, patch_worker, shim
 from app.static_site.pins import SDIST_WHEELS
 from app.static_site.serve import precompress
 from app.static_site.traces import ship_traces
@@ -71,8 +71,7 @@ def assemble(app: Path, project: Path | None, cache: Path, stage: Path) -> None:
     html = patch_html(converted.read_text(), app.stem, early=project is not None)
     if project is not None:
         log(f"writing {app}'s early page at every address")
-        pages, start = write_early_pages(stage)
-        html = patch_early_page(html, pages, start)
+        write_early_pages(stage)
         ship_traces(stage)
         (stage / SIDE_WORKER).write_text(shim("install_locked.js") + shim(SIDE_WORKER))
     converted.unlink()

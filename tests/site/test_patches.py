@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from app.data import url
 from app.static_site.assets import AssetError
 from app.static_site.layout import BOKEH_CDN, PANEL_CDN
 from app.static_site.patches import (
@@ -24,7 +25,6 @@ from app.static_site.patches import (
     SET_LOG_LEVEL,
     SIDE_WORKER,
     STAGES,
-    patch_early_page,
     patch_html,
     patch_worker,
     shim,
@@ -110,13 +110,15 @@ def test_a_stock_app_starts_panels_own_worker(converted: tuple[str, str]) -> Non
 
 
 def test_the_page_lays_out_its_early_page_before_bokeh(converted: tuple[str, str]) -> None:
-    page = patch_early_page(patch_html(converted[0], "main"), ["eviction-order", "start"], "start")
+    page = patch_html(converted[0], "main")
     module = page.index('<script type="module" async data-early-pages=')
     assert shim("early_page_start.js") in page
     data = re.search(r'<script type="module" async data-early-pages="([^"]*)">', page)
     assert data is not None
     (names, start, *_rest), folder = json.loads(html_text.unescape(data.group(1)))
-    assert (names, start, folder) == (["eviction-order"], "start", "early")
+    assert (start, folder) == (url.START_PAGE, "early")
+    assert names == sorted(set(url.early_pages()) - {url.START_PAGE})
+    assert "eviction-order" in names and "eviction-order-embed" in names
     # Bokeh's and Panel's scripts run after the page is parsed, after the early page's.
     scripts = re.findall(r'<script type="text/javascript" src="[^"]+"( defer)?>', page)
     assert scripts and all(scripts)
@@ -130,7 +132,7 @@ def test_an_anchor_panel_moved_stops_the_build(converted: tuple[str, str]) -> No
     with pytest.raises(AssetError, match="unexpected worker JS: cannot find how a patch"):
         patch_worker(converted[1].replace("globals.set('patch', msg.patch)", ""))
     with pytest.raises(AssetError, match="unexpected converted HTML"):
-        patch_early_page(converted[0].replace(SET_LOG_LEVEL, ""), ["reset"], "start")
+        patch_html(converted[0].replace(SET_LOG_LEVEL, ""), "main")
     with pytest.raises(AssetError, match="unexpected converted HTML: cannot find how a change"):
         patch_html(converted[0].replace("event.model && event.attr", "event.attr"), "main")
 
@@ -193,15 +195,12 @@ def test_a_playground_link_is_answered_early_by_the_apps_worker(
     check_js(worker, tmp_path, "worker.js")
 
     # The page names the playground's early page and the messages' type.
-    names = ["eviction-order", "playground", "start"]
-    page = patch_early_page(patch_html(converted[0], "main"), names, "start")
+    page = patch_html(converted[0], "main")
     data = re.search(r'<script type="module" async data-early-pages="([^"]*)">', page)
     assert data is not None
     (shipped, *_rest, playground, kind), _folder = json.loads(html_text.unescape(data.group(1)))
-    assert (shipped, playground, kind) == (["eviction-order"], "playground", EARLY_MESSAGE)
-    without = patch_early_page(patch_html(converted[0], "main"), names[::2], "start")
-    data = re.search(r'<script type="module" async data-early-pages="([^"]*)">', without)
-    assert data is not None and json.loads(html_text.unescape(data.group(1)))[0][4] is None
+    assert (playground, kind) == (url.PLAYGROUND, EARLY_MESSAGE)
+    assert url.PLAYGROUND not in shipped
 
 
 def test_the_apps_worker_names_the_labs_side_worker_and_the_wheel(
