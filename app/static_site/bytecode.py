@@ -119,7 +119,6 @@ def precompile(
     beside = stdlib or sourceless
     rewrite_zip(
         path,
-        path,
         lambda name: not (sourceless and name in pycs),
         {f"{rel}c" if beside else pycache_path(rel): data for rel, data in pycs.items()},
     )

@@ -60,8 +60,7 @@ def assemble(app: Path, project: Path | None, cache: Path, stage: Path) -> None:
     for key, entry in packages.items():
         keep = SLIMMERS.get(key) if key != "numpy" or project else None  # stock: numpy whole
         if keep is not None:  # (the lock's imports and depends stay as they are)
-            slimmed = pyodide_dir / str(entry["file_name"])
-            rewrite_zip(slimmed, slimmed, keep)
+            rewrite_zip(pyodide_dir / str(entry["file_name"]), keep)
     log(f"converting {app}")
     # Every address has its early page: none needs Panel's pre-render of a Bokeh document.
     convert(app, stage, prerender=project is None)

@@ -35,11 +35,11 @@ def write_zip(target: Path, files: dict[str, bytes]) -> Path:
 
 
 def rewrite_zip(
-    source: Path, target: Path, keep: Callable[[str], bool], extra: dict[str, bytes] | None = None
+    path: Path, keep: Callable[[str], bool], extra: dict[str, bytes] | None = None
 ) -> None:
-    """``source`` as ``target`` (the same path: in place) with the files ``keep`` takes,
-    and ``extra`` files added; a wheel's RECORD follows."""
-    with zipfile.ZipFile(source) as zf:
+    """The zip at ``path`` with only the files ``keep`` takes, and ``extra`` files added;
+    a wheel's RECORD follows."""
+    with zipfile.ZipFile(path) as zf:
         files = {name: zf.read(name) for name in zf.namelist() if keep(name)}
     files.update(extra or {})
     for name, data in files.items():
@@ -47,7 +47,7 @@ def rewrite_zip(
             kept = [ln for ln in data.decode().splitlines() if ln.split(",")[0] in files]
             kept += [f"{arc},{record_hash(d)}" for arc, d in (extra or {}).items()]
             files[name] = ("\n".join(kept) + "\n").encode()
-    write_zip(target, files)
+    write_zip(path, files)
 
 
 def write_wheel(
