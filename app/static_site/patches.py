@@ -42,9 +42,9 @@ def replace_once(text: str, old: str | re.Pattern[str], new: str, where: str) ->
     return text
 
 
-def insert(text: str, anchor: str, code: str, where: str, after: bool = True) -> str:
-    """``code`` on its own line after (or before) the one ``anchor``."""
-    return replace_once(text, anchor, f"{anchor}\n{code}" if after else f"{code}\n{anchor}", where)
+def insert(text: str, anchor: str, code: str, where: str) -> str:
+    """``code`` on its own line after the one ``anchor``."""
+    return replace_once(text, anchor, f"{anchor}\n{code}", where)
 
 
 # --- the worker (main.js) ---------------------------------------------------------------
@@ -101,7 +101,8 @@ def patch_worker(js: str, locked: tuple[list[str], str] | None = None) -> str:
         missing = "worker JS: cannot find the micropip install"
         js = replace_once(js, MICROPIP_INSTALL, installed, missing)
         before_start = [shim("install_locked.js"), *before_start, early_js]
-    js = insert(js, START_APPLICATION, "\n".join(before_start), "worker JS", after=False)
+    before_start.append(START_APPLICATION)
+    js = replace_once(js, START_APPLICATION, "\n".join(before_start), "worker JS")
     # After the "app" status, before the app's code: the shim's stand-ins.
     anchor = f"msg: {json.dumps(STAGES['Executing code'])}}})"
     code = json.dumps(shim("worker_shim.py"))
