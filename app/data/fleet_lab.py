@@ -4,7 +4,7 @@ fleet over a trace slice (engine/lab/fleet/), a slice at a time."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from app.data.lab import SlicedRun, played_for_a_learner
 from app.data.trace_lab import MAX_BLOCK_SIZE, MIN_BLOCK_SIZE
@@ -36,16 +36,23 @@ STEPS_PER_SLICE = 40
 TIMED_CELLS = {"requests": "requests", "capacity_tokens": "capacity"}
 
 
-# The page's knobs by their cells' names: requests, replicas, capacity (tokens), block_size
-# (vLLM's block, SGLang's page), load_weight, event_delay, and timed (with time: the trace's
-# timestamps, 25 ms engine steps).
-FleetLabKnobs = Mapping[str, Any]
+class FleetLabKnobs(TypedDict):
+    """The page's knobs by their cells' names, once ``fleet_problems`` finds none wrong."""
+
+    requests: int
+    replicas: int
+    capacity: int  # tokens, each replica's
+    block_size: int  # vLLM's block, SGLang's page
+    load_weight: float
+    event_delay: int
+    timed: bool  # with time: the trace's timestamps, 25 ms engine steps
 
 
 def fleet_problems(
-    knobs: FleetLabKnobs, available: int, entries: Sequence[TraceEntry] = ()
+    knobs: Mapping[str, Any], available: int, entries: Sequence[TraceEntry] = ()
 ) -> dict[str, str]:
-    """A message per knob that cannot be used (with time, also on the slice ``entries``)."""
+    """A message per knob that cannot be used (``knobs``: the cells' values, an empty one None;
+    with time, also on the slice ``entries``)."""
     found: dict[str, str] = {}
     most = min(available, MAX_FLEET_REQUESTS)
     if knobs["requests"] is None or not 1 <= knobs["requests"] <= most:

@@ -8,7 +8,7 @@ import asyncio
 
 import pytest
 
-from app.data.fleet_lab import FLEET_PRESET, FleetLabRun, fleet_problems
+from app.data.fleet_lab import FLEET_PRESET, FleetLabKnobs, FleetLabRun, fleet_problems
 from app.data.trace_lab import shipped_trace, trace_path
 from app.views.fleet_lab import FleetLabView
 from app.views.lab import open_lab
@@ -80,10 +80,17 @@ def test_a_bad_knob_gets_its_message_and_runs_nothing() -> None:
 
 def knobs(
     requests: int, replicas: int, capacity: int, load_weight: float, event_delay: int
-) -> dict:
+) -> FleetLabKnobs:
     """The fleet page's knobs, in order (a trace's block size, without time)."""
-    given = dict(requests=requests, replicas=replicas, capacity=capacity, load_weight=load_weight)
-    return given | dict(event_delay=event_delay, block_size=512, timed=False)
+    return FleetLabKnobs(
+        requests=requests,
+        replicas=replicas,
+        capacity=capacity,
+        block_size=512,
+        load_weight=load_weight,
+        event_delay=event_delay,
+        timed=False,
+    )
 
 
 def test_knob_messages() -> None:
