@@ -131,7 +131,6 @@ class FleetCharts:
 class FleetLabView(LabGroup):
     """The fleet group: a trace's first requests over replicas, every router in turn."""
 
-    group = "fleet"
     cell_prefix = "fleet"
 
     def __init__(

@@ -68,7 +68,6 @@ def timed_progress(share: float) -> str:
 class TraceLabView(LabGroup):
     """The "Real traces" group: a trace, a slice, the block size and the engine as knobs."""
 
-    group = "traces"
     cell_prefix = "traces"
 
     def __init__(

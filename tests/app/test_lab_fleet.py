@@ -12,7 +12,7 @@ from app.data.fleet_lab import FLEET_PRESET, FleetLabKnobs, FleetLabRun, fleet_p
 from app.data.trace_lab import shipped_trace, trace_path
 from app.views.fleet_lab import FleetLabView
 from app.views.lab import open_lab
-from app.views.lab_controls import lab_group, lab_picker_options
+from app.views.lab_controls import lab_picker_options
 from engine.lab.fleet.in_order import run_fleet_in_order
 from engine.lab.fleet.knobs import FleetKnobs
 from engine.lab.fleet.playground import replica_playground_code
@@ -114,7 +114,7 @@ def test_stop_stops_the_run() -> None:
 
 
 def test_the_picker_and_the_address_open_the_fleet() -> None:
-    assert lab_picker_options()[-1] == FLEET_PRESET and lab_group(FLEET_PRESET) == "fleet"
+    assert lab_picker_options()[-1] == FLEET_PRESET
     assert isinstance(open_lab(FLEET_PRESET, "both"), FleetLabView)
 
 
