@@ -174,8 +174,7 @@ class FleetLabView(LabGroup):
 
     def checked_knobs(self, entries: Sequence[TraceEntry]) -> FleetLabKnobs | None:
         knobs = {name: self.knobs[name].value for name in (*KNOBS, "timed")}
-        requests = knobs["requests"] if isinstance(knobs["requests"], int) else 0
-        found = fleet_problems(knobs, len(entries), entries[: max(0, requests)])
+        found = fleet_problems(knobs, entries)
         for name in KNOBS:
             self.show_knob_error(name, found.get(name, ""))
         return None if found else cast(FleetLabKnobs, knobs)
@@ -183,7 +182,7 @@ class FleetLabView(LabGroup):
     async def start(self) -> None:
         """Every router's run over the knobs' slice, with progress, then the charts and table."""
         try:
-            entries = list(await load_trace(self.knobs["trace"].value))
+            entries = await load_trace(self.knobs["trace"].value)
         except TraceError as error:
             self.status.object = render_knob_error(str(error))
             return
@@ -191,7 +190,7 @@ class FleetLabView(LabGroup):
         if knobs is None:
             return
         engines = self.engines
-        run = FleetLabRun(entries[: knobs["requests"]], engines, knobs)
+        run = FleetLabRun(entries, engines, knobs)
 
         def progress(share: float) -> str:
             return render_progress(share, "fleet", done=len(run.runs), total=len(run.points))

@@ -94,9 +94,10 @@ def knobs(
 
 
 def test_knob_messages() -> None:
-    found = fleet_problems(knobs(0, 0, 100, -1.0, -1), available=500)
+    entries = shipped_trace("conversation")[:500]
+    found = fleet_problems(knobs(0, 0, 100, -1.0, -1), entries)
     assert set(found) == {"requests", "replicas", "capacity", "load_weight", "event_delay"}
-    assert fleet_problems(knobs(300, 4, 1_000_000, 1.0, 0), available=500) == {}
+    assert fleet_problems(knobs(300, 4, 1_000_000, 1.0, 0), entries) == {}
 
 
 def test_stop_stops_the_run() -> None:
