@@ -131,12 +131,11 @@ class LabView(LabGroup):
         other charts. Bokeh lays out a whole root again when any part of it changes size: the
         knobs' messages and the outcome, which change with most knob changes, leave the six
         charts of the last root alone (docs/performance.md)."""
-        knob_cells = [self.knob_cell(w, knob, **KNOB_CELL) for knob, w in self.knobs.items()]
         # Rows that wrap: a phone is narrower than a preset and its overlay's label.
         controls = self.controls_root(
             lab_text("lab", "intro"),
             pn.FlexBox(self.preset_select, self.engine, self.overlay, **WRAPPING),
-            pn.FlexBox(*knob_cells, **WRAPPING),
+            self.knob_row(*self.knobs, **KNOB_CELL),
             self.buttons_row(),
         )
         first, *others = self.charts.cells(whole_first=True)

@@ -175,17 +175,15 @@ class LabGroup(pn.viewable.Viewer):
             return self.knobs[name]
         return {"preset": self.preset_select, "engine": self.engine}[name]
 
-    def knob_row(self, *names: str) -> pn.FlexBox:
-        """A row of knobs that wraps: each widget above its message (if it has one)."""
-        return pn.FlexBox(*(self.knob_cell(self.widget(name), name) for name in names), **WRAPPING)
+    def knob_row(self, *names: str, **params: Any) -> pn.FlexBox:
+        """A row of knobs that wraps: each a cell (with ``params``) of its widget above its
+        message, if it has one."""
+        return pn.FlexBox(*(self.knob_cell(name, **params) for name in names), **WRAPPING)
 
-    def knob_cell(
-        self, widget: pn.viewable.Viewable | pn.viewable.Viewer, name: str, **params: Any
-    ) -> pn.Column:
-        """A knob's widget and its message below it, if it has one."""
+    def knob_cell(self, name: str, **params: Any) -> pn.Column:
         errors = [self.knob_errors[name]] if name in self.knob_errors else []
         classes = [f"{self.cell_prefix}-{name}"]
-        return pn.Column(widget, *errors, margin=0, css_classes=classes, **params)
+        return pn.Column(self.widget(name), *errors, margin=0, css_classes=classes, **params)
 
     def show_knob_error(self, knob: str, message: str) -> None:
         """Show the knob's message below it (none: hide it)."""
