@@ -4,10 +4,10 @@ fleet over a trace slice (engine/lab/fleet/), a slice at a time."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from app.data.lab import SlicedRun, played_for_a_learner
-from app.data.trace_lab import MAX_BLOCK_SIZE, MIN_BLOCK_SIZE
+from app.data.trace_lab import MAX_BLOCK_SIZE, MIN_BLOCK_SIZE, TIMED_CELLS
 from app.data.url import playground_href
 from engine.lab.fleet.in_order import InOrderFleet
 from engine.lab.fleet.knobs import MAX_REPLICAS, FleetKnobs
@@ -32,22 +32,25 @@ DEFAULT_FLEET_CAPACITY = 1_000_000
 MAX_FLEET_REQUESTS = 2_000
 REQUESTS_PER_SLICE = 25
 STEPS_PER_SLICE = 40
-# The timed knobs' names in the engine, as the page's cells name them.
-TIMED_CELLS = {"requests": "requests", "capacity_tokens": "capacity"}
 
 
-# The page's knobs by their cells' names: requests, replicas, capacity (tokens), block_size
-# (vLLM's block, SGLang's page), load_weight, event_delay, and timed (with time: the trace's
-# timestamps, 25 ms engine steps).
-FleetLabKnobs = Mapping[str, Any]
+class FleetLabKnobs(TypedDict):
+    """The page's knobs by their cells' names, once ``fleet_problems`` finds none wrong."""
+
+    requests: int
+    replicas: int
+    capacity: int  # tokens, each replica's
+    block_size: int  # vLLM's block, SGLang's page
+    load_weight: float
+    event_delay: int
+    timed: bool  # with time: the trace's timestamps, 25 ms engine steps
 
 
-def fleet_problems(
-    knobs: FleetLabKnobs, available: int, entries: Sequence[TraceEntry] = ()
-) -> dict[str, str]:
-    """A message per knob that cannot be used (with time, also on the slice ``entries``)."""
+def fleet_problems(knobs: Mapping[str, Any], entries: Sequence[TraceEntry]) -> dict[str, str]:
+    """A message per knob that cannot be used on the trace's ``entries`` (``knobs``: the cells'
+    values, an empty one None; with time, also on the slice of them)."""
     found: dict[str, str] = {}
-    most = min(available, MAX_FLEET_REQUESTS)
+    most = min(len(entries), MAX_FLEET_REQUESTS)
     if knobs["requests"] is None or not 1 <= knobs["requests"] <= most:
         found["requests"] = f"Requests from 1 to {most:,} (the first N of the trace)"
     if knobs["replicas"] is None or not 1 <= knobs["replicas"] <= MAX_REPLICAS:
@@ -62,10 +65,10 @@ def fleet_problems(
         found["load_weight"] = "Load weight: a number, 0 or more"
     if knobs["event_delay"] is None or knobs["event_delay"] < 0:
         found["event_delay"] = "Event delay: 0 or more requests"
-    if knobs["timed"] and entries and not found:
+    if knobs["timed"] and not found:
         for engine in ("vllm", "sglang"):
             timed = TimedKnobs(knobs["capacity"], engine, knobs["block_size"])
-            for knob, message in timed.problems(entries).items():
+            for knob, message in timed.problems(entries[: knobs["requests"]]).items():
                 found.setdefault(TIMED_CELLS.get(knob, "requests"), message)
     return found
 
@@ -84,12 +87,13 @@ def fleet_knobs(knobs: FleetLabKnobs, engine: str, router: str) -> FleetKnobs:
 
 
 class FleetLabRun(SlicedRun):
-    """Every router's fleet on every engine asked for, in turn, over the slice in order."""
+    """Every router's fleet on every engine asked for, in turn, over the knobs' slice of the trace's
+    ``entries``."""
 
     def __init__(
         self, entries: Sequence[TraceEntry], engines: Sequence[str], knobs: FleetLabKnobs
     ) -> None:
-        self.entries = list(entries)
+        self.entries = list(entries[: knobs["requests"]])
         self.engines = list(engines)
         self.knobs = knobs
         self.points = [(engine, router) for engine in self.engines for router in ROUTER_NAMES]

@@ -206,6 +206,8 @@ class TraceCurveRun(SlicedRun):
 # The timed replay's pool when the learner sets none: the paper's one node's local cache
 # (the CLI's default too).
 DEFAULT_TIMED_CAPACITY = PAPER_LOCAL_CACHE_TOKENS
+# The cell (on the traces' and the fleet's pages) of a timed knob the engine names otherwise.
+TIMED_CELLS = {"capacity_tokens": "capacity"}
 
 
 def timed_knobs(engine: str, capacity_tokens: int, block_size: int, step_ms: float) -> TimedKnobs:

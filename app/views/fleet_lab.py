@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 import panel as pn
 from bokeh.models import ColumnDataSource, FactorRange, Range1d
@@ -18,6 +18,7 @@ from app.data.fleet_lab import (
     DEFAULT_FLEET_REQUESTS,
     DEFAULT_REPLICAS,
     FLEET_PRESET,
+    FleetLabKnobs,
     FleetLabRun,
     fleet_problems,
     replica_links,
@@ -130,7 +131,6 @@ class FleetCharts:
 class FleetLabView(LabGroup):
     """The fleet group: a trace's first requests over replicas, every router in turn."""
 
-    group = "fleet"
     cell_prefix = "fleet"
 
     def __init__(
@@ -172,18 +172,17 @@ class FleetLabView(LabGroup):
         charts = pn.FlexBox(*self.charts.panes, **WRAPPING)
         return controls, self.results_root("lab-fleet", charts, self.numbers, self.playground)
 
-    def checked_knobs(self, entries: Sequence[TraceEntry]) -> dict[str, Any] | None:
+    def checked_knobs(self, entries: Sequence[TraceEntry]) -> FleetLabKnobs | None:
         knobs = {name: self.knobs[name].value for name in (*KNOBS, "timed")}
-        requests = knobs["requests"] if isinstance(knobs["requests"], int) else 0
-        found = fleet_problems(knobs, len(entries), entries[: max(0, requests)])
+        found = fleet_problems(knobs, entries)
         for name in KNOBS:
             self.show_knob_error(name, found.get(name, ""))
-        return None if found else knobs
+        return None if found else cast(FleetLabKnobs, knobs)
 
     async def start(self) -> None:
         """Every router's run over the knobs' slice, with progress, then the charts and table."""
         try:
-            entries = list(await load_trace(self.knobs["trace"].value))
+            entries = await load_trace(self.knobs["trace"].value)
         except TraceError as error:
             self.status.object = render_knob_error(str(error))
             return
@@ -191,7 +190,7 @@ class FleetLabView(LabGroup):
         if knobs is None:
             return
         engines = self.engines
-        run = FleetLabRun(entries[: knobs["requests"]], engines, knobs)
+        run = FleetLabRun(entries, engines, knobs)
 
         def progress(share: float) -> str:
             return render_progress(share, "fleet", done=len(run.runs), total=len(run.points))
@@ -199,7 +198,7 @@ class FleetLabView(LabGroup):
         def show(runs: dict[tuple[str, str], FleetRun]) -> None:
             self.runs, self._shown_engines, self._entries = runs, engines, run.entries
             self._redraw()
-            done = {name: knobs[name] for name in ("requests", "replicas")}
+            done = dict(requests=knobs["requests"], replicas=knobs["replicas"])
             self.status.object = lab_text("fleet", "done", runs=len(runs), **done)
 
         self.status.object = progress(0.0)

@@ -25,7 +25,7 @@ from app.data.lab import (
     run_steps,
     start_side_runs,
 )
-from app.data.lab_presets import TRACES_PRESET, default_preset, presets
+from app.data.lab_presets import TRACES_PRESET, default_preset
 from app.data.url import lab_run_playground_href
 from app.host.errors import logged
 from app.render.lab import (
@@ -40,9 +40,17 @@ from app.render.lab import (
 )
 from app.views.fleet_lab import FleetLabView
 from app.views.lab_charts import CHARTS, HIT_RATE_CHART_HEIGHT, SOURCE_KEYS, RunCharts
-from app.views.lab_controls import WRAPPING, LabGroup, html_pane, lab_root, update_changed
+from app.views.lab_controls import (
+    WRAPPING,
+    LabGroup,
+    html_pane,
+    lab_picker_options,
+    lab_root,
+    update_changed,
+)
 from app.views.trace_lab import TraceLabView
 from engine.lab.play.scenario import MODES, ScenarioError
+from engine.lab.workload.presets import preset_names
 from engine.lab.workload.run import WorkloadRun
 from engine.lab.workload.workload import KNOB_TYPES, SALT_POLICIES, Workload
 
@@ -123,12 +131,11 @@ class LabView(LabGroup):
         other charts. Bokeh lays out a whole root again when any part of it changes size: the
         knobs' messages and the outcome, which change with most knob changes, leave the six
         charts of the last root alone (docs/performance.md)."""
-        knob_cells = [self.knob_cell(w, knob, **KNOB_CELL) for knob, w in self.knobs.items()]
         # Rows that wrap: a phone is narrower than a preset and its overlay's label.
         controls = self.controls_root(
             lab_text("lab", "intro"),
             pn.FlexBox(self.preset_select, self.engine, self.overlay, **WRAPPING),
-            pn.FlexBox(*knob_cells, **WRAPPING),
+            self.knob_row(*self.knobs, **KNOB_CELL),
             self.buttons_row(),
         )
         first, *others = self.charts.cells(whole_first=True)
@@ -162,7 +169,9 @@ class LabView(LabGroup):
         update_changed(self.run_button, disabled=bool(found) or self.running)
         return None if found else workload
 
-    def load_preset(self, name: str) -> None:
+    def load_preset(self, name: str) -> bool:
+        if name not in preset_names():
+            return False
         self._preset = preset(name)
         self.show_address()
         self.overlay.label = self._overlay_label()
@@ -174,6 +183,7 @@ class LabView(LabGroup):
         finally:
             self._loading_preset = False
         pn.state.execute(self.start)
+        return True
 
     @logged
     def _on_knob(self, *_: Any) -> None:
@@ -306,12 +316,10 @@ def open_lab(preset_name: str, engine_word: str | None = None) -> LabGroup:
     if preset_name in pages:
         view = pages[preset_name](notices, engine)
     else:
-        names = presets()
         chosen = preset_name or default_preset()
-        if chosen not in names:
+        if chosen not in preset_names():
             notices.append(
-                f"Ignored lab={preset_name!r}: not one of "
-                f"{', '.join([*names, TRACES_PRESET, FLEET_PRESET])}. "
+                f"Ignored lab={preset_name!r}: not one of {', '.join(lab_picker_options())}. "
                 f"Showing {default_preset()!r}."
             )
             chosen = default_preset()

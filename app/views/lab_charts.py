@@ -70,15 +70,10 @@ HALF = {"flex": "1 1 520px"}
 EngineItems = list[tuple[str, str, LegendItem]]
 
 
-def rate_range() -> Range1d:
-    """A rate's whole 0..1 scale, a little room around it."""
-    return Range1d(start=-0.02, end=1.05)
-
-
 def lab_figure(title: str, y_label: str, rate: bool = False, **params: Any) -> figure:
     """A lab chart, ``CHART_HEIGHT`` high unless ``params`` say otherwise; a ``rate`` 0..1, in %."""
     if rate:
-        params["y_range"] = rate_range()
+        params["y_range"] = Range1d(start=-0.02, end=1.05)  # a little room around 0..1
     fig = figure(title=title, y_axis_label=y_label, **{"height": CHART_HEIGHT, **FIGURE, **params})
     if rate:
         fig.yaxis.formatter = NumeralTickFormatter(format="0%")

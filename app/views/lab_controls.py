@@ -18,11 +18,12 @@ from app.components import at_once
 from app.components.address_bar import AddressBar
 from app.data.fleet_lab import FLEET_PRESET
 from app.data.lab import ENGINE_CHOICES, ENGINE_WORDS, SlicedRun
-from app.data.lab_presets import TRACES_PRESET, presets
+from app.data.lab_presets import TRACES_PRESET
 from app.host.errors import logged
 from app.render.lab import render_knob_error, render_lab_notices, render_stale_note
 from app.style.theme import FOCUS_RING
 from app.views.lab_link import LAB_CSS, STYLESHEETS
+from engine.lab.workload.presets import preset_names
 
 # A row of controls that wraps: a phone is narrower than a row of knobs.
 WRAPPING: dict[str, Any] = {"flex_wrap": "wrap", "sizing_mode": "stretch_width"}
@@ -34,12 +35,7 @@ KnobRow = tuple[str, Callable[..., Any], str, Any, int | None]
 
 def lab_picker_options() -> list[str]:
     """The preset picker's choices: every workload preset, then the traces' and the fleet's."""
-    return [*presets(), TRACES_PRESET, FLEET_PRESET]
-
-
-def lab_group(name: str) -> str:
-    """The group of lab pages a picker's choice opens."""
-    return {TRACES_PRESET: "traces", FLEET_PRESET: "fleet"}.get(name, "presets")
+    return [*preset_names(), TRACES_PRESET, FLEET_PRESET]
 
 
 def lab_query(preset: str, engine: str) -> str:
@@ -91,8 +87,6 @@ class LabGroup(pn.viewable.Viewer):
     """A lab page: ``roots`` served one by one, a run started by ``start`` and stopped by Stop, the
     engine knob, the picker, and a message below each of its ``knobs``."""
 
-    # lab_group's name of this page's group
-    group: ClassVar[str] = "presets"
     # A knob's cell has the class f"{cell_prefix}-{knob}" (the pages' CSS and tests).
     cell_prefix: ClassVar[str] = "knob"
 
@@ -181,17 +175,15 @@ class LabGroup(pn.viewable.Viewer):
             return self.knobs[name]
         return {"preset": self.preset_select, "engine": self.engine}[name]
 
-    def knob_row(self, *names: str) -> pn.FlexBox:
-        """A row of knobs that wraps: each widget above its message (if it has one)."""
-        return pn.FlexBox(*(self.knob_cell(self.widget(name), name) for name in names), **WRAPPING)
+    def knob_row(self, *names: str, **params: Any) -> pn.FlexBox:
+        """A row of knobs that wraps: each a cell (with ``params``) of its widget above its
+        message, if it has one."""
+        return pn.FlexBox(*(self.knob_cell(name, **params) for name in names), **WRAPPING)
 
-    def knob_cell(
-        self, widget: pn.viewable.Viewable | pn.viewable.Viewer, name: str, **params: Any
-    ) -> pn.Column:
-        """A knob's widget and its message below it, if it has one."""
+    def knob_cell(self, name: str, **params: Any) -> pn.Column:
         errors = [self.knob_errors[name]] if name in self.knob_errors else []
         classes = [f"{self.cell_prefix}-{name}"]
-        return pn.Column(widget, *errors, margin=0, css_classes=classes, **params)
+        return pn.Column(self.widget(name), *errors, margin=0, css_classes=classes, **params)
 
     def show_knob_error(self, knob: str, message: str) -> None:
         """Show the knob's message below it (none: hide it)."""
@@ -214,14 +206,14 @@ class LabGroup(pn.viewable.Viewer):
 
     @logged
     def _on_preset(self, event: Any) -> None:
-        """A preset of another group opens as a new page; one of this group's is loaded here."""
-        if lab_group(event.new) == self.group:
-            self.load_preset(event.new)
-        else:
+        """One of this page's presets is loaded here; another page's opens as a new page."""
+        if not self.load_preset(event.new):
             self.address_bar.load = "?" + lab_query(event.new, self.engine.value)
 
-    def load_preset(self, name: str) -> None:
-        """Show another of this group's presets (the traces' and the fleet's have one)."""
+    def load_preset(self, name: str) -> bool:
+        """Show another of this page's presets; False if ``name`` is another page's (the traces'
+        and the fleet's pages have one preset)."""
+        return False
 
     def can_run(self) -> bool:
         """Whether the knobs can run (Run stays off while they cannot)."""

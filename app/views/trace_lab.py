@@ -17,6 +17,7 @@ from app.data.lab_presets import TRACES_PRESET
 from app.data.trace_lab import (
     DEFAULT_TIMED_CAPACITY,
     DEFAULT_TRACE_REQUESTS,
+    TIMED_CELLS,
     TraceCurveRun,
     TraceTimedRun,
     available_traces,
@@ -57,8 +58,6 @@ TIMED_LABEL = "with time"
 # the stale note names them.
 CURVE_KNOBS = ("trace", "requests", "block_size", "engine")
 ALL_KNOBS = (*CURVE_KNOBS, "step_ms", "capacity")
-# A timed knob's message goes beside its widget (the engine's names for them).
-TIMED_KNOB_CELLS = {"capacity_tokens": "capacity", "step_ms": "step_ms"}
 
 
 def timed_progress(share: float) -> str:
@@ -68,7 +67,6 @@ def timed_progress(share: float) -> str:
 class TraceLabView(LabGroup):
     """The "Real traces" group: a trace, a slice, the block size and the engine as knobs."""
 
-    group = "traces"
     cell_prefix = "traces"
 
     def __init__(
@@ -205,7 +203,7 @@ class TraceLabView(LabGroup):
         _, entries, _, block_size = chosen
         step_ms, capacity = self.knobs["step_ms"].value, self.knobs["capacity"].value
         found = timed_problems(entries, self.engines, capacity, block_size, step_ms)
-        shown = {TIMED_KNOB_CELLS.get(knob, knob): message for knob, message in found.items()}
+        shown = {TIMED_CELLS.get(knob, knob): message for knob, message in found.items()}
         for name in self.knob_errors:
             if name != "upload":
                 self.show_knob_error(name, shown.pop(name, ""))

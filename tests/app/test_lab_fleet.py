@@ -8,11 +8,11 @@ import asyncio
 
 import pytest
 
-from app.data.fleet_lab import FLEET_PRESET, FleetLabRun, fleet_problems
+from app.data.fleet_lab import FLEET_PRESET, FleetLabKnobs, FleetLabRun, fleet_problems
 from app.data.trace_lab import shipped_trace, trace_path
 from app.views.fleet_lab import FleetLabView
 from app.views.lab import open_lab
-from app.views.lab_controls import lab_group, lab_picker_options
+from app.views.lab_controls import lab_picker_options
 from engine.lab.fleet.in_order import run_fleet_in_order
 from engine.lab.fleet.knobs import FleetKnobs
 from engine.lab.fleet.playground import replica_playground_code
@@ -80,16 +80,24 @@ def test_a_bad_knob_gets_its_message_and_runs_nothing() -> None:
 
 def knobs(
     requests: int, replicas: int, capacity: int, load_weight: float, event_delay: int
-) -> dict:
+) -> FleetLabKnobs:
     """The fleet page's knobs, in order (a trace's block size, without time)."""
-    given = dict(requests=requests, replicas=replicas, capacity=capacity, load_weight=load_weight)
-    return given | dict(event_delay=event_delay, block_size=512, timed=False)
+    return FleetLabKnobs(
+        requests=requests,
+        replicas=replicas,
+        capacity=capacity,
+        block_size=512,
+        load_weight=load_weight,
+        event_delay=event_delay,
+        timed=False,
+    )
 
 
 def test_knob_messages() -> None:
-    found = fleet_problems(knobs(0, 0, 100, -1.0, -1), available=500)
+    entries = shipped_trace("conversation")[:500]
+    found = fleet_problems(knobs(0, 0, 100, -1.0, -1), entries)
     assert set(found) == {"requests", "replicas", "capacity", "load_weight", "event_delay"}
-    assert fleet_problems(knobs(300, 4, 1_000_000, 1.0, 0), available=500) == {}
+    assert fleet_problems(knobs(300, 4, 1_000_000, 1.0, 0), entries) == {}
 
 
 def test_stop_stops_the_run() -> None:
@@ -107,7 +115,7 @@ def test_stop_stops_the_run() -> None:
 
 
 def test_the_picker_and_the_address_open_the_fleet() -> None:
-    assert lab_picker_options()[-1] == FLEET_PRESET and lab_group(FLEET_PRESET) == "fleet"
+    assert lab_picker_options()[-1] == FLEET_PRESET
     assert isinstance(open_lab(FLEET_PRESET, "both"), FleetLabView)
 
 
