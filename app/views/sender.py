@@ -88,8 +88,7 @@ class Sender:
         if prebuilt:  # (its scenario and serial: no timeline named)
             self.write({**document_head(at, self._serial, {}, {}), "prebuilt": True})
             return
-        if not self.holds(*at) or not self._same(state.scenario_timelines):
-            self._timelines, self._pages = state.scenario_timelines, {}
+        if self._render_open_timelines() or not self.holds(*at):
             self._make(set(self._parts), at)
         lasts = state.lasts if all(map(sends_every_step, self._timelines)) else state.counted_lasts
         keep = self._keep if keep is None else keep
@@ -136,13 +135,14 @@ class Sender:
     def _at(self) -> tuple[str, int]:
         return self.state.key, self.state.step
 
-    def _render_open_timelines(self) -> None:
-        """The state's timelines are the ones whose pages are made (a prebuilt made none)."""
-        if not self._same(self.state.scenario_timelines):
-            self._timelines, self._pages = self.state.scenario_timelines, {}
-
-    def _same(self, timelines: tuple[Timeline, ...]) -> bool:
-        return [id(t) for t in timelines] == [id(t) for t in self._timelines]
+    def _render_open_timelines(self) -> bool:
+        """The state's timelines become the ones whose pages are made (a prebuilt made
+        none): whether they were not."""
+        opened = self.state.scenario_timelines
+        if [id(t) for t in opened] == [id(t) for t in self._timelines]:
+            return False
+        self._timelines, self._pages = opened, {}
+        return True
 
     def _make(self, parts: set[str], at: tuple[str, int]) -> None:
         """Render ``parts`` of the open timelines: every step, or a large one's around
