@@ -8,7 +8,7 @@ Python holds no position. A large timeline (SENT_AROUND_FROM) sends the steps ar
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -95,13 +95,15 @@ class Sender:
         head = document_head(at, self._serial, lasts, self.held, keep)
         self.write({**head, **self._sent(CODE, "bodies", QUESTIONS)})
 
-    def deck(self, part: str, at: tuple[str, int] | None = None) -> dict[str, Any]:
-        """The part's pages anew (a learner's pick changed them), for a reply: the steps the
-        page holds (a large timeline's around ``at``, the page's position)."""
+    def anew(self, part: str, request: Mapping[str, Any]) -> dict[str, Any]:
+        """The reply to a pick that changed the part's pages: its pages anew, the steps the
+        page holds (a large timeline's around the request's `key` and `step`)."""
         self._render_open_timelines()
         self._pages = {made: page for made, page in self._pages.items() if made[0] != part}
-        self._make({part}, at if at is not None and self.holds(*at) else self._at())
-        return self.decks[part]
+        key, step = request.get("key"), request.get("step")
+        at = (key, step) if isinstance(key, str) and isinstance(step, int) else self._at()
+        self._make({part}, at if self.holds(*at) else self._at())
+        return {"views": {part: self.decks[part]}}
 
     def holds(self, key: str, step: int) -> bool:
         """Whether the last document (and the answers since) holds this position's pages."""
