@@ -11,6 +11,7 @@
 import { currentQuery, noticeHtml, openedAt, pageName } from '../components/address.js'
 import { EARLY, LIVE_EVENT } from '../components/early.js'
 import { ask } from '../components/position.js'
+import { channel } from '../components/requests.js'
 import { statusNote } from '../components/status_note.js'
 import { addStyle, cssSheet, el } from '../components/dom.js'
 import * as glossary from '../components/glossary.js'
@@ -184,20 +185,14 @@ function show(page, at, answer = () => false) {
 
 // The app's worker, asked: request -> a promise of its answer (JSON both ways).
 function asking(worker, type) {
-  const waiting = new Map()
-  let asked = 0
+  const { ask, settle } = channel((request, seq) =>
+    worker.postMessage({ type, seq, request: JSON.stringify(request) }))
   worker.addEventListener('message', (event) => {
     const { seq, answer, error } = event.data || {}
-    if (event.data.type !== type || !waiting.has(seq)) { return }
-    const { resolve, reject } = waiting.get(seq)
-    waiting.delete(seq)
-    if (error === undefined) { resolve(JSON.parse(answer)) } else { reject(new Error(error)) }
+    if (event.data.type !== type) { return }
+    settle(seq, error === undefined ? JSON.parse(answer) : null, error)
   })
-  return (request) => new Promise((resolve, reject) => {
-    asked += 1
-    waiting.set(asked, { resolve, reject })
-    worker.postMessage({ type, seq: asked, request: JSON.stringify(request) })
-  })
+  return ask
 }
 
 // A playground link's page: laid out once the worker answers with the link's document and

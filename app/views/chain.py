@@ -46,9 +46,7 @@ class ChainView(PagePart):
         # "(none)" is a pick too: NONE, unlike None, does not follow the newest.
         self._picked = {k: v for k, v in self._picked.items() if k in keys}
         self._picked[str(key)] = (str(primary or "") or None, str(other or "") or NONE)
-        step = request.get("step")
-        at = (str(key), step) if isinstance(step, int) else None
-        return {"views": {self.part: self.sender.deck(self.part, at)}}
+        return self.sender.anew(self.part, request)
 
     def pick(self, primary: str | None, other: str | None = None) -> dict[str, Any]:
         """Pick in the open timeline, as the browser's pickers do."""

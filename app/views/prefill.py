@@ -54,9 +54,7 @@ class PrefillView(PagePart):
             self._base = texts
         else:
             self._own = render_prefill(parse_inputs(texts), SOURCES[str(what)], texts)
-        key, step = request.get("key"), request.get("step")
-        at = (key, step) if isinstance(key, str) and isinstance(step, int) else None
-        return {"views": {self.part: self.sender.deck(self.part, at)}}
+        return self.sender.anew(self.part, request)
 
     def act(self, what: str, texts: Mapping[str, str]) -> dict[str, Any]:
         """Type, pick the example or follow the step, as the browser's calculator does."""

@@ -8,7 +8,7 @@ Python holds no position. A large timeline (SENT_AROUND_FROM) sends the steps ar
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -88,21 +88,22 @@ class Sender:
         if prebuilt:  # (its scenario and serial: no timeline named)
             self.write({**document_head(at, self._serial, {}, {}), "prebuilt": True})
             return
-        if not self.holds(*at) or not self._same(state.scenario_timelines):
-            self._timelines, self._pages = state.scenario_timelines, {}
+        if self._render_open_timelines() or not self.holds(*at):
             self._make(set(self._parts), at)
         lasts = state.lasts if all(map(sends_every_step, self._timelines)) else state.counted_lasts
         keep = self._keep if keep is None else keep
         head = document_head(at, self._serial, lasts, self.held, keep)
         self.write({**head, **self._sent(CODE, "bodies", QUESTIONS)})
 
-    def deck(self, part: str, at: tuple[str, int] | None = None) -> dict[str, Any]:
-        """The part's pages anew (a learner's pick changed them), for a reply: the steps the
-        page holds (a large timeline's around ``at``, the page's position)."""
+    def anew(self, part: str, request: Mapping[str, Any]) -> dict[str, Any]:
+        """The reply to a pick that changed the part's pages: its pages anew, the steps the
+        page holds (a large timeline's around the request's `key` and `step`)."""
         self._render_open_timelines()
         self._pages = {made: page for made, page in self._pages.items() if made[0] != part}
-        self._make({part}, at if at is not None and self.holds(*at) else self._at())
-        return self.decks[part]
+        key, step = request.get("key"), request.get("step")
+        at = (key, step) if isinstance(key, str) and isinstance(step, int) else self._at()
+        self._make({part}, at if self.holds(*at) else self._at())
+        return {"views": {part: self.decks[part]}}
 
     def holds(self, key: str, step: int) -> bool:
         """Whether the last document (and the answers since) holds this position's pages."""
@@ -136,13 +137,14 @@ class Sender:
     def _at(self) -> tuple[str, int]:
         return self.state.key, self.state.step
 
-    def _render_open_timelines(self) -> None:
-        """The state's timelines are the ones whose pages are made (a prebuilt made none)."""
-        if not self._same(self.state.scenario_timelines):
-            self._timelines, self._pages = self.state.scenario_timelines, {}
-
-    def _same(self, timelines: tuple[Timeline, ...]) -> bool:
-        return [id(t) for t in timelines] == [id(t) for t in self._timelines]
+    def _render_open_timelines(self) -> bool:
+        """The state's timelines become the ones whose pages are made (a prebuilt made
+        none): whether they were not."""
+        opened = self.state.scenario_timelines
+        if [id(t) for t in opened] == [id(t) for t in self._timelines]:
+            return False
+        self._timelines, self._pages = opened, {}
+        return True
 
     def _make(self, parts: set[str], at: tuple[str, int]) -> None:
         """Render ``parts`` of the open timelines: every step, or a large one's around

@@ -6,7 +6,6 @@ import base64
 import json
 import re
 import tomllib
-from typing import Any
 from urllib.parse import parse_qs
 
 import pytest
@@ -18,7 +17,6 @@ from app.playground import store
 from app.playground.store import EMPTY
 from app.render.code_plan import SLOT
 from app.render.prefill import SEED_FLOPS
-from app.views import base
 from app.views import sender as sending
 from app.views.editor import fork
 from engine.lab.play import toml_writer
@@ -372,11 +370,6 @@ def test_an_edit_keeps_the_function_sources_at_their_places() -> None:
     assert app.page.opened["bodies"] == list(held)
     assert "Code that ran" not in app.code.html  # (step 3 ran code: its body is shown)
     assert app.code.parts.body in app.sender.sent["bodies"]
-
-
-def decks(app: App) -> list[tuple[str, Any]]:
-    """The app's StepViews, by attribute name."""
-    return [(n, value) for n, value in vars(app).items() if isinstance(value, base.StepView)]
 
 
 def shared_prefix(shared: int, reset: str = "reset_prefix_cache") -> str:
