@@ -14,7 +14,7 @@ from itertools import zip_longest
 from typing import TYPE_CHECKING
 
 from app.render.glossary import said, term
-from app.render.html import esc, panel
+from app.render.html import esc, panel, table
 from engine.lab.play.vllm.snapshot import ChainLink, RequestRecord, Snapshot
 from engine.lab.play.vllm.timeline import Timeline
 
@@ -206,12 +206,13 @@ def render_hash_cost(report: HashCostReport, where: str) -> str:
     measured = said(
         "chain.measured", size=report.block_size, blocks=report.blocks, where=esc(where)
     )
-    return (
-        '<section class="box hash-cost" data-testid="hash-cost" aria-label="hashing cost">'
+    example = said("chain.example", tokens=EXAMPLE_PROMPT_TOKENS, blocks=blocks, ms=ms)
+    return panel(
+        "hashing cost",
+        "",
         f"<p>{measured}</p>"
-        '<table class="compact"><thead><tr><th>function</th><th class=num>per block</th>'
-        f"<th></th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
-        '<p data-testid="hash-cost-example">'
-        f"{said('chain.example', tokens=EXAMPLE_PROMPT_TOKENS, blocks=blocks, ms=ms)}</p>"
-        "</section>"
+        + table("<th>function</th><th class=num>per block</th><th></th>", "".join(rows))
+        + f'<p data-testid="hash-cost-example">{example}</p>',
+        ' data-testid="hash-cost"',
+        "box hash-cost",
     )

@@ -201,18 +201,18 @@ def code_parts(timeline: AnyTimeline, step: int, index: int | None = None) -> Co
             f'<span class="k-del">only in {esc(old)}</span>'
             f'<span class="k-add">only in {esc(new)}</span>'
         )
-    frame = (
-        f'<section class="box" data-testid="code-panel" data-step="{step}" '
-        f'data-qualname="{esc(trace.qualname)}" data-file="{esc(trace.file)}" '
-        f'data-diff="{str(diff).lower()}" aria-label="code">'
+    frame = panel(
+        "code",
+        "",
         '<div class="code-head">'
         f'<span><b class="mono">{esc(trace.qualname)}</b>{esc(heading)}</span>'
         f'<span class="where mono">{esc(trace.file)}:{trace.start_line}&ndash;{trace.end_line} · '
         f"{len(trace.lines)} lines ran</span></div>"
         f'<div class="code-scroll">{SLOT}</div>'
         '<div class="code-legend"><span class="k-ran">ran at this step</span>'
-        f'<span class="k-current">last line that ran (▶)</span>{diff_note}</div>'
-        "</section>"
+        f'<span class="k-current">last line that ran (▶)</span>{diff_note}</div>',
+        f' data-testid="code-panel" data-step="{step}" data-qualname="{esc(trace.qualname)}" '
+        f'data-file="{esc(trace.file)}" data-diff="{str(diff).lower()}"',
     )
     # The marks are not part of the body: drop them from the cache key.
     unmarked = dataclasses.replace(trace, lines=(), last_line=0)
