@@ -14,7 +14,7 @@ from itertools import zip_longest
 from typing import TYPE_CHECKING
 
 from app.render.glossary import said, term
-from app.render.html import esc, panel
+from app.render.html import esc, panel, table
 from engine.lab.play.vllm.snapshot import ChainLink, RequestRecord, Snapshot
 from engine.lab.play.vllm.timeline import Timeline
 
@@ -56,31 +56,29 @@ def chain_pair(snapshot: Snapshot, picked: Picked = (None, None)) -> tuple[str |
     return a, b
 
 
-def _options(ids: list[str], chosen: str) -> str:
-    """A picker's options, ``chosen`` selected (NONE reads "(none)")."""
-    return "".join(
+def _picker(pick: str, label: str, ids: list[str], chosen: str) -> str:
+    """A picker of ``ids``, ``chosen`` selected (NONE reads "(none)"), named by its
+    aria-label: a label around a select would add the chosen option."""
+    options = "".join(
         f'<option value="{esc(i)}"{" selected" if i == chosen else ""}>{esc(i) or "(none)"}'
         "</option>"
         for i in ids
+    )
+    return (
+        f'<label class="picker"><span>{label}</span>'
+        f'<select data-pick="{pick}" aria-label="{label}">{options}</select></label>'
     )
 
 
 def render_chain_pickers(snapshot: Snapshot, a: str | None, b: str | None) -> str:
     """The two pickers over the chain, on the pair shown (the browser sends a pick to
-    Python, which sends the chain's pages for it: app/components/chain_deck.js). Each is
-    named by its aria-label: a label around a select would add the chosen option."""
+    Python, which sends the chain's pages for it: app/components/chain_deck.js)."""
     ids = [r.request_id for r in snapshot.requests]
     if not ids:
         return ""
-    return (
-        '<div class="chain-pickers">'
-        '<label class="picker"><span>Request</span>'
-        '<select data-pick="primary" aria-label="Request">'
-        f"{_options(ids, a or '')}</select></label>"
-        '<label class="picker"><span>Compare with</span>'
-        '<select data-pick="other" aria-label="Compare with">'
-        f"{_options([NONE, *ids], b or NONE)}</select></label></div>"
-    )
+    primary = _picker("primary", "Request", ids, a or "")
+    other = _picker("other", "Compare with", [NONE, *ids], b or NONE)
+    return f'<div class="chain-pickers">{primary}{other}</div>'
 
 
 def render_chain_picked(timeline: Timeline, step: int, picked: Picked = (None, None)) -> str:
@@ -206,12 +204,13 @@ def render_hash_cost(report: HashCostReport, where: str) -> str:
     measured = said(
         "chain.measured", size=report.block_size, blocks=report.blocks, where=esc(where)
     )
-    return (
-        '<section class="box hash-cost" data-testid="hash-cost" aria-label="hashing cost">'
+    example = said("chain.example", tokens=EXAMPLE_PROMPT_TOKENS, blocks=blocks, ms=ms)
+    return panel(
+        "hashing cost",
+        "",
         f"<p>{measured}</p>"
-        '<table class="compact"><thead><tr><th>function</th><th class=num>per block</th>'
-        f"<th></th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
-        '<p data-testid="hash-cost-example">'
-        f"{said('chain.example', tokens=EXAMPLE_PROMPT_TOKENS, blocks=blocks, ms=ms)}</p>"
-        "</section>"
+        + table("<th>function</th><th class=num>per block</th><th></th>", "".join(rows))
+        + f'<p data-testid="hash-cost-example">{example}</p>',
+        ' data-testid="hash-cost"',
+        "box hash-cost",
     )

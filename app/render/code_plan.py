@@ -50,14 +50,6 @@ def highlighted_range(text: str, start: int, end: int) -> tuple[str, ...]:
     return highlighted_lines("\n".join(text.splitlines()[start - 1 : end]))[: end - start + 1]
 
 
-@dataclass(frozen=True)
-class CodeLine:
-    kind: str  # "same", "add" (only in the newer version) or "del" (only in the older)
-    html: str
-    line: int | None  # line number of the traced function; None for the other version's
-    other_line: int | None = None  # line number in the other version's file
-
-
 @cache
 def function_range(text: str, qualname: str) -> tuple[int, int]:
     """The (start, end) lines of the def of ``function`` or ``Class.method`` in a module's text."""
@@ -78,8 +70,25 @@ def variant_of(trace: FunctionTrace) -> Counterpart | None:
     return counterpart(FunctionRef(trace.file, trace.qualname))
 
 
-def code_lines(source: Callable[[str], str], trace: FunctionTrace) -> list[CodeLine]:
-    """The function's lines or, where it is one side of a change, its diff against the other.
+def _line_html(kind: str, html: str, line: int | None, other: int | None = None) -> str:
+    """One line, unmarked (the browser marks what ran: code_panel.js): ``kind`` "same",
+    "add" (only in the newer version) or "del" (only in the older); ``line``, its number in
+    the traced function's file, else ``other``, in the other version's."""
+    classes = " ".join(["ln", *([kind] if kind != "same" else [])])
+    marker = {"add": "+", "del": "\N{MINUS SIGN}"}.get(kind, "")
+    attrs = f' data-line="{line}"' if line is not None else f' data-other-line="{other}"'
+    if marker:
+        attrs += f' data-mk="{marker}"'
+    number = line if line is not None else ""
+    return (
+        f'<div class="{classes}"{attrs}><span class="no">{number}</span>'
+        f'<span class="mk">{marker}</span><code>{html}</code></div>'
+    )
+
+
+def code_lines(source: Callable[[str], str], trace: FunctionTrace) -> list[str]:
+    """The function's lines (HTML) or, where it is one side of a change, its diff against
+    the other.
 
     ``source`` gives the text of an engine file by its name.
     """
@@ -87,7 +96,9 @@ def code_lines(source: Callable[[str], str], trace: FunctionTrace) -> list[CodeL
     variant = variant_of(trace)
     if variant is None or variant.other is None:
         engine_html = highlighted_range(text, trace.start_line, trace.end_line)
-        return [CodeLine("same", html, trace.start_line + j) for j, html in enumerate(engine_html)]
+        return [
+            _line_html("same", html, trace.start_line + j) for j, html in enumerate(engine_html)
+        ]
 
     # The diff starts at the def line: the decorator that registers the change
     # is shown above it as it is, as part of neither version.
@@ -102,16 +113,18 @@ def code_lines(source: Callable[[str], str], trace: FunctionTrace) -> list[CodeL
     other_html = highlighted_range(other_text, o_start, o_end)
     other_lines = other_text.splitlines()[o_start - 1 : o_end]
 
-    def traced(j: int, kind: str) -> CodeLine:
-        return CodeLine(kind, engine_html[j], start + j)
+    def traced(j: int, kind: str) -> str:
+        return _line_html(kind, engine_html[j], start + j)
 
-    def other(i: int, kind: str) -> CodeLine:
-        return CodeLine(kind, other_html[i], None, o_start + i)
+    def other(i: int, kind: str) -> str:
+        return _line_html(kind, other_html[i], None, o_start + i)
 
     # Old lines ("del") before new ones ("add") in each changed run, as a diff reads.
     old, new = (other, traced) if variant.other_is_old else (traced, other)
     a, b = (other_lines, engine_lines) if variant.other_is_old else (engine_lines, other_lines)
-    result = [CodeLine("same", html, trace.start_line + j) for j, html in enumerate(decorator_html)]
+    result = [
+        _line_html("same", html, trace.start_line + j) for j, html in enumerate(decorator_html)
+    ]
     matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
@@ -142,20 +155,6 @@ def function_options(timeline: AnyTimeline, step: int) -> dict[str, int]:
     }
 
 
-def _line_html(kind: str, html: str, line: int | None, other: int | None) -> str:
-    """One line, unmarked: the browser marks what ran (see code_panel.js)."""
-    classes = " ".join(["ln", *([kind] if kind != "same" else [])])
-    marker = {"add": "+", "del": "\N{MINUS SIGN}"}.get(kind, "")
-    attrs = f' data-line="{line}"' if line is not None else f' data-other-line="{other}"'
-    if marker:
-        attrs += f' data-mk="{marker}"'
-    number = line if line is not None else ""
-    return (
-        f'<div class="{classes}"{attrs}><span class="no">{number}</span>'
-        f'<span class="mk">{marker}</span><code>{html}</code></div>'
-    )
-
-
 @dataclass(frozen=True)
 class CodeParts:
     """The code panel of one step: frame and lines as HTML, and the marks."""
@@ -173,8 +172,7 @@ class CodeParts:
 @cache
 def _body(sources: tuple[tuple[str, str], ...], trace: FunctionTrace) -> str:
     """A function's lines (unmarked, so one body serves every step that shows it)."""
-    lines = code_lines(dict(sources).__getitem__, trace)
-    return "".join(_line_html(c.kind, c.html, c.line, c.other_line) for c in lines)
+    return "".join(code_lines(dict(sources).__getitem__, trace))
 
 
 def code_parts(timeline: AnyTimeline, step: int, index: int | None = None) -> CodeParts:
@@ -201,18 +199,18 @@ def code_parts(timeline: AnyTimeline, step: int, index: int | None = None) -> Co
             f'<span class="k-del">only in {esc(old)}</span>'
             f'<span class="k-add">only in {esc(new)}</span>'
         )
-    frame = (
-        f'<section class="box" data-testid="code-panel" data-step="{step}" '
-        f'data-qualname="{esc(trace.qualname)}" data-file="{esc(trace.file)}" '
-        f'data-diff="{str(diff).lower()}" aria-label="code">'
+    frame = panel(
+        "code",
+        "",
         '<div class="code-head">'
         f'<span><b class="mono">{esc(trace.qualname)}</b>{esc(heading)}</span>'
         f'<span class="where mono">{esc(trace.file)}:{trace.start_line}&ndash;{trace.end_line} · '
         f"{len(trace.lines)} lines ran</span></div>"
         f'<div class="code-scroll">{SLOT}</div>'
         '<div class="code-legend"><span class="k-ran">ran at this step</span>'
-        f'<span class="k-current">last line that ran (▶)</span>{diff_note}</div>'
-        "</section>"
+        f'<span class="k-current">last line that ran (▶)</span>{diff_note}</div>',
+        f' data-testid="code-panel" data-step="{step}" data-qualname="{esc(trace.qualname)}" '
+        f'data-file="{esc(trace.file)}" data-diff="{str(diff).lower()}"',
     )
     # The marks are not part of the body: drop them from the cache key.
     unmarked = dataclasses.replace(trace, lines=(), last_line=0)

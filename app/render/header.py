@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from functools import cache, lru_cache
 
+from app.render.engines import AnyTimeline
 from app.render.glossary import marked_terms, panel_texts, said
 from app.render.html import esc
 from engine.lab.play.scenario import load_scenario, scenario_names
@@ -13,8 +14,11 @@ from engine.lab.play.vllm.timeline import Timeline
 
 # The keyboard, as the player and keyboard.js take it (both engines' pages say it).
 KEYS = marked_terms(panel_texts()["keys"])
-HOW_TO_READ = (*map(marked_terms, panel_texts()["vllm"]["how_to_read"]), KEYS)
-SGLANG_HOW_TO_READ = (*map(marked_terms, panel_texts()["sglang"]["how_to_read"]), KEYS)
+# "How to read this", by the engine of the page's timeline.
+HOW_TO_READ = {
+    engine: (*map(marked_terms, panel_texts()[engine]["how_to_read"]), KEYS)
+    for engine in ("vllm", "sglang")
+}
 
 
 @cache
@@ -47,25 +51,22 @@ def scenario_list(current: str) -> str:
 
 
 def render_header(timeline: Timeline, step: int) -> str:
-    kicker = said("kicker.vllm")
-    return page_header(kicker, timeline.title, timeline.summary, HOW_TO_READ, timeline.scenario)
+    return page_header(timeline, said("kicker.vllm"), timeline.summary)
 
 
-def page_header(
-    engine: str, title: str, summary: str, how_to_read: tuple[str, ...], scenario: str
-) -> str:
-    """The full page's header for either engine (``engine``: the kicker's last part)."""
-    items = "".join(f"<li>{item}</li>" for item in how_to_read)
+def page_header(timeline: AnyTimeline, kicker: str, summary: str) -> str:
+    """The full page's header for either engine (``kicker``: its last part)."""
+    items = "".join(f"<li>{item}</li>" for item in HOW_TO_READ[timeline.engine])
     return (
         '<header class="header" data-testid="app-header">'
         '<div class="kicker"><a href="?" data-testid="start-link">Prefix Cache Lab</a>'
-        f" · {esc(engine)}</div>"
-        f"<h1>{esc(title)}</h1>"
+        f" · {esc(kicker)}</div>"
+        f"<h1>{esc(timeline.title)}</h1>"
         f"<p>{esc(' '.join(summary.split()))}</p>"
         # Open on a first visit; the learner's choice is kept (remember_details.js).
         f'<details class="howto-box" data-remember="how-to-read" open><summary>'
         f'How to read this</summary><ul class="howto">{items}</ul></details>'
-        f"{scenario_list(scenario)}"
+        f"{scenario_list(timeline.scenario)}"
         "</header>"
     )
 
@@ -75,15 +76,13 @@ def render_embed_header(timeline: Timeline, step: int) -> str:
     and what its modes do, in the scenario's own words (its narration's ``tagline`` and
     ``modes``; the summary's first sentence where it has no tagline)."""
     kicker = said("kicker.vllm_embed", blocks=timeline.num_gpu_blocks)
-    return embed_header(kicker, timeline.title, timeline.summary, timeline.narration)
+    return embed_header(timeline, kicker, timeline.summary)
 
 
-def embed_header(
-    kicker: str, title: str, summary: str, narration: tuple[tuple[str, str], ...]
-) -> str:
+def embed_header(timeline: AnyTimeline, kicker: str, summary: str) -> str:
     """The embed's header for either engine: the kicker (HTML: whose prefix cache, how
     big), the title, the tagline and what the modes do."""
-    texts = dict(narration)
+    texts = dict(timeline.narration)
     tagline = " ".join((texts.get("tagline") or summary.split(". ")[0]).split())
     # "mode: does this · mode: does that": each mode's name stands out.
     modes = " · ".join(
@@ -95,7 +94,7 @@ def embed_header(
     # One paragraph: the figure must fit its 800x900 frame at every step.
     return (
         '<div class="header embed-header" data-testid="embed-title">'
-        f'<span class="kicker">{kicker}</span> · <b>{esc(title)}</b>'
+        f'<span class="kicker">{kicker}</span> · <b>{esc(timeline.title)}</b>'
         f'<p class="tagline">{esc(tagline)}'
         + (f' <span class="modes-said" data-testid="embed-modes">{modes}</span>' if modes else "")
         + "</p></div>"
@@ -115,11 +114,10 @@ def sglang_summary(timeline: SGLangTimeline) -> str:
 def render_sglang_header(timeline: SGLangTimeline, step: int) -> str:
     policy, size = timeline.eviction_policy, timeline.page_size
     kicker = said("kicker.sglang", mode=timeline.mode, page_size=size, policy=policy)
-    summary = sglang_summary(timeline)
-    return page_header(kicker, timeline.title, summary, SGLANG_HOW_TO_READ, timeline.scenario)
+    return page_header(timeline, kicker, sglang_summary(timeline))
 
 
 def render_sglang_embed_header(timeline: SGLangTimeline, step: int) -> str:
     size = timeline.page_size
     kicker = esc(said("kicker.sglang_embed", slots=timeline.num_slots, page_size=size))
-    return embed_header(kicker, timeline.title, sglang_summary(timeline), timeline.narration)
+    return embed_header(timeline, kicker, sglang_summary(timeline))

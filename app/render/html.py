@@ -1,10 +1,10 @@
-"""What every renderer needs: escaping, what changed at a step, a panel's frame; and the
-notice naming each deep-link parameter that was ignored."""
+"""What every renderer needs: escaping, what changed at a step, a panel's frame, its
+tables and legends; and the notice naming each deep-link parameter that was ignored."""
 
 from __future__ import annotations
 
 import html
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Protocol, TypeVar
 
 Record = TypeVar("Record")
@@ -63,11 +63,31 @@ def plural(count: int) -> str:
 
 
 def panel(label: str, title: str, body: str, attrs: str = "", classes: str = "box") -> str:
-    """A panel named ``label`` (``attrs``: its other attributes) under its ``title``."""
+    """A panel named ``label`` (``attrs``: its other attributes) under its ``title`` (if any)."""
+    heading = f'<h3 class="panel-title">{title}</h3>' if title else ""
+    return f'<section class="{classes}"{attrs} aria-label="{label}">{heading}{body}</section>'
+
+
+def table(head: str, rows: str, attrs: str = "") -> str:
+    """A compact table: ``head``, its header cells, over ``rows`` (both HTML)."""
     return (
-        f'<section class="{classes}"{attrs} aria-label="{label}">'
-        f'<h3 class="panel-title">{title}</h3>{body}</section>'
+        f'<table class="compact"{attrs}><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
     )
+
+
+def legend(items: Iterable[str], classes: str = "legend") -> str:
+    """A panel's legend, an item (HTML) a line."""
+    lines = "".join(f"<li>{item}</li>" for item in items)
+    return f'<ul class="{classes}" aria-label="legend">{lines}</ul>'
+
+
+def swatch_legend(prefix: str, texts: Mapping[str, str]) -> str:
+    """Each state's swatch (its class: ``prefix`` + the state) beside its text (HTML), then
+    the mark of a change at the step."""
+    swatches = (
+        f'<span class="swatch {prefix}{state}"></span>{text}' for state, text in texts.items()
+    )
+    return legend([*swatches, '<span class="swatch changed"></span>changed at this step'])
 
 
 def render_notice(notices: tuple[str, ...]) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from app.render.gaps import folded, runs_of
 from app.render.glossary import code_term, panel_texts, said
-from app.render.html import esc, panel
+from app.render.html import esc, panel, swatch_legend
 from app.render.radix_tree import node_units, run_text, unit_word
 from engine.lab.play.sglang.snapshot import ROOT_ID, SGLangSnapshot
 from engine.lab.play.sglang.timeline import SGLangTimeline
@@ -110,18 +110,13 @@ def render_kv_slots(timeline: SGLangTimeline, step: int) -> str:
         or '<li class="empty-note">empty: every slot is in use</li>'
     )
     held = sum(1 for s in states.values() if s == "held")
-    legend = "".join(
-        f'<li><span class="swatch s-{state}"></span>{esc(text)}</li>'
-        for state, text in UNIT_STATES.items()
-    )
     pages = f": {len(ids):,} pages" if page_size > 1 else ""
     return panel(
         "KV slot pool",
         said("kv_slots.title", slots=snapshot.num_slots, page_size=page_size, pages=pages),
         f'<ol class="slots" data-testid="slot-runs" aria-label="{word} in order, '
         f'consecutive {word} alike as one run">{cells}</ol>'
-        f'<ul class="legend" aria-label="legend">{legend}'
-        '<li><span class="swatch changed"></span>changed at this step</li></ul>'
+        f"{swatch_legend('s-', {state: esc(text) for state, text in UNIT_STATES.items()})}"
         f'<div class="free-head"><strong>free list</strong> · {len(free):,} {word}, '
         "in the allocator's order: the front is taken first</div>"
         f'<ol class="free-list mono" data-testid="free-slots" '

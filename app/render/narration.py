@@ -76,16 +76,17 @@ def render_narration(
     )
     head = call + result if call else '<span class="result">state after the setup</span>'
     dead = " dead" if engine_dead else ""
-    return (
-        f'<section class="box narration{dead}" data-testid="narration" data-step="{step}" '
-        f'data-engine-dead="{str(engine_dead).lower()}" '
-        f'aria-live="polite" aria-label="narration">'
+    return panel(
+        "narration",
+        "",
         f"{DEAD_BANNER if engine_dead else ''}"
         f'<div class="call">Step {step} · {head}</div>'
         f"<p>{link_terms(text, timeline.engine)}</p>"
         f"{render_aux(aux) if aux else ''}"
-        f"{way_on(following) if following and step == len(timeline.steps) - 1 else ''}"
-        "</section>"
+        f"{way_on(following) if following and step == len(timeline.steps) - 1 else ''}",
+        f' data-testid="narration" data-step="{step}" '
+        f'data-engine-dead="{str(engine_dead).lower()}" aria-live="polite"',
+        f"box narration{dead}",
     )
 
 

@@ -16,7 +16,7 @@ import ast
 
 from app.render.gaps import folded, runs_of
 from app.render.glossary import code_term, marked_terms, panel_texts, said
-from app.render.html import changed_at, esc, panel
+from app.render.html import changed_at, esc, panel, swatch_legend, table
 from engine.lab.play.vllm.snapshot import BlockRecord, Snapshot
 from engine.lab.play.vllm.timeline import Timeline
 
@@ -156,18 +156,13 @@ def render_pool(timeline: Timeline, step: int) -> str:
     columns = f' style="--cols:{-(-count // 2)}"' if count <= SMALL_POOL else ""
     fixed = " fixed" if count <= SMALL_POOL else ""
     cells = pool_cells(snapshot.blocks, changed, extra_keys_by_label(snapshot))
-    legend = "".join(
-        f'<li><span class="swatch state-{state}"></span>{text}</li>'
-        for state, text in LEGEND.items()
-    )
-    legend += '<li><span class="swatch changed"></span>changed at this step</li>'
     held = sum(1 for b in snapshot.blocks if b.state == "held")
     runs_note = " · consecutive blocks alike shown as one run" if count >= RUNS_FROM else ""
     return panel(
         "GPU block pool",
         f"GPU block pool · {count:,} blocks of {timeline.block_size} tokens{runs_note}",
         f'<ol class="pool{layout}{fixed}"{columns}>{cells}</ol>'
-        f'<ul class="legend" aria-label="legend">{legend}</ul>'
+        f"{swatch_legend('state-', LEGEND)}"
         f'<div class="usage">{held:,} held · usage {snapshot.usage:.0%} of the usable blocks</div>',
         ' data-testid="pool"',
     )
@@ -220,13 +215,12 @@ def render_hash_map(timeline: Timeline, step: int) -> str:
     )
     several = any(len(e.block_ids) > 1 for e in snapshot.hash_map)
     note = f'<div class="note">{said("pool.several")}</div>' if several else ""
+    head = "<th>hash</th><th>block(s)</th>" + ("<th>extra keys</th>" if keyed else "")
+    hash_map = table(head, body, ' data-testid="hash-map"')
     return panel(
         "cached_block_hash_to_block",
         code_term("cached-block-hash-to-block"),
-        '<div class="table-scroll tall"><table class="compact" data-testid="hash-map">'
-        "<thead><tr><th>hash</th><th>block(s)</th>"
-        + ("<th>extra keys</th>" if keyed else "")
-        + f"</tr></thead><tbody>{body}</tbody></table></div>{note}",
+        f'<div class="table-scroll tall">{hash_map}</div>{note}',
     )
 
 

@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass
 
 from app.render.glossary import panel_texts, said
-from app.render.html import esc
+from app.render.html import esc, table
 from engine.lab.play.vllm.snapshot import RequestRecord, Snapshot
 from engine.lab.play.vllm.timeline import Timeline
 from engine.lab.shared.prefill_cost import LLAMA_3_8B, ModelShape, prefill_cost
@@ -156,20 +156,19 @@ def render_prefill(
         ("without cache", cost.flops_without_cache, cost.seconds_without_cache),
         (f"with {cost.cached_tokens:,} cached", cost.flops_with_cache, cost.seconds_with_cache),
     )
-    table = "".join(
+    body = "".join(
         f"<tr><td>{what}</td><td class=num>{format_flops(flops)}</td>"
         f"<td class=num>{format_seconds(seconds)}</td></tr>"
         for what, flops, seconds in rows
     )
+    columns = f"<th>{cost.prompt_tokens:,} prompt tokens</th><th class=num>FLOPs</th>"
     return (
         head + f'<div data-testid="prefill-cost" data-valid="true" '
         f'data-flops-without="{cost.flops_without_cache:.6e}" '
         f'data-flops-with="{cost.flops_with_cache:.6e}" data-speedup="{cost.speedup:.4f}" '
         f'data-redundant="{cost.redundant_fraction:.6f}" '
         f'data-seconds-saved="{cost.seconds_saved:.6e}">'
-        f'<table class="compact"><thead><tr><th>{cost.prompt_tokens:,} prompt tokens</th>'
-        "<th class=num>FLOPs</th><th class=num>time</th></tr></thead>"
-        f"<tbody>{table}</tbody></table>"
+        f"{table(columns + '<th class=num>time</th>', body)}"
         '<dl class="metrics big">'
         '<div class="metric"><dt>speedup</dt>'
         f'<dd data-k="speedup">{cost.speedup:.1f}&times;</dd></div>'

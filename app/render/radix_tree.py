@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from app.render.gaps import folded, runs_of
 from app.render.glossary import marked_terms, panel_texts, said, term
-from app.render.html import changed_at, esc, panel, plural
+from app.render.html import changed_at, esc, legend, panel, plural
 from engine.lab.play.sglang.narration import node_label
 from engine.lab.play.sglang.snapshot import ROOT_ID, NodeRecord, SGLangSnapshot
 from engine.lab.play.sglang.timeline import SGLangTimeline
@@ -295,14 +295,12 @@ def render_radix_tree(timeline: SGLangTimeline, step: int) -> str:
     fold_note = f" · {said('radix_tree.drawn', drawn=drawn)}" if drawn < count else ""
     tokens = snapshot.tree_tokens
     title = said("radix_tree.title", nodes=count, s=plural(count), tokens=tokens, drawn=fold_note)
-    legend = "".join(
-        f"<li>{marked_terms(item)}</li>" for item in panel_texts()["radix_tree"]["legend"]
-    )
     return panel(
         "radix tree",
         title,
         f'<div class="tree-scroll"><ul class="rtree" role="tree" '
         f'aria-label="radix tree, root first, depth first">{"".join(items)}</ul></div>'
-        f'{evicted_note}<ul class="legend tree-legend" aria-label="legend">{legend}</ul>',
+        + evicted_note
+        + legend(map(marked_terms, panel_texts()["radix_tree"]["legend"]), "legend tree-legend"),
         ' data-testid="radix-tree"',
     )

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 
 from app.render.gaps import folded, runs_of
 from app.render.glossary import marked_terms, panel_texts
-from app.render.html import changed_at, esc, panel
+from app.render.html import changed_at, esc, panel, table
 from app.render.radix_tree import extra_key_tag, span_text
 from engine.lab.play.sglang.narration import node_label
 from engine.lab.play.sglang.snapshot import SGLangRequestRecord
@@ -98,12 +98,11 @@ def requests_box(
     then who runs and who waits, in the queue's order, the hits so far, and ``after``."""
     head = panel_texts()["requests"][engine]
     empty = f'<tr><td colspan="{len(head)}" class="empty-note">no requests yet</td></tr>'
-    rows = rows or empty
+    requests = table(marked_terms("".join(head)), rows or empty, ' data-testid="requests"')
     return panel(
         "requests",
         "Requests",
-        '<div class="table-scroll"><table class="compact" data-testid="requests"><thead><tr>'
-        f"{marked_terms(''.join(head))}</tr></thead><tbody>{rows}</tbody></table></div>"
+        f'<div class="table-scroll">{requests}</div>'
         '<div class="queues"><span data-testid="running">'
         f"<strong>running:</strong> {esc(', '.join(running) or 'none')}</span>"
         ' · <span data-testid="waiting"><strong>waiting:</strong> '
