@@ -17,6 +17,7 @@ from contextlib import contextmanager, suppress
 
 import pytest
 
+import app.data.lab as lab_module
 from app.data.lab import FinishedRuns, LabResult, LabRun, RunsInProgress, preset
 from app.data.side_runs import SideRuns, default_processes, serve
 from engine.lab.workload.run import WorkloadRun
@@ -138,6 +139,46 @@ def test_a_slow_side_still_reports_progress_so_stop_turns_on(side: SideRuns) -> 
         assert asyncio.run(lab_run.play(heard)) is None
     waited = shares[-10:]  # (the learner's run is played by then: only the side is awaited)
     assert len(shares) >= 20 and all(share == 0.5 for share in waited), shares
+
+
+def test_a_side_stalled_past_the_deadline_leaves_the_run_to_be_played_here(
+    side: SideRuns, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A side alive but not answering (a loaded machine, a lost message): past the deadline
+    the overlay's run plays here as when the side dies, with progress and Stop; the side
+    gets no new run until it answers, and its late run is kept."""
+    monkeypatch.setattr(lab_module, "BESIDE_DEADLINE_S", 0.3)
+    monkeypatch.setattr(lab_module, "BESIDE_DEADLINE_TIMES", 1)
+
+    async def stalled_then_answering() -> None:
+        with paused(side) as resume:
+            stopped, played_here = both_to_play(side), both_to_play(side, output_tokens=3)
+            assert stopped._beside is not None and played_here._beside is not None
+
+            def stop_once_played_here(share: float) -> None:
+                if share > 0.5:  # (0.5: the learner's run played, the overlay's awaited)
+                    stopped.stop()
+
+            assert await stopped.play(stop_once_played_here) is None
+            assert [runner.workload for runner in stopped.runners] == stopped.workloads
+            assert not side.ready  # stalled: the next runs play here
+            assert both_to_play(side, output_tokens=4)._beside is None
+            shares: list[float] = []
+            result = await played_here.play(shares.append)
+            assert result is not None
+            assert [runner.workload for runner in played_here.runners] == played_here.workloads
+            assert result.compare == run_workload(played_here.workloads[1])
+            assert shares == sorted(shares) and shares[-1] == 1.0
+            resume()
+            overlay = stopped.workloads[1]
+            for _ in range(1000):
+                if side.ready and (kept := stopped.finished.get(overlay)) is not None:
+                    break
+                await asyncio.sleep(0.01)
+        assert kept == run_workload(overlay)  # the side's run, come after the Stop
+        assert both_to_play(side, output_tokens=5)._beside is not None  # answered: used again
+
+    asyncio.run(stalled_then_answering())
 
 
 def test_a_side_process_that_dies_leaves_the_run_to_be_played_here(side: SideRuns) -> None:
