@@ -440,7 +440,11 @@ class LabRun(SlicedRun):
         """Run to the end; None if stopped first. ``on_learners_run`` gets the learner's run first
         when the overlay's has still to play."""
         with cycle_collector_paused() if self.ahead else played_for_a_learner():
-            return await self._play(on_progress, on_learners_run)
+            result = await self._play(on_progress, on_learners_run)
+        if result is None and self._beside is not None:
+            # Stopped: the side's run is kept when it comes (for the knobs set back).
+            asyncio.wrap_future(self._beside).add_done_callback(self._keep_played_beside)
+        return result
 
     async def _play(
         self,
@@ -515,13 +519,12 @@ class LabRun(SlicedRun):
         on_progress: Callable[[float], None],
     ) -> WorkloadRun | None:
         """The run a side plays (here if that fails, or has not come by ``deadline``); None if
-        stopped (the side's run is kept when it comes)."""
+        stopped."""
         while not waiting.done() and time.perf_counter() < deadline:
             await asyncio.wait([waiting], timeout=AHEAD_WAIT_S)
             # (a slow side must still turn Stop on and say the run is not done)
             on_progress(self.progress)
             if self.stopped:
-                waiting.add_done_callback(self._keep_played_beside)
                 return None
         if waiting.done() and waiting.exception() is None:
             return self._kept(waiting.result())

@@ -100,8 +100,9 @@ def test_the_learners_run_is_shown_first_while_the_overlays_still_plays(
     assert result is not None and shown == [result.run]
 
 
+@pytest.mark.parametrize("during", ["the learner's run", "the wait for the overlay's"])
 def test_a_stop_while_the_overlay_plays_beside_ends_the_run_at_once_and_keeps_it(
-    side: SideRuns,
+    side: SideRuns, during: str
 ) -> None:
     """Stop does not wait for the side; the run it ends later is kept, so setting the
     knob back shows it without playing it again."""
@@ -109,7 +110,14 @@ def test_a_stop_while_the_overlay_plays_beside_ends_the_run_at_once_and_keeps_it
     async def stop_then_wait() -> None:
         with paused(side) as resume:
             lab_run = both_to_play(side)
-            assert await lab_run.play(lambda _: None, lambda _: lab_run.stop()) is None
+
+            def stop(_: object) -> None:
+                lab_run.stop()
+
+            if during == "the learner's run":
+                assert await lab_run.play(stop) is None
+            else:
+                assert await lab_run.play(lambda _: None, stop) is None
             overlay = lab_run.workloads[1]
             assert lab_run.finished.get(overlay) is None  # (it is still playing)
             resume()
@@ -119,7 +127,10 @@ def test_a_stop_while_the_overlay_plays_beside_ends_the_run_at_once_and_keeps_it
                 await asyncio.sleep(0.01)
         assert kept == run_workload(overlay)
         again = LabRun(lab_run.preset, lab_run.workloads[0], True, lab_run.finished, side=side)
-        assert again.runners == [] and again._beside is None  # both runs known
+        # The overlay's run known (and the learner's, if it ended): neither sent nor played.
+        played_again = [runner.workload for runner in again.runners]
+        assert played_again == (lab_run.workloads[:1] if during == "the learner's run" else [])
+        assert again._beside is None
 
     asyncio.run(stop_then_wait())
 
