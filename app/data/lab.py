@@ -8,6 +8,7 @@ import asyncio
 import functools
 import gc
 import math
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
@@ -54,6 +55,11 @@ SLICE_PAUSE_S = 0.0 if in_pyodide() else 0.001
 # How long the learner's run waits for the overlay's, played beside (SideRuns), to
 # be drawn with it rather than before it.
 BESIDE_GRACE_S = 0.05
+# Past this, a side not answering is stalled (a loaded machine, a lost message) and the run
+# plays here: a preset's run there takes 0.5-12 times the learner's (at most 0.64 s in
+# CPython, 2.5 times that in Pyodide), so 20 times the runs here, and 5 s at least.
+BESIDE_DEADLINE_S = 5.0
+BESIDE_DEADLINE_TIMES = 20
 # Runs of more tokens than this are not played ahead (a few would keep a 2-core
 # server or a browser tab busy for seconds), and a stopped one is not kept (its
 # requests' token ids alone take about 36 bytes a token).
@@ -392,6 +398,7 @@ class LabRun(SlicedRun):
         self._known = {k: run for k in self.keys if (run := finished.get(k[1], k[0])) is not None}
         to_play = [k for k in dict.fromkeys(self.keys) if k not in self._known]
         self._beside: Future[WorkloadRun] | None = None
+        self._sides = SIDE_RUNS if side is None else side
         # A side plays vLLM's runs only (app/data/side_runs.py): vLLM's overlay, while the
         # rest plays here.
         beside = ("vllm", compare) if compare is not None else None
@@ -400,7 +407,7 @@ class LabRun(SlicedRun):
             # Not a run begun here (played ahead, then stopped), nor one so long that a
             # Stop, which cannot reach it there, would leave a process busy for seconds.
             if compared not in in_progress and compared.total_tokens <= AHEAD_MAX_TOKENS:
-                self._beside = (SIDE_RUNS if side is None else side).submit(compared)
+                self._beside = self._sides.submit(compared)
                 if self._beside is not None:
                     to_play.remove(beside)
         self.runners = [in_progress.runner(w, e) for e, w in to_play]
@@ -433,7 +440,11 @@ class LabRun(SlicedRun):
         """Run to the end; None if stopped first. ``on_learners_run`` gets the learner's run first
         when the overlay's has still to play."""
         with cycle_collector_paused() if self.ahead else played_for_a_learner():
-            return await self._play(on_progress, on_learners_run)
+            result = await self._play(on_progress, on_learners_run)
+        if result is None and self._beside is not None:
+            # Stopped: the side's run is kept when it comes (for the knobs set back).
+            asyncio.wrap_future(self._beside).add_done_callback(self._keep_played_beside)
+        return result
 
     async def _play(
         self,
@@ -441,6 +452,7 @@ class LabRun(SlicedRun):
         on_learners_run: Callable[[WorkloadRun], None] | None,
     ) -> LabResult | None:
         played = dict(self._known)
+        started = time.perf_counter()
         for runner in self.runners:
             learners = played.get(self.keys[0])
             if on_learners_run is not None and learners is not None:
@@ -453,6 +465,8 @@ class LabRun(SlicedRun):
                 return None
             played[(runner.engine_name, runner.workload)] = run
         if self._beside is not None:
+            here = time.perf_counter() - started
+            deadline = started + max(BESIDE_DEADLINE_S, BESIDE_DEADLINE_TIMES * here)
             waiting = asyncio.wrap_future(self._beside)
             if on_learners_run is not None:
                 # The overlay's run most often ends a moment after the learner's: one
@@ -460,7 +474,7 @@ class LabRun(SlicedRun):
                 await asyncio.wait([waiting], timeout=BESIDE_GRACE_S)
                 if not waiting.done():
                     on_learners_run(played[self.keys[0]])
-            run = await self._played_beside(waiting, self.workloads[1], on_progress)
+            run = await self._played_beside(waiting, deadline, on_progress)
             if run is None:
                 return None
             played[("vllm", run.workload)] = run
@@ -501,27 +515,29 @@ class LabRun(SlicedRun):
     async def _played_beside(
         self,
         waiting: asyncio.Future[WorkloadRun],
-        workload: Workload,
+        deadline: float,
         on_progress: Callable[[float], None],
     ) -> WorkloadRun | None:
-        """The run a side plays (here if that fails); None if stopped (the run is kept when it
-        comes)."""
-        while not waiting.done():
+        """The run a side plays (here if that fails, or has not come by ``deadline``); None if
+        stopped."""
+        while not waiting.done() and time.perf_counter() < deadline:
             await asyncio.wait([waiting], timeout=AHEAD_WAIT_S)
             # (a slow side must still turn Stop on and say the run is not done)
             on_progress(self.progress)
             if self.stopped:
-                waiting.add_done_callback(self._keep_played_beside)
                 return None
-        try:
-            run = waiting.result()
-        except Exception:
-            # The side died (killed, out of memory) or the run failed there: it plays
-            # here, where a failure is reported as any other.
-            runner = self.in_progress.runner(workload)
-            self.runners.append(runner)
-            return await self._played_here(runner, on_progress)
-        return self._kept(run)
+        if waiting.done() and waiting.exception() is None:
+            return self._kept(waiting.result())
+        workload = self.workloads[1]
+        if not waiting.done():
+            self._sides.stalled(workload)
+            waiting.add_done_callback(self._keep_played_beside)
+        # The side died (killed, out of memory), the run failed there or the side is
+        # stalled: it plays here, where a failure is reported as any other.
+        self._beside = None  # (counted in the progress as a run here now)
+        runner = self.in_progress.runner(workload)
+        self.runners.append(runner)
+        return await self._played_here(runner, on_progress)
 
     def _kept(self, run: WorkloadRun) -> WorkloadRun:
         """The run as the finished runs keep it (another session's copy, if there)."""

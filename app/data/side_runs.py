@@ -65,13 +65,14 @@ class _Side:
         self.waiting: list[Future[WorkloadRun]] = []  # sent, not answered yet
         self.ready = False
         self.alive = True
+        self.stalled = False  # late with a run (LabRun's deadline): no new runs until it answers
         self._lock = threading.Lock()  # a process's answers come on its reader thread
 
     def send(self, workload: Workload) -> Future[WorkloadRun] | None:
         """The run's future; None when this side cannot take it."""
         future: Future[WorkloadRun] = Future()
         with self._lock:
-            if not (self.alive and self.ready):
+            if not (self.alive and self.ready) or self.stalled:
                 return None
             try:
                 self._write(pickle.dumps(workload))
@@ -91,6 +92,7 @@ class _Side:
             if not self.waiting:
                 return  # closed while it played: nobody waits for it
             future = self.waiting.pop(0)
+            self.stalled = False
         if kind == RUN:
             future.set_result(answer)
         else:
@@ -194,7 +196,7 @@ class SideRuns:
     def ready(self) -> bool:
         """Whether a run submitted now would play beside."""
         with self._lock:
-            return any(side.alive and side.ready for side in self._started)
+            return any(side.alive and side.ready and not side.stalled for side in self._started)
 
     def submit(self, workload: Workload) -> Future[WorkloadRun] | None:
         """The future of the workload's run, played beside; None when no side is ready and free."""
@@ -221,6 +223,15 @@ class SideRuns:
         with self._lock:
             if self._playing.get(workload) is future:
                 del self._playing[workload]
+
+    def stalled(self, workload: Workload) -> None:
+        """The workload's run is late, its side alive: neither is given to the next asks until
+        that side answers."""
+        with self._lock:
+            future = self._playing.pop(workload, None)
+            for side in self._started:
+                if future in side.waiting:
+                    side.stalled = True
 
     def close(self) -> None:
         with self._lock:

@@ -17,6 +17,7 @@ from contextlib import contextmanager, suppress
 
 import pytest
 
+import app.data.lab as lab_module
 from app.data.lab import FinishedRuns, LabResult, LabRun, RunsInProgress, preset
 from app.data.side_runs import SideRuns, default_processes, serve
 from engine.lab.workload.run import WorkloadRun
@@ -99,8 +100,9 @@ def test_the_learners_run_is_shown_first_while_the_overlays_still_plays(
     assert result is not None and shown == [result.run]
 
 
+@pytest.mark.parametrize("during", ["the learner's run", "the wait for the overlay's"])
 def test_a_stop_while_the_overlay_plays_beside_ends_the_run_at_once_and_keeps_it(
-    side: SideRuns,
+    side: SideRuns, during: str
 ) -> None:
     """Stop does not wait for the side; the run it ends later is kept, so setting the
     knob back shows it without playing it again."""
@@ -108,7 +110,14 @@ def test_a_stop_while_the_overlay_plays_beside_ends_the_run_at_once_and_keeps_it
     async def stop_then_wait() -> None:
         with paused(side) as resume:
             lab_run = both_to_play(side)
-            assert await lab_run.play(lambda _: None, lambda _: lab_run.stop()) is None
+
+            def stop(_: object) -> None:
+                lab_run.stop()
+
+            if during == "the learner's run":
+                assert await lab_run.play(stop) is None
+            else:
+                assert await lab_run.play(lambda _: None, stop) is None
             overlay = lab_run.workloads[1]
             assert lab_run.finished.get(overlay) is None  # (it is still playing)
             resume()
@@ -118,7 +127,10 @@ def test_a_stop_while_the_overlay_plays_beside_ends_the_run_at_once_and_keeps_it
                 await asyncio.sleep(0.01)
         assert kept == run_workload(overlay)
         again = LabRun(lab_run.preset, lab_run.workloads[0], True, lab_run.finished, side=side)
-        assert again.runners == [] and again._beside is None  # both runs known
+        # The overlay's run known (and the learner's, if it ended): neither sent nor played.
+        played_again = [runner.workload for runner in again.runners]
+        assert played_again == (lab_run.workloads[:1] if during == "the learner's run" else [])
+        assert again._beside is None
 
     asyncio.run(stop_then_wait())
 
@@ -138,6 +150,46 @@ def test_a_slow_side_still_reports_progress_so_stop_turns_on(side: SideRuns) -> 
         assert asyncio.run(lab_run.play(heard)) is None
     waited = shares[-10:]  # (the learner's run is played by then: only the side is awaited)
     assert len(shares) >= 20 and all(share == 0.5 for share in waited), shares
+
+
+def test_a_side_stalled_past_the_deadline_leaves_the_run_to_be_played_here(
+    side: SideRuns, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A side alive but not answering (a loaded machine, a lost message): past the deadline
+    the overlay's run plays here as when the side dies, with progress and Stop; the side
+    gets no new run until it answers, and its late run is kept."""
+    monkeypatch.setattr(lab_module, "BESIDE_DEADLINE_S", 0.3)
+    monkeypatch.setattr(lab_module, "BESIDE_DEADLINE_TIMES", 1)
+
+    async def stalled_then_answering() -> None:
+        with paused(side) as resume:
+            stopped, played_here = both_to_play(side), both_to_play(side, output_tokens=3)
+            assert stopped._beside is not None and played_here._beside is not None
+
+            def stop_once_played_here(share: float) -> None:
+                if share > 0.5:  # (0.5: the learner's run played, the overlay's awaited)
+                    stopped.stop()
+
+            assert await stopped.play(stop_once_played_here) is None
+            assert [runner.workload for runner in stopped.runners] == stopped.workloads
+            assert not side.ready  # stalled: the next runs play here
+            assert both_to_play(side, output_tokens=4)._beside is None
+            shares: list[float] = []
+            result = await played_here.play(shares.append)
+            assert result is not None
+            assert [runner.workload for runner in played_here.runners] == played_here.workloads
+            assert [result.run, result.compare] == [run_workload(w) for w in played_here.workloads]
+            assert shares == sorted(shares) and shares[-1] == 1.0
+            resume()
+            overlay = stopped.workloads[1]
+            for _ in range(1000):
+                if side.ready and (kept := stopped.finished.get(overlay)) is not None:
+                    break
+                await asyncio.sleep(0.01)
+        assert kept == run_workload(overlay)  # the side's run, come after the Stop
+        assert both_to_play(side, output_tokens=5)._beside is not None  # answered: used again
+
+    asyncio.run(stalled_then_answering())
 
 
 def test_a_side_process_that_dies_leaves_the_run_to_be_played_here(side: SideRuns) -> None:
