@@ -20,6 +20,7 @@ hold_collections()  # until the app's modules are imported and frozen (gc_startu
 from app.data.url import lab_engine, lab_link, parse_link  # noqa: E402
 from app.host.local_assets import serve_panel_assets_locally  # noqa: E402
 from app.host.runtime import in_pyodide, page_query  # noqa: E402
+from app.host.write_race import fix_panels_write_race  # noqa: E402
 from app.page.layout import PAGE_CSS, PAGE_TEMPLATE, App  # noqa: E402
 from app.views.lab_link import LAB_PAGE_CSS  # noqa: E402
 
@@ -51,6 +52,8 @@ def current_query() -> str:
 
 if pn.state.curdoc is not None:  # a page being served or converted (not an import)
     serve_panel_assets_locally(pn.state.curdoc)
+    if not in_pyodide():
+        fix_panels_write_race()
     # Panel takes a string and extends its base template with it (Bokeh types a Template).
     pn.state.curdoc.template = PAGE_TEMPLATE  # type: ignore[assignment]
 lab_preset = lab_link(current_query())

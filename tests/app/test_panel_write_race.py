@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import panel.io.document as panel_document
 import pytest
 from bokeh.document import Document
 from bokeh.document.events import ModelChangedEvent
@@ -26,6 +27,8 @@ from bokeh.models import Div
 from bokeh.protocol import Protocol
 from panel.io.document import schedule_write_events
 from tornado.locks import Lock
+
+from app.host.write_race import rearming
 
 WAIT = 0.2  # s: a write task's retry comes 10 ms after it found the lock held
 
@@ -125,3 +128,13 @@ def test_with_the_race_window_closed_the_change_is_written(
 ) -> None:
     before, after = asyncio.run(race(lock_held, first_ends_in_window))
     assert before and after
+
+
+def test_with_the_apps_fix_the_change_is_written_before_the_next(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """app/host/write_race.py, installed as `panel serve` installs it: the race's own
+    sequence writes the second change without waiting for a third."""
+    monkeypatch.setattr(panel_document, "_dispatch_msgs", rearming(panel_document._dispatch_msgs))
+    assert asyncio.run(race(lock_held=True)) == (True, True)
+    assert asyncio.run(race(lock_held=True, first_ends_in_window=False)) == (True, True)
