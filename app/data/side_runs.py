@@ -133,7 +133,7 @@ class _SideProcess(_Side):
             try:
                 # One pickle at a time: a pickle knows where it ends.
                 self._answered(*pickle.load(answers))
-            except (EOFError, OSError, pickle.UnpicklingError):
+            except Exception:  # its end, or an answer this side cannot read: fail its runs
                 break
         self._ended(f"side process ended ({self.process.poll()})")
 
