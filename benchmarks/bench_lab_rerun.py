@@ -26,16 +26,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.data.lab import FinishedRuns, LabRun, chart_data, preset
+from app.data.lab import FinishedRuns, LabRun, chart_data
 from app.data.side_runs import SideRuns
 from app.views.lab_charts import CHART_COLUMNS
+from engine.lab.workload.presets import load_preset
 from engine.lab.workload.prompt_hashes import PROMPT_HASHES
 from engine.lab.workload.workload import Workload
 
 
 def rerun_seconds(name: str, workload: Workload, finished: FinishedRuns, side: SideRuns) -> float:
     start = time.perf_counter()
-    lab_run = LabRun(preset(name), workload, True, finished, side=side)
+    lab_run = LabRun(load_preset(name), workload, True, finished, side=side)
     result = asyncio.run(lab_run.play(lambda _: None))
     assert result is not None
     chart_data(result.run, CHART_COLUMNS), chart_data(result.compare, CHART_COLUMNS)
@@ -56,7 +57,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--sides", type=int, default=0, help="side processes (0: none)")
     args = parser.parse_args(argv)
-    workload = preset(args.preset).workload
+    workload = load_preset(args.preset).workload
     longer = workload.replace(output_tokens=workload.output_tokens + 1)
     changed = workload.replace(salt="fixed" if workload.salt != "fixed" else "none")
     cases: dict[str, list[float]] = {

@@ -21,7 +21,7 @@ from app.host.runtime import in_pyodide
 from app.render.lab import ENGINE_NAMES
 from engine.lab.play.scenario import MODES
 from engine.lab.play.vllm.timeline import Timeline, build_timeline
-from engine.lab.workload.presets import Preset, load_preset
+from engine.lab.workload.presets import Preset
 from engine.lab.workload.run import COLUMNS, PROGRESS_EVERY_STEPS, Runner, WorkloadRun
 from engine.lab.workload.sglang.runner import NO_MEANING_ON_SGLANG, SGLangWorkloadRunner
 from engine.lab.workload.vllm.runner import WorkloadRunner
@@ -619,10 +619,6 @@ class RunAhead:
                 return False
         self._current = None
         return not self.stopped
-
-
-def preset(name: str) -> Preset:
-    return load_preset(name)
 
 
 @dataclass(frozen=True)

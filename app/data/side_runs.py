@@ -39,10 +39,10 @@ class SideRunFailed(RuntimeError):
 
 
 def _side_worker() -> Any:
-    """The static site's side worker, as its worker names it: {script, wheel}, or None."""
+    """The static site's side worker as its worker names it ({wheel, side, ...}), or None."""
     import js
 
-    return getattr(js, "pclSideRuns", None)
+    return getattr(js, "pclWheel", None)
 
 
 def default_processes() -> int:
@@ -152,7 +152,7 @@ class _SideWorker(_Side):
 
         where = _side_worker()
         options = to_js({"name": where.wheel}, dict_converter=js.Object.fromEntries)
-        self.worker = js.Worker.new(where.script, options)
+        self.worker = js.Worker.new(where.side, options)
         # Kept: a proxy dropped by Python would leave the worker's handlers dangling.
         self._handlers = [
             create_proxy(lambda event: self._answered(*pickle.loads(event.data.to_bytes()))),

@@ -133,7 +133,7 @@ def render_knob_error(message: str) -> str:
 
 def render_lab_link(preset: str) -> str:
     """The simulator's way into the lab, at ``preset``."""
-    return str(LAB["link"]).format(preset=esc(preset))
+    return lab_text("lab", "link", preset=preset)
 
 
 def render_lab_loading() -> str:
@@ -157,8 +157,8 @@ def render_progress(share: float, group: str, key: str = "progress", **values: A
 def step_hint(steppable: bool, vllms: bool = False) -> str:
     """How to see a step of the run (``vllms``: say it is vLLM's), or why this run has none."""
     if not steppable:
-        return str(LAB["too_big_to_step"]).format(blocks=MAX_SCENARIO_BLOCKS)
-    return str(LAB["step_hint"]).format(whose="vLLM's " if vllms else "the ")
+        return lab_text("lab", "too_big_to_step", blocks=MAX_SCENARIO_BLOCKS)
+    return lab_text("lab", "step_hint", whose=Html("vLLM's ") if vllms else "the ")
 
 
 def render_open_in_playground(href: str, engine_step: int | None = None) -> str:
@@ -218,6 +218,7 @@ def render_chart_legend(title: str, items: Sequence[LegendItem], labels: Sequenc
 
 def gap_sentence(gap: PaperGap, whole_trace: bool, requests: int) -> str:
     """One engine's unlimited-capacity hit rate against the paper's ratio, in words."""
+    # Plain text, escaped once as a whole in gap_p: filled by str.format, not lab_text.
     words: dict[str, str] = TRACES["gap"]
     values = {**gap.to_dict(), "engine": ENGINE_NAMES.get(gap.engine, gap.engine)}
     found = words["found"].format(**values)

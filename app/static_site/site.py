@@ -17,11 +17,11 @@ from app.static_site.bytecode import imported_sources, precompile, python312
 from app.static_site.cdn import check_self_hosted, copy_bokeh_js, copy_panel_dist
 from app.static_site.convert import convert, lock_names
 from app.static_site.early_pages import write_early_pages
-from app.static_site.fetch import cache_dir, pure_wheels, unpack_pyodide
+from app.static_site.fetch import cache_dir, pip_wheels, unpack_pyodide
 from app.static_site.layout import INDEX_HTML, LAZY_IMPORTS
 from app.static_site.lock import LockPackages, lock_entry, write_lock
 from app.static_site.patches import SIDE_WORKER, patch_html, patch_worker, shim
-from app.static_site.pins import SDIST_WHEELS
+from app.static_site.pins import PURE_WHEELS, SDIST_WHEELS
 from app.static_site.serve import precompress
 from app.static_site.traces import ship_traces
 from app.static_site.wheels import SLIMMERS, project_wheel, rewrite_zip, sdist_pure_wheel
@@ -52,7 +52,7 @@ def assemble(app: Path, project: Path | None, cache: Path, stage: Path) -> None:
     # site/pyodide/: the runtime and every wheel (raw: the pure ones, unslimmed).
     pyodide_dir = stage / "pyodide"
     info, packages = unpack_pyodide(cache, pyodide_dir)
-    raw = pure_wheels(cache)
+    raw = pip_wheels(cache / "wheels", PURE_WHEELS)
     built = {name: sdist_pure_wheel(cache, name) for name in SDIST_WHEELS}
     for name, path in {**raw, **built}.items():
         shutil.copyfile(path, pyodide_dir / path.name)

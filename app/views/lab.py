@@ -21,7 +21,6 @@ from app.data.lab import (
     RunSteps,
     check_knobs,
     engine_choice,
-    preset,
     run_steps,
     start_side_runs,
 )
@@ -50,7 +49,7 @@ from app.views.lab_controls import (
 )
 from app.views.trace_lab import TraceLabView
 from engine.lab.play.scenario import MODES, ScenarioError
-from engine.lab.workload.presets import preset_names
+from engine.lab.workload.presets import load_preset, preset_names
 from engine.lab.workload.run import WorkloadRun
 from engine.lab.workload.workload import KNOB_TYPES, SALT_POLICIES, Workload
 
@@ -95,7 +94,7 @@ class LabView(LabGroup):
         **params: Any,
     ) -> None:
         super().__init__(preset_name, engine, notices, KNOB_TYPES, **params)
-        self._preset = preset(preset_name)
+        self._preset = load_preset(preset_name)
         workload = self._preset.workload
         self.knobs = {knob: knob_widget(knob, value) for knob, value in workload.knobs().items()}
         self.overlay = at_once.Checkbox(label=self._overlay_label(), value=True)
@@ -172,7 +171,7 @@ class LabView(LabGroup):
     def load_preset(self, name: str) -> bool:
         if name not in preset_names():
             return False
-        self._preset = preset(name)
+        self._preset = load_preset(name)
         self.show_address()
         self.overlay.label = self._overlay_label()
         self._loading_preset = True

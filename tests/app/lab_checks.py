@@ -10,9 +10,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from app.data.lab import preset
 from engine.lab.play import playground_code
-from engine.lab.workload.presets import Preset
+from engine.lab.workload.presets import Preset, load_preset
 from engine.lab.workload.run import WorkloadRun
 from engine.lab.workload.vllm.runner import run_workload
 
@@ -35,7 +34,7 @@ def source(page: Any, name: str, column: str) -> dict[str, Any]:
 
 def preset_runs(name: str) -> tuple[Preset, WorkloadRun, WorkloadRun]:
     """A preset with the engine's runs of its workload and of its overlay, in CPython."""
-    chosen = preset(name)
+    chosen = load_preset(name)
     compare_workload = chosen.compare_workload()
     assert compare_workload is not None
     return chosen, run_workload(chosen.workload), run_workload(compare_workload)
@@ -117,7 +116,7 @@ def first_screen_problems(page: Any, width: int, height: int) -> list[str]:
 def check_both_runs_follow_a_knob(page: Any, timeout_ms: int) -> None:
     """On `shared-prefix`: a knob both runs share (the output length) changed, both
     sources come to hold the engine's runs of the new knobs."""
-    shared = preset("shared-prefix")
+    shared = load_preset("shared-prefix")
     workload = shared.workload.replace(output_tokens=shared.workload.output_tokens + 3)
     compare_workload = shared.compare_workload(workload)
     assert compare_workload is not None
@@ -144,7 +143,7 @@ def set_the_output_back(page: Any, timeout_ms: int) -> None:
     preset's output length again, and its runs in both sources."""
     _, run, compare = preset_runs("shared-prefix")
     field = page.get_by_label("Output (tokens)", exact=True)
-    field.fill(str(preset("shared-prefix").workload.output_tokens))
+    field.fill(str(load_preset("shared-prefix").workload.output_tokens))
     field.press("Enter")
     hits = {"run": run.series["cumulative_hits"], "compare": compare.series["cumulative_hits"]}
     page.wait_for_function(
@@ -222,7 +221,7 @@ def check_both_engines_share_the_charts(page: Any, timeout_ms: int) -> None:
     both engines' columns, and the address carries the choice."""
     from engine.lab.workload.sglang.runner import run_sglang_workload
 
-    shared = preset("shared-prefix")
+    shared = load_preset("shared-prefix")
     compare = shared.compare_workload()
     assert compare is not None
     sglang, sglang_compare = run_sglang_workload(shared.workload), run_sglang_workload(compare)

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from app.data.lab import preset
 from app.views.lab_charts import CHARTS
 from engine.lab.play.scenario_file import scenario_from_dict
 from engine.lab.play.script_lines import format_lines
 from engine.lab.play.vllm.timeline import build_timeline
+from engine.lab.workload.presets import load_preset
 from engine.lab.workload.vllm.runner import run_workload
 from engine.lab.workload.workload import workload_scenario
 from tests.app import test_browser_serve as serve
@@ -157,7 +157,7 @@ def test_a_bad_knob_says_why_beside_it(watched: Watched, server: str) -> None:
 
 
 def test_picking_a_preset_runs_it_and_the_address_follows(watched: Watched, server: str) -> None:
-    prepend = preset("prepend-token")
+    prepend = load_preset("prepend-token")
     run = run_workload(prepend.workload)
     page = open_lab(watched, server, "?lab=shared-prefix")
     page.get_by_label("Preset").select_option("prepend-token")
@@ -181,7 +181,7 @@ def test_the_main_page_links_to_the_lab_and_a_bad_preset_gets_a_notice(
 
 
 def test_a_click_on_a_chart_opens_the_step_view_at_that_step(watched: Watched, server: str) -> None:
-    small = preset("small-pool")
+    small = load_preset("small-pool")
     run = run_workload(small.workload)
     page = open_lab(watched, server, "?lab=small-pool")
     expect(page.get_by_test_id("lab-hint")).to_be_visible()
@@ -196,7 +196,7 @@ def test_a_click_on_a_chart_opens_the_step_view_at_that_step(watched: Watched, s
 def test_a_small_run_opens_in_the_playground_at_the_step_shown(
     watched: Watched, server: str
 ) -> None:
-    small = preset("small-pool")
+    small = load_preset("small-pool")
     run = run_workload(small.workload)
     _, after_step = workload_scenario(small.workload, run.num_steps)
     page = open_lab(watched, server, "?lab=small-pool")

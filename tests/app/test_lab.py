@@ -25,7 +25,6 @@ from app.data.lab import (
     chart_data,
     check_knobs,
     likely_next,
-    preset,
     run_steps,
 )
 from app.data.side_runs import SideRuns
@@ -36,7 +35,7 @@ from app.views.lab_controls import STALE, attach_shared_models
 from engine.lab.play import playground_code
 from engine.lab.play.scenario import MODES
 from engine.lab.play.scenario_file import scenario_from_dict
-from engine.lab.workload.presets import Preset
+from engine.lab.workload.presets import Preset, load_preset
 from engine.lab.workload.run import COLUMNS, WorkloadRun
 from engine.lab.workload.vllm.runner import WorkloadRunner, run_workload
 from engine.lab.workload.workload import Workload
@@ -59,18 +58,18 @@ def play(view: LabView) -> None:
 
 
 def test_check_knobs_gives_a_message_per_bad_knob() -> None:
-    knobs = preset("shared-prefix").workload.knobs()
+    knobs = load_preset("shared-prefix").workload.knobs()
     workload, found = check_knobs({**knobs, "requests": 0, "block_size": 0})
     assert workload is None
     assert set(found) == {"requests", "block_size"}
     _, found = check_knobs({**knobs, "requests": None})
     assert found == {"requests": "requests needs a value"}
     workload, found = check_knobs(knobs)
-    assert found == {} and workload == preset("shared-prefix").workload
+    assert found == {} and workload == load_preset("shared-prefix").workload
 
 
 def test_chart_data_draws_no_value_as_a_gap() -> None:
-    run = run_workload(preset("shared-prefix").workload.replace(**SMALL_KNOBS))
+    run = run_workload(load_preset("shared-prefix").workload.replace(**SMALL_KNOBS))
     data = chart_data(run)
     assert set(data) == set(COLUMNS)
     assert math.isnan(data["survival_fraction"][0])  # nobody was preempted
@@ -81,7 +80,7 @@ def test_chart_data_draws_no_value_as_a_gap() -> None:
 
 
 def test_a_lab_run_stops_when_asked() -> None:
-    lab_run = LabRun(preset("fresh-salt"), preset("fresh-salt").workload, overlay=True)
+    lab_run = LabRun(load_preset("fresh-salt"), load_preset("fresh-salt").workload, overlay=True)
     seen: list[float] = []
 
     def progress(share: float) -> None:
@@ -94,7 +93,7 @@ def test_a_lab_run_stops_when_asked() -> None:
 
 def test_a_long_runs_progress_moves_while_its_requests_are_built() -> None:
     """Hashing the prompts takes most of a big run: the bar moves during it too."""
-    fresh = preset("fresh-salt")
+    fresh = load_preset("fresh-salt")
     lab_run = LabRun(fresh, fresh.workload, False, FinishedRuns())
     seen: list[float] = []
     asyncio.run(lab_run.play(seen.append))
@@ -105,7 +104,7 @@ def test_a_long_runs_progress_moves_while_its_requests_are_built() -> None:
 
 def test_a_knob_change_reruns_only_the_runs_it_changed() -> None:
     finished = FinishedRuns()
-    shared = preset("shared-prefix")  # overlaid: the same requests, a fresh salt each
+    shared = load_preset("shared-prefix")  # overlaid: the same requests, a fresh salt each
     workload = shared.workload.replace(**SMALL_KNOBS)
     first = asyncio.run(LabRun(shared, workload, True, finished).play(lambda _: None))
     assert first is not None and first.compare is not None
@@ -187,7 +186,7 @@ def outcome_of(result: LabResult) -> str:
 
 
 def test_the_outcome_quotes_the_engines_numbers_and_drops_the_claim_off_preset() -> None:
-    shared = preset("shared-prefix")
+    shared = load_preset("shared-prefix")
     run = run_workload(shared.workload)
     result = LabResult(shared, run, None)
     page = parse(outcome_of(result))
@@ -209,7 +208,7 @@ def test_the_learners_run_is_named_by_its_knobs_once_they_differ_from_the_preset
         key = parse(render_run_key(labels)).find_all(data_testid="lab-key")[0]
         return key.text, heads
 
-    shared = preset("shared-prefix")
+    shared = load_preset("shared-prefix")
     small = shared.workload.replace(**SMALL_KNOBS)
     small_preset = Preset(**{**vars(shared), "workload": small})
     as_preset = LabResult(small_preset, run_workload(small), run_workload(small))
@@ -226,7 +225,7 @@ def test_the_learners_run_is_named_by_its_knobs_once_they_differ_from_the_preset
 
 def test_a_survival_fraction_without_a_preemption_says_why_it_is_absent() -> None:
     for name, preempted in (("shared-prefix", False), ("preemption-survival", True)):
-        picked = preset(name)
+        picked = load_preset(name)
         run = run_workload(picked.workload)
         assert (run.summary()["preemptions"] > 0) is preempted
         page = parse(outcome_of(LabResult(picked, run, None)))
@@ -493,7 +492,7 @@ def test_the_learners_run_is_shown_before_the_overlays_plays(
 ) -> None:
     """With both runs to play, the learner's run reaches the page while the overlay's
     has not started; the view then sends each source's data once."""
-    shared = preset("shared-prefix")
+    shared = load_preset("shared-prefix")
     workload = shared.workload.replace(**SMALL_KNOBS)
     lab_run = LabRun(shared, workload, True, FinishedRuns())
     overlay = lab_run.runners[1]
@@ -539,7 +538,7 @@ def test_the_learners_run_is_shown_before_the_overlays_plays(
 
 
 def test_the_runs_played_ahead_are_the_seed_experiments_knob_changes() -> None:
-    workload = preset("shared-prefix").workload
+    workload = load_preset("shared-prefix").workload
     ahead = likely_next(workload)
     assert [(w.salt, w.prepend_token) for w in ahead] == [
         ("fixed", False),
@@ -554,15 +553,15 @@ def test_the_runs_played_ahead_are_the_seed_experiments_knob_changes() -> None:
     others = [(mode, "none") for mode in MODES if mode != "keep"]
     assert len(others) >= 2 and [(w.reset_mode, w.salt) for w in likely_next(reset)[4:]] == others
     # With the overlay off, its run comes first (the switch is a knob change too).
-    off = RunAhead(preset("shared-prefix"), workload, overlay=False).runs
+    off = RunAhead(load_preset("shared-prefix"), workload, overlay=False).runs
     assert off[0] == (workload, True) and all(not o for _, o in off[1:])
     # A run too large to play ahead is left out.
     big = workload.replace(requests=2_000, shared_tokens=800, unique_tokens=200)
-    assert RunAhead(preset("shared-prefix"), big, overlay=True).runs == []
+    assert RunAhead(load_preset("shared-prefix"), big, overlay=True).runs == []
 
 
 def test_runs_played_ahead_show_at_once_and_equal_runs_played_for_the_learner() -> None:
-    shared = preset("shared-prefix")
+    shared = load_preset("shared-prefix")
     workload = shared.workload.replace(**SMALL_KNOBS)
     assert asyncio.run(LabRun(shared, workload, True).play(lambda _: None)) is not None
     assert asyncio.run(RunAhead(shared, workload, overlay=True).play()) is True
@@ -579,7 +578,7 @@ def test_runs_played_ahead_show_at_once_and_equal_runs_played_for_the_learner() 
 def test_a_run_ahead_waits_while_a_learners_run_plays(monkeypatch: pytest.MonkeyPatch) -> None:
     # Without its pause, a run ahead would take turns with the learner's, slice by slice.
     monkeypatch.setattr(lab_module, "AHEAD_PAUSE_S", 0)
-    shared = preset("shared-prefix")
+    shared = load_preset("shared-prefix")
     workload = shared.workload.replace(**SMALL_KNOBS)
     ahead = RunAhead(shared, workload, overlay=False)
     learners = LabRun(shared, workload.replace(requests=150), False)
@@ -612,7 +611,7 @@ def test_a_run_asked_for_twice_at_once_plays_once(monkeypatch: pytest.MonkeyPatc
             super().__init__(workload)
 
     monkeypatch.setattr(lab_module, "WorkloadRunner", CountedRunner)
-    shared = preset("shared-prefix")
+    shared = load_preset("shared-prefix")
     workload = shared.workload.replace(**SMALL_KNOBS)
 
     async def two_sessions() -> list[LabResult | None]:
@@ -627,7 +626,7 @@ def test_a_run_asked_for_twice_at_once_plays_once(monkeypatch: pytest.MonkeyPatc
 
 
 def test_a_stopped_run_goes_on_from_where_it_stopped() -> None:
-    fresh = preset("fresh-salt")
+    fresh = load_preset("fresh-salt")
     workload = fresh.workload.replace(requests=120)
     stopped = LabRun(fresh, workload, False)
     seen: list[float] = []
@@ -675,7 +674,7 @@ def test_the_view_plays_ahead_once_a_run_is_shown_and_stops_when_a_knob_moves(
 def test_one_run_ahead_plays_at_a_time_in_a_process(monkeypatch: pytest.MonkeyPatch) -> None:
     """Many sessions on one server: their runs ahead take turns, whole, one by one."""
     monkeypatch.setattr(lab_module, "AHEAD_START_S", 0)
-    shared = preset("shared-prefix")
+    shared = load_preset("shared-prefix")
     aheads = [
         RunAhead(shared, shared.workload.replace(**{**SMALL_KNOBS, "requests": n}), overlay=True)
         for n in (12, 13, 14)
@@ -704,7 +703,7 @@ def test_one_run_ahead_plays_at_a_time_in_a_process(monkeypatch: pytest.MonkeyPa
 def test_the_cycle_collector_pauses_while_runs_play_and_comes_back() -> None:
     """Runs may overlap (a learner's and one played ahead): the collector comes back
     when the last ends, also when a run is stopped, and stays off if it was off."""
-    shared = preset("shared-prefix")
+    shared = load_preset("shared-prefix")
     workload = shared.workload.replace(**{**SMALL_KNOBS, "output_tokens": 3})
     seen: list[bool] = []
     result = asyncio.run(

@@ -10,11 +10,12 @@ import math
 import pytest
 
 import app.data.lab as lab_module
-from app.data.lab import FinishedRuns, LabRun, RunsInProgress, chart_data, preset
+from app.data.lab import FinishedRuns, LabRun, RunsInProgress, chart_data
 from app.data.side_runs import SideRuns
 from app.views.lab import LabView, open_lab
 from app.views.lab_charts import CHARTS, SOURCE_KEYS
 from app.views.trace_lab import TraceLabView
+from engine.lab.workload.presets import load_preset
 from engine.lab.workload.sglang.runner import run_sglang_workload
 from engine.lab.workload.vllm.runner import run_workload
 from tests.app.conftest import parse
@@ -31,7 +32,7 @@ def fresh_run_stores(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_lab_run_on_both_engines_gives_each_engines_runs_side_by_side() -> None:
-    shared = preset("shared-prefix")
+    shared = load_preset("shared-prefix")
     workload = shared.workload.replace(**SMALL_KNOBS)
     compare = shared.compare_workload(workload)
     assert compare is not None
@@ -53,7 +54,7 @@ def test_a_lab_run_on_both_engines_gives_each_engines_runs_side_by_side() -> Non
 
 
 def test_a_run_on_both_engines_shows_its_progress_and_stops_while_sglang_plays() -> None:
-    fresh = preset("fresh-salt")
+    fresh = load_preset("fresh-salt")
     workload = fresh.workload.replace(requests=60)
     lab_run = LabRun(fresh, workload, True, engines=("vllm", "sglang"))
     seen: list[float] = []
@@ -73,7 +74,7 @@ def test_a_run_on_both_engines_shows_its_progress_and_stops_while_sglang_plays()
 
 
 def test_sglang_alone_plays_no_vllm_run() -> None:
-    fresh = preset("fresh-salt")
+    fresh = load_preset("fresh-salt")
     workload = fresh.workload.replace(**SMALL_KNOBS)
     result = asyncio.run(LabRun(fresh, workload, False, engines=("sglang",)).play(lambda _: None))
     assert result is not None and result.engines == ("sglang",)
@@ -83,7 +84,7 @@ def test_sglang_alone_plays_no_vllm_run() -> None:
 
 
 def test_sglangs_pool_is_charted_in_blocks_worth() -> None:
-    workload = preset("small-pool").workload
+    workload = load_preset("small-pool").workload
     run = run_sglang_workload(workload)
     data = chart_data(run)
     size = workload.block_size
@@ -155,7 +156,7 @@ def test_the_seeds_experiments_say_what_each_engine_did_in_its_own_numbers(name:
     engines = [h3.text for h3 in outcome.iter() if h3.tag == "h3"]
     paragraphs = [p.text for p in outcome.find_all(data_testid="lab-expected")]
     assert engines == ["vLLM", "SGLang"]
-    picked = preset(name)
+    picked = load_preset(name)
     for (run, compare), text in zip(view.result.engine_runs, paragraphs, strict=True):
         assert text == picked.expected_text(run, compare)
         assert f"{run.summary()['hit_rate']:.1%}" in text

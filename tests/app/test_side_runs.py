@@ -18,8 +18,9 @@ from contextlib import contextmanager, suppress
 import pytest
 
 import app.data.lab as lab_module
-from app.data.lab import FinishedRuns, LabResult, LabRun, RunsInProgress, preset
+from app.data.lab import FinishedRuns, LabResult, LabRun, RunsInProgress
 from app.data.side_runs import SideRuns, default_processes, serve
+from engine.lab.workload.presets import load_preset
 from engine.lab.workload.run import WorkloadRun
 from engine.lab.workload.vllm.runner import run_workload
 from engine.lab.workload.workload import Workload
@@ -64,7 +65,7 @@ def paused(side: SideRuns) -> Iterator[Callable[[], None]]:
 
 
 def both_to_play(side: SideRuns, **knobs: int) -> LabRun:
-    shared = preset("shared-prefix")
+    shared = load_preset("shared-prefix")
     workload = shared.workload.replace(**{**SMALL_KNOBS, **knobs})
     return LabRun(shared, workload, True, FinishedRuns(), RunsInProgress(), side=side)
 
@@ -223,7 +224,7 @@ def test_a_side_that_cannot_start_is_not_started_again(monkeypatch: pytest.Monke
 
 
 def test_a_run_asked_for_while_it_plays_beside_is_not_sent_twice(side: SideRuns) -> None:
-    workload = preset("fresh-salt").workload.replace(**SMALL_KNOBS)
+    workload = load_preset("fresh-salt").workload.replace(**SMALL_KNOBS)
     first, second = side.submit(workload), side.submit(workload)
     assert first is not None and first is second
     assert first.result(timeout=30) == run_workload(workload)
@@ -231,7 +232,7 @@ def test_a_run_asked_for_while_it_plays_beside_is_not_sent_twice(side: SideRuns)
 
 def test_a_busy_side_leaves_the_next_runs_to_the_app(side: SideRuns) -> None:
     workloads = [
-        preset("fresh-salt").workload.replace(**{**SMALL_KNOBS, "output_tokens": n})
+        load_preset("fresh-salt").workload.replace(**{**SMALL_KNOBS, "output_tokens": n})
         for n in range(1, 5)
     ]
     with paused(side):
@@ -243,7 +244,7 @@ def test_a_busy_side_leaves_the_next_runs_to_the_app(side: SideRuns) -> None:
 
 
 def test_a_side_process_answers_each_workload_with_its_run_or_why_it_failed() -> None:
-    good = preset("shared-prefix").workload.replace(**SMALL_KNOBS)
+    good = load_preset("shared-prefix").workload.replace(**SMALL_KNOBS)
     bad = Workload(**{**good.knobs(), "block_size": 0})
     requests = io.BytesIO(pickle.dumps(good) + pickle.dumps(bad))
     answers = io.BytesIO()

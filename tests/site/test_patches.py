@@ -183,9 +183,10 @@ def test_a_playground_link_is_answered_early_by_the_apps_worker(
 ) -> None:
     worker = patch_worker(converted[1], (["panel"], WHEEL))
     assert shim("early_in_worker.js") in worker
-    named = re.search(r"self\.pclEarly = (\{.*\});", worker)
+    named = re.search(r"self\.pclWheel = (\{.*\});", worker)
     assert named is not None
-    assert json.loads(named.group(1)) == {"wheel": WHEEL, "type": EARLY_MESSAGE}
+    names = json.loads(named.group(1))
+    assert (names["wheel"], names["early"]) == (WHEEL, EARLY_MESSAGE)
     # At the worker's start, it hears the page's requests; once Pyodide is up, before the
     # installs, it loads the wheel alone and answers them, then installs the app's packages.
     call = "await startEarlyPlayground();"
@@ -207,9 +208,10 @@ def test_the_apps_worker_names_the_labs_side_worker_and_the_wheel(
     converted: tuple[str, str], tmp_path: Path
 ) -> None:
     worker = patch_worker(converted[1], (["panel"], WHEEL))
-    named = re.search(r"self\.pclSideRuns = (\{.*\});", worker)
+    named = re.search(r"self\.pclWheel = (\{.*\});", worker)
     assert named is not None
-    assert json.loads(named.group(1)) == {"script": f"./{SIDE_WORKER}", "wheel": WHEEL}
+    expected = {"wheel": WHEEL, "early": EARLY_MESSAGE, "side": f"./{SIDE_WORKER}"}
+    assert json.loads(named.group(1)) == expected
     # Before the app starts, which may start the side worker.
     assert worker.index(named.group(0)) < worker.index('await installLocked(["panel"]);')
     check_js(worker, tmp_path, "worker.js")

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from app.data.lab import preset
 from engine.lab.play.scenario_file import scenario_from_dict
 from engine.lab.play.script_lines import format_lines
 from engine.lab.play.vllm.timeline import build_timeline
+from engine.lab.workload.presets import load_preset
 from engine.lab.workload.vllm.runner import run_workload
 from engine.lab.workload.workload import workload_scenario
 from tests.app.lab_checks import (
@@ -94,7 +94,7 @@ def ready_side_worker(page: Any) -> Any:
 def test_a_click_on_a_chart_opens_the_step_view_and_the_playground_in_pyodide(
     site_page: Callable[..., tuple[Any, Any]], site_url: str
 ) -> None:
-    small = preset("small-pool")
+    small = load_preset("small-pool")
     run = run_workload(small.workload)
     _, after_step = workload_scenario(small.workload, run.num_steps)
     page, _ = site_page("?lab=small-pool")

@@ -3,19 +3,19 @@
 // wheel alone, so app/data/early_playground.py answers the page (app/page/early_page.js)
 // seconds before the app starts, without a second Python runtime competing for the CPU.
 // {type, seq, request} -> {type, seq, answer} or {type, seq, error}; patches.py sets
-// self.pclEarly = {wheel, type} before this. The page asks before the wheel is in: its
-// requests wait here until then.
+// self.pclWheel = {wheel, early: type, side} before this. The page asks before the wheel
+// is in: its requests wait here until then.
 /* global installLocked -- install_locked.js's, in the same worker */
 const earlyAsked = []
 let earlyAnswer = null
 self.addEventListener('message', (event) => {
   const { type, seq, request } = event.data || {}
-  if (type !== self.pclEarly.type) { return }
+  if (type !== self.pclWheel.early) { return }
   if (earlyAnswer) { earlyAnswer(seq, request) } else { earlyAsked.push([seq, request]) }
 })
 
 async function startEarlyPlayground() {  // eslint-disable-line no-unused-vars
-  const { wheel, type } = self.pclEarly
+  const { wheel, early: type } = self.pclWheel
   const page = JSON.parse(self.name || '{}')
   if (!new URLSearchParams(page.search || '').get('playground')) { return }
   try {
