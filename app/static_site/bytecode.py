@@ -78,13 +78,37 @@ def imported_sources(
     """What the app imports (at start, and with the modules it imports later, ``lazy``):
     only that is compiled (the rest, rarely imported, would add bytes to the download for
     nothing). None (compile all) if the app cannot be run."""
-    path = os.pathsep.join(filter(None, [str(project or ""), os.environ.get("PYTHONPATH")]))
-    env = {**os.environ, "PYTHONPATH": path}
-    proc = run_script(sys.executable, "imported_modules.py", str(app), *lazy, timeout=300, env=env)
+    proc = run_app(project, "imported_modules.py", str(app), *lazy)
     if proc.returncode:
         log("warning: could not list the app's imports: compiling every module")
         return None
     return frozenset(json.loads(proc.stdout.strip().splitlines()[-1]))
+
+
+def run_app(project: Path | None, script: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """One of scripts/ that runs the app, by this Python, with the project importable."""
+    path = os.pathsep.join(filter(None, [str(project or ""), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "PYTHONPATH": path}
+    return run_script(sys.executable, script, *args, timeout=300, env=env)
+
+
+def dataclass_code(app: Path, project: Path, stdlib: Path, lazy: tuple[str, ...]) -> bytes:
+    """The methods of the app's dataclasses (at start, and in ``lazy``'s modules) as
+    Pyodide's dataclasses module in ``stdlib`` (the zip with sources) writes them,
+    compiled by CPython 3.12, marshalled (app/host/dataclass_code.py); empty if the app
+    cannot be run so."""
+    python = python312()
+    listed = run_app(project, "dataclass_sources.py", str(stdlib), str(app), *lazy)
+    if python is None or listed.returncode:
+        log("warning: could not list the app's dataclass methods: Pyodide compiles them")
+        return b""
+    with tempfile.TemporaryDirectory(prefix="pcl-dataclasses-") as tmp:
+        sources, out = Path(tmp) / "sources.json", Path(tmp) / "code.marshal"
+        sources.write_text(listed.stdout.strip().splitlines()[-1], encoding="utf-8")
+        proc = run_script(python, "compile_dataclasses.py", str(sources), str(out), timeout=300)
+        if proc.returncode:
+            raise AssetError(f"compiling with {python} failed: {proc.stderr.strip()[-300:]}")
+        return out.read_bytes()
 
 
 def precompile(

@@ -22,3 +22,5 @@ NOT_SHIPPED = ("app/static_site/", "content/traces/")
 # What the app imports only for some addresses (app/main.py: the lab's pages): compiled
 # with what it imports at start, so those pages do not compile Bokeh's plotting in Pyodide.
 LAZY_IMPORTS = ("app.views.lab",)
+# The code of the app's dataclass methods, in the project's wheel (app/host/dataclass_code.py).
+DATACLASS_CODE = "app/host/dataclass_code.marshal"

@@ -13,12 +13,12 @@ import time
 from pathlib import Path
 
 from app.static_site.assets import AssetError, canonical, log
-from app.static_site.bytecode import imported_sources, precompile, python312
+from app.static_site.bytecode import dataclass_code, imported_sources, precompile, python312
 from app.static_site.cdn import check_self_hosted, copy_bokeh_js, copy_panel_dist
 from app.static_site.convert import convert, lock_names
 from app.static_site.early_pages import write_early_pages
 from app.static_site.fetch import cache_dir, pip_wheels, unpack_pyodide
-from app.static_site.layout import INDEX_HTML, LAZY_IMPORTS
+from app.static_site.layout import DATACLASS_CODE, INDEX_HTML, LAZY_IMPORTS
 from app.static_site.lock import LockPackages, lock_entry, write_lock
 from app.static_site.patches import SIDE_WORKER, patch_html, patch_worker, shim
 from app.static_site.pins import PURE_WHEELS, SDIST_WHEELS
@@ -97,7 +97,10 @@ def ship_project(
     if python312() is not None:
         # What the app imports, in the stdlib and in each wheel, sourceless.
         only = imported_sources(app, project, LAZY_IMPORTS)
-        precompile(pyodide_dir / "python_stdlib.zip", cache, stdlib=True, only=only)
+        stdlib = pyodide_dir / "python_stdlib.zip"
+        code = dataclass_code(app, project, stdlib, LAZY_IMPORTS)  # (before it is sourceless)
+        rewrite_zip(wheel, lambda _name: True, {DATACLASS_CODE: code} if code else {})
+        precompile(stdlib, cache, stdlib=True, only=only)
         for entry in packages.values():
             precompile(pyodide_dir / str(entry["file_name"]), cache, only=only)
     entry = lock_entry(wheel)

@@ -20,3 +20,14 @@ except ImportError:
     _nh3 = types.ModuleType("nh3")
     _nh3.clean = lambda text, **_kw: html.escape(text, quote=False)
     sys.modules["nh3"] = _nh3
+
+try:
+    from app.host.dataclass_code import use_compiled_dataclass_methods
+    from app.host.gc_startup import hold_collections
+except ImportError:  # a stock app (bench_site.py's yardstick) has no app package
+    pass
+else:
+    # Panel's, Bokeh's and numpy's imports come first in the app's code: without this,
+    # about 190 collections walk their growing objects. main.py's freeze lets it go.
+    hold_collections()
+    use_compiled_dataclass_methods()
