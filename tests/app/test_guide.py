@@ -7,6 +7,7 @@ import re
 import pytest
 
 from app.data import timelines
+from app.data.fleet_lab import FLEET_PRESET
 from app.data.lab_presets import TRACES_PRESET, default_preset
 from app.data.url import START_PAGE, early_page_of, early_pages, lab_link, parse_link
 from app.page.layout import App
@@ -387,6 +388,11 @@ def test_the_start_page_names_both_engines_marks_sglangs_scenarios_and_links_the
     assert marked == set(scenario_names("sglang"))
     traces = page.find_all(data_testid="start-traces")[0]
     assert lab_link(traces.attrs["href"]) == TRACES_PRESET and traces.text == "Real traces"
+
+
+def test_the_start_page_links_the_fleet() -> None:
+    fleet = parse(App(link=parse_link("")).start_page.html).find_all(data_testid="start-fleet")
+    assert fleet and lab_link(fleet[0].attrs["href"]) == FLEET_PRESET
 
 
 @pytest.mark.parametrize("name", learning_path().order)
