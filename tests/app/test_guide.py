@@ -406,8 +406,8 @@ def test_every_scenarios_last_step_offers_the_next_one_on_the_path(name: str) ->
         offered = parse(app.narration.html).find_all(data_testid="next-on-path")
         if name == order[-1]:  # past the path: the labs and the playground
             links = [e.attrs["href"] for e in offered[0].iter() if e.tag == "a"]
-            assert [lab_link(link) for link in links] == ["", TRACES_PRESET, None]
-            assert store.is_playground(parse_link(links[2]).scenario)
+            assert [lab_link(link) for link in links] == ["", TRACES_PRESET, FLEET_PRESET, None]
+            assert store.is_playground(parse_link(links[3]).scenario)
             continue
         following = order[order.index(name) + 1]
         link = next(e for e in offered[0].iter() if e.tag == "a")
