@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypedDict
 
 from app.data.lab import SlicedRun, played_for_a_learner
+from app.data.lab_presets import FLEET_PRESET as FLEET_PRESET  # its name, with the others
 from app.data.trace_lab import MAX_BLOCK_SIZE, MIN_BLOCK_SIZE, TIMED_CELLS
 from app.data.url import playground_href
 from engine.lab.fleet.in_order import InOrderFleet
@@ -24,7 +25,6 @@ from engine.lab.traces.request_trace import TRACE_BLOCK_TOKENS, TraceEntry
 from engine.lab.traces.timed import TimedKnobs
 from engine.lab.traces.vllm.replay import HashedTrace
 
-FLEET_PRESET = "fleet"
 # The default run: small enough for Pyodide (every router, both engines at most).
 DEFAULT_FLEET_REQUESTS = 300
 DEFAULT_REPLICAS = 4

@@ -20,7 +20,7 @@ from app.components.glossary import Glossary
 from app.components.start_page import StartPage
 from app.components.step_page import EMBED, PAGE, StepPage
 from app.data import timelines
-from app.data.lab_presets import TRACES_PRESET, default_preset
+from app.data.lab_presets import FLEET_PRESET, TRACES_PRESET, default_preset
 from app.data.timelines import split_key
 from app.data.url import LAB, LinkState, empty_playground_href, link_query, parse_link
 from app.playground.store import is_playground
@@ -81,6 +81,7 @@ class App(pn.viewable.Viewer):
                     f"?{LAB}={default_preset()}",
                     engines={name: timelines.scenario(name).engines for name in timelines.names()},
                     traces_href=f"?{LAB}={TRACES_PRESET}",
+                    fleet_href=f"?{LAB}={FLEET_PRESET}",
                 ),
                 sizing_mode="stretch_width",
             )

@@ -93,10 +93,11 @@ def render_start_page(
     *,
     engines: Mapping[str, Sequence[str]] | None = None,
     traces_href: str = "",
+    fleet_href: str = "",
 ) -> str:
     """The page; ``titles``: each scenario's title, by its name; ``engines``: the engines
     each plays on (those on SGLang too are marked); the addresses of an empty
-    playground, of the workload lab and of its real traces (no link when empty)."""
+    playground, of the workload lab, of its real traces and of the fleet (no link when empty)."""
     engines = engines or {}
     path = learning_path()
     number = 0
@@ -113,7 +114,12 @@ def render_start_page(
                 f'<p class="teaches">{esc(entry.teaches)}</p></li>'
             )
         parts.append(f"<section><h2>{esc(part.title)}</h2><ol>{''.join(items)}</ol></section>")
-    links = {"playground": playground_href, "lab": lab_href, "traces": traces_href}
+    links = {
+        "playground": playground_href,
+        "lab": lab_href,
+        "traces": traces_href,
+        "fleet": fleet_href,
+    }
     beyond = [
         f'<li><a href="{esc(links[name])}" data-testid="start-{name}">{title}</a>'
         f'<p class="teaches">{offers}</p></li>'

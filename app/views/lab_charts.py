@@ -5,6 +5,7 @@ it; ``CurveChart``: the traces' hit rate against capacity."""
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -17,7 +18,7 @@ from bokeh.models import (
     NumeralTickFormatter,
     Range1d,
 )
-from bokeh.models.annotations import Span, Title
+from bokeh.models.annotations import Label, Span, Title
 from bokeh.plotting import figure
 
 from app.components.chart_legend import ChartLegend
@@ -274,6 +275,22 @@ class CurveChart:
                 line_dash="dashed",
                 line_color="#555555",
                 line_width=1.5,
+            )
+        )
+        # The dashed line says what it is (no legend takes a Span): along it, from the top,
+        # clear of the legend on a phone's narrow chart.
+        fig.add_layout(
+            Label(
+                x=PAPER_LOCAL_CACHE_TOKENS,
+                y=1.0,
+                x_offset=-3,
+                angle=math.pi / 2,
+                text=TEXTS["charts"]["curve_cache"].format(tokens=PAPER_LOCAL_CACHE_TOKENS),
+                text_align="right",
+                text_baseline="bottom",
+                text_font_size="11px",
+                text_color="#555555",
+                name="paper-cache",
             )
         )
         fig.scatter(

@@ -7,6 +7,7 @@ import re
 import pytest
 
 from app.data import timelines
+from app.data.fleet_lab import FLEET_PRESET
 from app.data.lab_presets import TRACES_PRESET, default_preset
 from app.data.url import START_PAGE, early_page_of, early_pages, lab_link, parse_link
 from app.page.layout import App
@@ -389,6 +390,11 @@ def test_the_start_page_names_both_engines_marks_sglangs_scenarios_and_links_the
     assert lab_link(traces.attrs["href"]) == TRACES_PRESET and traces.text == "Real traces"
 
 
+def test_the_start_page_links_the_fleet() -> None:
+    fleet = parse(App(link=parse_link("")).start_page.html).find_all(data_testid="start-fleet")
+    assert fleet and lab_link(fleet[0].attrs["href"]) == FLEET_PRESET
+
+
 @pytest.mark.parametrize("name", learning_path().order)
 def test_every_scenarios_last_step_offers_the_next_one_on_the_path(name: str) -> None:
     order = learning_path().order
@@ -400,8 +406,8 @@ def test_every_scenarios_last_step_offers_the_next_one_on_the_path(name: str) ->
         offered = parse(app.narration.html).find_all(data_testid="next-on-path")
         if name == order[-1]:  # past the path: the labs and the playground
             links = [e.attrs["href"] for e in offered[0].iter() if e.tag == "a"]
-            assert [lab_link(link) for link in links] == ["", TRACES_PRESET, None]
-            assert store.is_playground(parse_link(links[2]).scenario)
+            assert [lab_link(link) for link in links] == ["", TRACES_PRESET, FLEET_PRESET, None]
+            assert store.is_playground(parse_link(links[3]).scenario)
             continue
         following = order[order.index(name) + 1]
         link = next(e for e in offered[0].iter() if e.tag == "a")

@@ -247,3 +247,18 @@ def test_a_new_curve_drops_a_replay_with_time_of_another_slice() -> None:
     asyncio.run(view.start())
     assert view.timed is None and not view.timed_box.visible
     assert not view.stale_note.visible
+
+
+def test_the_curves_dashed_line_says_it_is_the_papers_cache() -> None:
+    from bokeh.models.annotations import Label, Span
+
+    from app.views.lab_charts import CurveChart
+    from engine.lab.traces.replay import PAPER_LOCAL_CACHE_TOKENS
+
+    fig = CurveChart().figure
+    (span,) = [a for a in fig.center if isinstance(a, Span)]
+    labels = [a for a in fig.center if isinstance(a, Label)]
+    assert span.location == PAPER_LOCAL_CACHE_TOKENS
+    assert [(a.x, a.text) for a in labels] == [
+        (PAPER_LOCAL_CACHE_TOKENS, "the paper's cache: 3,000,000 tokens")
+    ]
