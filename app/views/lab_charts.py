@@ -316,6 +316,14 @@ class CurveChart:
             text_color="#1f8a4c",
         )
         fig.legend.location = "top_left"
+        self._legend_drawn()
+
+    def _legend_drawn(self) -> None:
+        """The legend names only what is drawn: an item without points would show no swatch."""
+        for item in self.figure.legend.items:
+            drawn = any(len(column) for column in item.renderers[0].data_source.data.values())
+            if item.visible != drawn:
+                item.visible = drawn
 
     def clear(self, capacities: Sequence[int]) -> None:
         """No points, and the capacity axis spanning ``capacities`` and the paper's cache."""
@@ -325,9 +333,11 @@ class CurveChart:
         self.x_range.update(
             start=capacities[0] / 1.5, end=max(capacities[-1], PAPER_LOCAL_CACHE_TOKENS) * 1.5
         )
+        self._legend_drawn()
 
     def show_points(self, engine: str, points: Sequence[InOrderReplay]) -> None:
         self.sources[engine].data = curve_columns(points)
+        self._legend_drawn()
 
     def show_paper_ratio(self, curve: TraceCurveRun) -> None:
         """The paper's ratio beside the curve's top, for a whole trace's curve only."""
@@ -338,3 +348,4 @@ class CurveChart:
                 "y": [ratio],
                 "label": [f"paper: {ratio:.0%}"],
             }
+            self._legend_drawn()
