@@ -9,6 +9,8 @@ from typing import Any, cast
 
 import panel as pn
 from bokeh.models import ColumnDataSource, FactorRange, Range1d
+from bokeh.models.annotations import Legend, LegendItem
+from bokeh.models.renderers import GlyphRenderer
 from bokeh.palettes import Category20
 from bokeh.plotting import figure
 
@@ -37,7 +39,7 @@ from app.render.lab import (
     render_progress,
     render_replica_links,
 )
-from app.views.lab_charts import ENGINE_COLORS, HALF, lab_figure
+from app.views.lab_charts import CHART_HEIGHT, ENGINE_COLORS, HALF, lab_figure
 from app.views.lab_controls import WRAPPING, LabGroup, html_pane, knob_widgets
 from engine.lab.fleet.result import FleetRun
 from engine.lab.fleet.routers import DEFAULT_LOAD_WEIGHT, ROUTER_NAMES
@@ -48,6 +50,10 @@ Runs = Mapping[tuple[str, str], FleetRun]
 CHARTS = TEXTS["charts"]
 KNOBS = ("requests", "replicas", "capacity", "block_size", "load_weight", "event_delay")
 NO_LOAD: dict[str, list[Any]] = {"xs": [], "ys": [], "color": [], "replica": []}
+# The load chart's legend, under it: a row of replicas' names per LEGEND_COLUMNS replicas
+# (four fit a phone), each row LEGEND_ROW px more chart.
+LEGEND_COLUMNS = 4
+LEGEND_ROW = 18
 
 
 def _factors(engines: Sequence[str]) -> list[tuple[str, str]]:
@@ -91,9 +97,22 @@ class FleetCharts:
         self.load_figure = lab_figure(
             title, y_label, x_range=self.load_x, y_range=self.load_y, x_axis_label=x_label
         )
-        self.load_figure.multi_line(
+        lines: GlyphRenderer[Any] = self.load_figure.multi_line(
             xs="xs", ys="ys", line_color="color", line_width=2, source=self.load_source
         )
+        # Hidden while there are no replicas to name (an empty box otherwise).
+        self.load_legend = Legend(
+            visible=False,
+            items=[LegendItem(label={"field": "replica"}, renderers=[lines])],
+            orientation="horizontal",
+            ncols=LEGEND_COLUMNS,
+            label_text_font_size="11px",
+            label_height=12,
+            glyph_height=12,
+            spacing=4,
+            margin=4,
+        )
+        self.load_figure.add_layout(self.load_legend, "below")
         self.panes = [
             pn.pane.Bokeh(fig, sizing_mode="stretch_width", styles=HALF)
             for fig in (self.hit_figure, self.load_figure, self.stale_figure)
@@ -107,6 +126,7 @@ class FleetCharts:
         stale = _bars(runs, engines, "stale_routes")
         self.stale_source.data = stale
         self.stale_range.end = max([1.0, *stale["y"]]) * 1.1
+        self.load_legend.visible = run is not None
         if run is None:
             self.load_source.data = dict(NO_LOAD)
             return
@@ -120,11 +140,13 @@ class FleetCharts:
         self.load_x.end = max([1, *run.series["x"]])
         self.load_y.end = max([1, *(max(load, default=0) for load in loads)]) + 1
         palette = Category20[20]
+        rows = -(-len(loads) // LEGEND_COLUMNS)
+        self.load_figure.height = CHART_HEIGHT + rows * LEGEND_ROW
         self.load_source.data = {
             "xs": [run.series["x"]] * len(loads),
             "ys": loads,
             "color": [palette[i % 20] for i in range(len(loads))],
-            "replica": [f"replica {i}" for i in range(len(loads))],
+            "replica": [f"Replica {i}" for i in range(len(loads))],
         }
 
 
