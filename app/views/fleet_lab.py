@@ -39,7 +39,14 @@ from app.render.lab import (
     render_progress,
     render_replica_links,
 )
-from app.views.lab_charts import CHART_HEIGHT, ENGINE_COLORS, HALF, lab_figure
+from app.views.lab_charts import (
+    CHART_HEIGHT,
+    ENGINE_COLORS,
+    HALF,
+    lab_figure,
+    title_html,
+    title_pane,
+)
 from app.views.lab_controls import WRAPPING, LabGroup, html_pane, knob_widgets
 from engine.lab.fleet.result import FleetRun
 from engine.lab.fleet.routers import DEFAULT_LOAD_WEIGHT, ROUTER_NAMES
@@ -72,9 +79,9 @@ def _bars(runs: Runs, engines: Sequence[str], value: str) -> dict[str, list[Any]
 
 def bar_chart(name: str, x_range: FactorRange, **params: Any) -> tuple[ColumnDataSource, figure]:
     """A bar per router and engine, in the engine's colour, from the source ``fleet-{name}``."""
-    title, y_label = CHARTS[f"fleet_{name}"]
+    _, y_label = CHARTS[f"fleet_{name}"]
     source = ColumnDataSource({"x": [], "y": [], "color": []}, name=f"fleet-{name}")
-    fig = lab_figure(title, y_label, x_range=x_range, **params)
+    fig = lab_figure(y_label, x_range=x_range, **params)
     fig.vbar(x="x", top="y", width=0.8, color="color", source=source, name=f"{name}-bars")
     fig.xaxis.major_label_orientation = 0.9
     return source, fig
@@ -94,8 +101,9 @@ class FleetCharts:
         self.load_source = ColumnDataSource(dict(NO_LOAD), name="fleet-load")
         self.load_x, self.load_y = Range1d(start=0, end=1), Range1d(start=0, end=1)
         title, y_label, x_label = CHARTS["fleet_load"]
+        self.load_title = title_pane(title)
         self.load_figure = lab_figure(
-            title, y_label, x_range=self.load_x, y_range=self.load_y, x_axis_label=x_label
+            y_label, x_range=self.load_x, y_range=self.load_y, x_axis_label=x_label
         )
         lines: GlyphRenderer[Any] = self.load_figure.multi_line(
             xs="xs", ys="ys", line_color="color", line_width=2, source=self.load_source
@@ -113,9 +121,21 @@ class FleetCharts:
             margin=4,
         )
         self.load_figure.add_layout(self.load_legend, "below")
-        self.panes = [
-            pn.pane.Bokeh(fig, sizing_mode="stretch_width", styles=HALF)
-            for fig in (self.hit_figure, self.load_figure, self.stale_figure)
+        hits, stale = (title_pane(CHARTS[f"fleet_{name}"][0]) for name in ("hits", "stale"))
+        charts = (
+            (hits, self.hit_figure),
+            (self.load_title, self.load_figure),
+            (stale, self.stale_figure),
+        )
+        # Each chart under its title, half a row wide.
+        self.cells = [
+            pn.Column(
+                heading,
+                pn.pane.Bokeh(fig, sizing_mode="stretch_width"),
+                sizing_mode="stretch_width",
+                styles=HALF,
+            )
+            for heading, fig in charts
         ]
 
     def show(self, runs: Runs, engines: Sequence[str], run: FleetRun | None) -> None:
@@ -133,7 +153,7 @@ class FleetCharts:
         title, y_label, x_label = CHARTS[
             "fleet_timed_load" if run.mode == "timed" else "fleet_load"
         ]
-        self.load_figure.title.text = title
+        self.load_title.object = title_html(title)
         self.load_figure.xaxis.axis_label = x_label
         self.load_figure.yaxis.axis_label = y_label
         loads = run.series["load"]
@@ -191,7 +211,7 @@ class FleetLabView(LabGroup):
             self.knob_row("preset", "trace", "engine", *KNOBS, "load_router", "timed"),
             self.buttons_row(),
         )
-        charts = pn.FlexBox(*self.charts.panes, **WRAPPING)
+        charts = pn.FlexBox(*self.charts.cells, **WRAPPING)
         return controls, self.results_root("lab-fleet", charts, self.numbers, self.playground)
 
     def checked_knobs(self, entries: Sequence[TraceEntry]) -> FleetLabKnobs | None:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+import panel as pn
 import pytest
 from bokeh.document import Document
 
@@ -740,3 +741,14 @@ def test_each_lab_page_links_back_to_the_simulator(page: Any) -> None:
     """The same relative link on the three pages (the static site's own page, too)."""
     intro = page().roots[0].objects[0].objects[0].object
     assert '<a href="?">Back to the step-by-step simulator</a>' in intro
+
+
+def test_chart_titles_are_html_above_the_charts_so_they_wrap() -> None:
+    """A Bokeh title does not wrap: a phone's narrow chart cut the long ones off."""
+    lab, traces, fleet = LabView("shared-prefix"), TraceLabView(), FleetLabView()
+    cells = [*lab.charts.cells(), pn.Column(traces.curve_chart.title, traces.curve_chart.pane)]
+    for cell in [*cells, *fleet.charts.cells]:
+        title, chart, *_ = cell.objects
+        assert 'class="chart-title"' in title.object and not chart.object.title.text
+    for title, chart in zip(lab.charts.titles, CHARTS, strict=True):
+        assert chart["title"] in title.object
