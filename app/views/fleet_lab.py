@@ -9,6 +9,8 @@ from typing import Any, cast
 
 import panel as pn
 from bokeh.models import ColumnDataSource, FactorRange, Range1d
+from bokeh.models.annotations import Legend, LegendItem
+from bokeh.models.renderers import GlyphRenderer
 from bokeh.palettes import Category20
 from bokeh.plotting import figure
 
@@ -37,7 +39,14 @@ from app.render.lab import (
     render_progress,
     render_replica_links,
 )
-from app.views.lab_charts import ENGINE_COLORS, HALF, lab_figure
+from app.views.lab_charts import (
+    CHART_HEIGHT,
+    ENGINE_COLORS,
+    HALF,
+    lab_figure,
+    title_html,
+    title_pane,
+)
 from app.views.lab_controls import WRAPPING, LabGroup, html_pane, knob_widgets
 from engine.lab.fleet.result import FleetRun
 from engine.lab.fleet.routers import DEFAULT_LOAD_WEIGHT, ROUTER_NAMES
@@ -48,6 +57,10 @@ Runs = Mapping[tuple[str, str], FleetRun]
 CHARTS = TEXTS["charts"]
 KNOBS = ("requests", "replicas", "capacity", "block_size", "load_weight", "event_delay")
 NO_LOAD: dict[str, list[Any]] = {"xs": [], "ys": [], "color": [], "replica": []}
+# The load chart's legend, under it: a row of replicas' names per LEGEND_COLUMNS replicas
+# (four fit a phone), each row LEGEND_ROW px more chart.
+LEGEND_COLUMNS = 4
+LEGEND_ROW = 18
 
 
 def _factors(engines: Sequence[str]) -> list[tuple[str, str]]:
@@ -66,9 +79,9 @@ def _bars(runs: Runs, engines: Sequence[str], value: str) -> dict[str, list[Any]
 
 def bar_chart(name: str, x_range: FactorRange, **params: Any) -> tuple[ColumnDataSource, figure]:
     """A bar per router and engine, in the engine's colour, from the source ``fleet-{name}``."""
-    title, y_label = CHARTS[f"fleet_{name}"]
+    _, y_label = CHARTS[f"fleet_{name}"]
     source = ColumnDataSource({"x": [], "y": [], "color": []}, name=f"fleet-{name}")
-    fig = lab_figure(title, y_label, x_range=x_range, **params)
+    fig = lab_figure(y_label, x_range=x_range, **params)
     fig.vbar(x="x", top="y", width=0.8, color="color", source=source, name=f"{name}-bars")
     fig.xaxis.major_label_orientation = 0.9
     return source, fig
@@ -88,15 +101,41 @@ class FleetCharts:
         self.load_source = ColumnDataSource(dict(NO_LOAD), name="fleet-load")
         self.load_x, self.load_y = Range1d(start=0, end=1), Range1d(start=0, end=1)
         title, y_label, x_label = CHARTS["fleet_load"]
+        self.load_title = title_pane(title)
         self.load_figure = lab_figure(
-            title, y_label, x_range=self.load_x, y_range=self.load_y, x_axis_label=x_label
+            y_label, x_range=self.load_x, y_range=self.load_y, x_axis_label=x_label
         )
-        self.load_figure.multi_line(
+        lines: GlyphRenderer[Any] = self.load_figure.multi_line(
             xs="xs", ys="ys", line_color="color", line_width=2, source=self.load_source
         )
-        self.panes = [
-            pn.pane.Bokeh(fig, sizing_mode="stretch_width", styles=HALF)
-            for fig in (self.hit_figure, self.load_figure, self.stale_figure)
+        # Hidden while there are no replicas to name (an empty box otherwise).
+        self.load_legend = Legend(
+            visible=False,
+            items=[LegendItem(label={"field": "replica"}, renderers=[lines])],
+            orientation="horizontal",
+            ncols=LEGEND_COLUMNS,
+            label_text_font_size="11px",
+            label_height=12,
+            glyph_height=12,
+            spacing=4,
+            margin=4,
+        )
+        self.load_figure.add_layout(self.load_legend, "below")
+        hits, stale = (title_pane(CHARTS[f"fleet_{name}"][0]) for name in ("hits", "stale"))
+        charts = (
+            (hits, self.hit_figure),
+            (self.load_title, self.load_figure),
+            (stale, self.stale_figure),
+        )
+        # Each chart under its title, half a row wide.
+        self.cells = [
+            pn.Column(
+                heading,
+                pn.pane.Bokeh(fig, sizing_mode="stretch_width"),
+                sizing_mode="stretch_width",
+                styles=HALF,
+            )
+            for heading, fig in charts
         ]
 
     def show(self, runs: Runs, engines: Sequence[str], run: FleetRun | None) -> None:
@@ -107,24 +146,27 @@ class FleetCharts:
         stale = _bars(runs, engines, "stale_routes")
         self.stale_source.data = stale
         self.stale_range.end = max([1.0, *stale["y"]]) * 1.1
+        self.load_legend.visible = run is not None
         if run is None:
             self.load_source.data = dict(NO_LOAD)
             return
         title, y_label, x_label = CHARTS[
             "fleet_timed_load" if run.mode == "timed" else "fleet_load"
         ]
-        self.load_figure.title.text = title
+        self.load_title.object = title_html(title)
         self.load_figure.xaxis.axis_label = x_label
         self.load_figure.yaxis.axis_label = y_label
         loads = run.series["load"]
         self.load_x.end = max([1, *run.series["x"]])
         self.load_y.end = max([1, *(max(load, default=0) for load in loads)]) + 1
         palette = Category20[20]
+        rows = -(-len(loads) // LEGEND_COLUMNS)
+        self.load_figure.height = CHART_HEIGHT + rows * LEGEND_ROW
         self.load_source.data = {
             "xs": [run.series["x"]] * len(loads),
             "ys": loads,
             "color": [palette[i % 20] for i in range(len(loads))],
-            "replica": [f"replica {i}" for i in range(len(loads))],
+            "replica": [f"Replica {i}" for i in range(len(loads))],
         }
 
 
@@ -169,7 +211,7 @@ class FleetLabView(LabGroup):
             self.knob_row("preset", "trace", "engine", *KNOBS, "load_router", "timed"),
             self.buttons_row(),
         )
-        charts = pn.FlexBox(*self.charts.panes, **WRAPPING)
+        charts = pn.FlexBox(*self.charts.cells, **WRAPPING)
         return controls, self.results_root("lab-fleet", charts, self.numbers, self.playground)
 
     def checked_knobs(self, entries: Sequence[TraceEntry]) -> FleetLabKnobs | None:

@@ -18,7 +18,7 @@ from bokeh.models import (
     NumeralTickFormatter,
     Range1d,
 )
-from bokeh.models.annotations import Label, Span, Title
+from bokeh.models.annotations import Label, Span
 from bokeh.plotting import figure
 
 from app.components.chart_legend import ChartLegend
@@ -26,15 +26,15 @@ from app.data.lab import chart_data, draws_nothing, means_nothing_on_sglang
 from app.data.trace_lab import TraceCurveRun, curve_columns
 from app.host.errors import logged
 from app.render.lab import ENGINE_NAMES, TEXTS, LegendItem, lab_text, render_chart_legend
-from app.views.lab_controls import update_changed
+from app.views.lab_controls import html_pane, update_changed
 from engine.lab.traces.replay import PAPER_LOCAL_CACHE_TOKENS, InOrderReplay
 from engine.lab.workload.run import WorkloadRun
 
-# A chart's height (px); the hit-rate chart gives its legend's line naming the runs its
-# room.
-CHART_HEIGHT = 240
+# A chart's height (px), less its title above it in HTML (22 px, as a Bokeh title took
+# inside it); the hit-rate chart gives its legend's line naming the runs its room.
+CHART_HEIGHT = 218
 HIT_RATE_CHART_HEIGHT = CHART_HEIGHT - 24
-TRACES_CHART_HEIGHT = 320
+TRACES_CHART_HEIGHT = 298
 # What every chart has: its tools, and a canvas rather than WebGL.
 FIGURE: dict[str, Any] = {
     "sizing_mode": "stretch_width",
@@ -71,14 +71,24 @@ HALF = {"flex": "1 1 520px"}
 EngineItems = list[tuple[str, str, LegendItem]]
 
 
-def lab_figure(title: str, y_label: str, rate: bool = False, **params: Any) -> figure:
-    """A lab chart, ``CHART_HEIGHT`` high unless ``params`` say otherwise; a ``rate`` 0..1, in %."""
+def lab_figure(y_label: str, rate: bool = False, **params: Any) -> figure:
+    """A lab chart, ``CHART_HEIGHT`` high unless ``params`` say otherwise; a ``rate`` 0..1, in %.
+    Its title is a ``title_pane`` above it."""
     if rate:
         params["y_range"] = Range1d(start=-0.02, end=1.05)  # a little room around 0..1
-    fig = figure(title=title, y_axis_label=y_label, **{"height": CHART_HEIGHT, **FIGURE, **params})
+    fig = figure(y_axis_label=y_label, **{"height": CHART_HEIGHT, **FIGURE, **params})
     if rate:
         fig.yaxis.formatter = NumeralTickFormatter(format="0%")
     return fig
+
+
+def title_html(title: str) -> str:
+    return lab_text("lab", "chart_title", title=title)
+
+
+def title_pane(title: str, **params: Any) -> pn.pane.HTML:
+    """A chart's title, in HTML above it: it wraps on a phone, where a Bokeh title is cut off."""
+    return html_pane(title_html(title), margin=(0, 10), **params)
 
 
 def make_figure(
@@ -86,10 +96,8 @@ def make_figure(
 ) -> tuple[figure, EngineItems]:
     """A chart of every run's series, and its legend's items (drawn in HTML by ChartLegend: Bokeh's
     legend cost every repaint a forced layout)."""
-    title, y_label, series, unit_range = (
-        chart[key] for key in ("title", "y_label", "series", "rate")
-    )
-    fig = lab_figure(title, y_label, unit_range, x_range=steps, x_axis_label="engine step")
+    y_label, series, unit_range = (chart[key] for key in ("y_label", "series", "rate"))
+    fig = lab_figure(y_label, unit_range, x_range=steps, x_axis_label="engine step")
     if not unit_range:
         # Counts start at 0 even when they stay 0, and are whole numbers: a chart of zeros
         # would otherwise tick at 0.2, 0.4, ... and label each of them "0" or "1".
@@ -169,6 +177,7 @@ class RunCharts:
         steps = DataRange1d()
         charts = [make_figure(CHARTS[index], self.sources, steps) for index in self.indices]
         self.figures = [fig for fig, _ in charts]
+        self.titles = [title_pane(CHARTS[index]["title"]) for index in self.indices]
         # Hidden while its chart has nothing to draw (its legend then says so).
         self.panes = [pn.pane.Bokeh(fig, sizing_mode="stretch_width") for fig in self.figures]
         self.legend_items = [items for _, items in charts]
@@ -178,16 +187,17 @@ class RunCharts:
             legend.param.watch(functools.partial(self._on_hidden, fig), "hidden")
 
     def cells(self, whole_first: bool = False) -> list[pn.Column]:
-        """Each chart above its legend, half a row wide (the first whole, if ``whole_first``)."""
+        """Each chart under its title, above its legend, half a row wide (the first whole, if
+        ``whole_first``)."""
+        cells = zip(self.titles, self.panes, self.legends, strict=True)
         return [
             pn.Column(
-                pane,
-                legend,
+                *cell,
                 sizing_mode="stretch_width",
                 min_width=320,
                 styles={} if whole_first and index == 0 else HALF,
             )
-            for index, (pane, legend) in enumerate(zip(self.panes, self.legends, strict=True))
+            for index, cell in enumerate(cells)
         ]
 
     def chart(
@@ -216,19 +226,16 @@ class RunCharts:
         engines: Sequence[str],
     ) -> None:
         """Each chart's legend names the runs (``labels`` on ``engines``); a chart that draws
-        nothing in ``runs`` is hidden, and its legend says why."""
+        nothing in ``runs`` is hidden with its title, and its legend says why."""
         overlay = len(labels) > 1
         count = len(labels) * len(engines)
-        for index, fig, pane, legend, items in zip(
-            self.indices, self.figures, self.panes, self.legends, self.legend_items, strict=True
+        for index, heading, pane, legend, items in zip(
+            self.indices, self.titles, self.panes, self.legends, self.legend_items, strict=True
         ):
             chart = CHARTS[index]
             title = chart["title"]
             if "sglang" in engines:
                 title = chart.get("sglang_title", title)
-            heading = fig.title
-            if isinstance(heading, Title) and heading.text != title:
-                heading.text = title
             columns = [column for column, _ in chart["series"]]
             empty = runs is not None and draws_nothing(runs, columns)
             if empty:
@@ -238,6 +245,7 @@ class RunCharts:
                 shown = shown_items(items, overlay, engines, columns)
                 html = render_chart_legend(title, shown, labels)
             update_changed(legend, html=html)
+            update_changed(heading, object=title_html(title), visible=not empty)
             update_changed(pane, visible=not empty)
 
 
@@ -252,8 +260,8 @@ class CurveChart:
         self.paper = ColumnDataSource({"x": [], "y": [], "label": []}, name="traces-source-paper")
         self.x_range = Range1d(start=256, end=10_000_000)
         title, y_label, x_label = TEXTS["charts"]["curve"]
+        self.title = title_pane(title)
         self.figure = fig = lab_figure(
-            title,
             y_label,
             rate=True,
             x_axis_type="log",
@@ -316,6 +324,14 @@ class CurveChart:
             text_color="#1f8a4c",
         )
         fig.legend.location = "top_left"
+        self._legend_drawn()
+
+    def _legend_drawn(self) -> None:
+        """The legend names only what is drawn: an item without points would show no swatch."""
+        for item in self.figure.legend.items:
+            drawn = any(len(column) for column in item.renderers[0].data_source.data.values())
+            if item.visible != drawn:
+                item.visible = drawn
 
     def clear(self, capacities: Sequence[int]) -> None:
         """No points, and the capacity axis spanning ``capacities`` and the paper's cache."""
@@ -325,9 +341,11 @@ class CurveChart:
         self.x_range.update(
             start=capacities[0] / 1.5, end=max(capacities[-1], PAPER_LOCAL_CACHE_TOKENS) * 1.5
         )
+        self._legend_drawn()
 
     def show_points(self, engine: str, points: Sequence[InOrderReplay]) -> None:
         self.sources[engine].data = curve_columns(points)
+        self._legend_drawn()
 
     def show_paper_ratio(self, curve: TraceCurveRun) -> None:
         """The paper's ratio beside the curve's top, for a whole trace's curve only."""
@@ -338,3 +356,4 @@ class CurveChart:
                 "y": [ratio],
                 "label": [f"paper: {ratio:.0%}"],
             }
+            self._legend_drawn()

@@ -128,7 +128,8 @@ class TraceLabView(LabGroup):
             sizing_mode="stretch_width",
             css_classes=["lab-timed"],
         )
-        results = (self.stale_note, self.curve_chart.pane, self.gap, timed)
+        curve = (self.curve_chart.title, self.curve_chart.pane)
+        results = (self.stale_note, *curve, self.gap, timed)
         return controls, self.results_root("lab-traces", *results)
 
     def knob_values(self) -> dict[str, Any]:

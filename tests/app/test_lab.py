@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+import panel as pn
 import pytest
 from bokeh.document import Document
 
@@ -29,9 +30,11 @@ from app.data.lab import (
 )
 from app.data.side_runs import SideRuns
 from app.render.lab import render_outcome, render_run_key
+from app.views.fleet_lab import FleetLabView
 from app.views.lab import LabView, open_lab
 from app.views.lab_charts import CHARTS, RANGE_ANCHOR
 from app.views.lab_controls import STALE, attach_shared_models
+from app.views.trace_lab import TraceLabView
 from engine.lab.play import playground_code
 from engine.lab.play.scenario import MODES
 from engine.lab.play.scenario_file import scenario_from_dict
@@ -727,3 +730,25 @@ def test_the_cycle_collector_pauses_while_runs_play_and_comes_back() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize(
+    "page",
+    [lambda: LabView("shared-prefix"), TraceLabView, FleetLabView],
+    ids=["workload", "traces", "fleet"],
+)
+def test_each_lab_page_links_back_to_the_simulator(page: Any) -> None:
+    """The same relative link on the three pages (the static site's own page, too)."""
+    intro = page().roots[0].objects[0].objects[0].object
+    assert '<a href="?">Back to the step-by-step simulator</a>' in intro
+
+
+def test_chart_titles_are_html_above_the_charts_so_they_wrap() -> None:
+    """A Bokeh title does not wrap: a phone's narrow chart cut the long ones off."""
+    lab, traces, fleet = LabView("shared-prefix"), TraceLabView(), FleetLabView()
+    cells = [*lab.charts.cells(), pn.Column(traces.curve_chart.title, traces.curve_chart.pane)]
+    for cell in [*cells, *fleet.charts.cells]:
+        title, chart, *_ = cell.objects
+        assert 'class="chart-title"' in title.object and not chart.object.title.text
+    for title, chart in zip(lab.charts.titles, CHARTS, strict=True):
+        assert chart["title"] in title.object

@@ -122,7 +122,7 @@ def test_both_engines_lines_are_on_the_same_charts_and_each_legend_names_its_eng
         for style in ("solid", "dashed")
     ]
     # The chart of the pool says how SGLang's slots are drawn.
-    assert "SGLang: KV slots / block_size" in view.charts.figures[2].title.text
+    assert "SGLang: KV slots / block_size" in view.charts.titles[2].object
     # Preemptions: none on vLLM here, retractions not charted on SGLang: the line says both.
     said = [
         tag.text

@@ -63,7 +63,14 @@ def test_the_page_shows_each_routers_fleet_run() -> None:
     # each replica's load for the router picked, as the router saw it
     loads = view.charts.load_source.data
     assert loads["ys"] == view.runs["vllm", "prefix-aware"].series["load"]
-    assert len(loads["ys"]) == 4 and loads["replica"][3] == "replica 3"
+    assert len(loads["ys"]) == 4 and loads["replica"][3] == "Replica 3"
+    # a legend under the chart names each replica's colour, as the playground's list names it
+    fig = view.charts.load_figure
+    (legend,) = fig.legend
+    (item,) = legend.items
+    assert legend in fig.below and legend.visible
+    assert not FleetLabView(engine="vLLM").charts.load_legend.visible  # no run, no empty box
+    assert item.label.field == "replica" and item.renderers == fig.renderers
     view.knobs["load_router"].value = "cache-aware"
     assert view.charts.load_source.data["ys"] == view.runs["vllm", "cache-aware"].series["load"]
 

@@ -262,3 +262,25 @@ def test_the_curves_dashed_line_says_it_is_the_papers_cache() -> None:
     assert [(a.x, a.text) for a in labels] == [
         (PAPER_LOCAL_CACHE_TOKENS, "the paper's cache: 3,000,000 tokens")
     ]
+
+
+def test_the_curves_legend_names_only_what_is_drawn() -> None:
+    """A vLLM-only slice draws no SGLang line and no paper's ratio: no label without a swatch."""
+    from types import SimpleNamespace
+
+    from app.views.lab_charts import CurveChart
+
+    def shown(chart: CurveChart) -> list[str]:
+        items = chart.figure.legend.items
+        return [item.label.value for item in items if item.visible]
+
+    view = TraceLabView(engine="vLLM")
+    view.knobs["trace"].value, view.knobs["requests"].value = "synthetic", 20
+    assert shown(view.curve_chart) == []
+    asyncio.run(view.start())
+    assert shown(view.curve_chart) == ["vLLM"]
+    curve = SimpleNamespace(paper_ratio=0.5, capacities=[1_000])
+    view.curve_chart.show_paper_ratio(curve)  # type: ignore[arg-type]
+    assert shown(view.curve_chart) == ["vLLM", "paper's Table 2 ratio"]
+    view.curve_chart.clear([1_000])
+    assert shown(view.curve_chart) == []
