@@ -233,10 +233,14 @@ def test_a_long_run_on_both_engines_shows_progress_and_stops(watched: Watched, s
     check_a_long_run_stops(page, RUN_TIMEOUT_MS, ("run", "sglang-run"))
 
 
-def test_the_lab_fits_a_phone_without_horizontal_scroll(launched: Any, server: str) -> None:
+@pytest.mark.parametrize("query", ["?lab=shared-prefix", "?lab=shared-prefix&engine=both"])
+def test_the_lab_fits_a_phone_without_horizontal_scroll(
+    launched: Any, server: str, query: str
+) -> None:
+    """(Both engines: a numbers table of four runs scrolls inside itself.)"""
     with serve.own_context(launched, viewport={"width": 390, "height": 844}) as context:
         watched = Watched(context.new_page(), server.rsplit("/", 1)[0])
-        page = open_lab(watched, server, "?lab=shared-prefix")
+        page = open_lab(watched, server, query)
         # The overlay's checkbox and the status line wrap below what is beside them.
         expect(page.get_by_text("Done: 200 requests")).to_be_visible(timeout=RUN_TIMEOUT_MS)
         assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
