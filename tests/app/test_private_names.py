@@ -85,15 +85,16 @@ def overrides(path: Path, node: ast.ClassDef, name: str) -> bool:
     )
 
 
-def library_modules(tree: ast.Module) -> set[str]:
+@cache
+def library_modules(tree: ast.Module) -> frozenset[str]:
     """The names a module binds to Panel's or Bokeh's modules or objects by importing."""
-    return {
+    return frozenset(
         alias.asname or alias.name
         for node in ast.walk(tree)
         if isinstance(node, ast.Import | ast.ImportFrom)
         for alias in node.names
         if ((getattr(node, "module", None) or alias.name).split(".")[0] in LIBRARIES)
-    }
+    )
 
 
 def on_library_module(tree: ast.Module, node: ast.Attribute) -> bool:
@@ -135,11 +136,11 @@ def used_names(files: list[Path]) -> dict[str, set[str]]:
             elif (
                 isinstance(node, ast.Attribute)
                 and private(node.attr)
-                and in_libraries(node.attr)
                 and (
                     (isinstance(node.ctx, ast.Load) and node.attr not in own)
                     or (isinstance(node.ctx, ast.Store) and on_library_module(tree, node))
                 )
+                and in_libraries(node.attr)
             ):
                 used.setdefault(node.attr, set()).add(where)
     return used
