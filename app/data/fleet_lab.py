@@ -7,7 +7,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypedDict
 
 from app.data.lab import SlicedRun, played_for_a_learner
-from app.data.lab_presets import FLEET_PRESET as FLEET_PRESET  # its name, with the others
 from app.data.trace_lab import MAX_BLOCK_SIZE, MIN_BLOCK_SIZE, TIMED_CELLS
 from app.data.url import playground_href
 from engine.lab.fleet.in_order import InOrderFleet

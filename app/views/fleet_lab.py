@@ -19,13 +19,13 @@ from app.data.fleet_lab import (
     DEFAULT_FLEET_CAPACITY,
     DEFAULT_FLEET_REQUESTS,
     DEFAULT_REPLICAS,
-    FLEET_PRESET,
     FleetLabKnobs,
     FleetLabRun,
     fleet_problems,
     replica_links,
 )
 from app.data.lab import DEFAULT_ENGINE
+from app.data.lab_presets import FLEET_PRESET
 from app.data.trace_lab import available_traces, load_trace
 from app.host.errors import logged
 from app.render.lab import (

@@ -12,7 +12,6 @@ import panel as pn
 from bokeh.events import Event, Tap
 
 from app.components import at_once
-from app.data.fleet_lab import FLEET_PRESET
 from app.data.lab import (
     DEFAULT_ENGINE,
     LabResult,
@@ -24,7 +23,7 @@ from app.data.lab import (
     run_steps,
     start_side_runs,
 )
-from app.data.lab_presets import TRACES_PRESET, default_preset
+from app.data.lab_presets import FLEET_PRESET, TRACES_PRESET, default_preset
 from app.data.url import lab_run_playground_href
 from app.host.errors import logged
 from app.render.lab import (

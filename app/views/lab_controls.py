@@ -16,9 +16,8 @@ from bokeh.document import Document
 
 from app.components import at_once
 from app.components.address_bar import AddressBar
-from app.data.fleet_lab import FLEET_PRESET
 from app.data.lab import ENGINE_CHOICES, ENGINE_WORDS, SlicedRun
-from app.data.lab_presets import TRACES_PRESET
+from app.data.lab_presets import FLEET_PRESET, TRACES_PRESET
 from app.host.errors import logged
 from app.render.lab import render_knob_error, render_lab_notices, render_stale_note
 from app.style.theme import FOCUS_RING

@@ -7,8 +7,7 @@ import re
 import pytest
 
 from app.data import timelines
-from app.data.fleet_lab import FLEET_PRESET
-from app.data.lab_presets import TRACES_PRESET, default_preset
+from app.data.lab_presets import FLEET_PRESET, TRACES_PRESET, default_preset
 from app.data.url import START_PAGE, early_page_of, early_pages, lab_link, parse_link
 from app.page.layout import App
 from app.playground import store

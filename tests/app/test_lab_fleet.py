@@ -8,7 +8,8 @@ import asyncio
 
 import pytest
 
-from app.data.fleet_lab import FLEET_PRESET, FleetLabKnobs, FleetLabRun, fleet_problems
+from app.data.fleet_lab import FleetLabKnobs, FleetLabRun, fleet_problems
+from app.data.lab_presets import FLEET_PRESET
 from app.data.trace_lab import shipped_trace, trace_path
 from app.views.fleet_lab import FleetLabView
 from app.views.lab import open_lab
